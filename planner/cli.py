@@ -1,0 +1,64 @@
+"""The ``wattgpu`` command: the only place that prints or exits.
+
+Each command family lives in its own module and registers itself on :data:`app`:
+``cli_catalog`` (catalog, data), ``cli_predictors`` (train, evaluate, predict),
+``cli_plan`` (validate, plan, compare, pareto, diff) and ``cli_report`` (report).
+Errors the user can fix (:class:`predictors.errors.WattgpuError`) print one line per problem
+and exit 1; ``--debug`` anywhere on the command line shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from planner import cli_catalog, cli_data, cli_plan, cli_predictors, cli_report
+from predictors import __version__
+from predictors.errors import WattgpuError
+
+app = typer.Typer(
+    name="wattgpu",
+    help="Plan LLM inference fleets: predict GPU power and latency, choose GPUs, report energy.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"wattgpu {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """wattgpu: energy-aware GPU planning for LLM inference."""
+
+
+for _module in (cli_catalog, cli_data, cli_predictors, cli_plan, cli_report):
+    _module.register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    args = [a for a in args if a != "--debug"]
+    try:
+        app(args=args, prog_name="wattgpu", standalone_mode=True)
+    except WattgpuError as exc:
+        if debug:
+            raise
+        for line in str(exc).splitlines() or ["unknown error"]:
+            typer.echo(f"error: {line}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,20 @@
+"""Where the bundled example scenarios live, in a source checkout and in an installed wheel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+
+#: The scenario ``wattgpu plan`` uses when no file is given.
+DEFAULT_SCENARIO = "enterprise-fleet.yaml"
+
+
+def scenarios_dir() -> Path:
+    """``planner/_scenarios`` in a wheel, ``scenarios/`` in a checkout."""
+    packaged = _PKG / "_scenarios"
+    return packaged if packaged.is_dir() else _PKG.parent / "scenarios"
+
+
+def default_scenario() -> Path:
+    return scenarios_dir() / DEFAULT_SCENARIO

@@ -1,0 +1,36 @@
+"""Error types shared by every stage.
+
+Every error that reaches a user is a :class:`WattgpuError` whose message is one line naming
+the file, the field and the fix. The CLI prints it and exits 1; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class WattgpuError(Exception):
+    """A problem the user can fix; the message is one line (or one line per problem)."""
+
+
+class CatalogError(WattgpuError):
+    """A catalog file is malformed or contradicts itself."""
+
+
+class UnknownIdError(WattgpuError):
+    """A GPU, LLM or region name that no catalog id or alias matches."""
+
+
+class DataError(WattgpuError):
+    """A measurement file cannot be read in its declared format."""
+
+
+def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:
+    """Return ' (did you mean: a, b?)' for the closest choices, or '' when nothing is close."""
+    pool = sorted(set(choices))
+    lowered = {c.lower(): c for c in pool}
+    hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
+    if not hits:
+        return ""
+    return " (did you mean: " + ", ".join(lowered[h] for h in hits) + "?)"
