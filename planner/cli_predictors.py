@@ -1,9 +1,226 @@
-"""CLI commands of the predictors family (registered on the main app by :mod:`planner.cli`)."""
+"""CLI commands of the predictors: ``train``, ``evaluate`` and ``predict``."""
 
 from __future__ import annotations
 
+import json
+import math
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from predictors.errors import WattgpuError
+
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Measurement directory (default: $WATTGPU_DATA or ../shared/data/measurements).",
+    ),
+]
+FORMATS = ("table", "json")
+
+
+def _data_dir(data: Path | None) -> Path:
+    from predictors.paths import default_data_dir
+
+    chosen = data or default_data_dir()
+    if chosen is None:
+        raise WattgpuError(
+            "--data: no measurement directory given and ../shared/data/measurements not found; "
+            "pass --data DIR or set WATTGPU_DATA"
+        )
+    if not chosen.is_dir():
+        raise WattgpuError(f"--data: {chosen} is not a directory; pass an existing directory")
+    return chosen
+
+
+def _load_table(data: Path | None) -> tuple[Any, Path]:
+    from predictors.catalog import load_catalog
+    from predictors.measurements import load_measurements
+
+    directory = _data_dir(data)
+    catalog = load_catalog()
+    ms = load_measurements(directory, catalog)
+    if ms.table.is_empty():
+        raise WattgpuError(f"--data: {directory} holds no usable measurement rows")
+    return (ms, catalog), directory
+
+
+def train(
+    data: DataOption = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", help="Model directory (default: the shipped predictors/trained)."),
+    ] = None,
+) -> None:
+    """Train the power and ITL predictors on all usable rows and write boosters + model card."""
+    from predictors import artifacts
+    from predictors.paths import trained_dir
+    from predictors.train import train as fit
+
+    (ms, catalog), directory = _load_table(data)
+    out = output or trained_dir()
+    metrics: dict[str, Any] = {}
+    existing = out / "evaluation_summary.json"
+    if existing.is_file():
+        metrics = json.loads(existing.read_text(encoding="utf-8"))
+    start = time.perf_counter()
+    models = fit(ms.table, catalog, metrics)
+    artifacts.save(models, out)
+    rows = models.card["training_data"]["rows"]
+    typer.echo(
+        f"trained on {directory}: power {rows['power']} rows, ITL {rows['itl']} rows "
+        f"in {time.perf_counter() - start:.1f} s -> {out}"
+    )
+
+
+def evaluate(
+    data: DataOption = None,
+    output: Annotated[Path, typer.Option("--output", help="Markdown report to write.")] = Path(
+        "docs/accuracy.md"
+    ),
+    model_dir: Annotated[
+        Path | None,
+        typer.Option("--metrics-to", help="Also write evaluation_summary.json here (model card)."),
+    ] = None,
+) -> None:
+    """Score ours, the paper's recipe and physical baselines on CV, LOGO and LOLO splits."""
+    import polars as pl
+
+    from predictors import __version__
+    from predictors.accuracy import breakdown, run, summarise
+    from predictors.accuracy_report import render
+    from predictors.evaluate import TARGETS, target_rows
+    from predictors.train import prepare
+
+    (ms, catalog), directory = _load_table(data)
+    frame = prepare(ms.table, catalog)
+    start = time.perf_counter()
+    long = run(frame, progress=lambda s: typer.echo(f"  evaluating {s}", err=True))
+    summary = summarise(long)
+    seconds = time.perf_counter() - start
+    meta = {
+        "data": str(directory),
+        "rows": {t: target_rows(frame, TARGETS[t]).height for t in TARGETS},
+        "sources": sorted(frame["source"].unique().to_list()),
+        "gpus": sorted(frame["gpu"].unique().to_list()),
+        "version": __version__,
+        "seconds": seconds,
+        "method": _method_text(),
+    }
+    text = render(summary, breakdown(long, "source", "logo"), breakdown(long, "gpu", "logo"), meta)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    long.write_csv(output.with_suffix(".predictions.csv"))
+    records = [
+        {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+        for r in summary.filter(pl.col("method") == "ours").iter_rows(named=True)
+    ]
+    if model_dir is not None:
+        model_dir.mkdir(parents=True, exist_ok=True)
+        (model_dir / "evaluation_summary.json").write_text(
+            json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+    typer.echo(f"wrote {output} ({seconds:.0f} s)")
+    for r in summary.iter_rows(named=True):
+        typer.echo(
+            f"  {r['target']:5} {r['split']:4} {r['method']:15} MdAPE {r['mdape_pct']:6.1f} %"
+        )
+
+
+def _method_text() -> str:
+    from predictors.model import ours_itl, ours_power
+
+    p, i = ours_power(), ours_itl()
+    return (
+        f"Ours: XGBoost on `{p.transform}` (power) and `{i.transform}` (ITL) with "
+        f"{len(p.features)} features (the paper's plus roofline physics, load and source "
+        f"nuisance codes), {p.num_boost_round} trees, max depth {p.params['max_depth']}, "
+        f"monotone non-decreasing power in batch. Paper recipe: XGBoost max_depth 6, 200 trees, "
+        "reg_lambda 150 on power/TDP and max_depth 5, 100 trees on log ITL with the paper's "
+        "features. Intervals: split-conformal quantiles (5 %, 95 %) of out-of-fold log residuals "
+        "computed inside each training fold with inner folds grouped like the outer split."
+    )
+
+
+def predict(
+    model: Annotated[str | None, typer.Option("--model", help="LLM id or alias.")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU id or alias.")] = None,
+    gpu_count: Annotated[int, typer.Option("--gpu-count", help="Tensor-parallel GPUs.")] = 1,
+    engine: Annotated[str, typer.Option("--engine")] = "vllm",
+    precision: Annotated[str, typer.Option("--precision")] = "bf16",
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 1,
+    input_tokens: Annotated[int, typer.Option("--input-tokens")] = 512,
+    output_tokens: Annotated[int, typer.Option("--output-tokens")] = 256,
+    input_csv: Annotated[
+        Path | None, typer.Option("--input", help="CSV of rows to predict (batch form).")
+    ] = None,
+    output_csv: Annotated[
+        Path | None, typer.Option("--output", help="Where the batch form writes its CSV.")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table or json (single form).")] = "table",
+) -> None:
+    """Predict power per GPU, ITL and throughput (single row, or a CSV with --input)."""
+    import polars as pl
+
+    from predictors.api import Predictor
+
+    if fmt not in FORMATS:
+        raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
+    if input_csv is not None:
+        if not input_csv.is_file():
+            raise WattgpuError(f"--input: {input_csv} not found; give a CSV file")
+        try:
+            rows = pl.read_csv(input_csv, infer_schema=False)
+        except pl.exceptions.PolarsError as exc:
+            raise WattgpuError(f"--input: {input_csv}: cannot read CSV ({exc})") from exc
+        missing = [c for c in ("model", "gpu") if c not in rows.columns]
+        if missing:
+            raise WattgpuError(f"--input: {input_csv}: missing column(s) {missing}; add them")
+        result = Predictor.load().predict(rows)
+        if output_csv is None:
+            typer.echo(result.write_csv(), nl=False)
+        else:
+            result.write_csv(output_csv)
+            bad = result.filter(pl.col("error") != "").height
+            typer.echo(f"wrote {output_csv}: {result.height} rows, {bad} with errors")
+        return
+    if model is None or gpu is None:
+        raise WattgpuError("predict: give --model and --gpu (or --input ROWS.csv)")
+    row = pl.DataFrame(
+        {
+            "model": [model],
+            "gpu": [gpu],
+            "gpu_count": [str(gpu_count)],
+            "engine": [engine],
+            "precision": [precision],
+            "batch_size": [str(batch_size)],
+            "input_tokens": [str(input_tokens)],
+            "output_tokens": [str(output_tokens)],
+        }
+    )
+    out = Predictor.load().predict(row).row(0, named=True)
+    if out["error"]:
+        raise WattgpuError(f"predict: {out['error']}")
+    if fmt == "json":
+        typer.echo(json.dumps(out, indent=2))
+        return
+    typer.echo(
+        f"{out['model']} on {out['gpu_count']}× {out['gpu']} ({out['engine']}, {out['precision']}, "
+        f"batch {batch_size}, {input_tokens} in / {output_tokens} out)\n"
+        f"  power per GPU  {out['power_w_per_gpu']:.0f} W  "
+        f"(90 % interval {out['power_w_per_gpu_lo']:.0f}–{out['power_w_per_gpu_hi']:.0f} W)\n"
+        f"  ITL            {out['itl_s'] * 1000:.1f} ms  "
+        f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{out['itl_s_hi'] * 1000:.1f} ms)\n"
+        f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
+        f"  in domain      {'yes' if out['in_domain'] else 'NO: outside the training data'}"
+    )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this family's commands to *app*."""
+    """Add ``train``, ``evaluate`` and ``predict`` to *app*."""
+    app.command("train")(train)
+    app.command("evaluate")(evaluate)
+    app.command("predict")(predict)

@@ -1,0 +1,39 @@
+"""``wattgpu validate FILE``: check a scenario file and report every problem at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Override a field: PATH=VALUE, e.g. models[0].load.requests_per_s=5 (repeatable).",
+    ),
+]
+OverlayOption = Annotated[
+    list[Path] | None,
+    typer.Option("--overlay", help="YAML file deep-merged over the scenario (repeatable)."),
+]
+
+
+def validate(
+    file: Annotated[Path, typer.Argument(help="Scenario YAML file.")],
+    set_: SetOption = None,
+    overlay: OverlayOption = None,
+) -> None:
+    """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
+    from planner.scenario_load import load_scenario
+
+    scenario = load_scenario(file, overrides=set_ or [], overlays=overlay or [])
+    n_models = len(scenario.models)
+    n_gpus = len(scenario.gpu_offers)
+    typer.echo(f"{file}: ok ({n_models} models, {n_gpus} GPU types)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``validate`` to *app*."""
+    app.command("validate")(validate)

@@ -1,0 +1,275 @@
+"""Plain, frozen inputs of the fleet optimiser (no YAML, no predictors, no solver).
+
+:mod:`planner.scenario` and :mod:`planner.capacity` turn a scenario file into a
+:class:`PlanningInputs`; solver tests build one by hand. Every number carries its unit in
+its name. The power of one replica of a candidate serving ``x`` requests/s is
+
+    power_w = idle_power_w_per_replica + energy_j_per_request * x,   0 <= x <= capacity
+
+(J/request × request/s = W), which is the only power model the optimiser knows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from predictors.errors import WattgpuError
+
+ObjectiveKind = Literal["energy", "cost", "carbon", "weighted"]
+OBJECTIVE_KINDS: tuple[str, ...] = ("energy", "cost", "carbon", "weighted")
+WEIGHT_KEYS: tuple[str, ...] = ("energy_kwh", "cost_usd", "carbon_kg")
+
+
+def _fail(where: str, message: str) -> WattgpuError:
+    return WattgpuError(f"planning inputs: {where}: {message}")
+
+
+def _non_negative(where: str, **values: float | None) -> None:
+    for key, value in values.items():
+        if value is None:
+            continue
+        if not math.isfinite(value) or value < 0:
+            raise _fail(where, f"{key} must be a finite number >= 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ModelDemand:
+    """One scenario model entry: its load per period and its latency SLA."""
+
+    name: str
+    """Unique key of the scenario entry (the same model may appear twice under two names)."""
+    model: str
+    """Catalog LLM id."""
+    requests_per_s_by_period: tuple[float, ...]
+    """Mean arrival rate in every period (requests/s)."""
+    itl_sla_s: float
+    """Inter-token latency SLA (s)."""
+    ttft_sla_s: float | None = None
+    """Time-to-first-token SLA (s), already applied by the capacity model; reported only."""
+    min_replicas: int = 0
+    """Minimum number of replicas of this model over all deployments (availability)."""
+    input_tokens: float = 0.0
+    """Mean prompt length (tokens); reported only."""
+    output_tokens: float = 0.0
+    """Mean completion length (tokens); reported only."""
+
+    def __post_init__(self) -> None:
+        where = f"model {self.name!r}"
+        if not self.name:
+            raise _fail("models", "every model needs a non-empty name")
+        if not self.requests_per_s_by_period:
+            raise _fail(where, "requests_per_s_by_period is empty; give one value per period")
+        for value in self.requests_per_s_by_period:
+            _non_negative(where, requests_per_s=value)
+        _non_negative(where, input_tokens=self.input_tokens, output_tokens=self.output_tokens)
+        _non_negative(where, ttft_sla_s=self.ttft_sla_s)
+        if not math.isfinite(self.itl_sla_s) or self.itl_sla_s <= 0:
+            raise _fail(where, f"itl_sla_s must be > 0, got {self.itl_sla_s!r}")
+        if self.min_replicas < 0:
+            raise _fail(where, f"min_replicas must be >= 0, got {self.min_replicas}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (model entry, GPU type, TP degree) deployment with its linear coefficients."""
+
+    name: str
+    """The :attr:`ModelDemand.name` this candidate serves."""
+    model: str
+    gpu: str
+    tp: int
+    gpus_per_replica: int
+    feasible: bool
+    reason: str
+    """Why the candidate is excluded ('' or a short note when feasible)."""
+    batch_size: int
+    """Operating concurrency (sequences) at capacity."""
+    itl_s_at_capacity: float
+    """Predicted ITL at the operating concurrency (s); the best ITL when infeasible."""
+    max_requests_per_s_per_replica: float
+    idle_power_w_per_replica: float
+    energy_j_per_request: float
+    """Load-proportional energy per request (J) above idle."""
+    usd_per_hour_per_replica: float
+    power_w_per_gpu_at_capacity: float
+    in_domain: bool = True
+    itl_s_lo: float | None = None
+    itl_s_hi: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(model entry name, GPU, TP): unique within a :class:`PlanningInputs`."""
+        return (self.name, self.gpu, self.tp)
+
+    @property
+    def label(self) -> str:
+        """``name,gpu,tp`` as used in constraint names."""
+        return f"{self.name},{self.gpu},{self.tp}"
+
+    def __post_init__(self) -> None:
+        where = f"candidate {self.label}"
+        if self.tp < 1 or self.gpus_per_replica < 1:
+            raise _fail(where, "tp and gpus_per_replica must be >= 1")
+        if self.batch_size < 0:
+            raise _fail(where, f"batch_size must be >= 0, got {self.batch_size}")
+        _non_negative(
+            where,
+            max_requests_per_s_per_replica=self.max_requests_per_s_per_replica,
+            idle_power_w_per_replica=self.idle_power_w_per_replica,
+            energy_j_per_request=self.energy_j_per_request,
+            usd_per_hour_per_replica=self.usd_per_hour_per_replica,
+            power_w_per_gpu_at_capacity=self.power_w_per_gpu_at_capacity,
+        )
+        if self.feasible and self.max_requests_per_s_per_replica <= 0:
+            raise _fail(where, "a feasible candidate needs max_requests_per_s_per_replica > 0")
+        if self.feasible and not math.isfinite(self.itl_s_at_capacity):
+            raise _fail(where, "a feasible candidate needs a finite itl_s_at_capacity")
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """Catalog facts the baselines need about one GPU type."""
+
+    gpu: str
+    tflops_per_w: float
+    """Dense FP16 TFLOPS per TDP watt (higher is more efficient on paper)."""
+    usd_per_hour: float
+    """Price of one GPU for one hour ($)."""
+
+    def __post_init__(self) -> None:
+        _non_negative(f"gpu_info {self.gpu!r}", tflops_per_w=self.tflops_per_w)
+        _non_negative(f"gpu_info {self.gpu!r}", usd_per_hour=self.usd_per_hour)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What to minimise. ``weights`` apply only to ``minimize='weighted'``.
+
+    Weighted objective = energy_kwh·(facility kWh) + cost_usd·($) + carbon_kg·(kg CO2e): the
+    weight keys name the unit they multiply, so a weight is a price in a common currency
+    (e.g. carbon_kg = 0.05 means 50 $/t). No hidden, instance-dependent normalisation.
+    """
+
+    minimize: ObjectiveKind = "cost"
+    weights: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.minimize not in OBJECTIVE_KINDS:
+            raise _fail("objective", f"minimize must be one of {', '.join(OBJECTIVE_KINDS)}")
+        unknown = sorted(set(self.weights) - set(WEIGHT_KEYS))
+        if unknown:
+            raise _fail("objective", f"unknown weight(s) {unknown}; use {', '.join(WEIGHT_KEYS)}")
+        for key, value in self.weights.items():
+            _non_negative("objective.weights", **{key: value})
+        if self.minimize == "weighted" and not any(v > 0 for v in self.weights.values()):
+            raise _fail("objective", "weighted objective needs at least one weight > 0")
+
+    def weight(self, key: str) -> float:
+        """The weight of *key* (0 when not given)."""
+        return float(self.weights.get(key, 0.0))
+
+
+@dataclass(frozen=True)
+class PlanningInputs:
+    """Everything the optimiser needs; validated on construction."""
+
+    scenario: str
+    models: tuple[ModelDemand, ...]
+    candidates: tuple[Candidate, ...]
+    inventory: Mapping[str, int | None]
+    """GPU type -> available GPUs (None = unlimited). Types not listed are not available."""
+    period_hours: tuple[float, ...]
+    pue: float = 1.0
+    electricity_usd_per_kwh: float = 0.0
+    grid_g_co2_per_kwh: float = 0.0
+    carbon_usd_per_kg: float | None = None
+    power_cap_kw: float | None = None
+    """Facility power cap (GPU power × PUE) in every period (kW)."""
+    budget_usd: float | None = None
+    """Cap on the total cost over the horizon ($, GPU rent + electricity + carbon price)."""
+    objective: Objective = field(default_factory=Objective)
+    gpu_info: Mapping[str, GpuInfo] = field(default_factory=dict)
+    time_limit_s: float = 60.0
+    threads: int = 1
+    seed: int = 0
+    relative_gap: float = 1e-4
+
+    def __post_init__(self) -> None:
+        if not self.period_hours:
+            raise _fail("period_hours", "give at least one period")
+        for hours in self.period_hours:
+            if not math.isfinite(hours) or hours <= 0:
+                raise _fail("period_hours", f"every period needs hours > 0, got {hours!r}")
+        periods = len(self.period_hours)
+        names = [m.name for m in self.models]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise _fail("models", f"duplicate model name(s) {duplicates}; names must be unique")
+        for m in self.models:
+            if len(m.requests_per_s_by_period) != periods:
+                raise _fail(
+                    f"model {m.name!r}",
+                    f"{len(m.requests_per_s_by_period)} load values for {periods} periods",
+                )
+        known = set(names)
+        seen: set[tuple[str, str, int]] = set()
+        for c in self.candidates:
+            if c.name not in known:
+                raise _fail(f"candidate {c.label}", f"no model named {c.name!r}")
+            if c.key in seen:
+                raise _fail(f"candidate {c.label}", "duplicate (name, gpu, tp)")
+            seen.add(c.key)
+            if c.gpu not in self.inventory:
+                raise _fail(f"candidate {c.label}", f"GPU {c.gpu!r} is not in the inventory")
+        for gpu, count in self.inventory.items():
+            if count is not None and count < 0:
+                raise _fail(f"inventory {gpu!r}", f"available must be >= 0, got {count}")
+        if not math.isfinite(self.pue) or self.pue < 1.0:
+            raise _fail("pue", f"must be >= 1, got {self.pue!r}")
+        _non_negative(
+            "economics",
+            electricity_usd_per_kwh=self.electricity_usd_per_kwh,
+            grid_g_co2_per_kwh=self.grid_g_co2_per_kwh,
+            carbon_usd_per_kg=self.carbon_usd_per_kg,
+            power_cap_kw=self.power_cap_kw,
+            budget_usd=self.budget_usd,
+            relative_gap=self.relative_gap,
+        )
+        if not self.time_limit_s > 0:
+            raise _fail("time_limit_s", f"must be > 0, got {self.time_limit_s!r}")
+        if self.threads < 1:
+            raise _fail("threads", f"must be >= 1, got {self.threads}")
+
+    @property
+    def periods(self) -> int:
+        """Number of periods."""
+        return len(self.period_hours)
+
+    @property
+    def hours(self) -> float:
+        """Length of the horizon (h)."""
+        return float(sum(self.period_hours))
+
+    def feasible_candidates(self) -> list[Candidate]:
+        """Candidates the optimiser may use (the capacity model found them feasible)."""
+        return [c for c in self.candidates if c.feasible]
+
+    def candidates_of(self, name: str) -> list[Candidate]:
+        """All candidates of model entry *name*, in input order."""
+        return [c for c in self.candidates if c.name == name]
+
+    def model(self, name: str) -> ModelDemand:
+        """The model entry called *name*."""
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise _fail("models", f"no model named {name!r}")
+
+    def with_candidates(self, candidates: Iterable[Candidate]) -> PlanningInputs:
+        """A copy restricted to *candidates* (used by the baselines)."""
+        from dataclasses import replace
+
+        return replace(self, candidates=tuple(candidates))

@@ -1,0 +1,392 @@
+"""The optimiser's result: :class:`Plan`, its accounting, its JSON contract and invariant checks.
+
+Accounting (one place, shared by the optimiser's objective, the plan and the baselines):
+
+* GPU power of a replica serving x req/s: ``idle_power_w_per_replica + energy_j_per_request·x``
+  (J/request × request/s = W). Energy over a period of h hours: W × h / 1000 = kWh.
+* ``energy_kwh`` = GPU (IT) energy; ``facility_energy_kwh`` = GPU energy × PUE.
+* ``gpu_cost_usd`` = replicas × usd_per_hour_per_replica × horizon hours;
+  ``energy_cost_usd`` = facility kWh × electricity $/kWh;
+  ``carbon_cost_usd`` = carbon kg × carbon $/kg (0 without a carbon price);
+  ``cost_usd`` = the sum of the three.
+* ``carbon_kg`` = facility kWh × grid gCO2e/kWh / 1000.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from planner.inputs import Candidate, PlanningInputs
+
+LOAD_TOLERANCE = 1e-5
+"""Relative tolerance (of max(1, value)) of the invariant checks."""
+
+
+class PlanStatus(StrEnum):
+    """Outcome of a solve."""
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    INFEASIBLE = "infeasible"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class SolveInfo:
+    """How the solve went."""
+
+    seconds: float
+    gap: float | None
+    bound: float | None
+    objective: float | None
+    solver: str
+    messages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Replicas of one candidate and the load they serve, with their accounting."""
+
+    candidate: Candidate
+    replicas: int
+    requests_per_s_by_period: tuple[float, ...]
+    energy_kwh: float
+    facility_energy_kwh: float
+    gpu_cost_usd: float
+    energy_cost_usd: float
+    carbon_cost_usd: float
+    carbon_kg: float
+    power_w_per_gpu: float
+    """Time-weighted mean GPU power per GPU (W)."""
+
+    @property
+    def gpus(self) -> int:
+        """GPUs used: replicas × GPUs per replica."""
+        return self.replicas * self.candidate.gpus_per_replica
+
+    @property
+    def cost_usd(self) -> float:
+        """GPU rent + electricity + carbon price ($)."""
+        return self.gpu_cost_usd + self.energy_cost_usd + self.carbon_cost_usd
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Fleet totals over the horizon."""
+
+    energy_kwh: float
+    facility_energy_kwh: float
+    gpu_cost_usd: float
+    energy_cost_usd: float
+    carbon_cost_usd: float
+    carbon_kg: float
+    mean_power_w: float
+    """Time-weighted mean GPU power of the fleet (W)."""
+    peak_facility_power_kw: float
+    gpus: dict[str, int]
+
+    @property
+    def cost_usd(self) -> float:
+        """GPU rent + electricity + carbon price ($)."""
+        return self.gpu_cost_usd + self.energy_cost_usd + self.carbon_cost_usd
+
+
+@dataclass(frozen=True)
+class BaselineResult:
+    """A naive fleet planned by the same machinery."""
+
+    name: str
+    description: str
+    feasible: bool
+    status: str
+    reason: str = ""
+    totals: Totals | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Result of :func:`planner.optimize.solve`."""
+
+    inputs: PlanningInputs
+    status: PlanStatus
+    solve: SolveInfo
+    allocations: tuple[Allocation, ...] = ()
+    totals: Totals | None = None
+    objective_breakdown: dict[str, float] = field(default_factory=dict)
+    baselines: tuple[BaselineResult, ...] = ()
+
+    @property
+    def has_solution(self) -> bool:
+        """True when the plan has allocations to report (optimal or feasible)."""
+        return self.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE)
+
+    def savings(self) -> list[dict[str, Any]]:
+        """Savings of this plan against every feasible baseline (absolute and % of baseline)."""
+        if self.totals is None:
+            return []
+        out: list[dict[str, Any]] = []
+        mine = _metrics(self.totals)
+        for b in self.baselines:
+            if b.totals is None:
+                continue
+            entry: dict[str, Any] = {"baseline": b.name}
+            for key, theirs in _metrics(b.totals).items():
+                entry[key] = theirs - mine[key]
+                entry[f"{key.rsplit('_', 1)[0]}_pct"] = (
+                    100.0 * (theirs - mine[key]) / theirs if theirs > 0 else None
+                )
+            out.append(entry)
+        return out
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The stable JSON contract of issue 5 (extra keys allowed, these are required)."""
+        inputs = self.inputs
+        objective = {"minimize": inputs.objective.minimize}
+        if inputs.objective.minimize == "weighted":
+            objective["weights"] = {k: float(v) for k, v in inputs.objective.weights.items()}
+        return {
+            "scenario": inputs.scenario,
+            "status": self.status.value,
+            "solve": {
+                "seconds": self.solve.seconds,
+                "gap": self.solve.gap,
+                "bound": self.solve.bound,
+                "objective": self.solve.objective,
+                "solver": self.solve.solver,
+                "messages": list(self.solve.messages),
+            },
+            "assumptions": {
+                "hours": inputs.hours,
+                "periods": inputs.periods,
+                "period_hours": list(inputs.period_hours),
+                "pue": inputs.pue,
+                "electricity_usd_per_kwh": inputs.electricity_usd_per_kwh,
+                "grid_g_co2_per_kwh": inputs.grid_g_co2_per_kwh,
+                "carbon_usd_per_kg": inputs.carbon_usd_per_kg,
+                "power_cap_kw": inputs.power_cap_kw,
+                "budget_usd": inputs.budget_usd,
+                "objective": objective,
+            },
+            "models": [
+                {
+                    "name": m.name,
+                    "model": m.model,
+                    "requests_per_s_by_period": list(m.requests_per_s_by_period),
+                    "itl_sla_s": m.itl_sla_s,
+                    "ttft_sla_s": m.ttft_sla_s,
+                    "min_replicas": m.min_replicas,
+                    "input_tokens": m.input_tokens,
+                    "output_tokens": m.output_tokens,
+                }
+                for m in inputs.models
+            ],
+            "inventory": dict(inputs.inventory),
+            "candidates": [_candidate_json(c) for c in inputs.candidates],
+            "allocations": [_allocation_json(a) for a in self.allocations],
+            "totals": _totals_json(self.totals) if self.totals is not None else None,
+            "objective_breakdown": dict(self.objective_breakdown),
+            "baselines": [
+                {
+                    "name": b.name,
+                    "description": b.description,
+                    "feasible": b.feasible,
+                    "status": b.status,
+                    "reason": b.reason,
+                    "energy_kwh": b.totals.energy_kwh if b.totals else None,
+                    "cost_usd": b.totals.cost_usd if b.totals else None,
+                    "carbon_kg": b.totals.carbon_kg if b.totals else None,
+                    "gpus": dict(b.totals.gpus) if b.totals else None,
+                }
+                for b in self.baselines
+            ],
+            "savings": self.savings(),
+        }
+
+
+def _metrics(t: Totals) -> dict[str, float]:
+    return {"energy_kwh": t.energy_kwh, "cost_usd": t.cost_usd, "carbon_kg": t.carbon_kg}
+
+
+def _candidate_json(c: Candidate) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "model": c.model,
+        "gpu": c.gpu,
+        "tp": c.tp,
+        "gpus_per_replica": c.gpus_per_replica,
+        "feasible": c.feasible,
+        "reason": c.reason,
+        "batch_size": c.batch_size,
+        "itl_s_at_capacity": c.itl_s_at_capacity,
+        "max_requests_per_s_per_replica": c.max_requests_per_s_per_replica,
+        "idle_power_w_per_replica": c.idle_power_w_per_replica,
+        "energy_j_per_request": c.energy_j_per_request,
+        "usd_per_hour_per_replica": c.usd_per_hour_per_replica,
+        "power_w_per_gpu_at_capacity": c.power_w_per_gpu_at_capacity,
+        "in_domain": c.in_domain,
+        "itl_s_lo": c.itl_s_lo,
+        "itl_s_hi": c.itl_s_hi,
+    }
+
+
+def _allocation_json(a: Allocation) -> dict[str, Any]:
+    c = a.candidate
+    return {
+        "name": c.name,
+        "model": c.model,
+        "gpu": c.gpu,
+        "tp": c.tp,
+        "replicas": a.replicas,
+        "gpus": a.gpus,
+        "requests_per_s_by_period": list(a.requests_per_s_by_period),
+        "batch_size": c.batch_size,
+        "itl_s": c.itl_s_at_capacity,
+        "power_w_per_gpu": a.power_w_per_gpu,
+        "energy_kwh": a.energy_kwh,
+        "facility_energy_kwh": a.facility_energy_kwh,
+        "cost_usd": a.cost_usd,
+        "gpu_cost_usd": a.gpu_cost_usd,
+        "energy_cost_usd": a.energy_cost_usd,
+        "carbon_cost_usd": a.carbon_cost_usd,
+        "carbon_kg": a.carbon_kg,
+    }
+
+
+def _totals_json(t: Totals) -> dict[str, Any]:
+    return {
+        "energy_kwh": t.energy_kwh,
+        "facility_energy_kwh": t.facility_energy_kwh,
+        "cost_usd": t.cost_usd,
+        "energy_cost_usd": t.energy_cost_usd,
+        "gpu_cost_usd": t.gpu_cost_usd,
+        "carbon_cost_usd": t.carbon_cost_usd,
+        "carbon_kg": t.carbon_kg,
+        "mean_power_w": t.mean_power_w,
+        "peak_facility_power_kw": t.peak_facility_power_kw,
+        "gpus": dict(t.gpus),
+    }
+
+
+def period_power_w(c: Candidate, replicas: int, x_by_period: tuple[float, ...]) -> list[float]:
+    """GPU power (W) of *replicas* replicas of *c* serving ``x_by_period`` req/s."""
+    return [replicas * c.idle_power_w_per_replica + c.energy_j_per_request * x for x in x_by_period]
+
+
+def make_allocation(
+    c: Candidate, replicas: int, x_by_period: tuple[float, ...], inputs: PlanningInputs
+) -> Allocation:
+    """Account energy, cost and carbon of one allocation (see the module docstring)."""
+    power_w = period_power_w(c, replicas, x_by_period)
+    energy_kwh = sum(p * h for p, h in zip(power_w, inputs.period_hours, strict=True)) / 1000.0
+    facility_kwh = energy_kwh * inputs.pue
+    carbon_kg = facility_kwh * inputs.grid_g_co2_per_kwh / 1000.0
+    gpus = replicas * c.gpus_per_replica
+    return Allocation(
+        candidate=c,
+        replicas=replicas,
+        requests_per_s_by_period=x_by_period,
+        energy_kwh=energy_kwh,
+        facility_energy_kwh=facility_kwh,
+        gpu_cost_usd=replicas * c.usd_per_hour_per_replica * inputs.hours,
+        energy_cost_usd=facility_kwh * inputs.electricity_usd_per_kwh,
+        carbon_cost_usd=carbon_kg * (inputs.carbon_usd_per_kg or 0.0),
+        carbon_kg=carbon_kg,
+        power_w_per_gpu=energy_kwh * 1000.0 / inputs.hours / gpus if gpus else 0.0,
+    )
+
+
+def make_totals(allocations: tuple[Allocation, ...], inputs: PlanningInputs) -> Totals:
+    """Sum allocations into fleet totals."""
+    gpus: dict[str, int] = {}
+    peak_w = [0.0] * inputs.periods
+    for a in allocations:
+        gpus[a.candidate.gpu] = gpus.get(a.candidate.gpu, 0) + a.gpus
+        for t, p in enumerate(period_power_w(a.candidate, a.replicas, a.requests_per_s_by_period)):
+            peak_w[t] += p
+    energy_kwh = sum(a.energy_kwh for a in allocations)
+    return Totals(
+        energy_kwh=energy_kwh,
+        facility_energy_kwh=sum(a.facility_energy_kwh for a in allocations),
+        gpu_cost_usd=sum(a.gpu_cost_usd for a in allocations),
+        energy_cost_usd=sum(a.energy_cost_usd for a in allocations),
+        carbon_cost_usd=sum(a.carbon_cost_usd for a in allocations),
+        carbon_kg=sum(a.carbon_kg for a in allocations),
+        mean_power_w=energy_kwh * 1000.0 / inputs.hours,
+        peak_facility_power_kw=max(peak_w, default=0.0) * inputs.pue / 1000.0,
+        gpus=dict(sorted(gpus.items())),
+    )
+
+
+def _close(value: float, limit: float) -> bool:
+    """value <= limit within the relative tolerance."""
+    return value <= limit + LOAD_TOLERANCE * max(1.0, abs(limit))
+
+
+def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
+    """Every violated invariant of *plan*, one message each ([] when the plan is sound).
+
+    Checked independently of the solver: load served per model and period, capacity
+    (x <= replicas × capacity), SLA (only feasible candidates with ITL at capacity within the
+    SLA), integral replicas, inventory, facility power cap per period, budget, minimum replicas.
+    """
+    if not plan.has_solution:
+        return []
+    problems: list[str] = []
+    served: dict[str, list[float]] = {m.name: [0.0] * inputs.periods for m in inputs.models}
+    replicas: dict[str, int] = {m.name: 0 for m in inputs.models}
+    gpus: dict[str, int] = {}
+    power_w = [0.0] * inputs.periods
+    for a in plan.allocations:
+        c = a.candidate
+        if c not in inputs.candidates:
+            problems.append(f"allocation {c.label}: not one of the inputs' candidates")
+            continue
+        m = inputs.model(c.name)
+        if not c.feasible:
+            problems.append(f"allocation {c.label}: uses an infeasible candidate ({c.reason})")
+        if c.itl_s_at_capacity > m.itl_sla_s * (1 + LOAD_TOLERANCE):
+            problems.append(
+                f"SLA {c.label}: ITL {c.itl_s_at_capacity:.4g} s > SLA {m.itl_sla_s:.4g} s"
+            )
+        if a.replicas < 0:
+            problems.append(f"allocation {c.label}: negative replicas {a.replicas}")
+        replicas[c.name] += a.replicas
+        gpus[c.gpu] = gpus.get(c.gpu, 0) + a.gpus
+        cap = a.replicas * c.max_requests_per_s_per_replica
+        for t, x in enumerate(a.requests_per_s_by_period):
+            if x < -LOAD_TOLERANCE:
+                problems.append(f"load {c.label} period {t}: negative load {x:.6g} req/s")
+            if not _close(x, cap):
+                problems.append(f"capacity[{c.label},{t}]: serves {x:.6g} req/s > {cap:.6g}")
+            served[c.name][t] += x
+        for t, p in enumerate(period_power_w(c, a.replicas, a.requests_per_s_by_period)):
+            power_w[t] += p
+    for m in inputs.models:
+        for t, (want, got) in enumerate(
+            zip(m.requests_per_s_by_period, served[m.name], strict=True)
+        ):
+            if abs(want - got) > LOAD_TOLERANCE * max(1.0, want):
+                problems.append(
+                    f"load_served[{m.name},{t}]: serves {got:.6g} req/s of {want:.6g} req/s"
+                )
+        if replicas[m.name] < m.min_replicas:
+            problems.append(
+                f"min_replicas[{m.name}]: {replicas[m.name]} replicas < {m.min_replicas}"
+            )
+    for gpu, used in sorted(gpus.items()):
+        available = inputs.inventory.get(gpu)
+        if available is not None and used > available:
+            problems.append(f"inventory[{gpu}]: uses {used} GPUs, has {available}")
+    if inputs.power_cap_kw is not None:
+        for t, p in enumerate(power_w):
+            kw = p * inputs.pue / 1000.0
+            if not _close(kw, inputs.power_cap_kw):
+                problems.append(f"power_cap[{t}]: {kw:.6g} kW > cap {inputs.power_cap_kw:.6g} kW")
+    if inputs.budget_usd is not None and plan.totals is not None:
+        if not _close(plan.totals.cost_usd, inputs.budget_usd):
+            problems.append(
+                f"budget: costs {plan.totals.cost_usd:.2f} $ > budget {inputs.budget_usd:.2f} $"
+            )
+    return problems

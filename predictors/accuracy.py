@@ -1,0 +1,107 @@
+"""Run every target × split × method on held-out folds and summarise the metrics.
+
+:func:`run` returns the long table of held-out predictions; :func:`summarise` the metrics per
+target × split × method (MdAPE, Pearson r, Kendall τ of GPU and of LLM rankings, interval
+coverage and width); :func:`breakdown` the MdAPE by source or by GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import polars as pl
+
+from predictors.evaluate import SPLITS, TARGETS, methods, out_of_fold, target_rows
+from predictors.metrics import coverage, grouped_kendall_tau, mdape, pearson_r, relative_width
+
+WORKLOAD: list[str] = [
+    "source",
+    "engine",
+    "precision",
+    "batch_size",
+    "input_tokens",
+    "output_tokens",
+    "gpu_count",
+]
+CONTEXT: list[str] = ["source", "model", "gpu", *WORKLOAD[1:]]
+
+
+def run(
+    frame: pl.DataFrame,
+    splits: tuple[str, ...] = SPLITS,
+    progress: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """Held-out predictions of every target × split × method, one row per (measurement, method)."""
+    parts: list[pl.DataFrame] = []
+    for tname, target in TARGETS.items():
+        rows = target_rows(frame, target)
+        context = rows.select(CONTEXT).with_row_index("row")
+        measured = rows[target.column].to_numpy().astype(np.float64)
+        for split in splits:
+            for method in methods(target):
+                if progress:
+                    progress(f"{tname} {split} {method}")
+                oof = out_of_fold(rows, target, split, method)
+                parts.append(
+                    context.with_columns(
+                        pl.lit(tname).alias("target"),
+                        pl.lit(split).alias("split"),
+                        pl.lit(method).alias("method"),
+                        pl.Series("measured", measured),
+                        pl.Series("predicted", oof.predicted),
+                        pl.Series("lo", oof.lo),
+                        pl.Series("hi", oof.hi),
+                    )
+                )
+    return pl.concat(parts).with_columns(
+        pl.col(c).fill_nan(None) for c in ("predicted", "lo", "hi")
+    )
+
+
+def _metrics(g: pl.DataFrame) -> dict[str, float]:
+    m = g["measured"].to_numpy().astype(np.float64)
+    p = g["predicted"].fill_null(np.nan).to_numpy().astype(np.float64)
+    lo = g["lo"].fill_null(np.nan).to_numpy().astype(np.float64)
+    hi = g["hi"].fill_null(np.nan).to_numpy().astype(np.float64)
+    tau_gpu, n_gpu = grouped_kendall_tau(g, "measured", "predicted", ["model", *WORKLOAD], "gpu")
+    tau_llm, n_llm = grouped_kendall_tau(g, "measured", "predicted", ["gpu", *WORKLOAD], "model")
+    has_iv = bool(np.isfinite(lo).any())
+    return {
+        "rows": float(g.height),
+        "mdape_pct": mdape(m, p),
+        "pearson_r": pearson_r(m, p),
+        "kendall_tau_gpu": tau_gpu,
+        "tau_gpu_groups": float(n_gpu),
+        "kendall_tau_llm": tau_llm,
+        "tau_llm_groups": float(n_llm),
+        "coverage_90_pct": coverage(m, lo, hi) if has_iv else math.nan,
+        "interval_width_pct": relative_width(p, lo, hi) if has_iv else math.nan,
+    }
+
+
+def summarise(long: pl.DataFrame) -> pl.DataFrame:
+    """Metrics per target × split × method."""
+    records = []
+    for (target, split, method), g in long.group_by(
+        ["target", "split", "method"], maintain_order=True
+    ):
+        records.append({"target": target, "split": split, "method": method, **_metrics(g)})
+    return pl.DataFrame(records)
+
+
+def breakdown(long: pl.DataFrame, by: str, split: str) -> pl.DataFrame:
+    """MdAPE per *by* value (source or gpu) for every target × method on one split."""
+    sub = long.filter(pl.col("split") == split)
+    return (
+        sub.group_by(["target", by, "method"])
+        .agg(
+            pl.len().alias("rows"),
+            ((pl.col("predicted") - pl.col("measured")).abs() / pl.col("measured"))
+            .median()
+            .mul(100.0)
+            .alias("mdape_pct"),
+        )
+        .sort(["target", by, "method"])
+    )

@@ -1,0 +1,240 @@
+"""Predict power, ITL and throughput for rows of (model, GPU, workload) with the trained models.
+
+This is the batch contract other tools rely on (``wattgpu predict --input ROWS.csv``): input
+columns :data:`INPUT_COLUMNS` (all but ``model`` and ``gpu`` optional, defaults in
+:data:`DEFAULTS`), output = the input rows in order plus :data:`OUTPUT_COLUMNS`. A row that cannot
+be predicted gets a one-line ``error`` and empty predictions; the others are still predicted.
+Loading and predicting needs only the catalogs and ``predictors/trained`` (no measurement data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from predictors import artifacts, physics
+from predictors.catalog import Catalog, load_catalog
+from predictors.errors import did_you_mean
+from predictors.features import add_features, join_specs
+from predictors.paths import trained_dir
+
+INPUT_COLUMNS: tuple[str, ...] = (
+    "model",
+    "gpu",
+    "gpu_count",
+    "engine",
+    "precision",
+    "batch_size",
+    "input_tokens",
+    "output_tokens",
+)
+#: Defaults for a missing column or an empty cell.
+DEFAULTS: dict[str, Any] = {
+    "gpu_count": 1,
+    "engine": "vllm",
+    "precision": "bf16",
+    "batch_size": 1,
+    "input_tokens": 512,
+    "output_tokens": 256,
+}
+OUTPUT_COLUMNS: tuple[str, ...] = (
+    "power_w_per_gpu",
+    "power_w_per_gpu_lo",
+    "power_w_per_gpu_hi",
+    "itl_s",
+    "itl_s_lo",
+    "itl_s_hi",
+    "output_throughput_tok_s",
+    "in_domain",
+    "error",
+)
+_NUMERIC = ("gpu_count", "batch_size", "input_tokens", "output_tokens")
+
+
+def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
+    """Add missing input columns, fill empty cells with :data:`DEFAULTS`, cast the types.
+
+    Unparseable numbers become null here and are reported per row by :meth:`Predictor.predict`.
+    """
+    out = rows
+    for col in INPUT_COLUMNS:
+        if col not in out.columns:
+            out = out.with_columns(pl.lit(DEFAULTS.get(col)).alias(col))
+    exprs = []
+    for col in ("model", "gpu", "engine", "precision"):
+        e = pl.col(col).cast(pl.String).str.strip_chars()
+        e = pl.when(e == "").then(None).otherwise(e)
+        if col in DEFAULTS:
+            e = e.fill_null(pl.lit(DEFAULTS[col]))
+        exprs.append(e.str.to_lowercase().alias(col) if col in ("engine", "precision") else e)
+    for col in _NUMERIC:
+        raw = pl.col(col).cast(pl.String).str.strip_chars()
+        raw = pl.when(raw == "").then(None).otherwise(raw)
+        exprs.append(
+            pl.when(raw.is_null())
+            .then(pl.lit(float(DEFAULTS[col])))
+            .otherwise(raw.cast(pl.Float64, strict=False))
+            .alias(col)
+        )
+    return out.with_columns(exprs)
+
+
+@dataclass
+class Predictor:
+    """Trained power and ITL estimators bound to a catalog."""
+
+    models: artifacts.TrainedModels
+    catalog: Catalog
+
+    @classmethod
+    def load(cls, directory: Path | None = None, catalog: Catalog | None = None) -> Predictor:
+        return cls(artifacts.load(directory or trained_dir()), catalog or load_catalog())
+
+    @property
+    def card(self) -> dict[str, Any]:
+        return self.models.card
+
+    def _resolve(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """Resolved ids (``_model``, ``_gpu``) and the per-row validation error (``_error``)."""
+        cat = self.catalog
+        llm_ids = cat.llms["id"].to_list()
+        gpu_ids = cat.gpus["id"].to_list()
+        model_map: dict[str, str | None] = {}
+        model_err: dict[str, str] = {}
+        for v in rows["model"].unique().drop_nulls().to_list():
+            model_map[v] = cat.try_resolve_llm(v)
+            model_err[v] = "" if model_map[v] else f"model: unknown {v!r}{did_you_mean(v, llm_ids)}"
+        gpu_map: dict[str, str | None] = {}
+        gpu_err: dict[str, str] = {}
+        for v in rows["gpu"].unique().drop_nulls().to_list():
+            gpu_map[v] = cat.try_resolve_gpu(v)
+            gpu_err[v] = "" if gpu_map[v] else f"gpu: unknown {v!r}{did_you_mean(v, gpu_ids)}"
+        checks: list[pl.Expr] = [
+            pl.col("model")
+            .replace_strict(model_err, default="model: empty; give a catalog LLM id")
+            .fill_null("model: empty; give a catalog LLM id"),
+            pl.col("gpu")
+            .replace_strict(gpu_err, default="gpu: empty; give a catalog GPU id")
+            .fill_null("gpu: empty; give a catalog GPU id"),
+            pl.when(pl.col("engine").is_in(physics.ENGINES))
+            .then(pl.lit(""))
+            .otherwise(
+                pl.format("engine: unknown '{}'; use one of ", pl.col("engine"))
+                + pl.lit(", ".join(physics.ENGINES))
+            ),
+            pl.when(pl.col("precision").is_in(physics.PRECISIONS))
+            .then(pl.lit(""))
+            .otherwise(
+                pl.format("precision: unknown '{}'; use one of ", pl.col("precision"))
+                + pl.lit(", ".join(physics.PRECISIONS))
+            ),
+        ]
+        for col in _NUMERIC:
+            v = pl.col(col)
+            bad = v.is_null() | ~v.is_finite() | (v <= 0)
+            if col in ("gpu_count", "batch_size"):
+                bad = bad | (v != v.floor())
+            checks.append(
+                pl.when(bad.fill_null(True))
+                .then(pl.lit(f"{col}: must be a positive number" + (
+                    " (whole)" if col in ("gpu_count", "batch_size") else "")))
+                .otherwise(pl.lit(""))
+            )
+        return rows.select(
+            pl.col("model").replace_strict(model_map, default=None).alias("_model"),
+            pl.col("gpu").replace_strict(gpu_map, default=None).alias("_gpu"),
+            pl.concat_list(checks).list.eval(pl.element().filter(pl.element() != ""))
+            .list.join("; ")
+            .alias("_error"),
+        )
+
+    def predict(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """The input rows (in order) plus :data:`OUTPUT_COLUMNS`."""
+        rows = normalise_rows(rows.drop([c for c in OUTPUT_COLUMNS if c in rows.columns]))
+        resolved = self._resolve(rows)
+        work = (
+            rows.select(INPUT_COLUMNS)
+            .with_columns(
+                resolved["_model"].alias("model"),
+                resolved["_gpu"].alias("gpu"),
+                resolved["_error"],
+                pl.lit(self.card.get("reference_source", "")).alias("source"),
+                pl.lit(False).alias("itl_includes_prefill"),
+            )
+            .with_row_index("_row")
+        )
+        feats = add_features(join_specs(work.filter(pl.col("_error") == ""), self.catalog))
+        power = np.full(feats.height, np.nan)
+        itl = np.full(feats.height, np.nan)
+        if feats.height:
+            power = self.models.targets["power"].estimator.predict(feats)
+            itl = self.models.targets["itl"].estimator.predict(feats)
+        p_lo, p_hi = self.models.targets["power"].interval.apply(power)
+        i_lo, i_hi = self.models.targets["itl"].interval.apply(itl)
+        need_gb = (
+            physics.weight_bytes()
+            + physics.kv_bytes_per_token()
+            * pl.col("batch_size")
+            * (pl.col("input_tokens") + pl.col("output_tokens"))
+        ) / 1e9
+        have_gb = pl.col("memory_gb") * physics.MEMORY_UTILISATION * pl.col("gpu_count")
+        fits = physics.fits_in_memory().fill_null(False)
+        pred = feats.select(
+            "_row",
+            fits.alias("_fits"),
+            pl.when(fits)
+            .then(pl.lit(""))
+            .otherwise(
+                pl.format(
+                    "does not fit: needs {} GB for weights and the KV cache of the batch, has {} "
+                    "GB usable on {} GPU(s); raise gpu_count or lower batch_size or precision",
+                    need_gb.round(1),
+                    have_gb.round(1),
+                    pl.col("gpu_count").cast(pl.Int64),
+                )
+            )
+            .alias("_fit_error"),
+            pl.Series("power_w_per_gpu", power),
+            pl.Series("power_w_per_gpu_lo", p_lo),
+            pl.Series("power_w_per_gpu_hi", p_hi),
+            pl.Series("itl_s", itl),
+            pl.Series("itl_s_lo", i_lo),
+            pl.Series("itl_s_hi", i_hi),
+            pl.Series("output_throughput_tok_s", feats["batch_size"].to_numpy() / itl),
+            pl.Series("in_domain", self.in_domain(feats), dtype=pl.Boolean),
+        )
+        numeric = list(OUTPUT_COLUMNS[:7])
+        pred = pred.with_columns(
+            [pl.when(pl.col("_fits")).then(pl.col(c).fill_nan(None)).alias(c) for c in numeric]
+            + [pl.col("in_domain") & pl.col("_fits")]
+        )
+        merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
+        result = merged.select(
+            *numeric,
+            pl.col("in_domain").fill_null(False),
+            pl.when(pl.col("_error") != "")
+            .then(pl.col("_error"))
+            .otherwise(pl.col("_fit_error").fill_null(""))
+            .alias("error"),
+        )
+        return pl.concat([rows, result], how="horizontal")
+
+    def in_domain(self, feats: pl.DataFrame) -> list[bool]:
+        """True where the row lies inside the training domain recorded in the model card."""
+        dom = self.card.get("domain", {})
+        if feats.is_empty() or not dom:
+            return [False] * feats.height
+        cond = (
+            pl.col("precision").is_in(dom["precisions"])
+            & pl.col("engine").is_in(dom["engines"])
+            & pl.col("vendor").is_in(dom["vendors"])
+            & pl.col("architecture").is_in(dom["architectures"])
+            & (pl.col("is_moe").not_() | pl.lit(bool(dom["moe_trained"])))
+        )
+        for col, (lo, hi) in dom["ranges"].items():
+            cond = cond & pl.col(col).is_between(lo, hi)
+        return feats.select(cond.fill_null(False)).to_series().to_list()

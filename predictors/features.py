@@ -1,0 +1,201 @@
+"""Physically derived features: pure functions of LLM, GPU and workload columns.
+
+:func:`join_specs` adds catalog facts to rows keyed by catalog ids (``model``, ``gpu``);
+:func:`add_features` adds every feature column used by the estimators and baselines. The feature
+lists :data:`PAPER_FEATURES` (the WattGPU paper's recipe) and :data:`OUR_FEATURES` name the columns
+each estimator sees.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from predictors import physics
+from predictors.catalog import Catalog
+
+LLM_COLUMNS: tuple[str, ...] = (
+    "model_type",
+    "total_params_b",
+    "active_params_b",
+    "num_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "num_kv_heads",
+    "head_dim",
+    "num_experts",
+    "num_experts_per_tok",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "is_moe",
+    "attention_kind",
+)
+GPU_COLUMNS: tuple[str, ...] = (
+    "vendor",
+    "architecture",
+    "release_year",
+    "memory_gb",
+    "memory_bandwidth_gb_s",
+    "tdp_w",
+    "idle_power_w",
+    "base_clock_mhz",
+    "boost_clock_mhz",
+    "fp16_tflops_dense",
+    "fp8_tflops_dense",
+    "int8_tops_dense",
+    "fp4_tflops_dense",
+    "transistors_billion",
+)
+
+#: Sources in a fixed order; the code is the nuisance feature ``source_code`` (unknown: -1).
+SOURCES: tuple[str, ...] = (
+    "mlenergy-v1",
+    "mlenergy-v2",
+    "mlenergy-v3",
+    "argonne",
+    "aiconfigurator",
+    "amd-mi300x",
+    "watt-counts",
+)
+MODEL_TYPES: tuple[str, ...] = (
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "phi",
+    "phi3",
+    "deepseek_v3",
+    "gpt_oss",
+    "falcon",
+    "olmo",
+    "olmo2",
+    "granite",
+    "nemotron",
+    "llama4",
+    "gpt2",
+    "gpt_neox",
+    "opt",
+    "mpt",
+    "stablelm",
+)
+
+#: The WattGPU paper's feature list (§4) plus the workload columns of the data.
+PAPER_FEATURES: tuple[str, ...] = (
+    "log_params",
+    "num_layers",
+    "num_kv_heads",
+    "model_type_code",
+    "memory_bandwidth_gb_s",
+    "boost_ratio",
+    "transistors_billion",
+    "base_clock_mhz",
+    "release_year",
+    "bandwidth_latency_s",
+    "compute_latency_s",
+    "kv_cache_gb_per_seq",
+    "memory_headroom_gb",
+    "max_concurrent_sequences",
+    "batch_size",
+    "input_tokens",
+    "output_tokens",
+    "gpu_count",
+)
+
+#: Our estimators' features: the paper's plus load-aware roofline physics and nuisance codes.
+OUR_FEATURES: tuple[str, ...] = (
+    *PAPER_FEATURES,
+    "log_batch",
+    "log_active_params",
+    "bytes_per_param",
+    "is_moe_int",
+    "engine_code",
+    "source_code",
+    "log_roofline_itl_s",
+    "compute_to_memory_ratio",
+    "memory_load_fraction",
+    "tflops_per_w",
+    "log_tdp_w",
+    "bandwidth_gb_s_per_w",
+    "prefill_in_itl",
+)
+
+
+def join_specs(rows: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
+    """Left-join LLM and GPU catalog facts onto rows keyed by catalog ids ``model`` and ``gpu``."""
+    llms = catalog.llms.select(pl.col("id").alias("model"), *LLM_COLUMNS)
+    gpus = catalog.gpus.select(pl.col("id").alias("gpu"), *GPU_COLUMNS)
+    drop = [c for c in (*LLM_COLUMNS, *GPU_COLUMNS) if c in rows.columns]
+    return rows.drop(drop).join(llms, on="model", how="left").join(gpus, on="gpu", how="left")
+
+
+def _code(column: str, vocab: tuple[str, ...]) -> pl.Expr:
+    mapping = {v: i for i, v in enumerate(vocab)}
+    return (
+        pl.col(column)
+        .cast(pl.String)
+        .replace_strict(mapping, default=-1, return_dtype=pl.Int32)
+        .alias(f"{column}_code")
+    )
+
+
+def add_features(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add every feature column (needs :func:`join_specs` columns and the workload columns)."""
+    f = frame.with_columns(
+        pl.col("batch_size").cast(pl.Float64).clip(lower_bound=1.0).alias("batch_size"),
+        pl.col("input_tokens").cast(pl.Float64),
+        pl.col("output_tokens").cast(pl.Float64),
+        pl.col("gpu_count").cast(pl.Float64).alias("gpu_count"),
+    )
+    f = f.with_columns(
+        physics.bytes_per_param().alias("bytes_per_param"),
+        physics.bandwidth_latency_s().alias("bandwidth_latency_s"),
+        physics.compute_latency_s().alias("compute_latency_s"),
+        (physics.kv_bytes_per_token() * (pl.col("input_tokens") + pl.col("output_tokens")) / 1e9)
+        .alias("kv_cache_gb_per_seq"),
+        (physics.kv_budget_bytes() / 1e9).alias("memory_headroom_gb"),
+        physics.max_concurrent_sequences().alias("max_concurrent_sequences"),
+        physics.memory_time_s().alias("memory_time_s"),
+        physics.compute_time_s().alias("compute_time_s"),
+        physics.roofline_itl_s().alias("roofline_itl_s"),
+        (pl.col("total_params_b") * 1e9).log().alias("log_params"),
+        (pl.col("active_params_b") * 1e9).log().alias("log_active_params"),
+        pl.col("batch_size").log().alias("log_batch"),
+        (pl.col("boost_clock_mhz") / pl.col("base_clock_mhz")).alias("boost_ratio"),
+        pl.col("is_moe").cast(pl.Int32).alias("is_moe_int"),
+        (physics.peak_tflops() / pl.col("tdp_w")).alias("tflops_per_w"),
+        pl.col("tdp_w").log().alias("log_tdp_w"),
+        (pl.col("memory_bandwidth_gb_s") / pl.col("tdp_w")).alias("bandwidth_gb_s_per_w"),
+        _code("model_type", MODEL_TYPES),
+        _code("engine", physics.ENGINES),
+        _code("source", SOURCES) if "source" in frame.columns else pl.lit(-1).alias("source_code"),
+        (
+            pl.col("itl_includes_prefill").cast(pl.Int32)
+            if "itl_includes_prefill" in frame.columns
+            else pl.lit(0, dtype=pl.Int32)
+        ).alias("prefill_in_itl"),
+    )
+    return f.with_columns(
+        pl.col("roofline_itl_s").log().alias("log_roofline_itl_s"),
+        (pl.col("compute_time_s") / pl.col("memory_time_s")).alias("compute_to_memory_ratio"),
+        (pl.col("batch_size") / pl.col("max_concurrent_sequences").clip(lower_bound=1e-9))
+        .clip(upper_bound=1e3)
+        .alias("memory_load_fraction"),
+    )
+
+
+def feature_matrix(frame: pl.DataFrame, names: tuple[str, ...]) -> pl.DataFrame:
+    """The named feature columns as Float32 (nulls stay null: XGBoost treats them as missing)."""
+    return frame.select(
+        [
+            pl.col(n).cast(pl.Float32).fill_nan(None).replace([math.inf, -math.inf], None)
+            for n in names
+        ]
+    )

@@ -1,0 +1,282 @@
+"""Discover measurement files, run the adapters, resolve names, apply quality rules.
+
+:func:`load_measurements` finds every supported format under a data directory -- by the shared
+layout's folder names and by sniffing CSV headers, so a Watt Counts CSV anywhere is picked up --
+runs the adapters, resolves model/GPU names through the catalog and returns a
+:class:`MeasurementSet`.
+
+Name resolution: GPU = the first of the adapter's ``gpu_hint`` candidates ("|"-separated, the
+variant the source documents) and then ``gpu_raw`` that the catalog resolves; model = the
+adapter's ``model`` (equal to ``model_raw`` except where an adapter documents a mapping), then
+``model_raw``. Precision ``"auto"`` (the model's default dtype as vLLM loads it) becomes the
+catalog's ``default_dtype`` (fp32 -> fp16, as vLLM does). Rows that do not resolve stay in
+``all_rows`` and are listed in ``unresolved`` -- never dropped silently.
+
+Quality rules (:data:`RULES`, in this order; the first that applies is the row's ``drop_reason``):
+
+1. ``unresolved gpu`` / ``unresolved model``: the name is not in the catalog;
+2. ``non-positive itl or power``: itl_s <= 0 or power_w_per_gpu <= 0;
+3. ``itl below 0.1 ms``: itl_s < 1e-4 s (faster than any GPU can stream weights);
+4. ``power above 1.5 x TDP``: power_w_per_gpu > 1.5 x the catalog TDP;
+5. ``doubtful: <reason>``: rows the source notes flag (Argonne Fig_10 power, llama.cpp with
+   batch > 1, MI300X power from 1-2 samples) -- excluded unless ``include_doubtful=True``;
+6. ``no target``: power, ITL, TTFT and throughput all empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import polars as pl
+
+from predictors.errors import DataError
+from predictors.measurements.aiconfigurator import is_aiconfigurator_header, read_aiconfigurator
+from predictors.measurements.amd_mi300x import is_amd_dir, read_amd_mi300x
+from predictors.measurements.argonne import is_argonne_file, read_argonne
+from predictors.measurements.mlenergy_v1 import is_v1_file, read_mlenergy_v1
+from predictors.measurements.mlenergy_v2 import FILE_PATTERN as V2_FILE
+from predictors.measurements.mlenergy_v2 import read_mlenergy_v2
+from predictors.measurements.mlenergy_v3 import is_v3_dir, read_mlenergy_v3
+from predictors.measurements.schema import SCHEMA, empty_frame
+from predictors.measurements.watt_counts import is_watt_counts_header, read_watt_counts
+
+ADAPTERS: dict[str, Callable[[Path], pl.DataFrame]] = {
+    "mlenergy_v1": read_mlenergy_v1,
+    "mlenergy_v2": read_mlenergy_v2,
+    "mlenergy_v3": read_mlenergy_v3,
+    "argonne": read_argonne,
+    "aiconfigurator": read_aiconfigurator,
+    "amd_mi300x": read_amd_mi300x,
+    "watt_counts": read_watt_counts,
+}
+
+RULES: tuple[str, ...] = (
+    "unresolved gpu / unresolved model: name not in the catalog (listed, not used)",
+    "non-positive itl or power: itl_s <= 0 or power_w_per_gpu <= 0",
+    "itl below 0.1 ms: itl_s < 1e-4 s",
+    "power above 1.5 x TDP: power_w_per_gpu > 1.5 x catalog tdp_w",
+    "doubtful: <reason>: flagged by the source notes; excluded unless include_doubtful",
+    "no target: power, itl, ttft and throughput all empty",
+)
+MIN_ITL_S = 1e-4
+MAX_POWER_TDP_RATIO = 1.5
+_AUTO_DTYPE = {"fp32": "fp16"}
+
+
+class Resolver(Protocol):
+    """The part of :class:`predictors.catalog.Catalog` this module uses."""
+
+    def try_resolve_gpu(self, name: str) -> str | None: ...
+    def try_resolve_llm(self, name: str) -> str | None: ...
+    def gpu(self, name_or_id: str) -> dict[str, Any]: ...
+    def llm(self, name_or_id: str) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One adapter call: a format name and the file or directory it reads."""
+
+    format: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class MeasurementSet:
+    """Measurements after resolution and quality rules.
+
+    ``table``: usable rows (catalog ids in ``model``/``gpu``), canonical columns.
+    ``all_rows``: every row read, with ``drop_reason`` (null for usable rows).
+    ``unresolved``: ``source, kind (gpu|model), name, rows``.
+    ``dropped``: ``reason, rows``.
+    """
+
+    table: pl.DataFrame
+    all_rows: pl.DataFrame
+    unresolved: pl.DataFrame
+    dropped: pl.DataFrame
+    sources: tuple[SourceFile, ...] = ()
+
+
+def _first_line(path: Path) -> str:
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line.strip():
+                return line.strip()
+    return ""
+
+
+def discover(data_dir: Path) -> list[SourceFile]:
+    """Every adapter input under *data_dir*, in a deterministic order."""
+    if not data_dir.is_dir():
+        raise DataError(f"{data_dir}: data directory not found (pass --data DIR)")
+    found: list[SourceFile] = []
+    dirs_seen: set[tuple[str, Path]] = set()
+    claimed: list[Path] = []
+
+    def add_dir(fmt: str, d: Path) -> None:
+        if (fmt, d) not in dirs_seen:
+            dirs_seen.add((fmt, d))
+            found.append(SourceFile(fmt, d))
+
+    for d in sorted([data_dir, *(p for p in data_dir.rglob("*") if p.is_dir())]):
+        if is_v3_dir(d):
+            add_dir("mlenergy_v3", d)
+            claimed.append(d)
+        elif is_amd_dir(d):
+            add_dir("amd_mi300x", d)
+            claimed.append(d)
+    for f in sorted(p for p in data_dir.rglob("*") if p.is_file()):
+        if any(c in f.parents for c in claimed):
+            continue
+        if V2_FILE.match(f.name):
+            root = f.parents[4] if len(f.relative_to(data_dir).parts) >= 5 else f.parent
+            add_dir("mlenergy_v2", root)
+        elif f.suffix.lower() == ".csv":
+            header = _first_line(f)
+            cols = [c.strip().strip('"') for c in header.split(",")]
+            if is_v1_file(f):
+                add_dir("mlenergy_v1", f.parent)
+            elif is_argonne_file(f):
+                add_dir("argonne", f.parent)
+            elif is_aiconfigurator_header(cols):
+                found.append(SourceFile("aiconfigurator", f))
+            elif is_watt_counts_header(cols):
+                found.append(SourceFile("watt_counts", f))
+    return sorted(found, key=lambda s: (s.format, str(s.path)))
+
+
+def read_all(sources: list[SourceFile]) -> pl.DataFrame:
+    """Run the adapters and stack their tables (canonical schema)."""
+    frames = [ADAPTERS[s.format](s.path) for s in sources]
+    frames = [f for f in frames if f.height]
+    return pl.concat(frames) if frames else empty_frame()
+
+
+def _resolve_gpu(cat: Resolver, hint: str | None, raw: str) -> str | None:
+    for cand in [*(hint.split("|") if hint else []), raw]:
+        got = cat.try_resolve_gpu(cand)
+        if got is not None:
+            return got
+    return None
+
+
+def _precision(cat: Resolver, model_id: str | None, prec: str) -> str:
+    if prec != "auto" or model_id is None:
+        return prec
+    dtype = str(cat.llm(model_id).get("default_dtype") or "auto")
+    return _AUTO_DTYPE.get(dtype, dtype)
+
+
+def _tdp(cat: Resolver, gpu_id: str | None) -> float | None:
+    if gpu_id is None:
+        return None
+    v = cat.gpu(gpu_id).get("tdp_w")
+    return float(v) if v not in (None, "") else None
+
+
+def apply_rules(
+    raw: pl.DataFrame, cat: Resolver, *, include_doubtful: bool = False
+) -> pl.DataFrame:
+    """Resolve ids and add ``drop_reason`` (and ``tdp_w``) to every row; see the module doc."""
+    pairs = raw.select("gpu_hint", "gpu_raw").unique().rows()
+    gpu_map = {(h, r): _resolve_gpu(cat, h, r) for h, r in pairs}
+    mpairs = raw.select("model", "model_raw").unique().rows()
+    model_map = {
+        (m, r): cat.try_resolve_llm(m) or (cat.try_resolve_llm(r) if r != m else None)
+        for m, r in mpairs
+    }
+    gpu_ids = [gpu_map[(h, r)] for h, r in zip(raw["gpu_hint"], raw["gpu_raw"], strict=True)]
+    model_ids = [model_map[(m, r)] for m, r in zip(raw["model"], raw["model_raw"], strict=True)]
+    precisions = [_precision(cat, m, p) for m, p in zip(model_ids, raw["precision"], strict=True)]
+    tdp_map = {g: _tdp(cat, g) for g in set(gpu_ids)}
+    df = raw.with_columns(
+        pl.Series("gpu_id", gpu_ids, dtype=pl.String),
+        pl.Series("model_id", model_ids, dtype=pl.String),
+        pl.Series("precision", precisions, dtype=pl.String),
+        pl.Series("tdp_w", [tdp_map[g] for g in gpu_ids], dtype=pl.Float64),
+    )
+    itl, pw = pl.col("itl_s"), pl.col("power_w_per_gpu")
+    doubtful = pl.col("quality").str.starts_with("doubtful")
+    no_target = pl.all_horizontal(
+        pl.col(c).is_null()
+        for c in ("power_w_per_gpu", "itl_s", "ttft_s", "output_throughput_tok_s")
+    )
+    reason = (
+        pl.when(pl.col("gpu_id").is_null())
+        .then(pl.lit("unresolved gpu"))
+        .when(pl.col("model_id").is_null())
+        .then(pl.lit("unresolved model"))
+        .when((itl <= 0) | (pw <= 0))
+        .then(pl.lit("non-positive itl or power"))
+        .when(itl < MIN_ITL_S)
+        .then(pl.lit("itl below 0.1 ms"))
+        .when(pw > MAX_POWER_TDP_RATIO * pl.col("tdp_w"))
+        .then(pl.lit("power above 1.5 x TDP"))
+        .when(doubtful & pl.lit(not include_doubtful))
+        .then(pl.col("quality"))
+        .when(no_target)
+        .then(pl.lit("no target"))
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
+    df = df.with_columns(reason.alias("drop_reason"))
+    return df.with_columns(
+        pl.coalesce("model_id", "model_raw").alias("model"),
+        pl.coalesce("gpu_id", "gpu_raw").alias("gpu"),
+    ).drop("gpu_id", "model_id")
+
+
+def _unresolved(df: pl.DataFrame) -> pl.DataFrame:
+    gpu = df.filter(pl.col("drop_reason") == "unresolved gpu").group_by("source", "gpu_raw").len()
+    mod = (
+        df.filter(pl.col("drop_reason") == "unresolved model").group_by("source", "model_raw").len()
+    )
+    out = pl.concat(
+        [
+            gpu.select(
+                "source", pl.lit("gpu").alias("kind"), pl.col("gpu_raw").alias("name"), "len"
+            ),
+            mod.select(
+                "source", pl.lit("model").alias("kind"), pl.col("model_raw").alias("name"), "len"
+            ),
+        ]
+    )
+    return (
+        out.rename({"len": "rows"})
+        .with_columns(pl.col("rows").cast(pl.Int64))
+        .sort("source", "kind", "name")
+    )
+
+
+def load_measurements(
+    data_dir: Path, catalog: Resolver | None = None, *, include_doubtful: bool = False
+) -> MeasurementSet:
+    """Read, resolve and filter every measurement under *data_dir* (see the module doc)."""
+    if catalog is None:
+        from predictors.catalog import load_catalog
+
+        catalog = load_catalog()
+    sources = discover(data_dir)
+    if not sources:
+        raise DataError(f"{data_dir}: no measurement files of a known format found")
+    raw = read_all(sources).with_row_index("_order")
+    all_rows = apply_rules(raw, catalog, include_doubtful=include_doubtful)
+    all_rows = all_rows.sort("source", "file", "_order").drop("_order")
+    table = all_rows.filter(pl.col("drop_reason").is_null()).select(list(SCHEMA))
+    dropped = (
+        all_rows.filter(pl.col("drop_reason").is_not_null())
+        .group_by("drop_reason")
+        .len()
+        .rename({"drop_reason": "reason", "len": "rows"})
+        .with_columns(pl.col("rows").cast(pl.Int64))
+        .sort("rows", "reason", descending=[True, False])
+    )
+    return MeasurementSet(
+        table=table,
+        all_rows=all_rows,
+        unresolved=_unresolved(all_rows),
+        dropped=dropped,
+        sources=tuple(sources),
+    )

@@ -1,0 +1,104 @@
+"""ML.ENERGY v2 (2024) JSON tree -> canonical measurement table.
+
+Layout ``{task}/{GPU}/{org}/{model}/bs{N}+tp{T}+pp{P}.json``, fields ``Model, GPU, TP, PP,
+Energy/req (J)`` (summed over GPUs), ``Avg TPOT (s), Token tput (tok/s), Avg Output Tokens,
+Avg BS (reqs), Max BS (reqs)``. vLLM 0.4.2, saturated offline batches. Physics (SOURCES.md):
+
+- power per GPU = Energy/req / Avg Output Tokens * Token tput / (TP * PP);
+- ITL = Avg TPOT (decode only, ``itl_includes_prefill = False``);
+- batch size = Avg BS (measured mean concurrency), ``gpu_count = TP * PP``;
+- task (chat / code) from the folder, kept in ``task``.
+
+Input length is not published per run: we assume :data:`ASSUMED_INPUT_TOKENS` per task and set
+``input_tokens_assumed = True``. Precision: the models' native 16-bit weights as served by vLLM
+("auto", resolved from the LLM catalog's default dtype in load.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+
+from predictors.errors import DataError
+from predictors.measurements.schema import conform, empty_frame, frame_from_rows
+
+SOURCE = "mlenergy-v2"
+FILE_PATTERN = re.compile(r"^bs\d+\+tp\d+\+pp\d+\.json$")
+#: Assumed mean prompt lengths (tokens): chat = ShareGPT-style prompts, code = code prompts.
+ASSUMED_INPUT_TOKENS = {"chat": 250.0, "code": 400.0}
+_DEFAULT_INPUT = 300.0
+_FIELDS = (
+    "Model",
+    "GPU",
+    "TP",
+    "PP",
+    "Energy/req (J)",
+    "Avg TPOT (s)",
+    "Token tput (tok/s)",
+    "Avg Output Tokens",
+    "Avg BS (reqs)",
+)
+
+
+def find_v2_files(root: Path) -> list[Path]:
+    """All ``bs*+tp*+pp*.json`` run files under *root* (sorted)."""
+    if root.is_file():
+        return [root] if FILE_PATTERN.match(root.name) else []
+    return sorted(p for p in root.rglob("*.json") if FILE_PATTERN.match(p.name))
+
+
+def read_mlenergy_v2(path: Path) -> pl.DataFrame:
+    """Read every v2 run file under *path* (a tree root, or one run file)."""
+    rows = [_row(f, path) for f in find_v2_files(path)]
+    if not rows:
+        return empty_frame()
+    return conform(frame_from_rows(rows), origin=path)
+
+
+def _task_of(file: Path, root: Path) -> str:
+    """The task folder: four levels above the file ({task}/{GPU}/{org}/{model}/file)."""
+    parts = file.parts
+    return parts[-5] if len(parts) >= 5 else root.name
+
+
+def _row(file: Path, root: Path) -> dict[str, object]:
+    try:
+        d = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{file}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    missing = [k for k in _FIELDS if k not in d]
+    if missing:
+        raise DataError(f"{file}: missing fields {', '.join(missing)}")
+    n_gpu = int(d["TP"]) * int(d["PP"])
+    out_tok = float(d["Avg Output Tokens"])
+    tput = float(d["Token tput (tok/s)"])
+    power = float(d["Energy/req (J)"]) / out_tok * tput / n_gpu
+    task = _task_of(file, root)
+    return {
+        "source": SOURCE,
+        "model": d["Model"],
+        "gpu": d["GPU"],
+        "gpu_count": n_gpu,
+        "engine": "vllm",
+        "precision": "auto",
+        "batch_size": float(d["Avg BS (reqs)"]),
+        "arrival_rate_rps": None,
+        "input_tokens": ASSUMED_INPUT_TOKENS.get(task, _DEFAULT_INPUT),
+        "output_tokens": out_tok,
+        "power_w_per_gpu": power,
+        "itl_s": float(d["Avg TPOT (s)"]),
+        "ttft_s": None,
+        "output_throughput_tok_s": tput,
+        "itl_includes_prefill": False,
+        "quality": "ok",
+        "model_raw": d["Model"],
+        "gpu_raw": d["GPU"],
+        "file": str(file),
+        "gpu_hint": None,
+        "task": task,
+        "input_tokens_assumed": True,
+        "note": f"tp={d['TP']} pp={d['PP']} max_bs={d.get('Max BS (reqs)')}",
+    }

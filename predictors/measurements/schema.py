@@ -1,0 +1,182 @@
+"""The canonical measurement table every adapter returns, and :func:`conform` to enforce it.
+
+Columns (units in the names; see ``../shared/DESIGN.md``):
+
+``source, model, gpu, gpu_count, engine, precision, batch_size, arrival_rate_rps, input_tokens,
+output_tokens, power_w_per_gpu, itl_s, ttft_s, output_throughput_tok_s, itl_includes_prefill,
+quality`` plus the extras ``model_raw, gpu_raw, file`` and the adapter extras ``gpu_hint`` (a more
+specific GPU name the source documents, tried before ``gpu_raw`` when resolving), ``task``,
+``input_tokens_assumed`` (True when the input length is a documented assumption rather than a
+measured value) and ``note`` (free text: parallelism, KV-cache dtype, ...).
+
+``batch_size`` is the mean number of concurrent sequences; ``arrival_rate_rps`` is null for offline
+(saturated) runs. ``quality`` is ``"ok"`` or ``"doubtful: <reason>"``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from predictors.errors import DataError
+
+#: Canonical columns and their polars dtypes, in output order.
+SCHEMA: dict[str, pl.DataType] = {
+    "source": pl.String(),
+    "model": pl.String(),
+    "gpu": pl.String(),
+    "gpu_count": pl.Int64(),
+    "engine": pl.String(),
+    "precision": pl.String(),
+    "batch_size": pl.Float64(),
+    "arrival_rate_rps": pl.Float64(),
+    "input_tokens": pl.Float64(),
+    "output_tokens": pl.Float64(),
+    "power_w_per_gpu": pl.Float64(),
+    "itl_s": pl.Float64(),
+    "ttft_s": pl.Float64(),
+    "output_throughput_tok_s": pl.Float64(),
+    "itl_includes_prefill": pl.Boolean(),
+    "quality": pl.String(),
+    "model_raw": pl.String(),
+    "gpu_raw": pl.String(),
+    "file": pl.String(),
+    "gpu_hint": pl.String(),
+    "task": pl.String(),
+    "input_tokens_assumed": pl.Boolean(),
+    "note": pl.String(),
+}
+
+#: Columns that may be null.
+NULLABLE: frozenset[str] = frozenset(
+    {
+        "arrival_rate_rps",
+        "power_w_per_gpu",
+        "itl_s",
+        "ttft_s",
+        "output_throughput_tok_s",
+        "gpu_hint",
+        "task",
+        "note",
+    }
+)
+
+#: Adapter extras that :func:`conform` fills when an adapter leaves them out.
+_EXTRA_DEFAULTS: dict[str, object] = {
+    "gpu_hint": None,
+    "task": None,
+    "input_tokens_assumed": False,
+    "note": None,
+}
+
+ENGINES: frozenset[str] = frozenset(
+    {
+        "vllm",
+        "tensorrt-llm",
+        "sglang",
+        "deepspeed-mii",
+        "deepspeed",
+        "hf-transformers",
+        "llama.cpp",
+        "sambaflow",
+    }
+)
+#: "auto" means "the model's default dtype"; load.py replaces it from the LLM catalog.
+PRECISIONS: frozenset[str] = frozenset(
+    {"fp32", "fp16", "bf16", "fp8", "int8", "fp4", "int4", "auto"}
+)
+
+_ENGINE_ALIASES = {
+    "vllm": "vllm",
+    "tensorrt-llm": "tensorrt-llm",
+    "trtllm": "tensorrt-llm",
+    "trt-llm": "tensorrt-llm",
+    "sglang": "sglang",
+    "deepspeed-mii": "deepspeed-mii",
+    "deepspeed": "deepspeed",
+    "hf-transformers": "hf-transformers",
+    "transformers": "hf-transformers",
+    "llama.cpp": "llama.cpp",
+    "sambaflow": "sambaflow",
+}
+_PRECISION_ALIASES = {
+    "fp32": "fp32",
+    "float32": "fp32",
+    "fp16": "fp16",
+    "float16": "fp16",
+    "half": "fp16",
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "fp8": "fp8",
+    "fp8_block": "fp8",
+    "float8": "fp8",
+    "int8": "int8",
+    "fp4": "fp4",
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
+    "int4": "int4",
+    "auto": "auto",
+}
+
+
+def normalize_engine(name: str) -> str:
+    """Map an engine name as written by a source (``TensorRT-LLM``, ``trtllm``) to ours."""
+    key = name.strip().lower()
+    if key not in _ENGINE_ALIASES:
+        raise DataError(f"unknown engine {name!r}; known: {', '.join(sorted(ENGINES))}")
+    return _ENGINE_ALIASES[key]
+
+
+def normalize_precision(name: str) -> str:
+    """Map a precision as written by a source (``bfloat16``, ``nvfp4``, ``mxfp4``) to ours."""
+    key = name.strip().lower()
+    if key not in _PRECISION_ALIASES:
+        raise DataError(f"unknown precision {name!r}; known: {', '.join(sorted(PRECISIONS))}")
+    return _PRECISION_ALIASES[key]
+
+
+def empty_frame() -> pl.DataFrame:
+    """An empty table with the canonical columns and dtypes."""
+    return pl.DataFrame(schema=SCHEMA)
+
+
+def conform(df: pl.DataFrame, *, origin: Path | str = "<adapter>") -> pl.DataFrame:
+    """Cast an adapter's output to the canonical schema, fill extras, and validate it.
+
+    Raises :class:`DataError` naming *origin* when a required column is missing, a required
+    value is null, or an engine/precision/quality value is outside the allowed set.
+    """
+    for col, default in _EXTRA_DEFAULTS.items():
+        if col not in df.columns:
+            df = df.with_columns(pl.lit(default, dtype=SCHEMA[col]).alias(col))
+    missing = [c for c in SCHEMA if c not in df.columns]
+    if missing:
+        raise DataError(f"{origin}: adapter output lacks columns {', '.join(missing)}")
+    try:
+        out = df.select([pl.col(c).cast(t, strict=True) for c, t in SCHEMA.items()])
+    except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
+        first = str(exc).splitlines()[0]
+        raise DataError(f"{origin}: cannot cast to the canonical schema: {first}") from exc
+    for col in SCHEMA:
+        if col in NULLABLE:
+            continue
+        n_null = out[col].null_count()
+        if n_null:
+            raise DataError(f"{origin}: column {col} has {n_null} empty values (required)")
+    bad_engine = sorted(set(out["engine"].to_list()) - ENGINES)
+    if bad_engine:
+        raise DataError(f"{origin}: unknown engines {bad_engine}")
+    bad_prec = sorted(set(out["precision"].to_list()) - PRECISIONS)
+    if bad_prec:
+        raise DataError(f"{origin}: unknown precisions {bad_prec}")
+    qualities = set(out["quality"].to_list())
+    bad_q = [q for q in qualities if q != "ok" and not q.startswith("doubtful: ")]
+    if bad_q:
+        raise DataError(f"{origin}: quality must be 'ok' or 'doubtful: <reason>', got {bad_q[:3]}")
+    return out
+
+
+def frame_from_rows(rows: list[dict[str, object]]) -> pl.DataFrame:
+    """Build a canonical-typed frame from row dicts (keys = :data:`SCHEMA` columns)."""
+    return pl.DataFrame(rows, schema=SCHEMA, strict=False)

@@ -1,0 +1,189 @@
+"""Gradient-boosted estimators for power and ITL, with physics-normalised targets and intervals.
+
+An :class:`XgbEstimator` is XGBoost on a *target transform* of the measured value:
+
+* ``power_over_tdp``: z = power per GPU / TDP (the paper's normalisation);
+* ``log_itl``: z = log ITL (the paper's ITL recipe);
+* ``log_itl_over_roofline``: z = log(ITL / roofline ITL) — the trees learn the efficiency
+  relative to physics, so an unseen GPU's bandwidth and FLOPS enter through the roofline rather
+  than through tree splits that cannot extrapolate.
+
+Intervals are split-conformal on grouped out-of-fold residuals r = log(measured / predicted):
+the 5 % and 95 % quantiles of r (computed by :mod:`predictors.evaluate` on folds that hold out whole
+GPUs) widen each prediction multiplicatively, so a 90 % interval is meant to cover 90 % of rows of
+an unseen GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from predictors.features import feature_matrix
+
+TRANSFORMS: tuple[str, ...] = ("power_over_tdp", "log_itl", "log_itl_over_roofline")
+
+
+def to_target(transform: str, frame: pl.DataFrame, y: np.ndarray) -> np.ndarray:
+    """Measured values (W or s) -> the transformed training target."""
+    if transform == "power_over_tdp":
+        return y / frame["tdp_w"].to_numpy()
+    if transform == "log_itl":
+        return np.log(y)
+    if transform == "log_itl_over_roofline":
+        return np.log(y / frame["roofline_itl_s"].to_numpy())
+    raise ValueError(f"unknown target transform {transform!r}; use one of {TRANSFORMS}")
+
+
+def from_target(transform: str, frame: pl.DataFrame, z: np.ndarray) -> np.ndarray:
+    """Transformed predictions -> W or s."""
+    if transform == "power_over_tdp":
+        return z * frame["tdp_w"].to_numpy()
+    if transform == "log_itl":
+        return np.exp(z)
+    if transform == "log_itl_over_roofline":
+        return np.exp(z) * frame["roofline_itl_s"].to_numpy()
+    raise ValueError(f"unknown target transform {transform!r}; use one of {TRANSFORMS}")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Multiplicative conformal band: [ŷ·exp(lo), ŷ·exp(hi)] for log residuals log(y/ŷ)."""
+
+    log_lo: float
+    log_hi: float
+    level: float = 0.9
+
+    @staticmethod
+    def calibrate(measured: np.ndarray, predicted: np.ndarray, level: float = 0.9) -> Interval:
+        """Quantiles of out-of-fold log residuals (finite-sample conformal correction)."""
+        r = np.log(measured / predicted)
+        r = r[np.isfinite(r)]
+        if r.size == 0:
+            return Interval(0.0, 0.0, level)
+        alpha = (1.0 - level) / 2.0
+        n = r.size
+        q_hi = min(1.0, np.ceil((n + 1) * (1.0 - alpha)) / n)
+        q_lo = max(0.0, np.floor((n + 1) * alpha) / n - 1.0 / n)
+        return Interval(float(np.quantile(r, q_lo)), float(np.quantile(r, q_hi)), level)
+
+    def apply(self, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return predicted * np.exp(self.log_lo), predicted * np.exp(self.log_hi)
+
+
+@dataclass
+class XgbEstimator:
+    """XGBoost regressor on a transformed target of one quantity (power or ITL)."""
+
+    name: str
+    transform: str
+    features: tuple[str, ...]
+    params: dict[str, Any]
+    num_boost_round: int
+    monotone: dict[str, int] = field(default_factory=dict)
+    booster: Any = None
+
+    def _xgb_params(self) -> dict[str, Any]:
+        params = {"objective": "reg:squarederror", "tree_method": "hist", "seed": 0, "nthread": 2}
+        params.update(self.params)
+        if self.monotone:
+            params["monotone_constraints"] = (
+                "(" + ",".join(str(self.monotone.get(f, 0)) for f in self.features) + ")"
+            )
+        return params
+
+    def fit(self, frame: pl.DataFrame, y: np.ndarray, weight: np.ndarray | None = None) -> None:
+        """Fit on rows of *frame* (features added) with measured values *y* (W or s)."""
+        import xgboost as xgb
+
+        z = to_target(self.transform, frame, y)
+        ok = np.isfinite(z)
+        x = feature_matrix(frame.filter(pl.Series(ok)), self.features).to_numpy()
+        dtrain = xgb.DMatrix(
+            x, label=z[ok], weight=None if weight is None else weight[ok], missing=np.nan
+        )
+        self.booster = xgb.train(self._xgb_params(), dtrain, num_boost_round=self.num_boost_round)
+
+    def predict(self, frame: pl.DataFrame) -> np.ndarray:
+        """Predicted W or s for every row of *frame* (features added)."""
+        import xgboost as xgb
+
+        if self.booster is None:
+            raise RuntimeError(f"estimator {self.name} is not fitted")
+        x = feature_matrix(frame, self.features).to_numpy()
+        z = self.booster.predict(xgb.DMatrix(x, missing=np.nan))
+        return np.asarray(from_target(self.transform, frame, z.astype(np.float64)))
+
+
+def paper_power() -> XgbEstimator:
+    """The paper's power recipe: max_depth 6, 200 trees, reg_lambda 150 on power/TDP."""
+    from predictors.features import PAPER_FEATURES
+
+    return XgbEstimator(
+        name="paper_recipe",
+        transform="power_over_tdp",
+        features=PAPER_FEATURES,
+        params={"max_depth": 6, "reg_lambda": 150.0, "eta": 0.3},
+        num_boost_round=200,
+    )
+
+
+def paper_itl() -> XgbEstimator:
+    """The paper's ITL recipe: max_depth 5, 100 trees on log ITL."""
+    from predictors.features import PAPER_FEATURES
+
+    return XgbEstimator(
+        name="paper_recipe",
+        transform="log_itl",
+        features=PAPER_FEATURES,
+        params={"max_depth": 5, "eta": 0.3},
+        num_boost_round=100,
+    )
+
+
+#: Monotone constraints of our power estimator: more concurrent work never lowers power.
+POWER_MONOTONE: dict[str, int] = {"batch_size": 1, "log_batch": 1}
+
+
+def ours_power() -> XgbEstimator:
+    """Our power estimator: power/TDP on physics + load features, monotone in batch."""
+    from predictors.features import OUR_FEATURES
+
+    return XgbEstimator(
+        name="ours",
+        transform="power_over_tdp",
+        features=OUR_FEATURES,
+        params={
+            "max_depth": 4,
+            "eta": 0.05,
+            "subsample": 0.8,
+            "colsample_bytree": 0.8,
+            "min_child_weight": 5.0,
+            "reg_lambda": 10.0,
+        },
+        num_boost_round=400,
+        monotone=POWER_MONOTONE,
+    )
+
+
+def ours_itl() -> XgbEstimator:
+    """Our ITL estimator: log(ITL / roofline ITL) on physics + load features."""
+    from predictors.features import OUR_FEATURES
+
+    return XgbEstimator(
+        name="ours",
+        transform="log_itl_over_roofline",
+        features=OUR_FEATURES,
+        params={
+            "max_depth": 4,
+            "eta": 0.05,
+            "subsample": 0.8,
+            "colsample_bytree": 0.8,
+            "min_child_weight": 5.0,
+            "reg_lambda": 10.0,
+        },
+        num_boost_round=400,
+    )

@@ -1,0 +1,184 @@
+"""Physical quantities of an (LLM, GPU, workload) row, as polars expressions.
+
+Everything here is a pure function of catalog facts and workload columns, so the same
+expressions feed the predictors' features, the roofline baseline and the planner's memory check.
+
+Conventions (see docs/method.md):
+
+* ``precision`` is the weight precision; bytes per parameter from :data:`BYTES_PER_PARAM`.
+* The KV cache is stored in 16-bit unless the weights are 8-bit or narrower, in which case 8-bit
+  KV (``fp8`` KV cache) is assumed; fp32 weights keep a 32-bit cache.
+* Peak dense tensor FLOPS for a precision: fp8/int8/fp4 use their own rate where the GPU has one,
+  else fall back to the 16-bit rate (weight-only quantisation computes in 16-bit); fp32 uses half
+  the 16-bit tensor rate (TF32).
+* Decode step of a batch of ``b`` sequences with mean context ``c`` tokens on ``n`` GPUs (tensor
+  parallel): bytes moved = weights read + ``b · c · kv_bytes_per_token``; FLOPs = ``2 · active
+  params · b``. Roofline step time = max(bytes / (n · bandwidth), FLOPs / (n · peak FLOPS)).
+* For mixture-of-experts models the weights read per step are the shared (non-expert) weights plus
+  the experts touched by the batch: each of ``E`` experts is touched with probability
+  ``1 − (1 − k/E)^b`` for ``k`` experts per token.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+#: Bytes per weight for each supported precision.
+BYTES_PER_PARAM: dict[str, float] = {
+    "fp32": 4.0,
+    "fp16": 2.0,
+    "bf16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "fp4": 0.5,
+    "int4": 0.5,
+}
+PRECISIONS: tuple[str, ...] = tuple(BYTES_PER_PARAM)
+ENGINES: tuple[str, ...] = (
+    "vllm",
+    "tensorrt-llm",
+    "sglang",
+    "deepspeed-mii",
+    "hf-transformers",
+    "llama.cpp",
+)
+
+#: Fraction of GPU memory an engine may use (vLLM's default gpu_memory_utilization).
+MEMORY_UTILISATION = 0.9
+#: Runtime reserve per GPU (activations, CUDA graphs, allocator slack), in GB.
+RUNTIME_RESERVE_GB_PER_GPU = 1.5
+
+_BYTES = pl.col("precision").replace_strict(BYTES_PER_PARAM, default=None, return_dtype=pl.Float64)
+
+
+def bytes_per_param() -> pl.Expr:
+    """Bytes per weight of the row's ``precision``."""
+    return _BYTES
+
+
+def kv_bytes_per_element() -> pl.Expr:
+    """Bytes per KV-cache element: 1 for ≤8-bit weights, 4 for fp32, else 2."""
+    return (
+        pl.when(_BYTES <= 1.0)
+        .then(pl.lit(1.0))
+        .when(_BYTES >= 4.0)
+        .then(pl.lit(4.0))
+        .otherwise(pl.lit(2.0))
+    )
+
+
+def weight_bytes() -> pl.Expr:
+    """Bytes of all weights (total parameters) at the row's precision."""
+    return pl.col("total_params_b") * 1e9 * _BYTES
+
+
+def kv_bytes_per_token() -> pl.Expr:
+    """KV-cache bytes one token of context occupies (all layers, all GPUs together).
+
+    Multi-head latent attention (DeepSeek) caches ``kv_lora_rank + qk_rope_head_dim`` values per
+    layer; other attention kinds cache keys and values for every KV head. Sliding-window layers are
+    counted as full layers (an upper bound, stated in docs/method.md).
+    """
+    per_layer_mha = 2.0 * pl.col("num_kv_heads") * pl.col("head_dim")
+    per_layer_mla = pl.col("kv_lora_rank").fill_null(0) + pl.col("qk_rope_head_dim").fill_null(0)
+    per_layer = (
+        pl.when(pl.col("attention_kind") == "mla").then(per_layer_mla).otherwise(per_layer_mha)
+    )
+    return pl.col("num_layers") * per_layer * kv_bytes_per_element()
+
+
+def peak_tflops() -> pl.Expr:
+    """Peak dense tensor TFLOPS of one GPU for the row's precision (see module docstring)."""
+    fp16 = pl.col("fp16_tflops_dense")
+    fp8 = pl.col("fp8_tflops_dense").fill_null(fp16)
+    return (
+        pl.when(pl.col("precision") == "fp8")
+        .then(fp8)
+        .when(pl.col("precision") == "int8")
+        .then(pl.col("int8_tops_dense").fill_null(fp8))
+        .when(pl.col("precision") == "fp4")
+        .then(pl.col("fp4_tflops_dense").fill_null(fp8))
+        .when(pl.col("precision") == "fp32")
+        .then(fp16 / 2.0)
+        .otherwise(fp16)
+    )
+
+
+def mean_context_tokens() -> pl.Expr:
+    """Mean context length during decoding: prompt plus half the output."""
+    return pl.col("input_tokens") + pl.col("output_tokens") / 2.0
+
+
+def expert_fraction_touched() -> pl.Expr:
+    """Fraction of routed-expert weights read in one decode step of the batch (1 for dense)."""
+    k_over_e = pl.col("num_experts_per_tok").cast(pl.Float64) / pl.col("num_experts").cast(
+        pl.Float64
+    )
+    touched = 1.0 - (1.0 - k_over_e).pow(pl.col("batch_size").clip(lower_bound=1.0))
+    return pl.when(pl.col("is_moe")).then(touched.fill_null(1.0)).otherwise(pl.lit(1.0))
+
+
+def weight_bytes_read_per_step() -> pl.Expr:
+    """Weight bytes read in one decode step: dense weights plus the routed experts touched."""
+    total = pl.col("total_params_b")
+    active = pl.col("active_params_b")
+    k = pl.col("num_experts_per_tok").cast(pl.Float64)
+    e = pl.col("num_experts").cast(pl.Float64)
+    # routed expert params R and shared params S solve: S + R = total, S + R·k/E = active.
+    routed = ((total - active) / (1.0 - k / e)).clip(lower_bound=0.0)
+    shared = (total - routed).clip(lower_bound=0.0)
+    moe_read = (shared + routed * expert_fraction_touched()) * 1e9 * _BYTES
+    return (
+        pl.when(pl.col("is_moe") & e.is_not_null() & (e > 0))
+        .then(moe_read.fill_null(weight_bytes()))
+        .otherwise(weight_bytes())
+    )
+
+
+def memory_time_s() -> pl.Expr:
+    """Seconds to stream one decode step's bytes at full memory bandwidth of all GPUs."""
+    step_bytes = (
+        weight_bytes_read_per_step()
+        + pl.col("batch_size") * mean_context_tokens() * kv_bytes_per_token()
+    )
+    return step_bytes / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
+
+
+def compute_time_s() -> pl.Expr:
+    """Seconds for one decode step's FLOPs (2 · active params · batch) at peak dense FLOPS."""
+    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size")
+    return flops / (peak_tflops() * 1e12 * pl.col("gpu_count"))
+
+
+def roofline_itl_s() -> pl.Expr:
+    """Roofline inter-token latency: the slower of the memory and compute times of one step."""
+    return pl.max_horizontal(memory_time_s(), compute_time_s())
+
+
+def bandwidth_latency_s() -> pl.Expr:
+    """The paper's bandwidth latency: weight bytes / memory bandwidth of one GPU."""
+    return weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9)
+
+
+def compute_latency_s() -> pl.Expr:
+    """The paper's compute latency: 2 · active params / peak dense FLOPS of one GPU."""
+    return 2.0 * pl.col("active_params_b") * 1e9 / (peak_tflops() * 1e12)
+
+
+def kv_budget_bytes() -> pl.Expr:
+    """Memory left for the KV cache on all GPUs of a replica (negative: weights do not fit)."""
+    usable = (
+        pl.col("memory_gb") * 1e9 * MEMORY_UTILISATION - RUNTIME_RESERVE_GB_PER_GPU * 1e9
+    ) * pl.col("gpu_count")
+    return usable - weight_bytes()
+
+
+def max_concurrent_sequences() -> pl.Expr:
+    """How many sequences of the row's full length (input + output) fit in the KV budget."""
+    per_seq = kv_bytes_per_token() * (pl.col("input_tokens") + pl.col("output_tokens"))
+    return (kv_budget_bytes() / per_seq).clip(lower_bound=0.0)
+
+
+def fits_in_memory() -> pl.Expr:
+    """True when the weights fit and at least ``batch_size`` full sequences fit beside them."""
+    return max_concurrent_sequences() >= pl.col("batch_size").clip(lower_bound=1.0)

@@ -1,0 +1,91 @@
+"""Train the shipped estimators on every usable measurement row and write the model card.
+
+Each target's estimator is fitted on all its rows; its 90 % interval is calibrated on
+out-of-fold residuals of folds that hold out whole GPUs (the situation the planner is in when it
+predicts a GPU with no measurements). The training domain (precisions, engines, vendors,
+architectures, MoE, numeric ranges) is recorded for the ``in_domain`` flag.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from predictors import artifacts
+from predictors.catalog import Catalog
+from predictors.evaluate import TARGETS, calibrate_interval, target_rows
+from predictors.features import add_features, join_specs
+
+#: Source whose measurement protocol predictions are expressed in (the nuisance feature's value
+#: at prediction time): ML.ENERGY v3 measures steady-state vLLM serving on whole GPUs.
+REFERENCE_SOURCE = "mlenergy-v3"
+#: Numeric columns whose training range bounds ``in_domain``.
+RANGE_COLUMNS: tuple[str, ...] = ("log_params", "batch_size", "input_tokens", "output_tokens")
+
+
+def prepare(table: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
+    """Measurement rows with catalog facts and features."""
+    return add_features(join_specs(table, catalog))
+
+
+def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
+    """What the estimators have seen: categorical sets and numeric ranges (with 10 % slack)."""
+    ranges = {}
+    for col in RANGE_COLUMNS:
+        lo, hi = float(frame[col].min()), float(frame[col].max())  # type: ignore[arg-type]
+        span = hi - lo
+        ranges[col] = [lo - 0.1 * span, hi + 0.1 * span]
+    return {
+        "precisions": sorted(frame["precision"].unique().to_list()),
+        "engines": sorted(frame["engine"].unique().to_list()),
+        "vendors": sorted(frame["vendor"].unique().to_list()),
+        "architectures": sorted(frame["architecture"].unique().to_list()),
+        "moe_trained": bool(frame["is_moe"].any()),
+        "ranges": ranges,
+        "gpus": sorted(frame["gpu"].unique().to_list()),
+        "models": sorted(frame["model"].unique().to_list()),
+    }
+
+
+def train(
+    table: pl.DataFrame, catalog: Catalog, metrics: dict[str, Any] | None = None
+) -> artifacts.TrainedModels:
+    """Fit power and ITL estimators on all usable rows of the canonical measurement *table*."""
+    frame = prepare(table, catalog)
+    trained: dict[str, artifacts.TrainedTarget] = {}
+    rows: dict[str, int] = {}
+    for name, target in TARGETS.items():
+        sub = target_rows(frame, target)
+        y = sub[target.column].to_numpy().astype(np.float64)
+        est = target.ours()
+        est.fit(sub, y)
+        band = calibrate_interval(target.ours, sub, y, "logo")
+        trained[name] = artifacts.TrainedTarget(est, band)
+        rows[name] = sub.height
+    usable = frame.filter(
+        pl.col("power_w_per_gpu").is_not_null() | pl.col("itl_s").is_not_null()
+    )
+    card: dict[str, Any] = {
+        "name": "wattgpu predictors",
+        "units": {
+            "power": "W per GPU (mean board power during decoding)",
+            "itl": "s per output token (inter-token latency)",
+            "output_throughput_tok_s": "batch_size / itl_s",
+        },
+        "reference_source": REFERENCE_SOURCE,
+        "training_data": {
+            "sha256": artifacts.data_hash(table.sort(table.columns)),
+            "rows": rows,
+            "sources": sorted(table["source"].unique().to_list()),
+            "rows_by_source": dict(
+                sorted(table.group_by("source").len().iter_rows())  # type: ignore[arg-type]
+            ),
+        },
+        "domain": training_domain(usable),
+        "intervals": "90 % split-conformal, residuals out-of-fold over folds holding out whole GPUs",
+        "metrics": metrics or {},
+        "library_versions": artifacts.library_versions(),
+    }
+    return artifacts.TrainedModels(trained, card)
