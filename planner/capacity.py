@@ -8,8 +8,8 @@ candidate (formulas in docs/method.md):
   by the KV cache that fits (:mod:`predictors.physics`);
 * **operating concurrency** ``b``: the largest grid value whose ITL (the upper 90 % bound when the
   scenario is ``robust``) meets the SLA;
-* **TTFT**: prefill time = 2 · active params · input tokens / (TP · peak FLOPS · :data:`PREFILL_MFU`)
-  plus one weight read; must meet the TTFT SLA when one is given;
+* **TTFT**: prefill time = 2 · active params · input tokens / (TP · peak FLOPS · MFU) plus one
+  weight read (MFU = :data:`PREFILL_MFU`); must meet the TTFT SLA when one is given;
 * **capacity**: a request holds a slot for TTFT + output tokens × ITL(b), so a replica completes
   ``b / (TTFT + out · ITL)`` requests/s when saturated (Little's law); we plan at
   :data:`CAPACITY_HEADROOM` of that to leave queueing slack;
@@ -102,11 +102,9 @@ def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
         }
     )
     j = join_specs(frame, predictor.catalog)
-    prefill = (
-        2.0 * pl.col("active_params_b") * 1e9 * pl.col("input_tokens")
-        / (physics.peak_tflops() * 1e12 * pl.col("gpu_count") * PREFILL_MFU)
-        + physics.weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
-    )
+    prefill = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("input_tokens") / (
+        physics.peak_tflops() * 1e12 * pl.col("gpu_count") * PREFILL_MFU
+    ) + physics.weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
     return j.select(
         "_spec",
         (physics.weight_bytes() / 1e9).alias("weights_gb"),

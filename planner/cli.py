@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from planner import cli_catalog, cli_data, cli_plan, cli_predictors, cli_report
+from planner import cli_catalog, cli_data, cli_plan, cli_predictors, cli_report, cli_validate
 from predictors import __version__
 from predictors.errors import WattgpuError
 
@@ -41,7 +41,7 @@ def _root(
     """wattgpu: energy-aware GPU planning for LLM inference."""
 
 
-for _module in (cli_catalog, cli_data, cli_predictors, cli_plan, cli_report):
+for _module in (cli_catalog, cli_data, cli_predictors, cli_validate, cli_plan, cli_report):
     _module.register(app)
 
 
@@ -58,6 +58,16 @@ def main(argv: list[str] | None = None) -> None:
         for line in str(exc).splitlines() or ["unknown error"]:
             typer.echo(f"error: {line}", err=True)
         sys.exit(1)
+    except Exception as exc:  # a bug, not bad input: one line, the traceback on --debug
+        if debug:
+            raise
+        first = (str(exc).splitlines() or [""])[0]
+        typer.echo(
+            f"error: internal error {type(exc).__name__}: {first} "
+            "(rerun with --debug for the traceback and please report it)",
+            err=True,
+        )
+        sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -131,17 +131,21 @@ def evaluate(
 
 
 def _method_text() -> str:
-    from predictors.model import ours_itl, ours_power
+    from predictors.model import power_candidates
 
-    p, i = ours_power(), ours_itl()
+    cands = power_candidates()
+    p = cands[0]
     return (
-        f"Ours: XGBoost on `{p.transform}` (power) and `{i.transform}` (ITL) with "
-        f"{len(p.features)} features (the paper's plus roofline physics, load and source "
-        f"nuisance codes), {p.num_boost_round} trees, max depth {p.params['max_depth']}, "
-        f"monotone non-decreasing power in batch. Paper recipe: XGBoost max_depth 6, 200 trees, "
+        f"Ours: XGBoost on `{p.transform}` (power) and `log_itl_over_roofline` (ITL); inside "
+        "every training set a nested grouped CV (inner folds grouped like the outer split) picks "
+        f"one of the configurations {', '.join(c.name for c in cands)} (physics-full: the "
+        "paper's features plus roofline physics, load and source nuisance codes; "
+        "physics-transfer: the same without GPU-identity columns such as bandwidth, clocks, "
+        f"transistors and year), {p.num_boost_round} trees, max depth {p.params['max_depth']}, "
+        "power monotone non-decreasing in batch. Paper recipe: XGBoost max_depth 6, 200 trees, "
         "reg_lambda 150 on power/TDP and max_depth 5, 100 trees on log ITL with the paper's "
-        "features. Intervals: split-conformal quantiles (5 %, 95 %) of out-of-fold log residuals "
-        "computed inside each training fold with inner folds grouped like the outer split."
+        "features. Intervals: split-conformal quantiles (5 %, 95 %) of the chosen "
+        "configuration's inner out-of-fold log residuals."
     )
 
 

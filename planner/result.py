@@ -143,7 +143,7 @@ class Plan:
     def to_json_dict(self) -> dict[str, Any]:
         """The stable JSON contract of issue 5 (extra keys allowed, these are required)."""
         inputs = self.inputs
-        objective = {"minimize": inputs.objective.minimize}
+        objective: dict[str, Any] = {"minimize": inputs.objective.minimize}
         if inputs.objective.minimize == "weighted":
             objective["weights"] = {k: float(v) for k, v in inputs.objective.weights.items()}
         return {

@@ -7,7 +7,7 @@ Reading a file, applying ``--set`` overrides, checking names against the catalog
 problems into one-line messages is :mod:`planner.scenario_load`'s job; this module only holds the
 models, their cross-field rules and small helpers the capacity stage needs (:func:`periods`,
 :func:`requests_per_s_by_period`). ``docs/scenarios.md`` is generated from the field docstrings
-below by :func:`field_reference`.
+below by :func:`planner.scenario_doc.field_reference`.
 
 Every model is ``extra="forbid"`` (unknown keys are errors), ``strict=True`` (``"5"`` is not a
 number, ``true`` is not an integer) and frozen. Cross-field rules raise a ``rule`` error whose
@@ -17,9 +17,7 @@ problem of a rule on its own line.
 
 from __future__ import annotations
 
-import types
-import typing
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -444,55 +442,3 @@ def requests_per_s_by_period(entry: ModelEntry, period_count: int) -> list[float
     if load.daily_profile is not None:
         return [load.requests_per_s * m for m in load.daily_profile]
     return [load.requests_per_s] * period_count
-
-
-# --- reference documentation ---------------------------------------------------------------------
-
-
-def _type_name(annotation: Any) -> str:
-    origin = get_origin(annotation)
-    if origin is Literal:
-        return " \\| ".join(repr(a) for a in get_args(annotation)).replace("'", "")
-    if origin in (Union, types.UnionType):
-        return " \\| ".join(_type_name(a) for a in get_args(annotation))
-    if origin is Annotated:
-        return _type_name(get_args(annotation)[0])
-    if origin in (list, dict):
-        inner = ", ".join(_type_name(a) for a in get_args(annotation))
-        return f"{origin.__name__}[{inner}]"
-    if annotation is type(None):
-        return "null"
-    return getattr(annotation, "__name__", str(annotation))
-
-
-def _yaml_default(value: Any) -> str:
-    if isinstance(value, BaseModel):
-        value = value.model_dump(exclude_none=True)
-    if value is None:
-        return "`null` (omitted)"
-    if isinstance(value, bool):
-        return f"`{str(value).lower()}`"
-    if value == "":
-        return '`""`'
-    if isinstance(value, dict):
-        return "`{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}`"
-    return f"`{value}`"
-
-
-def field_reference() -> str:
-    """Markdown tables of every scenario model's fields (name, type, default, description)."""
-    parts: list[str] = []
-    for cls in (Scenario, ObjectiveWeights, Objective, GpuOffer, ModelEntry, Load, Sla):
-        parts.append(f"### {cls.__name__}\n\n{(cls.__doc__ or '').strip()}\n")
-        parts.append("| field | type | default | description |\n|---|---|---|---|")
-        hints = typing.get_type_hints(cls, include_extras=True)
-        for name, info in cls.model_fields.items():
-            if info.is_required():
-                default = "required"
-            else:
-                value = info.get_default(call_default_factory=True, validated_data={})
-                default = _yaml_default(value)
-            desc = " ".join((info.description or "").split()).replace("|", "\\|")
-            parts.append(f"| `{name}` | {_type_name(hints[name])} | {default} | {desc} |")
-        parts.append("")
-    return "\n".join(parts)

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from planner.scenario import GpuOffer, Scenario
+from planner.scenario_errors import Problem, as_error, format_path, pydantic_problems
 from predictors.errors import UnknownIdError, WattgpuError, did_you_mean
 from predictors.paths import user_catalog_dir
 
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
 
 #: PUE scope in catalogs/pue.csv used when a scenario gives no ``pue``.
 DEFAULT_PUE_SCOPE = "on-premise"
-
-
-Problem = tuple[str, str]  # (field path, "what is wrong — how to fix")
 
 
 def load_scenario(
@@ -73,7 +71,7 @@ def scenario_from_dict(
     problems = list(problems or [])
     if not isinstance(data, dict):
         problems.append(("(top level)", "expected a mapping of scenario fields — see scenarios/"))
-        raise _as_error(source, problems)
+        raise as_error(source, problems)
     # Top-level keys starting with "x-" are free-form extensions (e.g. YAML anchors to share).
     data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
     if catalog is None:
@@ -85,11 +83,11 @@ def scenario_from_dict(
     except ValidationError as exc:
         reported = {p for p, _ in problems}
         problems += [p for p in pydantic_problems(exc) if p[0] not in reported]
-        raise _as_error(source, problems) from None
+        raise as_error(source, problems) from None
     if not problems:
         scenario = fill_defaults(scenario, catalog, problems)
     if problems:
-        raise _as_error(source, problems)
+        raise as_error(source, problems)
     return scenario
 
 
@@ -363,110 +361,3 @@ def duplicate_names(data: dict[str, Any]) -> list[Problem]:
             )
         seen.setdefault(name, i)
     return problems
-
-
-# --- messages -----------------------------------------------------------------------------------
-
-
-def format_path(parts: Iterable[str | int]) -> str:
-    """``("models", 0, "load")`` → ``models[0].load``; keys with dots are written ``["a.b"]``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[^.\[\]=\"]+", str(part)):
-            out += ("." if out else "") + str(part)
-        else:
-            out += f'["{part}"]'
-    return out or "(top level)"
-
-
-def _model_at(loc: Sequence[str | int]) -> type[BaseModel] | None:
-    """The pydantic model class at *loc* inside a Scenario (None when loc ends in a value)."""
-    import typing
-
-    cls: Any = Scenario
-    for key in loc:
-        if isinstance(cls, type) and issubclass(cls, BaseModel) and isinstance(key, str):
-            if key not in cls.model_fields:
-                return None
-            cls = cls.model_fields[key].annotation
-        elif typing.get_origin(cls) in (list, dict):
-            cls = typing.get_args(cls)[-1]
-        else:
-            return None
-        args = [a for a in typing.get_args(cls) if a is not type(None)]
-        if typing.get_origin(cls) not in (list, dict) and len(args) == 1:
-            cls = args[0]  # Optional[X] -> X
-    return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
-
-
-_TYPE_NAMES = {
-    "float_type": "a number",
-    "float_parsing": "a number",
-    "int_type": "a whole number",
-    "int_parsing": "a whole number",
-    "int_from_float": "a whole number",
-    "bool_type": "true or false",
-    "string_type": "text",
-    "list_type": "a list [ ... ]",
-    "dict_type": "a mapping { key: value }",
-    "model_type": "a mapping { key: value }",
-    "model_attributes_type": "a mapping { key: value }",
-}
-
-
-def pydantic_problems(exc: ValidationError) -> list[Problem]:
-    """One (path, message) per pydantic error; rule errors expand into one per broken rule."""
-    problems: list[Problem] = []
-    for err in exc.errors():
-        loc = list(err["loc"])
-        kind = err["type"]
-        value = err.get("input")
-        ctx = err.get("ctx") or {}
-        if kind == "rule":
-            for sub, msg in ctx.get("problems", [("", err["msg"])]):
-                problems.append((format_path(loc) + ("." + sub if sub else ""), msg))
-            continue
-        path = format_path(loc)
-        if kind == "extra_forbidden":
-            parent = _model_at(loc[:-1])
-            fields = sorted(parent.model_fields) if parent else []
-            key = str(loc[-1])
-            msg = f"unknown key '{key}'{did_you_mean(key, fields)} — remove it"
-            if fields:
-                msg += f" (allowed here: {', '.join(fields)})"
-        elif kind == "missing":
-            msg = "required but missing — add it (see docs/scenarios.md)"
-        elif kind in _TYPE_NAMES:
-            msg = f"expected {_TYPE_NAMES[kind]}, got {_show(value)} — give {_TYPE_NAMES[kind]}"
-        elif kind == "literal_error":
-            expected = str(ctx.get("expected", ""))
-            choices = re.findall(r"'([^']*)'", expected)
-            hint = did_you_mean(str(value), choices) if choices else ""
-            msg = f"'{value}' is not allowed{hint} — use one of {expected}"
-        elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-            bound = err["msg"].replace("Input should be", "give a value")
-            msg = f"{_show(value)} is out of range — {bound}"
-        elif kind in ("too_short", "too_long", "string_too_short"):
-            msg = f"{err['msg']} — fix the length"
-        else:
-            msg = f"{err['msg']} (got {_show(value)}) — fix the value"
-        problems.append((path, msg))
-    return problems
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, str):
-        return f"text '{value}'"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, dict | list):
-        return type(value).__name__ if len(repr(value)) > 40 else repr(value)
-    return repr(value)
-
-
-def _as_error(source: str, problems: list[Problem]) -> WattgpuError:
-    return WattgpuError("\n".join(f"{source}: {path}: {msg}" for path, msg in problems))

@@ -9,6 +9,7 @@ Loading and predicting needs only the catalogs and ``predictors/trained`` (no me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import polars as pl
 
 from predictors import artifacts, physics
 from predictors.catalog import Catalog, load_catalog
-from predictors.errors import did_you_mean
+from predictors.errors import UnknownIdError
 from predictors.features import add_features, join_specs
 from predictors.paths import trained_dir
 
@@ -70,7 +71,7 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
         e = pl.when(e == "").then(None).otherwise(e)
         if col in DEFAULTS:
             e = e.fill_null(pl.lit(DEFAULTS[col]))
-        exprs.append(e.str.to_lowercase().alias(col) if col in ("engine", "precision") else e)
+        exprs.append((e.str.to_lowercase() if col in ("engine", "precision") else e).alias(col))
     for col in _NUMERIC:
         raw = pl.col(col).cast(pl.String).str.strip_chars()
         raw = pl.when(raw == "").then(None).otherwise(raw)
@@ -81,6 +82,32 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
             .alias(col)
         )
     return out.with_columns(exprs)
+
+
+def _resolve_names(
+    names: pl.Series, resolve: Callable[[str], str], column: str
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Resolved id (or None) and error text ('' when resolved) of every distinct name."""
+    ids: dict[str, str | None] = {}
+    errors: dict[str, str] = {}
+    for name in names.unique().drop_nulls().to_list():
+        try:
+            ids[name] = resolve(name)
+            errors[name] = ""
+        except UnknownIdError as exc:
+            ids[name] = None
+            errors[name] = f"{column}: {str(exc).split('; fix:')[0]}"
+    return ids, errors
+
+
+def _whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
+    """Show numeric input columns as integers when every value is whole (1, not 1.0)."""
+    casts = []
+    for col in _NUMERIC:
+        values = rows[col].drop_nulls()
+        if values.len() and bool((values == values.floor()).all()) and values.abs().max() < 2**53:  # type: ignore[operator]
+            casts.append(pl.col(col).cast(pl.Int64))
+    return rows.with_columns(casts) if casts else rows
 
 
 @dataclass
@@ -100,25 +127,18 @@ class Predictor:
 
     def _resolve(self, rows: pl.DataFrame) -> pl.DataFrame:
         """Resolved ids (``_model``, ``_gpu``) and the per-row validation error (``_error``)."""
-        cat = self.catalog
-        llm_ids = cat.llms["id"].to_list()
-        gpu_ids = cat.gpus["id"].to_list()
-        model_map: dict[str, str | None] = {}
-        model_err: dict[str, str] = {}
-        for v in rows["model"].unique().drop_nulls().to_list():
-            model_map[v] = cat.try_resolve_llm(v)
-            model_err[v] = "" if model_map[v] else f"model: unknown {v!r}{did_you_mean(v, llm_ids)}"
-        gpu_map: dict[str, str | None] = {}
-        gpu_err: dict[str, str] = {}
-        for v in rows["gpu"].unique().drop_nulls().to_list():
-            gpu_map[v] = cat.try_resolve_gpu(v)
-            gpu_err[v] = "" if gpu_map[v] else f"gpu: unknown {v!r}{did_you_mean(v, gpu_ids)}"
+        model_map, model_err = _resolve_names(rows["model"], self.catalog.resolve_llm, "model")
+        gpu_map, gpu_err = _resolve_names(rows["gpu"], self.catalog.resolve_gpu, "gpu")
         checks: list[pl.Expr] = [
             pl.col("model")
-            .replace_strict(model_err, default="model: empty; give a catalog LLM id")
+            .replace_strict(
+                model_err, default="model: empty; give a catalog LLM id", return_dtype=pl.String
+            )
             .fill_null("model: empty; give a catalog LLM id"),
             pl.col("gpu")
-            .replace_strict(gpu_err, default="gpu: empty; give a catalog GPU id")
+            .replace_strict(
+                gpu_err, default="gpu: empty; give a catalog GPU id", return_dtype=pl.String
+            )
             .fill_null("gpu: empty; give a catalog GPU id"),
             pl.when(pl.col("engine").is_in(physics.ENGINES))
             .then(pl.lit(""))
@@ -140,14 +160,23 @@ class Predictor:
                 bad = bad | (v != v.floor())
             checks.append(
                 pl.when(bad.fill_null(True))
-                .then(pl.lit(f"{col}: must be a positive number" + (
-                    " (whole)" if col in ("gpu_count", "batch_size") else "")))
+                .then(
+                    pl.lit(
+                        f"{col}: must be a positive number"
+                        + (" (whole)" if col in ("gpu_count", "batch_size") else "")
+                    )
+                )
                 .otherwise(pl.lit(""))
             )
         return rows.select(
-            pl.col("model").replace_strict(model_map, default=None).alias("_model"),
-            pl.col("gpu").replace_strict(gpu_map, default=None).alias("_gpu"),
-            pl.concat_list(checks).list.eval(pl.element().filter(pl.element() != ""))
+            pl.col("model")
+            .replace_strict(model_map, default=None, return_dtype=pl.String)
+            .alias("_model"),
+            pl.col("gpu")
+            .replace_strict(gpu_map, default=None, return_dtype=pl.String)
+            .alias("_gpu"),
+            pl.concat_list(checks)
+            .list.eval(pl.element().filter(pl.element() != ""))
             .list.join("; ")
             .alias("_error"),
         )
@@ -221,7 +250,7 @@ class Predictor:
             .otherwise(pl.col("_fit_error").fill_null(""))
             .alias("error"),
         )
-        return pl.concat([rows, result], how="horizontal")
+        return pl.concat([_whole_numbers_as_int(rows), result], how="horizontal")
 
     def in_domain(self, feats: pl.DataFrame) -> list[bool]:
         """True where the row lies inside the training domain recorded in the model card."""

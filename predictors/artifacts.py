@@ -102,7 +102,7 @@ def load(directory: Path) -> TrainedModels:
         raise WattgpuError(f"{card_path}: not valid JSON ({exc.msg}); retrain the models") from exc
     if card.get("schema") != CARD_SCHEMA:
         raise WattgpuError(
-            f"{card_path}: schema {card.get('schema')!r}, expected {CARD_SCHEMA}; retrain the models"
+            f"{card_path}: schema {card.get('schema')!r}, expected {CARD_SCHEMA}; retrain"
         )
     targets: dict[str, TrainedTarget] = {}
     for name, spec in card["targets"].items():

@@ -17,10 +17,17 @@ import numpy as np
 import polars as pl
 
 from predictors import baselines
-from predictors.model import Interval, XgbEstimator, ours_itl, ours_power, paper_itl, paper_power
+from predictors.model import (
+    XgbEstimator,
+    itl_candidates,
+    paper_itl,
+    paper_power,
+    power_candidates,
+)
+from predictors.selection import select
+from predictors.splits import SPLITS, folds
 
-SPLITS: tuple[str, ...] = ("cv5", "logo", "lolo")
-SPLIT_GROUP: dict[str, str | None] = {"cv5": None, "logo": "gpu", "lolo": "model"}
+__all__ = ["SPLITS", "TARGETS", "Target", "methods", "out_of_fold", "target_rows"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +37,7 @@ class Target:
     name: str
     column: str
     unit: str
-    ours: Callable[[], XgbEstimator]
+    ours: Callable[[], list[XgbEstimator]]
     paper: Callable[[], XgbEstimator]
     physical: dict[str, Callable[[pl.DataFrame], np.ndarray]]
 
@@ -40,7 +47,7 @@ TARGETS: dict[str, Target] = {
         "power",
         "power_w_per_gpu",
         "W",
-        ours_power,
+        power_candidates,
         paper_power,
         {"tdp": baselines.tdp_power_w, "load_scaled_tdp": baselines.load_scaled_tdp_power_w},
     ),
@@ -48,7 +55,7 @@ TARGETS: dict[str, Target] = {
         "itl",
         "itl_s",
         "s",
-        ours_itl,
+        itl_candidates,
         paper_itl,
         {"roofline": baselines.roofline_itl_s},
     ),
@@ -57,64 +64,6 @@ TARGETS: dict[str, Target] = {
 
 def methods(target: Target) -> tuple[str, ...]:
     return ("ours", "paper_recipe", *target.physical)
-
-
-def folds(
-    frame: pl.DataFrame, split: str, n_folds: int = 5, seed: int = 0
-) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """(held-out label, train indices, test indices) for each fold of *split*."""
-    n = frame.height
-    group = SPLIT_GROUP[split]
-    if group is None:
-        order = np.random.default_rng(seed).permutation(n)
-        parts = np.array_split(order, n_folds)
-        return [
-            (f"fold{i}", np.setdiff1d(np.arange(n), p, assume_unique=True), np.sort(p))
-            for i, p in enumerate(parts)
-        ]
-    labels = frame[group].to_numpy()
-    out = []
-    for value in sorted(set(labels.tolist())):
-        test = np.flatnonzero(labels == value)
-        train = np.flatnonzero(labels != value)
-        out.append((str(value), train, test))
-    return out
-
-
-def inner_folds(
-    frame: pl.DataFrame, split: str, n_folds: int = 5, seed: int = 1
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Folds inside a training set, grouped like the outer split (at most *n_folds* groups each)."""
-    group = SPLIT_GROUP[split]
-    if group is None:
-        return [(tr, te) for _, tr, te in folds(frame, "cv5", n_folds, seed)]
-    values = sorted(set(frame[group].to_list()))
-    if len(values) < 2:
-        return []
-    rng = np.random.default_rng(seed)
-    shuffled = [values[i] for i in rng.permutation(len(values))]
-    buckets = [shuffled[i::n_folds] for i in range(min(n_folds, len(values)))]
-    labels = frame[group].to_numpy()
-    out = []
-    for bucket in buckets:
-        test_mask = np.isin(labels, bucket)
-        out.append((np.flatnonzero(~test_mask), np.flatnonzero(test_mask)))
-    return out
-
-
-def calibrate_interval(
-    make: Callable[[], XgbEstimator], frame: pl.DataFrame, y: np.ndarray, split: str
-) -> Interval:
-    """Conformal band from grouped out-of-fold residuals inside *frame* (a training set)."""
-    pred = np.full(frame.height, np.nan)
-    for train, test in inner_folds(frame, split):
-        if train.size == 0 or test.size == 0:
-            continue
-        est = make()
-        est.fit(frame[train], y[train])
-        pred[test] = est.predict(frame[test])
-    ok = np.isfinite(pred)
-    return Interval.calibrate(y[ok], pred[ok])
 
 
 @dataclass(frozen=True)
@@ -150,13 +99,15 @@ def out_of_fold(
     if method in target.physical:
         pred = target.physical[method](frame)
         return OutOfFold(target.name, split, method, pred, lo, hi)
-    make = target.ours if method == "ours" else target.paper
     for _, train, test in folds(frame, split):
         train_frame = frame[train]
-        est = make()
-        est.fit(train_frame, y[train])
-        pred[test] = est.predict(frame[test])
-        if intervals and method == "ours":
-            band = calibrate_interval(make, train_frame, y[train], split)
-            lo[test], hi[test] = band.apply(pred[test])
+        if method == "ours":
+            chosen = select(target.ours, train_frame, y[train], split)
+            pred[test] = chosen.estimator.predict(frame[test])
+            if intervals:
+                lo[test], hi[test] = chosen.interval.apply(pred[test])
+        else:
+            est = target.paper()
+            est.fit(train_frame, y[train])
+            pred[test] = est.predict(frame[test])
     return OutOfFold(target.name, split, method, pred, lo, hi)

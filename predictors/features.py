@@ -127,6 +127,21 @@ OUR_FEATURES: tuple[str, ...] = (
     "prefill_in_itl",
 )
 
+#: Our features without the GPU-identity columns (bandwidth, transistors, clocks, year): the GPU
+#: enters only through physically normalised quantities, which transfer to unseen GPUs.
+TRANSFER_FEATURES: tuple[str, ...] = tuple(
+    f
+    for f in OUR_FEATURES
+    if f
+    not in {
+        "memory_bandwidth_gb_s",
+        "transistors_billion",
+        "base_clock_mhz",
+        "release_year",
+        "boost_ratio",
+    }
+)
+
 
 def join_specs(rows: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
     """Left-join LLM and GPU catalog facts onto rows keyed by catalog ids ``model`` and ``gpu``."""
@@ -158,8 +173,9 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
         physics.bytes_per_param().alias("bytes_per_param"),
         physics.bandwidth_latency_s().alias("bandwidth_latency_s"),
         physics.compute_latency_s().alias("compute_latency_s"),
-        (physics.kv_bytes_per_token() * (pl.col("input_tokens") + pl.col("output_tokens")) / 1e9)
-        .alias("kv_cache_gb_per_seq"),
+        (
+            physics.kv_bytes_per_token() * (pl.col("input_tokens") + pl.col("output_tokens")) / 1e9
+        ).alias("kv_cache_gb_per_seq"),
         (physics.kv_budget_bytes() / 1e9).alias("memory_headroom_gb"),
         physics.max_concurrent_sequences().alias("max_concurrent_sequences"),
         physics.memory_time_s().alias("memory_time_s"),

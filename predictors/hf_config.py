@@ -163,9 +163,11 @@ def _attention_kind(cfg: _Config, num_layers: int, max_pos: int) -> tuple[str, i
     layer_types = cfg.get("layer_types")
     if isinstance(layer_types, list) and layer_types:
         kinds = {str(t) for t in layer_types}
-        local = {k for k in kinds if "sliding" in k or "chunked" in k}
+        local = {k for k in kinds if "sliding" in k or "chunked" in k or "linear" in k}
+        if local and len(local) < len(kinds):
+            return "hybrid", window if any("linear" not in k for k in local) else None
         if local and window:
-            return ("hybrid", window) if len(local) < len(kinds) else ("sliding", window)
+            return "sliding", window
         return "full", None
     if cfg.model_type in _HYBRID_TYPES or cfg.get("sliding_window_pattern", "no_rope_layers"):
         if window:

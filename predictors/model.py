@@ -146,44 +146,38 @@ def paper_itl() -> XgbEstimator:
 
 #: Monotone constraints of our power estimator: more concurrent work never lowers power.
 POWER_MONOTONE: dict[str, int] = {"batch_size": 1, "log_batch": 1}
+_OUR_PARAMS: dict[str, Any] = {
+    "max_depth": 4,
+    "eta": 0.1,
+    "subsample": 0.8,
+    "colsample_bytree": 0.8,
+    "min_child_weight": 5.0,
+    "reg_lambda": 10.0,
+}
+_OUR_ROUNDS = 200
 
 
-def ours_power() -> XgbEstimator:
-    """Our power estimator: power/TDP on physics + load features, monotone in batch."""
-    from predictors.features import OUR_FEATURES
-
-    return XgbEstimator(
-        name="ours",
-        transform="power_over_tdp",
-        features=OUR_FEATURES,
-        params={
-            "max_depth": 4,
-            "eta": 0.05,
-            "subsample": 0.8,
-            "colsample_bytree": 0.8,
-            "min_child_weight": 5.0,
-            "reg_lambda": 10.0,
-        },
-        num_boost_round=400,
-        monotone=POWER_MONOTONE,
-    )
+def _ours(
+    name: str, transform: str, features: tuple[str, ...], monotone: dict[str, int]
+) -> XgbEstimator:
+    return XgbEstimator(name, transform, features, dict(_OUR_PARAMS), _OUR_ROUNDS, dict(monotone))
 
 
-def ours_itl() -> XgbEstimator:
-    """Our ITL estimator: log(ITL / roofline ITL) on physics + load features."""
-    from predictors.features import OUR_FEATURES
+def power_candidates() -> list[XgbEstimator]:
+    """Our power configurations; nested grouped CV picks one inside every training set."""
+    from predictors.features import OUR_FEATURES, TRANSFER_FEATURES
 
-    return XgbEstimator(
-        name="ours",
-        transform="log_itl_over_roofline",
-        features=OUR_FEATURES,
-        params={
-            "max_depth": 4,
-            "eta": 0.05,
-            "subsample": 0.8,
-            "colsample_bytree": 0.8,
-            "min_child_weight": 5.0,
-            "reg_lambda": 10.0,
-        },
-        num_boost_round=400,
-    )
+    return [
+        _ours("physics-full", "power_over_tdp", OUR_FEATURES, POWER_MONOTONE),
+        _ours("physics-transfer", "power_over_tdp", TRANSFER_FEATURES, POWER_MONOTONE),
+    ]
+
+
+def itl_candidates() -> list[XgbEstimator]:
+    """Our ITL configurations; nested grouped CV picks one inside every training set."""
+    from predictors.features import OUR_FEATURES, TRANSFER_FEATURES
+
+    return [
+        _ours("physics-full", "log_itl_over_roofline", OUR_FEATURES, {}),
+        _ours("physics-transfer", "log_itl_over_roofline", TRANSFER_FEATURES, {}),
+    ]

@@ -34,7 +34,7 @@ def user_catalog_dir(explicit: Path | None = None) -> Path | None:
 
 
 def default_data_dir() -> Path | None:
-    """``$WATTGPU_DATA``, else ``../shared/data/measurements`` beside the checkout or cwd, if present."""
+    """``$WATTGPU_DATA``, else ``../shared/data/measurements`` beside the checkout or cwd."""
     env = os.environ.get(DATA_ENV)
     if env:
         return Path(env)

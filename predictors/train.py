@@ -15,8 +15,9 @@ import polars as pl
 
 from predictors import artifacts
 from predictors.catalog import Catalog
-from predictors.evaluate import TARGETS, calibrate_interval, target_rows
+from predictors.evaluate import TARGETS, target_rows
 from predictors.features import add_features, join_specs
+from predictors.selection import select
 
 #: Source whose measurement protocol predictions are expressed in (the nuisance feature's value
 #: at prediction time): ML.ENERGY v3 measures steady-state vLLM serving on whole GPUs.
@@ -56,17 +57,18 @@ def train(
     frame = prepare(table, catalog)
     trained: dict[str, artifacts.TrainedTarget] = {}
     rows: dict[str, int] = {}
+    selection: dict[str, Any] = {}
     for name, target in TARGETS.items():
         sub = target_rows(frame, target)
         y = sub[target.column].to_numpy().astype(np.float64)
-        est = target.ours()
-        est.fit(sub, y)
-        band = calibrate_interval(target.ours, sub, y, "logo")
-        trained[name] = artifacts.TrainedTarget(est, band)
+        chosen = select(target.ours, sub, y, "logo")
+        trained[name] = artifacts.TrainedTarget(chosen.estimator, chosen.interval)
         rows[name] = sub.height
-    usable = frame.filter(
-        pl.col("power_w_per_gpu").is_not_null() | pl.col("itl_s").is_not_null()
-    )
+        selection[name] = {
+            "chosen": chosen.estimator.name,
+            "inner_logo_mdape_pct": chosen.scores,
+        }
+    usable = frame.filter(pl.col("power_w_per_gpu").is_not_null() | pl.col("itl_s").is_not_null())
     card: dict[str, Any] = {
         "name": "wattgpu predictors",
         "units": {
@@ -75,16 +77,17 @@ def train(
             "output_throughput_tok_s": "batch_size / itl_s",
         },
         "reference_source": REFERENCE_SOURCE,
+        "selection": selection,
         "training_data": {
             "sha256": artifacts.data_hash(table.sort(table.columns)),
             "rows": rows,
             "sources": sorted(table["source"].unique().to_list()),
-            "rows_by_source": dict(
-                sorted(table.group_by("source").len().iter_rows())  # type: ignore[arg-type]
-            ),
+            "rows_by_source": dict(sorted(table.group_by("source").len().iter_rows())),
         },
         "domain": training_domain(usable),
-        "intervals": "90 % split-conformal, residuals out-of-fold over folds holding out whole GPUs",
+        "intervals": (
+            "90 % split-conformal, residuals out-of-fold over folds holding out whole GPUs"
+        ),
         "metrics": metrics or {},
         "library_versions": artifacts.library_versions(),
     }

@@ -20,10 +20,10 @@ from planner.paths import default_scenario, scenarios_dir
 from planner.scenario import (
     HOURS_PER_DAY,
     Scenario,
-    field_reference,
     periods,
     requests_per_s_by_period,
 )
+from planner.scenario_doc import field_reference
 from planner.scenario_load import apply_override, deep_merge, load_scenario, parse_path
 from predictors.catalog import Catalog, load_catalog
 from predictors.errors import WattgpuError
@@ -220,7 +220,7 @@ def test_explicit_grid_figure_kept(tmp_path: Path, catalog: Catalog) -> None:
 
 def test_extension_keys_and_anchors(tmp_path: Path, catalog: Catalog) -> None:
     profile = ", ".join(["0.5"] * 24)
-    text = yaml.safe_dump(base(), sort_keys=False) + f"x-profiles:\n  - &flat [{profile}]\n"
+    text = f"x-profiles:\n  - &flat [{profile}]\n" + yaml.safe_dump(base(), sort_keys=False)
     text = text.replace("output_tokens: 128", "output_tokens: 128\n    daily_profile: *flat")
     path = tmp_path / "a.yaml"
     path.write_text(text, encoding="utf-8")

@@ -1,0 +1,71 @@
+"""Markdown reference of the scenario fields, generated from the models' field docstrings.
+
+``tools/scenario_reference.py`` writes it into ``docs/scenarios.md``; a test checks it is current.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from planner.scenario import (
+    GpuOffer,
+    Load,
+    ModelEntry,
+    Objective,
+    ObjectiveWeights,
+    Scenario,
+    Sla,
+)
+
+
+def _type_name(annotation: Any) -> str:
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return " \\| ".join(repr(a) for a in get_args(annotation)).replace("'", "")
+    if origin in (Union, types.UnionType):
+        return " \\| ".join(_type_name(a) for a in get_args(annotation))
+    if origin is Annotated:
+        return _type_name(get_args(annotation)[0])
+    if origin in (list, dict):
+        inner = ", ".join(_type_name(a) for a in get_args(annotation))
+        return f"{origin.__name__}[{inner}]"
+    if annotation is type(None):
+        return "null"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _yaml_default(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        value = value.model_dump(exclude_none=True)
+    if value is None:
+        return "`null` (omitted)"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if value == "":
+        return '`""`'
+    if isinstance(value, dict):
+        return "`{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}`"
+    return f"`{value}`"
+
+
+def field_reference() -> str:
+    """Markdown tables of every scenario model's fields (name, type, default, description)."""
+    parts: list[str] = []
+    for cls in (Scenario, ObjectiveWeights, Objective, GpuOffer, ModelEntry, Load, Sla):
+        parts.append(f"### {cls.__name__}\n\n{(cls.__doc__ or '').strip()}\n")
+        parts.append("| field | type | default | description |\n|---|---|---|---|")
+        hints = typing.get_type_hints(cls, include_extras=True)
+        for name, info in cls.model_fields.items():
+            if info.is_required():
+                default = "required"
+            else:
+                value = info.get_default(call_default_factory=True, validated_data={})
+                default = _yaml_default(value)
+            desc = " ".join((info.description or "").split()).replace("|", "\\|")
+            parts.append(f"| `{name}` | {_type_name(hints[name])} | {default} | {desc} |")
+        parts.append("")
+    return "\n".join(parts)

@@ -1,0 +1,377 @@
+"""Solver tests on hand-made PlanningInputs: one per constraint family, infeasibility
+explanations, determinism, an independent brute-force check and hypothesis invariants."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.inputs import Candidate, GpuInfo, ModelDemand, Objective, PlanningInputs
+from planner.optimize import solve
+from planner.result import Plan, PlanStatus, check_invariants
+
+
+def cand(
+    gpu: str,
+    cap: float,
+    *,
+    name: str = "bot",
+    idle_w: float = 50.0,
+    j_per_req: float = 100.0,
+    usd_h: float = 1.0,
+    tp: int = 1,
+    feasible: bool = True,
+    itl_s: float = 0.02,
+    reason: str = "",
+) -> Candidate:
+    return Candidate(
+        name=name,
+        model=f"org/{name}",
+        gpu=gpu,
+        tp=tp,
+        gpus_per_replica=tp,
+        feasible=feasible,
+        reason=reason,
+        batch_size=8,
+        itl_s_at_capacity=itl_s,
+        max_requests_per_s_per_replica=cap,
+        idle_power_w_per_replica=idle_w,
+        energy_j_per_request=j_per_req,
+        usd_per_hour_per_replica=usd_h,
+        power_w_per_gpu_at_capacity=(idle_w + j_per_req * cap) / tp,
+    )
+
+
+def demand(loads: tuple[float, ...], *, name: str = "bot", min_replicas: int = 0) -> ModelDemand:
+    return ModelDemand(
+        name=name,
+        model=f"org/{name}",
+        requests_per_s_by_period=loads,
+        itl_sla_s=0.05,
+        min_replicas=min_replicas,
+        input_tokens=512,
+        output_tokens=256,
+    )
+
+
+def make_inputs(models: list[ModelDemand], cands: list[Candidate], **kw: Any) -> PlanningInputs:
+    periods = len(models[0].requests_per_s_by_period)
+    inventory: dict[str, int | None] = {c.gpu: None for c in cands}
+    inventory.update(kw.pop("inventory", {}))
+    defaults: dict[str, Any] = dict(
+        scenario="test",
+        models=tuple(models),
+        candidates=tuple(cands),
+        inventory=inventory,
+        period_hours=tuple([1.0] * periods),
+        pue=1.0,
+        electricity_usd_per_kwh=0.0,
+        grid_g_co2_per_kwh=400.0,
+        objective=Objective("cost"),
+        time_limit_s=20.0,
+        relative_gap=1e-9,
+    )
+    defaults.update(kw)
+    return PlanningInputs(**defaults)
+
+
+def solved(inputs: PlanningInputs, baselines: bool = False) -> Plan:
+    plan = solve(inputs, baselines=baselines)
+    assert check_invariants(plan, inputs) == []
+    return plan
+
+
+def replicas(plan: Plan) -> dict[str, int]:
+    return {a.candidate.gpu: a.replicas for a in plan.allocations}
+
+
+# --- one test per constraint family ------------------------------------------------------
+
+
+def test_load_served_in_every_period() -> None:
+    plan = solved(make_inputs([demand((1.0, 3.0))], [cand("A", cap=1.0)]))
+    assert plan.status == PlanStatus.OPTIMAL
+    (a,) = plan.allocations
+    assert a.replicas == 3  # sized for the peak, fixed over the horizon
+    assert a.requests_per_s_by_period == pytest.approx((1.0, 3.0))
+
+
+def test_capacity_decides_between_small_cheap_and_large_dear() -> None:
+    cands = [cand("small", cap=1.0, usd_h=1.0), cand("large", cap=10.0, usd_h=5.0)]
+    assert replicas(solved(make_inputs([demand((2.5,))], cands))) == {"small": 3}
+    assert replicas(solved(make_inputs([demand((8.0,))], cands))) == {"large": 1}
+
+
+def test_inventory_counts_tp_gpus() -> None:
+    cands = [cand("small", cap=1.0, usd_h=1.0, tp=2), cand("large", cap=10.0, usd_h=7.0)]
+    free = solved(make_inputs([demand((2.5,))], cands))
+    assert replicas(free) == {"small": 3}
+    capped = solved(make_inputs([demand((2.5,))], cands, inventory={"small": 4}))
+    assert capped.totals is not None and capped.totals.gpus.get("small", 0) <= 4
+    assert replicas(capped) == {"large": 1}  # 2 small (4 GPUs) + 1 large costs more
+
+
+def test_power_cap_forces_the_frugal_gpu() -> None:
+    cands = [
+        cand("hungry", cap=10.0, idle_w=300.0, j_per_req=100.0, usd_h=1.0),
+        cand("frugal", cap=10.0, idle_w=50.0, j_per_req=20.0, usd_h=2.0),
+    ]
+    assert replicas(solved(make_inputs([demand((5.0,))], cands))) == {"hungry": 1}
+    plan = solved(make_inputs([demand((5.0,))], cands, power_cap_kw=0.5, pue=1.2))
+    assert replicas(plan) == {"frugal": 1}
+    assert plan.totals is not None and plan.totals.peak_facility_power_kw <= 0.5
+
+
+def test_budget_trades_energy_for_money() -> None:
+    cands = [
+        cand("efficient", cap=10.0, idle_w=50.0, usd_h=10.0),
+        cand("cheap", cap=10.0, idle_w=200.0, usd_h=1.0),
+    ]
+    energy = Objective("energy")
+    kw: dict[str, Any] = dict(objective=energy, period_hours=(10.0,))
+    assert replicas(solved(make_inputs([demand((5.0,))], cands, **kw))) == {"efficient": 1}
+    plan = solved(make_inputs([demand((5.0,))], cands, budget_usd=50.0, **kw))
+    assert replicas(plan) == {"cheap": 1}
+
+
+def test_min_replicas_adds_redundancy() -> None:
+    cands = [cand("A", cap=10.0)]
+    assert replicas(solved(make_inputs([demand((1.0,))], cands))) == {"A": 1}
+    plan = solved(make_inputs([demand((1.0,), min_replicas=2)], cands))
+    assert replicas(plan) == {"A": 2}
+
+
+def test_objective_energy_vs_cost() -> None:
+    cands = [
+        cand("efficient", cap=10.0, idle_w=50.0, usd_h=10.0),
+        cand("cheap", cap=10.0, idle_w=200.0, usd_h=1.0),
+    ]
+    model = [demand((5.0,))]
+    assert replicas(solved(make_inputs(model, cands, objective=Objective("energy")))) == {
+        "efficient": 1
+    }
+    assert replicas(solved(make_inputs(model, cands, objective=Objective("cost")))) == {"cheap": 1}
+    weighted = Objective("weighted", {"cost_usd": 1.0, "energy_kwh": 100.0})
+    assert replicas(solved(make_inputs(model, cands, objective=weighted))) == {"efficient": 1}
+
+
+def test_infeasible_candidates_are_never_used() -> None:
+    cands = [cand("fast", cap=10.0, usd_h=0.1, feasible=False, reason="ITL 60 ms > SLA 50 ms")]
+    cands.append(cand("ok", cap=10.0, usd_h=5.0))
+    assert replicas(solved(make_inputs([demand((1.0,))], cands))) == {"ok": 1}
+
+
+# --- infeasibility explanations ----------------------------------------------------------
+
+
+def test_no_gpu_meets_sla_names_model_and_best_itl() -> None:
+    cands = [
+        cand("A", cap=1.0, feasible=False, itl_s=0.09, reason="ITL 90 ms > SLA 50 ms at batch 1"),
+        cand("B", cap=1.0, feasible=False, itl_s=0.07, reason="ITL 70 ms > SLA 50 ms at batch 1"),
+    ]
+    plan = solve(make_inputs([demand((1.0,))], cands))
+    assert plan.status == PlanStatus.INFEASIBLE
+    (message,) = plan.solve.messages
+    assert "bot" in message and "70.0 ms on B" in message and "ITL 70 ms" in message
+
+
+def test_inventory_binding_is_explained_with_numbers() -> None:
+    plan = solve(make_inputs([demand((2.5,))], [cand("A", cap=1.0)], inventory={"A": 2}))
+    assert plan.status == PlanStatus.INFEASIBLE
+    assert plan.solve.messages == ("inventory: A needs 3 GPUs, has 2",)
+
+
+def test_power_cap_binding_is_explained() -> None:
+    plan = solve(make_inputs([demand((5.0,))], [cand("A", cap=10.0)], power_cap_kw=0.2))
+    assert plan.status == PlanStatus.INFEASIBLE
+    (message,) = plan.solve.messages
+    assert message.startswith("power cap:") and "0.6 kW" in message  # 50 W + 5 × 100 W
+
+
+def test_budget_binding_is_explained() -> None:
+    plan = solve(make_inputs([demand((5.0,))], [cand("A", cap=10.0, usd_h=3.0)], budget_usd=2.0))
+    assert plan.status == PlanStatus.INFEASIBLE
+    (message,) = plan.solve.messages
+    assert message.startswith("budget:") and "3.00 $" in message
+
+
+# --- determinism, baselines --------------------------------------------------------------
+
+
+def _without_timing(plan: Plan) -> dict[str, Any]:
+    data = plan.to_json_dict()
+    data["solve"].pop("seconds")
+    return data
+
+
+def test_same_inputs_give_identical_json() -> None:
+    inputs = random_instance(random.Random(7), n_models=3, n_cands=3, periods=3)
+    assert _without_timing(solve(inputs)) == _without_timing(solve(inputs))
+
+
+def test_baselines_and_savings() -> None:
+    cands = [
+        cand("L4", cap=2.0, idle_w=20.0, j_per_req=60.0, usd_h=0.5),
+        cand("H100-SXM5-80GB", cap=20.0, idle_w=120.0, j_per_req=40.0, usd_h=3.0),
+    ]
+    info = {
+        "L4": GpuInfo("L4", tflops_per_w=0.6, usd_per_hour=0.5),
+        "H100-SXM5-80GB": GpuInfo("H100-SXM5-80GB", tflops_per_w=1.4, usd_per_hour=3.0),
+    }
+    plan = solve(make_inputs([demand((1.0,))], cands, gpu_info=info))
+    assert replicas(plan) == {"L4": 1}
+    names = [(b.name, b.feasible) for b in plan.baselines]
+    assert names == [("best-tflops-per-w", True), ("h100", True), ("cheapest-per-hour", True)]
+    savings = {s["baseline"]: s for s in plan.savings()}
+    assert savings["h100"]["cost_usd"] == pytest.approx(3.0 + 0 - 0.5)
+    assert savings["h100"]["cost_pct"] == pytest.approx(100 * 2.5 / 3.0)
+    assert savings["cheapest-per-hour"]["cost_usd"] == pytest.approx(0.0)
+
+
+def test_baseline_without_h100_is_reported_infeasible() -> None:
+    plan = solve(make_inputs([demand((1.0,))], [cand("L4", cap=2.0)]))
+    h100 = next(b for b in plan.baselines if b.name == "h100")
+    assert not h100.feasible and "not available" in h100.reason
+
+
+# --- independent brute force -------------------------------------------------------------
+
+
+def random_instance(
+    rng: random.Random, n_models: int = 2, n_cands: int = 2, periods: int = 2
+) -> PlanningInputs:
+    """Tiny instance whose optimum needs at most 4 replicas per candidate."""
+    models, cands = [], []
+    gpus = [f"G{i}" for i in range(n_cands)]
+    for m in range(n_models):
+        name = f"m{m}"
+        caps = [rng.choice((1.0, 1.5, 2.0, 3.0)) for _ in gpus]
+        peak = min(caps) * rng.uniform(0.2, 3.0)
+        loads = tuple(round(peak * rng.uniform(0.3, 1.0), 3) for _ in range(periods))
+        models.append(demand(loads, name=name, min_replicas=rng.choice((0, 0, 1, 2))))
+        for gpu, cap in zip(gpus, caps, strict=True):
+            cands.append(
+                cand(
+                    gpu,
+                    cap,
+                    name=name,
+                    idle_w=rng.uniform(10, 300),
+                    j_per_req=rng.uniform(10, 500),
+                    usd_h=rng.uniform(0.2, 4),
+                    tp=rng.choice((1, 1, 2)),
+                )
+            )
+    inventory = {g: rng.choice((None, 2, 3, 4, 6)) for g in gpus}
+    kinds = ("energy", "cost", "carbon", "weighted")
+    kind = rng.choice(kinds)
+    weights = {"energy_kwh": 0.3, "cost_usd": 1.0, "carbon_kg": 0.05} if kind == "weighted" else {}
+    return make_inputs(
+        models,
+        cands,
+        inventory=inventory,
+        period_hours=tuple(rng.choice((1.0, 6.0, 12.0)) for _ in range(periods)),
+        pue=rng.choice((1.0, 1.3)),
+        electricity_usd_per_kwh=0.2,
+        carbon_usd_per_kg=rng.choice((None, 0.1)),
+        power_cap_kw=rng.choice((None, None, 1.5)),
+        budget_usd=rng.choice((None, None, 60.0)),
+        objective=Objective(kind, weights),  # type: ignore[arg-type]
+    )
+
+
+def brute_force(inputs: PlanningInputs) -> float | None:
+    """Optimal objective by enumeration; no LP: for fixed replicas the best dispatch fills
+    candidates in ascending energy per request (same order for objective, power and budget)."""
+    cands = [c for c in inputs.candidates if c.feasible]
+    kg = inputs.grid_g_co2_per_kwh / 1000
+    usd_kwh = inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0) * kg
+    best: float | None = None
+    for ns in itertools.product(range(6), repeat=len(cands)):
+        gpus: dict[str, int] = {}
+        for c, n in zip(cands, ns, strict=True):
+            gpus[c.gpu] = gpus.get(c.gpu, 0) + n * c.gpus_per_replica
+        if any((inputs.inventory[g] or math.inf) < k for g, k in gpus.items()):
+            continue
+        idle_w = sum(n * c.idle_power_w_per_replica for c, n in zip(cands, ns, strict=True))
+        power_w = [idle_w for _ in inputs.period_hours]
+        ok = True
+        for m in inputs.models:
+            mine = sorted(
+                (
+                    (c.energy_j_per_request, c, n)
+                    for c, n in zip(cands, ns, strict=True)
+                    if c.name == m.name
+                ),
+                key=lambda e: e[0],
+            )
+            if sum(n for _, _, n in mine) < m.min_replicas:
+                ok = False
+            for t, load in enumerate(m.requests_per_s_by_period):
+                left = load
+                for e, c, n in mine:
+                    x = min(left, n * c.max_requests_per_s_per_replica)
+                    power_w[t] += e * x
+                    left -= x
+                if left > 1e-9:
+                    ok = False
+        if not ok:
+            continue
+        kwh = (
+            inputs.pue
+            * sum(p * h for p, h in zip(power_w, inputs.period_hours, strict=True))
+            / 1000
+        )
+        if (
+            inputs.power_cap_kw is not None
+            and max(power_w) * inputs.pue / 1000 > inputs.power_cap_kw
+        ):
+            continue
+        rent = (
+            sum(n * c.usd_per_hour_per_replica for c, n in zip(cands, ns, strict=True))
+            * inputs.hours
+        )
+        cost = rent + kwh * usd_kwh
+        if inputs.budget_usd is not None and cost > inputs.budget_usd:
+            continue
+        kind, w = inputs.objective.minimize, inputs.objective.weight
+        value = {
+            "energy": kwh,
+            "cost": cost,
+            "carbon": kwh * kg,
+            "weighted": w("energy_kwh") * kwh + w("cost_usd") * cost + w("carbon_kg") * kwh * kg,
+        }[kind]
+        best = value if best is None else min(best, value)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_optimum_equals_brute_force(seed: int) -> None:
+    inputs = random_instance(random.Random(seed))
+    plan = solve(inputs, baselines=False)
+    expected = brute_force(inputs)
+    if expected is None:
+        assert plan.status == PlanStatus.INFEASIBLE and plan.solve.messages
+        return
+    assert plan.status == PlanStatus.OPTIMAL, plan.solve.messages
+    assert check_invariants(plan, inputs) == []
+    assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+# --- hypothesis: invariants on random small instances ------------------------------------
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_models=st.integers(1, 3), n_cands=st.integers(1, 3))
+def test_invariants_hold_on_random_instances(seed: int, n_models: int, n_cands: int) -> None:
+    inputs = random_instance(random.Random(seed), n_models, n_cands, periods=3)
+    plan = solve(inputs, baselines=False)
+    assert plan.status in (PlanStatus.OPTIMAL, PlanStatus.INFEASIBLE)
+    assert check_invariants(plan, inputs) == []
+    if plan.status == PlanStatus.INFEASIBLE:
+        assert plan.solve.messages and not plan.allocations
