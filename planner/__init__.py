@@ -1,3 +1,3 @@
-"""wattgpu planner: scenario YAML -> optimal GPU fleet (imports :mod:`predictors`, not the reverse)."""
+"""wattgpu planner: scenario YAML -> optimal GPU fleet (imports predictors, not the reverse)."""
 
 __version__ = "0.1.0"

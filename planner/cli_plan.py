@@ -1,9 +1,247 @@
-"""CLI commands of the plan family (registered on the main app by :mod:`planner.cli`)."""
+"""``wattgpu plan`` and ``wattgpu compare``: solve a scenario file, or compare GPUs for one model.
+
+``plan`` runs :func:`planner.pipeline.plan_file` and prints the plan as a rich table (default),
+JSON (the stable contract of :meth:`planner.result.Plan.to_json_dict`), Markdown or CSV
+(:mod:`planner.render`). ``compare`` builds a one-model scenario internally and ranks the best
+fleet of each GPU type (:mod:`planner.compare`). Heavy libraries (polars, xgboost, OR-Tools,
+rich tables) are imported inside the commands so that ``wattgpu --help`` starts fast.
+
+Exit codes of both commands: 0 = a plan (optimal, or feasible within the time limit); 1 = bad
+input, or no plan exists (infeasible: the reasons are printed); 2 = the solver found no plan
+within the time limit or the plan failed its invariant checks (status ``error``).
+"""
 
 from __future__ import annotations
 
+import enum
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, get_args
+
 import typer
+
+from planner.cli_validate import OverlayOption, SetOption
+from predictors.errors import WattgpuError, did_you_mean
+
+if TYPE_CHECKING:
+    from planner.render_text import Section
+
+#: Exit code when the scenario has no feasible plan.
+EXIT_INFEASIBLE = 1
+#: Exit code when the solver returned no valid plan (time limit, invariant failure).
+EXIT_ERROR = 2
+
+
+class PlanFormat(enum.StrEnum):
+    """Output formats of ``wattgpu plan``."""
+
+    table = "table"
+    json = "json"
+    md = "md"
+    csv = "csv"
+
+
+class CompareFormat(enum.StrEnum):
+    """Output formats of ``wattgpu compare``."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class RankBy(enum.StrEnum):
+    """What ``wattgpu compare`` ranks by."""
+
+    energy = "energy"
+    cost = "cost"
+
+
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the output to this file instead of stdout."),
+]
+
+
+def _print_sections(sections: list[Section]) -> None:
+    from rich.console import Console
+
+    from planner.render_text import FILE_WIDTH, sections_to_rich
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=FILE_WIDTH)
+    sections_to_rich(sections, console)
+
+
+def _emit(text: str, output: Path | None, what: str) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise WattgpuError(f"{output}: cannot write ({exc.strerror}) — check the path") from None
+    typer.echo(f"wrote {what} to {output}", err=True)
+
+
+def plan(
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="Scenario YAML file (default: the bundled enterprise-fleet scenario)."),
+    ] = None,
+    fmt: Annotated[
+        PlanFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table (read first), json (the stable contract), md (Markdown) or csv "
+            "(one row per allocation).",
+        ),
+    ] = PlanFormat.table,
+    output: OutputOption = None,
+    set_: SetOption = None,
+    overlay: OverlayOption = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            min=0.001,
+            help="Solver time limit in seconds (default: the scenario's time_limit_s).",
+        ),
+    ] = None,
+    candidates: Annotated[
+        bool,
+        typer.Option("--candidates", help="Table/md: also list excluded candidates and why."),
+    ] = False,
+) -> None:
+    """Plan a GPU fleet for a scenario: which GPUs, TP degree and replicas per model.
+
+    Exit code 0 when a plan was found (status optimal or feasible), 1 for bad input or when no
+    plan exists (status infeasible; the reasons are printed), 2 when the solver found no valid
+    plan within the time limit (status error).
+    """
+    from planner.paths import default_scenario
+    from planner.pipeline import plan_file
+    from planner.render import plan_sections, render_plan
+    from planner.result import PlanStatus
+
+    path = file if file is not None else default_scenario()
+    run = plan_file(path, set_ or [], overlay or [], time_limit_s=time_limit)
+    result = run.plan
+    if fmt == PlanFormat.table and output is None:
+        _print_sections(plan_sections(result, candidates=candidates))
+    else:
+        _emit(render_plan(result, fmt.value, candidates=candidates), output, f"{fmt.value} plan")
+    if result.status == PlanStatus.INFEASIBLE:
+        raise typer.Exit(EXIT_INFEASIBLE)
+    if result.status == PlanStatus.ERROR:
+        raise typer.Exit(EXIT_ERROR)
+
+
+def _check_precision(precision: str | None) -> None:
+    from planner.scenario import Precision
+
+    choices = list(get_args(Precision))
+    if precision is not None and precision not in choices:
+        raise WattgpuError(
+            f"--precision: unknown precision '{precision}'{did_you_mean(precision, choices)} "
+            f"— use one of {', '.join(choices)}"
+        )
+
+
+def compare(
+    model: Annotated[str, typer.Option("--model", "-m", help="Catalog LLM id or alias.")],
+    requests_per_s: Annotated[
+        float, typer.Option("--requests-per-s", min=0.0, help="Mean request rate (req/s).")
+    ],
+    itl_ms: Annotated[
+        float, typer.Option("--itl-ms", min=0.001, help="Inter-token latency SLA (ms).")
+    ],
+    ttft_ms: Annotated[
+        float | None, typer.Option("--ttft-ms", min=0.001, help="Time-to-first-token SLA (ms).")
+    ] = None,
+    input_tokens: Annotated[
+        float, typer.Option("--input-tokens", min=1.0, help="Mean prompt length (tokens).")
+    ] = 1024.0,
+    output_tokens: Annotated[
+        float, typer.Option("--output-tokens", min=1.0, help="Mean completion length (tokens).")
+    ] = 256.0,
+    gpus: Annotated[
+        str | None,
+        typer.Option(
+            "--gpus",
+            help="Comma-separated GPU ids or aliases (default: every catalog GPU with a price).",
+        ),
+    ] = None,
+    by: Annotated[RankBy, typer.Option("--by", help="Rank by energy or by cost.")] = RankBy.energy,
+    precision: Annotated[
+        str | None,
+        typer.Option("--precision", help="Weight precision (default: the model's catalog dtype)."),
+    ] = None,
+    engine: Annotated[str, typer.Option("--engine", help="Serving engine.")] = "vllm",
+    region: Annotated[
+        str, typer.Option("--region", help="Grid region for CO2 and the output note.")
+    ] = "US",
+    hours: Annotated[
+        float, typer.Option("--hours", min=0.001, help="Horizon of the energy and cost totals.")
+    ] = 8760.0,
+    electricity: Annotated[
+        float,
+        typer.Option("--electricity-usd-per-kwh", min=0.0, help="Electricity price ($/kWh)."),
+    ] = 0.12,
+    fmt: Annotated[
+        CompareFormat, typer.Option("--format", "-f", help="table, json or csv.")
+    ] = CompareFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Rank GPU types for one model, load and SLA: the best fleet of each type (no scenario file).
+
+    Exit code 0 when at least one GPU type meets the SLA, 1 for bad input or when none does.
+    """
+    from planner.compare import COMPARE_CSV_COLUMNS, CompareRequest, compare_section
+    from planner.compare import compare as run_compare
+    from planner.render_text import rows_to_csv, sections_to_text, to_json
+
+    _check_precision(precision)
+    gpu_list = None
+    if gpus is not None:
+        gpu_list = tuple(g.strip() for g in gpus.split(",") if g.strip())
+        if not gpu_list:
+            raise WattgpuError("--gpus: no GPU named — give e.g. --gpus L4,A100-SXM4-80GB")
+    request = CompareRequest(
+        model=model,
+        requests_per_s=requests_per_s,
+        itl_ms=itl_ms,
+        ttft_ms=ttft_ms,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        gpus=gpu_list,
+        by=by.value,
+        precision=precision,
+        engine=engine,
+        region=region,
+        hours=hours,
+        electricity_usd_per_kwh=electricity,
+    )
+    result = run_compare(request)
+    if fmt == CompareFormat.json:
+        _emit(to_json(result.to_json_dict()), output, "comparison")
+    elif fmt == CompareFormat.csv:
+        rows = [r.__dict__ for r in result.rows]
+        _emit(rows_to_csv(rows, COMPARE_CSV_COLUMNS), output, "comparison")
+    elif output is not None:
+        _emit(sections_to_text([compare_section(result)]), output, "comparison")
+    else:
+        _print_sections([compare_section(result)])
+    if not any(r.fits for r in result.rows):
+        raise WattgpuError(
+            f"no GPU type meets ITL ≤ {itl_ms:g} ms for {result.model} — relax the SLA "
+            "or allow more GPU types"
+        )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this family's commands to *app*."""
+    """Add ``plan`` and ``compare`` to *app*."""
+    app.command("plan")(plan)
+    app.command("compare")(compare)

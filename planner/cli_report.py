@@ -1,9 +1,219 @@
-"""CLI commands of the report family (registered on the main app by :mod:`planner.cli`)."""
+"""CLI commands of the report family: ``report``, ``pareto`` and ``diff``.
+
+Registered on the main app by :mod:`planner.cli`. Heavy imports (OR-Tools, XGBoost, matplotlib)
+happen inside the command functions so ``wattgpu --help`` stays fast.
+"""
 
 from __future__ import annotations
 
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from planner.cli_validate import OverlayOption, SetOption
+from predictors.errors import WattgpuError
+
+ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
+"""Written by ``wattgpu evaluate`` (relative to the working directory or the checkout)."""
+
+
+class ReportFormat(StrEnum):
+    md = "md"
+    html = "html"
+    json = "json"
+
+
+class ParetoFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+class DiffFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+FileArgument = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
+TimeLimitOption = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit", help="Solver time limit per solve in seconds (default: scenario)."
+    ),
+]
+
+
+def _accuracy_csv(given: Path | None) -> Path | None:
+    if given is not None:
+        return given
+    if ACCURACY_CSV.is_file():
+        return ACCURACY_CSV
+    checkout = Path(__file__).resolve().parent.parent / ACCURACY_CSV
+    return checkout if checkout.is_file() else None
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        typer.echo(text, nl=not text.endswith("\n"))
+        return
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise WattgpuError(
+            f"--output {output}: cannot write ({exc.strerror}); fix the path"
+        ) from None
+    typer.echo(f"wrote {output}", err=True)
+
+
+def _plan(
+    file: Path, set_: list[str] | None, overlay: list[Path] | None, time_limit: float | None
+) -> Any:
+    from planner.pipeline import plan_file
+    from predictors.api import Predictor
+
+    predictor = Predictor.load()
+    run = plan_file(file, set_ or [], overlay or [], time_limit_s=time_limit, predictor=predictor)
+    return run, predictor
+
+
+def report(
+    file: FileArgument,
+    format_: Annotated[
+        ReportFormat,
+        typer.Option("--format", "-f", help="md, html (one self-contained file) or json."),
+    ] = ReportFormat.md,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    set_: SetOption = None,
+    overlay: OverlayOption = None,
+    pareto_points: Annotated[
+        int,
+        typer.Option("--pareto-points", min=0, help="Points of the energy↔cost front (0 = skip)."),
+    ] = 5,
+    accuracy: Annotated[
+        Path | None,
+        typer.Option(
+            "--accuracy", help="Predictions CSV of `wattgpu evaluate` for the accuracy chart."
+        ),
+    ] = None,
+    time_limit: TimeLimitOption = None,
+) -> None:
+    """Estimated energy and emissions disclosure of the scenario's plan (md, html or json)."""
+    from planner.report import make_report, render_markdown
+
+    run, predictor = _plan(file, set_, overlay, time_limit)
+    csv = _accuracy_csv(accuracy)
+    data, _ = make_report(
+        run, predictor, pareto_points=pareto_points, scenario_file=str(file), accuracy_csv=csv
+    )
+    if not run.plan.has_solution:
+        typer.echo(
+            f"warning: plan is {run.plan.status.value}: "
+            + "; ".join(run.plan.solve.messages or ("no solution",)),
+            err=True,
+        )
+    if format_ is ReportFormat.json:
+        text = json.dumps(data, indent=2, sort_keys=False) + "\n"
+    elif format_ is ReportFormat.md:
+        text = render_markdown(data)
+    else:
+        from planner.charts import all_charts
+        from planner.report_html import render_html
+
+        text = render_html(data, all_charts(data, csv))
+    _write(text, output)
+
+
+def pareto(
+    file: FileArgument,
+    points: Annotated[
+        int, typer.Option("--points", "-n", min=2, help="Cost caps between the ends.")
+    ] = 7,
+    format_: Annotated[ParetoFormat, typer.Option("--format", "-f")] = ParetoFormat.table,
+    chart: Annotated[
+        Path | None, typer.Option("--chart", help="Also write the front as a PNG chart here.")
+    ] = None,
+    set_: SetOption = None,
+    overlay: OverlayOption = None,
+    time_limit: TimeLimitOption = None,
+) -> None:
+    """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
+    from planner.pareto import pareto_front
+
+    run, _ = _plan(file, set_, overlay, time_limit)
+    if not run.plan.has_solution:
+        raise WattgpuError(
+            f"{file}: plan is {run.plan.status.value}: "
+            + "; ".join(run.plan.solve.messages or ("no solution",))
+        )
+    front = pareto_front(run.inputs, points, run.plan)
+    data = front.to_json_dict()
+    if chart is not None:
+        from planner.charts import pareto_chart
+
+        png = pareto_chart({"pareto": data})
+        if png is None:
+            raise WattgpuError(f"--chart {chart}: the front has no points to draw")
+        try:
+            chart.parent.mkdir(parents=True, exist_ok=True)
+            chart.write_bytes(png)
+        except OSError as exc:
+            raise WattgpuError(f"--chart {chart}: cannot write ({exc.strerror})") from None
+        typer.echo(f"wrote {chart}", err=True)
+    if format_ is ParetoFormat.json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    typer.echo("\n".join(pareto_lines(data)))
+
+
+def pareto_lines(data: dict[str, Any]) -> list[str]:
+    """The front as a text table with the chosen plan and the baselines below it."""
+    from planner.report_md import num
+
+    lines = [
+        f"Estimated energy ↔ cost Pareto front of {data['scenario']}",
+        f"{'point':<12} {'facility kWh':>14} {'cost $':>14} {'CO2e kg':>12}  GPUs",
+    ]
+    for p in data["points"]:
+        gpus = ", ".join(f"{n}× {g}" for g, n in p["gpus"].items())
+        lines.append(
+            f"{p['label']:<12} {num(p['facility_energy_kwh'], 6):>14} "
+            f"{num(p['cost_usd'], 6):>14} {num(p['carbon_kg'], 5):>12}  {gpus}"
+        )
+    marks = ([data["chosen"]] if data.get("chosen") else []) + list(data.get("baselines") or [])
+    if marks:
+        lines.append("markers:")
+        for m in marks:
+            lines.append(
+                f"  {m['label']}: {num(m['facility_energy_kwh'], 6)} kWh, "
+                f"{num(m['cost_usd'], 6)} $, {num(m['carbon_kg'], 5)} kg CO2e"
+            )
+    lines.append(f"method: {data['method']}")
+    lines.extend(f"note: {m}" for m in data.get("messages") or [])
+    return lines
+
+
+def diff(
+    a: Annotated[Path, typer.Argument(help="Plan JSON (`wattgpu plan --format json`).")],
+    b: Annotated[Path, typer.Argument(help="Plan JSON to compare with A.")],
+    format_: Annotated[DiffFormat, typer.Option("--format", "-f")] = DiffFormat.text,
+) -> None:
+    """What changed between two plan JSON files: allocations, totals, status, assumptions."""
+    from planner.diff import diff_files
+
+    d = diff_files(a, b)
+    if format_ is DiffFormat.json:
+        typer.echo(json.dumps(d.to_json_dict(), indent=2))
+    else:
+        typer.echo("\n".join(d.lines()))
 
 
 def register(app: typer.Typer) -> None:
-    """Add this family's commands to *app*."""
+    """Add ``report``, ``pareto`` and ``diff`` to *app*."""
+    app.command("report")(report)
+    app.command("pareto")(pareto)
+    app.command("diff")(diff)

@@ -1,33 +1,48 @@
-"""The fleet optimiser: :class:`PlanningInputs` -> OR-Tools MILP -> :class:`Plan`.
+"""The fleet optimiser: :class:`PlanningInputs` -> solver -> checked :class:`Plan`.
 
-Formulation (sets: models m, feasible candidates c = (m, GPU g, TP k), periods t with h_t hours)
+The optimisation model (integer replicas per candidate, continuous load split per period,
+power linear in both) is written out in :mod:`planner.milp`. :func:`solve` picks how to
+solve it, by what links the models:
 
-* n[c] ∈ Z, 0 <= n[c] <= max(ceil(max_t L[m,t] / cap[c]), min_replicas[m]) — replicas, fixed
-  over the horizon (rented for all of it; more replicas than that can never help);
-* x[c,t] >= 0 — requests/s that candidate c serves in period t.
+* nothing links them (no power cap, no budget, no inventory that can bind): every model is
+  solved exactly on its own (:mod:`planner.decompose`, a Pareto-frontier dynamic programme
+  over replica vectors with merit-order dispatch) — exact, gap 0, milliseconds per model;
+* linked and small (at most :data:`MONOLITHIC_MAX_MODELS` models): the full MILP with SCIP
+  (:mod:`planner.milp`);
+* linked and larger: column generation with an exact pricing problem per model and the
+  master solved as a MILP (:mod:`planner.colgen`); the bound is the Lagrangian bound, so the
+  gap is honest. When it finds no plan the full MILP runs with the time that is left.
 
-GPU power (W) in period t: Σ_c idle_w[c]·n[c] + e_j[c]·x[c,t]  (J/request × request/s = W),
-so facility energy (kWh) = PUE · Σ_t h_t · power_t / 1000 and GPU rent ($) = Σ_c usd_h[c]·H·n[c]
-with H = Σ_t h_t. The objective is ``a · facility kWh + b · GPU rent $`` with (a, b) from
-:func:`objective_prices` (see :mod:`planner.result` for the accounting of each term).
+Why these solvers (measured on benchmarks/bench_solver.py, 2 cores, one thread): the full MILP
+with SCIP needed 5-17 s for 50 × 30 × 24 and found no bound within 60 s for 500 × 30 × 24;
+HiGHS was slower than SCIP on the full MILP (15 s vs 6 s on the 50-model seed 0); CP-SAT would
+need the continuous loads scaled to integers and is not used. Decomposition and column
+generation solve both sizes far inside the targets (figures in the benchmark's docstring).
 
-Solver: OR-Tools ``linear_solver`` with SCIP, one thread (more threads switch SCIP to its
-non-deterministic concurrent mode) and a fixed random seed, so the same inputs give the same
-plan. On the 50 × 30 × 24 benchmark (seed 0, after dominance pruning) SCIP proved 0.1 % in
-6 s where HiGHS needed 15 s (CBC not tried); CP-SAT would need the continuous loads
-scaled to integers. Exact presolve: dominated candidates get no variables
-(:func:`prune_dominated`); a greedy single-GPU plan is passed as a hint.
+Every solver path is deterministic (one thread, fixed seed, deterministic LP); only the time
+limit can change an answer. After every solve :func:`planner.result.check_invariants` runs
+and the objective is recomputed from the plan's accounting; any mismatch makes the status
+``error`` with the problems as messages. Infeasible inputs are explained by
+:mod:`planner.explain`.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import replace
 
 from planner.baselines import baseline_specs
+from planner.colgen import solve_by_model
+from planner.explain import explain_infeasible, no_candidate_messages
 from planner.inputs import Candidate, PlanningInputs
+from planner.milp import (
+    SOLVER_ID,
+    RawSolution,
+    build_model,
+    objective_prices,
+    prune_dominated,
+    run_solver,
+)
 from planner.result import (
     BaselineResult,
     Plan,
@@ -38,471 +53,34 @@ from planner.result import (
     make_totals,
 )
 
-SOLVER_ID = "SCIP"
-SCIP_PARAMS = ""
-"""SCIP settings: few root cut rounds, so its rounding heuristics (RENS) run early; the LP
-bound with the capacity_mir rows is already within ~0.1 % of the optimum."""
-FAMILIES: tuple[str, ...] = ("inventory", "power_cap", "budget", "min_replicas")
-"""Constraint families that may be relaxed (made elastic) to explain infeasibility."""
+MONOLITHIC_MAX_MODELS = 12
+"""Linked instances with at most this many models go to the full MILP."""
+DECOMPOSED_SOLVER = "decomposed (exact per-model dynamic programme)"
+COLGEN_SOLVER = "column generation (GLOP master, exact pricing, SCIP master MILP)"
 
-
-@dataclass
-class MilpModel:
-    """The built OR-Tools model and its variables (candidate order = ``candidates``)."""
-
-    inputs: PlanningInputs
-    solver: Any
-    candidates: list[Candidate]
-    n: list[Any] = field(default_factory=list)
-    x: list[list[Any]] = field(default_factory=list)
-    elastic: frozenset[str] = frozenset()
-    slacks: dict[str, list[tuple[str, float, Any]]] = field(default_factory=dict)
-    """family -> [(what, limit, slack variable)] for elastic families."""
-
-    def slack(self, family: str, what: str, limit: float) -> Any | None:
-        """A slack variable when *family* is elastic (None otherwise)."""
-        if family not in self.elastic:
-            return None
-        var = self.solver.NumVar(0.0, self.solver.infinity(), f"slack_{family}[{what}]")
-        self.slacks.setdefault(family, []).append((what, limit, var))
-        return var
-
-
-def objective_prices(inputs: PlanningInputs) -> tuple[float, float]:
-    """(weight per facility kWh, weight per $ of GPU rent) of the objective.
-
-    energy: (1, 0); carbon: (kg/kWh, 0); cost: ($/kWh + carbon $/kg · kg/kWh, 1);
-    weighted: w_energy_kwh + w_cost_usd · cost's kWh price + w_carbon_kg · kg/kWh, w_cost_usd.
-    """
-    kg_per_kwh = inputs.grid_g_co2_per_kwh / 1000.0
-    usd_per_kwh = inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0.0) * kg_per_kwh
-    obj = inputs.objective
-    if obj.minimize == "energy":
-        return 1.0, 0.0
-    if obj.minimize == "carbon":
-        return kg_per_kwh, 0.0
-    if obj.minimize == "cost":
-        return usd_per_kwh, 1.0
-    w_cost = obj.weight("cost_usd")
-    per_kwh = obj.weight("energy_kwh") + w_cost * usd_per_kwh + obj.weight("carbon_kg") * kg_per_kwh
-    return per_kwh, w_cost
-
-
-def _facility_kw_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, float]:
-    """(facility kW per replica, facility kW per req/s) of candidate c."""
-    return (
-        inputs.pue * c.idle_power_w_per_replica / 1000.0,
-        inputs.pue * c.energy_j_per_request / 1000.0,
-    )
-
-
-def _replica_bound(inputs: PlanningInputs, c: Candidate) -> int:
-    m = inputs.model(c.name)
-    peak = max(m.requests_per_s_by_period)
-    return max(math.ceil(peak / c.max_requests_per_s_per_replica), m.min_replicas)
-
-
-def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:
-    """True when a replica of d can replace a replica of c in any plan without loss."""
-    return (
-        d.max_requests_per_s_per_replica >= c.max_requests_per_s_per_replica
-        and d.energy_j_per_request <= c.energy_j_per_request
-        and d.idle_power_w_per_replica <= c.idle_power_w_per_replica
-        and d.usd_per_hour_per_replica <= c.usd_per_hour_per_replica
-        and (
-            inputs.inventory.get(d.gpu) is None
-            or (d.gpu == c.gpu and d.gpus_per_replica <= c.gpus_per_replica)
-        )
-    )
-
-
-def prune_dominated(inputs: PlanningInputs, candidates: list[Candidate]) -> list[Candidate]:
-    """Drop candidates another candidate of the same model dominates (exact presolve).
-
-    d dominates c when d has at least c's capacity and at most its energy per request, idle
-    power and $/h, and d's GPU is unlimited (or the same type with no more GPUs per replica):
-    swapping each replica of c for one of d keeps every constraint and does not raise any
-    objective. Ties are broken by input order, so one of identical candidates survives.
-    """
-    by_model: dict[str, list[tuple[int, Candidate]]] = {}
-    for i, c in enumerate(candidates):
-        by_model.setdefault(c.name, []).append((i, c))
-    kept = []
-    for i, c in enumerate(candidates):
-        dominated = any(
-            j != i and _dominates(inputs, d, c) and (j < i or not _dominates(inputs, c, d))
-            for j, d in by_model[c.name]
-        )
-        if not dominated:
-            kept.append(c)
-    return kept
-
-
-def add_variables(mm: MilpModel) -> None:
-    """n[c] integer replicas and x[c,t] continuous req/s (bounds in the module docstring)."""
-    s = mm.solver
-    for c in mm.candidates:
-        mm.n.append(s.IntVar(0.0, float(_replica_bound(mm.inputs, c)), f"n[{c.label}]"))
-        mm.x.append(
-            [s.NumVar(0.0, s.infinity(), f"x[{c.label},{t}]") for t in range(mm.inputs.periods)]
-        )
-
-
-def add_load_served(mm: MilpModel) -> None:
-    """load_served[m,t]:  Σ_{c of m} x[c,t] = L[m,t]  for every model and period."""
-    for m in mm.inputs.models:
-        idx = [i for i, c in enumerate(mm.candidates) if c.name == m.name]
-        for t, load in enumerate(m.requests_per_s_by_period):
-            ct = mm.solver.Constraint(load, load, f"load_served[{m.name},{t}]")
-            for i in idx:
-                ct.SetCoefficient(mm.x[i][t], 1.0)
-
-
-def add_capacity(mm: MilpModel) -> None:
-    """capacity[name,gpu,tp,t]:  x[c,t] <= cap[c] · n[c].
-
-    Strengthened with the integer-rounding (MIR) row of the pair {x[c,t] <= cap·n[c],
-    x[c,t] <= L[m,t]}: with q = floor(L/cap), r = L - q·cap,
-    capacity_mir[name,gpu,tp,t]:  x[c,t] <= r · n[c] + (cap - r) · q,
-    which is the convex hull for one period (q = 0 gives x[c,t] <= L·n[c]). It forces
-    n >= q + 1 when one candidate serves the whole load, so the LP bound is tight.
-    """
-    inf = mm.solver.infinity()
-    for i, c in enumerate(mm.candidates):
-        cap = c.max_requests_per_s_per_replica
-        loads = mm.inputs.model(c.name).requests_per_s_by_period
-        for t in range(mm.inputs.periods):
-            ct = mm.solver.Constraint(-inf, 0.0, f"capacity[{c.label},{t}]")
-            ct.SetCoefficient(mm.x[i][t], 1.0)
-            ct.SetCoefficient(mm.n[i], -cap)
-            q = math.floor(loads[t] / cap)
-            r = loads[t] - q * cap
-            if r <= 1e-9 * cap:
-                continue
-            mir = mm.solver.Constraint(-inf, (cap - r) * q, f"capacity_mir[{c.label},{t}]")
-            mir.SetCoefficient(mm.x[i][t], 1.0)
-            mir.SetCoefficient(mm.n[i], -r)
-
-
-def add_inventory(mm: MilpModel) -> None:
-    """inventory[g]:  Σ_{c on g} tp_gpus[c] · n[c] <= available[g]  (unlimited types skipped)."""
-    for gpu, available in sorted(mm.inputs.inventory.items()):
-        idx = [i for i, c in enumerate(mm.candidates) if c.gpu == gpu]
-        if available is None or not idx:
-            continue
-        ct = mm.solver.Constraint(-mm.solver.infinity(), float(available), f"inventory[{gpu}]")
-        for i in idx:
-            ct.SetCoefficient(mm.n[i], float(mm.candidates[i].gpus_per_replica))
-        slack = mm.slack("inventory", gpu, float(available))
-        if slack is not None:
-            ct.SetCoefficient(slack, -1.0)
-
-
-def add_power_cap(mm: MilpModel) -> None:
-    """power_cap[t]:  PUE · Σ_c (idle_w[c]·n[c] + e_j[c]·x[c,t]) / 1000 <= cap_kw  per period."""
-    cap_kw = mm.inputs.power_cap_kw
-    if cap_kw is None:
-        return
-    slack = mm.slack("power_cap", "facility kW", cap_kw)
-    for t in range(mm.inputs.periods):
-        ct = mm.solver.Constraint(-mm.solver.infinity(), cap_kw, f"power_cap[{t}]")
-        for i, c in enumerate(mm.candidates):
-            kw_n, kw_x = _facility_kw_coefficients(mm.inputs, c)
-            ct.SetCoefficient(mm.n[i], kw_n)
-            ct.SetCoefficient(mm.x[i][t], kw_x)
-        if slack is not None:
-            ct.SetCoefficient(slack, -1.0)
-
-
-def _cost_coefficients(mm: MilpModel, c: Candidate) -> tuple[float, list[float]]:
-    """($ per replica, [$ per req/s in period t]) over the horizon, carbon price included."""
-    inputs = mm.inputs
-    kg_per_kwh = inputs.grid_g_co2_per_kwh / 1000.0
-    usd_per_kwh = inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0.0) * kg_per_kwh
-    kw_n, kw_x = _facility_kw_coefficients(inputs, c)
-    per_n = c.usd_per_hour_per_replica * inputs.hours + kw_n * inputs.hours * usd_per_kwh
-    return per_n, [kw_x * h * usd_per_kwh for h in inputs.period_hours]
-
-
-def add_budget(mm: MilpModel) -> None:
-    """budget:  GPU rent + electricity (+ carbon price) over the horizon <= budget_usd."""
-    budget = mm.inputs.budget_usd
-    if budget is None:
-        return
-    ct = mm.solver.Constraint(-mm.solver.infinity(), budget, "budget")
-    for i, c in enumerate(mm.candidates):
-        per_n, per_x = _cost_coefficients(mm, c)
-        ct.SetCoefficient(mm.n[i], per_n)
-        for t, coef in enumerate(per_x):
-            ct.SetCoefficient(mm.x[i][t], coef)
-    slack = mm.slack("budget", "usd", budget)
-    if slack is not None:
-        ct.SetCoefficient(slack, -1.0)
-
-
-def add_min_replicas(mm: MilpModel) -> None:
-    """min_replicas[m]:  Σ_{c of m} n[c] >= min_replicas[m]  (availability)."""
-    for m in mm.inputs.models:
-        if m.min_replicas <= 0:
-            continue
-        ct = mm.solver.Constraint(
-            float(m.min_replicas), mm.solver.infinity(), f"min_replicas[{m.name}]"
-        )
-        for i, c in enumerate(mm.candidates):
-            if c.name == m.name:
-                ct.SetCoefficient(mm.n[i], 1.0)
-        slack = mm.slack("min_replicas", m.name, float(m.min_replicas))
-        if slack is not None:
-            ct.SetCoefficient(slack, 1.0)
-
-
-def add_objective(mm: MilpModel) -> None:
-    """minimise a · facility kWh + b · GPU rent $  ((a, b) = :func:`objective_prices`).
-
-    With elastic families (infeasibility diagnosis) minimise instead Σ slack / max(1, limit):
-    the smallest relative relaxation that makes the problem feasible.
-    """
-    obj = mm.solver.Objective()
-    obj.SetMinimization()
-    if mm.elastic:
-        for entries in mm.slacks.values():
-            for _, limit, var in entries:
-                obj.SetCoefficient(var, 1.0 / max(1.0, limit))
-        return
-    per_kwh, per_rent = objective_prices(mm.inputs)
-    hours = mm.inputs.hours
-    for i, c in enumerate(mm.candidates):
-        kw_n, kw_x = _facility_kw_coefficients(mm.inputs, c)
-        obj.SetCoefficient(
-            mm.n[i], per_kwh * kw_n * hours + per_rent * c.usd_per_hour_per_replica * hours
-        )
-        for t, h in enumerate(mm.inputs.period_hours):
-            obj.SetCoefficient(mm.x[i][t], per_kwh * kw_x * h)
-
-
-def add_greedy_hint(mm: MilpModel) -> None:
-    """Give the solver a starting plan: per model (largest peak load first) the single
-    candidate that serves all its load at the lowest objective within the GPUs left.
-
-    Only a hint (it may break the power cap or budget); it lets the solver prune early.
-    """
-    if mm.elastic:
-        return
-    per_kwh, per_rent = objective_prices(mm.inputs)
-    hours, left = mm.inputs.hours, dict(mm.inputs.inventory)
-    hint = [0] * len(mm.candidates)
-    order = sorted(mm.inputs.models, key=lambda m: -max(m.requests_per_s_by_period))
-    for m in order:
-        loads = m.requests_per_s_by_period
-        best: tuple[float, int, int] | None = None
-        for i, c in enumerate(mm.candidates):
-            if c.name != m.name:
-                continue
-            n = _replica_bound(mm.inputs, c)
-            free = left.get(c.gpu)
-            if free is not None and n * c.gpus_per_replica > free:
-                continue
-            kw_n, kw_x = _facility_kw_coefficients(mm.inputs, c)
-            kwh = kw_n * n * hours + kw_x * sum(
-                h * x for h, x in zip(mm.inputs.period_hours, loads, strict=True)
-            )
-            value = per_kwh * kwh + per_rent * n * c.usd_per_hour_per_replica * hours
-            if best is None or value < best[0]:
-                best = (value, i, n)
-        if best is None:
-            continue
-        _, i, n = best
-        hint[i] = n
-        gpu = mm.candidates[i].gpu
-        free = left.get(gpu)
-        if free is not None:
-            left[gpu] = free - n * mm.candidates[i].gpus_per_replica
-    variables, values = [], []
-    for i, n in enumerate(hint):
-        variables.append(mm.n[i])
-        values.append(float(n))
-        for t, x in enumerate(mm.inputs.model(mm.candidates[i].name).requests_per_s_by_period):
-            variables.append(mm.x[i][t])
-            values.append(x if n > 0 else 0.0)
-    mm.solver.SetHint(variables, values)
-
-
-def build_model(inputs: PlanningInputs, elastic: frozenset[str] = frozenset()) -> MilpModel:
-    """The MILP of the module docstring, one function per constraint family.
-
-    Candidates the capacity model excluded (memory, SLA, scenario exclusions) get no variables.
-    """
-    from ortools.linear_solver import pywraplp
-
-    solver = pywraplp.Solver.CreateSolver(SOLVER_ID)
-    if solver is None:  # pragma: no cover - OR-Tools wheels ship SCIP
-        raise RuntimeError(f"OR-Tools has no {SOLVER_ID} solver")
-    mm = MilpModel(
-        inputs, solver, prune_dominated(inputs, inputs.feasible_candidates()), elastic=elastic
-    )
-    add_variables(mm)
-    add_load_served(mm)
-    add_capacity(mm)
-    add_inventory(mm)
-    add_power_cap(mm)
-    add_budget(mm)
-    add_min_replicas(mm)
-    add_objective(mm)
-    add_greedy_hint(mm)
-    return mm
-
-
-@dataclass(frozen=True)
-class RawSolution:
-    """Solver outcome before accounting."""
-
-    status: PlanStatus
-    seconds: float
-    objective: float | None
-    bound: float | None
-    replicas: list[int]
-    loads: list[tuple[float, ...]]
-
-
-def run_solver(mm: MilpModel) -> RawSolution:
-    """Solve with the inputs' time limit, threads, seed and relative gap (never asserts)."""
-    from ortools.linear_solver import pywraplp
-
-    inputs, s = mm.inputs, mm.solver
-    s.SetTimeLimit(max(1, int(inputs.time_limit_s * 1000)))
-    s.SetNumThreads(inputs.threads)
-    if SOLVER_ID == "SCIP":
-        s.SetSolverSpecificParametersAsString(
-            f"randomization/randomseedshift = {inputs.seed}\n" + SCIP_PARAMS
-        )
-    params = pywraplp.MPSolverParameters()
-    params.SetDoubleParam(params.RELATIVE_MIP_GAP, inputs.relative_gap)
-    start = time.perf_counter()
-    code = s.Solve(params)
-    seconds = time.perf_counter() - start
-    status = {
-        pywraplp.Solver.OPTIMAL: PlanStatus.OPTIMAL,
-        pywraplp.Solver.FEASIBLE: PlanStatus.FEASIBLE,
-        pywraplp.Solver.INFEASIBLE: PlanStatus.INFEASIBLE,
-    }.get(code, PlanStatus.ERROR)
-    if status not in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
-        return RawSolution(status, seconds, None, None, [], [])
-    replicas = [max(0, round(v.solution_value())) for v in mm.n]
-    loads = [
-        tuple(min(max(0.0, v.solution_value()), n * c.max_requests_per_s_per_replica) for v in xs)
-        for xs, n, c in zip(mm.x, replicas, mm.candidates, strict=True)
-    ]
-    objective = s.Objective().Value()
-    bound = s.Objective().BestBound()
-    return RawSolution(status, seconds, objective, bound, replicas, loads)
+__all__ = ["objective_prices", "plan_baselines", "solve"]
 
 
 def _gap(objective: float | None, bound: float | None) -> float | None:
     if objective is None or bound is None:
         return None
-    return abs(objective - bound) / max(abs(objective), 1e-9)
+    return max(0.0, objective - bound) / max(abs(objective), 1e-9)
 
 
-def _no_candidate_messages(inputs: PlanningInputs) -> list[str]:
-    """Models with load (or minimum replicas) and no candidate that meets the SLA."""
-    messages = []
-    for m in inputs.models:
-        if max(m.requests_per_s_by_period) <= 0 and m.min_replicas == 0:
-            continue
-        cands = inputs.candidates_of(m.name)
-        if any(c.feasible for c in cands):
-            continue
-        if not cands:
-            messages.append(f"{m.name}: no candidate GPU at all (check allowed GPUs and inventory)")
-            continue
-        best = min(cands, key=lambda c: (c.itl_s_at_capacity, c.gpu, c.tp))
-        itl = (
-            f"best ITL {1000 * best.itl_s_at_capacity:.1f} ms on {best.gpu} TP{best.tp}"
-            if math.isfinite(best.itl_s_at_capacity)
-            else f"e.g. {best.gpu} TP{best.tp}"
-        )
-        messages.append(
-            f"{m.name}: no GPU meets the SLA of {1000 * m.itl_sla_s:.1f} ms ITL "
-            f"({itl}: {best.reason})"
-        )
-    return messages
-
-
-def _slack_messages(mm: MilpModel, raw: RawSolution) -> list[str]:
-    """Name the relaxed constraints and the numbers of the smallest relaxation."""
-    inputs, messages = mm.inputs, []
-    for family, entries in mm.slacks.items():
-        for what, limit, var in entries:
-            value = var.solution_value()
-            if value <= 1e-6 * max(1.0, limit):
-                continue
-            if family == "inventory":
-                messages.append(
-                    f"inventory: {what} needs {round(limit + value)} GPUs, has {round(limit)}"
-                )
-            elif family == "power_cap":
-                messages.append(
-                    f"power cap: the load needs at least {limit + value:.1f} kW facility power "
-                    f"in its peak period, cap is {limit:.1f} kW"
-                )
-            elif family == "budget":
-                messages.append(
-                    f"budget: the cheapest plan within the other limits costs "
-                    f"{limit + value:,.2f} $, budget is {limit:,.2f} $"
-                )
-            else:
-                messages.append(
-                    f"min replicas: {what} fits only {math.floor(limit - value + 1e-6)} of "
-                    f"{round(limit)} replicas within the other limits"
-                )
-    del inputs, raw
-    return messages
-
-
-def explain_infeasible(inputs: PlanningInputs) -> list[str]:
-    """Why no plan exists: SLA-less models first, else the binding constraint family.
-
-    Each active family is relaxed alone (elastic, smallest relaxation); every family whose
-    relaxation alone restores feasibility is reported with its numbers. When none does, all
-    are relaxed together.
-    """
-    messages = _no_candidate_messages(inputs)
-    if messages:
-        return messages
-    active = [
-        f
-        for f, on in zip(
-            FAMILIES,
-            (
-                any(v is not None for v in inputs.inventory.values()),
-                inputs.power_cap_kw is not None,
-                inputs.budget_usd is not None,
-                any(m.min_replicas > 0 for m in inputs.models),
-            ),
-            strict=True,
-        )
-        if on
-    ]
-    for family in active:
-        mm = build_model(inputs, frozenset([family]))
-        raw = run_solver(mm)
-        if raw.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
-            messages.extend(_slack_messages(mm, raw))
-    if messages or not active:
-        return messages or ["infeasible for an unknown reason (no limit is set)"]
-    mm = build_model(inputs, frozenset(active))
-    raw = run_solver(mm)
-    if raw.status not in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
-        return ["infeasible; relaxing all limits did not find a plan within the time limit"]
-    return ["no single limit explains it; together:", *_slack_messages(mm, raw)]
-
-
-def _plan_from(inputs: PlanningInputs, mm: MilpModel, raw: RawSolution) -> Plan:
-    allocations = tuple(
-        make_allocation(c, n, x, inputs)
-        for c, n, x in zip(mm.candidates, raw.replicas, raw.loads, strict=True)
-        if n > 0
+def _plan_from(
+    inputs: PlanningInputs, candidates: list[Candidate], raw: RawSolution, solver: str
+) -> Plan:
+    """Account, order (input candidate order) and check the solution *raw*."""
+    position = {c.key: i for i, c in enumerate(inputs.candidates)}
+    used = sorted(
+        (
+            (position[c.key], c, n, x)
+            for c, n, x in zip(candidates, raw.replicas, raw.loads, strict=True)
+            if n > 0
+        ),
+        key=lambda entry: entry[0],
     )
+    allocations = tuple(make_allocation(c, n, x, inputs) for _, c, n, x in used)
     totals = make_totals(allocations, inputs)
     per_kwh, per_rent = objective_prices(inputs)
     breakdown = {
@@ -512,9 +90,7 @@ def _plan_from(inputs: PlanningInputs, mm: MilpModel, raw: RawSolution) -> Plan:
         "gpu_rent_weight": per_rent,
         "objective": per_kwh * totals.facility_energy_kwh + per_rent * totals.gpu_cost_usd,
     }
-    info = SolveInfo(
-        raw.seconds, _gap(raw.objective, raw.bound), raw.bound, raw.objective, SOLVER_ID
-    )
+    info = SolveInfo(raw.seconds, _gap(raw.objective, raw.bound), raw.bound, raw.objective, solver)
     plan = Plan(inputs, raw.status, info, allocations, totals, breakdown)
     problems = check_invariants(plan, inputs)
     if raw.objective is not None and abs(breakdown["objective"] - raw.objective) > 1e-5 * max(
@@ -524,9 +100,7 @@ def _plan_from(inputs: PlanningInputs, mm: MilpModel, raw: RawSolution) -> Plan:
             f"objective: accounting gives {breakdown['objective']:.6g}, solver {raw.objective:.6g}"
         )
     if problems:
-        info = SolveInfo(
-            info.seconds, info.gap, info.bound, info.objective, SOLVER_ID, tuple(problems)
-        )
+        info = replace(info, messages=tuple(problems))
         return Plan(inputs, PlanStatus.ERROR, info, allocations, totals, breakdown)
     return plan
 
@@ -556,32 +130,54 @@ def plan_baselines(inputs: PlanningInputs) -> tuple[BaselineResult, ...]:
     return tuple(out)
 
 
+def _solve_full_milp(inputs: PlanningInputs, spent_s: float) -> Plan:
+    """The full MILP (SCIP) with the time left; infeasibility explained."""
+    left = replace(inputs, time_limit_s=max(1.0, inputs.time_limit_s - spent_s))
+    mm = build_model(left)
+    raw = run_solver(mm)
+    raw = replace(raw, seconds=raw.seconds + spent_s)
+    if raw.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
+        return _plan_from(inputs, mm.candidates, raw, SOLVER_ID)
+    if raw.status == PlanStatus.INFEASIBLE:
+        messages = tuple(explain_infeasible(inputs))
+        info = SolveInfo(raw.seconds, None, None, None, SOLVER_ID, messages)
+        return Plan(inputs, PlanStatus.INFEASIBLE, info)
+    message = f"no plan found within the time limit of {inputs.time_limit_s:g} s (or solver error)"
+    return Plan(
+        inputs, PlanStatus.ERROR, SolveInfo(raw.seconds, None, None, None, SOLVER_ID, (message,))
+    )
+
+
 def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
-    """Plan the fleet: build, solve, check invariants, explain infeasibility, add baselines."""
+    """Plan the fleet: choose the method (module docstring), solve, check invariants,
+    explain infeasibility, add baselines."""
     start = time.perf_counter()
-    no_sla = _no_candidate_messages(inputs)
+    no_sla = no_candidate_messages(inputs)
     if no_sla:
         info = SolveInfo(time.perf_counter() - start, None, None, None, SOLVER_ID, tuple(no_sla))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
-    mm = build_model(inputs)
-    raw = run_solver(mm)
-    if raw.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
-        plan = _plan_from(inputs, mm, raw)
-    elif raw.status == PlanStatus.INFEASIBLE:
-        messages = tuple(explain_infeasible(inputs))
-        info = SolveInfo(raw.seconds, None, None, None, SOLVER_ID, messages)
-        plan = Plan(inputs, PlanStatus.INFEASIBLE, info)
-    else:
-        message = (
-            f"no plan found within the time limit of {inputs.time_limit_s:g} s (or solver error)"
-        )
-        plan = Plan(
-            inputs,
-            PlanStatus.ERROR,
-            SolveInfo(raw.seconds, None, None, None, SOLVER_ID, (message,)),
-        )
+    candidates = prune_dominated(inputs, inputs.feasible_candidates())
+    plan: Plan | None = None
+    linked = (
+        inputs.power_cap_kw is not None
+        or inputs.budget_usd is not None
+        or any(v is not None for v in inputs.inventory.values())
+    )
+    if not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
+        by_model = solve_by_model(inputs, candidates)
+        if by_model is not None:
+            raw = RawSolution(
+                by_model.status,
+                by_model.seconds,
+                by_model.objective,
+                by_model.bound,
+                by_model.replicas,
+                by_model.loads,
+            )
+            solver = DECOMPOSED_SOLVER if by_model.method == "decomposed" else COLGEN_SOLVER
+            plan = _plan_from(inputs, by_model.candidates, raw, solver)
+    if plan is None:
+        plan = _solve_full_milp(inputs, time.perf_counter() - start)
     if baselines and plan.has_solution:
-        from dataclasses import replace
-
         plan = replace(plan, baselines=plan_baselines(inputs))
     return plan

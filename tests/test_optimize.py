@@ -3,18 +3,27 @@ explanations, determinism, an independent brute-force check and hypothesis invar
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planner import explain, optimize
+from planner.colgen import Decomposition
 from planner.inputs import Candidate, GpuInfo, ModelDemand, Objective, PlanningInputs
-from planner.optimize import solve
+from planner.milp import build_model, run_solver
+from planner.optimize import COLGEN_SOLVER, DECOMPOSED_SOLVER, solve
 from planner.result import Plan, PlanStatus, check_invariants
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from bench_solver import random_inputs  # noqa: E402
 
 
 def cand(
@@ -375,3 +384,93 @@ def test_invariants_hold_on_random_instances(seed: int, n_models: int, n_cands: 
     assert check_invariants(plan, inputs) == []
     if plan.status == PlanStatus.INFEASIBLE:
         assert plan.solve.messages and not plan.allocations
+
+
+# --- decomposition and column generation --------------------------------------------------
+
+
+def _unlinked(inputs: PlanningInputs) -> PlanningInputs:
+    return dataclasses.replace(
+        inputs,
+        inventory={g: None for g in inputs.inventory},
+        power_cap_kw=None,
+        budget_usd=None,
+    )
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_decomposition_equals_brute_force(seed: int) -> None:
+    inputs = _unlinked(random_instance(random.Random(seed), n_models=2, n_cands=3, periods=3))
+    plan = solved(inputs)
+    expected = brute_force(inputs)
+    assert expected is not None
+    assert plan.status == PlanStatus.OPTIMAL and plan.solve.solver == DECOMPOSED_SOLVER
+    assert plan.solve.gap == 0.0
+    assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_decomposition_equals_full_milp_on_a_larger_instance() -> None:
+    inputs = dataclasses.replace(
+        _unlinked(random_inputs(8, 10, 6, seed=3)), relative_gap=1e-9, time_limit_s=30.0
+    )
+    plan = solved(inputs)
+    assert plan.solve.solver == DECOMPOSED_SOLVER
+    raw = run_solver(build_model(inputs))
+    assert raw.status == PlanStatus.OPTIMAL and raw.objective is not None
+    assert plan.objective_breakdown["objective"] == pytest.approx(raw.objective, rel=1e-7)
+
+
+def test_non_binding_inventory_does_not_link_models() -> None:
+    cands = [cand("A", cap=1.0, name="a"), cand("A", cap=1.0, name="b")]
+    inputs = make_inputs(
+        [demand((2.5,), name="a"), demand((0.5,), name="b")], cands, inventory={"A": 10}
+    )
+    assert Decomposition(inputs, list(inputs.candidates)).gpus == []
+    assert Decomposition(dataclasses.replace(inputs, inventory={"A": 3}), list(cands)).gpus == ["A"]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_column_generation_brackets_brute_force(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linked instances through the column-generation path: its bound never exceeds the
+    brute-force optimum, its plan is sound and never better than the optimum, and a proven
+    optimum (gap within 1e-9) equals it."""
+    monkeypatch.setattr(optimize, "MONOLITHIC_MAX_MODELS", 0)
+    inputs = random_instance(random.Random(seed), n_models=2, n_cands=3, periods=3)
+    expected = brute_force(inputs)
+    plan = solve(inputs, baselines=False)
+    assert check_invariants(plan, inputs) == []
+    if expected is None:
+        assert plan.status == PlanStatus.INFEASIBLE and plan.solve.messages
+        return
+    assert plan.has_solution, plan.solve.messages
+    got = plan.objective_breakdown["objective"]
+    assert got >= expected * (1 - 1e-9) - 1e-9
+    assert plan.solve.bound is not None and plan.solve.bound <= expected * (1 + 1e-9) + 1e-9
+    if plan.status == PlanStatus.OPTIMAL:
+        assert got == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def test_column_generation_on_benchmark_shape_is_deterministic_and_tight() -> None:
+    inputs = random_inputs(60, 12, 6, seed=5, relative_gap=1e-3, time_limit_s=30.0)
+    first, second = solve(inputs, baselines=False), solve(inputs, baselines=False)
+    assert first.solve.solver == COLGEN_SOLVER
+    assert check_invariants(first, inputs) == []
+    assert first.solve.gap is not None and first.solve.gap <= 1e-3
+    assert _without_timing(first) == _without_timing(second)
+
+
+def test_explanation_re_solves_share_a_capped_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits: list[float] = []
+    real = explain.run_solver
+
+    def spy(mm: Any) -> Any:
+        limits.append(mm.inputs.time_limit_s)
+        return real(mm)
+
+    monkeypatch.setattr(explain, "run_solver", spy)
+    monkeypatch.setattr(explain, "EXPLAIN_BUDGET_S", 3.0)
+    inputs = make_inputs(
+        [demand((2.5,))], [cand("A", cap=1.0)], inventory={"A": 2}, time_limit_s=600.0
+    )
+    assert explain.explain_infeasible(inputs) == ["inventory: A needs 3 GPUs, has 2"]
+    assert limits and sum(limits) <= 3.0 + 1e-9

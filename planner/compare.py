@@ -1,0 +1,305 @@
+"""``wattgpu compare``: one model, one load, one SLA — the best fleet of each GPU type, ranked.
+
+No scenario file: :func:`compare_scenario_dict` builds a one-model scenario (region, horizon,
+electricity price and the objective stated in the output) and :func:`compare` plans it once per
+GPU type with the same capacity model (:func:`planner.build.planning_inputs`, one predictor call
+for all types) and the same solver (:func:`planner.optimize.solve` on the candidates of that
+type only). Each row is therefore "the best fleet of this GPU type": how many replicas of which
+tensor-parallel degree, their ITL, power, energy per 1,000 output tokens and $ per million output
+tokens. GPU types named with ``--gpus`` that have no catalog price are planned by energy with a
+price of 0 and their cost columns read "no price".
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from planner.render_text import Section, num
+
+if TYPE_CHECKING:
+    from planner.inputs import Candidate, PlanningInputs
+    from planner.result import Plan
+    from predictors.api import Predictor
+    from predictors.catalog import Catalog
+
+RankBy = Literal["energy", "cost"]
+
+#: Defaults of the quick comparison, stated in its output.
+DEFAULT_REGION = "US"
+DEFAULT_HOURS = 8760.0
+DEFAULT_ELECTRICITY_USD_PER_KWH = 0.12
+DEFAULT_INPUT_TOKENS = 1024.0
+DEFAULT_OUTPUT_TOKENS = 256.0
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """What ``wattgpu compare`` was asked (names as typed; resolved by :func:`compare`)."""
+
+    model: str
+    requests_per_s: float
+    itl_ms: float
+    ttft_ms: float | None = None
+    input_tokens: float = DEFAULT_INPUT_TOKENS
+    output_tokens: float = DEFAULT_OUTPUT_TOKENS
+    gpus: tuple[str, ...] | None = None
+    by: RankBy = "energy"
+    precision: str | None = None
+    engine: str = "vllm"
+    region: str = DEFAULT_REGION
+    hours: float = DEFAULT_HOURS
+    electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """The best fleet of one GPU type (or why there is none)."""
+
+    gpu: str
+    fits: bool
+    reason: str
+    priced: bool
+    deployment: str
+    """e.g. ``2 × TP1`` or ``1 × TP2 + 1 × TP1``; empty when it does not fit."""
+    tp: int | None
+    replicas: int
+    gpus: int
+    itl_ms: float | None
+    power_w_per_gpu: float | None
+    wh_per_1k_output_tokens: float | None
+    usd_per_million_output_tokens: float | None
+    energy_kwh: float | None
+    cost_usd: float | None
+    in_domain: bool | None
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """Ranked rows and the assumptions behind them."""
+
+    request: CompareRequest
+    model: str
+    precision: str
+    pue: float
+    grid_g_co2_per_kwh: float
+    rows: tuple[CompareRow, ...]
+
+    @property
+    def output_tokens_total(self) -> float:
+        """Output tokens generated over the horizon."""
+        r = self.request
+        return r.requests_per_s * 3600.0 * r.hours * r.output_tokens
+
+    def assumptions(self) -> list[str]:
+        """One line per assumption, printed with every format."""
+        r = self.request
+        ttft = "" if r.ttft_ms is None else f", TTFT ≤ {num(r.ttft_ms)} ms"
+        return [
+            f"{self.model} ({self.precision}, {r.engine}) at {num(r.requests_per_s)} req/s, "
+            f"{num(r.input_tokens)} input / {num(r.output_tokens)} output tokens, "
+            f"ITL ≤ {num(r.itl_ms)} ms{ttft}",
+            f"horizon {num(r.hours)} h; region {r.region} ({num(self.grid_g_co2_per_kwh)} "
+            f"gCO2e/kWh); PUE {self.pue:g}; electricity {r.electricity_usd_per_kwh:g} $/kWh",
+            "tok = output tokens; energy = GPU energy (facility energy = × PUE); "
+            "$ = GPU rent + electricity",
+            f"ranked by {r.by}; each row is the best fleet of that GPU type alone",
+        ]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Request, assumptions and ranked rows (stable keys)."""
+        return {
+            "request": asdict(self.request),
+            "model": self.model,
+            "precision": self.precision,
+            "pue": self.pue,
+            "grid_g_co2_per_kwh": self.grid_g_co2_per_kwh,
+            "output_tokens_total": self.output_tokens_total,
+            "assumptions": self.assumptions(),
+            "rows": [asdict(row) for row in self.rows],
+        }
+
+
+def _precision(request: CompareRequest, catalog: Catalog, model_id: str) -> str:
+    if request.precision is not None:
+        return request.precision
+    dtype = str(catalog.llm(model_id).get("default_dtype") or "bf16")
+    return "bf16" if dtype == "fp32" else dtype
+
+
+def compare_scenario_dict(
+    request: CompareRequest, model_id: str, gpus: dict[str, float | None], precision: str
+) -> dict[str, Any]:
+    """The one-model scenario mapping (``gpus``: id -> $/GPU-hour, None = catalog price)."""
+    sla: dict[str, Any] = {"itl_ms": request.itl_ms}
+    if request.ttft_ms is not None:
+        sla["ttft_ms"] = request.ttft_ms
+    return {
+        "name": f"compare {model_id}",
+        "horizon_hours": request.hours,
+        "region": request.region,
+        "electricity_usd_per_kwh": request.electricity_usd_per_kwh,
+        "objective": {"minimize": request.by},
+        "engine": request.engine,
+        "precision": precision,
+        "gpus": {
+            g: ({} if price is None else {"usd_per_hour": price}) for g, price in gpus.items()
+        },
+        "models": [
+            {
+                "name": "compare",
+                "model": model_id,
+                "load": {
+                    "requests_per_s": request.requests_per_s,
+                    "input_tokens": request.input_tokens,
+                    "output_tokens": request.output_tokens,
+                },
+                "sla": sla,
+                "min_replicas": 1,
+            }
+        ],
+    }
+
+
+def _gpu_prices(request: CompareRequest, catalog: Catalog) -> dict[str, float | None]:
+    """GPU id -> None (catalog price) or 0.0 (no price: planned by energy only)."""
+    if request.gpus is None:
+        ids = [
+            str(g)
+            for g in catalog.gpus["id"].to_list()
+            if catalog.gpu(g).get("usd_per_hour") is not None
+        ]
+    else:
+        ids = list(dict.fromkeys(catalog.resolve_gpu(g) for g in request.gpus))
+    return {g: (None if catalog.gpu(g).get("usd_per_hour") is not None else 0.0) for g in ids}
+
+
+def _why_not(cands: list[Candidate]) -> str:
+    if not cands:
+        return "no candidate (check --gpus)"
+    finite = [c for c in cands if c.itl_s_at_capacity != float("inf")]
+    best = min(finite, key=lambda c: c.itl_s_at_capacity) if finite else cands[-1]
+    return f"TP{best.tp}: {best.reason}"
+
+
+def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: float) -> CompareRow:
+    t = plan.totals
+    if not plan.has_solution or t is None:
+        reason = (
+            _why_not(cands)
+            if not any(c.feasible for c in cands)
+            else "; ".join(plan.solve.messages) or plan.status.value
+        )
+        return CompareRow(
+            gpu, False, reason, priced, "", None, 0, 0, None, None, None, None, None, None, None
+        )
+    allocs = sorted(plan.allocations, key=lambda a: (-a.replicas, a.candidate.tp))
+    gpus = sum(a.gpus for a in allocs)
+    cost = t.cost_usd if priced else None
+    return CompareRow(
+        gpu=gpu,
+        fits=True,
+        reason="" if priced else f"no $/hour for {gpu} in the catalog: cost not ranked",
+        priced=priced,
+        deployment=" + ".join(f"{a.replicas} × TP{a.candidate.tp}" for a in allocs),
+        tp=allocs[0].candidate.tp,
+        replicas=sum(a.replicas for a in allocs),
+        gpus=gpus,
+        itl_ms=1000.0 * max(a.candidate.itl_s_at_capacity for a in allocs),
+        power_w_per_gpu=t.mean_power_w / gpus if gpus else None,
+        wh_per_1k_output_tokens=t.energy_kwh * 1000.0 / (tokens / 1000.0) if tokens else None,
+        usd_per_million_output_tokens=cost / tokens * 1e6 if cost is not None and tokens else None,
+        energy_kwh=t.energy_kwh,
+        cost_usd=cost,
+        in_domain=all(a.candidate.in_domain for a in allocs),
+    )
+
+
+def _rank_key(by: RankBy) -> Any:
+    def key(row: CompareRow) -> tuple[Any, ...]:
+        if not row.fits:
+            return (2, 0.0, 0.0, row.gpu)
+        if by == "cost":
+            return (0 if row.priced else 1, row.cost_usd or 0.0, row.energy_kwh, row.gpu)
+        return (0, row.energy_kwh, row.cost_usd if row.priced else float("inf"), row.gpu)
+
+    return key
+
+
+def compare(request: CompareRequest, predictor: Predictor | None = None) -> CompareResult:
+    """Plan the request on every GPU type separately and rank the fleets."""
+    from planner.build import planning_inputs
+    from planner.optimize import solve
+    from planner.scenario_load import scenario_from_dict
+    from predictors.api import Predictor
+
+    predictor = predictor or Predictor.load()
+    catalog = predictor.catalog
+    model_id = catalog.resolve_llm(request.model)
+    region = catalog.resolve_region(request.region)
+    request = CompareRequest(**{**asdict(request), "region": region})
+    prices = _gpu_prices(request, catalog)
+    precision = _precision(request, catalog, model_id)
+    data = compare_scenario_dict(request, model_id, prices, precision)
+    scenario = scenario_from_dict(data, "wattgpu compare", catalog)
+    inputs: PlanningInputs = planning_inputs(scenario, predictor)
+    tokens = request.requests_per_s * 3600.0 * request.hours * request.output_tokens
+    rows = []
+    for gpu, price in prices.items():
+        cands = [c for c in inputs.candidates if c.gpu == gpu]
+        plan = solve(inputs.with_candidates(cands), baselines=False)
+        rows.append(_row(gpu, price is None, plan, cands, tokens))
+    rows.sort(key=_rank_key(request.by))
+    return CompareResult(
+        request, model_id, precision, inputs.pue, inputs.grid_g_co2_per_kwh, tuple(rows)
+    )
+
+
+COMPARE_COLUMNS: tuple[str, ...] = (
+    "rank",
+    "GPU",
+    "fits",
+    "replicas",
+    "GPUs",
+    "ITL ms",
+    "W/GPU",
+    "Wh/1k tok",
+    "$/M tok",
+    "energy kWh",
+    "cost $",
+    "in domain",
+)
+
+
+def compare_section(result: CompareResult) -> Section:
+    """The ranked table (format-neutral; see :mod:`planner.render_text`)."""
+    rows = []
+    for rank, r in enumerate(result.rows, start=1):
+        no_price = "no price"
+        rows.append(
+            (
+                str(rank) if r.fits else "",
+                r.gpu,
+                r.deployment if r.fits else f"no — {r.reason}",
+                str(r.replicas) if r.fits else "",
+                str(r.gpus) if r.fits else "",
+                num(r.itl_ms),
+                num(r.power_w_per_gpu),
+                num(r.wh_per_1k_output_tokens),
+                num(r.usd_per_million_output_tokens) if r.priced or not r.fits else no_price,
+                num(r.energy_kwh),
+                num(r.cost_usd) if r.priced or not r.fits else no_price,
+                "" if r.in_domain is None else ("yes" if r.in_domain else "no"),
+            )
+        )
+    return Section(
+        f"wattgpu compare: {result.model}",
+        COMPARE_COLUMNS,
+        tuple(rows),
+        numeric=frozenset({0, 3, 4, 5, 6, 7, 8, 9, 10}),
+        notes=tuple(result.assumptions()),
+    )
+
+
+#: Columns of ``compare --format csv`` (the row fields).
+COMPARE_CSV_COLUMNS: tuple[str, ...] = tuple(CompareRow.__dataclass_fields__)

@@ -1,0 +1,236 @@
+"""What changed between two plan JSON files (``wattgpu plan … --format json`` outputs).
+
+Compares the scenario name, status, assumptions, model loads, allocations (keyed by model entry
+name, GPU and TP degree: added, removed, changed replicas/load/energy/cost) and totals (absolute
+and relative change, GPUs by type). Pure functions on the JSON contract of issue 5, so plans
+from other wattgpu versions compare as long as they follow it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from predictors.errors import WattgpuError
+
+REQUIRED_KEYS: tuple[str, ...] = ("scenario", "status", "allocations", "totals")
+TOTAL_KEYS: tuple[str, ...] = (
+    "energy_kwh",
+    "facility_energy_kwh",
+    "cost_usd",
+    "energy_cost_usd",
+    "gpu_cost_usd",
+    "carbon_kg",
+    "mean_power_w",
+)
+ALLOCATION_KEYS: tuple[str, ...] = ("replicas", "gpus", "energy_kwh", "cost_usd", "carbon_kg")
+RELATIVE_TOLERANCE = 1e-9
+
+
+def load_plan_json(path: str | Path) -> dict[str, Any]:
+    """Read a plan JSON file; WattgpuError naming the file and the fix when it is not one."""
+    p = Path(path)
+    if not p.is_file():
+        raise WattgpuError(
+            f"{p}: no such file; give a plan written by `wattgpu plan --format json`"
+        )
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise WattgpuError(f"{p}: not valid JSON ({exc}); give a plan JSON file") from None
+    if not isinstance(data, dict):
+        raise WattgpuError(f"{p}: top level is not an object; give a plan JSON file")
+    missing = [k for k in REQUIRED_KEYS if k not in data]
+    if missing:
+        raise WattgpuError(
+            f"{p}: missing key(s) {', '.join(missing)}; give a plan written by "
+            "`wattgpu plan --format json`"
+        )
+    if not isinstance(data["allocations"], list):
+        raise WattgpuError(f"{p}: allocations is not a list; give a plan JSON file")
+    return data
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed value: where, before, after."""
+
+    where: str
+    before: Any
+    after: Any
+
+    @property
+    def delta(self) -> float | None:
+        if _is_number(self.before) and _is_number(self.after):
+            return float(self.after) - float(self.before)
+        return None
+
+    @property
+    def pct(self) -> float | None:
+        d = self.delta
+        if d is None or not self.before:
+            return None
+        return 100.0 * d / abs(float(self.before))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "where": self.where,
+            "before": self.before,
+            "after": self.after,
+            "delta": self.delta,
+            "pct": self.pct,
+        }
+
+    def line(self) -> str:
+        text = f"{self.where}: {_fmt(self.before)} -> {_fmt(self.after)}"
+        if self.delta is not None:
+            text += f" ({self.delta:+,.4g}"
+            text += f", {self.pct:+.1f} %)" if self.pct is not None else ")"
+        return text
+
+
+@dataclass(frozen=True)
+class PlanDiff:
+    """Everything that differs between plan A and plan B."""
+
+    a: str
+    b: str
+    scenario: list[Change] = field(default_factory=list)
+    assumptions: list[Change] = field(default_factory=list)
+    models: list[Change] = field(default_factory=list)
+    added: list[dict[str, Any]] = field(default_factory=list)
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    allocations: list[Change] = field(default_factory=list)
+    totals: list[Change] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not (
+            self.scenario
+            or self.assumptions
+            or self.models
+            or self.added
+            or self.removed
+            or self.allocations
+            or self.totals
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "identical": self.identical,
+            "scenario": [c.to_dict() for c in self.scenario],
+            "assumptions": [c.to_dict() for c in self.assumptions],
+            "models": [c.to_dict() for c in self.models],
+            "allocations_added": self.added,
+            "allocations_removed": self.removed,
+            "allocations_changed": [c.to_dict() for c in self.allocations],
+            "totals": [c.to_dict() for c in self.totals],
+        }
+
+    def lines(self) -> list[str]:
+        """Human-readable summary, one change a line."""
+        out = [f"diff {self.a} -> {self.b}"]
+        if self.identical:
+            return [*out, "no differences"]
+        sections: list[tuple[str, list[str]]] = [
+            ("status / scenario", [c.line() for c in self.scenario]),
+            ("assumptions", [c.line() for c in self.assumptions]),
+            ("model loads", [c.line() for c in self.models]),
+            ("allocations added", [_alloc_line("+", a) for a in self.added]),
+            ("allocations removed", [_alloc_line("-", a) for a in self.removed]),
+            ("allocations changed", [c.line() for c in self.allocations]),
+            ("totals", [c.line() for c in self.totals]),
+        ]
+        for title, items in sections:
+            if items:
+                out.append(f"{title}:")
+                out.extend(f"  {item}" for item in items)
+        return out
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _fmt(v: Any) -> str:
+    if _is_number(v):
+        return f"{v:,.6g}" if isinstance(v, float) else f"{v:,}"
+    return json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
+
+
+def _alloc_line(sign: str, a: dict[str, Any]) -> str:
+    return (
+        f"{sign} {a.get('name')} on {a.get('replicas')}× {a.get('gpu')} TP{a.get('tp')} "
+        f"({a.get('gpus')} GPUs, {_fmt(a.get('energy_kwh'))} kWh, {_fmt(a.get('cost_usd'))} $)"
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if _is_number(a) and _is_number(b):
+        return abs(float(a) - float(b)) <= RELATIVE_TOLERANCE * max(1.0, abs(float(a)))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def _compare(where: str, a: Any, b: Any, out: list[Change]) -> None:
+    if not _same(a, b):
+        out.append(Change(where, a, b))
+
+
+def _key(alloc: dict[str, Any]) -> tuple[str, str, int]:
+    return (str(alloc.get("name")), str(alloc.get("gpu")), int(alloc.get("tp") or 0))
+
+
+def diff_plans(
+    a: dict[str, Any], b: dict[str, Any], a_name: str = "A", b_name: str = "B"
+) -> PlanDiff:
+    """The differences between plan JSON dicts *a* and *b*."""
+    d = PlanDiff(a_name, b_name)
+    for key in ("scenario", "status"):
+        _compare(key, a.get(key), b.get(key), d.scenario)
+    a_as, b_as = a.get("assumptions") or {}, b.get("assumptions") or {}
+    for key in sorted(set(a_as) | set(b_as)):
+        _compare(f"assumptions.{key}", a_as.get(key), b_as.get(key), d.assumptions)
+    a_models = {m.get("name"): m for m in a.get("models") or []}
+    b_models = {m.get("name"): m for m in b.get("models") or []}
+    for name in sorted(set(a_models) | set(b_models), key=str):
+        ma, mb = a_models.get(name), b_models.get(name)
+        if ma is None or mb is None:
+            _compare(
+                f"models.{name}",
+                "present" if ma else "absent",
+                "present" if mb else "absent",
+                d.models,
+            )
+            continue
+        for key in sorted(set(ma) | set(mb)):
+            _compare(f"models.{name}.{key}", ma.get(key), mb.get(key), d.models)
+    a_alloc = {_key(x): x for x in a.get("allocations") or []}
+    b_alloc = {_key(x): x for x in b.get("allocations") or []}
+    for k in sorted(set(a_alloc) - set(b_alloc)):
+        d.removed.append(a_alloc[k])
+    for k in sorted(set(b_alloc) - set(a_alloc)):
+        d.added.append(b_alloc[k])
+    for k in sorted(set(a_alloc) & set(b_alloc)):
+        label = f"{k[0]} on {k[1]} TP{k[2]}"
+        for key in ALLOCATION_KEYS:
+            _compare(f"{label}: {key}", a_alloc[k].get(key), b_alloc[k].get(key), d.allocations)
+    a_tot, b_tot = a.get("totals") or {}, b.get("totals") or {}
+    for key in TOTAL_KEYS:
+        _compare(f"totals.{key}", a_tot.get(key), b_tot.get(key), d.totals)
+    a_gpus, b_gpus = a_tot.get("gpus") or {}, b_tot.get("gpus") or {}
+    for gpu in sorted(set(a_gpus) | set(b_gpus)):
+        _compare(f"totals.gpus.{gpu}", a_gpus.get(gpu, 0), b_gpus.get(gpu, 0), d.totals)
+    return d
+
+
+def diff_files(a: str | Path, b: str | Path) -> PlanDiff:
+    """:func:`diff_plans` of two plan JSON files."""
+    return diff_plans(load_plan_json(a), load_plan_json(b), str(a), str(b))

@@ -1,0 +1,263 @@
+"""Renderings of a :class:`~planner.result.Plan`: rich table, Markdown, CSV and JSON.
+
+The table and Markdown forms are built from the same format-neutral
+:class:`~planner.render_text.Section` list (:func:`plan_sections`), so both show the same
+numbers: a header (scenario, status, solve time, gap, objective, assumptions), one row per
+allocation (GPU, TP, replicas, load, ITL vs SLA, mean power per GPU, energy, cost, CO2) with
+totals, the savings against every baseline and, on request, the excluded candidates with their
+reasons. CSV has one row per allocation with the JSON contract's allocation columns; JSON is
+:meth:`Plan.to_json_dict` with non-finite numbers written as null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from planner.render_text import (
+    Section,
+    num,
+    pct,
+    rows_to_csv,
+    sections_to_markdown,
+    sections_to_text,
+    to_json,
+)
+from planner.result import Allocation, Plan, PlanStatus
+
+#: Rendering formats of ``wattgpu plan``.
+PLAN_FORMATS: tuple[str, ...] = ("table", "json", "md", "csv")
+#: Marker of allocations whose candidate lies outside the predictors' training domain.
+OUT_OF_DOMAIN_MARK = "†"
+
+
+# --- plan -> sections -------------------------------------------------------------------------
+
+
+def objective_text(plan: Plan) -> str:
+    """What was minimised (with weights) and the objective value reached."""
+    obj = plan.inputs.objective
+    what: str = obj.minimize
+    if what == "weighted":
+        what += " (" + ", ".join(f"{k} × {v:g}" for k, v in obj.weights.items() if v) + ")"
+    unit = {"energy": "facility kWh", "carbon": "kg CO2e", "cost": "$"}.get(obj.minimize, "")
+    value = plan.solve.objective
+    return f"minimise {what}" + ("" if value is None else f" = {num(value, unit)}")
+
+
+def header_section(plan: Plan) -> Section:
+    """Scenario, status, solve time, gap, objective and the assumptions behind the numbers."""
+    i, s = plan.inputs, plan.solve
+    gap = "—" if s.gap is None else f"{100 * s.gap:.2f} %"
+    periods = f"{i.periods} period{'s' if i.periods > 1 else ''} of {num(i.period_hours[0])} h"
+    carbon_price = None if i.carbon_usd_per_kg is None else i.carbon_usd_per_kg * 1000
+    lines = (
+        ("scenario", i.scenario),
+        ("status", plan.status.value),
+        ("solve", f"{s.seconds:.2f} s with {s.solver}, gap {gap}"),
+        ("objective", objective_text(plan)),
+        ("horizon", f"{num(i.hours)} h in {periods}"),
+        (
+            "economics",
+            f"PUE {i.pue:g}, electricity {i.electricity_usd_per_kwh:g} $/kWh, grid "
+            f"{num(i.grid_g_co2_per_kwh)} gCO2e/kWh, carbon price {num(carbon_price, '$/t')}",
+        ),
+        ("limits", f"power cap {num(i.power_cap_kw, 'kW')}, budget {num(i.budget_usd, '$')}"),
+    )
+    style = "green" if plan.has_solution else "red"
+    return Section("wattgpu plan", lines=lines, style=style)
+
+
+def _load_text(a: Allocation, hours: Sequence[float]) -> str:
+    x = a.requests_per_s_by_period
+    mean = sum(v * h for v, h in zip(x, hours, strict=True)) / sum(hours)
+    return f"{num(max(x, default=0.0))}/{num(mean)}"
+
+
+ALLOCATION_COLUMNS: tuple[str, ...] = (
+    "model entry",
+    "GPU",
+    "TP",
+    "replicas",
+    "GPUs",
+    "req/s peak/mean",
+    "ITL ms (SLA)",
+    "mean W/GPU",
+    "energy kWh",
+    "cost $",
+    "CO2 kg",
+)
+
+
+def allocation_section(plan: Plan) -> Section:
+    """One row per allocation, grouped by model entry, with a totals row."""
+    inputs = plan.inputs
+    rows: list[tuple[str, ...]] = []
+    out_of_domain = False
+    for m in inputs.models:
+        mine = [a for a in plan.allocations if a.candidate.name == m.name]
+        if not mine:
+            rows.append((m.name, "—", "", "0", "0", "no load", "", "", "", "", ""))
+            continue
+        for k, a in enumerate(mine):
+            c = a.candidate
+            mark = "" if c.in_domain else f" {OUT_OF_DOMAIN_MARK}"
+            out_of_domain |= not c.in_domain
+            itl = f"{num(1000 * c.itl_s_at_capacity)} ({num(1000 * m.itl_sla_s)})"
+            rows.append(
+                (
+                    m.name if k == 0 else "",
+                    c.gpu + mark,
+                    str(c.tp),
+                    str(a.replicas),
+                    str(a.gpus),
+                    _load_text(a, inputs.period_hours),
+                    itl,
+                    num(a.power_w_per_gpu),
+                    num(a.energy_kwh),
+                    num(a.cost_usd),
+                    num(a.carbon_kg),
+                )
+            )
+    footer: tuple[str, ...] | None = None
+    notes: list[str] = []
+    t = plan.totals
+    if t is not None:
+        replicas = sum(a.replicas for a in plan.allocations)
+        gpus = sum(t.gpus.values())
+        footer = ("total", "", "", str(replicas), str(gpus), "", "", "")
+        footer += (num(t.energy_kwh), num(t.cost_usd), num(t.carbon_kg))
+        notes.append(
+            f"energy = GPU energy; facility energy {num(t.facility_energy_kwh, 'kWh')} (× PUE); "
+            f"mean GPU power {num(t.mean_power_w, 'W')}; "
+            f"peak facility power {num(t.peak_facility_power_kw, 'kW')}"
+        )
+        notes.append(
+            f"cost = GPU rent {num(t.gpu_cost_usd, '$')} + electricity "
+            f"{num(t.energy_cost_usd, '$')} + carbon price {num(t.carbon_cost_usd, '$')}; "
+            "GPUs: " + ", ".join(f"{n} × {g}" for g, n in t.gpus.items())
+        )
+    if out_of_domain:
+        notes.append(
+            f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain: "
+            "treat its numbers with care"
+        )
+    return Section(
+        "allocations",
+        ALLOCATION_COLUMNS,
+        tuple(rows),
+        numeric=frozenset(range(2, 11)),
+        notes=tuple(notes),
+        footer=footer,
+    )
+
+
+def _saving(saving: dict[str, Any] | None, key: str, pct_key: str) -> str:
+    if saving is None:
+        return "—"
+    return f"{num(saving[key])} ({pct(saving[pct_key])})"
+
+
+def baseline_section(plan: Plan) -> Section:
+    """Every baseline's totals and what this plan saves against it (negative = costs more)."""
+    savings = {s["baseline"]: s for s in plan.savings()}
+    rows = []
+    notes = []
+    for b in plan.baselines:
+        if b.totals is None:
+            rows.append((b.name, "infeasible", "—", "—", "—", "—", "—", "—"))
+            notes.append(f"{b.name}: {b.description} — infeasible: {b.reason or b.status}")
+            continue
+        s = savings.get(b.name)
+        rows.append(
+            (
+                b.name,
+                "ok",
+                num(b.totals.energy_kwh),
+                _saving(s, "energy_kwh", "energy_pct"),
+                num(b.totals.cost_usd),
+                _saving(s, "cost_usd", "cost_pct"),
+                num(b.totals.carbon_kg),
+                _saving(s, "carbon_kg", "carbon_pct"),
+            )
+        )
+        notes.append(f"{b.name}: {b.description}")
+    columns = (
+        "baseline",
+        "feasible",
+        "energy kWh",
+        "saved kWh",
+        "cost $",
+        "saved $",
+        "CO2 kg",
+        "saved kg",
+    )
+    return Section(
+        "savings vs baselines", columns, tuple(rows), frozenset(range(2, 8)), tuple(notes)
+    )
+
+
+def candidate_section(plan: Plan) -> Section:
+    """Every excluded candidate and why (memory, SLA, TTFT, scenario rule, price)."""
+    rows = tuple(
+        (c.name, c.gpu, str(c.tp), c.reason) for c in plan.inputs.candidates if not c.feasible
+    )
+    return Section(
+        "excluded candidates", ("model entry", "GPU", "TP", "reason"), rows, frozenset({2})
+    )
+
+
+def plan_sections(plan: Plan, *, candidates: bool = False) -> list[Section]:
+    """The format-neutral content of the table and Markdown forms."""
+    sections = [header_section(plan)]
+    if plan.solve.messages:
+        title = {
+            PlanStatus.INFEASIBLE: "no plan: infeasible",
+            PlanStatus.ERROR: "no valid plan: error",
+        }.get(plan.status, "solver messages")
+        sections.append(Section(title, notes=plan.solve.messages, style="red"))
+    if plan.allocations:
+        sections.append(allocation_section(plan))
+    if plan.baselines:
+        sections.append(baseline_section(plan))
+    if candidates:
+        sections.append(candidate_section(plan))
+    return sections
+
+
+#: Columns of the CSV form: the JSON contract's allocation keys (then its extra keys).
+CSV_COLUMNS: tuple[str, ...] = (
+    "name",
+    "model",
+    "gpu",
+    "tp",
+    "replicas",
+    "gpus",
+    "requests_per_s_by_period",
+    "batch_size",
+    "itl_s",
+    "power_w_per_gpu",
+    "energy_kwh",
+    "cost_usd",
+    "carbon_kg",
+)
+
+
+def plan_csv(plan: Plan) -> str:
+    """One row per allocation: the contract's allocation columns, then any extra ones."""
+    rows = plan.to_json_dict()["allocations"]
+    extra = [k for k in (rows[0] if rows else {}) if k not in CSV_COLUMNS]
+    return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
+
+
+def render_plan(plan: Plan, fmt: str, *, candidates: bool = False) -> str:
+    """The plan as text in *fmt* (one of :data:`PLAN_FORMATS`; table = plain text, no colour)."""
+    if fmt == "json":
+        return to_json(plan.to_json_dict())
+    if fmt == "csv":
+        return plan_csv(plan)
+    if fmt == "md":
+        return sections_to_markdown(plan_sections(plan, candidates=candidates))
+    if fmt == "table":
+        return sections_to_text(plan_sections(plan, candidates=candidates))
+    raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(PLAN_FORMATS)}")

@@ -1,0 +1,236 @@
+"""CLI tests for ``wattgpu plan`` and ``wattgpu compare`` (every format, overrides, errors).
+
+The trained predictors are loaded once per module (``Predictor.load`` is patched to return the
+cached instance) so the commands only pay for prediction and solving.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from planner.cli import app, main
+from planner.render import CSV_COLUMNS
+from planner.render_text import num, to_json
+from predictors.api import Predictor
+from predictors.errors import WattgpuError
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parent.parent
+PAPER = str(REPO / "scenarios" / "paper-llama8b-low-load.yaml")
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+COMPARE_GPUS = "L4,A30,A100-SXM4-80GB,H100-SXM5-80GB"
+
+
+@pytest.fixture(scope="module")
+def predictor() -> Predictor:
+    return Predictor.load()
+
+
+@pytest.fixture(autouse=True)
+def _cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
+    yield
+
+
+def _invoke(*args: str) -> Any:
+    return runner.invoke(app, list(args), catch_exceptions=True)
+
+
+def _plan_json(*args: str) -> dict[str, Any]:
+    result = _invoke("plan", PAPER, "--format", "json", *args)
+    assert result.exit_code == 0, result.output
+    return dict(json.loads(result.stdout))
+
+
+# --- plan ----------------------------------------------------------------------------------------
+
+
+def test_plan_json_is_the_contract() -> None:
+    data = _plan_json()
+    assert data["scenario"] == "paper-llama8b-low-load"
+    assert data["status"] == "optimal"
+    for key in ("solve", "assumptions", "models", "inventory", "candidates", "allocations"):
+        assert key in data
+    assert set(data["inventory"]) == {"L4", "A30", "H100-SXM5-80GB"}
+    assert data["allocations"][0]["gpu"] in data["inventory"]
+    assert "NaN" not in json.dumps(data) and "Infinity" not in json.dumps(data)
+
+
+def test_plan_table_shows_plan_and_baselines() -> None:
+    result = _invoke("plan", PAPER)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for text in ("paper-llama8b-low-load", "optimal", "chat-8b", "savings vs baselines", "h100"):
+        assert text in out
+    data = _plan_json()
+    alloc = data["allocations"][0]
+    assert alloc["gpu"] in out
+    assert num(data["totals"]["energy_kwh"]) in out
+    assert "excluded candidates" not in out
+
+
+def test_plan_table_candidates_lists_exclusions() -> None:
+    result = _invoke("plan", PAPER, "--candidates", "--set", "models[0].sla.itl_ms=60")
+    assert result.exit_code == 0, result.output
+    assert "excluded candidates" in result.stdout
+    assert "> SLA 60 ms" in result.stdout
+
+
+def test_plan_markdown_has_tables() -> None:
+    result = _invoke("plan", PAPER, "--format", "md")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "# wattgpu plan"
+    assert "## allocations" in lines and "## savings vs baselines" in lines
+    assert any(line.startswith("| model entry | GPU |") for line in lines)
+    assert any(line.startswith("| chat-8b |") for line in lines)
+
+
+def test_plan_csv_one_row_per_allocation() -> None:
+    result = _invoke("plan", PAPER, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    data = _plan_json()
+    assert len(rows) == len(data["allocations"]) >= 1
+    header = result.stdout.splitlines()[0].split(",")
+    assert header[: len(CSV_COLUMNS)] == list(CSV_COLUMNS)
+    row, alloc = rows[0], data["allocations"][0]
+    assert row["gpu"] == alloc["gpu"] and int(row["replicas"]) == alloc["replicas"]
+    assert json.loads(row["requests_per_s_by_period"]) == alloc["requests_per_s_by_period"]
+    assert float(row["energy_kwh"]) == pytest.approx(alloc["energy_kwh"])
+
+
+def test_plan_set_override_changes_the_plan() -> None:
+    base = _plan_json()
+    chosen = base["allocations"][0]["gpu"]
+    changed = _plan_json("--set", f"gpus.{chosen}.available=0")
+    assert changed["status"] == "optimal"
+    assert chosen not in {a["gpu"] for a in changed["allocations"]}
+    assert changed["totals"]["energy_kwh"] > base["totals"]["energy_kwh"]
+    more = _plan_json("--set", "models[0].load.requests_per_s=20")
+    assert sum(a["requests_per_s_by_period"][0] for a in more["allocations"]) == pytest.approx(20)
+    assert more["totals"]["energy_kwh"] > base["totals"]["energy_kwh"]
+
+
+def test_plan_unknown_gpu_in_set_is_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plan", PAPER, "--set", "gpus.H100-SXM9.available=1"])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("error: ") and "H100-SXM9" in err[0] and "did you mean" in err[0]
+
+
+def test_plan_output_writes_file(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "plan.json"
+    result = _invoke("plan", PAPER, "--format", "json", "--output", str(target))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert data["status"] == "optimal"
+    table = tmp_path / "plan.txt"
+    assert _invoke("plan", PAPER, "-o", str(table)).exit_code == 0
+    assert "savings vs baselines" in table.read_text(encoding="utf-8")
+
+
+def test_plan_infeasible_exits_1_with_reasons() -> None:
+    result = _invoke("plan", PAPER, "--set", "models[0].sla.itl_ms=1")
+    assert result.exit_code == 1
+    assert "infeasible" in result.stdout
+    assert "no GPU meets the SLA of 1.0 ms ITL" in result.stdout
+
+
+def test_plan_without_file_uses_default_scenario(tmp_path: Path) -> None:
+    target = tmp_path / "default.json"
+    result = _invoke("plan", "--format", "json", "-o", str(target))
+    assert result.exit_code == 0, result.output
+    assert json.loads(target.read_text(encoding="utf-8"))["scenario"] == "enterprise-fleet"
+
+
+def test_to_json_writes_null_for_non_finite() -> None:
+    assert json.loads(to_json({"a": float("inf"), "b": [float("nan"), 1.5]})) == {
+        "a": None,
+        "b": [None, 1.5],
+    }
+
+
+# --- compare -------------------------------------------------------------------------------------
+
+
+def _compare(*args: str) -> dict[str, Any]:
+    result = _invoke(
+        "compare", "--model", LLAMA_8B, "--requests-per-s", "2", "--itl-ms", "60", *args
+    )
+    assert result.exit_code == 0, result.output
+    return dict(json.loads(result.stdout))
+
+
+@pytest.mark.parametrize("by", ["energy", "cost"])
+def test_compare_ranking_respects_by(by: str) -> None:
+    data = _compare("--gpus", COMPARE_GPUS, "--by", by, "--format", "json")
+    rows = data["rows"]
+    assert {r["gpu"] for r in rows} == set(COMPARE_GPUS.split(","))
+    fits = [r for r in rows if r["fits"]]
+    assert len(fits) >= 2
+    assert rows[: len(fits)] == fits, "fitting GPUs come first"
+    if by == "energy":
+        energies = [r["energy_kwh"] for r in fits]
+        assert energies == sorted(energies)
+    else:
+        priced = [r for r in fits if r["priced"]]
+        assert fits[: len(priced)] == priced
+        costs = [r["cost_usd"] for r in priced]
+        assert costs == sorted(costs)
+    a30 = next(r for r in rows if r["gpu"] == "A30")
+    assert a30["priced"] is False and a30["cost_usd"] is None  # the catalog has no A30 price
+    assert data["request"]["region"] == "US"
+
+
+def test_compare_table_and_csv() -> None:
+    result = _invoke(
+        "compare", "-m", LLAMA_8B, "--requests-per-s", "1", "--itl-ms", "60", "--gpus", "L4,A30"
+    )
+    assert result.exit_code == 0, result.output
+    assert "no price" in result.stdout and "region US" in result.stdout
+    csv_out = _invoke(
+        "compare",
+        "-m",
+        LLAMA_8B,
+        "--requests-per-s",
+        "1",
+        "--itl-ms",
+        "60",
+        "--gpus",
+        "L4",
+        "--format",
+        "csv",
+    )
+    rows = list(csv.DictReader(io.StringIO(csv_out.stdout)))
+    assert [r["gpu"] for r in rows] == ["L4"]
+    assert float(rows[0]["wh_per_1k_output_tokens"]) > 0
+
+
+def test_compare_unknown_model_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", "--model", "Llama-3.1-8B-Instrct", "--requests-per-s", "1",
+              "--itl-ms", "50"])  # fmt: skip
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "did you mean" in err[0] and "Llama-3.1-8B-Instruct" in err[0]
+
+
+def test_compare_nothing_fits_is_an_error() -> None:
+    result = _invoke("compare", "-m", LLAMA_8B, "--requests-per-s", "1", "--itl-ms", "1",
+                     "--gpus", "L4", "--format", "json")  # fmt: skip
+    assert isinstance(result.exception, WattgpuError)
+    assert "no GPU type meets" in str(result.exception)
+    rows = json.loads(result.stdout)["rows"]
+    assert rows[0]["fits"] is False and "SLA 1 ms" in rows[0]["reason"]

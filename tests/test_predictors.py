@@ -1,0 +1,280 @@
+"""Predictors: physics features, estimators, selection, intervals, artifacts, batch predict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from predictors import artifacts, physics
+from predictors.api import DEFAULTS, OUTPUT_COLUMNS, Predictor
+from predictors.catalog import load_catalog
+from predictors.evaluate import TARGETS, out_of_fold, target_rows
+from predictors.features import OUR_FEATURES, add_features, join_specs
+from predictors.metrics import coverage, grouped_kendall_tau, kendall_tau, mdape
+from predictors.model import Interval
+from predictors.paths import trained_dir
+from predictors.splits import folds, inner_folds
+from predictors.train import prepare, train
+
+LLAMA8B = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _rows(**overrides: object) -> pl.DataFrame:
+    base: dict[str, object] = {
+        "model": LLAMA8B,
+        "gpu": "H100-SXM5-80GB",
+        "gpu_count": 1,
+        "engine": "vllm",
+        "precision": "bf16",
+        "batch_size": 1,
+        "input_tokens": 512,
+        "output_tokens": 256,
+    }
+    base.update(overrides)
+    return pl.DataFrame({k: [v] for k, v in base.items()})
+
+
+def _featurised(**overrides: object) -> dict[str, float]:
+    return add_features(join_specs(_rows(**overrides), load_catalog())).row(0, named=True)
+
+
+def test_physics_of_llama8b_on_h100_matches_hand_calculation() -> None:
+    f = _featurised()
+    # 8.03 B params × 2 bytes ≈ 16.06 GB; H100 SXM 3350 GB/s -> ≈ 4.8 ms per weight read.
+    assert f["bandwidth_latency_s"] == pytest.approx(8.03e9 * 2 / 3350e9, rel=0.02)
+    # KV per token: 32 layers × 2 × 8 KV heads × 128 dims × 2 bytes = 131,072 bytes.
+    assert f["kv_cache_gb_per_seq"] == pytest.approx(131072 * 768 / 1e9, rel=1e-6)
+    assert f["roofline_itl_s"] >= f["bandwidth_latency_s"]
+    # batch 1 decoding is memory-bound
+    assert f["compute_time_s"] < f["memory_time_s"]
+
+
+def test_roofline_grows_with_batch_and_shrinks_with_tensor_parallelism() -> None:
+    one = _featurised(batch_size=1)["roofline_itl_s"]
+    many = _featurised(batch_size=256)["roofline_itl_s"]
+    tp2 = _featurised(gpu_count=2)["roofline_itl_s"]
+    assert many > one
+    assert tp2 == pytest.approx(one / 2, rel=1e-9)
+
+
+def test_fp8_halves_weight_bytes_and_moe_reads_fewer_weights() -> None:
+    assert _featurised(precision="fp8")["bandwidth_latency_s"] == pytest.approx(
+        _featurised()["bandwidth_latency_s"] / 2
+    )
+    moe = load_catalog().try_resolve_llm("mistralai/Mixtral-8x7B-Instruct-v0.1")
+    assert moe is not None
+    frame = add_features(join_specs(_rows(model=moe, batch_size=1), load_catalog()))
+    read = frame.select(physics.weight_bytes_read_per_step()).item()
+    total = frame.select(physics.weight_bytes()).item()
+    assert read < 0.5 * total  # 2 of 8 experts per token
+
+
+def test_memory_fit_rules() -> None:
+    assert _featurised()["max_concurrent_sequences"] > 100
+    big = _featurised(model="meta-llama/Llama-3.1-70B-Instruct", gpu="L4")
+    assert big["memory_headroom_gb"] < 0
+    assert big["max_concurrent_sequences"] == 0
+
+
+def test_metrics() -> None:
+    m = np.array([1.0, 2.0, 4.0])
+    assert mdape(m, m * 1.1) == pytest.approx(10.0)
+    assert kendall_tau(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == -1.0
+    assert coverage(m, m * 0.9, m * 1.1) == 100.0
+    frame = pl.DataFrame(
+        {"g": ["a", "a", "a"], "gpu": ["x", "y", "z"], "m": [1.0, 2.0, 3.0], "p": [1, 2, 3]}
+    )
+    tau, groups = grouped_kendall_tau(frame, "m", "p", ["g"], "gpu")
+    assert (tau, groups) == (1.0, 1)
+
+
+def test_interval_calibration_covers_out_of_sample_residuals() -> None:
+    rng = np.random.default_rng(0)
+    truth = rng.uniform(1, 10, 4000)
+    pred = truth * np.exp(rng.normal(0, 0.2, truth.size))
+    band = Interval.calibrate(truth[:2000], pred[:2000])
+    lo, hi = band.apply(pred[2000:])
+    assert 86.0 <= coverage(truth[2000:], lo, hi) <= 94.0
+    assert band.log_lo < 0 < band.log_hi
+
+
+def test_splits_hold_out_whole_groups() -> None:
+    frame = pl.DataFrame({"gpu": ["a", "a", "b", "c", "c", "d"], "model": list("uvuvuv")})
+    for label, train_idx, test_idx in folds(frame, "logo"):
+        assert set(frame["gpu"][test_idx.tolist()]) == {label}
+        assert label not in set(frame["gpu"][train_idx.tolist()])
+    for train_idx, test_idx in inner_folds(frame, "logo"):
+        assert not set(frame["gpu"][train_idx.tolist()]) & set(frame["gpu"][test_idx.tolist()])
+    cv = folds(frame, "cv5")
+    assert sorted(np.concatenate([t for _, _, t in cv]).tolist()) == list(range(6))
+
+
+def _synthetic_table(n_per_gpu: int = 60, seed: int = 0) -> pl.DataFrame:
+    """Measurements generated from physics + noise on four GPUs and three LLMs."""
+    rng = np.random.default_rng(seed)
+    gpus = ["A100-SXM4-40GB", "H100-SXM5-80GB", "L40S", "A10G"]
+    models = [LLAMA8B, "Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.2-3B-Instruct"]
+    rows = []
+    for gpu in gpus:
+        for _ in range(n_per_gpu):
+            rows.append(
+                {
+                    "source": "mlenergy-v3",
+                    "model": models[int(rng.integers(len(models)))],
+                    "gpu": gpu,
+                    "gpu_count": 1,
+                    "engine": "vllm",
+                    "precision": "bf16",
+                    "batch_size": float(2 ** int(rng.integers(0, 7))),
+                    "arrival_rate_rps": None,
+                    "input_tokens": 512.0,
+                    "output_tokens": 256.0,
+                    "itl_includes_prefill": False,
+                    "quality": "ok",
+                }
+            )
+    frame = add_features(join_specs(pl.DataFrame(rows), load_catalog()))
+    noise = np.exp(rng.normal(0, 0.05, frame.height))
+    load = np.log2(frame["batch_size"].to_numpy()) / 6.0
+    power = frame["tdp_w"].to_numpy() * (0.35 + 0.45 * load) * noise
+    itl = frame["roofline_itl_s"].to_numpy() * 1.8 * noise
+    return frame.select(
+        "source",
+        "model",
+        "gpu",
+        "gpu_count",
+        "engine",
+        "precision",
+        "batch_size",
+        "arrival_rate_rps",
+        "input_tokens",
+        "output_tokens",
+        "itl_includes_prefill",
+        "quality",
+    ).with_columns(
+        pl.Series("power_w_per_gpu", power),
+        pl.Series("itl_s", itl),
+        pl.lit(None, dtype=pl.Float64).alias("ttft_s"),
+        pl.lit(None, dtype=pl.Float64).alias("output_throughput_tok_s"),
+    )
+
+
+def test_ours_transfers_to_an_unseen_gpu_on_physics_generated_data() -> None:
+    frame = prepare(_synthetic_table(), load_catalog())
+    itl = TARGETS["itl"]
+    rows = target_rows(frame, itl)
+    y = rows["itl_s"].to_numpy()
+    ours = out_of_fold(rows, itl, "logo", "ours")
+    paper = out_of_fold(rows, itl, "logo", "paper_recipe")
+    # ITL is 1.8 × roofline: the physics-normalised target transfers, log ITL does not.
+    assert mdape(y, ours.predicted) < 10.0
+    assert mdape(y, ours.predicted) < mdape(y, paper.predicted)
+    assert coverage(y, ours.lo, ours.hi) > 50.0
+
+
+def test_train_save_load_is_deterministic(tmp_path: Path) -> None:
+    table = _synthetic_table(n_per_gpu=30)
+    catalog = load_catalog()
+    a, b = tmp_path / "a", tmp_path / "b"
+    artifacts.save(train(table, catalog), a)
+    artifacts.save(train(table, catalog), b)
+    for name in ("model_card.json", "power.ubj", "itl.ubj"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    card = json.loads((a / "model_card.json").read_text())
+    assert set(card["targets"]) == {"power", "itl"}
+    assert card["targets"]["power"]["transform"] == "power_over_tdp"
+    assert card["training_data"]["rows"]["power"] == table.height
+    assert set(card["targets"]["itl"]["features"]) <= set(OUR_FEATURES)
+    pred = Predictor.load(a).predict(_rows())
+    assert pred["error"][0] == ""
+    assert pred["power_w_per_gpu_lo"][0] <= pred["power_w_per_gpu"][0]
+    assert pred["power_w_per_gpu"][0] <= pred["power_w_per_gpu_hi"][0]
+
+
+def test_load_reports_a_missing_model_directory(tmp_path: Path) -> None:
+    from predictors.errors import WattgpuError
+
+    with pytest.raises(WattgpuError, match="wattgpu train"):
+        Predictor.load(tmp_path)
+
+
+# --- the shipped predictors ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Predictor:
+    return Predictor.load()
+
+
+def test_shipped_batch_contract_keeps_order_defaults_and_row_errors(shipped: Predictor) -> None:
+    rows = pl.DataFrame(
+        {
+            "model": [LLAMA8B, "no-such-model", "meta-llama/Llama-3.1-70B-Instruct", LLAMA8B],
+            "gpu": ["A30", "H100", "L4", "H100 SXM"],
+            "batch_size": ["8", "", "1", "x"],
+            "extra": ["keep", "me", "here", "too"],
+        }
+    )
+    out = shipped.predict(rows)
+    assert out.columns[: len(rows.columns)] == rows.columns
+    assert set(OUTPUT_COLUMNS) <= set(out.columns)
+    assert out["extra"].to_list() == ["keep", "me", "here", "too"]
+    assert out["gpu_count"].to_list() == [DEFAULTS["gpu_count"]] * 4
+    assert out["input_tokens"].to_list() == [DEFAULTS["input_tokens"]] * 4
+    ok, unknown, too_big, bad_batch = out.iter_rows(named=True)
+    assert ok["error"] == "" and ok["power_w_per_gpu"] > 0 and ok["itl_s"] > 0
+    assert ok["itl_s_lo"] <= ok["itl_s"] <= ok["itl_s_hi"]
+    assert ok["output_throughput_tok_s"] == pytest.approx(8 / ok["itl_s"])
+    assert unknown["error"].startswith("model: unknown") and unknown["power_w_per_gpu"] is None
+    assert too_big["error"].startswith("does not fit") and too_big["itl_s"] is None
+    assert bad_batch["error"].startswith("batch_size") and not bad_batch["in_domain"]
+
+
+def test_shipped_predictions_respect_physics(shipped: Predictor) -> None:
+    b = [1, 8, 64]
+    out = shipped.predict(
+        pl.DataFrame({"model": [LLAMA8B] * 3, "gpu": ["H100-SXM5-80GB"] * 3, "batch_size": b})
+    )
+    power = out["power_w_per_gpu"].to_list()
+    assert power == sorted(power)  # monotone non-decreasing in batch
+    tdp = float(load_catalog().gpu("H100-SXM5-80GB")["tdp_w"])
+    assert 0.1 * tdp < power[0] < 1.2 * tdp
+    assert all(out["itl_s"] > 0)
+
+
+def test_shipped_model_card_is_complete() -> None:
+    card = json.loads((trained_dir() / "model_card.json").read_text())
+    for key in ("training_data", "domain", "library_versions", "targets", "reference_source"):
+        assert key in card
+    assert card["training_data"]["rows"]["power"] > 500
+    assert card["training_data"]["rows"]["itl"] > 3000
+
+
+@pytest.mark.shared_data
+def test_shipped_artifacts_reproduce_from_the_public_data(
+    measurements_dir: Path, shipped: Predictor, tmp_path: Path
+) -> None:
+    """`wattgpu train` on ../shared reproduces the shipped predictions (same data, same seed)."""
+    from predictors.measurements import load_measurements
+
+    catalog = load_catalog()
+    ms = load_measurements(measurements_dir, catalog)
+    artifacts.save(train(ms.table, catalog), tmp_path)
+    fresh = Predictor.load(tmp_path)
+    grid = pl.DataFrame(
+        {
+            "model": [LLAMA8B, "Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-70B-Instruct"],
+            "gpu": ["A30", "L40S", "H100-SXM5-80GB"],
+            "gpu_count": [1, 1, 4],
+            "batch_size": [4, 16, 32],
+        }
+    )
+    a, b = shipped.predict(grid), fresh.predict(grid)
+    for col in ("power_w_per_gpu", "itl_s", "itl_s_hi"):
+        assert a[col].to_list() == pytest.approx(b[col].to_list(), rel=1e-5), (
+            f"{col}: shipped predictors differ from a fresh `wattgpu train`; retrain and commit"
+        )

@@ -1,0 +1,284 @@
+"""The energy disclosure report (json / md / html), its charts and the report-family CLI."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from planner.charts import accuracy_chart, all_charts, gpu_mix
+from planner.cli import app
+from planner.pipeline import PlanRun, plan_file
+from planner.report import NOT_EVALUATED, build_report, card_metrics, make_report, render_markdown
+from planner.report_html import render_html
+from predictors.api import Predictor
+
+SCENARIO = """\
+name: report-test
+description: Two small chat models for the report tests.
+horizon_hours: 720
+region: DE
+pue: 1.2
+electricity_usd_per_kwh: 0.2
+carbon_usd_per_tonne: 50
+objective: {minimize: cost}
+gpus:
+  L4: {}
+  A100-SXM4-80GB: {}
+models:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    load: {requests_per_s_by_period: [2.0, 0.5], input_tokens: 512, output_tokens: 256}
+    sla: {itl_ms: 60}
+  - name: small
+    model: meta-llama/Llama-3.2-1B-Instruct
+    load: {requests_per_s_by_period: [4.0, 1.0], input_tokens: 256, output_tokens: 64}
+    sla: {itl_ms: 40}
+"""
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def scenario_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "scenario.yaml"
+    path.write_text(SCENARIO, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def predictor() -> Predictor:
+    return Predictor.load()
+
+
+@pytest.fixture(scope="module")
+def run(scenario_file: Path, predictor: Predictor) -> PlanRun:
+    r = plan_file(scenario_file, predictor=predictor)
+    assert r.plan.has_solution, r.plan.solve.messages
+    return r
+
+
+@pytest.fixture(scope="module")
+def report(run: PlanRun, predictor: Predictor) -> dict[str, Any]:
+    data, front = make_report(run, predictor, pareto_points=3, scenario_file="scenario.yaml")
+    assert front is not None
+    return data
+
+
+def test_report_json_fields(report: dict[str, Any], run: PlanRun) -> None:
+    assert report["estimated"] is True and "estimate" in report["note"]
+    assert report["wattgpu_version"] and report["generated_at"]
+    h = report["headline"]
+    totals = run.plan.totals
+    assert totals is not None
+    assert h["estimated_energy_kwh"] == pytest.approx(totals.energy_kwh)
+    assert h["estimated_facility_energy_kwh"] == pytest.approx(totals.facility_energy_kwh)
+    assert h["estimated_co2e_kg"] == pytest.approx(totals.carbon_kg)
+    assert h["estimated_cost_usd"] == pytest.approx(totals.cost_usd)
+    assert h["gpus"] == totals.gpus
+    # per model deployment
+    names = {m["name"] for m in report["models"]}
+    assert names == {"chat", "small"}
+    for m in report["models"]:
+        assert m["gpus_used"] >= 1 and m["deployments"]
+        kwh, tokens, requests = m["estimated_energy_kwh"], m["output_tokens"], m["requests"]
+        assert m["estimated_wh_per_1000_output_tokens"] == pytest.approx(kwh * 1000 / tokens * 1000)
+        assert m["estimated_wh_per_request"] == pytest.approx(kwh * 1000 / requests)
+        assert m["estimated_average_power_w"] == pytest.approx(kwh * 1000 / 720)
+        band = m["uncertainty"]["carbon_kg"]
+        assert band["low"] <= band["median"] <= band["high"]
+        assert band["median"] == pytest.approx(m["estimated_co2e_kg"])
+    chat = next(m for m in report["models"] if m["name"] == "chat")
+    assert chat["requests"] == pytest.approx((2.0 + 0.5) * 360 * 3600)
+    # statements
+    assert report["method"]["metrics"]["status"] == NOT_EVALUATED
+    assert report["method"]["predictors_version"]
+    assert any("embodied" in x for x in report["system_boundary"]["excluded"])
+    assert "PUE 1.2" in report["system_boundary"]["facility"]
+    provenance = [s["id"] for s in report["data_provenance"]["sources"]]
+    assert provenance == run.predictor_card["training_data"]["sources"]
+    grid = report["assumptions"]["grid"]
+    assert grid["region"] == "DE" and grid["year"] and "grid_carbon.csv" in grid["source"]
+    assert {x["name"]: x["output_tokens"] for x in report["assumptions"]["loads"]} == {
+        "chat": 256,
+        "small": 64,
+    }
+    unc = report["uncertainty"]
+    assert "interval" in unc["method"]
+    for band in unc["total"].values():
+        assert band["low"] <= band["median"] <= band["high"]
+    assert isinstance(report["warnings"]["out_of_domain_allocations"], list)
+    assert report["pareto"]["points"]
+    assert report["plan"]["status"] == report["status"]
+    json.dumps(report)  # plain JSON values only
+
+
+def test_forecast_per_year_scaling(report: dict[str, Any]) -> None:
+    per_year = report["forecast"]["total"]["per_year"]["carbon_kg"]
+    assert per_year == pytest.approx(report["headline"]["estimated_co2e_kg"] * 8760 / 720)
+    assert report["headline"]["estimated_co2e_kg_per_year"] == pytest.approx(per_year)
+
+
+def test_card_metrics_read_from_card(run: PlanRun) -> None:
+    records = [
+        {
+            "target": "power",
+            "split": "logo",
+            "method": "ours",
+            "mdape_pct": 12.5,
+            "pearson_r": 0.9,
+            "coverage_90_pct": 88.0,
+            "rows": 100.0,
+        },
+        {"target": "itl", "split": "lolo", "method": "ours", "mdape_pct": 30.0},
+        {"target": "itl", "split": "lolo", "method": "paper", "mdape_pct": 99.0},
+    ]
+    metrics = card_metrics({"metrics": records})
+    assert metrics["status"] == "evaluated"
+    assert metrics["unseen_gpus"]["power"]["mdape_pct"] == 12.5
+    assert metrics["unseen_llms"]["itl"]["mdape_pct"] == 30.0
+    assert metrics["cross_validation"] == NOT_EVALUATED
+    assert card_metrics({"metrics": {}})["status"] == NOT_EVALUATED
+    evaluated = replace(run, predictor_card={**run.predictor_card, "metrics": records})
+    fixed = dt.datetime(2025, 1, 2, tzinfo=dt.UTC)
+    data = build_report(evaluated, now=lambda: fixed)
+    assert data["generated_at"].startswith("2025-01-02")
+    md = render_markdown(data)
+    assert "| unseen gpus | power | 12.5 % | 0.9 | 88 % |" in md
+
+
+def test_markdown_sections(report: dict[str, Any]) -> None:
+    md = render_markdown(report)
+    for heading in (
+        "## Fleet totals (estimated)",
+        "## Per model deployment (estimated)",
+        "## Method",
+        "## System boundary",
+        "## Data provenance",
+        "## Assumptions",
+        "## Uncertainty",
+        "## Warnings",
+        "Pareto front",
+    ):
+        assert heading in md
+    assert NOT_EVALUATED in md
+    assert "none was measured" in md
+    assert re.search(r"measured (energy|power)", md) is None
+
+
+def test_html_self_contained(report: dict[str, Any], tmp_path: Path) -> None:
+    csv = tmp_path / "accuracy.predictions.csv"
+    rows = ["target,split,method,measured,predicted"]
+    rows += [f"power,logo,ours,{100 + i},{110 + i}" for i in range(20)]
+    rows += [f"itl,lolo,ours,{0.01 + i / 1000},{0.012 + i / 1000}" for i in range(20)]
+    rows += ["power,logo,paper,100,300"]
+    csv.write_text("\n".join(rows) + "\n")
+    charts = all_charts(report, csv)
+    assert {c.key for c in charts} == {"energy_cost", "gpu_mix", "power_load", "pareto", "accuracy"}
+    assert all(c.png and c.png.startswith(PNG_SIGNATURE) for c in charts)
+    html = render_html(report, charts)
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+    images = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html)
+    assert len(images) == 5
+    assert all(base64.b64decode(i).startswith(PNG_SIGNATURE) for i in images)
+    assert 'id="headline-energy"' in html and 'id="headline-co2e"' in html
+
+
+def test_accuracy_chart_skips_with_reason(tmp_path: Path) -> None:
+    png, note = accuracy_chart(tmp_path / "absent.csv")
+    assert png is None and "wattgpu evaluate" in note
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("a,b\n1,2\n")
+    png, note = accuracy_chart(wrong)
+    assert png is None and "missing columns" in note
+
+
+def test_gpu_mix_none_without_gpus(report: dict[str, Any]) -> None:
+    empty = {**report, "headline": {**report["headline"], "gpus": {}}}
+    assert gpu_mix(empty) is None
+
+
+def test_cli_report_json_and_what_if(scenario_file: Path) -> None:
+    runner = CliRunner()
+    base = runner.invoke(
+        app, ["report", str(scenario_file), "--format", "json", "--pareto-points", "0"]
+    )
+    assert base.exit_code == 0, base.output
+    data = json.loads(base.stdout)
+    assert data["pareto"] is None and data["headline"]["estimated_energy_kwh"] > 0
+    more = runner.invoke(
+        app,
+        [
+            "report",
+            str(scenario_file),
+            "--format",
+            "json",
+            "--pareto-points",
+            "0",
+            "--set",
+            "models[0].load.requests_per_s_by_period=[4.0, 1.0]",
+        ],
+    )
+    assert more.exit_code == 0, more.output
+    changed = json.loads(more.stdout)
+    chat = [m for m in changed["models"] if m["name"] == "chat"][0]
+    assert chat["requests"] == pytest.approx(5.0 * 360 * 3600)
+
+
+def test_cli_report_md_and_html_to_files(scenario_file: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    md = tmp_path / "r.md"
+    result = runner.invoke(
+        app, ["report", str(scenario_file), "-f", "md", "-o", str(md), "--pareto-points", "0"]
+    )
+    assert result.exit_code == 0, result.output
+    assert md.read_text().startswith("# Estimated inference energy")
+    html = tmp_path / "r.html"
+    result = runner.invoke(
+        app,
+        [
+            "report",
+            str(scenario_file),
+            "-f",
+            "html",
+            "-o",
+            str(html),
+            "--pareto-points",
+            "2",
+            "--accuracy",
+            str(tmp_path / "none.csv"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    text = html.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "Chart skipped" in text
+
+
+def test_cli_pareto(scenario_file: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    chart = tmp_path / "front.png"
+    result = runner.invoke(
+        app, ["pareto", str(scenario_file), "--points", "3", "--chart", str(chart)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "facility kWh" in result.stdout and "chosen (cost)" in result.stdout
+    assert chart.read_bytes().startswith(PNG_SIGNATURE)
+    result = runner.invoke(app, ["pareto", str(scenario_file), "-n", "3", "-f", "json"])
+    data = json.loads(result.stdout)
+    costs = [p["cost_usd"] for p in data["points"]]
+    energies = [p["facility_energy_kwh"] for p in data["points"]]
+    assert costs == sorted(costs) and energies == sorted(energies, reverse=True)
+
+
+def test_cli_report_bad_file(tmp_path: Path) -> None:
+    from planner.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(tmp_path / "missing.yaml")])
+    assert exc.value.code == 1
