@@ -387,3 +387,20 @@ def run_solver(mm: MilpModel) -> RawSolution:
     objective = s.Objective().Value()
     bound = s.Objective().BestBound()
     return RawSolution(status, seconds, objective, bound, replicas, loads)
+
+
+def set_hint(
+    mm: MilpModel,
+    replicas: dict[tuple[str, str, int], int],
+    loads: dict[tuple[str, str, int], tuple[float, ...]],
+) -> None:
+    """Replace the greedy hint by a known plan (replicas and loads by candidate key)."""
+    variables, values = [], []
+    for i, c in enumerate(mm.candidates):
+        n = replicas.get(c.key, 0)
+        variables.append(mm.n[i])
+        values.append(float(n))
+        for t, x in enumerate(loads.get(c.key, (0.0,) * mm.inputs.periods)):
+            variables.append(mm.x[i][t])
+            values.append(x if n > 0 else 0.0)
+    mm.solver.SetHint(variables, values)

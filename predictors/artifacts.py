@@ -111,7 +111,7 @@ def load(directory: Path) -> TrainedModels:
         if not booster_path.is_file():
             raise WattgpuError(f"{booster_path}: missing booster file; retrain the models")
         booster.load_model(str(booster_path))
-        booster.set_param({"nthread": 2})
+        booster.set_param({"nthread": 1})
         est = XgbEstimator(
             name="ours",
             transform=spec["transform"],

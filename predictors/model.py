@@ -87,7 +87,7 @@ class XgbEstimator:
     booster: Any = None
 
     def _xgb_params(self) -> dict[str, Any]:
-        params = {"objective": "reg:squarederror", "tree_method": "hist", "seed": 0, "nthread": 2}
+        params = {"objective": "reg:squarederror", "tree_method": "hist", "seed": 0, "nthread": 1}
         params.update(self.params)
         if self.monotone:
             params["monotone_constraints"] = (
