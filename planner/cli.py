@@ -1,8 +1,9 @@
 """The ``wattgpu`` command: the only place that prints or exits.
 
 Each command family lives in its own module and registers itself on :data:`app`:
-``cli_catalog`` (catalog, data), ``cli_predictors`` (train, evaluate, predict),
-``cli_plan`` (validate, plan, compare, pareto, diff) and ``cli_report`` (report).
+``cli_catalog`` (catalog, with ``cli_hf_import`` for import-hf), ``cli_data`` (data summary),
+``cli_predictors`` (train, evaluate, predict), ``cli_validate`` (validate), ``cli_plan`` (plan,
+compare) and ``cli_report`` (report, pareto, diff).
 Errors the user can fix (:class:`predictors.errors.WattgpuError`) print one line per problem
 and exit 1; ``--debug`` anywhere on the command line shows the traceback instead.
 """
