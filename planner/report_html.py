@@ -260,7 +260,8 @@ def render_html(report: dict[str, Any], charts: list[Chart]) -> str:
         f"<p>{escape(s.get('description') or '')}</p>",
         "<h2>Fleet totals (estimated)</h2>",
         _headline(report),
-        f"<p>GPUs: {escape(gpus)} ({h['gpus_total']} in total). Estimated average GPU power "
+        f"<p>GPUs: {escape(gpus)} ({h['gpus_total']} in total). "
+        "Estimated average power of all GPUs together "
         f"{escape(num(h['estimated_average_power_w']))} W; estimated GPU energy per 1,000 "
         f"output tokens {escape(num(h['estimated_wh_per_1000_output_tokens']))} Wh "
         f"(facility {escape(num(h['estimated_facility_wh_per_1000_output_tokens']))} Wh). Per "

@@ -111,7 +111,12 @@ def render_markdown(report: dict[str, Any]) -> str:
                     band_text(tot.get("cost_usd")),
                     num(h["estimated_cost_usd_per_year"]),
                 ],
-                ["average GPU power (W)", num(h["estimated_average_power_w"]), "—", "—"],
+                [
+                    "average power of all GPUs together (W)",
+                    num(h["estimated_average_power_w"]),
+                    "—",
+                    "—",
+                ],
                 [
                     "GPU energy per 1,000 output tokens (Wh)",
                     num(h["estimated_wh_per_1000_output_tokens"]),
