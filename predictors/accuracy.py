@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-from predictors.evaluate import SPLITS, TARGETS, methods, out_of_fold, target_rows
+from predictors.evaluate import MIN_TARGET_ROWS, SPLITS, TARGETS, methods, out_of_fold, target_rows
 from predictors.metrics import coverage, grouped_kendall_tau, mdape, pearson_r, relative_width
 
 WORKLOAD: list[str] = [
@@ -37,6 +37,8 @@ def run(
     parts: list[pl.DataFrame] = []
     for tname, target in TARGETS.items():
         rows = target_rows(frame, target)
+        if rows.height < MIN_TARGET_ROWS:
+            continue
         context = rows.select(CONTEXT).with_row_index("row")
         measured = rows[target.column].to_numpy().astype(np.float64)
         for split in splits:

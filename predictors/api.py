@@ -53,6 +53,8 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
     "in_domain",
     "error",
 )
+#: Extra columns of ``predict(..., with_ttft=True)`` (not part of the CSV contract).
+TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
 _NUMERIC = ("gpu_count", "batch_size", "input_tokens", "output_tokens")
 
 
@@ -181,8 +183,12 @@ class Predictor:
             .alias("_error"),
         )
 
-    def predict(self, rows: pl.DataFrame) -> pl.DataFrame:
-        """The input rows (in order) plus :data:`OUTPUT_COLUMNS`."""
+    def predict(self, rows: pl.DataFrame, *, with_ttft: bool = False) -> pl.DataFrame:
+        """The input rows (in order) plus :data:`OUTPUT_COLUMNS`.
+
+        With *with_ttft*, also :data:`TTFT_COLUMNS` (time to first token at the row's
+        concurrency; null when the shipped models have no TTFT estimator).
+        """
         rows = normalise_rows(rows.drop([c for c in OUTPUT_COLUMNS if c in rows.columns]))
         resolved = self._resolve(rows)
         work = (
@@ -202,6 +208,11 @@ class Predictor:
         if feats.height:
             power = self.models.targets["power"].estimator.predict(feats)
             itl = self.models.targets["itl"].estimator.predict(feats)
+        ttft = np.full(feats.height, np.nan)
+        ttft_model = self.models.targets.get("ttft")
+        if with_ttft and ttft_model is not None and feats.height:
+            ttft = ttft_model.estimator.predict(feats)
+        t_lo, t_hi = (ttft, ttft) if ttft_model is None else ttft_model.interval.apply(ttft)
         p_lo, p_hi = self.models.targets["power"].interval.apply(power)
         i_lo, i_hi = self.models.targets["itl"].interval.apply(itl)
         need_gb = (
@@ -235,20 +246,24 @@ class Predictor:
             pl.Series("itl_s_hi", i_hi),
             pl.Series("output_throughput_tok_s", feats["batch_size"].to_numpy() / itl),
             pl.Series("in_domain", self.in_domain(feats), dtype=pl.Boolean),
+            pl.Series("ttft_s", ttft),
+            pl.Series("ttft_s_lo", t_lo),
+            pl.Series("ttft_s_hi", t_hi),
         )
-        numeric = list(OUTPUT_COLUMNS[:7])
+        numeric = list(OUTPUT_COLUMNS[:7]) + list(TTFT_COLUMNS)
         pred = pred.with_columns(
             [pl.when(pl.col("_fits")).then(pl.col(c).fill_nan(None)).alias(c) for c in numeric]
             + [pl.col("in_domain") & pl.col("_fits")]
         )
         merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
         result = merged.select(
-            *numeric,
+            *OUTPUT_COLUMNS[:7],
             pl.col("in_domain").fill_null(False),
             pl.when(pl.col("_error") != "")
             .then(pl.col("_error"))
             .otherwise(pl.col("_fit_error").fill_null(""))
             .alias("error"),
+            *(TTFT_COLUMNS if with_ttft else ()),
         )
         return pl.concat([_whole_numbers_as_int(rows), result], how="horizontal")
 

@@ -6,6 +6,7 @@
   the batch at which compute time equals weight-streaming time (beyond it the GPU is
   compute-bound and assumed to run at TDP).
 * ``roofline``: ITL = max(memory time, compute time) of one decode step (:mod:`predictors.physics`).
+* ``prefill_roofline``: TTFT = prefill compute of one prompt at 50 % MFU plus one weight read.
 
 All take a frame that already has :func:`predictors.features.add_features` columns.
 """
@@ -33,3 +34,8 @@ def load_scaled_tdp_power_w(frame: pl.DataFrame) -> np.ndarray:
 def roofline_itl_s(frame: pl.DataFrame) -> np.ndarray:
     """ITL predicted by the decode-step roofline."""
     return frame["roofline_itl_s"].to_numpy().astype(np.float64)
+
+
+def prefill_roofline_ttft_s(frame: pl.DataFrame) -> np.ndarray:
+    """TTFT predicted by the prefill roofline of one prompt (no queueing)."""
+    return frame["prefill_time_s"].to_numpy().astype(np.float64)

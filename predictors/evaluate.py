@@ -23,6 +23,7 @@ from predictors.model import (
     paper_itl,
     paper_power,
     power_candidates,
+    ttft_candidates,
 )
 from predictors.selection import select
 from predictors.splits import SPLITS, folds
@@ -38,7 +39,8 @@ class Target:
     column: str
     unit: str
     ours: Callable[[], list[XgbEstimator]]
-    paper: Callable[[], XgbEstimator]
+    paper: Callable[[], XgbEstimator] | None
+    """The WattGPU paper's recipe for this target (None: the paper has none, e.g. TTFT)."""
     physical: dict[str, Callable[[pl.DataFrame], np.ndarray]]
 
 
@@ -59,11 +61,22 @@ TARGETS: dict[str, Target] = {
         paper_itl,
         {"roofline": baselines.roofline_itl_s},
     ),
+    "ttft": Target(
+        "ttft",
+        "ttft_s",
+        "s",
+        ttft_candidates,
+        None,
+        {"prefill_roofline": baselines.prefill_roofline_ttft_s},
+    ),
 }
+#: Fewer rows than this: the target is not trained or evaluated (said in the model card).
+MIN_TARGET_ROWS = 50
 
 
 def methods(target: Target) -> tuple[str, ...]:
-    return ("ours", "paper_recipe", *target.physical)
+    paper = ("paper_recipe",) if target.paper is not None else ()
+    return ("ours", *paper, *target.physical)
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,7 @@ def target_rows(frame: pl.DataFrame, target: Target) -> pl.DataFrame:
         & (pl.col(target.column) > 0)
         & pl.col("tdp_w").is_not_null()
         & pl.col("roofline_itl_s").is_finite()
+        & pl.col("prefill_time_s").is_finite()
     )
 
 
@@ -106,7 +120,7 @@ def out_of_fold(
             pred[test] = chosen.estimator.predict(frame[test])
             if intervals:
                 lo[test], hi[test] = chosen.interval.apply(pred[test])
-        else:
+        elif target.paper is not None:
             est = target.paper()
             est.fit(train_frame, y[train])
             pred[test] = est.predict(frame[test])

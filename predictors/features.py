@@ -142,6 +142,10 @@ TRANSFER_FEATURES: tuple[str, ...] = tuple(
     }
 )
 
+#: Time-to-first-token features: ours plus the prefill roofline (queueing is learned from the
+#: concurrency columns).
+TTFT_FEATURES: tuple[str, ...] = (*OUR_FEATURES, "log_prefill_time_s")
+
 
 def join_specs(rows: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
     """Left-join LLM and GPU catalog facts onto rows keyed by catalog ids ``model`` and ``gpu``."""
@@ -181,6 +185,7 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
         physics.memory_time_s().alias("memory_time_s"),
         physics.compute_time_s().alias("compute_time_s"),
         physics.roofline_itl_s().alias("roofline_itl_s"),
+        physics.prefill_time_s().alias("prefill_time_s"),
         (pl.col("total_params_b") * 1e9).log().alias("log_params"),
         (pl.col("active_params_b") * 1e9).log().alias("log_active_params"),
         pl.col("batch_size").log().alias("log_batch"),
@@ -200,6 +205,7 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
     )
     return f.with_columns(
         pl.col("roofline_itl_s").log().alias("log_roofline_itl_s"),
+        pl.col("prefill_time_s").log().alias("log_prefill_time_s"),
         (pl.col("compute_time_s") / pl.col("memory_time_s")).alias("compute_to_memory_ratio"),
         (pl.col("batch_size") / pl.col("max_concurrent_sequences").clip(lower_bound=1e-9))
         .clip(upper_bound=1e3)

@@ -24,7 +24,12 @@ import polars as pl
 
 from predictors.features import feature_matrix
 
-TRANSFORMS: tuple[str, ...] = ("power_over_tdp", "log_itl", "log_itl_over_roofline")
+TRANSFORMS: tuple[str, ...] = (
+    "power_over_tdp",
+    "log_itl",
+    "log_itl_over_roofline",
+    "log_ttft_over_prefill",
+)
 
 
 def to_target(transform: str, frame: pl.DataFrame, y: np.ndarray) -> np.ndarray:
@@ -35,6 +40,8 @@ def to_target(transform: str, frame: pl.DataFrame, y: np.ndarray) -> np.ndarray:
         return np.log(y)
     if transform == "log_itl_over_roofline":
         return np.log(y / frame["roofline_itl_s"].to_numpy())
+    if transform == "log_ttft_over_prefill":
+        return np.log(y / frame["prefill_time_s"].to_numpy())
     raise ValueError(f"unknown target transform {transform!r}; use one of {TRANSFORMS}")
 
 
@@ -46,6 +53,8 @@ def from_target(transform: str, frame: pl.DataFrame, z: np.ndarray) -> np.ndarra
         return np.exp(z)
     if transform == "log_itl_over_roofline":
         return np.exp(z) * frame["roofline_itl_s"].to_numpy()
+    if transform == "log_ttft_over_prefill":
+        return np.exp(z) * frame["prefill_time_s"].to_numpy()
     raise ValueError(f"unknown target transform {transform!r}; use one of {TRANSFORMS}")
 
 
@@ -181,3 +190,10 @@ def itl_candidates() -> list[XgbEstimator]:
         _ours("physics-full", "log_itl_over_roofline", OUR_FEATURES, {}),
         _ours("physics-transfer", "log_itl_over_roofline", TRANSFER_FEATURES, {}),
     ]
+
+
+def ttft_candidates() -> list[XgbEstimator]:
+    """Our time-to-first-token configurations: log(TTFT / prefill roofline)."""
+    from predictors.features import TTFT_FEATURES
+
+    return [_ours("physics-full", "log_ttft_over_prefill", TTFT_FEATURES, {})]

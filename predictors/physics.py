@@ -155,6 +155,19 @@ def roofline_itl_s() -> pl.Expr:
     return pl.max_horizontal(memory_time_s(), compute_time_s())
 
 
+#: Model FLOPS utilisation assumed for the prefill roofline (compute-bound matrix multiplies).
+PREFILL_MFU = 0.5
+
+
+def prefill_time_s() -> pl.Expr:
+    """Prefill roofline of one prompt: 2 · active params · input tokens at :data:`PREFILL_MFU` of
+    peak FLOPS of all GPUs, plus one read of the weights."""
+    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("input_tokens")
+    compute = flops / (peak_tflops() * 1e12 * pl.col("gpu_count") * PREFILL_MFU)
+    read = weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
+    return compute + read
+
+
 def bandwidth_latency_s() -> pl.Expr:
     """The paper's bandwidth latency: weight bytes / memory bandwidth of one GPU."""
     return weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9)

@@ -15,7 +15,7 @@ import polars as pl
 
 from predictors import artifacts
 from predictors.catalog import Catalog
-from predictors.evaluate import TARGETS, target_rows
+from predictors.evaluate import MIN_TARGET_ROWS, TARGETS, target_rows
 from predictors.features import add_features, join_specs
 from predictors.selection import select
 
@@ -60,6 +60,9 @@ def train(
     selection: dict[str, Any] = {}
     for name, target in TARGETS.items():
         sub = target_rows(frame, target)
+        if sub.height < MIN_TARGET_ROWS:
+            selection[name] = {"skipped": f"{sub.height} rows < {MIN_TARGET_ROWS}"}
+            continue
         y = sub[target.column].to_numpy().astype(np.float64)
         chosen = select(target.ours, sub, y, "logo")
         trained[name] = artifacts.TrainedTarget(chosen.estimator, chosen.interval)

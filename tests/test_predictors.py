@@ -278,3 +278,17 @@ def test_shipped_artifacts_reproduce_from_the_public_data(
         assert a[col].to_list() == pytest.approx(b[col].to_list(), rel=1e-5), (
             f"{col}: shipped predictors differ from a fresh `wattgpu train`; retrain and commit"
         )
+
+
+def test_ttft_is_an_extra_not_part_of_the_csv_contract(shipped: Predictor) -> None:
+    rows = _rows(batch_size=4)
+    plain = shipped.predict(rows)
+    assert not set(plain.columns) & {"ttft_s", "ttft_s_lo", "ttft_s_hi"}
+    extra = shipped.predict(rows, with_ttft=True)
+    assert extra.columns[: len(plain.columns)] == plain.columns
+    if "ttft" in shipped.models.targets:
+        lo, mid, hi = extra.select("ttft_s_lo", "ttft_s", "ttft_s_hi").row(0)
+        assert 0 < lo <= mid <= hi
+        # queueing and kernels only add to the prefill roofline's lower bound on average
+        prefill = _featurised(batch_size=4)["prefill_time_s"]
+        assert mid > prefill
