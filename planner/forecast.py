@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from planner.inputs import PlanningInputs
 from planner.result import Plan, period_power_w
 from planner.scenario import Scenario
 
@@ -228,21 +229,26 @@ class Forecast:
         }
 
 
+def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: PlanningInputs) -> Figures:
+    """The one place GPU energy becomes facility energy, electricity cost, carbon and its price."""
+    facility = energy_kwh * inputs.pue
+    carbon = facility * inputs.grid_g_co2_per_kwh / 1000.0
+    return Figures(
+        energy_kwh=energy_kwh,
+        facility_energy_kwh=facility,
+        electricity_cost_usd=facility * inputs.electricity_usd_per_kwh,
+        gpu_cost_usd=gpu_cost_usd,
+        carbon_cost_usd=carbon * (inputs.carbon_usd_per_kg or 0.0),
+        carbon_kg=carbon,
+    )
+
+
 def _period_figures(
     gpu_power_w: float, replicas_usd_per_hour: float, hours: float, plan: Plan
 ) -> Figures:
     """Figures of one period of *hours* at a constant GPU power and GPU-hour rate."""
-    inputs = plan.inputs
-    energy = gpu_power_w * hours / 1000.0
-    facility = energy * inputs.pue
-    carbon = facility * inputs.grid_g_co2_per_kwh / 1000.0
-    return Figures(
-        energy_kwh=energy,
-        facility_energy_kwh=facility,
-        electricity_cost_usd=facility * inputs.electricity_usd_per_kwh,
-        gpu_cost_usd=replicas_usd_per_hour * hours,
-        carbon_cost_usd=carbon * (inputs.carbon_usd_per_kg or 0.0),
-        carbon_kg=carbon,
+    return figures_from_energy(
+        gpu_power_w * hours / 1000.0, replicas_usd_per_hour * hours, plan.inputs
     )
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import polars as pl
 
 from planner.capacity import CAPACITY_HEADROOM
-from planner.forecast import Figures
+from planner.forecast import Figures, figures_from_energy
 from planner.result import Allocation, Plan
 from planner.scenario import Scenario
 from predictors.api import Predictor
@@ -126,17 +126,8 @@ def _figures(plan: Plan, a: Allocation, energy_j_per_request: float) -> Figures:
         (a.replicas * c.idle_power_w_per_replica + energy_j_per_request * x) * h
         for x, h in zip(a.requests_per_s_by_period, inputs.period_hours, strict=True)
     )
-    energy = watt_hours / 1000.0
-    facility = energy * inputs.pue
-    carbon = facility * inputs.grid_g_co2_per_kwh / 1000.0
-    return Figures(
-        energy_kwh=energy,
-        facility_energy_kwh=facility,
-        electricity_cost_usd=facility * inputs.electricity_usd_per_kwh,
-        gpu_cost_usd=a.replicas * c.usd_per_hour_per_replica * inputs.hours,
-        carbon_cost_usd=carbon * (inputs.carbon_usd_per_kg or 0.0),
-        carbon_kg=carbon,
-    )
+    gpu_cost = a.replicas * c.usd_per_hour_per_replica * inputs.hours
+    return figures_from_energy(watt_hours / 1000.0, gpu_cost, inputs)
 
 
 def energy_j_per_request(a: Allocation, power_w_per_gpu: float) -> float:
