@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from planner.inputs import Candidate
@@ -60,33 +61,25 @@ class CandidateSpec:
 
 
 def _grid(specs: list[CandidateSpec]) -> pl.DataFrame:
-    rows: dict[str, list[Any]] = {
-        "_spec": [],
-        "model": [],
-        "gpu": [],
-        "gpu_count": [],
-        "engine": [],
-        "precision": [],
-        "batch_size": [],
-        "input_tokens": [],
-        "output_tokens": [],
-    }
-    for i, s in enumerate(specs):
-        for b in BATCH_GRID:
-            rows["_spec"].append(i)
-            rows["model"].append(s.model)
-            rows["gpu"].append(s.gpu)
-            rows["gpu_count"].append(s.tp)
-            rows["engine"].append(s.engine)
-            rows["precision"].append(s.precision)
-            rows["batch_size"].append(b)
-            rows["input_tokens"].append(s.input_tokens)
-            rows["output_tokens"].append(s.output_tokens)
-    return pl.DataFrame(rows)
+    """Prediction rows: each spec at each :data:`BATCH_GRID` value, spec-major, batch ascending."""
+    width = len(BATCH_GRID)
+    frame = pl.DataFrame(
+        {
+            "model": [s.model for s in specs],
+            "gpu": [s.gpu for s in specs],
+            "gpu_count": [s.tp for s in specs],
+            "engine": [s.engine for s in specs],
+            "precision": [s.precision for s in specs],
+            "input_tokens": [s.input_tokens for s in specs],
+            "output_tokens": [s.output_tokens for s in specs],
+        }
+    )[np.repeat(np.arange(len(specs)), width)]
+    batch = pl.Series("batch_size", np.tile(np.array(BATCH_GRID, dtype=np.int64), len(specs)))
+    return frame.insert_column(5, batch)
 
 
 def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
-    """Per spec: weight GB, usable GB, TTFT estimate (s) and idle power per GPU (W)."""
+    """Per spec (in spec order): weight GB, usable GB, TTFT estimate (s), idle W per GPU."""
     from predictors.features import join_specs
 
     frame = pl.DataFrame(
@@ -114,6 +107,66 @@ def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
         ).alias("usable_gb"),
         prefill.alias("ttft_s"),
         pl.col("idle_power_w").fill_null(pl.col("tdp_w") * 0.2).alias("idle_w"),
+    ).sort("_spec")
+
+
+@dataclass(frozen=True)
+class _OperatingPoints:
+    """Per spec, the grid rows that decide its operating point (indices into :data:`BATCH_GRID`).
+
+    ``first_ok`` is the smallest batch without a prediction error, ``op`` the largest one that
+    also meets the ITL SLA (-1 when there is none); ``best_itl_s`` the minimum ITL over the
+    error-free rows; the ``*_at_*`` lists hold the grid values at those rows.
+    """
+
+    any_ok: list[bool]
+    first_error: list[str]
+    first_ok: list[int]
+    itl_s_at_first_ok: list[float]
+    best_itl_s: list[float]
+    op: list[int]
+    itl_s: list[float]
+    itl_s_lo: list[float]
+    itl_s_hi: list[float]
+    power_w_per_gpu: list[float]
+    in_domain: list[bool]
+
+
+def _operating_points(pred: pl.DataFrame, itl_sla_s: list[float], robust: bool) -> _OperatingPoints:
+    """Vectorised choice of the operating batch of every spec from the prediction grid.
+
+    *pred* holds :data:`BATCH_GRID` rows per spec (spec-major, batch ascending), as
+    :func:`_grid` builds them; nulls compare as "does not meet the SLA".
+    """
+    width = len(BATCH_GRID)
+    n = len(itl_sla_s)
+    rows = np.arange(n)
+    error = pred["error"]
+    ok = (error == "").to_numpy().reshape(n, width)
+    itl_col = "itl_s_hi" if robust else "itl_s"
+    itl = pred[itl_col].cast(pl.Float64).to_numpy().reshape(n, width)
+    any_ok = np.asarray(ok.any(axis=1))
+    first_ok = ok.argmax(axis=1)
+    best = np.where(ok & ~np.isnan(itl), itl, np.inf).min(axis=1)
+    meets = ok & (itl <= np.asarray(itl_sla_s, dtype=np.float64)[:, None])
+    op = np.where(meets.any(axis=1), width - 1 - meets[:, ::-1].argmax(axis=1), -1)
+    at = np.maximum(op, 0)
+
+    def at_op(col: str) -> list[Any]:
+        return pred[col].to_numpy().reshape(n, width)[rows, at].tolist()
+
+    return _OperatingPoints(
+        any_ok=any_ok.tolist(),
+        first_error=error.gather_every(width).to_list(),
+        first_ok=first_ok.tolist(),
+        itl_s_at_first_ok=itl[rows, first_ok].tolist(),
+        best_itl_s=best.tolist(),
+        op=op.tolist(),
+        itl_s=itl[rows, at].tolist(),
+        itl_s_lo=at_op("itl_s_lo"),
+        itl_s_hi=at_op("itl_s_hi"),
+        power_w_per_gpu=at_op("power_w_per_gpu"),
+        in_domain=at_op("in_domain"),
     )
 
 
@@ -121,16 +174,20 @@ def evaluate_candidates(
     specs: list[CandidateSpec], predictor: Predictor, *, robust: bool = False
 ) -> list[Candidate]:
     """Operating point, capacity and linear power coefficients of every spec (see module doc)."""
-    if not specs:
-        return []
-    grid = _grid(specs)
-    pred = predictor.predict(grid.drop("_spec")).with_columns(grid["_spec"])
-    phys = {r["_spec"]: r for r in _physics(specs, predictor).iter_rows(named=True)}
-    by_spec = {k[0]: g for k, g in pred.group_by("_spec")}
-    out = []
-    for i, spec in enumerate(specs):
-        out.append(_one(spec, by_spec[i], phys[i], robust))
-    return out
+    live = [s for s in specs if not s.excluded_reason]
+    evaluated: list[Candidate] = []
+    if live:
+        pred = predictor.predict(_grid(live))
+        points = _operating_points(pred, [s.itl_sla_s for s in live], robust)
+        phys = _physics(live, predictor)
+        evaluated = [
+            _one(spec, i, points, phys_row, robust)
+            for i, (spec, phys_row) in enumerate(
+                zip(live, phys.drop("_spec").iter_rows(), strict=True)
+            )
+        ]
+    done = iter(evaluated)
+    return [_infeasible(s, s.excluded_reason) if s.excluded_reason else next(done) for s in specs]
 
 
 def _infeasible(spec: CandidateSpec, reason: str, itl_s: float = math.inf) -> Candidate:
@@ -152,33 +209,36 @@ def _infeasible(spec: CandidateSpec, reason: str, itl_s: float = math.inf) -> Ca
     )
 
 
-def _one(spec: CandidateSpec, rows: pl.DataFrame, phys: dict[str, Any], robust: bool) -> Candidate:
-    if spec.excluded_reason:
-        return _infeasible(spec, spec.excluded_reason)
-    ok = rows.filter(pl.col("error") == "").sort("batch_size")
-    if ok.is_empty():
-        first_error = rows.sort("batch_size")["error"][0]
+def _one(
+    spec: CandidateSpec,
+    i: int,
+    points: _OperatingPoints,
+    phys: tuple[Any, ...],
+    robust: bool,
+) -> Candidate:
+    """The candidate of spec *i* from its operating point and its physics row."""
+    weights_gb, usable_gb, ttft_s, idle_power_w = phys
+    if not points.any_ok[i]:
+        first_error = points.first_error[i]
         if first_error.startswith("does not fit"):
             return _infeasible(
                 spec,
-                f"needs {phys['weights_gb'] + physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp:.0f} GB"
-                f" for weights, has {phys['usable_gb']:.0f} GB usable on "
+                f"needs {weights_gb + physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp:.0f} GB"
+                f" for weights, has {usable_gb:.0f} GB usable on "
                 f"{spec.tp}× {spec.gpu}",
             )
         return _infeasible(spec, first_error)
-    itl_col = "itl_s_hi" if robust else "itl_s"
-    meets = ok.filter(pl.col(itl_col) <= spec.itl_sla_s)
-    best_itl = float(ok[itl_col].min())  # type: ignore[arg-type]
-    if meets.is_empty():
-        b1 = ok.row(0, named=True)
+    best_itl = points.best_itl_s[i]
+    op = points.op[i]
+    if op < 0:
         bound = " (upper 90 % bound)" if robust else ""
         return _infeasible(
             spec,
-            f"ITL {b1[itl_col] * 1000:.0f} ms{bound} > SLA {spec.itl_sla_s * 1000:.0f} ms at "
-            f"batch {int(b1['batch_size'])}",
+            f"ITL {points.itl_s_at_first_ok[i] * 1000:.0f} ms{bound} > SLA "
+            f"{spec.itl_sla_s * 1000:.0f} ms at batch {BATCH_GRID[points.first_ok[i]]}",
             best_itl,
         )
-    ttft = float(phys["ttft_s"])
+    ttft = float(ttft_s)
     if spec.ttft_sla_s is not None and ttft > spec.ttft_sla_s:
         return _infeasible(
             spec, f"TTFT {ttft:.2f} s > SLA {spec.ttft_sla_s:.2f} s (prefill estimate)", best_itl
@@ -187,13 +247,13 @@ def _one(spec: CandidateSpec, rows: pl.DataFrame, phys: dict[str, Any], robust: 
         return _infeasible(
             spec, f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour"
         )
-    op = meets.sort("batch_size").row(-1, named=True)
-    b = float(op["batch_size"])
-    itl = float(op[itl_col])
+    b = float(BATCH_GRID[op])
+    itl = float(points.itl_s[i])
     saturated_rps = b / (ttft + spec.output_tokens * itl)
-    idle_w = float(phys["idle_w"])
-    power_w = max(float(op["power_w_per_gpu"]), idle_w)
+    idle_w = float(idle_power_w)
+    power_w = max(float(points.power_w_per_gpu[i]), idle_w)
     energy_j = spec.tp * (power_w - idle_w) / saturated_rps
+    in_domain = bool(points.in_domain[i])
     return Candidate(
         name=spec.name,
         model=spec.model,
@@ -201,7 +261,7 @@ def _one(spec: CandidateSpec, rows: pl.DataFrame, phys: dict[str, Any], robust: 
         tp=spec.tp,
         gpus_per_replica=spec.tp,
         feasible=True,
-        reason="" if op["in_domain"] else "outside the predictors' training domain",
+        reason="" if in_domain else "outside the predictors' training domain",
         batch_size=int(b),
         itl_s_at_capacity=itl,
         max_requests_per_s_per_replica=CAPACITY_HEADROOM * saturated_rps,
@@ -209,7 +269,7 @@ def _one(spec: CandidateSpec, rows: pl.DataFrame, phys: dict[str, Any], robust: 
         energy_j_per_request=energy_j,
         usd_per_hour_per_replica=spec.usd_per_hour_per_gpu * spec.tp,
         power_w_per_gpu_at_capacity=idle_w + CAPACITY_HEADROOM * (power_w - idle_w),
-        in_domain=bool(op["in_domain"]),
-        itl_s_lo=float(op["itl_s_lo"]),
-        itl_s_hi=float(op["itl_s_hi"]),
+        in_domain=in_domain,
+        itl_s_lo=float(points.itl_s_lo[i]),
+        itl_s_hi=float(points.itl_s_hi[i]),
     )

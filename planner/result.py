@@ -338,9 +338,10 @@ def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
     replicas: dict[str, int] = {m.name: 0 for m in inputs.models}
     gpus: dict[str, int] = {}
     power_w = [0.0] * inputs.periods
+    by_key = {c.key: c for c in inputs.candidates}
     for a in plan.allocations:
         c = a.candidate
-        if c not in inputs.candidates:
+        if by_key.get(c.key) != c:
             problems.append(f"allocation {c.label}: not one of the inputs' candidates")
             continue
         m = inputs.model(c.name)
