@@ -159,6 +159,8 @@ def _is_number(v: Any) -> bool:
 def _fmt(v: Any) -> str:
     if _is_number(v):
         return f"{v:,.6g}" if isinstance(v, float) else f"{v:,}"
+    if isinstance(v, list) and all(_is_number(x) for x in v):
+        return "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
     return json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
 
 
