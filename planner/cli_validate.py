@@ -31,7 +31,9 @@ def validate(
     scenario = load_scenario(file, overrides=set_ or [], overlays=overlay or [])
     n_models = len(scenario.models)
     n_gpus = len(scenario.gpu_offers)
-    typer.echo(f"{file}: ok ({n_models} models, {n_gpus} GPU types)")
+    models = "1 model" if n_models == 1 else f"{n_models} models"
+    gpus = "1 GPU type" if n_gpus == 1 else f"{n_gpus} GPU types"
+    typer.echo(f"{file}: ok ({models}, {gpus})")
 
 
 def register(app: typer.Typer) -> None:

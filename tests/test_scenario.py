@@ -667,11 +667,11 @@ def test_cli_validate_ok(tmp_path: Path, validate_app: typer.Typer, user_dir: Pa
     path = write(tmp_path, base() | {"user_catalog": str(user_dir)})
     result = CliRunner().invoke(validate_app, ["validate", str(path)])
     assert result.exit_code == 0, result.output
-    assert result.output.strip() == f"{path}: ok (1 models, 2 GPU types)"
+    assert result.output.strip() == f"{path}: ok (1 model, 2 GPU types)"
     result = CliRunner().invoke(
         validate_app, ["validate", str(path), "--set", "gpus.A100-SXM4-80GB.available=1"]
     )
-    assert result.output.strip() == f"{path}: ok (1 models, 3 GPU types)"
+    assert result.output.strip() == f"{path}: ok (1 model, 3 GPU types)"
 
 
 def test_cli_validate_reports_every_problem(
@@ -701,4 +701,4 @@ def test_cli_main_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit) as info:
         cli.main(["validate", str(scenarios_dir() / "paper-llama8b-low-load.yaml")])
     assert info.value.code == 0
-    assert capsys.readouterr().out.endswith("ok (1 models, 3 GPU types)\n")
+    assert capsys.readouterr().out.endswith("ok (1 model, 3 GPU types)\n")
