@@ -194,6 +194,14 @@ def pareto_chart(report: dict[str, Any]) -> bytes | None:
     return _png(fig)
 
 
+#: Axis wording (with units) of each evaluated target.
+ACCURACY_QUANTITIES: dict[str, str] = {
+    "power": "power per GPU (W)",
+    "itl": "ITL (s)",
+    "ttft": "TTFT (s, experimental)",
+}
+
+
 def accuracy_chart(path: Path | None) -> tuple[bytes | None, str]:
     """Predicted vs measured (method "ours", unseen GPUs and unseen LLMs) from the evaluation's
     predictions CSV; (None, reason) when the file is absent or has no such rows."""
@@ -241,9 +249,10 @@ def accuracy_chart(path: Path | None) -> tuple[bytes | None, str]:
         ax.plot([lo, hi], [lo, hi], color="#333", lw=1)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(f"measured {target}")
-        ax.set_ylabel(f"predicted {target}")
-        ax.set_title(f"{target}: held-out predictions")
+        quantity = ACCURACY_QUANTITIES.get(target, target)
+        ax.set_xlabel(f"measured {quantity}")
+        ax.set_ylabel(f"predicted {quantity}")
+        ax.set_title(f"{quantity}: held-out predictions")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     return _png(fig), ""
