@@ -9,7 +9,8 @@ candidate (formulas in docs/method.md):
 * **operating concurrency** ``b``: the largest grid value whose ITL (the upper 90 % bound when the
   scenario is ``robust``) meets the SLA;
 * **TTFT**: prefill time = 2 · active params · input tokens / (TP · peak FLOPS · MFU) plus one
-  weight read (MFU = :data:`PREFILL_MFU`); must meet the TTFT SLA when one is given;
+  weight read (MFU = :data:`predictors.physics.PREFILL_MFU`, see
+  :func:`predictors.physics.prefill_time_s`); must meet the TTFT SLA when one is given;
 * **capacity**: a request holds a slot for TTFT + output tokens × ITL(b), so a replica completes
   ``b / (TTFT + out · ITL)`` requests/s when saturated (Little's law); we plan at
   :data:`CAPACITY_HEADROOM` of that to leave queueing slack;
@@ -38,8 +39,6 @@ from predictors.api import Predictor
 BATCH_GRID: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 #: Fraction of the saturated request rate a replica is planned to carry (queueing slack).
 CAPACITY_HEADROOM = 0.9
-#: Model FLOPS utilisation assumed for prefill (compute-bound).
-PREFILL_MFU = 0.5
 
 
 @dataclass(frozen=True)
@@ -95,9 +94,6 @@ def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
         }
     )
     j = join_specs(frame, predictor.catalog)
-    prefill = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("input_tokens") / (
-        physics.peak_tflops() * 1e12 * pl.col("gpu_count") * PREFILL_MFU
-    ) + physics.weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
     return j.select(
         "_spec",
         (physics.weight_bytes() / 1e9).alias("weights_gb"),
@@ -105,7 +101,7 @@ def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
             (pl.col("memory_gb") * physics.MEMORY_UTILISATION - physics.RUNTIME_RESERVE_GB_PER_GPU)
             * pl.col("gpu_count")
         ).alias("usable_gb"),
-        prefill.alias("ttft_s"),
+        physics.prefill_time_s().alias("ttft_s"),
         pl.col("idle_power_w").fill_null(pl.col("tdp_w") * 0.2).alias("idle_w"),
     ).sort("_spec")
 
