@@ -13,7 +13,16 @@ from html import escape
 from typing import Any
 
 from planner.charts import Chart
-from planner.report_md import band_text, metric_rows, num, rows_text
+from planner.report_md import (
+    band_text,
+    baseline_table,
+    load_table,
+    metric_rows,
+    model_table,
+    num,
+    pareto_table,
+    rows_text,
+)
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;margin:0;
@@ -115,43 +124,7 @@ def _headline(report: dict[str, Any]) -> str:
 
 
 def _models(report: dict[str, Any]) -> str:
-    rows = [
-        [
-            m["name"],
-            m["model"],
-            ", ".join(f"{d['replicas']}× {d['gpu']} TP{d['tp']}" for d in m["deployments"]),
-            str(m["gpus_used"]),
-            num(m["estimated_energy_kwh"]),
-            num(m["estimated_facility_energy_kwh"]),
-            num(m["estimated_wh_per_1000_output_tokens"]),
-            num(m["estimated_wh_per_request"]),
-            num(m["estimated_average_power_w"]),
-            num(m["estimated_co2e_kg"]),
-            band_text((m.get("uncertainty") or {}).get("carbon_kg")),
-            num(m["estimated_cost_usd"]),
-            "yes" if m["in_domain"] else "NO",
-        ]
-        for m in report["models"]
-    ]
-    return _table(
-        [
-            "entry",
-            "model",
-            "deployment",
-            "GPUs",
-            "GPU kWh",
-            "facility kWh",
-            "Wh / 1k output tokens",
-            "Wh / request",
-            "avg W",
-            "CO2e kg",
-            "CO2e band kg",
-            "cost $",
-            "in domain",
-        ],
-        rows,
-        numeric={3, 4, 5, 6, 7, 8, 9, 11},
-    )
+    return _table(*model_table(report, "NO"), numeric={3, 4, 5, 6, 7, 8, 9, 11})
 
 
 def _statements(report: dict[str, Any]) -> str:
@@ -206,30 +179,7 @@ def _statements(report: dict[str, Any]) -> str:
         "saturated throughput; "
         + ("robust (upper ITL bound)" if a["robust"] else "point ITL")
         + ".</li></ul>",
-        _table(
-            [
-                "entry",
-                "precision",
-                "mean req/s",
-                "peak req/s",
-                "input tokens",
-                "output tokens",
-                "ITL SLA ms",
-            ],
-            [
-                [
-                    x["name"],
-                    str(x["precision"]),
-                    num(x["mean_requests_per_s"]),
-                    num(x["peak_requests_per_s"]),
-                    num(x["input_tokens"]),
-                    num(x["output_tokens"]),
-                    num(x["itl_sla_ms"]),
-                ]
-                for x in a["loads"]
-            ],
-            numeric={2, 3, 4, 5, 6},
-        ),
+        _table(*load_table(report), numeric={2, 3, 4, 5, 6}),
         "<h2>Uncertainty</h2>",
         f"<p>{escape(unc['method'] if unc else 'No bands (the plan has no allocations).')}</p>",
         "<h2>Warnings</h2><ul>",
@@ -278,40 +228,14 @@ def render_html(report: dict[str, Any], charts: list[Chart]) -> str:
     if report["baselines"]:
         body += [
             "<h2>Against naive fleets (same machinery)</h2>",
-            _table(
-                ["baseline", "feasible", "GPU kWh", "cost $", "CO2e kg"],
-                [
-                    [
-                        b["name"],
-                        "yes" if b["feasible"] else "no",
-                        num(b["estimated_energy_kwh"]),
-                        num(b["estimated_cost_usd"]),
-                        num(b["estimated_co2e_kg"]),
-                    ]
-                    for b in report["baselines"]
-                ],
-                numeric={2, 3, 4},
-            ),
+            _table(*baseline_table(report), numeric={2, 3, 4}),
         ]
     body.append("<h2>Energy ↔ cost trade-off (estimated)</h2>")
     if report.get("pareto"):
         p = report["pareto"]
         body += [
             f"<p>{escape(p['method'])}</p>",
-            _table(
-                ["point", "facility kWh", "cost $", "CO2e kg", "GPUs"],
-                [
-                    [
-                        q["label"],
-                        num(q["facility_energy_kwh"]),
-                        num(q["cost_usd"]),
-                        num(q["carbon_kg"]),
-                        ", ".join(f"{n}× {g}" for g, n in q["gpus"].items()),
-                    ]
-                    for q in p["points"]
-                ],
-                numeric={1, 2, 3},
-            ),
+            _table(*pareto_table(report), numeric={1, 2, 3}),
         ]
     if "pareto" in by_key:
         body.append(_figure(by_key["pareto"]))

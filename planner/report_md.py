@@ -63,6 +63,104 @@ def metric_rows(metrics: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+Table = tuple[list[str], list[list[str]]]
+"""(header, rows) of one report table; both renderers (Markdown, HTML) format the same cells."""
+
+
+def model_table(report: dict[str, Any], no: str = "no") -> Table:
+    """Per model deployment; *no* is how an out-of-domain deployment is marked."""
+    header = [
+        "entry",
+        "model",
+        "deployment",
+        "GPUs",
+        "GPU kWh",
+        "facility kWh",
+        "Wh / 1k output tokens",
+        "Wh / request",
+        "avg W",
+        "CO2e kg",
+        "CO2e band kg",
+        "cost $",
+        "in domain",
+    ]
+    rows = [
+        [
+            m["name"],
+            m["model"],
+            ", ".join(f"{d['replicas']}× {d['gpu']} TP{d['tp']}" for d in m["deployments"]),
+            str(m["gpus_used"]),
+            num(m["estimated_energy_kwh"]),
+            num(m["estimated_facility_energy_kwh"]),
+            num(m["estimated_wh_per_1000_output_tokens"]),
+            num(m["estimated_wh_per_request"]),
+            num(m["estimated_average_power_w"]),
+            num(m["estimated_co2e_kg"]),
+            band_text((m.get("uncertainty") or {}).get("carbon_kg")),
+            num(m["estimated_cost_usd"]),
+            "yes" if m["in_domain"] else no,
+        ]
+        for m in report["models"]
+    ]
+    return header, rows
+
+
+def baseline_table(report: dict[str, Any]) -> Table:
+    """The naive fleets planned by the same machinery."""
+    rows = [
+        [
+            b["name"],
+            "yes" if b["feasible"] else "no",
+            num(b["estimated_energy_kwh"]),
+            num(b["estimated_cost_usd"]),
+            num(b["estimated_co2e_kg"]),
+        ]
+        for b in report["baselines"]
+    ]
+    return ["baseline", "feasible", "GPU kWh", "cost $", "CO2e kg"], rows
+
+
+def pareto_table(report: dict[str, Any]) -> Table:
+    """The points of the energy ↔ cost front."""
+    rows = [
+        [
+            q["label"],
+            num(q["facility_energy_kwh"]),
+            num(q["cost_usd"]),
+            num(q["carbon_kg"]),
+            ", ".join(f"{n}× {g}" for g, n in q["gpus"].items()),
+        ]
+        for q in report["pareto"]["points"]
+    ]
+    return ["point", "facility kWh", "cost $", "CO2e kg", "GPUs"], rows
+
+
+def load_table(report: dict[str, Any]) -> Table:
+    """The assumed load and SLA of every model entry."""
+    header = [
+        "entry",
+        "precision",
+        "mean req/s",
+        "peak req/s",
+        "input tokens",
+        "output tokens",
+        "ITL SLA ms",
+    ]
+    rows = [
+        [
+            x["name"],
+            str(x["precision"]),
+            num(x["mean_requests_per_s"]),
+            num(x["peak_requests_per_s"]),
+            num(x["input_tokens"]),
+            num(x["output_tokens"]),
+            num(x["itl_sla_ms"]),
+        ]
+        for x in report["assumptions"]["loads"]
+    ]
+    return header, rows
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown (same sections as the HTML form)."""
     h = report["headline"]
@@ -132,56 +230,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         "## Per model deployment (estimated)",
         "",
-        *_table(
-            [
-                "entry",
-                "model",
-                "GPUs",
-                "GPU kWh",
-                "facility kWh",
-                "Wh / 1k out tok",
-                "Wh / request",
-                "avg W",
-                "CO2e kg",
-                "CO2e band kg",
-                "in domain",
-            ],
-            [
-                [
-                    m["name"],
-                    m["model"],
-                    ", ".join(f"{d['replicas']}× {d['gpu']} TP{d['tp']}" for d in m["deployments"]),
-                    num(m["estimated_energy_kwh"]),
-                    num(m["estimated_facility_energy_kwh"]),
-                    num(m["estimated_wh_per_1000_output_tokens"]),
-                    num(m["estimated_wh_per_request"]),
-                    num(m["estimated_average_power_w"]),
-                    num(m["estimated_co2e_kg"]),
-                    band_text((m.get("uncertainty") or {}).get("carbon_kg")),
-                    "yes" if m["in_domain"] else "**no**",
-                ]
-                for m in report["models"]
-            ],
-        ),
+        *_table(*model_table(report, "**no**")),
         "",
     ]
     if report["baselines"]:
         lines += [
             "## Against naive fleets (same machinery)",
             "",
-            *_table(
-                ["baseline", "feasible", "GPU kWh", "cost $", "CO2e kg"],
-                [
-                    [
-                        b["name"],
-                        "yes" if b["feasible"] else "no",
-                        num(b["estimated_energy_kwh"]),
-                        num(b["estimated_cost_usd"]),
-                        num(b["estimated_co2e_kg"]),
-                    ]
-                    for b in report["baselines"]
-                ],
-            ),
+            *_table(*baseline_table(report)),
             "",
         ]
     if report.get("pareto"):
@@ -191,18 +247,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             "",
             p["method"],
             "",
-            *_table(
-                ["point", "facility kWh", "cost $", "CO2e kg"],
-                [
-                    [
-                        q["label"],
-                        num(q["facility_energy_kwh"]),
-                        num(q["cost_usd"]),
-                        num(q["carbon_kg"]),
-                    ]
-                    for q in p["points"]
-                ],
-            ),
+            *_table(*pareto_table(report)),
             "",
         ]
     lines += _statement_sections(report)
@@ -266,29 +311,7 @@ def _statement_sections(report: dict[str, Any]) -> list[str]:
         f"* Engine {a['engine']}; replicas planned at {a['capacity_headroom']:.0%} of saturated "
         "throughput; " + ("robust (upper ITL bound)" if a["robust"] else "point ITL") + ".",
         "",
-        *_table(
-            [
-                "entry",
-                "precision",
-                "mean req/s",
-                "peak req/s",
-                "input tok",
-                "output tok",
-                "ITL SLA ms",
-            ],
-            [
-                [
-                    x["name"],
-                    str(x["precision"]),
-                    num(x["mean_requests_per_s"]),
-                    num(x["peak_requests_per_s"]),
-                    num(x["input_tokens"]),
-                    num(x["output_tokens"]),
-                    num(x["itl_sla_ms"]),
-                ]
-                for x in a["loads"]
-            ],
-        ),
+        *_table(*load_table(report)),
         "",
         "## Uncertainty",
         "",
