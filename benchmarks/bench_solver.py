@@ -12,9 +12,11 @@ A run meets its target when the reported gap is within the target and the wall t
 
 Measured (2-core machine shared with other work, seeds 0-2): linked 50: optimal, 0.11-0.19 s,
 gap <= 0.01 %; unlimited 50: exact, 0.04 s; power-cap 50: seed 0 optimal in 0.26 s, seeds 1
-and 2 stop at the 10 s limit with gap 0.28 % / 0.12 % (the full-MILP polish did not improve
-the column-generation plan); linked 500: optimal for 1 % in 1.2-1.7 s (wall 2.4-3.0 s), gap
-0.06-0.22 %; unlimited 500: exact, 0.4 s (wall 1.7 s); power-cap 500: 2.3-3.0 s, gap
+and 2 stop at the 10 s limit with gap 0.14 % / 0.12 %: their plans are within 0.01 % of the
+optimum (57 s / 30 s full-MILP runs), the rest is the integrality gap of the Lagrangian
+(Dantzig-Wolfe) bound, which the full MILP does not raise within 10 s;
+linked 500: optimal for 1 % in 1.2-1.7 s (wall 2.4-3.0 s), gap 0.06-0.22 %;
+unlimited 500: exact, 0.4 s (wall 1.7 s); power-cap 500: 2.3-3.0 s, gap
 0.11-0.15 %. Wall minus solve is pruning, invariant checks and accounting.
 
 Instances are synthetic but shaped like real ones: GPU types with spread-out price, speed and

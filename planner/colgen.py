@@ -14,7 +14,11 @@ count), the facility power cap per period and the budget.
   Lagrangian value Σ_m min_n (cost_m(n) + y·a_m(n)) - y·b is a valid lower bound on the
   optimum (weak duality; the subproblems are solved exactly), so the reported gap is honest.
   The plan is then the restricted master solved as a MILP (SCIP, binary choice of one column
-  per model) within the remaining time.
+  per model) within the remaining time. When that plan is not within the target gap, the
+  master MILP is solved again with every neighbour of the plan's columns added (one replica
+  more, one less, or one moved to another candidate) and the plan as the hint: on the
+  power-cap 50 × 30 × 24 seed 1 benchmark this took the plan from 0.15 % above the optimum
+  to 0.009 % (optimum from a 57 s full-MILP run).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from planner.decompose import (
+    CAPACITY_RTOL,
     FloatArray,
     IntArray,
     ModelBlock,
@@ -42,6 +47,8 @@ PENALTY_FACTOR = 10.0
 """Elastic linking rows cost this many times the first plan's objective per unit."""
 LP_GAP_FRACTION = 0.25
 """Column generation stops when master LP and bound are this fraction of the target apart."""
+NEIGHBOURHOOD = True
+"""Re-solve the master MILP with the plan's neighbouring columns when a gap is left."""
 CG_TIME_FRACTION = 0.6
 """Share of the time limit column generation may use (the rest is for the master MILP)."""
 
@@ -371,10 +378,56 @@ def _column_generation(
     chosen = _master_milp(master, weights, deadline)
     if chosen is None:
         return None
+    if NEIGHBOURHOOD and (sum(col.cost for col in chosen) - bound) > inputs.relative_gap * max(
+        1.0, abs(bound)
+    ):
+        # price-and-branch leaves a gap: re-solve the master MILP with the neighbours of
+        # the plan's columns (one replica more, less or moved), the plan as the hint
+        chosen_keys = {(col.block, col.n.tobytes()) for col in chosen}
+        for col in chosen:
+            for n in _neighbours(dec.blocks[col.block], col.n):
+                add(dec.column(col.block, n))
+        hint = [1.0 if (c.block, c.n.tobytes()) in chosen_keys else 0.0 for c in master.columns]
+        better = _master_milp(master, hint, deadline)
+        if better is not None and sum(c.cost for c in better) < sum(c.cost for c in chosen):
+            chosen = better
     objective = float(sum(col.cost for col in chosen))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
     return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
+
+
+def _neighbours(block: ModelBlock, n: IntArray) -> list[IntArray]:
+    """Replica vectors one replica away from *n* (added, removed or moved) that still cover
+    the peak load and the minimum replicas within the block's bounds."""
+    tol = CAPACITY_RTOL * max(1.0, block.peak)
+    out: list[IntArray] = []
+
+    def keep(m: IntArray) -> None:
+        if (
+            (m >= 0).all()
+            and (m <= block.ub).all()
+            and float(m @ block.cap) >= block.peak - tol
+            and int(m.sum()) >= block.demand.min_replicas
+        ):
+            out.append(m)
+
+    size = len(block.candidates)
+    for k in range(size):
+        up = n.copy()
+        up[k] += 1
+        keep(up)
+        if n[k] <= 0:
+            continue
+        down = n.copy()
+        down[k] -= 1
+        keep(down)
+        for j in range(size):
+            if j != k:
+                moved = down.copy()
+                moved[j] += 1
+                keep(moved)
+    return out
 
 
 def _master_milp(master: _Master, weights: list[float], deadline: float) -> list[Column] | None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -474,3 +475,37 @@ def test_explanation_re_solves_share_a_capped_budget(monkeypatch: pytest.MonkeyP
     )
     assert explain.explain_infeasible(inputs) == ["inventory: A needs 3 GPUs, has 2"]
     assert limits and sum(limits) <= 3.0 + 1e-9
+
+
+def test_neighbours_move_one_replica_and_keep_the_peak_covered() -> None:
+    from planner.colgen import _neighbours
+    from planner.decompose import make_block
+
+    cands = [cand("A", cap=1.0, j_per_req=50.0), cand("B", cap=2.0, j_per_req=100.0)]
+    block = make_block(demand((2.5,), min_replicas=2), cands, {"A": 3, "B": None})
+    assert [int(v) for v in block.ub] == [3, 2]
+    got = {tuple(int(v) for v in n) for n in _neighbours(block, np.asarray([1, 1]))}
+    # (0, 1) and (1, 0) lose the peak, (2, 0) and (0, 2) are moves, (1, 2) and (2, 1) adds
+    assert got == {(2, 1), (1, 2), (0, 2)}
+    for n in got:
+        assert float(np.asarray(n) @ block.cap) >= block.peak and sum(n) >= 2
+
+
+@pytest.mark.parametrize("neighbourhood", [False, True])
+def test_column_generation_neighbourhood_never_hurts(
+    neighbourhood: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The neighbourhood re-solve keeps the plan sound and the bound honest."""
+    from planner import colgen
+
+    monkeypatch.setattr(colgen, "NEIGHBOURHOOD", neighbourhood)
+    base = random_inputs(20, 8, 4, seed=3, relative_gap=1e-3, time_limit_s=30.0)
+    inputs = dataclasses.replace(base, power_cap_kw=None)
+    free = solve(dataclasses.replace(inputs, inventory={g: None for g in inputs.inventory}))
+    assert free.totals is not None
+    capped = dataclasses.replace(inputs, power_cap_kw=0.9 * free.totals.peak_facility_power_kw)
+    monkeypatch.setattr(optimize, "POLISH_MIN_S", 1e9)  # column generation only
+    plan = solve(capped, baselines=False)
+    assert check_invariants(plan, capped) == []
+    assert plan.solve.bound is not None and plan.solve.objective is not None
+    assert plan.solve.bound <= plan.solve.objective
