@@ -186,13 +186,20 @@ def evaluate_candidates(
     return [_infeasible(s, s.excluded_reason) if s.excluded_reason else next(done) for s in specs]
 
 
+def _identity(spec: CandidateSpec) -> dict[str, Any]:
+    """The fields naming a candidate's deployment (model entry, GPU type, TP degree)."""
+    return {
+        "name": spec.name,
+        "model": spec.model,
+        "gpu": spec.gpu,
+        "tp": spec.tp,
+        "gpus_per_replica": spec.tp,
+    }
+
+
 def _infeasible(spec: CandidateSpec, reason: str, itl_s: float = math.inf) -> Candidate:
     return Candidate(
-        name=spec.name,
-        model=spec.model,
-        gpu=spec.gpu,
-        tp=spec.tp,
-        gpus_per_replica=spec.tp,
+        **_identity(spec),
         feasible=False,
         reason=reason,
         batch_size=0,
@@ -251,11 +258,7 @@ def _one(
     energy_j = spec.tp * (power_w - idle_w) / saturated_rps
     in_domain = bool(points.in_domain[i])
     return Candidate(
-        name=spec.name,
-        model=spec.model,
-        gpu=spec.gpu,
-        tp=spec.tp,
-        gpus_per_replica=spec.tp,
+        **_identity(spec),
         feasible=True,
         reason="" if in_domain else "outside the predictors' training domain",
         batch_size=int(b),

@@ -8,19 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from test_catalog import FILLED, REQUIRED_GPUS
 from typer.testing import CliRunner
 
 from planner.cli import app, main
 
 runner = CliRunner()
 
-REQUIRED_GPUS = (
-    "V100-SXM2-32GB V100-PCIE-16GB T4 A10 A10G A30 A40 A100-SXM4-40GB A100-SXM4-80GB "
-    "A100-PCIE-40GB A100-PCIE-80GB L4 L40 L40S RTX-3090 RTX-4090 RTX-6000-ADA "
-    "RTX-PRO-6000-BLACKWELL H100-PCIE-80GB H100-SXM5-80GB H100-NVL-94GB H200-SXM-141GB "
-    "H200-NVL-141GB GH200-96GB GH200-144GB B200 GB200 MI250 MI300X MI325X GAUDI2 GAUDI3"
-).split()
-FILLED = ("memory_gb", "memory_bandwidth_gb_s", "tdp_w", "fp16_tflops_dense")
 GPU_ROW = {
     "id": "TEST-GPU",
     "aliases": "",
