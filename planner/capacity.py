@@ -102,7 +102,7 @@ def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
             * pl.col("gpu_count")
         ).alias("usable_gb"),
         physics.prefill_time_s().alias("ttft_s"),
-        pl.col("idle_power_w").fill_null(pl.col("tdp_w") * 0.2).alias("idle_w"),
+        pl.col("idle_power_w").alias("idle_w"),
     ).sort("_spec")
 
 

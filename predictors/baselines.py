@@ -27,7 +27,7 @@ def load_scaled_tdp_power_w(frame: pl.DataFrame) -> np.ndarray:
     # b / b_ridge equals compute time / memory time of the step at batch b.
     u = (frame["compute_time_s"] / frame["memory_time_s"]).clip(0.0, 1.0).fill_null(1.0).to_numpy()
     tdp = frame["tdp_w"].to_numpy().astype(np.float64)
-    idle = frame["idle_power_w"].fill_null(frame["tdp_w"] * 0.2).to_numpy().astype(np.float64)
+    idle = frame["idle_power_w"].to_numpy().astype(np.float64)
     return np.asarray(idle + (tdp - idle) * u, dtype=np.float64)
 
 
