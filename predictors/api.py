@@ -32,8 +32,11 @@ INPUT_COLUMNS: tuple[str, ...] = (
     "batch_size",
     "input_tokens",
     "output_tokens",
+    "requests_per_s",
 )
-#: Defaults for a missing column or an empty cell.
+#: Defaults for a missing column or an empty cell (``requests_per_s`` has none: empty means
+#: "predict at ``batch_size``", a rate means "predict at that Poisson load per replica",
+#: :mod:`predictors.serving_predict`).
 DEFAULTS: dict[str, Any] = {
     "gpu_count": 1,
     "engine": "vllm",
@@ -52,7 +55,12 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
     "output_throughput_tok_s",
     "in_domain",
     "error",
+    "concurrency",
+    "ttft_s_at_load",
+    "itl_s_p90",
 )
+#: Output columns filled only for rows with a ``requests_per_s`` (null otherwise).
+LOAD_COLUMNS: tuple[str, ...] = ("concurrency", "ttft_s_at_load", "itl_s_p90")
 #: Extra columns of ``predict(..., with_ttft=True)`` (not part of the CSV contract).
 TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
 _NUMERIC = ("gpu_count", "batch_size", "input_tokens", "output_tokens")
@@ -83,6 +91,13 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
             .otherwise(raw.cast(pl.Float64, strict=False))
             .alias(col)
         )
+    rate = pl.col("requests_per_s").cast(pl.String).str.strip_chars()
+    exprs.append(  # unparseable text becomes NaN, reported by the row check
+        pl.when(rate.is_null() | (rate == ""))
+        .then(None)
+        .otherwise(rate.cast(pl.Float64, strict=False).fill_null(float("nan")))
+        .alias("requests_per_s")
+    )
     return out.with_columns(exprs)
 
 
@@ -170,6 +185,12 @@ class Predictor:
                 )
                 .otherwise(pl.lit(""))
             )
+        rate = pl.col("requests_per_s")
+        checks.append(
+            pl.when(rate.is_not_null() & (~rate.is_finite() | (rate <= 0)))
+            .then(pl.lit("requests_per_s: must be a positive number (or empty)"))
+            .otherwise(pl.lit(""))
+        )
         return rows.select(
             pl.col("model")
             .replace_strict(model_map, default=None, return_dtype=pl.String)
@@ -264,8 +285,14 @@ class Predictor:
             .otherwise(pl.col("_fit_error").fill_null(""))
             .alias("error"),
             *(TTFT_COLUMNS if with_ttft else ()),
+            *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS),
         )
-        return pl.concat([_whole_numbers_as_int(rows), result], how="horizontal")
+        if rows["requests_per_s"].is_not_null().any():
+            from predictors.serving_predict import at_load
+
+            result = at_load(self, rows, result)
+        ordered = [*OUTPUT_COLUMNS, *(TTFT_COLUMNS if with_ttft else ())]
+        return pl.concat([_whole_numbers_as_int(rows), result.select(ordered)], how="horizontal")
 
     def in_domain(self, feats: pl.DataFrame) -> list[bool]:
         """True where the row lies inside the training domain recorded in the model card."""
