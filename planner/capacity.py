@@ -1,25 +1,19 @@
-"""Capacity model: per (model entry, GPU type, TP degree) the operating point and its coefficients.
+"""Capacity model: per (model entry, GPU type, TP degree) the capacity and the power curve.
 
-For every candidate deployment the shipped predictors are asked for power per GPU and ITL at each
-concurrency of :data:`BATCH_GRID` (one vectorised call for the whole scenario). Then, per
-candidate (formulas in docs/method.md):
+One vectorised call of the serving model (:mod:`predictors.serving`,
+:mod:`predictors.serving_grid`) for the whole scenario gives, per candidate (formulas in
+docs/method.md, "Capacity"):
 
-* **memory**: the weights must fit beside the runtime reserve; the operating concurrency is capped
-  by the KV cache that fits (:mod:`predictors.physics`);
-* **operating concurrency** ``b``: the largest grid value whose ITL (the upper 90 % bound when the
-  scenario is ``robust``) meets the SLA;
-* **TTFT**: prefill time = 2 · active params · input tokens / (TP · peak FLOPS · MFU) plus one
-  weight read (MFU = :data:`predictors.physics.PREFILL_MFU`, see
-  :func:`predictors.physics.prefill_time_s`); must meet the TTFT SLA when one is given;
-* **capacity**: a request holds a slot for TTFT + output tokens × ITL(b), so a replica completes
-  ``b / (TTFT + out · ITL)`` requests/s when saturated (Little's law); we plan at
-  :data:`CAPACITY_HEADROOM` of that to leave queueing slack;
-* **power**: idle power per GPU from the catalog; at saturation each GPU draws the predicted
-  P(b). Between, power is linear in load: replica power = idle + energy_per_request × req/s with
-  energy_per_request = TP · (P(b) − P_idle) / saturated req/s.
+* **capacity**: the largest per-replica Poisson arrival rate whose ITL (at the SLA's
+  ``percentile``, the mean when absent; the upper 90 % interval curve when ``robust``) and TTFT
+  meet the SLA and whose number of requests in the system fits the paged KV cache and the
+  engine's batch limit (99th percentile). No extra headroom: queueing is in the model;
+* **power curve**: the replica's mean GPU power at the rates of the curve knots (idle at 0),
+  linear between them; the optimiser prices energy on exactly this curve;
+* **ITL curve**: the mean ITL at the same knots (the ITL "at served load").
 
-Excluded candidates keep their reason ("ITL 31 ms > SLA 20 ms at batch 1", "needs 142 GB, has
-80 GB", ...).
+Excluded candidates keep their reason ("ITL 31 ms > SLA 20 ms even at the lightest load",
+"needs 142 GB for weights, has 80 GB", ...).
 """
 
 from __future__ import annotations
@@ -34,11 +28,12 @@ import polars as pl
 from planner.inputs import Candidate
 from predictors import physics
 from predictors.api import Predictor
+from predictors.serving import CURVE_B, Capacity, capacity, itl_at_percentile_s, step_time_s
+from predictors.serving_grid import ServingTable, serving_table
 
-#: Concurrency values tried for the operating point.
-BATCH_GRID: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
-#: Fraction of the saturated request rate a replica is planned to carry (queueing slack).
-CAPACITY_HEADROOM = 0.9
+#: Fraction of the capacity a replica is planned to carry. 1: the serving model's queueing
+#: (Poisson number in system, percentile ITL, 99th-percentile memory check) is the headroom.
+CAPACITY_HEADROOM = 1.0
 
 
 @dataclass(frozen=True)
@@ -57,130 +52,69 @@ class CandidateSpec:
     ttft_sla_s: float | None
     usd_per_hour_per_gpu: float | None
     excluded_reason: str = ""
+    percentile: float | None = None
+    """SLA percentile (None: the mean)."""
 
 
-def _grid(specs: list[CandidateSpec]) -> pl.DataFrame:
-    """Prediction rows: each spec at each :data:`BATCH_GRID` value, spec-major, batch ascending."""
-    width = len(BATCH_GRID)
-    frame = pl.DataFrame(
+def _rows(specs: list[CandidateSpec]) -> pl.DataFrame:
+    return pl.DataFrame(
         {
-            "model": [s.model for s in specs],
-            "gpu": [s.gpu for s in specs],
-            "gpu_count": [s.tp for s in specs],
-            "engine": [s.engine for s in specs],
-            "precision": [s.precision for s in specs],
-            "input_tokens": [s.input_tokens for s in specs],
-            "output_tokens": [s.output_tokens for s in specs],
-        }
-    )[np.repeat(np.arange(len(specs)), width)]
-    batch = pl.Series("batch_size", np.tile(np.array(BATCH_GRID, dtype=np.int64), len(specs)))
-    return frame.insert_column(5, batch)
-
-
-def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
-    """Per spec (in spec order): weight GB, usable GB, TTFT estimate (s), idle W per GPU."""
-    from predictors.features import join_specs
-
-    frame = pl.DataFrame(
-        {
-            "_spec": list(range(len(specs))),
             "model": [s.model for s in specs],
             "gpu": [s.gpu for s in specs],
             "gpu_count": [float(s.tp) for s in specs],
+            "engine": [s.engine for s in specs],
             "precision": [s.precision for s in specs],
-            "batch_size": [1.0] * len(specs),
-            "input_tokens": [s.input_tokens for s in specs],
-            "output_tokens": [s.output_tokens for s in specs],
+            "input_tokens": [float(s.input_tokens) for s in specs],
+            "output_tokens": [float(s.output_tokens) for s in specs],
         }
     )
-    j = join_specs(frame, predictor.catalog)
-    return j.select(
-        "_spec",
-        (physics.weight_bytes() / 1e9).alias("weights_gb"),
-        (
-            (pl.col("memory_gb") * physics.MEMORY_UTILISATION - physics.RUNTIME_RESERVE_GB_PER_GPU)
-            * pl.col("gpu_count")
-        ).alias("usable_gb"),
-        physics.prefill_time_s().alias("ttft_s"),
-        pl.col("idle_power_w").alias("idle_w"),
-    ).sort("_spec")
 
 
-@dataclass(frozen=True)
-class _OperatingPoints:
-    """Per spec, the grid rows that decide its operating point (indices into :data:`BATCH_GRID`).
-
-    ``first_ok`` is the smallest batch without a prediction error, ``op`` the largest one that
-    also meets the ITL SLA (-1 when there is none); ``best_itl_s`` the minimum ITL over the
-    error-free rows; the ``*_at_*`` lists hold the grid values at those rows.
-    """
-
-    any_ok: list[bool]
-    first_error: list[str]
-    first_ok: list[int]
-    itl_s_at_first_ok: list[float]
-    best_itl_s: list[float]
-    op: list[int]
-    itl_s: list[float]
-    itl_s_lo: list[float]
-    itl_s_hi: list[float]
-    power_w_per_gpu: list[float]
-    in_domain: list[bool]
+def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[tuple[Capacity, int]]:
+    """(capacity result, row within it) per spec; one serving-model call per SLA percentile."""
+    out: list[tuple[Capacity, int] | None] = [None] * len(specs)
+    for pct in sorted({s.percentile for s in specs}, key=lambda p: -1.0 if p is None else p):
+        idx = np.asarray([i for i, s in enumerate(specs) if s.percentile == pct])
+        sub = _take(table.curves, idx)
+        cap = capacity(
+            sub,
+            np.asarray([specs[i].itl_sla_s for i in idx], dtype=np.float64),
+            np.asarray(
+                [math.inf if specs[i].ttft_sla_s is None else specs[i].ttft_sla_s for i in idx],
+                dtype=np.float64,
+            ),
+            pct,
+        )
+        for j, i in enumerate(idx):
+            out[int(i)] = (cap, j)
+    return [o for o in out if o is not None]
 
 
-def _operating_points(pred: pl.DataFrame, itl_sla_s: list[float], robust: bool) -> _OperatingPoints:
-    """Vectorised choice of the operating batch of every spec from the prediction grid.
+def _take(curves: Any, idx: np.ndarray) -> Any:
+    from dataclasses import fields, replace
 
-    *pred* holds :data:`BATCH_GRID` rows per spec (spec-major, batch ascending), as
-    :func:`_grid` builds them; nulls compare as "does not meet the SLA".
-    """
-    width = len(BATCH_GRID)
-    n = len(itl_sla_s)
-    rows = np.arange(n)
-    error = pred["error"]
-    ok = (error == "").to_numpy().reshape(n, width)
-    itl_col = "itl_s_hi" if robust else "itl_s"
-    itl = pred[itl_col].cast(pl.Float64).to_numpy().reshape(n, width)
-    any_ok = np.asarray(ok.any(axis=1))
-    first_ok = ok.argmax(axis=1)
-    best = np.where(ok & ~np.isnan(itl), itl, np.inf).min(axis=1)
-    meets = ok & (itl <= np.asarray(itl_sla_s, dtype=np.float64)[:, None])
-    op = np.where(meets.any(axis=1), width - 1 - meets[:, ::-1].argmax(axis=1), -1)
-    at = np.maximum(op, 0)
-
-    def at_op(col: str) -> list[Any]:
-        return pred[col].to_numpy().reshape(n, width)[rows, at].tolist()
-
-    return _OperatingPoints(
-        any_ok=any_ok.tolist(),
-        first_error=error.gather_every(width).to_list(),
-        first_ok=first_ok.tolist(),
-        itl_s_at_first_ok=itl[rows, first_ok].tolist(),
-        best_itl_s=best.tolist(),
-        op=op.tolist(),
-        itl_s=itl[rows, at].tolist(),
-        itl_s_lo=at_op("itl_s_lo"),
-        itl_s_hi=at_op("itl_s_hi"),
-        power_w_per_gpu=at_op("power_w_per_gpu"),
-        in_domain=at_op("in_domain"),
+    return replace(
+        curves,
+        **{
+            f.name: getattr(curves, f.name)[idx]
+            for f in fields(curves)
+            if f.name != "batch" and isinstance(getattr(curves, f.name), np.ndarray)
+        },
     )
 
 
 def evaluate_candidates(
     specs: list[CandidateSpec], predictor: Predictor, *, robust: bool = False
 ) -> list[Candidate]:
-    """Operating point, capacity and linear power coefficients of every spec (see module doc)."""
+    """Capacity and power curve of every spec (see module doc), in spec order."""
     live = [s for s in specs if not s.excluded_reason]
     evaluated: list[Candidate] = []
     if live:
-        pred = predictor.predict(_grid(live))
-        points = _operating_points(pred, [s.itl_sla_s for s in live], robust)
-        phys = _physics(live, predictor)
+        table = serving_table(_rows(live), predictor, robust=robust)
+        caps = _capacities(live, table)
         evaluated = [
-            _one(spec, i, points, phys_row, robust)
-            for i, (spec, phys_row) in enumerate(
-                zip(live, phys.drop("_spec").iter_rows(), strict=True)
-            )
+            _one(spec, i, table, cap, j, robust)
+            for i, (spec, (cap, j)) in enumerate(zip(live, caps, strict=True))
         ]
     done = iter(evaluated)
     return [_infeasible(s, s.excluded_reason) if s.excluded_reason else next(done) for s in specs]
@@ -212,63 +146,82 @@ def _infeasible(spec: CandidateSpec, reason: str, itl_s: float = math.inf) -> Ca
     )
 
 
+def _lightest(table: ServingTable, i: int, percentile: float | None) -> tuple[float, float]:
+    """(ITL at the SLA percentile, TTFT) at the lightest load (one request at a time)."""
+    one = _take(table.curves, np.asarray([i]))
+    b = np.asarray([[CURVE_B[0]]])
+    itl = float(itl_at_percentile_s(one, b, percentile)[0, 0])
+    return itl, float(one.ttft_base_s[0] + step_time_s(one, b)[0, 0])
+
+
 def _one(
-    spec: CandidateSpec,
-    i: int,
-    points: _OperatingPoints,
-    phys: tuple[Any, ...],
-    robust: bool,
+    spec: CandidateSpec, i: int, table: ServingTable, cap: Capacity, j: int, robust: bool
 ) -> Candidate:
-    """The candidate of spec *i* from its operating point and its physics row."""
-    weights_gb, usable_gb, ttft_s, idle_power_w = phys
-    if not points.any_ok[i]:
-        first_error = points.first_error[i]
-        if first_error.startswith("does not fit"):
+    """The candidate of live spec *i* (row *j* of its capacity result)."""
+    error = table.error[i]
+    if error.startswith("does not fit") or (error == "" and table.curves.max_batch[i] < 1):
+        usable = table.kv_budget_gb[i] + table.weights_gb[i]
+        if table.weights_gb[i] > usable or error:
             return _infeasible(
                 spec,
-                f"needs {weights_gb + physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp:.0f} GB"
-                f" for weights, has {usable_gb:.0f} GB usable on "
-                f"{spec.tp}× {spec.gpu}",
+                f"needs {table.weights_gb[i] + physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp:.0f}"
+                f" GB for weights, has {usable + physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp:.0f}"
+                f" GB usable on {spec.tp}× {spec.gpu}",
             )
-        return _infeasible(spec, first_error)
-    best_itl = points.best_itl_s[i]
-    op = points.op[i]
-    if op < 0:
+        return _infeasible(
+            spec, f"needs {table.weights_gb[i]:.0f} GB for weights: no room for one sequence's KV"
+        )
+    if error:
+        return _infeasible(spec, error)
+    rate = float(cap.max_requests_per_s[j])
+    itl_light, ttft_light = _lightest(table, i, spec.percentile)
+    if rate <= 0.0:
         bound = " (upper 90 % bound)" if robust else ""
+        pct = f" p{spec.percentile:g}" if spec.percentile is not None else ""
+        if cap.limit[j] == "ttft" and spec.ttft_sla_s is not None:
+            return _infeasible(
+                spec,
+                f"TTFT {ttft_light:.2f} s > SLA {spec.ttft_sla_s:.2f} s even at the lightest load",
+                itl_light,
+            )
         return _infeasible(
             spec,
-            f"ITL {points.itl_s_at_first_ok[i] * 1000:.0f} ms{bound} > SLA "
-            f"{spec.itl_sla_s * 1000:.0f} ms at batch {BATCH_GRID[points.first_ok[i]]}",
-            best_itl,
-        )
-    ttft = float(ttft_s)
-    if spec.ttft_sla_s is not None and ttft > spec.ttft_sla_s:
-        return _infeasible(
-            spec, f"TTFT {ttft:.2f} s > SLA {spec.ttft_sla_s:.2f} s (prefill estimate)", best_itl
+            f"ITL{pct} {itl_light * 1000:.0f} ms{bound} > SLA {spec.itl_sla_s * 1000:.0f} ms "
+            "even at the lightest load",
+            itl_light,
         )
     if spec.usd_per_hour_per_gpu is None:
         return _infeasible(
             spec, f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour"
         )
-    b = float(BATCH_GRID[op])
-    itl = float(points.itl_s[i])
-    saturated_rps = b / (ttft + spec.output_tokens * itl)
-    idle_w = float(idle_power_w)
-    power_w = max(float(points.power_w_per_gpu[i]), idle_w)
-    energy_j = spec.tp * (power_w - idle_w) / saturated_rps
-    in_domain = bool(points.in_domain[i])
+    b_star = float(cap.decoding_at_capacity[j])
+    one = _take(table.curves, np.asarray([i]))
+    at = np.asarray([[b_star]])
+    itl_cap = float(itl_at_percentile_s(one, at, spec.percentile)[0, 0])
+    lo = float(step_time_s(_take(table.curves_lo, np.asarray([i])), at)[0, 0])
+    hi = float(step_time_s(_take(table.curves_hi, np.asarray([i])), at)[0, 0])
+    xs = tuple(float(v) for v in cap.curve_requests_per_s[j])
+    ps = tuple(float(v) * spec.tp for v in cap.curve_power_w_per_gpu[j])
+    itls = tuple(float(v) for v in cap.curve_itl_s[j])
+    idle = float(table.curves.idle_w[i]) * spec.tp
+    slope = min((p - idle) / x for x, p in zip(xs[1:], ps[1:], strict=True))
+    in_domain = bool(table.in_domain[i])
     return Candidate(
         **_identity(spec),
         feasible=True,
         reason="" if in_domain else "outside the predictors' training domain",
-        batch_size=int(b),
-        itl_s_at_capacity=itl,
-        max_requests_per_s_per_replica=CAPACITY_HEADROOM * saturated_rps,
-        idle_power_w_per_replica=spec.tp * idle_w,
-        energy_j_per_request=energy_j,
+        batch_size=max(1, round(b_star)),
+        itl_s_at_capacity=itl_cap,
+        max_requests_per_s_per_replica=xs[-1],
+        idle_power_w_per_replica=idle,
+        energy_j_per_request=max(0.0, slope),
         usd_per_hour_per_replica=spec.usd_per_hour_per_gpu * spec.tp,
-        power_w_per_gpu_at_capacity=idle_w + CAPACITY_HEADROOM * (power_w - idle_w),
+        power_w_per_gpu_at_capacity=ps[-1] / spec.tp,
         in_domain=in_domain,
-        itl_s_lo=float(points.itl_s_lo[i]),
-        itl_s_hi=float(points.itl_s_hi[i]),
+        itl_s_lo=min(lo, itl_cap),
+        itl_s_hi=max(hi, itl_cap),
+        load_curve_requests_per_s=xs,
+        power_curve_w_per_replica=ps,
+        itl_curve_s=itls,
+        capacity_limit=cap.limit[j],
     )

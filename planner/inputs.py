@@ -72,6 +72,17 @@ class ModelDemand:
             raise _fail(where, f"min_replicas must be >= 0, got {self.min_replicas}")
 
 
+def _interp(x: float, xs: tuple[float, ...], ys: tuple[float, ...]) -> float:
+    """Linear interpolation of the knots (xs ascending), held constant beyond the ends."""
+    if x <= xs[0]:
+        return ys[0]
+    for i in range(1, len(xs)):
+        if x <= xs[i]:
+            t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+            return ys[i - 1] + t * (ys[i] - ys[i - 1])
+    return ys[-1]
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One (model entry, GPU type, TP degree) deployment with its linear coefficients."""
@@ -98,6 +109,35 @@ class Candidate:
     in_domain: bool = True
     itl_s_lo: float | None = None
     itl_s_hi: float | None = None
+    load_curve_requests_per_s: tuple[float, ...] = ()
+    """Knots of the replica's power curve: per-replica rates (req/s, ascending, first 0)."""
+    power_curve_w_per_replica: tuple[float, ...] = ()
+    """Mean GPU power of one replica at each knot (W; first = idle). Linear between knots.
+    Empty: the linear model idle + energy_j_per_request · rate (hand-built candidates)."""
+    itl_curve_s: tuple[float, ...] = ()
+    """Mean ITL at each knot (s): the ITL at the load a replica serves."""
+    capacity_limit: str = ""
+    """What sets the capacity: 'itl', 'ttft' or 'memory' ('' for hand-built candidates)."""
+
+    @property
+    def curve(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(rates, replica power W) knots of the power curve, linear between them."""
+        if self.power_curve_w_per_replica:
+            return self.load_curve_requests_per_s, self.power_curve_w_per_replica
+        cap = self.max_requests_per_s_per_replica
+        idle = self.idle_power_w_per_replica
+        return (0.0, cap), (idle, idle + self.energy_j_per_request * cap)
+
+    def power_w_per_replica(self, rate: float) -> float:
+        """Mean GPU power (W) of one replica serving *rate* req/s (0 <= rate <= capacity)."""
+        xs, ps = self.curve
+        return _interp(rate, xs, ps)
+
+    def itl_s_at(self, rate: float) -> float:
+        """Mean ITL (s) of a replica serving *rate* req/s (the ITL at capacity without a curve)."""
+        if not self.itl_curve_s:
+            return self.itl_s_at_capacity
+        return _interp(rate, self.load_curve_requests_per_s, self.itl_curve_s)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -127,6 +167,13 @@ class Candidate:
             raise _fail(where, "a feasible candidate needs max_requests_per_s_per_replica > 0")
         if self.feasible and not math.isfinite(self.itl_s_at_capacity):
             raise _fail(where, "a feasible candidate needs a finite itl_s_at_capacity")
+        xs, ps = self.load_curve_requests_per_s, self.power_curve_w_per_replica
+        if len(xs) != len(ps) or (self.itl_curve_s and len(self.itl_curve_s) != len(xs)):
+            raise _fail(where, "power/ITL curve knots must have the same length as the rates")
+        if xs and (xs[0] != 0.0 or any(b <= a for a, b in zip(xs, xs[1:], strict=False))):
+            raise _fail(where, "curve rates must start at 0 and ascend strictly")
+        if ps and any(b < a for a, b in zip(ps, ps[1:], strict=False)):
+            raise _fail(where, "power curve must not decrease with load")
 
 
 @dataclass(frozen=True)

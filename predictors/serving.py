@@ -122,6 +122,23 @@ def monotone_curves(
     return itl, power
 
 
+def rising_throughput(c: ServingCurves) -> ServingCurves:
+    """*c* with ``max_batch`` lowered to where λ(b) stops rising (first knot of
+    :data:`CURVE_B` after which the rate falls): beyond the throughput peak more sequences in
+    flight serve fewer requests, so the model's fixed point would not be unique."""
+    from dataclasses import replace
+
+    knots = np.broadcast_to(np.asarray(CURVE_B), (c.rows, len(CURVE_B)))
+    b = np.minimum(knots, c.max_batch[:, None])
+    lam = rate_per_s(c, np.maximum(b, 1e-9))
+    falls = np.diff(lam, axis=1) < 0
+    first = np.where(falls.any(axis=1), falls.argmax(axis=1), len(CURVE_B) - 1)
+    peak = b[np.arange(c.rows), first]
+    return replace(
+        c, max_batch=np.where(falls.any(axis=1), np.minimum(c.max_batch, peak), c.max_batch)
+    )
+
+
 def _interp_rows(grid: FloatArray, values: FloatArray, x: FloatArray) -> FloatArray:
     """Per-row linear interpolation of ``values`` (N, G) on the shared ``grid`` at ``x`` (N, M);
     constant below the first and linear beyond the last grid point."""
@@ -351,21 +368,15 @@ def capacity(
         last + 1 < knots.shape[1], knots[rows, np.minimum(last + 1, knots.shape[1] - 1)], lo
     )
     hi = np.minimum(hi, c.max_batch)
-    first_bad = np.minimum(last + 1, knots.shape[1] - 1)
-    limit = np.where(
-        ~itl_ok[rows, first_bad],
-        "itl",
-        np.where(
-            ~ttft_ok[rows, first_bad], "ttft", np.where(~mem_ok[rows, first_bad], "memory", "")
-        ),
-    )
-    limit = np.where(last + 1 >= knots.shape[1], "memory", limit)
     for _ in range(30):
         mid = 0.5 * (lo + hi)
         a, t, m = _sla_ok(c, mid[:, None], itl_sla_s, ttft_sla_s, percentile)
         good = (a & t & m)[:, 0]
         lo = np.where(good, mid, lo)
         hi = np.where(good, hi, mid)
+    probe = np.where(last >= 0, np.minimum(hi * (1 + 1e-6), hi + 1e-9), knots[:, 0])[:, None]
+    a, t, m = _sla_ok(c, probe, itl_sla_s, ttft_sla_s, percentile)
+    limit = np.where(~a[:, 0], "itl", np.where(~t[:, 0], "ttft", "memory"))
     b_star = np.where(last >= 0, lo, 0.0)
     lam_star = np.where(last >= 0, rate_per_s(c, b_star[:, None])[:, 0], 0.0)
     # knots up to b*, then b* itself

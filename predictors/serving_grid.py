@@ -31,7 +31,7 @@ import polars as pl
 from predictors import physics
 from predictors.api import Predictor
 from predictors.features import join_specs
-from predictors.serving import BATCH_GRID, ServingCurves, monotone_curves
+from predictors.serving import BATCH_GRID, ServingCurves, monotone_curves, rising_throughput
 
 #: Fraction of GPU memory vLLM-like engines use (``gpu_memory_utilization``) and the fraction
 #: of the memory left after the weights TensorRT-LLM gives the KV cache.
@@ -171,16 +171,20 @@ def serving_table(
         itl[~ok] = 1.0
         power[~ok] = 0.0
         itl_m, power_m = monotone_curves(itl, power, np.nan_to_num(idle), np.nan_to_num(tdp))
-        return ServingCurves(
-            batch=np.asarray(BATCH_GRID, dtype=np.float64),
-            itl_s=itl_m,
-            power_w=power_m,
-            idle_w=np.nan_to_num(idle),
-            prefill_s=np.nan_to_num(phys["prefill_s"].to_numpy().astype(np.float64)),
-            ttft_base_s=np.nan_to_num(phys["ttft_base_s"].to_numpy().astype(np.float64)),
-            comm_s_per_token=np.nan_to_num(phys["comm_s_per_token"].to_numpy().astype(np.float64)),
-            output_tokens=phys["output_tokens"].to_numpy().astype(np.float64),
-            max_batch=np.where(ok, np.maximum(max_batch, 0.0), 0.0),
+        return rising_throughput(
+            ServingCurves(
+                batch=np.asarray(BATCH_GRID, dtype=np.float64),
+                itl_s=itl_m,
+                power_w=power_m,
+                idle_w=np.nan_to_num(idle),
+                prefill_s=np.nan_to_num(phys["prefill_s"].to_numpy().astype(np.float64)),
+                ttft_base_s=np.nan_to_num(phys["ttft_base_s"].to_numpy().astype(np.float64)),
+                comm_s_per_token=np.nan_to_num(
+                    phys["comm_s_per_token"].to_numpy().astype(np.float64)
+                ),
+                output_tokens=phys["output_tokens"].to_numpy().astype(np.float64),
+                max_batch=np.where(ok, np.maximum(max_batch, 0.0), 0.0),
+            )
         )
 
     mean = curves("itl_s_hi" if robust else "itl_s", "power_w_per_gpu")
