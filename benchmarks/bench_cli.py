@@ -1,6 +1,6 @@
 """End-to-end timing of ``wattgpu plan`` on the default scenario (target: < 3 s, issue 5).
 
-Each run is a fresh process (``python -m planner.cli plan [ARGS]`` by default, or the
+Each run is a fresh process (``python -m planner.cli.app plan [ARGS]`` by default, or the
 ``wattgpu`` console script with ``--script``), timed from process start until it has written
 its whole output and exited: imports, loading the predictors and catalogs, prediction, the
 solve, the three baselines and rendering. Also reports ``wattgpu --version`` (start-up alone)
@@ -28,7 +28,7 @@ def command(args: list[str], *, script: bool) -> list[str]:
     """The command line of one run."""
     if script:
         return [str(Path(sys.executable).with_name("wattgpu")), *args]
-    return [sys.executable, "-m", "planner.cli", *args]
+    return [sys.executable, "-m", "planner.cli.app", *args]
 
 
 def time_run(cmd: list[str]) -> float:
@@ -47,10 +47,10 @@ def stages() -> list[tuple[str, float]]:
     marks: list[tuple[str, float]] = []
     t0 = time.perf_counter()
     from planner.build import planning_inputs
-    from planner.optimize import plan_baselines, solve
     from planner.paths import default_scenario
-    from planner.render import render_plan
-    from planner.scenario_load import load_scenario
+    from planner.report.plan_view import render_plan
+    from planner.scenario.load import load_scenario
+    from planner.solve.optimize import plan_baselines, solve
     from predictors.api import Predictor
 
     marks.append(("imports", time.perf_counter() - t0))

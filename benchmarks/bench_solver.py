@@ -150,7 +150,7 @@ def variant_inputs(
     """The benchmark instance of *variant* (see :data:`VARIANTS`)."""
     from dataclasses import replace
 
-    from planner.optimize import solve
+    from planner.solve.optimize import solve
 
     inputs = random_inputs(
         n_models, n_gpus, n_periods, seed, time_limit_s=limit_s, relative_gap=gap
@@ -170,7 +170,7 @@ def run(
     variant: str, n_models: int, n_gpus: int, n_periods: int, seed: int, gap: float, limit_s: float
 ) -> bool:
     """Solve one instance, print one result line; True when it meets the target."""
-    from planner.optimize import solve
+    from planner.solve.optimize import solve
 
     inputs = variant_inputs(variant, n_models, n_gpus, n_periods, seed, gap, limit_s)
     start = time.perf_counter()

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def timed(args: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "planner.cli", *args], check=True, cwd=REPO)
+    subprocess.run([sys.executable, "-m", "planner.cli.app", *args], check=True, cwd=REPO)
     return time.perf_counter() - start
 
 

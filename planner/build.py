@@ -19,7 +19,7 @@ from planner.inputs import (
     Objective,
     PlanningInputs,
 )
-from planner.scenario import ModelEntry, Scenario, periods, requests_per_s_by_period
+from planner.scenario.model import ModelEntry, Scenario, periods, requests_per_s_by_period
 from predictors.api import Predictor
 
 

@@ -1,6 +1,6 @@
 """Plain, frozen inputs of the fleet optimiser (no YAML, no predictors, no solver).
 
-:mod:`planner.scenario` and :mod:`planner.capacity` turn a scenario file into a
+:mod:`planner.scenario.model` and :mod:`planner.capacity` turn a scenario file into a
 :class:`PlanningInputs`; solver tests build one by hand. Every number carries its unit in
 its name. The power of one replica of a candidate serving ``x`` requests/s is
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from planner.build import planning_inputs
 from planner.inputs import PlanningInputs
-from planner.optimize import solve
 from planner.result import Plan
-from planner.scenario import Scenario
-from planner.scenario_load import load_scenario
+from planner.scenario.load import load_scenario
+from planner.scenario.model import Scenario
+from planner.solve.optimize import solve
 from predictors.api import Predictor
 
 

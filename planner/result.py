@@ -107,7 +107,7 @@ class BaselineResult:
 
 @dataclass(frozen=True)
 class Plan:
-    """Result of :func:`planner.optimize.solve`."""
+    """Result of :func:`planner.solve.optimize.solve`."""
 
     inputs: PlanningInputs
     status: PlanStatus

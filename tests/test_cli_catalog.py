@@ -11,7 +11,7 @@ import pytest
 from test_catalog import FILLED, REQUIRED_GPUS
 from typer.testing import CliRunner
 
-from planner.cli import app, main
+from planner.cli.app import app, main
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ import pytest
 from test_measurements import StubCatalog, _watt_counts_csv
 from typer.testing import CliRunner
 
-from planner.cli import app, main
+from planner.cli.app import app, main
 
 
 @pytest.fixture

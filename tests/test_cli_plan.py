@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app, main
-from planner.render import CSV_COLUMNS
-from planner.render_text import num, to_json
+from planner.cli.app import app, main
+from planner.report.plan_view import CSV_COLUMNS
+from planner.report.text import num, to_json
 from predictors.api import Predictor
 from predictors.errors import WattgpuError
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
-from planner.diff import diff_files, diff_plans, load_plan_json
-from planner.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, GridFactor, forecast
+from planner.analysis.diff import diff_files, diff_plans, load_plan_json
+from planner.analysis.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, GridFactor, forecast
+from planner.analysis.pareto import nondominated, pareto_front
+from planner.analysis.uncertainty import PowerInterval, bands
+from planner.cli.app import app
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs
-from planner.optimize import solve
-from planner.pareto import nondominated, pareto_front
 from planner.result import Plan
-from planner.uncertainty import PowerInterval, bands
+from planner.solve.optimize import solve
 from predictors.errors import WattgpuError
 
 HOURS = (10.0, 14.0)
@@ -224,7 +224,7 @@ def test_pareto_front_monotone_and_ends() -> None:
 
 
 def test_nondominated_drops_dominated_and_ties() -> None:
-    from planner.pareto import ParetoPoint
+    from planner.analysis.pareto import ParetoPoint
 
     def pt(label: str, cost: float, kwh: float) -> ParetoPoint:
         return ParetoPoint(label, None, "optimal", kwh, kwh, cost, 0.0, {})

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from planner.pipeline import PlanRun, plan_file
-from planner.render import render_plan
+from planner.report.plan_view import render_plan
 from planner.result import check_invariants
 from predictors.api import Predictor
 

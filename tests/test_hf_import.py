@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from planner import cli_hf_import
+from predictors.cli import hf_import as cli_hf_import
 from predictors.errors import WattgpuError
 from predictors.hf_config import LLM_COLUMNS, catalog_row_from_hf_config
 

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import explain, optimize
-from planner.colgen import Decomposition
 from planner.inputs import Candidate, GpuInfo, ModelDemand, Objective, PlanningInputs
-from planner.milp import build_model, run_solver
-from planner.optimize import COLGEN_SOLVER, DECOMPOSED_SOLVER, solve
 from planner.result import Plan, PlanStatus, check_invariants
+from planner.solve import explain, optimize
+from planner.solve.colgen import Decomposition
+from planner.solve.milp import build_model, run_solver
+from planner.solve.optimize import COLGEN_SOLVER, DECOMPOSED_SOLVER, solve
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from bench_solver import random_inputs  # noqa: E402
@@ -478,8 +478,8 @@ def test_explanation_re_solves_share_a_capped_budget(monkeypatch: pytest.MonkeyP
 
 
 def test_neighbours_move_one_replica_and_keep_the_peak_covered() -> None:
-    from planner.colgen import _neighbours
-    from planner.decompose import make_block
+    from planner.solve.colgen import _neighbours
+    from planner.solve.decompose import make_block
 
     cands = [cand("A", cap=1.0, j_per_req=50.0), cand("B", cap=2.0, j_per_req=100.0)]
     block = make_block(demand((2.5,), min_replicas=2), cands, {"A": 3, "B": None})
@@ -496,7 +496,7 @@ def test_column_generation_neighbourhood_never_hurts(
     neighbourhood: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The neighbourhood re-solve keeps the plan sound and the bound honest."""
-    from planner import colgen
+    from planner.solve import colgen
 
     monkeypatch.setattr(colgen, "NEIGHBOURHOOD", neighbourhood)
     base = random_inputs(20, 8, 4, seed=3, relative_gap=1e-3, time_limit_s=30.0)

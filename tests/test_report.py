@@ -13,11 +13,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from planner.charts import accuracy_chart, all_charts, gpu_mix
-from planner.cli import app
+from planner.cli.app import app
 from planner.pipeline import PlanRun, plan_file
-from planner.report import NOT_EVALUATED, build_report, card_metrics, make_report, render_markdown
-from planner.report_html import render_html
+from planner.report.build import (
+    NOT_EVALUATED,
+    build_report,
+    card_metrics,
+    make_report,
+    render_markdown,
+)
+from planner.report.charts import accuracy_chart, all_charts, gpu_mix
+from planner.report.html import render_html
 from predictors.api import Predictor
 
 SCENARIO = """\
@@ -281,7 +287,7 @@ def test_cli_pareto(scenario_file: Path, tmp_path: Path) -> None:
 
 
 def test_cli_report_bad_file(tmp_path: Path) -> None:
-    from planner.cli import main
+    from planner.cli.app import main
 
     with pytest.raises(SystemExit) as exc:
         main(["report", str(tmp_path / "missing.yaml")])

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
-from planner.report_md import num
+from planner.cli.app import app
+from planner.report.markdown import num
 
 pytestmark = pytest.mark.browser
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from planner.inputs import Objective
-from planner.optimize import solve
 from planner.result import Plan, PlanStatus, check_invariants, make_allocation, make_totals
+from planner.solve.optimize import solve
 from tests.test_optimize import cand, demand, make_inputs
 
 CONTRACT = {

@@ -15,16 +15,16 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from planner import cli_validate
+from planner.cli import validate as cli_validate
 from planner.paths import default_scenario, scenarios_dir
-from planner.scenario import (
+from planner.scenario.doc import field_reference
+from planner.scenario.load import apply_override, deep_merge, load_scenario, parse_path
+from planner.scenario.model import (
     HOURS_PER_DAY,
     Scenario,
     periods,
     requests_per_s_by_period,
 )
-from planner.scenario_doc import field_reference
-from planner.scenario_load import apply_override, deep_merge, load_scenario, parse_path
 from predictors.catalog import Catalog, load_catalog
 from predictors.errors import WattgpuError
 
@@ -689,10 +689,10 @@ def test_cli_validate_reports_every_problem(
 
 
 def test_cli_main_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from planner import cli
+    from planner.cli import app as cli
 
     if "validate" not in {c.name for c in cli.app.registered_commands}:
-        pytest.skip("planner.cli does not register cli_validate yet")
+        pytest.skip("planner.cli.app does not register cli_validate yet")
     with pytest.raises(SystemExit) as info:
         cli.main(["validate", str(tmp_path / "missing.yaml")])
     assert info.value.code == 1

@@ -5,7 +5,7 @@ facility energy (same constraints as the scenario: load, SLA, inventory, power c
 Between them the cost axis is cut into ``points`` evenly spaced caps ε_k, from the minimum cost
 to the cost of the minimum-energy plan, and each point minimises facility energy subject to
 total cost ≤ ε_k. The cost cap is the solver's own budget constraint (the scenario's budget, when
-it has one, stays the upper limit), so every point is solved by :func:`planner.optimize.solve`
+it has one, stays the upper limit), so every point is solved by :func:`planner.solve.optimize.solve`
 on a copy of the inputs (``dataclasses.replace``); no private solver hook is needed. This traces
 the same front as "minimise cost subject to energy ≤ ε": both are ε-constraint scalarisations of
 the same two objectives. Dominated or repeated points (solver gap, ties) are dropped, so along
@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.inputs import Objective, PlanningInputs
-from planner.optimize import solve
 from planner.result import Plan, Totals
+from planner.solve.optimize import solve
 
 METHOD = (
     "ε-constraint: the ends are the minimum-cost and the minimum-facility-energy plans; between "

@@ -1,9 +1,9 @@
 """The report as one self-contained HTML file (inline CSS, PNG charts embedded as base64).
 
 No scripts, fonts or images are fetched at view time: the file opens offline in any browser.
-Sections mirror :func:`planner.report_md.render_markdown`; the headline totals carry element ids
-(``headline-energy``, ``headline-facility-energy``, ``headline-co2e``, ``headline-cost``) so
-tests and tools can find them.
+Sections mirror :func:`planner.report.markdown.render_markdown`; the headline totals carry
+element ids (``headline-energy``, ``headline-facility-energy``, ``headline-co2e``,
+``headline-cost``) so tests and tools can find them.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import base64
 from html import escape
 from typing import Any
 
-from planner.charts import Chart
-from planner.report_md import (
+from planner.report.charts import Chart
+from planner.report.markdown import (
     band_text,
     baseline_table,
     load_table,

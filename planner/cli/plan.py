@@ -2,9 +2,10 @@
 
 ``plan`` runs :func:`planner.pipeline.plan_file` and prints the plan as a rich table (default),
 JSON (the stable contract of :meth:`planner.result.Plan.to_json_dict`), Markdown or CSV
-(:mod:`planner.render`). ``compare`` builds a one-model scenario internally and ranks the best
-fleet of each GPU type (:mod:`planner.compare`). Heavy libraries (polars, xgboost, OR-Tools,
-rich tables) are imported inside the commands so that ``wattgpu --help`` starts fast.
+(:mod:`planner.report.plan_view`). ``compare`` builds a one-model scenario internally and ranks
+the best fleet of each GPU type (:mod:`planner.analysis.compare`). Heavy libraries (polars,
+xgboost, OR-Tools, rich tables) are imported inside the commands so that ``wattgpu --help``
+starts fast.
 
 Exit codes of both commands: 0 = a plan (optimal, or feasible within the time limit); 1 = bad
 input, or no plan exists (infeasible: the reasons are printed); 2 = the solver found no plan
@@ -20,11 +21,11 @@ from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 
-from planner.cli_validate import OverlayOption, SetOption
+from planner.cli.validate import OverlayOption, SetOption
 from predictors.errors import WattgpuError, did_you_mean
 
 if TYPE_CHECKING:
-    from planner.render_text import Section
+    from planner.report.text import Section
 
 #: Exit code when the scenario has no feasible plan.
 EXIT_INFEASIBLE = 1
@@ -65,7 +66,7 @@ OutputOption = Annotated[
 def _print_sections(sections: list[Section]) -> None:
     from rich.console import Console
 
-    from planner.render_text import FILE_WIDTH, sections_to_rich
+    from planner.report.text import FILE_WIDTH, sections_to_rich
 
     console = Console()
     if not console.is_terminal:
@@ -123,7 +124,7 @@ def plan(
     """
     from planner.paths import default_scenario
     from planner.pipeline import plan_file
-    from planner.render import plan_sections, render_plan
+    from planner.report.plan_view import plan_sections, render_plan
     from planner.result import PlanStatus
 
     path = file if file is not None else default_scenario()
@@ -140,7 +141,7 @@ def plan(
 
 
 def _check_precision(precision: str | None) -> None:
-    from planner.scenario import Precision
+    from planner.scenario.model import Precision
 
     choices = list(get_args(Precision))
     if precision is not None and precision not in choices:
@@ -199,9 +200,9 @@ def compare(
 
     Exit code 0 when at least one GPU type meets the SLA, 1 for bad input or when none does.
     """
-    from planner.compare import COMPARE_CSV_COLUMNS, CompareRequest, compare_section
-    from planner.compare import compare as run_compare
-    from planner.render_text import rows_to_csv, sections_to_text, to_json
+    from planner.analysis.compare import COMPARE_CSV_COLUMNS, CompareRequest, compare_section
+    from planner.analysis.compare import compare as run_compare
+    from planner.report.text import rows_to_csv, sections_to_text, to_json
 
     _check_precision(precision)
     gpu_list = None

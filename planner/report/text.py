@@ -5,8 +5,8 @@ formatted cells; :func:`sections_to_rich`, :func:`sections_to_text` and
 :func:`sections_to_markdown` print the same sections as rich tables, plain text or Markdown, so
 every command shows the same numbers in every format. :func:`num` and :func:`pct` format numbers
 for people; :func:`to_json` and :func:`rows_to_csv` write machine-readable forms that never
-contain NaN or Infinity. Used by :mod:`planner.render` (plans), :mod:`planner.compare` and the
-report commands.
+contain NaN or Infinity. Used by :mod:`planner.report.plan_view` (plans),
+:mod:`planner.analysis.compare` and the report commands.
 """
 
 from __future__ import annotations

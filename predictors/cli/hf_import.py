@@ -2,7 +2,7 @@
 
 The row is written to ``DIR/llms.csv`` (same columns as the bundled ``catalogs/llms.csv``), where
 DIR is ``--user-catalog`` or ``$WATTGPU_USER_CATALOG``; an existing row with the same id is
-replaced. :func:`register` is called by :mod:`planner.cli_catalog` on the ``catalog`` sub-app.
+replaced. :func:`register` is called by :mod:`predictors.cli.catalog` on the ``catalog`` sub-app.
 """
 
 from __future__ import annotations

@@ -14,8 +14,13 @@ import sys
 
 import typer
 
-from planner import cli_catalog, cli_data, cli_plan, cli_predictors, cli_report, cli_validate
+from planner.cli import plan as cli_plan
+from planner.cli import report as cli_report
+from planner.cli import validate as cli_validate
 from predictors import __version__
+from predictors.cli import catalog as cli_catalog
+from predictors.cli import data as cli_data
+from predictors.cli import models as cli_predictors
 from predictors.errors import WattgpuError
 
 app = typer.Typer(

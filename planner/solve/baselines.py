@@ -1,6 +1,6 @@
 """Naive fleets to compare the optimised plan against (solved by the same machinery).
 
-Each baseline is a restriction of the candidate set; :func:`planner.optimize.solve` plans it
+Each baseline is a restriction of the candidate set; :func:`planner.solve.optimize.solve` plans it
 under the same load, SLA, inventory, power cap, budget and minimum replicas as the plan:
 
 * ``best-tflops-per-w``: every model on the single available GPU type with the best dense

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from planner.scenario import Scenario
+from planner.scenario.model import Scenario
 from predictors.errors import WattgpuError, did_you_mean
 
 Problem = tuple[str, str]  # (field path, "what is wrong — how to fix")

@@ -2,8 +2,8 @@
 
 Commands: ``gpus``, ``llms``, ``regions`` (``--format table|json|csv``), ``show ID`` (any GPU,
 LLM or region id or alias), ``validate [DIR]``; ``import-hf`` is added by
-:mod:`planner.cli_hf_import`. Errors are raised as :class:`~predictors.errors.WattgpuError` and
-printed by :func:`planner.cli.main`.
+:mod:`predictors.cli.hf_import`. Errors are raised as :class:`~predictors.errors.WattgpuError` and
+printed by :func:`planner.cli.app.main`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Annotated, Any
 import polars as pl
 import typer
 
-from planner import cli_hf_import
 from predictors.catalog import Catalog, load_catalog, validate_dir
+from predictors.cli import hf_import as cli_hf_import
 from predictors.errors import CatalogError, UnknownIdError, did_you_mean
 from predictors.paths import USER_CATALOG_ENV
 

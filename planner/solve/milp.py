@@ -11,8 +11,8 @@ so facility energy (kWh) = PUE · Σ_t h_t · power_t / 1000 and GPU rent ($) = 
 with H = Σ_t h_t. The objective is ``a · facility kWh + b · GPU rent $`` with (a, b) from
 :func:`objective_prices` (see :mod:`planner.result` for the accounting of each term).
 
-Used by :mod:`planner.optimize` for small linked instances, as the fallback of the
-decomposition and (with elastic families) by :mod:`planner.explain`.
+Used by :mod:`planner.solve.optimize` for small linked instances, as the fallback of the
+decomposition and (with elastic families) by :mod:`planner.solve.explain`.
 
 Solver: OR-Tools ``linear_solver`` with SCIP, one thread (more threads switch SCIP to its
 non-deterministic concurrent mode) and a fixed random seed, so the same inputs give the same

@@ -5,8 +5,8 @@ dict: per model deployment the estimated energy for the horizon, energy per 1,00
 and per request, average power, CO2e and GPUs; fleet totals (horizon, month, year); and the
 statements a reader needs to judge them: method (predictors, version, model-card metrics on
 unseen GPUs / LLMs), system boundary, data provenance, assumptions, uncertainty bands,
-out-of-domain warnings, date and wattgpu version. :mod:`planner.report_md` prints it;
-:mod:`planner.report_html` renders the same dict as one self-contained HTML file. Every number is
+out-of-domain warnings, date and wattgpu version. :mod:`planner.report.markdown` prints it;
+:mod:`planner.report.html` renders the same dict as one self-contained HTML file. Every number is
 an estimate from predictive models; nothing here is measured.
 """
 
@@ -17,12 +17,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from planner.analysis.forecast import (
+    Forecast,
+    forecast,
+    grid_factor,
+    per_output_tokens,
+    per_request_wh,
+)
+from planner.analysis.pareto import ParetoFront
+from planner.analysis.uncertainty import Bands, plan_bands
 from planner.capacity import CAPACITY_HEADROOM
-from planner.forecast import Forecast, forecast, grid_factor, per_output_tokens, per_request_wh
-from planner.pareto import ParetoFront
 from planner.pipeline import PlanRun
-from planner.report_md import NOT_EVALUATED, render_markdown
-from planner.uncertainty import Bands, plan_bands
+from planner.report.markdown import NOT_EVALUATED, render_markdown
 from predictors import __version__
 from predictors.api import Predictor
 
@@ -366,7 +372,7 @@ def make_report(
     accuracy_csv: Path | None = None,
 ) -> tuple[dict[str, Any], ParetoFront | None]:
     """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report."""
-    from planner.pareto import pareto_front
+    from planner.analysis.pareto import pareto_front
 
     fc = forecast(run.plan, grid_factor(run.scenario))
     bands = plan_bands(run.plan, run.scenario, predictor) if run.plan.has_solution else None

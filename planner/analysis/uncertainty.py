@@ -28,10 +28,10 @@ from typing import Any
 
 import polars as pl
 
+from planner.analysis.forecast import Figures, figures_from_energy
 from planner.capacity import CAPACITY_HEADROOM
-from planner.forecast import Figures, figures_from_energy
 from planner.result import Allocation, Plan
-from planner.scenario import Scenario
+from planner.scenario.model import Scenario
 from predictors.api import Predictor
 from predictors.errors import WattgpuError
 

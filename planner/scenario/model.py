@@ -4,10 +4,10 @@ A scenario file (YAML) lists the models to serve (load, latency SLA), the GPU ty
 used (inventory, price, tensor-parallel degrees), the economics and environment (horizon,
 electricity price, PUE, grid carbon intensity, carbon price, power cap, budget) and the objective.
 Reading a file, applying ``--set`` overrides, checking names against the catalogs and turning
-problems into one-line messages is :mod:`planner.scenario_load`'s job; this module only holds the
+problems into one-line messages is :mod:`planner.scenario.load`'s job; this module only holds the
 models, their cross-field rules and small helpers the capacity stage needs (:func:`periods`,
 :func:`requests_per_s_by_period`). ``docs/scenarios.md`` is generated from the field docstrings
-below by :func:`planner.scenario_doc.field_reference`.
+below by :func:`planner.scenario.doc.field_reference`.
 
 Every model is ``extra="forbid"`` (unknown keys are errors), ``strict=True`` (``"5"`` is not a
 number, ``true`` is not an integer) and frozen. Cross-field rules raise a ``rule`` error whose

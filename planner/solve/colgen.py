@@ -1,11 +1,11 @@
 """Solve the fleet problem by model: exact decomposition or column generation with a bound.
 
 Every model entry's part of a plan is a replica vector; its load split follows (merit order,
-:mod:`planner.decompose`). Models interact only through the *linking rows*: GPU types whose
+:mod:`planner.solve.decompose`). Models interact only through the *linking rows*: GPU types whose
 inventory can bind (those where every model at its replica bound together would exceed the
 count), the facility power cap per period and the budget.
 
-* No linking row: each model's exact optimum (:func:`planner.decompose.best_replicas`) is
+* No linking row: each model's exact optimum (:func:`planner.solve.decompose.best_replicas`) is
   the plan's part for that model; the plan is optimal with gap 0.
 * Linking rows: Dantzig-Wolfe column generation. The restricted master LP (GLOP) chooses a
   convex combination of known replica vectors per model under the linking rows (made
@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from planner.decompose import (
+from planner.inputs import Candidate, PlanningInputs
+from planner.result import PlanStatus
+from planner.solve.decompose import (
     CAPACITY_RTOL,
     FloatArray,
     IntArray,
@@ -39,9 +41,7 @@ from planner.decompose import (
     dispatch,
     make_block,
 )
-from planner.inputs import Candidate, PlanningInputs
-from planner.milp import cost_coefficients, facility_kw_coefficients, objective_prices
-from planner.result import PlanStatus
+from planner.solve.milp import cost_coefficients, facility_kw_coefficients, objective_prices
 
 PENALTY_FACTOR = 10.0
 """Elastic linking rows cost this many times the first plan's objective per unit."""

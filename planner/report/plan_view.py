@@ -1,7 +1,7 @@
 """Renderings of a :class:`~planner.result.Plan`: rich table, Markdown, CSV and JSON.
 
 The table and Markdown forms are built from the same format-neutral
-:class:`~planner.render_text.Section` list (:func:`plan_sections`), so both show the same
+:class:`~planner.report.text.Section` list (:func:`plan_sections`), so both show the same
 numbers: a header (scenario, status, solve time, gap, objective, assumptions), one row per
 allocation (GPU, TP, replicas, load, ITL vs SLA, mean power per GPU, energy, cost, CO2) with
 totals, the savings against every baseline and, on request, the excluded candidates with their
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from planner.render_text import (
+from planner.report.text import (
     Section,
     num,
     pct,

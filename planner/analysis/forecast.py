@@ -20,7 +20,7 @@ from typing import Any
 
 from planner.inputs import PlanningInputs
 from planner.result import Plan, period_power_w
-from planner.scenario import Scenario
+from planner.scenario.model import Scenario
 
 HOURS_PER_YEAR = 8760.0
 """Hours of a (non-leap) year."""

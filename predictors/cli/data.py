@@ -1,4 +1,4 @@
-"""CLI commands of the data family (registered by :mod:`planner.cli`).
+"""CLI commands of the data family (registered by :mod:`planner.cli.app`).
 
 ``wattgpu data summary --data DIR [--format table|json]``: rows per source x GPU x target,
 models per GPU, rows dropped and why (with the quality rules), unresolved names.

@@ -1,6 +1,6 @@
 """CLI commands of the report family: ``report``, ``pareto`` and ``diff``.
 
-Registered on the main app by :mod:`planner.cli`. Heavy imports (OR-Tools, XGBoost, matplotlib)
+Registered on the main app by :mod:`planner.cli.app`. Heavy imports (OR-Tools, XGBoost, matplotlib)
 happen inside the command functions so ``wattgpu --help`` stays fast.
 """
 
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from planner.cli_validate import OverlayOption, SetOption
+from planner.cli.validate import OverlayOption, SetOption
 from predictors.errors import WattgpuError
 
 ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
@@ -50,7 +50,7 @@ def _accuracy_csv(given: Path | None) -> Path | None:
         return given
     if ACCURACY_CSV.is_file():
         return ACCURACY_CSV
-    checkout = Path(__file__).resolve().parent.parent / ACCURACY_CSV
+    checkout = Path(__file__).resolve().parents[2] / ACCURACY_CSV
     return checkout if checkout.is_file() else None
 
 
@@ -103,7 +103,7 @@ def report(
     time_limit: TimeLimitOption = None,
 ) -> None:
     """Estimated energy and emissions disclosure of the scenario's plan (md, html or json)."""
-    from planner.report import make_report, render_markdown
+    from planner.report.build import make_report, render_markdown
 
     run, predictor = _plan(file, set_, overlay, time_limit)
     csv = _accuracy_csv(accuracy)
@@ -121,8 +121,8 @@ def report(
     elif format_ is ReportFormat.md:
         text = render_markdown(data)
     else:
-        from planner.charts import all_charts
-        from planner.report_html import render_html
+        from planner.report.charts import all_charts
+        from planner.report.html import render_html
 
         text = render_html(data, all_charts(data, csv))
     _write(text, output)
@@ -142,7 +142,7 @@ def pareto(
     time_limit: TimeLimitOption = None,
 ) -> None:
     """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
-    from planner.pareto import pareto_front
+    from planner.analysis.pareto import pareto_front
 
     run, _ = _plan(file, set_, overlay, time_limit)
     if not run.plan.has_solution:
@@ -153,7 +153,7 @@ def pareto(
     front = pareto_front(run.inputs, points, run.plan)
     data = front.to_json_dict()
     if chart is not None:
-        from planner.charts import pareto_chart
+        from planner.report.charts import pareto_chart
 
         png = pareto_chart({"pareto": data})
         if png is None:
@@ -172,7 +172,7 @@ def pareto(
 
 def pareto_lines(data: dict[str, Any]) -> list[str]:
     """The front as a text table with the chosen plan and the baselines below it."""
-    from planner.report_md import num
+    from planner.report.markdown import num
 
     lines = [
         f"Estimated energy ↔ cost Pareto front of {data['scenario']}",
@@ -203,7 +203,7 @@ def diff(
     format_: Annotated[DiffFormat, typer.Option("--format", "-f")] = DiffFormat.text,
 ) -> None:
     """What changed between two plan JSON files: allocations, totals, status, assumptions."""
-    from planner.diff import diff_files
+    from planner.analysis.diff import diff_files
 
     d = diff_files(a, b)
     if format_ is DiffFormat.json:

@@ -26,7 +26,7 @@ def validate(
     overlay: OverlayOption = None,
 ) -> None:
     """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
-    from planner.scenario_load import load_scenario
+    from planner.scenario.load import load_scenario
 
     scenario = load_scenario(file, overrides=set_ or [], overlays=overlay or [])
     n_models = len(scenario.models)

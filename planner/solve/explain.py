@@ -2,7 +2,7 @@
 
 SLA-less models are found without a solver. Otherwise each active constraint family
 (inventory, power cap, budget, minimum replicas) is made elastic in turn in the MILP of
-:mod:`planner.milp` and the smallest relative relaxation that restores feasibility is
+:mod:`planner.solve.milp` and the smallest relative relaxation that restores feasibility is
 reported with its numbers.
 """
 
@@ -12,8 +12,8 @@ import math
 from dataclasses import replace
 
 from planner.inputs import Candidate, PlanningInputs
-from planner.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
 from planner.result import PlanStatus
+from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
 
 EXPLAIN_BUDGET_S = 20.0
 """Most seconds all elastic re-solves of one explanation may take together."""

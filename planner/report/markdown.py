@@ -1,5 +1,5 @@
-"""The report dict of :mod:`planner.report` as Markdown, and the number formatting it shares
-with :mod:`planner.report_html` (thousands separators, significant digits, bands)."""
+"""The report dict of :mod:`planner.report.build` as Markdown, and the number formatting it shares
+with :mod:`planner.report.html` (thousands separators, significant digits, bands)."""
 
 from __future__ import annotations
 

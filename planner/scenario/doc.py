@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from planner.scenario import (
+from planner.scenario.model import (
     GpuOffer,
     Load,
     ModelEntry,

@@ -1,16 +1,16 @@
 """The fleet optimiser: :class:`PlanningInputs` -> solver -> checked :class:`Plan`.
 
 The optimisation model (integer replicas per candidate, continuous load split per period,
-power linear in both) is written out in :mod:`planner.milp`. :func:`solve` picks how to
+power linear in both) is written out in :mod:`planner.solve.milp`. :func:`solve` picks how to
 solve it, by what links the models:
 
 * nothing links them (no power cap, no budget, no inventory that can bind): every model is
-  solved exactly on its own (:mod:`planner.decompose`, a Pareto-frontier dynamic programme
+  solved exactly on its own (:mod:`planner.solve.decompose`, a Pareto-frontier dynamic programme
   over replica vectors with merit-order dispatch) — exact, gap 0, milliseconds per model;
 * linked and small (at most :data:`MONOLITHIC_MAX_MODELS` models): the full MILP with SCIP
-  (:mod:`planner.milp`);
+  (:mod:`planner.solve.milp`);
 * linked and larger: column generation with an exact pricing problem per model and the
-  master solved as a MILP (:mod:`planner.colgen`); the bound is the Lagrangian bound, so the
+  master solved as a MILP (:mod:`planner.solve.colgen`); the bound is the Lagrangian bound, so the
   gap is honest. When its gap is above the target, the full MILP runs for the time left
   with that plan as its hint (better plan and larger bound kept); when it finds no plan the
   full MILP runs with the time that is left (and proves/explains infeasibility).
@@ -28,7 +28,7 @@ Every solver path is deterministic (one thread, fixed seed, deterministic LP); o
 limit can change an answer. After every solve :func:`planner.result.check_invariants` runs
 and the objective is recomputed from the plan's accounting; any mismatch makes the status
 ``error`` with the problems as messages. Infeasible inputs are explained by
-:mod:`planner.explain`.
+:mod:`planner.solve.explain`.
 """
 
 from __future__ import annotations
@@ -37,19 +37,7 @@ import math
 import time
 from dataclasses import replace
 
-from planner.baselines import baseline_specs
-from planner.colgen import DecomposedSolution, solve_by_model
-from planner.explain import explain_infeasible, no_candidate_messages
 from planner.inputs import Candidate, PlanningInputs
-from planner.milp import (
-    SOLVER_ID,
-    RawSolution,
-    build_model,
-    objective_prices,
-    prune_dominated,
-    run_solver,
-    set_hint,
-)
 from planner.result import (
     BaselineResult,
     Plan,
@@ -58,6 +46,18 @@ from planner.result import (
     check_invariants,
     make_allocation,
     make_totals,
+)
+from planner.solve.baselines import baseline_specs
+from planner.solve.colgen import DecomposedSolution, solve_by_model
+from planner.solve.explain import explain_infeasible, no_candidate_messages
+from planner.solve.milp import (
+    SOLVER_ID,
+    RawSolution,
+    build_model,
+    objective_prices,
+    prune_dominated,
+    run_solver,
+    set_hint,
 )
 
 POLISH_MIN_S = 1.0
@@ -117,7 +117,7 @@ def _plan_from(
 
 
 def plan_baselines(inputs: PlanningInputs) -> tuple[BaselineResult, ...]:
-    """Solve every baseline of :mod:`planner.baselines` with the same constraints."""
+    """Solve every baseline of :mod:`planner.solve.baselines` with the same constraints."""
     out = []
     for spec in baseline_specs(inputs):
         if spec.candidates is None:

@@ -3,7 +3,7 @@
 No scenario file: :func:`compare_scenario_dict` builds a one-model scenario (region, horizon,
 electricity price and the objective stated in the output) and :func:`compare` plans it once per
 GPU type with the same capacity model (:func:`planner.build.planning_inputs`, one predictor call
-for all types) and the same solver (:func:`planner.optimize.solve` on the candidates of that
+for all types) and the same solver (:func:`planner.solve.optimize.solve` on the candidates of that
 type only). Each row is therefore "the best fleet of this GPU type": how many replicas of which
 tensor-parallel degree, their ITL, power, energy per 1,000 output tokens and $ per million output
 tokens. GPU types named with ``--gpus`` that have no catalog price are planned by energy with a
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from planner.render_text import Section, num
+from planner.report.text import Section, num
 
 if TYPE_CHECKING:
     from planner.inputs import Candidate, PlanningInputs
@@ -229,8 +229,8 @@ def _rank_key(by: RankBy) -> Any:
 def compare(request: CompareRequest, predictor: Predictor | None = None) -> CompareResult:
     """Plan the request on every GPU type separately and rank the fleets."""
     from planner.build import planning_inputs
-    from planner.optimize import solve
-    from planner.scenario_load import scenario_from_dict
+    from planner.scenario.load import scenario_from_dict
+    from planner.solve.optimize import solve
     from predictors.api import Predictor
 
     predictor = predictor or Predictor.load()
@@ -272,7 +272,7 @@ COMPARE_COLUMNS: tuple[str, ...] = (
 
 
 def compare_section(result: CompareResult) -> Section:
-    """The ranked table (format-neutral; see :mod:`planner.render_text`)."""
+    """The ranked table (format-neutral; see :mod:`planner.report.text`)."""
     rows = []
     for rank, r in enumerate(result.rows, start=1):
         no_price = "no price"

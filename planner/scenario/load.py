@@ -2,8 +2,8 @@
 
 :func:`load_scenario` reads the YAML (``yaml.safe_load``), deep-merges overlay files, applies
 ``--set PATH=VALUE`` overrides, resolves GPU/model/region names against the catalogs (replacing
-aliases with catalog ids), validates the result with :class:`planner.scenario.Scenario` and fills
-in catalog defaults (PUE, grid intensity, GPU prices, the GPU list when ``gpus`` is omitted).
+aliases with catalog ids), validates the result with :class:`planner.scenario.model.Scenario` and
+fills in catalog defaults (PUE, grid intensity, GPU prices, the GPU list when ``gpus`` is omitted).
 Every problem found on the way is collected and raised together as one
 :class:`~predictors.errors.WattgpuError`, one line per problem::
 
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from planner.scenario import GpuOffer, Scenario
-from planner.scenario_errors import Problem, as_error, format_path, pydantic_problems
+from planner.scenario.errors import Problem, as_error, format_path, pydantic_problems
+from planner.scenario.model import GpuOffer, Scenario
 from predictors.errors import UnknownIdError, WattgpuError, did_you_mean
 from predictors.paths import user_catalog_dir
 
