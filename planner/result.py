@@ -2,8 +2,10 @@
 
 Accounting (one place, shared by the optimiser's objective, the plan and the baselines):
 
-* GPU power of a replica serving x req/s: ``idle_power_w_per_replica + energy_j_per_request·x``
-  (J/request × request/s = W). Energy over a period of h hours: W × h / 1000 = kWh.
+* GPU power of ``n`` replicas of a candidate serving x req/s together (spread evenly):
+  ``n · curve(x / n)``, the candidate's power curve (linear between its knots; for hand-built
+  candidates without a curve ``idle_power_w_per_replica + energy_j_per_request · rate``).
+  Energy over a period of h hours: W × h / 1000 = kWh.
 * ``energy_kwh`` = GPU (IT) energy; ``facility_energy_kwh`` = GPU energy × PUE.
 * ``gpu_cost_usd`` = replicas × usd_per_hour_per_replica × horizon hours;
   ``energy_cost_usd`` = facility kWh × electricity $/kWh;
@@ -65,6 +67,14 @@ class Allocation:
     def gpus(self) -> int:
         """GPUs used: replicas × GPUs per replica."""
         return self.replicas * self.candidate.gpus_per_replica
+
+    @property
+    def itl_s_at_served_load(self) -> float:
+        """Mean ITL (s) at the load each replica serves in the busiest period."""
+        return max(
+            itl_s_at_served_load(self.candidate, self.replicas, self.requests_per_s_by_period),
+            default=self.candidate.itl_s_at_capacity,
+        )
 
     @property
     def cost_usd(self) -> float:
@@ -228,6 +238,10 @@ def _candidate_json(c: Candidate) -> dict[str, Any]:
         "in_domain": c.in_domain,
         "itl_s_lo": c.itl_s_lo,
         "itl_s_hi": c.itl_s_hi,
+        "capacity_limit": c.capacity_limit,
+        "load_curve_requests_per_s": list(c.curve[0]) if c.feasible else [],
+        "power_curve_w_per_replica": list(c.curve[1]) if c.feasible else [],
+        "itl_curve_s": list(c.itl_curve_s),
     }
 
 
@@ -251,6 +265,14 @@ def _allocation_json(a: Allocation) -> dict[str, Any]:
         "energy_cost_usd": a.energy_cost_usd,
         "carbon_cost_usd": a.carbon_cost_usd,
         "carbon_kg": a.carbon_kg,
+        "itl_s_at_capacity": c.itl_s_at_capacity,
+        "itl_s_at_served_load": a.itl_s_at_served_load,
+        "itl_s_at_served_load_by_period": list(
+            itl_s_at_served_load(c, a.replicas, a.requests_per_s_by_period)
+        ),
+        "requests_per_s_per_replica_by_period": [
+            x / a.replicas if a.replicas else 0.0 for x in a.requests_per_s_by_period
+        ],
     }
 
 
@@ -271,7 +293,16 @@ def _totals_json(t: Totals) -> dict[str, Any]:
 
 def period_power_w(c: Candidate, replicas: int, x_by_period: tuple[float, ...]) -> list[float]:
     """GPU power (W) of *replicas* replicas of *c* serving ``x_by_period`` req/s."""
-    return [replicas * c.idle_power_w_per_replica + c.energy_j_per_request * x for x in x_by_period]
+    if replicas <= 0:
+        return [0.0 for _ in x_by_period]
+    return [replicas * c.power_w_per_replica(x / replicas) for x in x_by_period]
+
+
+def itl_s_at_served_load(
+    c: Candidate, replicas: int, x_by_period: tuple[float, ...]
+) -> list[float]:
+    """Mean ITL (s) per period of *replicas* replicas of *c* serving ``x_by_period`` req/s."""
+    return [c.itl_s_at(x / replicas if replicas else 0.0) for x in x_by_period]
 
 
 def make_allocation(

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.inputs import Candidate, GpuInfo, ModelDemand, Objective, PlanningInputs
-from planner.result import Plan, PlanStatus, check_invariants
+from planner.result import Plan, PlanStatus, check_invariants, period_power_w
 from planner.solve import explain, optimize
 from planner.solve.colgen import Decomposition
 from planner.solve.milp import build_model, run_solver
@@ -253,10 +253,29 @@ def test_baseline_without_h100_is_reported_infeasible() -> None:
 # --- independent brute force -------------------------------------------------------------
 
 
+def concave_curve(
+    rng: random.Random, cap: float, idle_w: float, top_w: float
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Knots of idle + (top - idle)(1 - e^(-k r/cap)) / (1 - e^-k), a concave power curve."""
+    k = rng.uniform(0.5, 6.0)
+    fractions = (0.0, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0)
+    xs = tuple(cap * f for f in fractions)
+    ps = tuple(
+        idle_w + (top_w - idle_w) * (1 - math.exp(-k * f)) / (1 - math.exp(-k)) for f in fractions
+    )
+    return xs, ps
+
+
 def random_instance(
-    rng: random.Random, n_models: int = 2, n_cands: int = 2, periods: int = 2
+    rng: random.Random,
+    n_models: int = 2,
+    n_cands: int = 2,
+    periods: int = 2,
+    *,
+    curved: bool = False,
 ) -> PlanningInputs:
-    """Tiny instance whose optimum needs at most 4 replicas per candidate."""
+    """Tiny instance whose optimum needs at most 4 replicas per candidate (with *curved*,
+    every candidate has a concave power curve instead of a linear one)."""
     models, cands = [], []
     gpus = [f"G{i}" for i in range(n_cands)]
     for m in range(n_models):
@@ -266,17 +285,25 @@ def random_instance(
         loads = tuple(round(peak * rng.uniform(0.3, 1.0), 3) for _ in range(periods))
         models.append(demand(loads, name=name, min_replicas=rng.choice((0, 0, 1, 2))))
         for gpu, cap in zip(gpus, caps, strict=True):
-            cands.append(
-                cand(
-                    gpu,
-                    cap,
-                    name=name,
-                    idle_w=rng.uniform(10, 300),
-                    j_per_req=rng.uniform(10, 500),
-                    usd_h=rng.uniform(0.2, 4),
-                    tp=rng.choice((1, 1, 2)),
-                )
+            c = cand(
+                gpu,
+                cap,
+                name=name,
+                idle_w=rng.uniform(10, 300),
+                j_per_req=rng.uniform(10, 500),
+                usd_h=rng.uniform(0.2, 4),
+                tp=rng.choice((1, 1, 2)),
             )
+            if curved:
+                top = c.idle_power_w_per_replica + c.energy_j_per_request * cap
+                xs, ps = concave_curve(rng, cap, c.idle_power_w_per_replica, top)
+                c = dataclasses.replace(
+                    c,
+                    energy_j_per_request=(ps[-1] - ps[0]) / cap,
+                    load_curve_requests_per_s=xs,
+                    power_curve_w_per_replica=ps,
+                )
+            cands.append(c)
     inventory = {g: rng.choice((None, 2, 3, 4, 6)) for g in gpus}
     kinds = ("energy", "cost", "carbon", "weighted")
     kind = rng.choice(kinds)
@@ -295,9 +322,26 @@ def random_instance(
     )
 
 
+def _above_idle_w(c: Candidate, n: int, x: float) -> float:
+    """Watts above idle of n replicas of c sharing x req/s evenly (linear: e_j · x)."""
+    if not c.power_curve_w_per_replica:
+        return c.energy_j_per_request * x
+    rate = x / n if n else 0.0
+    xs, ps = c.load_curve_requests_per_s, c.power_curve_w_per_replica
+    return n * (float(np.interp(rate, xs, ps)) - ps[0])
+
+
+def _key(c: Candidate) -> float:
+    """Routing priority: watts above idle per req/s at full load."""
+    cap = c.max_requests_per_s_per_replica
+    return _above_idle_w(c, 1, cap) / cap
+
+
 def brute_force(inputs: PlanningInputs) -> float | None:
-    """Optimal objective by enumeration; no LP: for fixed replicas the best dispatch fills
-    candidates in ascending energy per request (same order for objective, power and budget)."""
+    """Optimal objective by enumeration; no LP. For fixed replicas the load of a model fills
+    its candidates in ascending full-load energy per request, spread evenly over a
+    candidate's replicas (for linear candidates that is the optimal dispatch; for curves it is
+    the model's routing rule), each candidate drawing its curve's power."""
     cands = [c for c in inputs.candidates if c.feasible]
     kg = inputs.grid_g_co2_per_kwh / 1000
     usd_kwh = inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0) * kg
@@ -313,20 +357,16 @@ def brute_force(inputs: PlanningInputs) -> float | None:
         ok = True
         for m in inputs.models:
             mine = sorted(
-                (
-                    (c.energy_j_per_request, c, n)
-                    for c, n in zip(cands, ns, strict=True)
-                    if c.name == m.name
-                ),
+                ((_key(c), c, n) for c, n in zip(cands, ns, strict=True) if c.name == m.name),
                 key=lambda e: e[0],
             )
             if sum(n for _, _, n in mine) < m.min_replicas:
                 ok = False
             for t, load in enumerate(m.requests_per_s_by_period):
                 left = load
-                for e, c, n in mine:
+                for _, c, n in mine:
                     x = min(left, n * c.max_requests_per_s_per_replica)
-                    power_w[t] += e * x
+                    power_w[t] += _above_idle_w(c, n, x)
                     left -= x
                 if left > 1e-9:
                     ok = False
@@ -371,6 +411,42 @@ def test_optimum_equals_brute_force(seed: int) -> None:
     assert plan.status == PlanStatus.OPTIMAL, plan.solve.messages
     assert check_invariants(plan, inputs) == []
     assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_curved_optimum_equals_brute_force(seed: int) -> None:
+    """Concave power curves: the optimiser (DP when unlinked, column generation with every
+    column on these small linked instances) is exact on the curve."""
+    inputs = random_instance(random.Random(100 + seed), n_models=2, n_cands=3, curved=True)
+    plan = solve(inputs, baselines=False)
+    expected = brute_force(inputs)
+    assert check_invariants(plan, inputs) == []
+    if expected is None:
+        assert plan.status == PlanStatus.INFEASIBLE and plan.solve.messages
+        return
+    assert plan.status == PlanStatus.OPTIMAL, plan.solve.messages
+    assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_curved_decomposition_equals_brute_force(seed: int) -> None:
+    inputs = _unlinked(
+        random_instance(random.Random(200 + seed), n_models=2, n_cands=3, periods=3, curved=True)
+    )
+    plan = solved(inputs)
+    expected = brute_force(inputs)
+    assert expected is not None
+    assert plan.status == PlanStatus.OPTIMAL and plan.solve.solver == DECOMPOSED_SOLVER
+    assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    # power below the linear chord: the curve is what is accounted
+    for a in plan.allocations:
+        c, n = a.candidate, a.replicas
+        for x, p in zip(
+            a.requests_per_s_by_period,
+            period_power_w(c, n, a.requests_per_s_by_period),
+            strict=True,
+        ):
+            assert p >= n * c.idle_power_w_per_replica + c.energy_j_per_request * x - 1e-9
 
 
 # --- hypothesis: invariants on random small instances ------------------------------------

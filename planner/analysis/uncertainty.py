@@ -8,10 +8,10 @@ Method (stated in every output by :data:`METHOD`):
    the model card's ``intervals``).
 2. The bound powers are clipped to what a GPU can draw: at least the catalog idle power, at most
    the catalog TDP (board power limit) — never below / above the point prediction itself.
-3. The capacity model's linear load model (docs/method.md §3.5) is applied to each bound:
-   energy per request ``e(P) = TP · (P − P_idle) / μ`` with ``μ`` = saturated requests/s of a
-   replica (capacity / headroom). Replica power = idle + e(P) · requests/s, per period, with the
-   plan's replicas and load shares unchanged.
+3. The plan's load-dependent power (the candidate's power curve, docs/method.md "Capacity") is
+   scaled above idle by ``s = (P_bound − P_idle) / (P − P_idle)``: replica power at rate x =
+   idle + s · (curve(x) − idle), per period, with the plan's replicas and load shares unchanged
+   (the reported energy per request is the candidate's linear lower-bound slope times s).
 4. Energy (GPU and facility), electricity cost, carbon price and CO2e are re-accounted with the
    bound coefficients; GPU-hour cost does not change. The median is the plan's own figure
    (point prediction).
@@ -29,8 +29,7 @@ from typing import Any
 import polars as pl
 
 from planner.analysis.forecast import Figures, figures_from_energy
-from planner.capacity import CAPACITY_HEADROOM
-from planner.result import Allocation, Plan
+from planner.result import Allocation, Plan, period_power_w
 from planner.scenario.model import Scenario
 from predictors.api import Predictor
 from predictors.errors import WattgpuError
@@ -38,9 +37,9 @@ from predictors.errors import WattgpuError
 METHOD = (
     "Each allocation's GPU power is re-predicted at its operating point (model, GPU, TP, batch, "
     "engine, precision, token lengths) and the power predictor's split-conformal interval "
-    "bounds [P_lo, P_hi] (clipped to catalog idle power .. TDP) are pushed through the same "
-    "linear load model as the plan (energy per request = TP·(P − P_idle)/saturated req/s; "
-    "replica power = idle + energy per request × req/s) with replicas and load shares fixed. "
+    "bounds [P_lo, P_hi] (clipped to catalog idle power .. TDP) scale the load-dependent part "
+    "of the plan's power curve (replica power = idle + s·(curve(req/s) − idle), "
+    "s = (P_bound − P_idle)/(P − P_idle)) with replicas and load shares fixed. "
     "Median = the plan's point estimate. GPU-hour cost is fixed; electricity, carbon price and "
     "CO2e follow energy. Not included: ITL, idle-power, PUE and grid-factor uncertainty; model "
     "errors are summed as fully correlated."
@@ -118,26 +117,28 @@ class Bands:
         }
 
 
-def _figures(plan: Plan, a: Allocation, energy_j_per_request: float) -> Figures:
-    """Horizon figures of allocation *a* with another energy-per-request coefficient."""
+def _figures(plan: Plan, a: Allocation, scale: float) -> Figures:
+    """Horizon figures of allocation *a* with its power above idle scaled by *scale*."""
     inputs = plan.inputs
     c = a.candidate
+    idle = a.replicas * c.idle_power_w_per_replica
     watt_hours = sum(
-        (a.replicas * c.idle_power_w_per_replica + energy_j_per_request * x) * h
-        for x, h in zip(a.requests_per_s_by_period, inputs.period_hours, strict=True)
+        (idle + scale * (p - idle)) * h
+        for p, h in zip(
+            period_power_w(c, a.replicas, a.requests_per_s_by_period),
+            inputs.period_hours,
+            strict=True,
+        )
     )
     gpu_cost = a.replicas * c.usd_per_hour_per_replica * inputs.hours
     return figures_from_energy(watt_hours / 1000.0, gpu_cost, inputs)
 
 
-def energy_j_per_request(a: Allocation, power_w_per_gpu: float) -> float:
-    """The capacity model's energy per request (J) of *a*'s candidate at another GPU power."""
-    c = a.candidate
-    idle_w = c.idle_power_w_per_replica / c.tp
-    saturated_rps = c.max_requests_per_s_per_replica / CAPACITY_HEADROOM
-    if saturated_rps <= 0:
-        return 0.0
-    return c.tp * max(0.0, power_w_per_gpu - idle_w) / saturated_rps
+def power_scale(point_w: float, bound_w: float, idle_w: float) -> float:
+    """s = (bound − idle) / (point − idle): the factor on power above idle (1 when point = idle)."""
+    if point_w - idle_w <= 1e-12:
+        return 1.0
+    return max(0.0, bound_w - idle_w) / (point_w - idle_w)
 
 
 def _band(lo: Figures, mid: Figures, hi: Figures, attr: str) -> Band:
@@ -175,10 +176,12 @@ def bands(plan: Plan, intervals: dict[Key, PowerInterval], level: float | None =
         if iv is None:
             raise WattgpuError(f"uncertainty: no power interval for allocation {c.label}")
         p_lo, p_mid, p_hi = iv.clipped()
+        idle_w = c.idle_power_w_per_replica / c.tp
+        s_lo = min(power_scale(p_mid, p_lo, idle_w), 1.0)
+        s_hi = max(power_scale(p_mid, p_hi, idle_w), 1.0)
         e_mid = c.energy_j_per_request
-        e_lo = min(energy_j_per_request(a, p_lo), e_mid)
-        e_hi = max(energy_j_per_request(a, p_hi), e_mid)
-        figs = [_figures(plan, a, e) for e in (e_lo, e_mid, e_hi)]
+        e_lo, e_hi = e_mid * s_lo, e_mid * s_hi
+        figs = [_figures(plan, a, s) for s in (s_lo, 1.0, s_hi)]
         acc = per_model[c.name]
         per_model[c.name] = [acc[i] + figs[i] for i in range(3)]
         rows.append(

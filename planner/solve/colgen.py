@@ -23,6 +23,7 @@ count), the facility power cap per period and the budget.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from planner.solve.decompose import (
     ModelBlock,
     best_replicas,
     dispatch,
+    load_watts,
     make_block,
 )
 from planner.solve.milp import cost_coefficients, facility_kw_coefficients, objective_prices
@@ -51,6 +53,9 @@ NEIGHBOURHOOD = True
 """Re-solve the master MILP with the plan's neighbouring columns when a gap is left."""
 CG_TIME_FRACTION = 0.6
 """Share of the time limit column generation may use (the rest is for the master MILP)."""
+EXHAUSTIVE_MAX_COLUMNS = 20000
+"""When every model's replica vectors number at most this many in all, the master MILP gets
+all of them and its proven optimum is the exact optimum (small instances)."""
 
 
 @dataclass(frozen=True)
@@ -175,8 +180,7 @@ class Decomposition:
     def column(self, b: int, n: IntArray) -> Column:
         """The :class:`Column` of replica vector *n* of block *b* (merit-order dispatch)."""
         block = self.blocks[b]
-        x = dispatch(block, n)
-        e_load = block.e_j @ x  # Σ_k e_k x[k, t] per period
+        e_load = load_watts(block, n)  # watts above idle per period
         gpu_use = np.zeros(len(self.gpus))
         for k, g in enumerate(self.gpu_of[b]):
             if g >= 0:
@@ -339,14 +343,7 @@ def _column_generation(
     for b, block in enumerate(dec.blocks):
         if not dec.gpus:
             break
-        restricted = ModelBlock(
-            block.demand,
-            block.candidates,
-            block.cap,
-            block.e_j,
-            np.where(dec.gpu_of[b] >= 0, 0, block.ub),
-            block.loads,
-        )
+        restricted = dataclasses.replace(block, ub=np.where(dec.gpu_of[b] >= 0, 0, block.ub))
         zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(inputs.periods)
         best = best_replicas(restricted, *dec.prices(b, zero_gpu, zero_t, 0.0))
         if best is not None:
@@ -375,9 +372,34 @@ def _column_generation(
         close = lp_value - bound <= LP_GAP_FRACTION * inputs.relative_gap * max(1.0, abs(bound))
         if new == 0 or close or time.perf_counter() > cg_deadline:
             break
-    chosen = _master_milp(master, weights, deadline)
-    if chosen is None:
+    every = _all_columns(dec)
+    if every is not None:
+        for col in every:
+            add(col)
+        exact = _master_milp(master, weights, deadline, gap=0.0)
+        if exact is None:
+            return None
+        chosen, proven = exact
+        if not chosen:  # every column tried: no combination meets the linking rows
+            return DecomposedSolution(
+                PlanStatus.INFEASIBLE,
+                time.perf_counter() - start,
+                math.inf,
+                math.inf,
+                [],
+                [],
+                [],
+                "column-generation",
+            )
+        objective = float(sum(col.cost for col in chosen))
+        bound = max(bound, min(proven, objective))
+        gap = (objective - bound) / max(abs(objective), 1e-9)
+        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
+        return _solution(dec, chosen, status, start, float(bound), "column-generation")
+    found = _master_milp(master, weights, deadline)
+    if found is None or not found[0]:
         return None
+    chosen = found[0]
     if NEIGHBOURHOOD and (sum(col.cost for col in chosen) - bound) > inputs.relative_gap * max(
         1.0, abs(bound)
     ):
@@ -389,12 +411,36 @@ def _column_generation(
                 add(dec.column(col.block, n))
         hint = [1.0 if (c.block, c.n.tobytes()) in chosen_keys else 0.0 for c in master.columns]
         better = _master_milp(master, hint, deadline)
-        if better is not None and sum(c.cost for c in better) < sum(c.cost for c in chosen):
-            chosen = better
+        if (
+            better is not None
+            and better[0]
+            and sum(c.cost for c in better[0]) < sum(c.cost for c in chosen)
+        ):
+            chosen = better[0]
     objective = float(sum(col.cost for col in chosen))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
     return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
+
+
+def _all_columns(dec: Decomposition) -> list[Column] | None:
+    """Every replica vector of every model within its bounds that covers its peak and minimum
+    replicas, or None when there are more than :data:`EXHAUSTIVE_MAX_COLUMNS`."""
+    import itertools
+
+    sizes = [int(np.prod(block.ub.astype(np.float64) + 1.0)) for block in dec.blocks]
+    if sum(sizes) > EXHAUSTIVE_MAX_COLUMNS:
+        return None
+    out: list[Column] = []
+    for b, block in enumerate(dec.blocks):
+        tol = CAPACITY_RTOL * max(1.0, block.peak)
+        for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
+            n = np.asarray(combo, dtype=np.int64)
+            if float(n @ block.cap) >= block.peak - tol and int(n.sum()) >= (
+                block.demand.min_replicas
+            ):
+                out.append(dec.column(b, n))
+    return out
 
 
 def _neighbours(block: ModelBlock, n: IntArray) -> list[IntArray]:
@@ -430,8 +476,11 @@ def _neighbours(block: ModelBlock, n: IntArray) -> list[IntArray]:
     return out
 
 
-def _master_milp(master: _Master, weights: list[float], deadline: float) -> list[Column] | None:
-    """One column per model under the linking rows (SCIP); None when it finds none."""
+def _master_milp(
+    master: _Master, weights: list[float], deadline: float, gap: float | None = None
+) -> tuple[list[Column], float] | None:
+    """One column per model under the linking rows (SCIP) and SCIP's bound on the master MILP;
+    ([], inf) when SCIP proves it infeasible, None when it finds no plan in time."""
     from ortools.linear_solver import pywraplp
 
     dec, inputs = master.dec, master.dec.inputs
@@ -468,12 +517,17 @@ def _master_milp(master: _Master, weights: list[float], deadline: float) -> list
     s.SetNumThreads(inputs.threads)
     s.SetSolverSpecificParametersAsString(f"randomization/randomseedshift = {inputs.seed}\n")
     params = pywraplp.MPSolverParameters()
-    params.SetDoubleParam(params.RELATIVE_MIP_GAP, LP_GAP_FRACTION * inputs.relative_gap)
-    if s.Solve(params) not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+    params.SetDoubleParam(
+        params.RELATIVE_MIP_GAP, LP_GAP_FRACTION * inputs.relative_gap if gap is None else gap
+    )
+    code = s.Solve(params)
+    if code == pywraplp.Solver.INFEASIBLE:
+        return [], math.inf
+    if code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
         return None
     chosen = [
         col for col, var in zip(master.columns, pick, strict=True) if var.solution_value() > 0.5
     ]
     if len(chosen) != len(dec.blocks):
         return None
-    return sorted(chosen, key=lambda col: col.block)
+    return sorted(chosen, key=lambda col: col.block), s.Objective().BestBound()

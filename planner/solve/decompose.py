@@ -1,19 +1,22 @@
 """Exact single-model subproblem of the fleet optimiser (used for decomposition and pricing).
 
-For one model entry with replicas n[k] fixed, the best dispatch in every period fills the
-candidates in ascending energy per request ("merit order"): every term that depends on the
-load split (energy in the objective, facility power, the electricity part of the budget) is
-``e_j[k] · x[k,t]`` times a per-period factor, so the same order is optimal for all of them.
-With candidates sorted that way and C_k = min(Σ_{j<=k} cap_j·n_j, P) (P = peak load), the
-cost of a replica vector is
+Routing rule (part of the model, docs/method.md "Optimisation"): a model's load goes to its
+deployments in a fixed priority order — ascending energy per request above idle at full load,
+``(curve(cap) − idle) / cap`` ("merit order") — each deployment filled to its capacity before
+the next takes load, and spread evenly over that deployment's replicas. With C_{k-1} the
+capacity ahead of candidate k, it serves ``x[k,t] = clip(L_t − C_{k-1}, 0, n_k·cap_k)`` and
+its replicas draw ``n_k · D_k(x[k,t] / n_k)`` watts above idle, D_k = curve − idle (concave in
+practice, non-decreasing always). The cost of a replica vector is
 
-    Σ_k F_k·n_k + Σ_k e_k · (G(C_k) - G(C_{k-1})),   G(C) = Σ_t v_t · min(L_t, C),
+    Σ_k F_k·n_k + Σ_k Σ_t v_t · n_k · D_k(x[k,t] / n_k),
 
 where F_k >= 0 is the price of one replica over the horizon and v_t >= 0 the price of one
-unit of e_j·req/s (load-proportional watts) in period t. Because G is concave and the e_k
-ascend, the future cost never rises when C_k grows, so a state (C, replicas so far, cost)
-dominates every state with no more capacity, no more replicas and no lower cost. The
-dynamic programme below keeps only that Pareto frontier per candidate and is exact.
+watt above idle in period t. Candidate k's term depends only on (C_{k-1}, n_k); the terms of
+later candidates only on C_k and never rise when C_k grows (less residual load, D
+non-decreasing). So a state (C, replicas so far, cost) dominates every state with no more
+capacity, no more replicas and no lower cost, and the dynamic programme below, which keeps
+only that Pareto frontier per candidate, is exact for the curve. For linear candidates
+(D_k(r) = e_k·r) the rule is the optimal LP dispatch, as before.
 
 :func:`best_replicas` solves one model for given prices; :class:`ModelBlock` holds the data
 of one model in merit order (numpy arrays).
@@ -44,11 +47,15 @@ class ModelBlock:
     cap: FloatArray
     """Requests/s per replica, per candidate."""
     e_j: FloatArray
-    """Energy per request (J), per candidate."""
+    """Merit key per candidate: energy per request above idle at full load (J)."""
     ub: IntArray
     """Most replicas per candidate (peak cover or minimum replicas, and inventory)."""
     loads: FloatArray
     """Requests/s per period."""
+    curve_x: tuple[FloatArray, ...] = ()
+    """Per candidate, the per-replica rates of its power-curve knots."""
+    curve_d: tuple[FloatArray, ...] = ()
+    """Per candidate, replica power above idle (W) at the knots."""
 
     @property
     def peak(self) -> float:
@@ -59,8 +66,8 @@ class ModelBlock:
 def make_block(
     demand: ModelDemand, candidates: list[Candidate], inventory: dict[str, int | None]
 ) -> ModelBlock:
-    """A :class:`ModelBlock` for *demand* with *candidates* (sorted stably by energy/request)."""
-    ordered = sorted(candidates, key=lambda c: c.energy_j_per_request)
+    """A :class:`ModelBlock` for *demand* with *candidates* (sorted stably by the merit key)."""
+    ordered = sorted(candidates, key=merit_key)
     loads = np.asarray(demand.requests_per_s_by_period, dtype=np.float64)
     peak = float(loads.max())
     ub = []
@@ -74,10 +81,40 @@ def make_block(
         demand,
         tuple(ordered),
         np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64),
-        np.asarray([c.energy_j_per_request for c in ordered], dtype=np.float64),
+        np.asarray([merit_key(c) for c in ordered], dtype=np.float64),
         np.asarray(ub, dtype=np.int64),
         loads,
+        tuple(np.asarray(c.curve[0], dtype=np.float64) for c in ordered),
+        tuple(
+            np.asarray(c.curve[1], dtype=np.float64) - c.idle_power_w_per_replica for c in ordered
+        ),
     )
+
+
+def merit_key(c: Candidate) -> float:
+    """Energy per request above idle at full load (J): the routing priority (ascending)."""
+    xs, ps = c.curve
+    return (ps[-1] - c.idle_power_w_per_replica) / xs[-1] if xs[-1] > 0 else 0.0
+
+
+def dynamic_w(block: ModelBlock, k: int, n: IntArray | int, x: FloatArray) -> FloatArray:
+    """Watts above idle of ``n`` replicas of candidate *k* serving ``x`` req/s together
+    (broadcast; 0 where n = 0)."""
+    nn = np.asarray(n, dtype=np.float64)
+    rate = np.divide(x, nn, out=np.zeros(np.broadcast(x, nn).shape), where=nn > 0)
+    per = np.interp(rate, block.curve_x[k], block.curve_d[k])
+    result: FloatArray = np.where(nn > 0, nn * per, 0.0)
+    return result
+
+
+def load_watts(block: ModelBlock, n: IntArray) -> FloatArray:
+    """Per period, watts above idle of replica vector *n* under the routing rule."""
+    x = dispatch(block, n)
+    total = np.zeros(block.loads.size)
+    for k in range(len(block.candidates)):
+        if n[k] > 0:
+            total += dynamic_w(block, k, int(n[k]), x[k])
+    return total
 
 
 def dispatch(block: ModelBlock, n: IntArray) -> FloatArray:
@@ -91,21 +128,6 @@ def dispatch(block: ModelBlock, n: IntArray) -> FloatArray:
         x[k] = take
         before = before + take
     return x
-
-
-def _g_function(loads: FloatArray, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Sorted loads, prefix Σ v·L below and suffix Σ v above, so G(C) = A[i] + C·B[i]."""
-    order = np.argsort(loads, kind="stable")
-    ls, vs = loads[order], v[order]
-    a = np.concatenate(([0.0], np.cumsum(vs * ls)))
-    b = np.concatenate((np.cumsum(vs[::-1])[::-1], [0.0]))
-    return ls, a, b
-
-
-def _g(c: FloatArray, ls: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
-    i = np.searchsorted(ls, c, side="right")
-    result: FloatArray = a[i] + c * b[i]
-    return result
 
 
 def _pareto(c: FloatArray, cnt: IntArray, cost: FloatArray, levels: int) -> IntArray:
@@ -125,20 +147,19 @@ def _pareto(c: FloatArray, cnt: IntArray, cost: FloatArray, levels: int) -> IntA
 def best_replicas(
     block: ModelBlock, price_n: FloatArray, price_t: FloatArray
 ) -> tuple[float, IntArray] | None:
-    """Cheapest replica vector of *block*: min Σ price_n·n + Σ_t price_t·Σ_k e_k·x[k,t].
+    """Cheapest replica vector of *block*: min Σ price_n·n + Σ_t price_t · (watts above idle).
 
     *price_n* (per candidate, >= 0) prices one replica; *price_t* (per period, >= 0) prices
-    one unit of e_j·req/s in that period. Respects the block's replica bounds and minimum
-    replicas. Returns (cost, n) or None when no vector covers the peak load.
+    one watt above idle in that period (module docstring for the routing rule). Respects the
+    block's replica bounds and minimum replicas. Returns (cost, n) or None when no vector
+    covers the peak load.
     """
     peak = block.peak
     rmin = block.demand.min_replicas
-    ls, a, b = _g_function(block.loads, price_t)
     tol = CAPACITY_RTOL * max(1.0, peak)
     c = np.zeros(1)
     cnt = np.zeros(1, dtype=np.int64)
     cost = np.zeros(1)
-    g_c = _g(c, ls, a, b)
     layers: list[tuple[IntArray, IntArray]] = []
     for k in range(len(block.candidates)):
         cap = float(block.cap[k])
@@ -151,12 +172,15 @@ def best_replicas(
         n = np.arange(parent.size, dtype=np.int64) - offsets
         new_c = c[parent] + n * cap
         new_c = np.where(new_c >= peak - tol, peak, new_c)
-        new_g = _g(new_c, ls, a, b)
-        new_cost = cost[parent] + n * float(price_n[k]) + block.e_j[k] * (new_g - g_c[parent])
+        served = np.clip(
+            block.loads[None, :] - c[parent][:, None], 0.0, (n * cap)[:, None].astype(np.float64)
+        )
+        watts = dynamic_w(block, k, n[:, None], served)
+        new_cost = cost[parent] + n * float(price_n[k]) + watts @ price_t
         new_cnt = np.minimum(cnt[parent] + n, rmin)
         keep = _pareto(new_c, new_cnt, new_cost, rmin)
         layers.append((parent[keep], n[keep]))
-        c, cnt, cost, g_c = new_c[keep], new_cnt[keep], new_cost[keep], new_g[keep]
+        c, cnt, cost = new_c[keep], new_cnt[keep], new_cost[keep]
     done = np.flatnonzero((c >= peak) & (cnt >= rmin))
     if done.size == 0:
         return None

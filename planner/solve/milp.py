@@ -6,7 +6,10 @@ Formulation (sets: models m, feasible candidates c = (m, GPU g, TP k), periods t
   over the horizon (rented for all of it; more replicas than that can never help);
 * x[c,t] >= 0 — requests/s that candidate c serves in period t.
 
-GPU power (W) in period t: Σ_c idle_w[c]·n[c] + e_j[c]·x[c,t]  (J/request × request/s = W),
+GPU power (W) in period t: Σ_c idle_w[c]·n[c] + e_j[c]·x[c,t]  (J/request × request/s = W).
+For candidates with a power curve (the capacity model's), e_j is the curve's least slope above
+idle, a linear under-estimate: this MILP is then a relaxation (its bound and its infeasibility
+proofs are valid; its plans are re-priced on the curves, :mod:`planner.solve.optimize`),
 so facility energy (kWh) = PUE · Σ_t h_t · power_t / 1000 and GPU rent ($) = Σ_c usd_h[c]·H·n[c]
 with H = Σ_t h_t. The objective is ``a · facility kWh + b · GPU rent $`` with (a, b) from
 :func:`objective_prices` (see :mod:`planner.result` for the accounting of each term).
@@ -96,7 +99,13 @@ def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:
 
 
 def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:
-    """True when a replica of d can replace a replica of c in any plan without loss."""
+    """True when a replica of d can replace a replica of c in any plan without loss.
+
+    Only for linear candidates (no power curve): with curves the routing order decides the
+    split and a swap moves load between deployments, so no candidate is pruned.
+    """
+    if d.power_curve_w_per_replica or c.power_curve_w_per_replica:
+        return False
     return (
         d.max_requests_per_s_per_replica >= c.max_requests_per_s_per_replica
         and d.energy_j_per_request <= c.energy_j_per_request

@@ -1,19 +1,25 @@
 """The fleet optimiser: :class:`PlanningInputs` -> solver -> checked :class:`Plan`.
 
-The optimisation model (integer replicas per candidate, continuous load split per period,
-power linear in both) is written out in :mod:`planner.solve.milp`. :func:`solve` picks how to
-solve it, by what links the models:
+The optimisation model: integer replicas per candidate, the load of every model routed to its
+deployments by the rule of :mod:`planner.solve.decompose` (merit order, even split over a
+deployment's replicas), and replica power from the candidate's power curve (the serving model's
+concave curve of load; hand-built candidates are linear). Before any solver, cheap bounds
+(:mod:`planner.solve.bounds`: least facility power, least GPUs) prove infeasibility in
+milliseconds. :func:`solve` then picks how to solve it, by what links the models:
 
 * nothing links them (no power cap, no budget, no inventory that can bind): every model is
   solved exactly on its own (:mod:`planner.solve.decompose`, a Pareto-frontier dynamic programme
   over replica vectors with merit-order dispatch) — exact, gap 0, milliseconds per model;
-* linked and small (at most :data:`MONOLITHIC_MAX_MODELS` models): the full MILP with SCIP
-  (:mod:`planner.solve.milp`);
+* linked and small (at most :data:`MONOLITHIC_MAX_MODELS` models) with linear candidates only:
+  the full MILP with SCIP (:mod:`planner.solve.milp`). With power curves, column generation
+  always (below); on small instances its master MILP gets every replica vector, so its proven
+  optimum is exact (:data:`planner.solve.colgen.EXHAUSTIVE_MAX_COLUMNS`);
 * linked and larger: column generation with an exact pricing problem per model and the
   master solved as a MILP (:mod:`planner.solve.colgen`); the bound is the Lagrangian bound, so the
   gap is honest. When its gap is above the target, the full MILP runs for the time left
-  with that plan as its hint (better plan and larger bound kept); when it finds no plan the
-  full MILP runs with the time that is left (and proves/explains infeasibility).
+  with that plan as its hint (better plan and larger bound kept; linear candidates only); when
+  it finds no plan the full MILP runs with the time that is left (and proves/explains
+  infeasibility; with curves it is a relaxation whose plan is re-priced on the curves).
 
 Why these solvers (measured on benchmarks/bench_solver.py, 2 cores, one thread): the full MILP
 with SCIP needed 5-17 s for 50 × 30 × 24 and found no bound within 60 s for 500 × 30 × 24;
@@ -48,6 +54,7 @@ from planner.result import (
     make_totals,
 )
 from planner.solve.baselines import baseline_specs
+from planner.solve.bounds import infeasibility_messages
 from planner.solve.colgen import DecomposedSolution, solve_by_model
 from planner.solve.explain import explain_infeasible, no_candidate_messages
 from planner.solve.milp import (
@@ -65,7 +72,8 @@ POLISH_MIN_S = 1.0
 POLISH_MARGIN_S = 0.5
 """Time kept back from the polish for building the model and accounting the plan (s)."""
 MONOLITHIC_MAX_MODELS = 12
-"""Linked instances with at most this many models go to the full MILP."""
+"""Linked instances with at most this many models go to the full MILP (linear candidates)."""
+BOUNDS_SOLVER = "bounds (least power and GPUs; no solver run)"
 DECOMPOSED_SOLVER = "decomposed (exact per-model dynamic programme)"
 COLGEN_SOLVER = "column generation (GLOP master, exact pricing, SCIP master MILP)"
 
@@ -79,9 +87,18 @@ def _gap(objective: float | None, bound: float | None) -> float | None:
 
 
 def _plan_from(
-    inputs: PlanningInputs, candidates: list[Candidate], raw: RawSolution, solver: str
+    inputs: PlanningInputs,
+    candidates: list[Candidate],
+    raw: RawSolution,
+    solver: str,
+    *,
+    relaxed: bool = False,
 ) -> Plan:
-    """Account, order (input candidate order) and check the solution *raw*."""
+    """Account, order (input candidate order) and check the solution *raw*.
+
+    *relaxed*: *raw* comes from the MILP relaxation of curve candidates (linear under-estimate
+    of power): its plan is re-priced on the curves, the relaxation's bound kept.
+    """
     position = {c.key: i for i, c in enumerate(inputs.candidates)}
     used = sorted(
         (
@@ -101,6 +118,13 @@ def _plan_from(
         "gpu_rent_weight": per_rent,
         "objective": per_kwh * totals.facility_energy_kwh + per_rent * totals.gpu_cost_usd,
     }
+    if relaxed:
+        gap = _gap(breakdown["objective"], raw.bound)
+        status = (
+            PlanStatus.OPTIMAL if gap is not None and gap <= inputs.relative_gap else raw.status
+        )
+        status = PlanStatus.FEASIBLE if status != PlanStatus.OPTIMAL else status
+        raw = replace(raw, status=status, objective=breakdown["objective"])
     info = SolveInfo(raw.seconds, _gap(raw.objective, raw.bound), raw.bound, raw.objective, solver)
     plan = Plan(inputs, raw.status, info, allocations, totals, breakdown)
     problems = check_invariants(plan, inputs)
@@ -141,14 +165,18 @@ def plan_baselines(inputs: PlanningInputs) -> tuple[BaselineResult, ...]:
     return tuple(out)
 
 
-def _solve_full_milp(inputs: PlanningInputs, spent_s: float) -> Plan:
-    """The full MILP (SCIP) with the time left; infeasibility explained."""
+def _solve_full_milp(inputs: PlanningInputs, spent_s: float, *, relaxed: bool = False) -> Plan:
+    """The full MILP (SCIP) with the time left; infeasibility explained. *relaxed*: the
+    candidates have power curves, so the MILP is a relaxation (:func:`_plan_from`)."""
     left = replace(inputs, time_limit_s=max(1.0, inputs.time_limit_s - spent_s))
     mm = build_model(left)
     raw = run_solver(mm)
     raw = replace(raw, seconds=raw.seconds + spent_s)
     if raw.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
-        return _plan_from(inputs, mm.candidates, raw, SOLVER_ID)
+        solver = (
+            f"{SOLVER_ID} (linear relaxation, re-priced on the curves)" if relaxed else SOLVER_ID
+        )
+        return _plan_from(inputs, mm.candidates, raw, solver, relaxed=relaxed)
     if raw.status == PlanStatus.INFEASIBLE:
         messages = tuple(explain_infeasible(inputs))
         info = SolveInfo(raw.seconds, None, None, None, SOLVER_ID, messages)
@@ -173,7 +201,8 @@ def _polish(
         by_model.loads,
     )
     left_s = inputs.time_limit_s - spent_s
-    if by_model.status == PlanStatus.OPTIMAL or left_s - POLISH_MARGIN_S < POLISH_MIN_S:
+    curved = any(c.power_curve_w_per_replica for c in by_model.candidates)
+    if curved or by_model.status == PlanStatus.OPTIMAL or left_s - POLISH_MARGIN_S < POLISH_MIN_S:
         return by_model.candidates, raw
     mm = build_model(replace(inputs, time_limit_s=left_s - POLISH_MARGIN_S))
     set_hint(
@@ -204,15 +233,30 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     if no_sla:
         info = SolveInfo(time.perf_counter() - start, None, None, None, SOLVER_ID, tuple(no_sla))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
+    quick = infeasibility_messages(inputs)
+    if quick and len(inputs.models) <= MONOLITHIC_MAX_MODELS:
+        # small: the elastic re-solves give the exact relaxation needed (fast at this size)
+        quick = explain_infeasible(inputs) or quick
+    if quick:
+        info = SolveInfo(time.perf_counter() - start, None, None, None, BOUNDS_SOLVER, tuple(quick))
+        return Plan(inputs, PlanStatus.INFEASIBLE, info)
     candidates = prune_dominated(inputs, inputs.feasible_candidates())
+    curved = any(c.power_curve_w_per_replica for c in candidates)
     plan: Plan | None = None
     linked = (
         inputs.power_cap_kw is not None
         or inputs.budget_usd is not None
         or any(v is not None for v in inputs.inventory.values())
     )
-    if not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
+    if curved or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
         by_model = solve_by_model(inputs, candidates)
+        if by_model is not None and by_model.status == PlanStatus.INFEASIBLE:
+            messages = explain_infeasible(inputs) or [
+                "no combination of replicas meets the inventory, power cap and budget on the "
+                "power curves (every combination tried)"
+            ]
+            info = SolveInfo(by_model.seconds, None, None, None, COLGEN_SOLVER, tuple(messages))
+            return Plan(inputs, PlanStatus.INFEASIBLE, info)
         if by_model is not None:
             found, raw = _polish(inputs, by_model, time.perf_counter() - start)
             solver = DECOMPOSED_SOLVER if by_model.method == "decomposed" else COLGEN_SOLVER
@@ -220,7 +264,7 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
                 solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
             plan = _plan_from(inputs, found, raw, solver)
     if plan is None:
-        plan = _solve_full_milp(inputs, time.perf_counter() - start)
+        plan = _solve_full_milp(inputs, time.perf_counter() - start, relaxed=curved)
     if baselines and plan.has_solution:
         plan = replace(plan, baselines=plan_baselines(inputs))
     return plan

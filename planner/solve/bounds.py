@@ -1,0 +1,103 @@
+"""Cheap infeasibility proofs run before any solver: least facility power and least GPUs.
+
+Both are valid lower bounds of every plan, so a violated one proves the scenario infeasible in
+milliseconds and names the reason:
+
+* **power**: ``n`` replicas of a candidate serving ``x`` req/s draw ``n · curve(x/n)`` watts,
+  and ``curve(r) >= r · s`` with ``s = min over the curve's knots of curve(r_j) / r_j`` (the
+  least watts per req/s anywhere on the piecewise-linear curve, idle included), so a model
+  with load L needs at least ``L · min_c s_c`` watts, and at least ``min_replicas`` times the
+  smallest idle power. Facility kW = PUE × GPU W / 1000, per period, against the power cap.
+* **GPUs**: a model's peak load P needs at least ``P · min_c (GPUs per replica / capacity)``
+  GPUs (fractional) and ``min_replicas`` times the fewest GPUs per replica; the sum over models
+  is compared with the GPUs available when every usable type is limited. Per model, the
+  capacity the inventory allows (``Σ_g available_g · max_c on g cap_c / TP_c``) must cover its
+  peak.
+"""
+
+from __future__ import annotations
+
+import math
+
+from planner.inputs import Candidate, PlanningInputs
+
+
+def watts_per_request_s(c: Candidate) -> float:
+    """Least replica watts per req/s on *c*'s power curve (idle included)."""
+    xs, ps = c.curve
+    return min(p / x for x, p in zip(xs[1:], ps[1:], strict=True))
+
+
+def _by_model(inputs: PlanningInputs) -> dict[str, list[Candidate]]:
+    out: dict[str, list[Candidate]] = {m.name: [] for m in inputs.models}
+    for c in inputs.feasible_candidates():
+        out[c.name].append(c)
+    return out
+
+
+def power_messages(inputs: PlanningInputs) -> list[str]:
+    """The power cap below the least facility power some period needs ([] when not)."""
+    cap_kw = inputs.power_cap_kw
+    if cap_kw is None:
+        return []
+    by_model = _by_model(inputs)
+    need_w = [0.0] * inputs.periods
+    for m in inputs.models:
+        cands = by_model[m.name]
+        if not cands:
+            continue
+        per_rps = min(watts_per_request_s(c) for c in cands)
+        floor_w = m.min_replicas * min(c.idle_power_w_per_replica for c in cands)
+        for t, load in enumerate(m.requests_per_s_by_period):
+            need_w[t] += max(load * per_rps, floor_w)
+    t_max = max(range(inputs.periods), key=lambda t: need_w[t])
+    need_kw = need_w[t_max] * inputs.pue / 1000.0
+    if need_kw <= cap_kw * (1 + 1e-9):
+        return []
+    return [
+        f"power cap: the load needs at least {need_kw:.1f} kW facility power in period "
+        f"{t_max} (every request on its most efficient deployment, PUE {inputs.pue:g}), "
+        f"cap is {cap_kw:.1f} kW; raise power_cap_kw or lower the load"
+    ]
+
+
+def gpu_messages(inputs: PlanningInputs) -> list[str]:
+    """Models whose peak the inventory cannot cover, or a fleet that needs more GPUs."""
+    by_model = _by_model(inputs)
+    messages: list[str] = []
+    need = 0.0
+    for m in inputs.models:
+        cands = by_model[m.name]
+        peak = max(m.requests_per_s_by_period)
+        if not cands:
+            continue
+        if all(inputs.inventory.get(c.gpu) is not None for c in cands):
+            best: dict[str, float] = {}
+            for c in cands:
+                per_gpu = c.max_requests_per_s_per_replica / c.gpus_per_replica
+                best[c.gpu] = max(best.get(c.gpu, 0.0), (inputs.inventory[c.gpu] or 0) * per_gpu)
+            most = sum(best.values())
+            if most < peak * (1 - 1e-9):
+                messages.append(
+                    f"inventory: {m.name} needs {peak:.3g} req/s at its peak, all available "
+                    f"GPUs of its usable types serve at most {most:.3g} req/s"
+                )
+        need += max(
+            peak * min(c.gpus_per_replica / c.max_requests_per_s_per_replica for c in cands),
+            m.min_replicas * min(c.gpus_per_replica for c in cands),
+        )
+    used = {c.gpu for c in inputs.feasible_candidates()}
+    limits = [inputs.inventory.get(g) for g in used]
+    if used and all(v is not None for v in limits):
+        have = sum(v or 0 for v in limits)
+        if math.ceil(need - 1e-9) > have:
+            messages.append(
+                f"inventory: the loads need at least {math.ceil(need - 1e-9)} GPUs, "
+                f"{have} are available"
+            )
+    return messages
+
+
+def infeasibility_messages(inputs: PlanningInputs) -> list[str]:
+    """Every cheap bound the scenario violates ([] when none proves it infeasible)."""
+    return gpu_messages(inputs) + power_messages(inputs)
