@@ -49,6 +49,7 @@ def _spec(
         ttft_sla_s=None if entry.sla.ttft_ms is None else entry.sla.ttft_ms / 1000.0,
         usd_per_hour_per_gpu=price,
         excluded_reason=excluded,
+        percentile=entry.sla.percentile,
     )
 
 

@@ -53,6 +53,8 @@ NEIGHBOURHOOD = True
 """Re-solve the master MILP with the plan's neighbouring columns when a gap is left."""
 CG_TIME_FRACTION = 0.6
 """Share of the time limit column generation may use (the rest is for the master MILP)."""
+FRUGAL_MULTIPLIERS: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 100.0)
+"""With a power cap, columns priced with power weighted by these multiples of its energy price."""
 EXHAUSTIVE_MAX_COLUMNS = 20000
 """When every model's replica vectors number at most this many in all, the master MILP gets
 all of them and its proven optimum is the exact optimum (small instances)."""
@@ -372,6 +374,15 @@ def _column_generation(
         close = lp_value - bound <= LP_GAP_FRACTION * inputs.relative_gap * max(1.0, abs(bound))
         if new == 0 or close or time.perf_counter() > cg_deadline:
             break
+    if inputs.power_cap_kw is not None:
+        # power-frugal columns (the DP with power priced M times the energy price) give the
+        # master MILP combinations under the cap that the LP duals alone may not generate
+        for mult in FRUGAL_MULTIPLIERS:
+            y_frugal = mult * dec.base_t / dec.kw_per_e
+            for b in range(len(dec.blocks)):
+                best = best_replicas(dec.blocks[b], *dec.prices(b, y_gpu, y_frugal, y_b))
+                if best is not None:
+                    add(dec.column(b, best[1]))
     every = _all_columns(dec)
     if every is not None:
         for col in every:
