@@ -28,7 +28,7 @@ import polars as pl
 from planner.inputs import Candidate
 from predictors import physics
 from predictors.api import Predictor
-from predictors.serving import CURVE_B, Capacity, capacity, itl_at_percentile_s, step_time_s
+from predictors.serving import CURVE_B, FloatArray, capacity, itl_at_percentile_s, step_time_s
 from predictors.serving_grid import ServingTable, serving_table
 
 #: Fraction of the capacity a replica is planned to carry. 1: the serving model's queueing
@@ -70,9 +70,26 @@ def _rows(specs: list[CandidateSpec]) -> pl.DataFrame:
     )
 
 
-def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[tuple[Capacity, int]]:
-    """(capacity result, row within it) per spec; one serving-model call per SLA percentile."""
-    out: list[tuple[Capacity, int] | None] = [None] * len(specs)
+@dataclass(frozen=True)
+class _Point:
+    """One spec's capacity result and the latencies its candidate reports."""
+
+    rate: float
+    b_star: float
+    limit: str
+    xs: FloatArray
+    power_w_per_gpu: FloatArray
+    itls: FloatArray
+    itl_cap: float
+    itl_lo: float
+    itl_hi: float
+    itl_light: float
+    ttft_light: float
+
+
+def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[_Point]:
+    """The :class:`_Point` of every spec; one serving-model call per SLA percentile."""
+    out: list[_Point | None] = [None] * len(specs)
     for pct in sorted({s.percentile for s in specs}, key=lambda p: -1.0 if p is None else p):
         idx = np.asarray([i for i, s in enumerate(specs) if s.percentile == pct])
         sub = _take(table.curves, idx)
@@ -85,8 +102,27 @@ def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[tuple[C
             ),
             pct,
         )
+        at = cap.decoding_at_capacity[:, None]
+        light = np.full((idx.size, 1), CURVE_B[0])
+        itl_cap = itl_at_percentile_s(sub, at, pct)[:, 0]
+        lo = step_time_s(_take(table.curves_lo, idx), at)[:, 0]
+        hi = step_time_s(_take(table.curves_hi, idx), at)[:, 0]
+        itl_light = itl_at_percentile_s(sub, light, pct)[:, 0]
+        ttft_light = sub.ttft_base_s + step_time_s(sub, light)[:, 0]
         for j, i in enumerate(idx):
-            out[int(i)] = (cap, j)
+            out[int(i)] = _Point(
+                float(cap.max_requests_per_s[j]),
+                float(cap.decoding_at_capacity[j]),
+                cap.limit[j],
+                cap.curve_requests_per_s[j],
+                cap.curve_power_w_per_gpu[j],
+                cap.curve_itl_s[j],
+                float(itl_cap[j]),
+                float(lo[j]),
+                float(hi[j]),
+                float(itl_light[j]),
+                float(ttft_light[j]),
+            )
     return [o for o in out if o is not None]
 
 
@@ -113,8 +149,8 @@ def evaluate_candidates(
         table = serving_table(_rows(live), predictor, robust=robust)
         caps = _capacities(live, table)
         evaluated = [
-            _one(spec, i, table, cap, j, robust)
-            for i, (spec, (cap, j)) in enumerate(zip(live, caps, strict=True))
+            _one(spec, i, table, point, robust)
+            for i, (spec, point) in enumerate(zip(live, caps, strict=True))
         ]
     done = iter(evaluated)
     return [_infeasible(s, s.excluded_reason) if s.excluded_reason else next(done) for s in specs]
@@ -146,18 +182,10 @@ def _infeasible(spec: CandidateSpec, reason: str, itl_s: float = math.inf) -> Ca
     )
 
 
-def _lightest(table: ServingTable, i: int, percentile: float | None) -> tuple[float, float]:
-    """(ITL at the SLA percentile, TTFT) at the lightest load (one request at a time)."""
-    one = _take(table.curves, np.asarray([i]))
-    b = np.asarray([[CURVE_B[0]]])
-    itl = float(itl_at_percentile_s(one, b, percentile)[0, 0])
-    return itl, float(one.ttft_base_s[0] + step_time_s(one, b)[0, 0])
-
-
 def _one(
-    spec: CandidateSpec, i: int, table: ServingTable, cap: Capacity, j: int, robust: bool
+    spec: CandidateSpec, i: int, table: ServingTable, point: _Point, robust: bool
 ) -> Candidate:
-    """The candidate of live spec *i* (row *j* of its capacity result)."""
+    """The candidate of live spec *i* from its capacity result *point*."""
     error = table.error[i]
     if error.startswith("does not fit") or (error == "" and table.curves.max_batch[i] < 1):
         usable = table.kv_budget_gb[i] + table.weights_gb[i]
@@ -173,12 +201,11 @@ def _one(
         )
     if error:
         return _infeasible(spec, error)
-    rate = float(cap.max_requests_per_s[j])
-    itl_light, ttft_light = _lightest(table, i, spec.percentile)
-    if rate <= 0.0:
+    itl_light, ttft_light = point.itl_light, point.ttft_light
+    if point.rate <= 0.0:
         bound = " (upper 90 % bound)" if robust else ""
         pct = f" p{spec.percentile:g}" if spec.percentile is not None else ""
-        if cap.limit[j] == "ttft" and spec.ttft_sla_s is not None:
+        if point.limit == "ttft" and spec.ttft_sla_s is not None:
             return _infeasible(
                 spec,
                 f"TTFT {ttft_light:.2f} s > SLA {spec.ttft_sla_s:.2f} s even at the lightest load",
@@ -194,15 +221,10 @@ def _one(
         return _infeasible(
             spec, f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour"
         )
-    b_star = float(cap.decoding_at_capacity[j])
-    one = _take(table.curves, np.asarray([i]))
-    at = np.asarray([[b_star]])
-    itl_cap = float(itl_at_percentile_s(one, at, spec.percentile)[0, 0])
-    lo = float(step_time_s(_take(table.curves_lo, np.asarray([i])), at)[0, 0])
-    hi = float(step_time_s(_take(table.curves_hi, np.asarray([i])), at)[0, 0])
-    xs = tuple(float(v) for v in cap.curve_requests_per_s[j])
-    ps = tuple(float(v) * spec.tp for v in cap.curve_power_w_per_gpu[j])
-    itls = tuple(float(v) for v in cap.curve_itl_s[j])
+    b_star, itl_cap, lo, hi = point.b_star, point.itl_cap, point.itl_lo, point.itl_hi
+    xs = tuple(point.xs.tolist())
+    ps = tuple((point.power_w_per_gpu * spec.tp).tolist())
+    itls = tuple(point.itls.tolist())
     idle = float(table.curves.idle_w[i]) * spec.tp
     slope = min((p - idle) / x for x, p in zip(xs[1:], ps[1:], strict=True))
     in_domain = bool(table.in_domain[i])
@@ -223,5 +245,5 @@ def _one(
         load_curve_requests_per_s=xs,
         power_curve_w_per_replica=ps,
         itl_curve_s=itls,
-        capacity_limit=cap.limit[j],
+        capacity_limit=point.limit,
     )

@@ -38,6 +38,7 @@ All functions are vectorised over rows (and, where noted, over several points pe
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -186,22 +187,48 @@ def ttft_s(c: ServingCurves, b: FloatArray) -> FloatArray:
 
 
 def poisson_quantile(mean: FloatArray, p: float) -> FloatArray:
-    """Smallest k with P(K <= k) >= p for K ~ Poisson(mean), elementwise (exact for mean <= 24,
-    Cornish-Fisher normal approximation above)."""
+    """Smallest k with P(K <= k) >= p for K ~ Poisson(mean), elementwise (exact for
+    mean <= 24 through the thresholds of :func:`_quantile_thresholds`, Cornish-Fisher normal
+    approximation above)."""
     m = np.asarray(mean, dtype=np.float64)
-    flat = m.ravel()
-    out = np.empty_like(flat)
-    small = flat <= _EXACT_MEAN
-    if small.any():
-        ms = flat[small][:, None]
-        k = np.arange(_EXACT_K + 1, dtype=np.float64)[None, :]
-        cdf = np.cumsum(_poisson_pmf(ms, k), axis=1)
-        out[small] = (cdf < p - 1e-12).sum(axis=1)
-    if (~small).any():
-        ml = flat[~small]
-        z = _normal_ppf(p)
-        out[~small] = np.ceil(ml + z * np.sqrt(ml) + (z * z - 1.0) / 6.0 - 0.5)
-    return out.reshape(m.shape)
+    exact = np.searchsorted(_quantile_thresholds(p), m, side="left").astype(np.float64)
+    return np.where(m <= _EXACT_MEAN, exact, _cornish_fisher(m, p))
+
+
+def _cornish_fisher(m: FloatArray, p: float) -> FloatArray:
+    z = _normal_ppf(p)
+    root = np.sqrt(np.maximum(m, 0.0))
+    result: FloatArray = np.ceil(m + z * root + (z * z - 1.0) / 6.0 - 0.5)
+    return result
+
+
+@functools.lru_cache(maxsize=16)
+def _quantile_thresholds(p: float) -> FloatArray:
+    """t_k (k = 0.._EXACT_K): the Poisson mean at which P(K <= k) = p. P(K <= k) falls as the
+    mean grows, so the p-quantile of Poisson(m) is the smallest k with t_k >= m."""
+    k = np.arange(_EXACT_K + 1, dtype=np.float64)
+    lo = np.zeros(k.size)
+    hi = k + 20.0 + 10.0 * np.sqrt(k + 1.0)
+    j = np.arange(_EXACT_K + 1, dtype=np.float64)[None, :]
+    below = j <= k[:, None]
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        cdf = (_poisson_pmf(mid[:, None], j) * below).sum(axis=1)
+        lo = np.where(cdf >= p, mid, lo)
+        hi = np.where(cdf >= p, hi, mid)
+    return lo
+
+
+def quantile_fits(mean: FloatArray, limit: FloatArray, p: float) -> npt.NDArray[np.bool_]:
+    """True where the p-quantile of Poisson(mean) is at most *limit* (broadcast)."""
+    lim = np.floor(np.asarray(limit, dtype=np.float64))
+    t = _quantile_thresholds(p)
+    idx = np.clip(lim, 0, _EXACT_K).astype(np.int64)
+    exact = np.asarray(mean) <= t[idx]
+    result: npt.NDArray[np.bool_] = np.where(
+        lim <= _EXACT_K, exact & (lim >= 0), _cornish_fisher(np.asarray(mean), p) <= lim
+    )
+    return result
 
 
 def _normal_ppf(p: float) -> float:
@@ -216,30 +243,44 @@ def _normal_ppf(p: float) -> float:
     return 0.5 * (lo + hi)
 
 
+_LGAMMA = np.asarray([math.lgamma(j + 1.0) for j in range(_EXACT_K + 1)])
+
+
 def _poisson_pmf(m: FloatArray, k: FloatArray) -> FloatArray:
-    lgamma = np.vectorize(math.lgamma)(k + 1.0)
+    """pmf at the integer points *k* (within 0.._EXACT_K) of Poisson(m), broadcast."""
+    lgamma = _LGAMMA[np.asarray(k, dtype=np.int64)]
     with np.errstate(divide="ignore"):
         logm = np.log(np.maximum(m, 1e-300))
     result: FloatArray = np.exp(k * logm - m - lgamma)
     return result
 
 
-def mean_power_w(c: ServingCurves, n: FloatArray) -> FloatArray:
-    """E[P(K)] (N, M) for K ~ Poisson(n) with P(0) = idle and P(k) the batch curve."""
-    out = np.empty_like(n)
+#: Exact Poisson sums: means up to the first value use k <= the second (tail < 1e-9).
+_K_BUCKETS: tuple[tuple[float, int], ...] = ((0.5, 12), (2.0, 20), (6.0, 35), (_EXACT_MEAN, 80))
+
+
+def mean_power_w(
+    c: ServingCurves, n: FloatArray, mask: npt.NDArray[np.bool_] | None = None
+) -> FloatArray:
+    """E[P(K)] (N, M) for K ~ Poisson(n) with P(0) = idle and P(k) the batch curve (only where
+    *mask* is True when given; NaN elsewhere)."""
+    out = np.full(n.shape, np.nan)
+    want = np.ones(n.shape, dtype=bool) if mask is None else mask
     grid = np.concatenate(([0.0], c.batch))
     curve = np.concatenate((_col(c.idle_w), c.power_w), axis=1)
-    small = n <= _EXACT_MEAN
-    if small.any():
-        rows, cols = np.nonzero(small)
-        k = np.arange(_EXACT_K + 1, dtype=np.float64)
-        for start in range(0, rows.size, 20000):
-            r = rows[start : start + 20000]
-            m = n[r, cols[start : start + 20000]][:, None]
-            pmf = _poisson_pmf(m, k[None, :])
-            pk = _interp_rows(grid, curve[r], np.broadcast_to(k, (r.size, k.size)))
-            out[r, cols[start : start + 20000]] = (pmf * pk).sum(axis=1) / pmf.sum(axis=1)
-    big = ~small
+    k_all = np.arange(_EXACT_K + 1, dtype=np.float64)
+    pk_rows = _interp_rows(grid, curve, np.broadcast_to(k_all, (c.rows, k_all.size)))
+    low = 0.0
+    for top, kmax in _K_BUCKETS:
+        sel = want & (n > low) & (n <= top) if low > 0 else want & (n <= top)
+        low = top
+        rows, cols = np.nonzero(sel)
+        k = k_all[: kmax + 1]
+        for start in range(0, rows.size, 50000):
+            r, cc = rows[start : start + 50000], cols[start : start + 50000]
+            pmf = _poisson_pmf(n[r, cc][:, None], k[None, :])
+            out[r, cc] = (pmf * pk_rows[r, : kmax + 1]).sum(axis=1) / pmf.sum(axis=1)
+    big = want & (n > _EXACT_MEAN)
     if big.any():
         rows, cols = np.nonzero(big)
         m = n[rows, cols][:, None]
@@ -326,9 +367,7 @@ class Capacity:
 
 
 def _memory_ok(c: ServingCurves, b: FloatArray) -> npt.NDArray[np.bool_]:
-    q = poisson_quantile(in_system(c, b), MEMORY_QUANTILE)
-    result: npt.NDArray[np.bool_] = q <= _col(c.max_batch)
-    return result
+    return quantile_fits(in_system(c, b), _col(c.max_batch), MEMORY_QUANTILE)
 
 
 def _sla_ok(
@@ -383,7 +422,9 @@ def capacity(
     pts = np.concatenate((knots, b_star[:, None]), axis=1)
     pts = np.where(pts <= b_star[:, None], pts, b_star[:, None])
     lam = rate_per_s(c, pts)
-    power = mean_power_w(c, in_system(c, pts))
+    # each distinct point once: the knots below b* and b* itself
+    distinct = np.concatenate((np.ones((c.rows, 1), dtype=bool), np.diff(pts, axis=1) > 0), axis=1)
+    power = mean_power_w(c, in_system(c, pts), distinct)
     itl = step_time_s(c, pts)
     curve_lam, curve_p, curve_itl = [], [], []
     for i in range(c.rows):

@@ -144,14 +144,9 @@ def serving_table(
     rows: pl.DataFrame, predictor: Predictor, *, robust: bool = False
 ) -> ServingTable:
     """The serving-model inputs of *rows* (catalog ids, every :data:`KEYS` column present)."""
-    pred = predictor.predict(prediction_grid(rows))
     width = len(BATCH_GRID)
     n = rows.height
     phys = _physics(rows, predictor)
-
-    def grid(col: str) -> np.ndarray:
-        return np.array(pred[col].cast(pl.Float64).fill_null(np.nan).to_numpy().reshape(n, width))
-
     idle = phys["idle_power_w"].to_numpy().astype(np.float64)
     tdp = phys["tdp_w"].to_numpy().astype(np.float64)
     engine_cap = np.asarray(
@@ -162,7 +157,19 @@ def serving_table(
         dtype=np.float64,
     )
     max_batch = np.minimum(np.floor(phys["kv_sequences"].fill_null(0.0).to_numpy()), engine_cap)
-    errors = pred["error"].gather_every(width).to_list()
+    # predict only the grid batches up to the first one at or above the row's batch limit
+    need = np.searchsorted(np.asarray(BATCH_GRID, dtype=np.float64), max_batch, side="left")
+    keep = np.arange(width)[None, :] <= np.minimum(need, width - 1)[:, None]
+    flat_keep = keep.ravel()
+    pred = predictor.predict(prediction_grid(rows).filter(pl.Series(flat_keep)))
+
+    def grid(col: str) -> np.ndarray:
+        full = np.full(n * width, np.nan)
+        full[flat_keep] = pred[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        return full.reshape(n, width)
+
+    first = np.concatenate(([0], np.cumsum(keep.sum(axis=1))[:-1]))
+    errors = pred["error"].gather(first).to_list()
     ok = np.asarray([e == "" for e in errors])
 
     def curves(itl_col: str, power_col: str) -> ServingCurves:
@@ -193,7 +200,7 @@ def serving_table(
         curves_lo=curves("itl_s_lo", "power_w_per_gpu_lo"),
         curves_hi=curves("itl_s_hi", "power_w_per_gpu_hi"),
         error=errors,
-        in_domain=pred["in_domain"].gather_every(width).to_list(),
+        in_domain=pred["in_domain"].gather(first).to_list(),
         weights_gb=phys["weights_gb"].to_list(),
         kv_budget_gb=phys["kv_budget_gb"].to_list(),
         tdp_w=tdp.tolist(),

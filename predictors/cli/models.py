@@ -164,6 +164,14 @@ def predict(
     batch_size: Annotated[int, typer.Option("--batch-size")] = 1,
     input_tokens: Annotated[int, typer.Option("--input-tokens")] = 512,
     output_tokens: Annotated[int, typer.Option("--output-tokens")] = 256,
+    requests_per_s: Annotated[
+        float | None,
+        typer.Option(
+            "--requests-per-s",
+            help="Predict at this Poisson arrival rate per replica instead of at --batch-size "
+            "(mean power over the requests in flight, mean and p90 ITL, TTFT, concurrency).",
+        ),
+    ] = None,
     input_csv: Annotated[
         Path | None, typer.Option("--input", help="CSV of rows to predict (batch form).")
     ] = None,
@@ -209,6 +217,7 @@ def predict(
             "batch_size": [str(batch_size)],
             "input_tokens": [str(input_tokens)],
             "output_tokens": [str(output_tokens)],
+            "requests_per_s": ["" if requests_per_s is None else repr(requests_per_s)],
         }
     )
     out = Predictor.load().predict(row).row(0, named=True)
@@ -217,15 +226,25 @@ def predict(
     if fmt == "json":
         typer.echo(json.dumps(out, indent=2))
         return
+    at_load = requests_per_s is not None
+    where = f"{requests_per_s:g} req/s (Poisson)" if at_load else f"batch {batch_size}"
+    load_lines = (
+        f"\n  concurrency    {out['concurrency']:.2f} requests in the system on average"
+        f"\n  TTFT           {out['ttft_s_at_load'] * 1000:.0f} ms"
+        f"\n  p90 ITL        {out['itl_s_p90'] * 1000:.1f} ms"
+        if at_load
+        else ""
+    )
     typer.echo(
         f"{out['model']} on {out['gpu_count']}× {out['gpu']} ({out['engine']}, {out['precision']}, "
-        f"batch {batch_size}, {input_tokens} in / {output_tokens} out)\n"
+        f"{where}, {input_tokens} in / {output_tokens} out)\n"
         f"  power per GPU  {out['power_w_per_gpu']:.0f} W  "
         f"(90 % interval {out['power_w_per_gpu_lo']:.0f}–{out['power_w_per_gpu_hi']:.0f} W)\n"
         f"  ITL            {out['itl_s'] * 1000:.1f} ms  "
         f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{out['itl_s_hi'] * 1000:.1f} ms)\n"
         f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
         f"  in domain      {'yes' if out['in_domain'] else 'NO: outside the training data'}"
+        + load_lines
     )
 
 
