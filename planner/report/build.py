@@ -128,6 +128,7 @@ def _models_section(run: PlanRun, fc: Forecast, bands: Bands | None) -> list[dic
                             )
                         )
                         / inputs.hours,
+                        "itl_s_at_served_load": a.itl_s_at_served_load,
                     }
                     for a in allocs
                 ],

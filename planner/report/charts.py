@@ -124,14 +124,18 @@ def power_vs_load(report: dict[str, Any]) -> bytes | None:
         cands = [c for c in plan["candidates"] if c["name"] == name and c["feasible"]]
         colors = _colors(len(cands))
         for color, c in zip(colors, cands, strict=True):
-            cap = c["max_requests_per_s_per_replica"]
-            idle = c["idle_power_w_per_replica"]
-            top = idle + c["energy_j_per_request"] * cap
+            xs = c.get("load_curve_requests_per_s") or []
+            ps = c.get("power_curve_w_per_replica") or []
+            if not xs:
+                cap = c["max_requests_per_s_per_replica"]
+                idle = c["idle_power_w_per_replica"]
+                xs, ps = [0.0, cap], [idle, idle + c["energy_j_per_request"] * cap]
+            cap, top = xs[-1], ps[-1]
             key = (c["name"], c["gpu"], c["tp"])
             mine = key in chosen
             ax.plot(
-                [0.0, cap],
-                [idle, top],
+                xs,
+                ps,
                 color=color,
                 lw=2.6 if mine else 1.0,
                 ls="-" if mine else "--",

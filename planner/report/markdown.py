@@ -83,6 +83,7 @@ def model_table(report: dict[str, Any], no: str = "no") -> Table:
         "CO2e band kg",
         "cost $",
         "in domain",
+        "ITL ms at served load / at capacity (SLA)",
     ]
     rows = [
         [
@@ -99,10 +100,21 @@ def model_table(report: dict[str, Any], no: str = "no") -> Table:
             band_text((m.get("uncertainty") or {}).get("carbon_kg")),
             num(m["estimated_cost_usd"]),
             "yes" if m["in_domain"] else no,
+            _itl_text(m),
         ]
         for m in report["models"]
     ]
     return header, rows
+
+
+def _itl_text(m: dict[str, Any]) -> str:
+    """'9.4 / 42.5 (50)' per deployment: mean ITL at the load served in the busiest period /
+    ITL at capacity, SLA in brackets."""
+    parts = [
+        f"{num(1000 * d['itl_s_at_served_load'])} / {num(1000 * d['itl_s'])}"
+        for d in m["deployments"]
+    ]
+    return "; ".join(parts) + f" ({num(1000 * m['itl_sla_s'])})"
 
 
 def baseline_table(report: dict[str, Any]) -> Table:

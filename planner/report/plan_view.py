@@ -81,7 +81,7 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
     "replicas",
     "GPUs",
     "req/s peak/mean",
-    "ITL ms (SLA)",
+    "ITL ms served/cap (SLA)",
     "mean W/GPU",
     "energy kWh",
     "cost $",
@@ -103,7 +103,10 @@ def allocation_section(plan: Plan) -> Section:
             c = a.candidate
             mark = "" if c.in_domain else f" {OUT_OF_DOMAIN_MARK}"
             out_of_domain |= not c.in_domain
-            itl = f"{num(1000 * c.itl_s_at_capacity)} ({num(1000 * m.itl_sla_s)})"
+            itl = (
+                f"{num(1000 * a.itl_s_at_served_load)}/{num(1000 * c.itl_s_at_capacity)} "
+                f"({num(1000 * m.itl_sla_s)})"
+            )
             rows.append(
                 (
                     m.name if k == 0 else "",
@@ -127,6 +130,10 @@ def allocation_section(plan: Plan) -> Section:
         gpus = sum(t.gpus.values())
         footer = ("total", "", "", str(replicas), str(gpus), "", "", "")
         footer += (num(t.energy_kwh), num(t.cost_usd), num(t.carbon_kg))
+        notes.append(
+            "ITL served/cap: mean ITL at the load each replica serves in the busiest period / "
+            "ITL at capacity (at the SLA percentile), the SLA in brackets"
+        )
         notes.append(
             f"energy = GPU energy; facility energy {num(t.facility_energy_kwh, 'kWh')} (× PUE); "
             f"mean GPU power {num(t.mean_power_w, 'W')}; "
