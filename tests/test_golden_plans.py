@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from planner.pipeline import PlanRun, plan_file
@@ -218,3 +219,45 @@ def test_diff_reports_relative_tolerance() -> None:
     assert out == []
     _diff("x", {"a": 1.0}, {"a": 1.001}, out)
     assert out == ["x.a: golden 1.0, plan 1.001"]
+
+
+@pytest.mark.parametrize("stem", SCENARIOS)
+def test_power_at_served_load_meets_the_busy_share_bound(
+    runs: dict[str, PlanRun], stem: str
+) -> None:
+    """Every allocation's mean power per GPU >= the hours-weighted mean over periods of
+    idle + (1 - e^-b)(P1 - idle), b = per-replica req/s × output tokens × ITL at batch 1 and
+    P1 = predicted batch-1 power (at most TDP): the least a GPU busy that share of the time draws.
+    """
+    run = runs[stem]
+    plan, scenario = run.plan, run.scenario
+    assert plan.allocations
+    predictor = Predictor.load()
+    entries = {e.name: e for e in scenario.models}
+    rows = pl.DataFrame(
+        [
+            {
+                "model": a.candidate.model,
+                "gpu": a.candidate.gpu,
+                "gpu_count": a.candidate.tp,
+                "engine": scenario.engine,
+                "precision": entries[a.candidate.name].precision or scenario.precision,
+                "batch_size": 1,
+                "input_tokens": entries[a.candidate.name].load.input_tokens,
+                "output_tokens": entries[a.candidate.name].load.output_tokens,
+            }
+            for a in plan.allocations
+        ]
+    )
+    pred = predictor.predict(rows)
+    hours = plan.inputs.period_hours
+    for a, p in zip(plan.allocations, pred.iter_rows(named=True), strict=True):
+        gpu = predictor.catalog.gpu(a.candidate.gpu)
+        idle, tdp = float(gpu["idle_power_w"]), float(gpu["tdp_w"])
+        p1 = min(p["power_w_per_gpu"], tdp)
+        out = entries[a.candidate.name].load.output_tokens
+        bound = sum(
+            h * (idle + (1 - math.exp(-(x / a.replicas) * out * p["itl_s"])) * (p1 - idle))
+            for x, h in zip(a.requests_per_s_by_period, hours, strict=True)
+        ) / sum(hours)
+        assert a.power_w_per_gpu >= bound - 1e-9, (a.candidate.label, a.power_w_per_gpu, bound)
