@@ -72,6 +72,8 @@ class CompareRow:
     energy_kwh: float | None
     cost_usd: float | None
     in_domain: bool | None
+    itl_ms_at_served_load: float | None = None
+    """Mean ITL at the load each replica serves (``itl_ms`` is the ITL at capacity)."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,7 @@ def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: flo
         energy_kwh=t.energy_kwh,
         cost_usd=cost,
         in_domain=all(a.candidate.in_domain for a in allocs),
+        itl_ms_at_served_load=1000.0 * max(a.itl_s_at_served_load for a in allocs),
     )
 
 
@@ -261,13 +264,14 @@ COMPARE_COLUMNS: tuple[str, ...] = (
     "fits",
     "replicas",
     "GPUs",
-    "ITL ms",
+    "ITL ms at capacity",
     "W/GPU",
     "Wh/1k tok",
     "$/M tok",
     "energy kWh",
     "cost $",
     "in domain",
+    "ITL ms at served load",
 )
 
 
@@ -290,13 +294,14 @@ def compare_section(result: CompareResult) -> Section:
                 num(r.energy_kwh),
                 num(r.cost_usd) if r.priced or not r.fits else no_price,
                 "" if r.in_domain is None else ("yes" if r.in_domain else "no"),
+                num(r.itl_ms_at_served_load),
             )
         )
     return Section(
         f"wattgpu compare: {result.model}",
         COMPARE_COLUMNS,
         tuple(rows),
-        numeric=frozenset({0, 3, 4, 5, 6, 7, 8, 9, 10}),
+        numeric=frozenset({0, 3, 4, 5, 6, 7, 8, 9, 10, 12}),
         notes=tuple(result.assumptions()),
     )
 
