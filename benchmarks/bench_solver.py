@@ -32,7 +32,9 @@ import math
 import random
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -55,8 +57,12 @@ def random_inputs(
     relative_gap: float = 1e-3,
     threads: int = 1,
     power_cap: bool = False,
+    curves: bool = False,
 ) -> PlanningInputs:
-    """A random but realistic :class:`PlanningInputs` (deterministic in *seed*)."""
+    """A random but realistic :class:`PlanningInputs` (deterministic in *seed*). With
+    *curves*, every candidate has a concave power curve shaped like the serving model's
+    (:data:`CURVE_FRACTIONS` knots; it saturates early: a few requests in flight keep a GPU
+    busy) instead of a linear one."""
     rng = random.Random(seed)
     gpus: list[tuple[str, float, float, float, float]] = []  # id, speed, idle_w, peak_w, usd/h
     gpu_info: dict[str, GpuInfo] = {}
@@ -99,22 +105,25 @@ def random_inputs(
             feasible = rng.random() > 0.25
             cap = speed / size * rng.uniform(1.5, 6.0) * tp
             power_w = idle_w + (peak_w - idle_w) * rng.uniform(0.5, 0.95)
+            shape = rng.uniform(3.0, 30.0)
             candidates.append(
-                Candidate(
-                    name=name,
-                    model=f"org/llm-{m:03d}",
-                    gpu=gid,
-                    tp=tp,
-                    gpus_per_replica=tp,
-                    feasible=feasible,
-                    reason="" if feasible else "ITL above SLA at batch 1",
-                    batch_size=rng.randint(1, 64),
-                    itl_s_at_capacity=0.02,
-                    max_requests_per_s_per_replica=round(cap, 4),
-                    idle_power_w_per_replica=round(idle_w * tp, 2),
-                    energy_j_per_request=round((power_w - idle_w) * tp / cap, 3),
-                    usd_per_hour_per_replica=round(usd_per_hour * tp, 4),
-                    power_w_per_gpu_at_capacity=round(power_w, 2),
+                _with_curve(shape, curves)(
+                    Candidate(
+                        name=name,
+                        model=f"org/llm-{m:03d}",
+                        gpu=gid,
+                        tp=tp,
+                        gpus_per_replica=tp,
+                        feasible=feasible,
+                        reason="" if feasible else "ITL above SLA at batch 1",
+                        batch_size=rng.randint(1, 64),
+                        itl_s_at_capacity=0.02,
+                        max_requests_per_s_per_replica=round(cap, 4),
+                        idle_power_w_per_replica=round(idle_w * tp, 2),
+                        energy_j_per_request=round((power_w - idle_w) * tp / cap, 3),
+                        usd_per_hour_per_replica=round(usd_per_hour * tp, 4),
+                        power_w_per_gpu_at_capacity=round(power_w, 2),
+                    )
                 )
             )
     return PlanningInputs(
@@ -138,6 +147,35 @@ def random_inputs(
     )
 
 
+CURVE_FRACTIONS: tuple[float, ...] = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+"""Knots of the benchmark's power curves as fractions of the capacity."""
+
+
+def _with_curve(shape: float, curves: bool) -> Any:
+    """A function giving a candidate the concave curve idle + (top − idle)(1 − e^(−k u)) /
+    (1 − e^(−k)), u = rate / capacity (identity without *curves*)."""
+
+    def apply(c: Candidate) -> Candidate:
+        if not curves or not c.feasible:
+            return c
+        cap, idle = c.max_requests_per_s_per_replica, c.idle_power_w_per_replica
+        top = idle + c.energy_j_per_request * cap
+        xs = tuple(cap * u for u in CURVE_FRACTIONS)
+        ps = tuple(
+            idle + (top - idle) * (1 - math.exp(-shape * u)) / (1 - math.exp(-shape))
+            for u in CURVE_FRACTIONS
+        )
+        slope = min((p - idle) / x for x, p in zip(xs[1:], ps[1:], strict=True))
+        return replace(
+            c,
+            energy_j_per_request=slope,
+            load_curve_requests_per_s=xs,
+            power_curve_w_per_replica=ps,
+        )
+
+    return apply
+
+
 VARIANTS: tuple[str, ...] = ("linked", "unlimited", "power-cap")
 """linked: the inventory of a third of the GPU types binds (column generation);
 unlimited: every GPU type unlimited (exact decomposition by model);
@@ -145,15 +183,20 @@ power-cap: linked plus a facility power cap at 90 % of the unconstrained plan's 
 
 
 def variant_inputs(
-    variant: str, n_models: int, n_gpus: int, n_periods: int, seed: int, gap: float, limit_s: float
+    variant: str,
+    n_models: int,
+    n_gpus: int,
+    n_periods: int,
+    seed: int,
+    gap: float,
+    limit_s: float,
+    curves: bool = True,
 ) -> PlanningInputs:
     """The benchmark instance of *variant* (see :data:`VARIANTS`)."""
-    from dataclasses import replace
-
     from planner.solve.optimize import solve
 
     inputs = random_inputs(
-        n_models, n_gpus, n_periods, seed, time_limit_s=limit_s, relative_gap=gap
+        n_models, n_gpus, n_periods, seed, time_limit_s=limit_s, relative_gap=gap, curves=curves
     )
     if variant == "unlimited":
         return replace(inputs, inventory={g: None for g in inputs.inventory})
@@ -167,12 +210,19 @@ def variant_inputs(
 
 
 def run(
-    variant: str, n_models: int, n_gpus: int, n_periods: int, seed: int, gap: float, limit_s: float
+    variant: str,
+    n_models: int,
+    n_gpus: int,
+    n_periods: int,
+    seed: int,
+    gap: float,
+    limit_s: float,
+    curves: bool = True,
 ) -> bool:
     """Solve one instance, print one result line; True when it meets the target."""
     from planner.solve.optimize import solve
 
-    inputs = variant_inputs(variant, n_models, n_gpus, n_periods, seed, gap, limit_s)
+    inputs = variant_inputs(variant, n_models, n_gpus, n_periods, seed, gap, limit_s, curves)
     start = time.perf_counter()
     plan = solve(inputs, baselines=False)
     wall_s = time.perf_counter() - start
@@ -197,13 +247,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gpus", type=int, default=30)
     parser.add_argument("--periods", type=int, default=24)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument(
+        "--linear", action="store_true", help="linear power (the model before issue 10)"
+    )
     args = parser.parse_args(argv)
     results = []
     for n_models in args.models:
         gap, limit_s = (1e-3, 10.0) if n_models <= 50 else (1e-2, 60.0)
         for variant in args.variants:
             for seed in range(args.seeds):
-                results.append(run(variant, n_models, args.gpus, args.periods, seed, gap, limit_s))
+                results.append(
+                    run(
+                        variant,
+                        n_models,
+                        args.gpus,
+                        args.periods,
+                        seed,
+                        gap,
+                        limit_s,
+                        not args.linear,
+                    )
+                )
     print(f"{sum(results)} of {len(results)} runs met their target", flush=True)
 
 

@@ -86,7 +86,8 @@ def prediction_grid(rows: pl.DataFrame) -> pl.DataFrame:
     return frame.insert_column(5, batch)
 
 
-def _physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
+def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
+    """Per row (catalog ids, :data:`KEYS` columns): weights, KV budget, prefill, TP comm, idle."""
     frame = rows.select(KEYS).with_columns(
         pl.col("gpu_count").cast(pl.Float64),
         pl.col("input_tokens").cast(pl.Float64),
@@ -146,7 +147,7 @@ def serving_table(
     """The serving-model inputs of *rows* (catalog ids, every :data:`KEYS` column present)."""
     width = len(BATCH_GRID)
     n = rows.height
-    phys = _physics(rows, predictor)
+    phys = row_physics(rows, predictor)
     idle = phys["idle_power_w"].to_numpy().astype(np.float64)
     tdp = phys["tdp_w"].to_numpy().astype(np.float64)
     engine_cap = np.asarray(

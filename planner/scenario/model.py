@@ -207,10 +207,10 @@ class Sla(_Strict):
     ttft_ms: float | None = Field(None, gt=0)
     """Time-to-first-token limit in milliseconds; omitted = no TTFT limit."""
     percentile: float | None = Field(None, ge=50, lt=100)
-    """Latency percentile the limits refer to (e.g. 90), recorded in plans and reports. The
-    predictors estimate mean latency only, so the planner compares the limits with the predicted
-    mean ITL (its upper 90 % bound with ``robust: true``) whatever the percentile: for a tail
-    SLA, give a tighter ``itl_ms`` or plan robustly (docs/method.md)."""
+    """Latency percentile the limits refer to (e.g. 90); omitted = the mean. The serving model
+    (docs/method.md) gives the ITL at that percentile of the load a replica serves (Poisson
+    arrivals): capacity is the largest rate whose percentile ITL (on the upper 90 % interval
+    curve with ``robust: true``) and TTFT meet the limits."""
 
 
 class ModelEntry(_Strict):

@@ -1,0 +1,90 @@
+"""End-to-end timing of the 500-entry scenario, plain and with an infeasible power cap.
+
+Targets (issue 10): ``wattgpu plan scenarios/large-generated.yaml`` in < 30 s; the same with
+``--set power_cap_kw=60`` reported infeasible, with the reason, in < 10 s. Each run is a fresh
+process timed from start to exit (imports, YAML, predictions and the serving model for ~45k
+candidates, solve, rendering); the in-process split (build vs solve) is printed too, because
+the shared 2-core machine's load moves the wall time. Run::
+
+    .venv/bin/python benchmarks/bench_large.py            # both runs
+    .venv/bin/python benchmarks/bench_large.py --only capped
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SCENARIO = REPO / "scenarios" / "large-generated.yaml"
+RUNS: dict[str, tuple[list[str], float]] = {
+    "plain": ([], 30.0),
+    "capped": (["--set", "power_cap_kw=60"], 10.0),
+}
+
+
+def wall(args: list[str]) -> tuple[float, int, str, float]:
+    """(seconds, exit code, last lines of output, child CPU seconds) of one fresh process."""
+    env = {**os.environ, "COLUMNS": "200"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "planner.cli.app", "plan", str(SCENARIO), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    status = [line for line in done.stdout.splitlines() if line.startswith(("status", "- "))]
+    return seconds, done.returncode, "\n    ".join(status[:3]), cpu
+
+
+def stages(args: list[str]) -> str:
+    """Build (YAML, predictions, capacity) and solve seconds of one in-process run."""
+    from planner.build import planning_inputs
+    from planner.scenario.load import load_scenario
+    from planner.solve.optimize import solve
+    from predictors.api import Predictor
+
+    overrides = [args[1]] if args else []
+    t0 = time.perf_counter()
+    predictor = Predictor.load()
+    scenario = load_scenario(SCENARIO, overrides, predictor.catalog)
+    t1 = time.perf_counter()
+    inputs = planning_inputs(scenario, predictor)
+    t2 = time.perf_counter()
+    plan = solve(inputs)
+    t3 = time.perf_counter()
+    return (
+        f"load {t1 - t0:.1f} s, build {t2 - t1:.1f} s ({len(inputs.candidates)} candidates), "
+        f"solve {t3 - t2:.2f} s -> {plan.status.value}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--only", choices=list(RUNS), default=None)
+    parser.add_argument("--stages", action="store_true", help="also time the stages in-process")
+    ns = parser.parse_args(argv)
+    for name, (args, target) in RUNS.items():
+        if ns.only and name != ns.only:
+            continue
+        seconds, code, status, cpu = wall(args)
+        verdict = "ok" if seconds < target else "MISSED"
+        print(f"{name}: {seconds:.1f} s wall, {cpu:.1f} s CPU (target {target:g} s) [{verdict}]")
+        print(f"    exit {code}; {status}")
+        if ns.stages:
+            print(f"    {stages(args)}")
+
+
+if __name__ == "__main__":
+    main()
