@@ -11,6 +11,7 @@ its name. The power of one replica of a candidate serving ``x`` requests/s is
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -306,7 +307,14 @@ class PlanningInputs:
 
     def candidates_of(self, name: str) -> list[Candidate]:
         """All candidates of model entry *name*, in input order."""
-        return [c for c in self.candidates if c.name == name]
+        return list(self._by_name.get(name, ()))
+
+    @functools.cached_property
+    def _by_name(self) -> dict[str, list[Candidate]]:
+        out: dict[str, list[Candidate]] = {}
+        for c in self.candidates:
+            out.setdefault(c.name, []).append(c)
+        return out
 
     def model(self, name: str) -> ModelDemand:
         """The model entry called *name*."""

@@ -131,6 +131,9 @@ def prune_dominated(inputs: PlanningInputs, candidates: list[Candidate]) -> list
         by_model.setdefault(c.name, []).append((i, c))
     kept = []
     for i, c in enumerate(candidates):
+        if c.power_curve_w_per_replica:  # never pruned (see _dominates)
+            kept.append(c)
+            continue
         dominated = any(
             j != i and _dominates(inputs, d, c) and (j < i or not _dominates(inputs, c, d))
             for j, d in by_model[c.name]
