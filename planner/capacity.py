@@ -222,11 +222,12 @@ def _one(
             spec, f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour"
         )
     b_star, itl_cap, lo, hi = point.b_star, point.itl_cap, point.itl_lo, point.itl_hi
-    xs = tuple(point.xs.tolist())
-    ps = tuple((point.power_w_per_gpu * spec.tp).tolist())
-    itls = tuple(point.itls.tolist())
+    power = point.power_w_per_gpu * spec.tp
     idle = float(table.curves.idle_w[i]) * spec.tp
-    slope = min((p - idle) / x for x, p in zip(xs[1:], ps[1:], strict=True))
+    slope = float(((power[1:] - idle) / point.xs[1:]).min())
+    xs = tuple(point.xs.tolist())
+    ps = tuple(power.tolist())
+    itls = tuple(point.itls.tolist())
     in_domain = bool(table.in_domain[i])
     return Candidate(
         **_identity(spec),

@@ -2,17 +2,20 @@
 
 :mod:`planner.scenario.model` and :mod:`planner.capacity` turn a scenario file into a
 :class:`PlanningInputs`; solver tests build one by hand. Every number carries its unit in
-its name. The power of one replica of a candidate serving ``x`` requests/s is
+its name. The power of one replica of a candidate serving ``x`` requests/s is its power curve
+(:attr:`Candidate.curve`: the serving model's mean power at the curve's knots, linear between
+them, docs/method.md §3); a hand-built candidate without a curve has the linear one
 
     power_w = idle_power_w_per_replica + energy_j_per_request * x,   0 <= x <= capacity
 
-(J/request × request/s = W), which is the only power model the optimiser knows.
+(J/request × request/s = W).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -171,9 +174,9 @@ class Candidate:
         xs, ps = self.load_curve_requests_per_s, self.power_curve_w_per_replica
         if len(xs) != len(ps) or (self.itl_curve_s and len(self.itl_curve_s) != len(xs)):
             raise _fail(where, "power/ITL curve knots must have the same length as the rates")
-        if xs and (xs[0] != 0.0 or any(b <= a for a, b in zip(xs, xs[1:], strict=False))):
+        if xs and (xs[0] != 0.0 or not all(map(operator.lt, xs, xs[1:]))):
             raise _fail(where, "curve rates must start at 0 and ascend strictly")
-        if ps and any(b < a for a, b in zip(ps, ps[1:], strict=False)):
+        if ps and not all(map(operator.le, ps, ps[1:])):
             raise _fail(where, "power curve must not decrease with load")
 
 

@@ -48,9 +48,7 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 
 #: Batch sizes at which the predictors are asked for ITL and power.
-BATCH_GRID: tuple[int, ...] = (
-    1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
-)  # fmt: skip
+BATCH_GRID: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 #: Decode concurrencies at which the power curve of a replica is tabulated (knots).
 CURVE_B: tuple[float, ...] = (
     0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9,
@@ -407,7 +405,7 @@ def capacity(
         last + 1 < knots.shape[1], knots[rows, np.minimum(last + 1, knots.shape[1] - 1)], lo
     )
     hi = np.minimum(hi, c.max_batch)
-    for _ in range(30):
+    for _ in range(20):
         mid = 0.5 * (lo + hi)
         a, t, m = _sla_ok(c, mid[:, None], itl_sla_s, ttft_sla_s, percentile)
         good = (a & t & m)[:, 0]

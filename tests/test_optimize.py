@@ -585,3 +585,34 @@ def test_column_generation_neighbourhood_never_hurts(
     assert check_invariants(plan, capped) == []
     assert plan.solve.bound is not None and plan.solve.objective is not None
     assert plan.solve.bound <= plan.solve.objective
+
+
+# --- cheap bounds --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_cheap_bounds_never_exceed_a_plan(seed: int) -> None:
+    """The least-power and least-GPU bounds are below what the optimal plan uses."""
+    from planner.solve import bounds
+
+    inputs = _unlinked(random_instance(random.Random(300 + seed), 3, 3, periods=3, curved=True))
+    plan = solve(inputs, baselines=False)
+    assert plan.status == PlanStatus.OPTIMAL and plan.totals is not None
+    peak_kw = plan.totals.peak_facility_power_kw
+    assert bounds.power_messages(dataclasses.replace(inputs, power_cap_kw=peak_kw)) == []
+    tight = dataclasses.replace(inputs, power_cap_kw=peak_kw * 1e-3)
+    assert bounds.power_messages(tight), "a cap far below the plan's peak must be caught"
+    gpus = sum(plan.totals.gpus.values())
+    capped = dataclasses.replace(inputs, inventory={g: gpus for g in inputs.inventory})
+    assert [m for m in bounds.gpu_messages(capped) if "at least" in m] == []
+
+
+def test_power_cap_below_the_bound_is_reported_before_any_solver() -> None:
+    models = [demand((1.0,), name=f"m{i}") for i in range(13)]
+    cands = [cand("A", cap=2.0, name=f"m{i}", idle_w=50.0, j_per_req=100.0) for i in range(13)]
+    # least watts per req/s on the curve: 250 W / 2 req/s; 13 models × 1 req/s × 125 = 1.625 kW
+    inputs = make_inputs(models, cands, power_cap_kw=0.5)
+    plan = solve(inputs, baselines=False)
+    assert plan.status == PlanStatus.INFEASIBLE
+    assert plan.solve.solver == optimize.BOUNDS_SOLVER
+    assert plan.solve.messages[0].startswith("power cap: the load needs at least 1.6 kW")

@@ -245,3 +245,13 @@ def test_predict_at_load_batch_contract() -> None:
     assert out["output_throughput_tok_s"][0] == pytest.approx(0.33 * 256)
     assert out["itl_s_p90"][1] >= out["itl_s"][1]
     assert out["power_w_per_gpu_lo"][0] <= out["power_w_per_gpu"][0] <= out["power_w_per_gpu_hi"][0]
+
+
+@pytest.mark.parametrize("p", [0.5, 0.9, 0.99])
+def test_quantile_fits_agrees_with_the_quantile(p: float) -> None:
+    means = np.concatenate((np.linspace(0.001, 30, 400), np.linspace(30, 3000, 200)))
+    limits = np.asarray([0, 1, 3, 10, 40, 79, 80, 81, 200, 2048], dtype=np.float64)
+    q = serving.poisson_quantile(means, p)
+    for lim in limits:
+        got = serving.quantile_fits(means, np.full(means.size, lim), p)
+        assert (got == (q <= lim)).all(), lim

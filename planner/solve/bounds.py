@@ -18,6 +18,7 @@ milliseconds and names the reason:
 from __future__ import annotations
 
 import math
+import operator
 
 from planner.inputs import Candidate, PlanningInputs
 
@@ -25,7 +26,7 @@ from planner.inputs import Candidate, PlanningInputs
 def watts_per_request_s(c: Candidate) -> float:
     """Least replica watts per req/s on *c*'s power curve (idle included)."""
     xs, ps = c.curve
-    return min(p / x for x, p in zip(xs[1:], ps[1:], strict=True))
+    return min(map(operator.truediv, ps[1:], xs[1:]))
 
 
 def _by_model(inputs: PlanningInputs) -> dict[str, list[Candidate]]:
