@@ -62,12 +62,40 @@ def _final(c: Candidate) -> bool:
     return not c.feasible and c.reason.startswith(("not in ", "in ", "no $/hour"))
 
 
+#: Scenarios with at most this many (entry, GPU, TP) specs in all are evaluated in one call
+#: (one predictor call instead of one per TP round); the same candidates are kept.
+ONE_CALL_MAX_SPECS = 4000
+
+
+def _keep(got: list[Candidate]) -> int:
+    """How many of a pair's candidates (TP ascending) the TP rule keeps (module docstring)."""
+    fitting = 0
+    first_ok: int | None = None
+    for i, cand in enumerate(got):
+        if not _memory_fail(cand):
+            if first_ok is None and cand.feasible:
+                first_ok = fitting
+            fitting += 1
+        if _final(cand) or (first_ok is not None and fitting > first_ok + 1):
+            return i + 1
+    return len(got)
+
+
 def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     """Every candidate considered, in (model entry, GPU, TP) order."""
     pairs = [(e, g) for e in scenario.models for g in scenario.gpu_offers]
     chosen: dict[tuple[str, str], list[Candidate]] = {}
     pending = {(e.name, g): sorted(scenario.gpu_offers[g].tp_degrees) for e, g in pairs}
     entries = {e.name: e for e in scenario.models}
+    if sum(len(d) for d in pending.values()) <= ONE_CALL_MAX_SPECS:
+        specs = [
+            _spec(scenario, entries[key[0]], key[1], tp, predictor)
+            for key, degrees in pending.items()
+            for tp in degrees
+        ]
+        for cand in evaluate_candidates(specs, predictor, robust=scenario.robust):
+            chosen.setdefault((cand.name, cand.gpu), []).append(cand)
+        return [c for e, g in pairs for c in chosen[(e.name, g)][: _keep(chosen[(e.name, g)])]]
     done: set[tuple[str, str]] = set()
     while True:
         specs = []
@@ -81,11 +109,16 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
             key = (cand.name, cand.gpu)
             got = chosen.setdefault(key, [])
             got.append(cand)
-            fitting = [c for c in got if not _memory_fail(c)]
-            first_ok = next((i for i, c in enumerate(fitting) if c.feasible), None)
-            if _final(cand) or (first_ok is not None and len(fitting) > first_ok + 1):
+            if _done(got):
                 done.add(key)
     return [c for e, g in pairs for c in chosen.get((e.name, g), [])]
+
+
+def _done(got: list[Candidate]) -> bool:
+    """True when the TP rule needs no wider degree for this pair."""
+    fitting = [c for c in got if not _memory_fail(c)]
+    first_ok = next((i for i, c in enumerate(fitting) if c.feasible), None)
+    return _final(got[-1]) or (first_ok is not None and len(fitting) > first_ok + 1)
 
 
 def _gpu_info(scenario: Scenario, predictor: Predictor) -> dict[str, GpuInfo]:
