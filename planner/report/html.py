@@ -175,10 +175,9 @@ def _statements(report: dict[str, Any]) -> str:
         )
         + ".</li>",
         f"<li>Plan objective: minimise {escape(a['objective_text'])}.</li>",
-        f"<li>Engine {escape(a['engine'])}; replicas planned at {a['capacity_headroom']:.0%} of "
-        "saturated throughput; "
-        + ("robust (upper ITL bound)" if a["robust"] else "point ITL")
-        + ".</li></ul>",
+        f"<li>Engine {escape(a['engine'])}; replica capacity = the largest Poisson arrival rate "
+        "meeting the SLA (serving model, docs/method.md §3), power from the load each replica "
+        "serves; " + ("robust (upper ITL bound)" if a["robust"] else "point ITL") + ".</li></ul>",
         _table(*load_table(report), numeric={2, 3, 4, 5, 6}),
         "<h2>Uncertainty</h2>",
         f"<p>{escape(unc['method'] if unc else 'No bands (the plan has no allocations).')}</p>",

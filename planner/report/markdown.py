@@ -320,8 +320,10 @@ def _statement_sections(report: dict[str, Any]) -> list[str]:
         )
         + ".",
         f"* Plan objective: minimise {a['objective_text']}.",
-        f"* Engine {a['engine']}; replicas planned at {a['capacity_headroom']:.0%} of saturated "
-        "throughput; " + ("robust (upper ITL bound)" if a["robust"] else "point ITL") + ".",
+        f"* Engine {a['engine']}; replica capacity = the largest Poisson arrival rate meeting the "
+        "SLA (serving model, docs/method.md §3), power from the load each replica serves; "
+        + ("robust (upper ITL bound)" if a["robust"] else "point ITL")
+        + ".",
         "",
         *_table(*load_table(report)),
         "",

@@ -134,6 +134,12 @@ def _plan_from(
         problems.append(
             f"objective: accounting gives {breakdown['objective']:.6g}, solver {raw.objective:.6g}"
         )
+    if problems and relaxed:
+        problems.insert(
+            0,
+            "no plan found: column generation found no combination within the limits and the "
+            "linear relaxation's plan breaks these on the power curves (loosen the limit)",
+        )
     if problems:
         info = replace(info, messages=tuple(problems))
         return Plan(inputs, PlanStatus.ERROR, info, allocations, totals, breakdown)
