@@ -10,14 +10,13 @@ binding inventory, unlimited inventory and binding inventory plus a power cap. R
 A run meets its target when the reported gap is within the target and the wall time of
 ``solve`` (without baselines) is under the limit.
 
-Measured (2-core machine shared with other work, seeds 0-2): linked 50: optimal, 0.11-0.19 s,
-gap <= 0.01 %; unlimited 50: exact, 0.04 s; power-cap 50: seed 0 optimal in 0.26 s, seeds 1
-and 2 stop at the 10 s limit with gap 0.14 % / 0.12 %: their plans are within 0.01 % of the
-optimum (57 s / 30 s full-MILP runs), the rest is the integrality gap of the Lagrangian
-(Dantzig-Wolfe) bound, which the full MILP does not raise within 10 s;
-linked 500: optimal for 1 % in 1.2-1.7 s (wall 2.4-3.0 s), gap 0.06-0.22 %;
-unlimited 500: exact, 0.4 s (wall 1.7 s); power-cap 500: 2.3-3.0 s, gap
-0.11-0.15 %. Wall minus solve is pruning, invariant checks and accounting.
+Measured on the concave power curves (issue 10, default; ``--linear`` gives the former linear
+model), 2-core machine shared with other work (load average 6-8): linked 50 (the target
+benchmark): optimal, 1.0-1.3 s, gap <= 0.007 %; unlimited 50: exact (per-model DP), 0.23-0.27 s;
+power-cap 50: seeds 1-2 optimal in 3.0-3.2 s (gap 0.05 % / 0.10 %), seed 0 stops at 0.13 %
+after 5.1 s (Lagrangian bound); linked 500 (seed 0): 7.9 s, gap 0.19 %; unlimited 500: exact,
+2.1 s; power-cap 500: 26.5 s, gap 0.14 %. Before issue 10 (linear power): linked 50 0.11-0.19 s,
+power-cap 50 seeds 1-2 at the 10 s limit with 0.14 % / 0.12 %.
 
 Instances are synthetic but shaped like real ones: GPU types with spread-out price, speed and
 idle power; per model a 24-hour load profile; ~25 % of (model, GPU) pairs infeasible (memory
