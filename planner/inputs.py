@@ -14,12 +14,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from predictors.errors import WattgpuError
 
 ObjectiveKind = Literal["energy", "cost", "carbon", "weighted"]
-OBJECTIVE_KINDS: tuple[str, ...] = ("energy", "cost", "carbon", "weighted")
+#: What a plan may minimise (the scenario schema and the optimiser share this list).
+OBJECTIVE_KINDS: tuple[str, ...] = get_args(ObjectiveKind)
+#: The objective when a scenario or a caller does not say.
+DEFAULT_OBJECTIVE: ObjectiveKind = "energy"
 WEIGHT_KEYS: tuple[str, ...] = ("energy_kwh", "cost_usd", "carbon_kg")
 
 
@@ -153,7 +156,7 @@ class Objective:
     (e.g. carbon_kg = 0.05 means 50 $/t). No hidden, instance-dependent normalisation.
     """
 
-    minimize: ObjectiveKind = "cost"
+    minimize: ObjectiveKind = DEFAULT_OBJECTIVE
     weights: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import polars as pl
 
+from predictors.vocab import PRECISIONS
+
 Kind = Literal["str", "int", "float", "bool", "list"]
 Row = dict[str, Any]
 
@@ -73,7 +75,7 @@ def _i(name: str, required: bool = False, at_least: float | None = None) -> Colu
 
 VENDORS = {"NVIDIA", "AMD", "Intel", "Google", "Amazon", "Huawei", "SambaNova", "Qualcomm", "other"}
 FORM_FACTORS = {"PCIe", "SXM2", "SXM3", "SXM4", "SXM5", "SXM6", "OAM", "Superchip", "other"}
-DTYPES = {"fp32", "fp16", "bf16", "fp8", "int8", "fp4", "int4"}
+DTYPES = set(PRECISIONS)
 ATTENTION_KINDS = {"full", "sliding", "hybrid", "mla"}
 REGION_KINDS = {"country", "cloud", "subnational"}
 
