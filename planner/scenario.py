@@ -26,6 +26,9 @@ from predictors.errors import WattgpuError
 
 Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "fp4", "int4"]
 ObjectiveKind = Literal["energy", "cost", "carbon", "weighted"]
+PriceBasis = Literal["median", "min"]
+#: Catalog column (catalogs/gpus.csv) read for each ``price_basis``.
+PRICE_BASIS_COLUMN: dict[str, str] = {"median": "usd_per_hour", "min": "usd_per_hour_min"}
 
 #: Hours in a day: a ``daily_profile`` has this many values.
 HOURS_PER_DAY = 24
@@ -311,6 +314,10 @@ class Scenario(_Strict):
     loader fills the mapping in)."""
     models: list[ModelEntry] = Field(min_length=1)
     """The model entries to plan (at least one)."""
+    price_basis: PriceBasis = "median"
+    """Which catalog price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
+    median on-demand $/GPU-hour across the providers that offer it (catalog ``usd_per_hour``);
+    ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``). See catalogs/README.md."""
 
     @model_validator(mode="after")
     def _cross_field(self) -> Scenario:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from planner.scenario import GpuOffer, Scenario
+from planner.scenario import PRICE_BASIS_COLUMN, GpuOffer, Scenario
 from planner.scenario_errors import Problem, as_error, format_path, pydantic_problems
 from predictors.errors import UnknownIdError, WattgpuError, did_you_mean
 from predictors.paths import user_catalog_dir
@@ -319,14 +319,14 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
     offers: dict[str, Any] = {}
     if scenario.gpus is None:
         for gpu_id in catalog.gpus["id"].to_list():
-            price = catalog.gpu(gpu_id).get("usd_per_hour")
+            price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
             if price is not None:
                 offers[gpu_id] = {"usd_per_hour": float(price)}
     else:
         for gpu_id, offer in scenario.gpus.items():
             item = offer.model_dump()
             if offer.usd_per_hour is None:
-                price = catalog.gpu(gpu_id).get("usd_per_hour")
+                price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
                 if price is None:
                     problems.append(
                         (
