@@ -91,7 +91,8 @@ def _emit(frame: pl.DataFrame, kind: str, fmt: OutputFormat) -> None:
         typer.echo(json.dumps(frame.to_dicts(), indent=2, ensure_ascii=False))
         return
     if fmt is OutputFormat.csv:
-        flat = frame.with_columns(pl.col("aliases").list.join("|"))
+        lists = [c for c, t in frame.schema.items() if isinstance(t, pl.List)]
+        flat = frame.with_columns(pl.col(c).list.join("|") for c in lists)
         typer.echo(flat.write_csv(), nl=False)
         return
     from rich.console import Console

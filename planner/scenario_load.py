@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from planner.scenario import PRICE_BASIS_COLUMN, GpuOffer, Scenario
 from planner.scenario_errors import Problem, as_error, format_path, pydantic_problems
+from predictors import quantised
 from predictors.errors import UnknownIdError, WattgpuError, did_you_mean
 from predictors.paths import user_catalog_dir
 
@@ -274,12 +275,14 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
             continue
         name = entry.get("model")
         if isinstance(name, str):
-            found = catalog.try_resolve_llm(name)
-            if found is None:
+            checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
+            if checkpoint is None:
                 where = f"models[{i}].model"
                 problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
             else:
-                entry["model"] = found
+                entry["model"] = checkpoint.model_id
+                if checkpoint.precision is not None and entry.get("precision") is None:
+                    entry["precision"] = checkpoint.precision
         for field in ("allowed_gpus", "forbidden_gpus"):
             values = entry.get(field)
             if isinstance(values, list):

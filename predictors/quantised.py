@@ -162,17 +162,16 @@ def fill_implied_precision(rows: pl.DataFrame, catalog: Any) -> pl.DataFrame:
             implied[name] = found.precision
     if not implied:
         return rows
-    current = (
-        pl.col("precision").cast(pl.String).str.strip_chars()
+    original = (
+        pl.col("precision").cast(pl.String)
         if "precision" in rows.columns
         else pl.lit(None, dtype=pl.String)
     )
+    current = original.str.strip_chars()
     fill = pl.col("model").cast(pl.String).replace_strict(implied, default=None)
+    empty = current.is_null() | (current == "")
     return rows.with_columns(
-        pl.when(current.is_null() | (current == ""))
-        .then(fill)
-        .otherwise(current)
-        .alias("precision")
+        pl.when(empty & fill.is_not_null()).then(fill).otherwise(original).alias("precision")
     )
 
 

@@ -172,7 +172,7 @@ def test_shipped_regions_and_pue() -> None:
         ("AMD MI250 GPU", "MI250"),
         ("Habana Gaudi2", "GAUDI2"),
         ("Nvidia A100 GPU", "A100-SXM4-40GB"),
-        ("A100", "A100-PCIE-80GB"),
+        ("A100", "A100-SXM4-80GB"),
         ("gb300", "GB300"),
         ("b300_sxm", "B300"),
         ("Intel PVC GPU", "MAX-1550"),
