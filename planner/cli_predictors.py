@@ -227,6 +227,9 @@ def predict(
         raise WattgpuError(f"predict: {out['error']}")
     for note in quantised.notes(predictor.catalog, [model], precision):
         typer.echo(note, err=True)
+    gpu_note = predictor.catalog.gpu_name_note(gpu)
+    if gpu_note:
+        typer.echo(f"note: {gpu_note}", err=True)
     if fmt == "json":
         typer.echo(json.dumps(out, indent=2))
         return

@@ -104,7 +104,11 @@ class CompareResult:
             "tok = output tokens; energy = GPU energy (facility energy = × PUE); "
             "$ = GPU rent + electricity",
             f"ranked by {r.by}; each row is the best fleet of that GPU type alone",
-        ]
+        ] + (
+            [f"{r.model} resolved to {self.model} (quantised checkpoint or alias)"]
+            if r.model != self.model
+            else []
+        )
 
     def to_json_dict(self) -> dict[str, Any]:
         """Request, assumptions and ranked rows (stable keys)."""

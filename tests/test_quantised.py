@@ -98,3 +98,22 @@ def test_predict_uses_the_base_at_the_implied_precision() -> None:
     assert out["precision"].to_list() == ["fp8", "fp8"]
     assert out["itl_s"][0] == pytest.approx(out["itl_s"][1])
     assert out["power_w_per_gpu"][0] == pytest.approx(out["power_w_per_gpu"][1])
+
+
+def test_cli_predict_states_the_resolutions(capsys: pytest.CaptureFixture[str]) -> None:
+    from planner.cli import main
+
+    def run(*args: str) -> None:
+        with pytest.raises(SystemExit) as info:
+            main(["predict", "--model", "nvidia/Llama-3.1-8B-Instruct-FP8", *args])
+        assert info.value.code in (0, None)
+
+    run("--gpu", "A100")
+    captured = capsys.readouterr()
+    assert "(vllm, fp8," in captured.out
+    assert "quantised checkpoint (FP8) of meta-llama/Llama-3.1-8B-Instruct" in captured.err
+    assert "assumed A100-SXM4-80GB" in captured.err
+    run("--gpu", "H100", "--precision", "bf16")
+    captured = capsys.readouterr()
+    assert "(vllm, bf16," in captured.out
+    assert "explicit precision bf16 instead of the implied fp8" in captured.err
