@@ -19,7 +19,13 @@ from planner.inputs import (
     Objective,
     PlanningInputs,
 )
-from planner.scenario.model import ModelEntry, Scenario, periods, requests_per_s_by_period
+from planner.scenario.model import (
+    PRICE_BASIS_COLUMN,
+    ModelEntry,
+    Scenario,
+    periods,
+    requests_per_s_by_period,
+)
 from predictors.api import Predictor
 
 
@@ -29,7 +35,8 @@ def _spec(
     offer = scenario.gpu_offers[gpu]
     price = offer.usd_per_hour
     if price is None:
-        catalog_price = predictor.catalog.gpu(gpu).get("usd_per_hour")
+        column = PRICE_BASIS_COLUMN[scenario.price_basis]
+        catalog_price = predictor.catalog.gpu(gpu).get(column)
         price = float(catalog_price) if catalog_price is not None else None
     excluded = ""
     if entry.allowed_gpus is not None and gpu not in entry.allowed_gpus:
@@ -91,7 +98,9 @@ def _gpu_info(scenario: Scenario, predictor: Predictor) -> dict[str, GpuInfo]:
     info = {}
     for gpu, offer in scenario.gpu_offers.items():
         row = predictor.catalog.gpu(gpu)
-        price = offer.usd_per_hour if offer.usd_per_hour is not None else row.get("usd_per_hour")
+        price = offer.usd_per_hour
+        if price is None:
+            price = row.get(PRICE_BASIS_COLUMN[scenario.price_basis])
         info[gpu] = GpuInfo(
             gpu=gpu,
             tflops_per_w=float(row["fp16_tflops_dense"]) / float(row["tdp_w"]),

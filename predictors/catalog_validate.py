@@ -100,6 +100,19 @@ def _gpu_rules(row: Row) -> list[tuple[str, str, str]]:
                 "give the idle draw, which is a fraction of TDP",
             )
         )
+    median, low = row.get("usd_per_hour"), row.get("usd_per_hour_min")
+    if low is not None and median is None:
+        out.append(
+            ("usd_per_hour", "usd_per_hour_min given without usd_per_hour", "fill usd_per_hour")
+        )
+    elif low is not None and median is not None and low > median:
+        out.append(
+            (
+                "usd_per_hour_min",
+                f"minimum price {low:g} exceeds the median usd_per_hour {median:g}",
+                "usd_per_hour_min must be <= usd_per_hour",
+            )
+        )
     return out
 
 
@@ -181,6 +194,12 @@ GPU_SCHEMA = Schema(
         _f("usd_per_hour"),
         _f("list_price_usd"),
         _s("source", True),
+        _f("usd_per_hour_min"),
+        _i("price_n_providers"),
+        _s("price_providers"),
+        _s("price_source"),
+        _s("price_date"),
+        Column("assumed_aliases", "list"),
     ),
     (_gpu_rules,),
 )

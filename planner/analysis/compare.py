@@ -104,7 +104,11 @@ class CompareResult:
             "tok = output tokens; energy = GPU energy (facility energy = × PUE); "
             "$ = GPU rent + electricity",
             f"ranked by {r.by}; each row is the best fleet of that GPU type alone",
-        ]
+        ] + (
+            [f"{r.model} resolved to {self.model} (quantised checkpoint or alias)"]
+            if r.model != self.model
+            else []
+        )
 
     def to_json_dict(self) -> dict[str, Any]:
         """Request, assumptions and ranked rows (stable keys)."""
@@ -231,15 +235,21 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     from planner.build import planning_inputs
     from planner.scenario.load import scenario_from_dict
     from planner.solve.optimize import solve
+    from predictors import quantised
     from predictors.api import Predictor
 
     predictor = predictor or Predictor.load()
     catalog = predictor.catalog
-    model_id = catalog.resolve_llm(request.model)
+    checkpoint = quantised.resolve_checkpoint(catalog, request.model)  # FP8/AWQ/… -> base
+    model_id = checkpoint.model_id
     region = catalog.resolve_region(request.region)
     request = CompareRequest(**{**asdict(request), "region": region})
     prices = _gpu_prices(request, catalog)
-    precision = _precision(request, catalog, model_id)
+    precision = (
+        checkpoint.precision
+        if request.precision is None and checkpoint.precision is not None
+        else _precision(request, catalog, model_id)
+    )
     data = compare_scenario_dict(request, model_id, prices, precision)
     scenario = scenario_from_dict(data, "wattgpu compare", catalog)
     inputs: PlanningInputs = planning_inputs(scenario, predictor)

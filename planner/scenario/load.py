@@ -22,7 +22,8 @@ import yaml
 from pydantic import ValidationError
 
 from planner.scenario.errors import Problem, as_error, format_path, pydantic_problems
-from planner.scenario.model import GpuOffer, Scenario
+from planner.scenario.model import PRICE_BASIS_COLUMN, GpuOffer, Scenario
+from predictors import quantised
 from predictors.errors import UnknownIdError, WattgpuError, did_you_mean
 from predictors.paths import user_catalog_dir
 
@@ -274,12 +275,14 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
             continue
         name = entry.get("model")
         if isinstance(name, str):
-            found = catalog.try_resolve_llm(name)
-            if found is None:
+            checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
+            if checkpoint is None:
                 where = f"models[{i}].model"
                 problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
             else:
-                entry["model"] = found
+                entry["model"] = checkpoint.model_id
+                if checkpoint.precision is not None and entry.get("precision") is None:
+                    entry["precision"] = checkpoint.precision
         for field in ("allowed_gpus", "forbidden_gpus"):
             values = entry.get(field)
             if isinstance(values, list):
@@ -319,14 +322,14 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
     offers: dict[str, Any] = {}
     if scenario.gpus is None:
         for gpu_id in catalog.gpus["id"].to_list():
-            price = catalog.gpu(gpu_id).get("usd_per_hour")
+            price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
             if price is not None:
                 offers[gpu_id] = {"usd_per_hour": float(price)}
     else:
         for gpu_id, offer in scenario.gpus.items():
             item = offer.model_dump()
             if offer.usd_per_hour is None:
-                price = catalog.gpu(gpu_id).get("usd_per_hour")
+                price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
                 if price is None:
                     problems.append(
                         (

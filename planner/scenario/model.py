@@ -17,7 +17,7 @@ problem of a rule on its own line.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -25,6 +25,10 @@ from pydantic_core import PydanticCustomError
 from planner.inputs import DEFAULT_OBJECTIVE, ObjectiveKind
 from predictors.errors import WattgpuError
 from predictors.vocab import Engine, Precision, canonical_engine
+
+PriceBasis = Literal["median", "min"]
+#: Catalog column (catalogs/gpus.csv) read for each ``price_basis``.
+PRICE_BASIS_COLUMN: dict[str, str] = {"median": "usd_per_hour", "min": "usd_per_hour_min"}
 
 #: Hours in a day: a ``daily_profile`` has this many values.
 HOURS_PER_DAY = 24
@@ -311,6 +315,10 @@ class Scenario(_Strict):
     loader fills the mapping in)."""
     models: list[ModelEntry] = Field(min_length=1)
     """The model entries to plan (at least one)."""
+    price_basis: PriceBasis = "median"
+    """Which catalog price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
+    median on-demand $/GPU-hour across the providers that offer it (catalog ``usd_per_hour``);
+    ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``). See catalogs/README.md."""
 
     @field_validator("engine", mode="before")
     @classmethod
