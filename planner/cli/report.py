@@ -24,6 +24,7 @@ class ReportFormat(StrEnum):
     md = "md"
     html = "html"
     json = "json"
+    text = "text"
 
 
 class ParetoFormat(StrEnum):
@@ -37,6 +38,13 @@ class DiffFormat(StrEnum):
 
 
 FileArgument = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
+ReportFileArgument = Annotated[
+    Path,
+    typer.Argument(
+        help="Scenario YAML file (planned first) or a saved plan JSON "
+        "(`wattgpu plan --format json`; reported as saved, no predictor loaded)."
+    ),
+]
 TimeLimitOption = Annotated[
     float | None,
     typer.Option(
@@ -79,11 +87,15 @@ def _plan(
     return run, predictor
 
 
+def _is_plan_json(file: Path) -> bool:
+    return file.suffix.lower() == ".json"
+
+
 def report(
-    file: FileArgument,
+    file: ReportFileArgument,
     format_: Annotated[
         ReportFormat,
-        typer.Option("--format", "-f", help="md, html (one self-contained file) or json."),
+        typer.Option("--format", "-f", help="md, html (one self-contained file), json or text."),
     ] = ReportFormat.md,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
@@ -100,32 +112,58 @@ def report(
             "--accuracy", help="Predictions CSV of `wattgpu evaluate` for the accuracy chart."
         ),
     ] = None,
+    model_card: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-card",
+            help="Model card (file or directory) describing the predictors "
+            "(default: the shipped predictors/trained/model_card.json).",
+        ),
+    ] = None,
     time_limit: TimeLimitOption = None,
 ) -> None:
-    """Estimated energy and emissions disclosure of the scenario's plan (md, html or json)."""
-    from planner.report.build import make_report, render_markdown
+    """Estimated energy and emissions disclosure of a plan (md, html, json or text)."""
+    from planner.report.build import make_report
+    from planner.report.render import render_report
+    from predictors.card import load_card
 
-    run, predictor = _plan(file, set_, overlay, time_limit)
     csv = _accuracy_csv(accuracy)
-    data, _ = make_report(
-        run, predictor, pareto_points=pareto_points, scenario_file=str(file), accuracy_csv=csv
-    )
-    if not run.plan.has_solution:
+    if _is_plan_json(file):
+        from planner.documents.plan import load_plan
+
+        if set_ or overlay:
+            raise WattgpuError(
+                f"{file}: --set/--overlay change a scenario; a saved plan is reported as it "
+                "was planned (give the scenario YAML to plan a what-if)"
+            )
+        plan = load_plan(file)
+        data, _ = make_report(
+            plan,
+            load_card(model_card),
+            pareto_points=pareto_points,
+            scenario_file=str(file),
+            accuracy_csv=csv,
+            time_limit_s=time_limit,
+        )
+    else:
+        run, predictor = _plan(file, set_, overlay, time_limit)
+        plan = run.plan.to_document()
+        card = load_card(model_card) if model_card is not None else run.predictor_card
+        data, _ = make_report(
+            plan,
+            card,
+            pareto_points=pareto_points,
+            inputs=run.inputs,
+            scenario_file=str(file),
+            accuracy_csv=csv,
+        )
+    if not plan.has_solution:
         typer.echo(
-            f"warning: plan is {run.plan.status.value}: "
-            + "; ".join(run.plan.solve.messages or ("no solution",)),
+            f"warning: plan is {plan.status}: "
+            + "; ".join(plan.solve.messages or ("no solution",)),
             err=True,
         )
-    if format_ is ReportFormat.json:
-        text = json.dumps(data, indent=2, sort_keys=False) + "\n"
-    elif format_ is ReportFormat.md:
-        text = render_markdown(data)
-    else:
-        from planner.report.charts import all_charts
-        from planner.report.html import render_html
-
-        text = render_html(data, all_charts(data, csv))
-    _write(text, output)
+    _write(render_report(data, format_.value, csv), output)
 
 
 def pareto(
@@ -150,7 +188,7 @@ def pareto(
             f"{file}: plan is {run.plan.status.value}: "
             + "; ".join(run.plan.solve.messages or ("no solution",))
         )
-    front = pareto_front(run.inputs, points, run.plan)
+    front = pareto_front(run.inputs, points, run.plan.to_document())
     data = front.to_json_dict()
     if chart is not None:
         from planner.report.charts import pareto_chart
@@ -172,7 +210,7 @@ def pareto(
 
 def pareto_lines(data: dict[str, Any]) -> list[str]:
     """The front as a text table with the chosen plan and the baselines below it."""
-    from planner.report.markdown import num
+    from planner.report.sections import num
 
     lines = [
         f"Estimated energy ↔ cost Pareto front of {data['scenario']}",
