@@ -226,3 +226,18 @@ def test_bad_model_card_is_one_clear_line(tmp_path: Path) -> None:
     path.write_text('{"schema": 1, "training_data": {"rows_by_source": {"a": "many"}}}')
     with pytest.raises(WattgpuError, match="training_data.rows_by_source.a"):
         load_card(path)
+
+
+def test_pareto_from_saved_plan(plan_json: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_predictor(*args: object, **kwargs: object) -> Predictor:
+        raise AssertionError("a front of a saved plan must not load the predictors")
+
+    monkeypatch.setattr(Predictor, "load", no_predictor)
+    result = CliRunner().invoke(app, ["pareto", str(plan_json), "-n", "3", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    saved = json.loads(plan_json.read_text())
+    assert data["chosen"]["facility_energy_kwh"] == saved["totals"]["facility_energy_kwh"]
+    assert min(p["facility_energy_kwh"] for p in data["points"]) <= (
+        saved["totals"]["facility_energy_kwh"] * (1 + 1e-9)
+    )

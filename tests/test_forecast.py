@@ -313,7 +313,7 @@ def test_diff_bad_files(tmp_path: Path) -> None:
         load_plan_json(bad)
     partial = tmp_path / "partial.json"
     partial.write_text(json.dumps({"scenario": "x"}))
-    with pytest.raises(WattgpuError, match="missing key"):
+    with pytest.raises(WattgpuError, match="partial.json: not a valid plan JSON: status: Field"):
         load_plan_json(partial)
     with pytest.raises(WattgpuError, match="no such file"):
         load_plan_json(tmp_path / "absent.json")

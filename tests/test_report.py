@@ -14,15 +14,10 @@ from typer.testing import CliRunner
 
 from planner.cli.app import app
 from planner.pipeline import PlanRun, plan_file
-from planner.report.build import (
-    NOT_EVALUATED,
-    build_report,
-    card_metrics,
-    make_report,
-    render_markdown,
-)
+from planner.report.build import NOT_EVALUATED, build_report, card_metrics, make_report
 from planner.report.charts import accuracy_chart, all_charts, gpu_mix
 from planner.report.html import render_html
+from planner.report.markdown import render_markdown
 from planner.report.sections import metric_rows
 from predictors.api import Predictor
 

@@ -37,7 +37,6 @@ class DiffFormat(StrEnum):
     json = "json"
 
 
-FileArgument = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
 ReportFileArgument = Annotated[
     Path,
     typer.Argument(
@@ -76,21 +75,6 @@ def _write(text: str, output: Path | None) -> None:
     typer.echo(f"wrote {output}", err=True)
 
 
-def _plan(
-    file: Path, set_: list[str] | None, overlay: list[Path] | None, time_limit: float | None
-) -> Any:
-    from planner.pipeline import plan_file
-    from predictors.api import Predictor
-
-    predictor = Predictor.load()
-    run = plan_file(file, set_ or [], overlay or [], time_limit_s=time_limit, predictor=predictor)
-    return run, predictor
-
-
-def _is_plan_json(file: Path) -> bool:
-    return file.suffix.lower() == ".json"
-
-
 def report(
     file: ReportFileArgument,
     format_: Annotated[
@@ -125,49 +109,31 @@ def report(
     """Estimated energy and emissions disclosure of a plan (md, html, json or text)."""
     from planner.report.build import make_report
     from planner.report.render import render_report
-    from predictors.card import load_card
+    from planner.report.source import plan_source
 
+    src = plan_source(
+        file, set_ or [], overlay or [], model_card=model_card, time_limit_s=time_limit
+    )
     csv = _accuracy_csv(accuracy)
-    if _is_plan_json(file):
-        from planner.documents.plan import load_plan
-
-        if set_ or overlay:
-            raise WattgpuError(
-                f"{file}: --set/--overlay change a scenario; a saved plan is reported as it "
-                "was planned (give the scenario YAML to plan a what-if)"
-            )
-        plan = load_plan(file)
-        data, _ = make_report(
-            plan,
-            load_card(model_card),
-            pareto_points=pareto_points,
-            scenario_file=str(file),
-            accuracy_csv=csv,
-            time_limit_s=time_limit,
-        )
-    else:
-        run, predictor = _plan(file, set_, overlay, time_limit)
-        plan = run.plan.to_document()
-        card = load_card(model_card) if model_card is not None else run.predictor_card
-        data, _ = make_report(
-            plan,
-            card,
-            pareto_points=pareto_points,
-            inputs=run.inputs,
-            scenario_file=str(file),
-            accuracy_csv=csv,
-        )
-    if not plan.has_solution:
+    data, _ = make_report(
+        src.plan,
+        src.card,
+        pareto_points=pareto_points,
+        inputs=src.inputs,
+        scenario_file=str(file),
+        accuracy_csv=csv,
+    )
+    if not src.plan.has_solution:
         typer.echo(
-            f"warning: plan is {plan.status}: "
-            + "; ".join(plan.solve.messages or ("no solution",)),
+            f"warning: plan is {src.plan.status}: "
+            + "; ".join(src.plan.solve.messages or ("no solution",)),
             err=True,
         )
     _write(render_report(data, format_.value, csv), output)
 
 
 def pareto(
-    file: FileArgument,
+    file: ReportFileArgument,
     points: Annotated[
         int, typer.Option("--points", "-n", min=2, help="Cost caps between the ends.")
     ] = 7,
@@ -181,14 +147,15 @@ def pareto(
 ) -> None:
     """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
     from planner.analysis.pareto import pareto_front
+    from planner.report.source import plan_source
 
-    run, _ = _plan(file, set_, overlay, time_limit)
-    if not run.plan.has_solution:
+    src = plan_source(file, set_ or [], overlay or [], time_limit_s=time_limit)
+    if not src.plan.has_solution:
         raise WattgpuError(
-            f"{file}: plan is {run.plan.status.value}: "
-            + "; ".join(run.plan.solve.messages or ("no solution",))
+            f"{file}: plan is {src.plan.status}: "
+            + "; ".join(src.plan.solve.messages or ("no solution",))
         )
-    front = pareto_front(run.inputs, points, run.plan.to_document())
+    front = pareto_front(src.inputs, points, src.plan)
     data = front.to_json_dict()
     if chart is not None:
         from planner.report.charts import pareto_chart

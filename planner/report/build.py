@@ -1,13 +1,17 @@
-"""Estimated inference-energy disclosure of a plan (EU AI Act style): report data and Markdown.
+"""Estimated inference-energy disclosure of a plan (EU AI Act style): the report document.
 
-:func:`build_report` turns a solved scenario (:class:`planner.pipeline.PlanRun`) into one JSON
-dict: per model deployment the estimated energy for the horizon, energy per 1,000 output tokens
-and per request, average power, CO2e and GPUs; fleet totals (horizon, month, year); and the
-statements a reader needs to judge them: method (predictors, version, model-card metrics on
-unseen GPUs / LLMs), system boundary, data provenance, assumptions, uncertainty bands,
-out-of-domain warnings, date and wattgpu version. :mod:`planner.report.markdown` prints it;
-:mod:`planner.report.html` renders the same dict as one self-contained HTML file. Every number is
-an estimate from predictive models; nothing here is measured.
+:func:`build_report` turns a plan's JSON document (:class:`planner.documents.plan.PlanDocument`,
+or a :class:`~planner.result.Plan`, converted) and the predictors' model card
+(:class:`predictors.card.ModelCard`) into one :class:`~planner.documents.report.ReportDocument`:
+per model deployment the estimated energy for the horizon, energy per 1,000 output tokens and per
+request, average power, CO2e and GPUs; fleet totals (horizon, month, year); and the statements a
+reader needs to judge them: method (predictors, version, model-card metrics on unseen GPUs /
+LLMs), system boundary, data provenance, assumptions, uncertainty bands, out-of-domain warnings,
+date and wattgpu version. Nothing here needs the scenario or the predictors: a saved plan JSON
+reports exactly like the run that wrote it. :mod:`planner.report.sections` lays the document out
+as parts that :mod:`planner.report.markdown`, :mod:`planner.report.html` and
+:mod:`planner.report.render` (text) print. Every number is an estimate from predictive models;
+nothing here is measured.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from planner.documents.report import (
 )
 from planner.documents.uncertainty import BandsDocument
 from planner.inputs import PlanningInputs
-from planner.report.markdown import NOT_EVALUATED, render_markdown
+from planner.report.sections import NOT_EVALUATED
 from planner.result import Plan
 from predictors import __version__
 from predictors.card import ModelCard, card_of
@@ -432,4 +436,4 @@ def make_report(
     return report, front
 
 
-__all__ = ["NOT_EVALUATED", "build_report", "card_metrics", "make_report", "render_markdown"]
+__all__ = ["NOT_EVALUATED", "build_report", "card_metrics", "make_report"]
