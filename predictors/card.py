@@ -23,7 +23,7 @@ from predictors.paths import trained_dir
 class TrainingData(BaseModel):
     """What the predictors were trained on."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", use_attribute_docstrings=True)
 
     sha256: str | None = None
     """Hash of the training table (identifies the card)."""
@@ -37,7 +37,7 @@ class TrainingData(BaseModel):
 class ModelCard(BaseModel):
     """The model card: identity, training data, selection, accuracy and domain of the predictors."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", use_attribute_docstrings=True)
 
     name: str = "wattgpu predictors"
     schema_version: int | None = Field(None, alias="schema")

@@ -22,7 +22,6 @@ _MODELS: dict[str, tuple[str, str]] = {
     "model-card": ("predictors.card", "ModelCard"),
 }
 SCHEMA_NAMES: tuple[str, ...] = tuple(_MODELS)
-SCHEMA_ID = "https://github.com/wattgpu/wattgpu/docs/schemas/{name}.schema.json"
 
 
 def schema(name: str) -> dict[str, Any]:
@@ -37,11 +36,7 @@ def schema(name: str) -> dict[str, Any]:
     module, cls = _MODELS[name]
     model = getattr(importlib.import_module(module), cls)
     body = model.model_json_schema(mode="serialization")
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_ID.format(name=name),
-        **body,
-    }
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **body}
 
 
 def schema_text(name: str) -> str:

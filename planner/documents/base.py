@@ -22,7 +22,7 @@ D = TypeVar("D", bound="Document")
 class Document(BaseModel):
     """A frozen pydantic model with no unknown keys."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The document as plain JSON values (non-finite floats stay; ``to_json`` nulls them)."""

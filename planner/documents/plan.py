@@ -36,18 +36,26 @@ class SolveDocument(Document):
     """How the solve went."""
 
     seconds: float
+    """Wall-clock solve time (s)."""
     gap: float | None
+    """Relative optimality gap (None when unknown)."""
     bound: float | None
+    """Best bound of the objective."""
     objective: float | None
+    """Objective value reached (unit of the objective kind)."""
     solver: str
+    """Which solver path produced the plan."""
     messages: list[str]
+    """Why a plan is infeasible or approximate (empty when optimal)."""
 
 
 class ObjectiveDocument(Document):
     """What was minimised; ``weights`` only for ``weighted``."""
 
     minimize: ObjectiveKind
+    """energy (facility kWh), cost ($), carbon (kg CO2e) or weighted."""
     weights: dict[str, float] | None = None
+    """Weights per unit (energy_kwh, cost_usd, carbon_kg); only for weighted."""
 
     @model_serializer(mode="wrap")
     def _omit_absent_weights(self, handler: Any) -> dict[str, Any]:
@@ -61,22 +69,37 @@ class AssumptionsDocument(Document):
     """Horizon, economics, limits and objective; then where the inputs came from."""
 
     hours: float
+    """Length of the horizon (h)."""
     periods: int
+    """Number of planning periods."""
     period_hours: list[float]
+    """Hours of every period."""
     pue: float
+    """Power usage effectiveness: facility energy = GPU energy × PUE."""
     electricity_usd_per_kwh: float
     grid_g_co2_per_kwh: float
+    """Grid carbon intensity (g CO2e per facility kWh)."""
     carbon_usd_per_kg: float | None
+    """Carbon price ($/kg CO2e; None: no price)."""
     power_cap_kw: float | None
+    """Facility power cap in every period (kW)."""
     budget_usd: float | None
+    """Cap on the total cost over the horizon ($)."""
     objective: ObjectiveDocument
     engine: str | None = None
+    """Serving engine the candidates were predicted for."""
     robust: bool = False
+    """True: operating points sized on the upper ITL bound."""
     pue_source: str | None = None
+    """Where the PUE comes from (None: set in the scenario file)."""
     grid_region: str | None = None
+    """Catalog grid region of the carbon factor (None: explicit figure)."""
     grid_year: int | None = None
+    """Year of the grid carbon factor."""
     grid_source: str | None = None
+    """Source of the grid carbon factor."""
     capacity_headroom: float | None = None
+    """Fraction of the saturated request rate a replica is planned to carry."""
 
 
 class ModelDocument(Document):
@@ -85,12 +108,16 @@ class ModelDocument(Document):
     name: str
     model: str
     requests_per_s_by_period: list[float]
+    """Mean arrival rate in every period (requests/s)."""
     itl_sla_s: float
+    """Inter-token latency SLA (s)."""
     ttft_sla_s: float | None
+    """Time-to-first-token SLA (s)."""
     min_replicas: int
     input_tokens: float
     output_tokens: float
     precision: str | None = None
+    """Weight precision the candidates were predicted at."""
 
 
 class CandidateDocument(Document):
@@ -102,22 +129,39 @@ class CandidateDocument(Document):
     tp: int
     gpus_per_replica: int
     feasible: bool
+    """False when excluded (memory, SLA, TTFT, scenario rule, price)."""
     reason: str
+    """Why the candidate is excluded (or a note when feasible)."""
     batch_size: int
+    """Operating concurrency (sequences) at capacity."""
     itl_s_at_capacity: float | None
+    """Predicted ITL at the operating batch (s); null when it cannot run."""
     max_requests_per_s_per_replica: float
+    """Planned capacity of one replica (requests/s, with headroom)."""
     idle_power_w_per_replica: float
+    """Idle power of one replica (W)."""
     energy_j_per_request: float
+    """Load-proportional energy per request above idle (J)."""
     usd_per_hour_per_replica: float
+    """Price of one replica for one hour ($)."""
     power_w_per_gpu_at_capacity: float
+    """Power per GPU at planned capacity (W)."""
     in_domain: bool
+    """False when the prediction extrapolates outside the training domain."""
     itl_s_lo: float | None
+    """Lower bound of the ITL interval at the operating batch (s)."""
     itl_s_hi: float | None
+    """Upper bound of the ITL interval at the operating batch (s)."""
     power_w_per_gpu_predicted: float | None = None
+    """Point prediction of power per GPU at the operating batch, saturated replica (W)."""
     power_w_per_gpu_lo: float | None = None
+    """Lower bound of the power interval at the operating batch (W, unclipped)."""
     power_w_per_gpu_hi: float | None = None
+    """Upper bound of the power interval at the operating batch (W, unclipped)."""
     idle_power_w_per_gpu: float | None = None
+    """Catalog idle power of one GPU (W)."""
     tdp_w_per_gpu: float | None = None
+    """Catalog board power limit (TDP) of one GPU (W)."""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -135,16 +179,23 @@ class AllocationDocument(Document):
     replicas: int
     gpus: int
     requests_per_s_by_period: list[float]
+    """Load served in every period (requests/s)."""
     batch_size: int
     itl_s: float | None
+    """Predicted ITL at the operating batch (s)."""
     power_w_per_gpu: float
+    """Time-weighted mean power per GPU (W)."""
     energy_kwh: float
+    """GPU energy over the horizon (kWh)."""
     facility_energy_kwh: float
+    """GPU energy × PUE (kWh)."""
     cost_usd: float
+    """GPU rent + electricity + carbon price ($)."""
     gpu_cost_usd: float
     energy_cost_usd: float
     carbon_cost_usd: float
     carbon_kg: float
+    """Operational CO2e (kg)."""
     power_w_by_period: list[float] | None = None
     """GPU power of all replicas in every period (W); energy = Σ power × hours."""
 
@@ -165,8 +216,11 @@ class TotalsDocument(Document):
     carbon_cost_usd: float
     carbon_kg: float
     mean_power_w: float
+    """Time-weighted mean GPU power of the fleet (W)."""
     peak_facility_power_kw: float
+    """Highest facility power over the periods (kW)."""
     gpus: dict[str, int]
+    """GPUs used by type."""
 
 
 class BaselineDocument(Document):
@@ -213,14 +267,19 @@ class PlanDocument(Document):
     assumptions: AssumptionsDocument
     models: list[ModelDocument]
     inventory: dict[str, int | None]
+    """GPU type -> available GPUs (null: unlimited)."""
     candidates: list[CandidateDocument]
     allocations: list[AllocationDocument]
     totals: TotalsDocument | None
     objective_breakdown: dict[str, float]
+    """Terms of the objective value."""
     baselines: list[BaselineDocument]
     savings: list[SavingDocument]
+    """What the plan saves against every feasible baseline."""
     description: str = ""
+    """The scenario's description."""
     predictors: PredictorsDocument = PredictorsDocument()
+    """Which predictors made the candidates."""
 
     @property
     def has_solution(self) -> bool:

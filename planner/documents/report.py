@@ -120,7 +120,7 @@ class Source(Document):
     rows: int | None
 
 
-class Provenance(Document):
+class DataProvenance(Document):
     """The training data of the predictors."""
 
     sources: list[Source]
@@ -202,7 +202,7 @@ class ReportDocument(Document):
     uncertainty: BandsDocument | None
     system_boundary: SystemBoundary
     method: Method
-    data_provenance: Provenance
+    data_provenance: DataProvenance
     assumptions: Assumptions
     warnings: Warnings
     baselines: list[BaselineSummary]

@@ -35,12 +35,12 @@ from planner.documents.plan import PlanDocument
 from planner.documents.report import (
     Assumptions,
     BaselineSummary,
+    DataProvenance,
     Deployment,
     Headline,
     Load,
     Method,
     ModelSection,
-    Provenance,
     ReportDocument,
     ScenarioRef,
     SolveSummary,
@@ -293,9 +293,9 @@ def _method(card: ModelCard) -> Method:
     )
 
 
-def _provenance(card: ModelCard) -> Provenance:
+def _provenance(card: ModelCard) -> DataProvenance:
     td = card.training_data
-    return Provenance(
+    return DataProvenance(
         sources=[
             Source(id=s, description=SOURCE_NAMES.get(s, s), rows=td.rows_by_source.get(s))
             for s in td.sources
