@@ -7,6 +7,7 @@ null).
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from planner.documents.report import ReportDocument
@@ -15,6 +16,8 @@ from planner.report.sections import Bullets, Para, Part, Table, report_sections
 from planner.report.text import to_json
 
 REPORT_FORMATS: tuple[str, ...] = ("md", "html", "json", "text")
+#: Line width of paragraphs and bullets in the text form (tables are never wrapped).
+TEXT_WIDTH = 100
 
 
 def _text_table(t: Table) -> list[str]:
@@ -38,9 +41,13 @@ def parts_to_text(parts: list[Part]) -> str:
         lines += [part.title, ("=" if part.level == 1 else "-") * len(part.title), ""]
         for block in part.blocks:
             if isinstance(block, Para):
-                lines += [block.text, ""]
+                lines += [*textwrap.wrap(block.text, TEXT_WIDTH), ""]
             elif isinstance(block, Bullets):
-                lines += [*(f"- {item}" for item in block.items), ""]
+                for item in block.items:
+                    lines += textwrap.wrap(
+                        item, TEXT_WIDTH, initial_indent="- ", subsequent_indent="  "
+                    )
+                lines.append("")
             elif isinstance(block, Table):
                 lines += [*_text_table(block), ""]
     return "\n".join(lines).rstrip() + "\n"
