@@ -242,3 +242,12 @@ def test_pareto_from_saved_plan(plan_json: Path, monkeypatch: pytest.MonkeyPatch
     assert min(p["facility_energy_kwh"] for p in data["points"]) <= (
         saved["totals"]["facility_energy_kwh"] * (1 + 1e-9)
     )
+
+
+def test_saved_plan_rebuilds_the_optimiser_inputs(run: PlanRun) -> None:
+    from dataclasses import replace
+
+    from planner.documents.plan import planning_inputs_of
+
+    doc = PlanDocument.model_validate(json.loads(to_json(run.plan.to_json_dict())))
+    assert planning_inputs_of(doc) == replace(run.inputs, gpu_info={})

@@ -47,6 +47,14 @@ class SolveDocument(Document):
     """Which solver path produced the plan."""
     messages: list[str]
     """Why a plan is infeasible or approximate (empty when optimal)."""
+    time_limit_s: float | None = None
+    """Solver time limit per solve (s)."""
+    relative_gap: float | None = None
+    """Relative optimality gap the solver stops at."""
+    threads: int | None = None
+    """Solver threads."""
+    seed: int | None = None
+    """Solver random seed."""
 
 
 class ObjectiveDocument(Document):
@@ -400,6 +408,10 @@ def plan_document(plan: Plan) -> PlanDocument:
             objective=plan.solve.objective,
             solver=plan.solve.solver,
             messages=list(plan.solve.messages),
+            time_limit_s=inputs.time_limit_s,
+            relative_gap=inputs.relative_gap,
+            threads=inputs.threads,
+            seed=inputs.seed,
         ),
         assumptions=_assumptions(inputs),
         models=[
@@ -459,9 +471,19 @@ def _candidate_of(c: CandidateDocument) -> Candidate:
     return Candidate(**values)
 
 
-def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float = 60.0) -> PlanningInputs:
-    """The optimiser's inputs of a saved plan (candidates as predicted when it was planned)."""
+def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) -> PlanningInputs:
+    """The optimiser's inputs of a saved plan (candidates as predicted when it was planned).
+
+    Solver settings are the plan's own (``solve``); *time_limit_s* overrides the time limit.
+    """
     a = doc.assumptions
+    solver = doc.solve
+    settings: dict[str, Any] = {
+        "time_limit_s": time_limit_s or solver.time_limit_s,
+        "relative_gap": solver.relative_gap,
+        "threads": solver.threads,
+        "seed": solver.seed,
+    }
     return PlanningInputs(
         scenario=doc.scenario,
         models=tuple(
@@ -488,7 +510,7 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float = 60.0) -> Plan
         power_cap_kw=a.power_cap_kw,
         budget_usd=a.budget_usd,
         objective=Objective(minimize=a.objective.minimize, weights=a.objective.weights or {}),
-        time_limit_s=time_limit_s,
+        **{k: v for k, v in settings.items() if v is not None},
         provenance=Provenance(
             description=doc.description,
             engine=a.engine,

@@ -422,7 +422,7 @@ def make_report(
     front = None
     if pareto_points > 0 and doc.has_solution:
         if inputs is None:
-            inputs = planning_inputs_of(doc, time_limit_s=time_limit_s or 60.0)
+            inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
         front = pareto_front(inputs, pareto_points, doc)
     report = build_report(
         doc,

@@ -51,7 +51,7 @@ def plan_source(
                 "was planned (give the scenario YAML to plan a what-if)"
             )
         doc = load_plan(path)
-        inputs = planning_inputs_of(doc, time_limit_s=time_limit_s or 60.0)
+        inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
         return PlanSource(doc, load_card(model_card), inputs, saved=True)
     from planner.pipeline import plan_file
 
