@@ -1,12 +1,11 @@
 """Budget and carbon forecast of a plan: per model and in total, per period, month and year.
 
 Accounting is the one of :mod:`planner.result` (so the forecast's horizon totals equal the
-plan's totals): a replica of candidate ``c`` serving ``x`` requests/s draws
-``idle_power_w_per_replica + energy_j_per_request · x`` watts at the GPUs; GPU energy over a
-period of ``h`` hours is that × h / 1000 kWh; facility energy = GPU energy × PUE; electricity
-cost = facility kWh × $/kWh; GPU-hour cost = replicas × $/hour per replica × hours; carbon
-(operational, scope 2 location-based) = facility kWh × grid gCO2e/kWh / 1000; the carbon price
-(when the scenario sets one) is a cost of its own.
+plan's totals): each allocation draws the GPU power the plan recorded for every period
+(``power_w_by_period``, W); GPU energy over a period of ``h`` hours is that × h / 1000 kWh;
+facility energy = GPU energy × PUE; electricity cost = facility kWh × $/kWh; GPU-hour cost =
+replicas × $/hour per replica × hours; carbon (operational, scope 2 location-based) = facility
+kWh × grid gCO2e/kWh / 1000; the carbon price (when the scenario sets one) is a cost of its own.
 
 The forecast is a pure function of the plan's JSON document
 (:class:`planner.documents.plan.PlanDocument`): each allocation's GPU power per period
