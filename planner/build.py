@@ -10,14 +10,16 @@ are not considered: more GPUs per replica only add idle power once the SLA is me
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from planner.capacity import CandidateSpec, evaluate_candidates
+from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
 from planner.inputs import (
     Candidate,
     GpuInfo,
     ModelDemand,
     Objective,
     PlanningInputs,
+    Provenance,
 )
 from planner.scenario.model import (
     PRICE_BASIS_COLUMN,
@@ -122,10 +124,30 @@ def demands(scenario: Scenario) -> tuple[list[ModelDemand], tuple[float, ...]]:
             min_replicas=e.min_replicas,
             input_tokens=e.load.input_tokens,
             output_tokens=e.load.output_tokens,
+            precision=e.precision or scenario.precision,
         )
         for e in scenario.models
     ]
     return models, tuple([hours] * count)
+
+
+def provenance(scenario: Scenario, card: dict[str, Any]) -> Provenance:
+    """Where the numbers come from: scenario facts and the model card's identity."""
+    versions = card.get("library_versions") or {}
+    training = card.get("training_data") or {}
+    return Provenance(
+        description=scenario.description,
+        engine=scenario.engine,
+        robust=scenario.robust,
+        pue_source=scenario.pue_source,
+        grid_region=scenario.region,
+        grid_year=scenario.grid_year,
+        grid_source=scenario.grid_source,
+        capacity_headroom=CAPACITY_HEADROOM,
+        predictors=card.get("name"),
+        predictors_version=versions.get("wattgpu") if isinstance(versions, dict) else None,
+        training_data_sha256=training.get("sha256") if isinstance(training, dict) else None,
+    )
 
 
 def planning_inputs(
@@ -159,4 +181,5 @@ def planning_inputs(
         objective=objective,
         gpu_info=_gpu_info(scenario, predictor),
         time_limit_s=time_limit_s or scenario.time_limit_s,
+        provenance=provenance(scenario, predictor.card),
     )

@@ -78,7 +78,7 @@ def _grid(specs: list[CandidateSpec]) -> pl.DataFrame:
 
 
 def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
-    """Per spec (in spec order): weight GB, usable GB, TTFT estimate (s), idle W per GPU."""
+    """Per spec (in spec order): weight GB, usable GB, TTFT estimate (s), idle W and TDP per GPU."""
     from predictors.features import join_specs
 
     frame = pl.DataFrame(
@@ -103,6 +103,7 @@ def _physics(specs: list[CandidateSpec], predictor: Predictor) -> pl.DataFrame:
         ).alias("usable_gb"),
         physics.prefill_time_s().alias("ttft_s"),
         pl.col("idle_power_w").alias("idle_w"),
+        pl.col("tdp_w").cast(pl.Float64).alias("tdp_w"),
     ).sort("_spec")
 
 
@@ -125,6 +126,8 @@ class _OperatingPoints:
     itl_s_lo: list[float]
     itl_s_hi: list[float]
     power_w_per_gpu: list[float]
+    power_w_per_gpu_lo: list[float]
+    power_w_per_gpu_hi: list[float]
     in_domain: list[bool]
 
 
@@ -162,6 +165,8 @@ def _operating_points(pred: pl.DataFrame, itl_sla_s: list[float], robust: bool) 
         itl_s_lo=at_op("itl_s_lo"),
         itl_s_hi=at_op("itl_s_hi"),
         power_w_per_gpu=at_op("power_w_per_gpu"),
+        power_w_per_gpu_lo=at_op("power_w_per_gpu_lo"),
+        power_w_per_gpu_hi=at_op("power_w_per_gpu_hi"),
         in_domain=at_op("in_domain"),
     )
 
@@ -220,7 +225,7 @@ def _one(
     robust: bool,
 ) -> Candidate:
     """The candidate of spec *i* from its operating point and its physics row."""
-    weights_gb, usable_gb, ttft_s, idle_power_w = phys
+    weights_gb, usable_gb, ttft_s, idle_power_w, tdp_w = phys
     if not points.any_ok[i]:
         first_error = points.first_error[i]
         if first_error.startswith("does not fit"):
@@ -271,4 +276,9 @@ def _one(
         in_domain=in_domain,
         itl_s_lo=float(points.itl_s_lo[i]),
         itl_s_hi=float(points.itl_s_hi[i]),
+        power_w_per_gpu_predicted=float(points.power_w_per_gpu[i]),
+        power_w_per_gpu_lo=float(points.power_w_per_gpu_lo[i]),
+        power_w_per_gpu_hi=float(points.power_w_per_gpu_hi[i]),
+        idle_power_w_per_gpu=idle_w,
+        tdp_w_per_gpu=None if tdp_w is None else float(tdp_w),
     )

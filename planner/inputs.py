@@ -58,6 +58,8 @@ class ModelDemand:
     """Mean prompt length (tokens); reported only."""
     output_tokens: float = 0.0
     """Mean completion length (tokens); reported only."""
+    precision: str | None = None
+    """Weight precision the candidates were predicted at (provenance; reported only)."""
 
     def __post_init__(self) -> None:
         where = f"model {self.name!r}"
@@ -101,6 +103,16 @@ class Candidate:
     in_domain: bool = True
     itl_s_lo: float | None = None
     itl_s_hi: float | None = None
+    power_w_per_gpu_predicted: float | None = None
+    """Point prediction of power per GPU at the operating batch, saturated replica (W)."""
+    power_w_per_gpu_lo: float | None = None
+    """Lower bound of the power predictor's interval at the operating batch (W, unclipped)."""
+    power_w_per_gpu_hi: float | None = None
+    """Upper bound of the power predictor's interval at the operating batch (W, unclipped)."""
+    idle_power_w_per_gpu: float | None = None
+    """Catalog idle power of one GPU (W)."""
+    tdp_w_per_gpu: float | None = None
+    """Catalog board power limit (TDP) of one GPU (W)."""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -176,6 +188,32 @@ class Objective:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """Where the inputs came from: reported with the plan, never used by the optimiser."""
+
+    description: str = ""
+    """The scenario's description."""
+    engine: str | None = None
+    """Serving engine the candidates were predicted for."""
+    robust: bool = False
+    """True when operating points were sized on the upper ITL bound."""
+    pue_source: str | None = None
+    """Where the PUE comes from (None: set in the scenario file)."""
+    grid_region: str | None = None
+    """Catalog grid region of the carbon factor (None: explicit figure)."""
+    grid_year: int | None = None
+    grid_source: str | None = None
+    capacity_headroom: float | None = None
+    """Fraction of the saturated request rate a replica is planned to carry."""
+    predictors: str | None = None
+    """Name of the predictors (model card ``name``)."""
+    predictors_version: str | None = None
+    """wattgpu version that trained the predictors (model card ``library_versions``)."""
+    training_data_sha256: str | None = None
+    """Hash of the predictors' training data (identifies the model card)."""
+
+
+@dataclass(frozen=True)
 class PlanningInputs:
     """Everything the optimiser needs; validated on construction."""
 
@@ -199,6 +237,7 @@ class PlanningInputs:
     threads: int = 1
     seed: int = 0
     relative_gap: float = 1e-4
+    provenance: Provenance = field(default_factory=Provenance)
 
     def __post_init__(self) -> None:
         if not self.period_hours:

@@ -37,6 +37,8 @@ def _random_grid(n: int, seed: int) -> tuple[pl.DataFrame, list[float]]:
             "itl_s_lo",
             "itl_s_hi",
             "power_w_per_gpu",
+            "power_w_per_gpu_lo",
+            "power_w_per_gpu_hi",
             "in_domain",
         )
     }
@@ -59,7 +61,10 @@ def _random_grid(n: int, seed: int) -> tuple[pl.DataFrame, list[float]]:
             cols["itl_s"].append(itl)
             cols["itl_s_lo"].append(None if itl is None else itl * 0.8)
             cols["itl_s_hi"].append(None if itl is None else itl * 1.3)
-            cols["power_w_per_gpu"].append(None if itl is None else rng.uniform(50, 700))
+            power = None if itl is None else rng.uniform(50, 700)
+            cols["power_w_per_gpu"].append(power)
+            cols["power_w_per_gpu_lo"].append(None if power is None else power * 0.9)
+            cols["power_w_per_gpu_hi"].append(None if power is None else power * 1.1)
             cols["in_domain"].append(rng.random() < 0.7)
     return pl.DataFrame(cols), slas
 
@@ -83,6 +88,8 @@ def _reference(rows: pl.DataFrame, sla: float, robust: bool) -> tuple[Any, ...]:
         op["itl_s_lo"],
         op["itl_s_hi"],
         op["power_w_per_gpu"],
+        op["power_w_per_gpu_lo"],
+        op["power_w_per_gpu_hi"],
         op["in_domain"],
         best,
     )
@@ -117,6 +124,8 @@ def test_operating_points_match_per_candidate_choice(robust: bool) -> None:
                 points.itl_s_lo[i],
                 points.itl_s_hi[i],
                 points.power_w_per_gpu[i],
+                points.power_w_per_gpu_lo[i],
+                points.power_w_per_gpu_hi[i],
                 points.in_domain[i],
                 points.best_itl_s[i],
             )

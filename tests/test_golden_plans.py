@@ -219,3 +219,24 @@ def test_diff_reports_relative_tolerance() -> None:
     assert out == []
     _diff("x", {"a": 1.0}, {"a": 1.001}, out)
     assert out == ["x.a: golden 1.0, plan 1.001"]
+
+
+@pytest.mark.parametrize("stem", SCENARIOS)
+def test_uncertainty_bands_are_physical(runs: dict[str, PlanRun], stem: str) -> None:
+    """Every example plan: each allocation's clipped power interval lies in [idle, TDP] around
+    the point prediction, and every band (per allocation, model and total) is ordered."""
+    from planner.analysis.uncertainty import bands
+
+    b = bands(runs[stem].plan, 0.9)
+    assert len(b.allocations) == len(runs[stem].plan.allocations)
+    for row in b.allocations:
+        p = row.power_w_per_gpu
+        assert row.idle_power_w_per_gpu <= p.low <= p.median <= p.high, row
+        assert row.tdp_w is not None and p.high <= max(row.tdp_w, p.median), row
+        assert row.energy_kwh.low <= row.energy_kwh.median <= row.energy_kwh.high, row
+    for fb in [b.total, *b.models.values()]:
+        for band in (fb.energy_kwh, fb.facility_energy_kwh, fb.cost_usd, fb.carbon_kg):
+            assert band.low <= band.median <= band.high
+    totals = runs[stem].plan.totals
+    assert totals is not None
+    assert b.total.energy_kwh.median == pytest.approx(totals.energy_kwh)

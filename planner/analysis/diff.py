@@ -15,7 +15,6 @@ from typing import Any
 
 from predictors.errors import WattgpuError
 
-REQUIRED_KEYS: tuple[str, ...] = ("scenario", "status", "allocations", "totals")
 TOTAL_KEYS: tuple[str, ...] = (
     "energy_kwh",
     "facility_energy_kwh",
@@ -30,27 +29,14 @@ RELATIVE_TOLERANCE = 1e-9
 
 
 def load_plan_json(path: str | Path) -> dict[str, Any]:
-    """Read a plan JSON file; WattgpuError naming the file and the fix when it is not one."""
+    """Read and validate a plan JSON file (:func:`planner.documents.plan.load_plan`); one
+    WattgpuError line naming the file, the field and the fix when it is not one."""
+    from planner.documents.plan import PLAN_FIX, load_plan
+
     p = Path(path)
     if not p.is_file():
-        raise WattgpuError(
-            f"{p}: no such file; give a plan written by `wattgpu plan --format json`"
-        )
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise WattgpuError(f"{p}: not valid JSON ({exc}); give a plan JSON file") from None
-    if not isinstance(data, dict):
-        raise WattgpuError(f"{p}: top level is not an object; give a plan JSON file")
-    missing = [k for k in REQUIRED_KEYS if k not in data]
-    if missing:
-        raise WattgpuError(
-            f"{p}: missing key(s) {', '.join(missing)}; give a plan written by "
-            "`wattgpu plan --format json`"
-        )
-    if not isinstance(data["allocations"], list):
-        raise WattgpuError(f"{p}: allocations is not a list; give a plan JSON file")
-    return data
+        raise WattgpuError(f"{p}: no such file; {PLAN_FIX}")
+    return load_plan(p).to_json_dict()
 
 
 @dataclass(frozen=True)
