@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from planner.capacity import CandidateSpec, evaluate_candidates
 from planner.inputs import (
     Candidate,
+    Exclusion,
     GpuInfo,
     ModelDemand,
     Objective,
@@ -53,12 +54,12 @@ def _spec(
 
 
 def _memory_fail(c: Candidate) -> bool:
-    return not c.feasible and c.reason.startswith("needs ")
+    return c.exclusion == Exclusion.MEMORY
 
 
 def _final(c: Candidate) -> bool:
     """Excluded for a reason no wider replica can change (scenario rule or missing price)."""
-    return not c.feasible and c.reason.startswith(("not in ", "in ", "no $/hour"))
+    return c.exclusion in (Exclusion.RULE, Exclusion.NO_PRICE)
 
 
 def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:

@@ -2,8 +2,9 @@
 
 Each command family lives in its own module and registers itself on :data:`app`:
 ``cli_catalog`` (catalog, with ``cli_hf_import`` for import-hf), ``cli_data`` (data summary),
-``cli_predictors`` (train, evaluate, predict), ``cli_validate`` (validate), ``cli_plan`` (plan,
-compare) and ``cli_report`` (report, pareto, diff).
+``cli_predictors`` (train, evaluate, predict), ``cli_scenarios`` (the bundled examples),
+``cli_validate`` (validate), ``cli_plan`` (plan, compare) and ``cli_report`` (report, pareto,
+diff).
 Errors the user can fix (:class:`predictors.errors.WattgpuError`) print one line per problem
 and exit 1; ``--debug`` anywhere on the command line shows the traceback instead.
 """
@@ -16,6 +17,7 @@ import typer
 
 from planner.cli import plan as cli_plan
 from planner.cli import report as cli_report
+from planner.cli import scenarios as cli_scenarios
 from planner.cli import validate as cli_validate
 from predictors import __version__
 from predictors.cli import catalog as cli_catalog
@@ -47,7 +49,15 @@ def _root(
     """wattgpu: energy-aware GPU planning for LLM inference."""
 
 
-for _module in (cli_catalog, cli_data, cli_predictors, cli_validate, cli_plan, cli_report):
+for _module in (
+    cli_catalog,
+    cli_data,
+    cli_predictors,
+    cli_scenarios,
+    cli_validate,
+    cli_plan,
+    cli_report,
+):
     _module.register(app)
 
 

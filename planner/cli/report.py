@@ -36,7 +36,10 @@ class DiffFormat(StrEnum):
     json = "json"
 
 
-FileArgument = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
+FileArgument = Annotated[
+    Path,
+    typer.Argument(help="Scenario YAML file, or a bundled example's name (`wattgpu scenarios`)."),
+]
 TimeLimitOption = Annotated[
     float | None,
     typer.Option(
@@ -69,14 +72,19 @@ def _write(text: str, output: Path | None) -> None:
 
 
 def _plan(
-    file: Path, set_: list[str] | None, overlay: list[Path] | None, time_limit: float | None
+    file: Path,
+    set_: list[str] | None,
+    overlay: list[Path] | None,
+    time_limit: float | None,
+    progress: Any,
 ) -> Any:
+    """The scenario's plan run; its predictor is bound to the scenario's (user) catalog."""
     from planner.pipeline import plan_file
-    from predictors.api import Predictor
 
-    predictor = Predictor.load()
-    run = plan_file(file, set_ or [], overlay or [], time_limit_s=time_limit, predictor=predictor)
-    return run, predictor
+    run = plan_file(
+        file, set_ or [], overlay or [], time_limit_s=time_limit, progress=progress.update
+    )
+    return run, run.predictor
 
 
 def report(
@@ -104,12 +112,17 @@ def report(
 ) -> None:
     """Estimated energy and emissions disclosure of the scenario's plan (md, html or json)."""
     from planner.report.build import make_report, render_markdown
+    from planner.scenario.bundled import find_scenario
+    from predictors.cli.progress import Progress
 
-    run, predictor = _plan(file, set_, overlay, time_limit)
-    csv = _accuracy_csv(accuracy)
-    data, _ = make_report(
-        run, predictor, pareto_points=pareto_points, scenario_file=str(file), accuracy_csv=csv
-    )
+    file = find_scenario(file)
+    with Progress("planning") as progress:
+        run, predictor = _plan(file, set_, overlay, time_limit, progress)
+        csv = _accuracy_csv(accuracy)
+        progress.update("writing the report (uncertainty bands, Pareto front)")
+        data, _ = make_report(
+            run, predictor, pareto_points=pareto_points, scenario_file=str(file), accuracy_csv=csv
+        )
     if not run.plan.has_solution:
         typer.echo(
             f"warning: plan is {run.plan.status.value}: "
@@ -143,14 +156,22 @@ def pareto(
 ) -> None:
     """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
     from planner.analysis.pareto import pareto_front
+    from planner.scenario.bundled import find_scenario
+    from predictors.cli.progress import Progress
 
-    run, _ = _plan(file, set_, overlay, time_limit)
-    if not run.plan.has_solution:
-        raise WattgpuError(
-            f"{file}: plan is {run.plan.status.value}: "
-            + "; ".join(run.plan.solve.messages or ("no solution",))
-        )
-    front = pareto_front(run.inputs, points, run.plan)
+    file = find_scenario(file)
+    with Progress("planning") as progress:
+        run, _ = _plan(file, set_, overlay, time_limit, progress)
+        if not run.plan.has_solution:
+            raise WattgpuError(
+                f"{file}: plan is {run.plan.status.value}: "
+                + "; ".join(run.plan.solve.messages or ("no solution",))
+            )
+
+        def on_point(done: int, total: int) -> None:
+            progress.update(f"Pareto front: solved {done} of {total} plans")
+
+        front = pareto_front(run.inputs, points, run.plan, on_point=on_point)
     data = front.to_json_dict()
     if chart is not None:
         from planner.report.charts import pareto_chart

@@ -21,13 +21,20 @@ OverlayOption = Annotated[
 
 
 def validate(
-    file: Annotated[Path, typer.Argument(help="Scenario YAML file.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Scenario YAML file, or a bundled example's name (`wattgpu scenarios`)."
+        ),
+    ],
     set_: SetOption = None,
     overlay: OverlayOption = None,
 ) -> None:
     """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
+    from planner.scenario.bundled import find_scenario
     from planner.scenario.load import load_scenario
 
+    file = find_scenario(file)
     scenario = load_scenario(file, overrides=set_ or [], overlays=overlay or [])
     n_models = len(scenario.models)
     n_gpus = len(scenario.gpu_offers)
