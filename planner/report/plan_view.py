@@ -94,19 +94,20 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
 )
 
 
-#: The columns of :data:`ALLOCATION_COLUMNS` in the compact (default) table, with their
-#: compact headings.
+_PEAK = "req/s peak"
+#: The columns of the compact (default) table (those of :data:`ALLOCATION_COLUMNS` and the peak
+#: load alone), with their compact headings.
 COMPACT_ALLOCATION_COLUMNS: tuple[tuple[str, str], ...] = (
     ("model entry", "model entry"),
     ("GPU", "GPU"),
     ("TP", "TP"),
     ("replicas", "repl."),
-    ("req/s peak/mean", "req/s"),
+    (_PEAK, "req/s"),
     ("ITL ms (SLA)", "ITL ms (SLA)"),
     ("energy kWh", "kWh"),
     ("cost $", "cost $"),
 )
-_COMPACT_ALLOCATION_NOTE = "req/s = peak/mean requests/s; kWh = GPU energy; --wide for every column"
+_COMPACT_ALLOCATION_NOTE = "req/s = peak requests/s; kWh = GPU energy; --wide for every column"
 
 
 def _compact(section: Section, keep: Sequence[tuple[str, str]], note: str = "") -> Section:
@@ -133,7 +134,7 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
     for m in inputs.models:
         mine = [a for a in plan.allocations if a.candidate.name == m.name]
         if not mine:
-            rows.append((m.name, "—", "", "0", "0", "no load", "", "", "", "", ""))
+            rows.append((m.name, "—", "", "0", "0", "no load", "", "", "", "", "", "0"))
             continue
         for k, a in enumerate(mine):
             c = a.candidate
@@ -153,6 +154,7 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
                     num(a.energy_kwh),
                     num(a.cost_usd),
                     num(a.carbon_kg),
+                    num(max(a.requests_per_s_by_period, default=0.0)),
                 )
             )
     footer: tuple[str, ...] | None = None
@@ -162,7 +164,7 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         replicas = sum(a.replicas for a in plan.allocations)
         gpus = sum(t.gpus.values())
         footer = ("total", "", "", str(replicas), str(gpus), "", "", "")
-        footer += (num(t.energy_kwh), num(t.cost_usd), num(t.carbon_kg))
+        footer += (num(t.energy_kwh), num(t.cost_usd), num(t.carbon_kg), "")
         notes.append(
             f"energy = GPU energy; facility energy {num(t.facility_energy_kwh, 'kWh')} (× PUE); "
             f"mean GPU power {num(t.mean_power_w, 'W')}; "
@@ -180,14 +182,14 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         )
     section = Section(
         "allocations",
-        ALLOCATION_COLUMNS,
+        (*ALLOCATION_COLUMNS, _PEAK),
         tuple(rows),
-        numeric=frozenset(range(2, 11)),
+        numeric=frozenset(range(2, 12)),
         notes=tuple(notes),
         footer=footer,
     )
     if wide:
-        return section
+        return _compact(section, [(c, c) for c in ALLOCATION_COLUMNS])
     return _compact(section, COMPACT_ALLOCATION_COLUMNS, _COMPACT_ALLOCATION_NOTE)
 
 

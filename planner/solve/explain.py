@@ -50,14 +50,13 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
     itl = [c for c in cands if c.exclusion == Exclusion.ITL_SLA]
     if itl:
         best = min(itl, key=lambda c: (c.itl_s_at_capacity, c.gpu, c.tp))
-        achieved = (
-            f"best ITL achievable {ms_text(best.itl_s_at_capacity)} ms ({best.gpu} TP{best.tp})"
-            if math.isfinite(best.itl_s_at_capacity)
-            else f"no ITL prediction meets it ({best.gpu} TP{best.tp})"
-        )
-        out.append(
-            f"misses the ITL SLA on {_gpu_list(itl)}: {achieved} > SLA {ms_text(m.itl_sla_s)} ms"
-        )
+        sla = f"SLA {ms_text(m.itl_sla_s)} ms"
+        if math.isfinite(best.itl_s_at_capacity):
+            achieved = ms_text(best.itl_s_at_capacity)
+            why = f"best ITL achievable {achieved} ms ({best.gpu} TP{best.tp}) > {sla}"
+        else:
+            why = f"no ITL prediction to compare with the {sla}"
+        out.append(f"misses the ITL SLA on {_gpu_list(itl)}: {why}")
     ttft = [c for c in cands if c.exclusion == Exclusion.TTFT_SLA and c.ttft_s is not None]
     if ttft and m.ttft_sla_s is not None:
         best = min(ttft, key=lambda c: (c.ttft_s or 0.0, c.gpu, c.tp))
