@@ -23,6 +23,7 @@ import yaml
 from typer.testing import CliRunner
 
 from planner.analysis.alternatives import alternatives
+from planner.analysis.diff import _fmt as diff_fmt
 from planner.analysis.pareto import pareto_front
 from planner.cli.app import app, main
 from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_text
@@ -367,6 +368,7 @@ def test_round_off_below_1e_9_prints_as_zero() -> None:
     for value in (1.1e-14, -3e-10, 9.99e-10, 0.0):
         assert num(value) == "0" and markdown.num(value) == "0"
     assert num(2e-9) != "0" and markdown.num(2e-9) != "0"
+    assert diff_fmt(1.1e-14) == "0" and diff_fmt([1.1e-14, 2.5]) == "[0, 2.5]"
 
 
 @pytest.fixture(scope="module")

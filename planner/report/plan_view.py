@@ -284,6 +284,13 @@ def alternatives_section(plan: Plan) -> Section:
     total = plan.solve.objective
     rows = []
     for name, options in alternatives(plan).items():
+        if not any(o.chosen for o in options):  # the plan mixes deployments: show the mix first
+            mine = [a for a in plan.allocations if a.candidate.name == name]
+            gpus = " + ".join(a.candidate.gpu for a in mine)
+            tps = " + ".join(str(a.candidate.tp) for a in mine)
+            replicas = " + ".join(str(a.replicas) for a in mine)
+            rows.append((name, gpus, tps, replicas, "", "0", pct(0.0), "planned"))
+            name = ""
         for k, o in enumerate(options):
             c = o.candidate
             share = None if not total else 100.0 * o.delta / abs(total)
