@@ -128,6 +128,9 @@ def test_scenarios_copy_makes_an_identical_file_and_never_overwrites(
     assert _main_exit(["scenarios", "--copy", "eu-power-cap-carbn"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "did you mean: eu-power-cap-carbon" in err[0]
+    assert _main_exit(["scenarios", "mine"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "wattgpu scenarios --copy NAME mine" in err[0]
 
 
 def test_find_scenario_forms(empty_cwd: Path) -> None:

@@ -5,8 +5,11 @@ Each command family lives in its own module and registers itself on :data:`app`:
 ``cli_predictors`` (train, evaluate, predict), ``cli_scenarios`` (the bundled examples),
 ``cli_validate`` (validate), ``cli_plan`` (plan, compare) and ``cli_report`` (report, pareto,
 diff).
-Errors the user can fix (:class:`predictors.errors.WattgpuError`) print one line per problem
-and exit 1; ``--debug`` anywhere on the command line shows the traceback instead.
+Exit codes (the README's rules): errors the user can fix
+(:class:`predictors.errors.WattgpuError`) print one line per problem and exit 1; a malformed
+command line (unknown option, missing argument, bad choice) is reported by typer with the usage
+and exits 2; a bug exits 2 with ``error: internal error …``. ``--debug`` anywhere on the command
+line shows the traceback instead.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ starts fast.
 
 Exit codes of both commands: 0 = a plan (optimal, or feasible within the time limit); 1 = bad
 input, or no plan exists (infeasible: the reasons are printed); 2 = the solver found no plan
-within the time limit or the plan failed its invariant checks (status ``error``).
+within the time limit or the plan failed its invariant checks (status ``error``), or a
+malformed command line (reported by typer).
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def plan(
 
     Exit code 0 when a plan was found (status optimal or feasible), 1 for bad input or when no
     plan exists (status infeasible; the reasons are printed), 2 when the solver found no valid
-    plan within the time limit (status error).
+    plan within the time limit (status error) or the command line is malformed.
     """
     from planner.paths import default_scenario
     from planner.pipeline import plan_file

@@ -59,11 +59,17 @@ def listing_lines(found: list[BundledScenario]) -> list[str]:
 def scenarios(
     copy: Annotated[
         str | None,
-        typer.Option("--copy", help="Copy this example (name from the list) to DIR to edit it."),
+        typer.Option(
+            "--copy",
+            metavar="NAME",
+            help="Copy this example (name from the list) to DIR to edit it.",
+        ),
     ] = None,
     directory: Annotated[
         Path | None,
-        typer.Argument(help="With --copy: the directory to copy into (default: current)."),
+        typer.Argument(
+            metavar="DIR", help="With --copy: the directory to copy into (default: current)."
+        ),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="With --copy: overwrite an existing file.")
@@ -82,7 +88,10 @@ def scenarios(
         typer.echo(f"copied {copy} to {target} — edit it, then: wattgpu plan {target}")
         return
     if directory is not None:
-        raise WattgpuError(f"{directory}: a directory is only used with --copy NAME")
+        raise WattgpuError(
+            f"{directory}: a directory is only used with --copy NAME — to copy an example: "
+            f"wattgpu scenarios --copy NAME {directory}; to plan one: wattgpu plan NAME"
+        )
     from planner.report.text import to_json
     from planner.scenario.bundled import bundled_scenarios
 

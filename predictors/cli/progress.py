@@ -45,21 +45,23 @@ class Progress:
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._live: Any = None
+        self._spinner: Any = None
         self._closed = False
 
     def _renderable(self) -> Any:
-        from rich.spinner import Spinner
-
         elapsed = time.perf_counter() - self._start
-        return Spinner("dots", text=f"{self.text} ({elapsed:.0f} s)")
+        self._spinner.update(text=f"{self.text} ({elapsed:.0f} s)")
+        return self._spinner
 
     def _show(self) -> None:
         from rich.console import Console
         from rich.live import Live
+        from rich.spinner import Spinner
 
         with self._lock:
             if self._closed:
                 return
+            self._spinner = Spinner("dots")
             self._live = Live(
                 console=Console(stderr=True),
                 get_renderable=self._renderable,
