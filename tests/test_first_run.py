@@ -9,6 +9,7 @@ directory; ``Predictor.load`` returns one cached instance so the tests pay only 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -349,6 +350,42 @@ def test_memory_reason_uses_the_largest_option_and_skips_gpus_that_fit() -> None
     )
     assert messages[1:] == [
         "m: misses the ITL SLA on fits: no ITL prediction to compare with the SLA 0.1 ms"
+    ]
+
+
+def test_each_exclusion_code_gives_its_own_reason() -> None:
+    def excluded(gpu: str, code: Exclusion, reason: str, **extra: Any) -> Candidate:
+        return dataclasses.replace(
+            _cand(gpu, 1, code, 0.0, 0.0),
+            reason=reason,
+            memory_needed_gb=None,
+            memory_usable_gb=None,
+            **extra,
+        )
+
+    cands = (
+        excluded("slow", Exclusion.TTFT_SLA, "TTFT 2,500 ms > SLA 500 ms", ttft_s=2.5),
+        excluded("slower", Exclusion.TTFT_SLA, "TTFT 3,000 ms > SLA 500 ms", ttft_s=3.0),
+        excluded("banned", Exclusion.RULE, "in m.forbidden_gpus"),
+        excluded("unpriced", Exclusion.NO_PRICE, "no $/hour"),
+        excluded("odd", Exclusion.PREDICTION, "unknown engine"),
+    )
+    demand = ModelDemand(
+        name="m", model="org/m", requests_per_s_by_period=(1.0,), itl_sla_s=0.05,
+        ttft_sla_s=0.5, min_replicas=0, input_tokens=512, output_tokens=256,
+    )  # fmt: skip
+    inputs = PlanningInputs(
+        scenario="t", models=(demand,), candidates=cands, period_hours=(1.0,),
+        inventory={c.gpu: None for c in cands},
+        pue=1.0, electricity_usd_per_kwh=0.1, grid_g_co2_per_kwh=100.0, carbon_usd_per_kg=None,
+        power_cap_kw=None, budget_usd=None,
+    )  # fmt: skip
+    assert no_candidate_messages(inputs) == [
+        "m: misses the TTFT SLA on slow, slower: best TTFT (prefill estimate) 2,500 ms (slow TP1) "
+        "> SLA 500 ms",
+        "m: excluded: banned in m.forbidden_gpus",
+        "m: no $/hour for unpriced: set gpus.<GPU>.usd_per_hour",
+        "m: cannot predict odd TP1: unknown engine",
     ]
 
 
