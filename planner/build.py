@@ -15,6 +15,7 @@ from typing import Any
 from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
 from planner.inputs import (
     Candidate,
+    Exclusion,
     GpuInfo,
     ModelDemand,
     Objective,
@@ -28,6 +29,7 @@ from planner.scenario.model import (
     periods,
     requests_per_s_by_period,
 )
+from predictors import validity
 from predictors.api import Predictor
 
 
@@ -62,19 +64,34 @@ def _spec(
 
 
 def _memory_fail(c: Candidate) -> bool:
-    return not c.feasible and c.reason.startswith("needs ")
+    return c.exclusion == Exclusion.MEMORY
 
 
 def _final(c: Candidate) -> bool:
     """Excluded for a reason no wider replica can change (scenario rule or missing price)."""
-    return not c.feasible and c.reason.startswith(("not in ", "in ", "no $/hour"))
+    return c.exclusion in (Exclusion.RULE, Exclusion.NO_PRICE)
+
+
+def _valid_degrees(degrees: Iterable[int], model: str, predictor: Predictor) -> list[int]:
+    """The offered TP degrees the model's attention heads allow (vLLM's rule), ascending.
+
+    A degree the heads do not allow is never a candidate (the serving engine would refuse it).
+    """
+    row = predictor.catalog.llm(model)
+    heads, kv_heads = row.get("num_attention_heads"), row.get("num_kv_heads")
+    if not heads or not kv_heads:
+        return sorted(degrees)
+    return sorted(t for t in degrees if validity.tp_fits_heads(t, int(heads), int(kv_heads)))
 
 
 def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     """Every candidate considered, in (model entry, GPU, TP) order."""
     pairs = [(e, g) for e in scenario.models for g in scenario.gpu_offers]
     chosen: dict[tuple[str, str], list[Candidate]] = {}
-    pending = {(e.name, g): sorted(scenario.gpu_offers[g].tp_degrees) for e, g in pairs}
+    pending = {
+        (e.name, g): _valid_degrees(scenario.gpu_offers[g].tp_degrees, e.model, predictor)
+        for e, g in pairs
+    }
     entries = {e.name: e for e in scenario.models}
     done: set[tuple[str, str]] = set()
     while True:

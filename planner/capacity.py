@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from planner.inputs import Candidate
+from planner.inputs import Candidate, Exclusion, ms_text
 from predictors import physics
 from predictors.api import Predictor
 
@@ -188,7 +188,10 @@ def evaluate_candidates(
             )
         ]
     done = iter(evaluated)
-    return [_infeasible(s, s.excluded_reason) if s.excluded_reason else next(done) for s in specs]
+    return [
+        _infeasible(s, s.excluded_reason, code=Exclusion.RULE) if s.excluded_reason else next(done)
+        for s in specs
+    ]
 
 
 def _identity(spec: CandidateSpec) -> dict[str, Any]:
@@ -202,11 +205,24 @@ def _identity(spec: CandidateSpec) -> dict[str, Any]:
     }
 
 
-def _infeasible(spec: CandidateSpec, reason: str, itl_s: float = math.inf) -> Candidate:
+def _infeasible(
+    spec: CandidateSpec,
+    reason: str,
+    itl_s: float = math.inf,
+    *,
+    code: Exclusion,
+    memory_needed_gb: float | None = None,
+    memory_usable_gb: float | None = None,
+    ttft_s: float | None = None,
+) -> Candidate:
     return Candidate(
         **_identity(spec),
         feasible=False,
         reason=reason,
+        exclusion=code,
+        memory_needed_gb=memory_needed_gb,
+        memory_usable_gb=memory_usable_gb,
+        ttft_s=ttft_s,
         batch_size=0,
         itl_s_at_capacity=itl_s,
         max_requests_per_s_per_replica=0.0,
@@ -234,26 +250,36 @@ def _one(
                 f"needs {weights_gb + physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp:.0f} GB"
                 f" for weights, has {usable_gb:.0f} GB usable on "
                 f"{spec.tp}× {spec.gpu}",
+                code=Exclusion.MEMORY,
+                memory_needed_gb=float(weights_gb),
+                memory_usable_gb=float(usable_gb),
             )
-        return _infeasible(spec, first_error)
+        return _infeasible(spec, first_error, code=Exclusion.PREDICTION)
     best_itl = points.best_itl_s[i]
     op = points.op[i]
     if op < 0:
         bound = " (upper 90 % bound)" if robust else ""
         return _infeasible(
             spec,
-            f"ITL {points.itl_s_at_first_ok[i] * 1000:.0f} ms{bound} > SLA "
-            f"{spec.itl_sla_s * 1000:.0f} ms at batch {BATCH_GRID[points.first_ok[i]]}",
+            f"ITL {ms_text(points.itl_s_at_first_ok[i])} ms{bound} > SLA "
+            f"{ms_text(spec.itl_sla_s)} ms at batch {BATCH_GRID[points.first_ok[i]]}",
             best_itl,
+            code=Exclusion.ITL_SLA,
         )
     ttft = float(ttft_s)
     if spec.ttft_sla_s is not None and ttft > spec.ttft_sla_s:
         return _infeasible(
-            spec, f"TTFT {ttft:.2f} s > SLA {spec.ttft_sla_s:.2f} s (prefill estimate)", best_itl
+            spec,
+            f"TTFT {ms_text(ttft)} ms > SLA {ms_text(spec.ttft_sla_s)} ms (prefill estimate)",
+            best_itl,
+            code=Exclusion.TTFT_SLA,
+            ttft_s=ttft,
         )
     if spec.usd_per_hour_per_gpu is None:
         return _infeasible(
-            spec, f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour"
+            spec,
+            f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour",
+            code=Exclusion.NO_PRICE,
         )
     b = float(BATCH_GRID[op])
     itl = float(points.itl_s[i])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Literal, get_args
 
 from predictors.errors import WattgpuError
@@ -77,6 +78,31 @@ class ModelDemand:
             raise _fail(where, f"min_replicas must be >= 0, got {self.min_replicas}")
 
 
+def ms_text(seconds: float) -> str:
+    """Milliseconds for reasons: whole from 10 ms on, three significant digits below (an SLA
+    of 0.1 ms prints as 0.1, never as 0)."""
+    ms = 1000.0 * seconds
+    return f"{ms:,.0f}" if abs(ms) >= 10 or not math.isfinite(ms) else f"{ms:.3g}"
+
+
+class Exclusion(StrEnum):
+    """Why a candidate is infeasible, as a code (:attr:`Candidate.reason` says it in words)."""
+
+    NONE = ""
+    MEMORY = "memory"
+    """The weights (plus the runtime reserve) do not fit in the replica's GPU memory."""
+    ITL_SLA = "itl_sla"
+    """No concurrency meets the ITL SLA (:attr:`Candidate.itl_s_at_capacity` is the best ITL)."""
+    TTFT_SLA = "ttft_sla"
+    """The prefill estimate misses the TTFT SLA (:attr:`Candidate.ttft_s`)."""
+    NO_PRICE = "no_price"
+    """The GPU has no $/hour in the scenario or the catalog."""
+    RULE = "rule"
+    """Excluded by the model entry's ``allowed_gpus`` / ``forbidden_gpus``."""
+    PREDICTION = "prediction"
+    """The predictors cannot predict this deployment (see the reason)."""
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One (model entry, GPU type, TP degree) deployment with its linear coefficients."""
@@ -113,6 +139,15 @@ class Candidate:
     """Catalog idle power of one GPU (W)."""
     tdp_w_per_gpu: float | None = None
     """Catalog board power limit (TDP) of one GPU (W)."""
+    exclusion: Exclusion = Exclusion.NONE
+    """Why an infeasible candidate is excluded (a code; NONE when feasible)."""
+    memory_needed_gb: float | None = None
+    """Memory exclusions: the weights of one replica (GB; the KV cache comes on top)."""
+    memory_usable_gb: float | None = None
+    """Memory exclusions: memory of one replica left for weights and KV cache after the
+    runtime reserve (GB)."""
+    ttft_s: float | None = None
+    """Prefill (TTFT) estimate (s), when computed."""
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -145,7 +145,9 @@ def test_plan_infeasible_exits_1_with_reasons() -> None:
     result = _invoke("plan", PAPER, "--set", "models[0].sla.itl_ms=1")
     assert result.exit_code == 1
     assert "infeasible" in result.stdout
-    assert "no GPU meets the SLA of 1.0 ms ITL" in result.stdout
+    flat = " ".join(result.stdout.split())
+    assert "chat-8b: misses the ITL SLA on L4, A30, H100-SXM5-80GB: best ITL achievable" in flat
+    assert "> SLA 1 ms" in flat
 
 
 def test_plan_without_file_uses_default_scenario(tmp_path: Path) -> None:

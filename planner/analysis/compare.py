@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from planner.report.text import Section, num
 
 if TYPE_CHECKING:
-    from planner.inputs import Candidate, PlanningInputs
+    from planner.inputs import Candidate, ModelDemand, PlanningInputs
     from planner.result import Plan
     from predictors.api import Predictor
     from predictors.catalog import Catalog
@@ -178,19 +178,21 @@ def _gpu_prices(request: CompareRequest, catalog: Catalog) -> dict[str, float | 
     return {g: (None if catalog.gpu(g).get("usd_per_hour") is not None else 0.0) for g in ids}
 
 
-def _why_not(cands: list[Candidate]) -> str:
+def _why_not(demand: ModelDemand, cands: list[Candidate]) -> str:
+    """Why no TP degree of this GPU type serves the model: memory and SLA as separate reasons
+    (:func:`planner.solve.explain.unserved_reasons`)."""
+    from planner.solve.explain import unserved_reasons
+
     if not cands:
         return "no candidate (check --gpus)"
-    finite = [c for c in cands if c.itl_s_at_capacity != float("inf")]
-    best = min(finite, key=lambda c: c.itl_s_at_capacity) if finite else cands[-1]
-    return f"TP{best.tp}: {best.reason}"
+    return "; ".join(unserved_reasons(demand, cands))
 
 
 def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: float) -> CompareRow:
     t = plan.totals
     if not plan.has_solution or t is None:
         reason = (
-            _why_not(cands)
+            _why_not(plan.inputs.models[0], cands)
             if not any(c.feasible for c in cands)
             else "; ".join(plan.solve.messages) or plan.status.value
         )

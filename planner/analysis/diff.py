@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planner.report.text import ZERO_BELOW
 from predictors.errors import WattgpuError
 
 TOTAL_KEYS: tuple[str, ...] = (
@@ -138,15 +139,20 @@ class PlanDiff:
         return out
 
 
+def _zeroed(v: float) -> float:
+    return 0.0 if abs(v) < ZERO_BELOW else v
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def _fmt(v: Any) -> str:
+    """A value for people; floats below :data:`~planner.report.text.ZERO_BELOW` print as 0."""
     if _is_number(v):
-        return f"{v:,.6g}" if isinstance(v, float) else f"{v:,}"
+        return f"{_zeroed(v):,.6g}" if isinstance(v, float) else f"{v:,}"
     if isinstance(v, list) and all(_is_number(x) for x in v):
-        return "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+        return "[" + ", ".join(f"{_zeroed(x):.6g}" for x in v) + "]"
     return json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
 
 

@@ -14,6 +14,7 @@ the front cost rises and facility energy falls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -168,16 +169,25 @@ def nondominated(points: list[ParetoPoint]) -> list[ParetoPoint]:
 
 
 def pareto_front(
-    inputs: PlanningInputs, points: int = 7, chosen: Plan | PlanDocument | None = None
+    inputs: PlanningInputs,
+    points: int = 7,
+    chosen: Plan | PlanDocument | None = None,
+    *,
+    on_point: Callable[[int, int], None] | None = None,
 ) -> ParetoFront:
     """Solve the ε-constraint front of *inputs* with *points* cost caps between the ends.
 
     *chosen*: the scenario's own plan (with baselines) to mark; its baselines are marked too.
+    *on_point*: called with (plans solved, plans to solve) after each solve (progress display).
     """
     points = max(2, points)
+    total = points + 2
+    report = on_point or (lambda done, of: None)
     messages: list[str] = []
     lo_plan = solve(replace(inputs, objective=Objective(minimize="cost")), baselines=False)
+    report(1, total)
     hi_plan = solve(replace(inputs, objective=Objective(minimize="energy")), baselines=False)
+    report(2, total)
     ends = [_point("min cost", None, lo_plan), _point("min energy", None, hi_plan)]
     found = [p for p in ends if p is not None]
     if len(found) < 2:
@@ -193,6 +203,7 @@ def pareto_front(
             if inputs.budget_usd is not None:
                 cap = min(cap, inputs.budget_usd)
             plan = solve(replace(energy_inputs, budget_usd=cap), baselines=False)
+            report(k + 3, total)
             p = _point(f"ε{k + 1}", eps, plan)
             if p is None:
                 messages.append(

@@ -40,8 +40,9 @@ class DiffFormat(StrEnum):
 ReportFileArgument = Annotated[
     Path,
     typer.Argument(
-        help="Scenario YAML file (planned first) or a saved plan JSON "
-        "(`wattgpu plan --format json`; reported as saved, no predictor loaded)."
+        help="Scenario YAML file (planned first), a bundled example's name (`wattgpu scenarios`) "
+        "or a saved plan JSON (`wattgpu plan --format json`; reported as saved, no predictor "
+        "loaded)."
     ),
 ]
 TimeLimitOption = Annotated[
@@ -110,19 +111,29 @@ def report(
     from planner.report.build import make_report
     from planner.report.render import render_report
     from planner.report.source import plan_source
+    from planner.scenario.bundled import find_scenario
+    from predictors.cli.progress import Progress
 
-    src = plan_source(
-        file, set_ or [], overlay or [], model_card=model_card, time_limit_s=time_limit
-    )
-    csv = _accuracy_csv(accuracy)
-    data, _ = make_report(
-        src.plan,
-        src.card,
-        pareto_points=pareto_points,
-        inputs=src.inputs,
-        scenario_file=str(file),
-        accuracy_csv=csv,
-    )
+    file = find_scenario(file)
+    with Progress("planning") as progress:
+        src = plan_source(
+            file,
+            set_ or [],
+            overlay or [],
+            model_card=model_card,
+            time_limit_s=time_limit,
+            progress=progress.update,
+        )
+        csv = _accuracy_csv(accuracy)
+        progress.update("writing the report (uncertainty bands, Pareto front)")
+        data, _ = make_report(
+            src.plan,
+            src.card,
+            pareto_points=pareto_points,
+            inputs=src.inputs,
+            scenario_file=str(file),
+            accuracy_csv=csv,
+        )
     if not src.plan.has_solution:
         typer.echo(
             f"warning: plan is {src.plan.status}: "
@@ -148,14 +159,24 @@ def pareto(
     """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
     from planner.analysis.pareto import pareto_front
     from planner.report.source import plan_source
+    from planner.scenario.bundled import find_scenario
+    from predictors.cli.progress import Progress
 
-    src = plan_source(file, set_ or [], overlay or [], time_limit_s=time_limit)
-    if not src.plan.has_solution:
-        raise WattgpuError(
-            f"{file}: plan is {src.plan.status}: "
-            + "; ".join(src.plan.solve.messages or ("no solution",))
+    file = find_scenario(file)
+    with Progress("planning") as progress:
+        src = plan_source(
+            file, set_ or [], overlay or [], time_limit_s=time_limit, progress=progress.update
         )
-    front = pareto_front(src.inputs, points, src.plan)
+        if not src.plan.has_solution:
+            raise WattgpuError(
+                f"{file}: plan is {src.plan.status}: "
+                + "; ".join(src.plan.solve.messages or ("no solution",))
+            )
+
+        def on_point(done: int, total: int) -> None:
+            progress.update(f"Pareto front: solved {done} of {total} plans")
+
+        front = pareto_front(src.inputs, points, src.plan, on_point=on_point)
     data = front.to_json_dict()
     if chart is not None:
         from planner.report.charts import pareto_chart

@@ -19,6 +19,7 @@ from pydantic import model_serializer
 from planner.documents.base import Document, load_document
 from planner.inputs import (
     Candidate,
+    Exclusion,
     ModelDemand,
     Objective,
     ObjectiveKind,
@@ -170,6 +171,15 @@ class CandidateDocument(Document):
     """Catalog idle power of one GPU (W)."""
     tdp_w_per_gpu: float | None = None
     """Catalog board power limit (TDP) of one GPU (W)."""
+    exclusion: Exclusion = Exclusion.NONE
+    """Why an infeasible candidate is excluded, as a code: memory, itl_sla, ttft_sla, no_price,
+    rule or prediction ('' when feasible); ``reason`` says it in words."""
+    memory_needed_gb: float | None = None
+    """Memory exclusions: the weights of one replica (GB; the KV cache comes on top)."""
+    memory_usable_gb: float | None = None
+    """Memory exclusions: memory of one replica left for weights and KV cache (GB)."""
+    ttft_s: float | None = None
+    """Prefill (TTFT) estimate (s), when computed."""
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from planner.report.text import ZERO_BELOW
+
 NOT_EVALUATED = "not evaluated"
 
 
@@ -20,13 +22,14 @@ NOT_EVALUATED = "not evaluated"
 
 
 def num(value: Any, digits: int = 3) -> str:
-    """A number for people: thousands separators, *digits* significant digits, '—' for None."""
+    """A number for people: thousands separators, *digits* significant digits, '—' for None,
+    0 for magnitudes below :data:`~planner.report.text.ZERO_BELOW` (solver round-off)."""
     if value is None:
         return "—"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
     v = float(value)
-    if v == 0:
+    if abs(v) < ZERO_BELOW:
         return "0"
     if abs(v) >= 10**digits:
         return f"{v:,.0f}"

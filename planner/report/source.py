@@ -9,7 +9,7 @@ or the inputs rebuilt from the saved plan's candidates).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +42,7 @@ def plan_source(
     *,
     model_card: Path | None = None,
     time_limit_s: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> PlanSource:
     """Load the saved plan at *path*, or plan the scenario at *path* (with what-if options)."""
     if is_plan_json(path):
@@ -55,6 +56,6 @@ def plan_source(
         return PlanSource(doc, load_card(model_card), inputs, saved=True)
     from planner.pipeline import plan_file
 
-    run = plan_file(path, overrides, overlays, time_limit_s=time_limit_s)
+    run = plan_file(path, overrides, overlays, time_limit_s=time_limit_s, progress=progress)
     card = load_card(model_card) if model_card is not None else card_of(run.predictor_card)
     return PlanSource(run.plan.to_document(), card, run.inputs, saved=False)

@@ -46,7 +46,9 @@ def load_scenario(
     ``gpus.H100-SXM5-80GB.available=0``; the value is read as a YAML scalar or flow collection).
     *overlays* are YAML files deep-merged over the scenario in order (mappings merge key by key,
     ``models`` entries merge by ``name`` and new names are appended, other lists are replaced).
-    *catalog* defaults to ``load_catalog()`` with the scenario's ``user_catalog`` directory.
+    *catalog* defaults to ``load_catalog()``; a scenario that names a ``user_catalog`` directory
+    is always resolved against the bundled catalogs plus that overlay (see
+    :func:`user_catalog_path`).
     """
     path = Path(path)
     data = _read_yaml(path)
@@ -75,7 +77,7 @@ def scenario_from_dict(
         raise as_error(source, problems)
     # Top-level keys starting with "x-" are free-form extensions (e.g. YAML anchors to share).
     data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
-    if catalog is None:
+    if catalog is None or isinstance(data.get("user_catalog"), str):
         catalog = _default_catalog(data, base_dir or Path.cwd(), problems)
     data, catalog_problems = canonicalize(data, catalog)
     problems += catalog_problems + duplicate_names(data)
@@ -195,11 +197,16 @@ def _merge_models(base: list[Any], overlay: list[Any]) -> list[Any]:
 # --- catalog names ------------------------------------------------------------------------------
 
 
+def user_catalog_path(user_catalog: str, base_dir: Path) -> Path:
+    """The directory a scenario's ``user_catalog`` names (relative to the scenario's directory)."""
+    return base_dir / Path(user_catalog).expanduser()
+
+
 def _default_catalog(data: dict[str, Any], base_dir: Path, problems: list[Problem]) -> Catalog:
     from predictors.catalog import load_catalog
 
     user = data.get("user_catalog")
-    explicit = (base_dir / user) if isinstance(user, str) else None
+    explicit = user_catalog_path(user, base_dir) if isinstance(user, str) else None
     if explicit is not None and not explicit.is_dir():
         problems.append(("user_catalog", f"directory {explicit} not found — fix the path"))
         explicit = None

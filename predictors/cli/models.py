@@ -92,13 +92,22 @@ def evaluate(
     from predictors import __version__
     from predictors.accuracy import breakdown, run, summarise
     from predictors.accuracy_report import render
+    from predictors.cli.progress import Progress
     from predictors.evaluate import TARGETS, target_rows
     from predictors.train import prepare
 
     (ms, catalog), directory = _load_table(data)
     frame = prepare(ms.table, catalog)
     start = time.perf_counter()
-    long = run(frame, progress=lambda s: typer.echo(f"  evaluating {s}", err=True))
+    with Progress("evaluating") as progress:
+
+        def step(what: str) -> None:
+            if progress.enabled:
+                progress.update(f"evaluating {what}")
+            else:
+                typer.echo(f"  evaluating {what}", err=True)
+
+        long = run(frame, progress=step)
     summary = summarise(long)
     seconds = time.perf_counter() - start
     meta = {
