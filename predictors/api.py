@@ -98,7 +98,7 @@ def _resolve_names(
             errors[name] = ""
         except UnknownIdError as exc:
             ids[name] = None
-            errors[name] = f"{column}: {str(exc).split('; fix:')[0]}"
+            errors[name] = f"{column}: {exc.problem}{exc.hint}"
     return ids, errors
 
 

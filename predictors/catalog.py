@@ -68,8 +68,9 @@ class _Index:
             ids = self.suggest(name)
             hint = f" (did you mean: {', '.join(ids)}?)" if ids else did_you_mean(name, self.names)
             raise UnknownIdError(
-                f"unknown {self.kind} '{name}'{hint}; "
-                f"fix: use an id or alias from `wattgpu catalog {self.kind}s`"
+                f"unknown {self.kind} '{name}'",
+                hint=hint,
+                fix=f"use an id or alias from `wattgpu catalog {self.kind}s`",
             )
         return found
 
@@ -158,8 +159,9 @@ class Catalog:
             if normalize_name(s) == key:
                 return float(value)
         raise UnknownIdError(
-            f"unknown PUE scope '{scope}'{did_you_mean(scope, scopes)}; "
-            f"fix: use one of the scopes in pue.csv"
+            f"unknown PUE scope '{scope}'",
+            hint=did_you_mean(scope, scopes),
+            fix="use one of the scopes in pue.csv",
         )
 
 

@@ -134,11 +134,12 @@ def resolve_checkpoint(catalog: Any, name: str) -> Checkpoint:
     try:
         catalog.resolve_llm(base)
     except UnknownIdError as exc:
-        hint = str(exc).split(f"'{base}'", 1)[1].split("; fix:")[0]
         raise UnknownIdError(
             f"unknown llm '{name}': a {scheme} quantised checkpoint of '{base}', which is not in "
-            f"the catalog{hint}; fix: add the base model (`wattgpu catalog import-hf`) or use a "
-            "catalog id with --precision"
+            "the catalog",
+            hint=exc.hint,
+            fix="add the base model (`wattgpu catalog import-hf`) or use a catalog id with "
+            "--precision",
         ) from None
     raise UnknownIdError(f"unknown llm '{name}'")  # pragma: no cover - base resolved above
 

@@ -169,8 +169,9 @@ def show(
         for frame, col in ((cat.gpus, "id"), (cat.llms, "id"), (cat.regions, "region_id")):
             choices += frame[col].to_list() + frame["aliases"].explode().drop_nulls().to_list()
         raise UnknownIdError(
-            f"unknown GPU, LLM or region '{name}'{did_you_mean(name, choices)}; "
-            "fix: see `wattgpu catalog gpus`, `llms` or `regions` for ids"
+            f"unknown GPU, LLM or region '{name}'",
+            hint=did_you_mean(name, choices),
+            fix="see `wattgpu catalog gpus`, `llms` or `regions` for ids",
         )
     if fmt is not OutputFormat.table:
         payload = [
