@@ -6,7 +6,8 @@ The public Python API, imported lazily so that ``import planner`` stays cheap::
 
 Stages, in the order data flows: :mod:`planner.scenario` (YAML -> ``Scenario``),
 :mod:`planner.build` and :mod:`planner.capacity` (-> ``PlanningInputs``), :mod:`planner.solve`
-(-> ``Plan``, :mod:`planner.result`), then :mod:`planner.analysis` and :mod:`planner.report`.
+(-> ``Plan``, :mod:`planner.result`; its typed JSON document in :mod:`planner.documents`), then
+:mod:`planner.analysis` and :mod:`planner.report`, pure functions of that document.
 """
 
 from __future__ import annotations

@@ -10,16 +10,26 @@ are not considered: more GPUs per replica only add idle power once the SLA is me
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from planner.capacity import CandidateSpec, evaluate_candidates
+from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
 from planner.inputs import (
     Candidate,
+    Exclusion,
     GpuInfo,
     ModelDemand,
     Objective,
     PlanningInputs,
+    Provenance,
 )
-from planner.scenario.model import ModelEntry, Scenario, periods, requests_per_s_by_period
+from planner.scenario.model import (
+    PRICE_BASIS_COLUMN,
+    ModelEntry,
+    Scenario,
+    periods,
+    requests_per_s_by_period,
+)
+from predictors import validity
 from predictors.api import Predictor
 
 
@@ -29,7 +39,8 @@ def _spec(
     offer = scenario.gpu_offers[gpu]
     price = offer.usd_per_hour
     if price is None:
-        catalog_price = predictor.catalog.gpu(gpu).get("usd_per_hour")
+        column = PRICE_BASIS_COLUMN[scenario.price_basis]
+        catalog_price = predictor.catalog.gpu(gpu).get(column)
         price = float(catalog_price) if catalog_price is not None else None
     excluded = ""
     if entry.allowed_gpus is not None and gpu not in entry.allowed_gpus:
@@ -54,12 +65,24 @@ def _spec(
 
 
 def _memory_fail(c: Candidate) -> bool:
-    return not c.feasible and c.reason.startswith("needs ")
+    return c.exclusion == Exclusion.MEMORY
 
 
 def _final(c: Candidate) -> bool:
     """Excluded for a reason no wider replica can change (scenario rule or missing price)."""
-    return not c.feasible and c.reason.startswith(("not in ", "in ", "no $/hour"))
+    return c.exclusion in (Exclusion.RULE, Exclusion.NO_PRICE)
+
+
+def _valid_degrees(degrees: Iterable[int], model: str, predictor: Predictor) -> list[int]:
+    """The offered TP degrees the model's attention heads allow (vLLM's rule), ascending.
+
+    A degree the heads do not allow is never a candidate (the serving engine would refuse it).
+    """
+    row = predictor.catalog.llm(model)
+    heads, kv_heads = row.get("num_attention_heads"), row.get("num_kv_heads")
+    if not heads or not kv_heads:
+        return sorted(degrees)
+    return sorted(t for t in degrees if validity.tp_fits_heads(t, int(heads), int(kv_heads)))
 
 
 #: Scenarios with at most this many (entry, GPU, TP) specs in all are evaluated in one call
@@ -85,7 +108,10 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     """Every candidate considered, in (model entry, GPU, TP) order."""
     pairs = [(e, g) for e in scenario.models for g in scenario.gpu_offers]
     chosen: dict[tuple[str, str], list[Candidate]] = {}
-    pending = {(e.name, g): sorted(scenario.gpu_offers[g].tp_degrees) for e, g in pairs}
+    pending = {
+        (e.name, g): _valid_degrees(scenario.gpu_offers[g].tp_degrees, e.model, predictor)
+        for e, g in pairs
+    }
     entries = {e.name: e for e in scenario.models}
     if sum(len(d) for d in pending.values()) <= ONE_CALL_MAX_SPECS:
         specs = [
@@ -125,7 +151,9 @@ def _gpu_info(scenario: Scenario, predictor: Predictor) -> dict[str, GpuInfo]:
     info = {}
     for gpu, offer in scenario.gpu_offers.items():
         row = predictor.catalog.gpu(gpu)
-        price = offer.usd_per_hour if offer.usd_per_hour is not None else row.get("usd_per_hour")
+        price = offer.usd_per_hour
+        if price is None:
+            price = row.get(PRICE_BASIS_COLUMN[scenario.price_basis])
         info[gpu] = GpuInfo(
             gpu=gpu,
             tflops_per_w=float(row["fp16_tflops_dense"]) / float(row["tdp_w"]),
@@ -147,10 +175,30 @@ def demands(scenario: Scenario) -> tuple[list[ModelDemand], tuple[float, ...]]:
             min_replicas=e.min_replicas,
             input_tokens=e.load.input_tokens,
             output_tokens=e.load.output_tokens,
+            precision=e.precision or scenario.precision,
         )
         for e in scenario.models
     ]
     return models, tuple([hours] * count)
+
+
+def provenance(scenario: Scenario, card: dict[str, Any]) -> Provenance:
+    """Where the numbers come from: scenario facts and the model card's identity."""
+    versions = card.get("library_versions") or {}
+    training = card.get("training_data") or {}
+    return Provenance(
+        description=scenario.description,
+        engine=scenario.engine,
+        robust=scenario.robust,
+        pue_source=scenario.pue_source,
+        grid_region=scenario.region,
+        grid_year=scenario.grid_year,
+        grid_source=scenario.grid_source,
+        capacity_headroom=CAPACITY_HEADROOM,
+        predictors=card.get("name"),
+        predictors_version=versions.get("wattgpu") if isinstance(versions, dict) else None,
+        training_data_sha256=training.get("sha256") if isinstance(training, dict) else None,
+    )
 
 
 def planning_inputs(
@@ -184,4 +232,5 @@ def planning_inputs(
         objective=objective,
         gpu_info=_gpu_info(scenario, predictor),
         time_limit_s=time_limit_s or scenario.time_limit_s,
+        provenance=provenance(scenario, predictor.card),
     )

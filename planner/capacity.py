@@ -25,10 +25,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from planner.inputs import Candidate
+from planner.inputs import Candidate, Exclusion, ms_text
 from predictors import physics
 from predictors.api import Predictor
-from predictors.serving import CURVE_B, FloatArray, capacity, itl_at_percentile_s, step_time_s
+from predictors.serving import (
+    CURVE_B,
+    FloatArray,
+    _interp_rows,
+    capacity,
+    itl_at_percentile_s,
+    step_time_s,
+)
 from predictors.serving_grid import ServingTable, serving_table
 
 #: Fraction of the capacity a replica is planned to carry. 1: the serving model's queueing
@@ -85,6 +92,8 @@ class _Point:
     itl_hi: float
     itl_light: float
     ttft_light: float
+    power_at_b: tuple[float, float, float]
+    """Power per GPU on the batch curves (point, lower, upper) at the capacity's concurrency."""
 
 
 def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[_Point]:
@@ -109,6 +118,11 @@ def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[_Point]
         hi = step_time_s(_take(table.curves_hi, idx), at)[:, 0]
         itl_light = itl_at_percentile_s(sub, light, pct)[:, 0]
         ttft_light = sub.ttft_base_s + step_time_s(sub, light)[:, 0]
+        at_b = np.maximum(at, 1.0)
+        p_mid, p_lo, p_hi = (
+            _interp_rows(sub.batch, _take(curves, idx).power_w, at_b)[:, 0]
+            for curves in (table.curves, table.curves_lo, table.curves_hi)
+        )
         for j, i in enumerate(idx):
             out[int(i)] = _Point(
                 float(cap.max_requests_per_s[j]),
@@ -122,6 +136,7 @@ def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[_Point]
                 float(hi[j]),
                 float(itl_light[j]),
                 float(ttft_light[j]),
+                (float(p_mid[j]), float(p_lo[j]), float(p_hi[j])),
             )
     return [o for o in out if o is not None]
 
@@ -153,7 +168,10 @@ def evaluate_candidates(
             for i, (spec, point) in enumerate(zip(live, caps, strict=True))
         ]
     done = iter(evaluated)
-    return [_infeasible(s, s.excluded_reason) if s.excluded_reason else next(done) for s in specs]
+    return [
+        _infeasible(s, s.excluded_reason, code=Exclusion.RULE) if s.excluded_reason else next(done)
+        for s in specs
+    ]
 
 
 def _identity(spec: CandidateSpec) -> dict[str, Any]:
@@ -167,11 +185,24 @@ def _identity(spec: CandidateSpec) -> dict[str, Any]:
     }
 
 
-def _infeasible(spec: CandidateSpec, reason: str, itl_s: float = math.inf) -> Candidate:
+def _infeasible(
+    spec: CandidateSpec,
+    reason: str,
+    itl_s: float = math.inf,
+    *,
+    code: Exclusion,
+    memory_needed_gb: float | None = None,
+    memory_usable_gb: float | None = None,
+    ttft_s: float | None = None,
+) -> Candidate:
     return Candidate(
         **_identity(spec),
         feasible=False,
         reason=reason,
+        exclusion=code,
+        memory_needed_gb=memory_needed_gb,
+        memory_usable_gb=memory_usable_gb,
+        ttft_s=ttft_s,
         batch_size=0,
         itl_s_at_capacity=itl_s,
         max_requests_per_s_per_replica=0.0,
@@ -189,18 +220,26 @@ def _one(
     error = table.error[i]
     if error.startswith("does not fit") or (error == "" and table.curves.max_batch[i] < 1):
         usable = table.kv_budget_gb[i] + table.weights_gb[i]
+        reserve = physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp
+        memory = {
+            "code": Exclusion.MEMORY,
+            "memory_needed_gb": float(table.weights_gb[i]),
+            "memory_usable_gb": float(usable),
+        }
         if table.weights_gb[i] > usable or error:
             return _infeasible(
                 spec,
-                f"needs {table.weights_gb[i] + physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp:.0f}"
-                f" GB for weights, has {usable + physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp:.0f}"
-                f" GB usable on {spec.tp}× {spec.gpu}",
+                f"needs {table.weights_gb[i] + reserve:.0f} GB for weights, has "
+                f"{usable + reserve:.0f} GB usable on {spec.tp}× {spec.gpu}",
+                **memory,  # type: ignore[arg-type]
             )
         return _infeasible(
-            spec, f"needs {table.weights_gb[i]:.0f} GB for weights: no room for one sequence's KV"
+            spec,
+            f"needs {table.weights_gb[i]:.0f} GB for weights: no room for one sequence's KV",
+            **memory,  # type: ignore[arg-type]
         )
     if error:
-        return _infeasible(spec, error)
+        return _infeasible(spec, error, code=Exclusion.PREDICTION)
     itl_light, ttft_light = point.itl_light, point.ttft_light
     if point.rate <= 0.0:
         bound = " (upper 90 % bound)" if robust else ""
@@ -208,18 +247,24 @@ def _one(
         if point.limit == "ttft" and spec.ttft_sla_s is not None:
             return _infeasible(
                 spec,
-                f"TTFT {ttft_light:.2f} s > SLA {spec.ttft_sla_s:.2f} s even at the lightest load",
+                f"TTFT {ms_text(ttft_light)} ms > SLA {ms_text(spec.ttft_sla_s)} ms even at the "
+                "lightest load",
                 itl_light,
+                code=Exclusion.TTFT_SLA,
+                ttft_s=ttft_light,
             )
         return _infeasible(
             spec,
-            f"ITL{pct} {itl_light * 1000:.0f} ms{bound} > SLA {spec.itl_sla_s * 1000:.0f} ms "
+            f"ITL{pct} {ms_text(itl_light)} ms{bound} > SLA {ms_text(spec.itl_sla_s)} ms "
             "even at the lightest load",
             itl_light,
+            code=Exclusion.ITL_SLA,
         )
     if spec.usd_per_hour_per_gpu is None:
         return _infeasible(
-            spec, f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour"
+            spec,
+            f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour",
+            code=Exclusion.NO_PRICE,
         )
     b_star, itl_cap, lo, hi = point.b_star, point.itl_cap, point.itl_lo, point.itl_hi
     power = point.power_w_per_gpu * spec.tp
@@ -243,6 +288,12 @@ def _one(
         in_domain=in_domain,
         itl_s_lo=min(lo, itl_cap),
         itl_s_hi=max(hi, itl_cap),
+        power_w_per_gpu_predicted=point.power_at_b[0],
+        power_w_per_gpu_lo=point.power_at_b[1],
+        power_w_per_gpu_hi=point.power_at_b[2],
+        idle_power_w_per_gpu=float(table.curves.idle_w[i]),
+        tdp_w_per_gpu=float(table.tdp_w[i]) if math.isfinite(table.tdp_w[i]) else None,
+        ttft_s=point.ttft_light,
         load_curve_requests_per_s=xs,
         power_curve_w_per_replica=ps,
         itl_curve_s=itls,

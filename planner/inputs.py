@@ -18,12 +18,16 @@ import math
 import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from enum import StrEnum
+from typing import Literal, get_args
 
 from predictors.errors import WattgpuError
 
 ObjectiveKind = Literal["energy", "cost", "carbon", "weighted"]
-OBJECTIVE_KINDS: tuple[str, ...] = ("energy", "cost", "carbon", "weighted")
+#: What a plan may minimise (the scenario schema and the optimiser share this list).
+OBJECTIVE_KINDS: tuple[str, ...] = get_args(ObjectiveKind)
+#: The objective when a scenario or a caller does not say.
+DEFAULT_OBJECTIVE: ObjectiveKind = "energy"
 WEIGHT_KEYS: tuple[str, ...] = ("energy_kwh", "cost_usd", "carbon_kg")
 
 
@@ -59,6 +63,8 @@ class ModelDemand:
     """Mean prompt length (tokens); reported only."""
     output_tokens: float = 0.0
     """Mean completion length (tokens); reported only."""
+    precision: str | None = None
+    """Weight precision the candidates were predicted at (provenance; reported only)."""
 
     def __post_init__(self) -> None:
         where = f"model {self.name!r}"
@@ -87,6 +93,31 @@ def _interp(x: float, xs: tuple[float, ...], ys: tuple[float, ...]) -> float:
     return ys[-1]
 
 
+def ms_text(seconds: float) -> str:
+    """Milliseconds for reasons: whole from 10 ms on, three significant digits below (an SLA
+    of 0.1 ms prints as 0.1, never as 0)."""
+    ms = 1000.0 * seconds
+    return f"{ms:,.0f}" if abs(ms) >= 10 or not math.isfinite(ms) else f"{ms:.3g}"
+
+
+class Exclusion(StrEnum):
+    """Why a candidate is infeasible, as a code (:attr:`Candidate.reason` says it in words)."""
+
+    NONE = ""
+    MEMORY = "memory"
+    """The weights (plus the runtime reserve) do not fit in the replica's GPU memory."""
+    ITL_SLA = "itl_sla"
+    """No concurrency meets the ITL SLA (:attr:`Candidate.itl_s_at_capacity` is the best ITL)."""
+    TTFT_SLA = "ttft_sla"
+    """The prefill estimate misses the TTFT SLA (:attr:`Candidate.ttft_s`)."""
+    NO_PRICE = "no_price"
+    """The GPU has no $/hour in the scenario or the catalog."""
+    RULE = "rule"
+    """Excluded by the model entry's ``allowed_gpus`` / ``forbidden_gpus``."""
+    PREDICTION = "prediction"
+    """The predictors cannot predict this deployment (see the reason)."""
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One (model entry, GPU type, TP degree) deployment with its linear coefficients."""
@@ -113,6 +144,25 @@ class Candidate:
     in_domain: bool = True
     itl_s_lo: float | None = None
     itl_s_hi: float | None = None
+    power_w_per_gpu_predicted: float | None = None
+    """Point prediction of power per GPU at the operating batch, saturated replica (W)."""
+    power_w_per_gpu_lo: float | None = None
+    """Lower bound of the power predictor's interval at the operating batch (W, unclipped)."""
+    power_w_per_gpu_hi: float | None = None
+    """Upper bound of the power predictor's interval at the operating batch (W, unclipped)."""
+    idle_power_w_per_gpu: float | None = None
+    """Catalog idle power of one GPU (W)."""
+    tdp_w_per_gpu: float | None = None
+    """Catalog board power limit (TDP) of one GPU (W)."""
+    exclusion: Exclusion = Exclusion.NONE
+    """Why an infeasible candidate is excluded (a code; NONE when feasible)."""
+    memory_needed_gb: float | None = None
+    """Memory exclusions: the weights of one replica (GB; the KV cache comes on top)."""
+    memory_usable_gb: float | None = None
+    """Memory exclusions: memory of one replica left for weights and KV cache after the
+    runtime reserve (GB)."""
+    ttft_s: float | None = None
+    """Prefill (TTFT) estimate (s), when computed."""
     load_curve_requests_per_s: tuple[float, ...] = ()
     """Knots of the replica's power curve: per-replica rates (req/s, ascending, first 0)."""
     power_curve_w_per_replica: tuple[float, ...] = ()
@@ -204,7 +254,7 @@ class Objective:
     (e.g. carbon_kg = 0.05 means 50 $/t). No hidden, instance-dependent normalisation.
     """
 
-    minimize: ObjectiveKind = "cost"
+    minimize: ObjectiveKind = DEFAULT_OBJECTIVE
     weights: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -221,6 +271,32 @@ class Objective:
     def weight(self, key: str) -> float:
         """The weight of *key* (0 when not given)."""
         return float(self.weights.get(key, 0.0))
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the inputs came from: reported with the plan, never used by the optimiser."""
+
+    description: str = ""
+    """The scenario's description."""
+    engine: str | None = None
+    """Serving engine the candidates were predicted for."""
+    robust: bool = False
+    """True when operating points were sized on the upper ITL bound."""
+    pue_source: str | None = None
+    """Where the PUE comes from (None: set in the scenario file)."""
+    grid_region: str | None = None
+    """Catalog grid region of the carbon factor (None: explicit figure)."""
+    grid_year: int | None = None
+    grid_source: str | None = None
+    capacity_headroom: float | None = None
+    """Fraction of the saturated request rate a replica is planned to carry."""
+    predictors: str | None = None
+    """Name of the predictors (model card ``name``)."""
+    predictors_version: str | None = None
+    """wattgpu version that trained the predictors (model card ``library_versions``)."""
+    training_data_sha256: str | None = None
+    """Hash of the predictors' training data (identifies the model card)."""
 
 
 @dataclass(frozen=True)
@@ -247,6 +323,7 @@ class PlanningInputs:
     threads: int = 1
     seed: int = 0
     relative_gap: float = 1e-4
+    provenance: Provenance = field(default_factory=Provenance)
 
     def __post_init__(self) -> None:
         if not self.period_hours:

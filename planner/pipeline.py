@@ -1,20 +1,24 @@
 """Scenario file -> plan, end to end: load, predict candidates, build inputs, solve.
 
 The one function every command that needs a plan calls (``plan``, ``compare``, ``report``,
-``pareto``), so they all use the same capacity model and solver.
+``pareto``), so they all use the same capacity model and solver. A scenario that names a
+``user_catalog`` is loaded and predicted against the bundled catalogs plus that overlay; the
+predictor bound to that catalog is :attr:`PlanRun.predictor`. *progress*, when given, is called
+with a short description of each step (the CLI shows it on stderr).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from planner.build import planning_inputs
 from planner.inputs import PlanningInputs
 from planner.result import Plan
-from planner.scenario.load import load_scenario
+from planner.scenario.bundled import find_scenario
+from planner.scenario.load import load_scenario, user_catalog_path
 from planner.scenario.model import Scenario
 from planner.solve.optimize import solve
 from predictors.api import Predictor
@@ -28,6 +32,15 @@ class PlanRun:
     inputs: PlanningInputs
     plan: Plan
     predictor_card: dict[str, Any]
+    predictor: Predictor
+    """The predictor the plan used (bound to the scenario's catalog)."""
+
+
+Progress = Callable[[str], None]
+
+
+def _no_progress(text: str) -> None:
+    del text
 
 
 def plan_scenario(
@@ -36,11 +49,19 @@ def plan_scenario(
     *,
     time_limit_s: float | None = None,
     baselines: bool = True,
+    progress: Progress | None = None,
 ) -> PlanRun:
     """Predict every candidate of *scenario*, then solve it."""
+    step = progress or _no_progress
     predictor = predictor or Predictor.load()
+    step(f"predicting the candidates of {len(scenario.models)} model entries")
     inputs = planning_inputs(scenario, predictor, time_limit_s=time_limit_s)
-    return PlanRun(scenario, inputs, solve(inputs, baselines=baselines), predictor.card)
+    step(
+        f"solving {len(inputs.models)} models × {len(inputs.candidates)} candidates "
+        f"(time limit {inputs.time_limit_s:g} s)"
+    )
+    plan = solve(inputs, baselines=baselines)
+    return PlanRun(scenario, inputs, plan, predictor.card, predictor)
 
 
 def plan_file(
@@ -51,8 +72,23 @@ def plan_file(
     time_limit_s: float | None = None,
     predictor: Predictor | None = None,
     baselines: bool = True,
+    progress: Progress | None = None,
 ) -> PlanRun:
-    """Load the scenario file (with ``--set`` overrides and overlay files) and plan it."""
+    """Load the scenario file (with ``--set`` overrides and overlay files) and plan it.
+
+    *path* may also name a bundled example (:func:`planner.scenario.bundled.find_scenario`).
+    """
+    step = progress or _no_progress
+    path = find_scenario(path)
+    step("loading the predictors")
     predictor = predictor or Predictor.load()
+    step(f"reading {path}")
     scenario = load_scenario(path, overrides, catalog=predictor.catalog, overlays=overlays)
-    return plan_scenario(scenario, predictor, time_limit_s=time_limit_s, baselines=baselines)
+    if scenario.user_catalog is not None:
+        from predictors.catalog import load_catalog
+
+        user_dir = user_catalog_path(scenario.user_catalog, Path(path).parent)
+        predictor = replace(predictor, catalog=load_catalog(user_dir))
+    return plan_scenario(
+        scenario, predictor, time_limit_s=time_limit_s, baselines=baselines, progress=progress
+    )

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.inputs import Candidate, PlanningInputs
+
+if TYPE_CHECKING:
+    from planner.documents.plan import PlanDocument
 
 LOAD_TOLERANCE = 1e-5
 """Relative tolerance (of max(1, value)) of the invariant checks."""
@@ -150,145 +153,19 @@ class Plan:
             out.append(entry)
         return out
 
+    def to_document(self) -> PlanDocument:
+        """The typed JSON contract (:class:`planner.documents.plan.PlanDocument`)."""
+        from planner.documents.plan import plan_document
+
+        return plan_document(self)
+
     def to_json_dict(self) -> dict[str, Any]:
-        """The stable JSON contract of issue 5 (extra keys allowed, these are required)."""
-        inputs = self.inputs
-        objective: dict[str, Any] = {"minimize": inputs.objective.minimize}
-        if inputs.objective.minimize == "weighted":
-            objective["weights"] = {k: float(v) for k, v in inputs.objective.weights.items()}
-        return {
-            "scenario": inputs.scenario,
-            "status": self.status.value,
-            "solve": {
-                "seconds": self.solve.seconds,
-                "gap": self.solve.gap,
-                "bound": self.solve.bound,
-                "objective": self.solve.objective,
-                "solver": self.solve.solver,
-                "messages": list(self.solve.messages),
-            },
-            "assumptions": {
-                "hours": inputs.hours,
-                "periods": inputs.periods,
-                "period_hours": list(inputs.period_hours),
-                "pue": inputs.pue,
-                "electricity_usd_per_kwh": inputs.electricity_usd_per_kwh,
-                "grid_g_co2_per_kwh": inputs.grid_g_co2_per_kwh,
-                "carbon_usd_per_kg": inputs.carbon_usd_per_kg,
-                "power_cap_kw": inputs.power_cap_kw,
-                "budget_usd": inputs.budget_usd,
-                "objective": objective,
-            },
-            "models": [
-                {
-                    "name": m.name,
-                    "model": m.model,
-                    "requests_per_s_by_period": list(m.requests_per_s_by_period),
-                    "itl_sla_s": m.itl_sla_s,
-                    "ttft_sla_s": m.ttft_sla_s,
-                    "min_replicas": m.min_replicas,
-                    "input_tokens": m.input_tokens,
-                    "output_tokens": m.output_tokens,
-                }
-                for m in inputs.models
-            ],
-            "inventory": dict(inputs.inventory),
-            "candidates": [_candidate_json(c) for c in inputs.candidates],
-            "allocations": [_allocation_json(a) for a in self.allocations],
-            "totals": _totals_json(self.totals) if self.totals is not None else None,
-            "objective_breakdown": dict(self.objective_breakdown),
-            "baselines": [
-                {
-                    "name": b.name,
-                    "description": b.description,
-                    "feasible": b.feasible,
-                    "status": b.status,
-                    "reason": b.reason,
-                    "energy_kwh": b.totals.energy_kwh if b.totals else None,
-                    "cost_usd": b.totals.cost_usd if b.totals else None,
-                    "carbon_kg": b.totals.carbon_kg if b.totals else None,
-                    "gpus": dict(b.totals.gpus) if b.totals else None,
-                }
-                for b in self.baselines
-            ],
-            "savings": self.savings(),
-        }
+        """The stable JSON contract of issue 5 as plain JSON values."""
+        return self.to_document().to_json_dict()
 
 
 def _metrics(t: Totals) -> dict[str, float]:
     return {"energy_kwh": t.energy_kwh, "cost_usd": t.cost_usd, "carbon_kg": t.carbon_kg}
-
-
-def _candidate_json(c: Candidate) -> dict[str, Any]:
-    return {
-        "name": c.name,
-        "model": c.model,
-        "gpu": c.gpu,
-        "tp": c.tp,
-        "gpus_per_replica": c.gpus_per_replica,
-        "feasible": c.feasible,
-        "reason": c.reason,
-        "batch_size": c.batch_size,
-        "itl_s_at_capacity": c.itl_s_at_capacity,
-        "max_requests_per_s_per_replica": c.max_requests_per_s_per_replica,
-        "idle_power_w_per_replica": c.idle_power_w_per_replica,
-        "energy_j_per_request": c.energy_j_per_request,
-        "usd_per_hour_per_replica": c.usd_per_hour_per_replica,
-        "power_w_per_gpu_at_capacity": c.power_w_per_gpu_at_capacity,
-        "in_domain": c.in_domain,
-        "itl_s_lo": c.itl_s_lo,
-        "itl_s_hi": c.itl_s_hi,
-        "capacity_limit": c.capacity_limit,
-        "load_curve_requests_per_s": list(c.curve[0]) if c.feasible else [],
-        "power_curve_w_per_replica": list(c.curve[1]) if c.feasible else [],
-        "itl_curve_s": list(c.itl_curve_s),
-    }
-
-
-def _allocation_json(a: Allocation) -> dict[str, Any]:
-    c = a.candidate
-    return {
-        "name": c.name,
-        "model": c.model,
-        "gpu": c.gpu,
-        "tp": c.tp,
-        "replicas": a.replicas,
-        "gpus": a.gpus,
-        "requests_per_s_by_period": list(a.requests_per_s_by_period),
-        "batch_size": c.batch_size,
-        "itl_s": c.itl_s_at_capacity,
-        "power_w_per_gpu": a.power_w_per_gpu,
-        "energy_kwh": a.energy_kwh,
-        "facility_energy_kwh": a.facility_energy_kwh,
-        "cost_usd": a.cost_usd,
-        "gpu_cost_usd": a.gpu_cost_usd,
-        "energy_cost_usd": a.energy_cost_usd,
-        "carbon_cost_usd": a.carbon_cost_usd,
-        "carbon_kg": a.carbon_kg,
-        "itl_s_at_capacity": c.itl_s_at_capacity,
-        "itl_s_at_served_load": a.itl_s_at_served_load,
-        "itl_s_at_served_load_by_period": list(
-            itl_s_at_served_load(c, a.replicas, a.requests_per_s_by_period)
-        ),
-        "requests_per_s_per_replica_by_period": [
-            x / a.replicas if a.replicas else 0.0 for x in a.requests_per_s_by_period
-        ],
-    }
-
-
-def _totals_json(t: Totals) -> dict[str, Any]:
-    return {
-        "energy_kwh": t.energy_kwh,
-        "facility_energy_kwh": t.facility_energy_kwh,
-        "cost_usd": t.cost_usd,
-        "energy_cost_usd": t.energy_cost_usd,
-        "gpu_cost_usd": t.gpu_cost_usd,
-        "carbon_cost_usd": t.carbon_cost_usd,
-        "carbon_kg": t.carbon_kg,
-        "mean_power_w": t.mean_power_w,
-        "peak_facility_power_kw": t.peak_facility_power_kw,
-        "gpus": dict(t.gpus),
-    }
 
 
 def period_power_w(c: Candidate, replicas: int, x_by_period: tuple[float, ...]) -> list[float]:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from predictors import artifacts, physics
+from predictors import artifacts, physics, quantised, validity
 from predictors.catalog import Catalog, load_catalog
 from predictors.errors import UnknownIdError
 from predictors.features import add_features, join_specs
@@ -113,7 +113,7 @@ def _resolve_names(
             errors[name] = ""
         except UnknownIdError as exc:
             ids[name] = None
-            errors[name] = f"{column}: {str(exc).split('; fix:')[0]}"
+            errors[name] = f"{column}: {exc.problem}{exc.hint}"
     return ids, errors
 
 
@@ -144,7 +144,9 @@ class Predictor:
 
     def _resolve(self, rows: pl.DataFrame) -> pl.DataFrame:
         """Resolved ids (``_model``, ``_gpu``) and the per-row validation error (``_error``)."""
-        model_map, model_err = _resolve_names(rows["model"], self.catalog.resolve_llm, "model")
+        model_map, model_err = _resolve_names(
+            rows["model"], lambda name: quantised.resolve_llm(self.catalog, name), "model"
+        )
         gpu_map, gpu_err = _resolve_names(rows["gpu"], self.catalog.resolve_gpu, "gpu")
         checks: list[pl.Expr] = [
             pl.col("model")
@@ -191,6 +193,14 @@ class Predictor:
             .then(pl.lit("requests_per_s: must be a positive number (or empty)"))
             .otherwise(pl.lit(""))
         )
+        # configuration validity (TP vs heads, GPUs per node): predictors.validity
+        config_errors = validity.row_errors(
+            self.catalog,
+            [None if m is None else model_map.get(m) for m in rows["model"].to_list()],
+            [None if g is None else gpu_map.get(g) for g in rows["gpu"].to_list()],
+            rows["gpu_count"].to_list(),
+        )
+        checks.append(pl.lit(pl.Series("_config", config_errors, dtype=pl.String)))
         return rows.select(
             pl.col("model")
             .replace_strict(model_map, default=None, return_dtype=pl.String)
@@ -210,6 +220,7 @@ class Predictor:
         With *with_ttft*, also :data:`TTFT_COLUMNS` (time to first token at the row's
         concurrency; null when the shipped models have no TTFT estimator).
         """
+        rows = quantised.fill_implied_precision(rows, self.catalog)  # explicit precision wins
         rows = normalise_rows(rows.drop([c for c in OUTPUT_COLUMNS if c in rows.columns]))
         resolved = self._resolve(rows)
         work = (

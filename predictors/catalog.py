@@ -15,6 +15,7 @@ closest ids and aliases.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,13 +57,20 @@ class _Index:
     def try_resolve(self, name: str) -> str | None:
         return self.keys.get(normalize_name(name))
 
+    def suggest(self, name: str, n: int = 3) -> list[str]:
+        """Ids whose id or alias is closest to *name* (spelling-insensitive), best first."""
+        hits = difflib.get_close_matches(normalize_name(name), list(self.keys), n=4 * n, cutoff=0.5)
+        return list(dict.fromkeys(self.keys[h] for h in hits))[:n]
+
     def resolve(self, name: str) -> str:
         found = self.try_resolve(name)
         if found is None:
-            hint = did_you_mean(name, self.names)
+            ids = self.suggest(name)
+            hint = f" (did you mean: {', '.join(ids)}?)" if ids else did_you_mean(name, self.names)
             raise UnknownIdError(
-                f"unknown {self.kind} '{name}'{hint}; "
-                f"fix: use an id or alias from `wattgpu catalog {self.kind}s`"
+                f"unknown {self.kind} '{name}'",
+                hint=hint,
+                fix=f"use an id or alias from `wattgpu catalog {self.kind}s`",
             )
         return found
 
@@ -103,6 +111,31 @@ class Catalog:
         """Region id for a name, or None when nothing matches."""
         return self._region_index.try_resolve(name)
 
+    def gpu_name_note(self, name: str) -> str | None:
+        """The "assumed" note when *name* is a bare family name (``assumed_aliases``), else None.
+
+        Bare names (``A100``, ``H100``, ``H200``, ``V100``) resolve to the SXM datacenter part;
+        the note says so and lists the other variants of the family, to pick one explicitly.
+        """
+        gid = self.try_resolve_gpu(name)
+        if gid is None:
+            return None
+        row = self.gpu(gid)
+        key = normalize_name(name)
+        if not any(normalize_name(a) == key for a in row.get("assumed_aliases") or []):
+            return None
+        family = normalize_name(gid.split("-")[0])
+        others = [
+            str(g)
+            for g in self.gpus["id"].to_list()
+            if g != gid and normalize_name(str(g).split("-")[0]) == family
+        ]
+        alternatives = f"; other variants: {', '.join(others)}" if others else ""
+        return (
+            f"'{name}' does not name a variant: assumed {gid} (bare family names mean the SXM "
+            f"datacenter part){alternatives} — give the full id to choose another"
+        )
+
     def gpu(self, name_or_id: str) -> dict[str, Any]:
         """All columns of one GPU row."""
         gid = self.resolve_gpu(name_or_id)
@@ -126,8 +159,9 @@ class Catalog:
             if normalize_name(s) == key:
                 return float(value)
         raise UnknownIdError(
-            f"unknown PUE scope '{scope}'{did_you_mean(scope, scopes)}; "
-            f"fix: use one of the scopes in pue.csv"
+            f"unknown PUE scope '{scope}'",
+            hint=did_you_mean(scope, scopes),
+            fix="use one of the scopes in pue.csv",
         )
 
 
@@ -180,7 +214,9 @@ def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
     for i, (row, (path, line)) in enumerate(zip(table.rows, table.origin, strict=True)):
         rid = row[id_col]
         rows[rid] = i
-        for name, column in [(rid, id_col)] + [(a, "aliases") for a in row.get("aliases", [])]:
+        names_of_row = [(rid, id_col)] + [(a, "aliases") for a in row.get("aliases", [])]
+        names_of_row += [(a, "assumed_aliases") for a in row.get("assumed_aliases") or []]
+        for name, column in names_of_row:
             key = normalize_name(name)
             if not key:
                 problems.append(

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import polars as pl
 
+from predictors.vocab import PRECISIONS
+
 Kind = Literal["str", "int", "float", "bool", "list"]
 Row = dict[str, Any]
 
@@ -73,7 +75,7 @@ def _i(name: str, required: bool = False, at_least: float | None = None) -> Colu
 
 VENDORS = {"NVIDIA", "AMD", "Intel", "Google", "Amazon", "Huawei", "SambaNova", "Qualcomm", "other"}
 FORM_FACTORS = {"PCIe", "SXM2", "SXM3", "SXM4", "SXM5", "SXM6", "OAM", "Superchip", "other"}
-DTYPES = {"fp32", "fp16", "bf16", "fp8", "int8", "fp4", "int4"}
+DTYPES = set(PRECISIONS)
 ATTENTION_KINDS = {"full", "sliding", "hybrid", "mla"}
 REGION_KINDS = {"country", "cloud", "subnational"}
 
@@ -96,6 +98,19 @@ def _gpu_rules(row: Row) -> list[tuple[str, str, str]]:
                 "idle_power_w",
                 f"idle power {idle:g} W is not below tdp_w {tdp:g} W",
                 "give the idle draw, which is a fraction of TDP",
+            )
+        )
+    median, low = row.get("usd_per_hour"), row.get("usd_per_hour_min")
+    if low is not None and median is None:
+        out.append(
+            ("usd_per_hour", "usd_per_hour_min given without usd_per_hour", "fill usd_per_hour")
+        )
+    elif low is not None and median is not None and low > median:
+        out.append(
+            (
+                "usd_per_hour_min",
+                f"minimum price {low:g} exceeds the median usd_per_hour {median:g}",
+                "usd_per_hour_min must be <= usd_per_hour",
             )
         )
     return out
@@ -179,6 +194,12 @@ GPU_SCHEMA = Schema(
         _f("usd_per_hour"),
         _f("list_price_usd"),
         _s("source", True),
+        _f("usd_per_hour_min"),
+        _i("price_n_providers"),
+        _s("price_providers"),
+        _s("price_source"),
+        _s("price_date"),
+        Column("assumed_aliases", "list"),
     ),
     (_gpu_rules,),
 )

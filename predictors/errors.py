@@ -19,7 +19,16 @@ class CatalogError(WattgpuError):
 
 
 class UnknownIdError(WattgpuError):
-    """A GPU, LLM or region name that no catalog id or alias matches."""
+    """A GPU, LLM or region name that no catalog id or alias matches.
+
+    The parts stay apart so that callers can reword the message without parsing it:
+    :attr:`problem` (``unknown gpu 'H2OO'``), :attr:`hint` (`` (did you mean: …?)``) and
+    :attr:`fix`; the message is ``problem + hint + '; fix: ' + fix``.
+    """
+
+    def __init__(self, problem: str, *, hint: str = "", fix: str = "") -> None:
+        self.problem, self.hint, self.fix = problem, hint, fix
+        super().__init__(f"{problem}{hint}" + (f"; fix: {fix}" if fix else ""))
 
 
 class DataError(WattgpuError):

@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from predictors.vocab import ENGINES as ENGINES  # re-exported: physics.ENGINES
+from predictors.vocab import PRECISIONS as PRECISIONS  # re-exported: physics.PRECISIONS
+
 #: Bytes per weight for each supported precision.
 BYTES_PER_PARAM: dict[str, float] = {
     "fp32": 4.0,
@@ -33,16 +36,6 @@ BYTES_PER_PARAM: dict[str, float] = {
     "fp4": 0.5,
     "int4": 0.5,
 }
-PRECISIONS: tuple[str, ...] = tuple(BYTES_PER_PARAM)
-ENGINES: tuple[str, ...] = (
-    "vllm",
-    "tensorrt-llm",
-    "sglang",
-    "deepspeed-mii",
-    "hf-transformers",
-    "llama.cpp",
-)
-
 #: Fraction of GPU memory an engine may use (vLLM's default gpu_memory_utilization).
 MEMORY_UTILISATION = 0.9
 #: Runtime reserve per GPU (activations, CUDA graphs, allocator slack), in GB.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from planner.capacity import CandidateSpec, evaluate_candidates
+from planner.inputs import Exclusion
 from predictors.api import Predictor
 
 LLAMA8B = "meta-llama/Llama-3.1-8B-Instruct"
@@ -80,9 +81,17 @@ def test_exclusion_reasons(predictor: Predictor) -> None:
     )
     assert got[0].reason.startswith("needs ") and "GB for weights" in got[0].reason
     assert got[1].reason.startswith("ITL ") and "even at the lightest load" in got[1].reason
-    assert got[2].reason.startswith("TTFT ") and "> SLA 0.00 s" in got[2].reason
+    assert got[2].reason.startswith("TTFT ") and "> SLA 1 ms" in got[2].reason
     assert got[3].reason.startswith("no $/hour for L4")
     assert not any(c.feasible for c in got)
+    assert [c.exclusion for c in got] == [
+        Exclusion.MEMORY,
+        Exclusion.ITL_SLA,
+        Exclusion.TTFT_SLA,
+        Exclusion.NO_PRICE,
+    ]
+    assert got[0].memory_needed_gb is not None and got[0].memory_usable_gb is not None
+    assert got[0].memory_needed_gb > got[0].memory_usable_gb
 
 
 @pytest.mark.parametrize("percentile", [None, 90.0])

@@ -47,6 +47,7 @@ GPU_ROW = {
     "usd_per_hour": "2.5",
     "list_price_usd": "",
     "source": "test",
+    "usd_per_hour_min": "",
 }
 LLM_ROW = {
     "id": "org/Test-8B",
@@ -172,7 +173,7 @@ def test_shipped_regions_and_pue() -> None:
         ("AMD MI250 GPU", "MI250"),
         ("Habana Gaudi2", "GAUDI2"),
         ("Nvidia A100 GPU", "A100-SXM4-40GB"),
-        ("A100", "A100-PCIE-80GB"),
+        ("A100", "A100-SXM4-80GB"),
         ("gb300", "GB300"),
         ("b300_sxm", "B300"),
         ("Intel PVC GPU", "MAX-1550"),
@@ -230,6 +231,7 @@ def test_tiny_catalog_loads_with_explicit_types(tiny_dir: Path) -> None:
         ("gpus.csv", GPU_ROW, "vendor", "Nvidiaa", "unknown value 'Nvidiaa'"),
         ("gpus.csv", GPU_ROW, "memory_gb", "eighty", "not a number"),
         ("gpus.csv", GPU_ROW, "fp16_tflops_dense", "", "value is empty"),
+        ("gpus.csv", GPU_ROW, "usd_per_hour_min", "3.5", "exceeds the median usd_per_hour 2.5"),
         ("llms.csv", LLM_ROW, "active_params_b", "9", "exceed total"),
         ("llms.csv", LLM_ROW, "num_kv_heads", "64", "exceed 32 attention heads"),
         ("llms.csv", LLM_ROW, "is_moe", "yes", "not true/false"),

@@ -140,3 +140,45 @@ def test_validate_bundled_and_bad_dir(tmp_path: Path, capsys: pytest.CaptureFixt
     assert len(err) == 2
     assert any("row 2, column 'memory_bandwidth_gb_s'" in line for line in err)
     assert any("row 3, column 'id': duplicate id" in line for line in err)
+
+
+def test_gpus_json_prices_with_source_and_date_and_measured_idle() -> None:
+    result = runner.invoke(app, ["catalog", "gpus", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    priced = [r for r in rows if r["usd_per_hour"] is not None]
+    assert len(priced) >= 28  # every GPU the public price tables offer (catalogs/README.md)
+    for r in priced:
+        assert r["price_source"] and r["price_date"] and r["price_n_providers"] >= 1, r["id"]
+        assert r["usd_per_hour_min"] <= r["usd_per_hour"]
+    measured = [r for r in rows if r["idle_power_source"].startswith("measured")]
+    assert len(measured) == 10
+    for gpu in ("T4", "L4", "A10G", "A30", "L40S", "A100-SXM4-80GB", "H100-SXM5-80GB", "B200"):
+        assert next(r for r in rows if r["id"] == gpu)["usd_per_hour"] is not None, gpu
+
+
+def test_show_bare_name_states_the_assumption() -> None:
+    table = runner.invoke(app, ["catalog", "show", "A100"])
+    assert table.exit_code == 0, table.output
+    assert "A100-SXM4-80GB" in table.stdout
+    assert "note: 'A100' does not name a variant: assumed A100-SXM4-80GB" in table.stdout
+    shown = json.loads(runner.invoke(app, ["catalog", "show", "H200", "-f", "json"]).stdout)
+    assert shown["id"] == "H200-SXM-141GB"
+    assert any("assumed H200-SXM-141GB" in n for n in shown["notes"])
+    exact = json.loads(runner.invoke(app, ["catalog", "show", "NVIDIA H200", "-f", "json"]).stdout)
+    assert "notes" not in exact  # the nvidia-smi name names the variant
+
+
+def test_show_quantised_checkpoint_states_the_resolution() -> None:
+    result = runner.invoke(app, ["catalog", "show", "nvidia/DeepSeek-R1-NVFP4", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)
+    assert row["kind"] == "llm" and row["id"] == "deepseek-ai/DeepSeek-R1"
+    assert row["resolved_from"] == "nvidia/DeepSeek-R1-NVFP4" and row["implied_precision"] == "fp4"
+    assert "quantised checkpoint (NVFP4) of deepseek-ai/DeepSeek-R1" in row["notes"][0]
+
+
+def test_show_unpriced_gpu_says_so() -> None:
+    result = runner.invoke(app, ["catalog", "show", "MI250"])
+    assert result.exit_code == 0
+    assert "note: no price: no provider in the public price tables offers MI250" in result.stdout

@@ -26,7 +26,7 @@ runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent
 PAPER = str(REPO / "scenarios" / "paper-llama8b-low-load.yaml")
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
-COMPARE_GPUS = "L4,A30,A100-SXM4-80GB,H100-SXM5-80GB"
+COMPARE_GPUS = "L4,H200-NVL-141GB,A100-SXM4-80GB,H100-SXM5-80GB"
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +145,9 @@ def test_plan_infeasible_exits_1_with_reasons() -> None:
     result = _invoke("plan", PAPER, "--set", "models[0].sla.itl_ms=1")
     assert result.exit_code == 1
     assert "infeasible" in result.stdout
-    assert "no GPU meets the SLA of 1.0 ms ITL" in result.stdout
+    flat = " ".join(result.stdout.split())
+    assert "chat-8b: misses the ITL SLA on L4, A30, H100-SXM5-80GB: best ITL achievable" in flat
+    assert "> SLA 1 ms" in flat
 
 
 def test_plan_without_file_uses_default_scenario(tmp_path: Path) -> None:
@@ -189,14 +191,22 @@ def test_compare_ranking_respects_by(by: str) -> None:
         assert fits[: len(priced)] == priced
         costs = [r["cost_usd"] for r in priced]
         assert costs == sorted(costs)
-    a30 = next(r for r in rows if r["gpu"] == "A30")
-    assert a30["priced"] is False and a30["cost_usd"] is None  # the catalog has no A30 price
+    nvl = next(r for r in rows if r["gpu"] == "H200-NVL-141GB")
+    assert nvl["priced"] is False and nvl["cost_usd"] is None  # no public H200 NVL price
     assert data["request"]["region"] == "US"
 
 
 def test_compare_table_and_csv() -> None:
     result = _invoke(
-        "compare", "-m", LLAMA_8B, "--requests-per-s", "1", "--itl-ms", "60", "--gpus", "L4,A30"
+        "compare",
+        "-m",
+        LLAMA_8B,
+        "--requests-per-s",
+        "1",
+        "--itl-ms",
+        "60",
+        "--gpus",
+        "L4,H200-NVL-141GB",
     )
     assert result.exit_code == 0, result.output
     assert "no price" in result.stdout and "region US" in result.stdout

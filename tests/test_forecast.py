@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 from planner.analysis.diff import diff_files, diff_plans, load_plan_json
 from planner.analysis.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, GridFactor, forecast
 from planner.analysis.pareto import nondominated, pareto_front
-from planner.analysis.uncertainty import PowerInterval, bands
+from planner.analysis.uncertainty import bands
 from planner.cli.app import app
+from planner.documents.plan import load_plan
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs
 from planner.result import Plan
 from planner.solve.optimize import solve
@@ -140,14 +141,28 @@ def test_forecast_per_model_sums_to_total() -> None:
     assert fc.horizon.facility_energy_kwh == pytest.approx(p.totals.facility_energy_kwh)
 
 
-def interval(lo: float, mid: float, hi: float, tdp: float = 300.0) -> PowerInterval:
-    return PowerInterval(mid, lo, hi, idle_power_w_per_gpu=100.0, tdp_w=tdp)
+def plan_with_interval(lo: float, mid: float, hi: float, tdp: float = 300.0) -> Plan:
+    """The hand plan with the power interval its candidate recorded (idle 100 W per GPU)."""
+    c = replace(
+        cand("chat", "L4"),
+        power_w_per_gpu_predicted=mid,
+        power_w_per_gpu_lo=lo,
+        power_w_per_gpu_hi=hi,
+        idle_power_w_per_gpu=100.0,
+        tdp_w_per_gpu=tdp,
+    )
+    p = solve(one_model_inputs(candidates=(c,)), baselines=False)
+    assert p.has_solution
+    return p
 
 
-def test_bands_hand_arithmetic_and_order(plan: Plan) -> None:
-    # e(P) = (P - idle) / saturated req/s, saturated = cap / 0.9 = 2.222 req/s
-    mid = 100 + 50 * 2 / 0.9  # the point power that gives the plan's 50 J/request
-    b = bands(plan, {("chat", "L4", 1): interval(120.0, mid, 400.0)}, level=0.9)
+# e(P) = (P - idle) / saturated req/s, saturated = cap / 0.9 = 2.222 req/s
+MID_W = 100 + 50 * 2 / 0.9  # the point power that gives the plan's 50 J/request
+
+
+def test_bands_hand_arithmetic_and_order() -> None:
+    plan = plan_with_interval(120.0, MID_W, 400.0)
+    b = bands(plan, level=0.9)
     e = b.total.energy_kwh
     assert e.median == pytest.approx(7.0)
     e_hi = (300 - 100) * 0.45  # clipped to TDP 300 W -> 90 J/request
@@ -165,19 +180,42 @@ def test_bands_hand_arithmetic_and_order(plan: Plan) -> None:
         (e.high - e.median) * 1.5 * (0.2 + 0.4 * 0.05)
     )
     assert b.models["chat"].carbon_kg == b.total.carbon_kg
+    (row,) = b.allocations
+    assert row.energy_j_per_request.high == pytest.approx(e_hi)
+    assert row.power_w_per_gpu.high == 300.0 and row.power_w_per_gpu_unclipped.high == 400.0
     assert "interval" in b.method and b.to_json_dict()["interval_level"] == 0.9
 
 
-def test_bands_keep_order_when_bounds_are_odd(plan: Plan) -> None:
+def test_bands_from_saved_plan_json_equal_bands_from_plan(tmp_path: Path) -> None:
+    plan = plan_with_interval(120.0, MID_W, 400.0)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan.to_json_dict()))
+    assert bands(load_plan(path), 0.9) == bands(plan, 0.9)
+
+
+def test_bands_scale_recorded_power_above_idle() -> None:
+    # any load model: the band scales the plan's recorded per-period power above idle
+    doc = plan_with_interval(120.0, MID_W, 400.0).to_document()
+    (a,) = doc.allocations
+    odd = doc.model_copy(
+        update={"allocations": [a.model_copy(update={"power_w_by_period": [260.0, 210.0]})]}
+    )
+    f_hi = (300 - 100) / (MID_W - 100)  # 1.8
+    e = bands(odd).total.energy_kwh
+    assert e.median == pytest.approx((260 * 10 + 210 * 14) / 1000)
+    assert e.high == pytest.approx(((200 + 60 * f_hi) * 10 + (200 + 10 * f_hi) * 14) / 1000)
+
+
+def test_bands_keep_order_when_bounds_are_odd() -> None:
     # a bound beyond the point on the wrong side never inverts the band
-    b = bands(plan, {("chat", "L4", 1): interval(500.0, 150.0, 90.0, tdp=120.0)})
+    b = bands(plan_with_interval(500.0, 150.0, 90.0, tdp=120.0))
     for band in (b.total.energy_kwh, b.total.cost_usd, b.total.carbon_kg):
         assert band.low <= band.median <= band.high
 
 
-def test_bands_need_every_interval(plan: Plan) -> None:
+def test_bands_need_the_recorded_interval(plan: Plan) -> None:
     with pytest.raises(WattgpuError, match="no power interval"):
-        bands(plan, {})
+        bands(plan)
 
 
 def tradeoff_inputs() -> PlanningInputs:
@@ -275,7 +313,7 @@ def test_diff_bad_files(tmp_path: Path) -> None:
         load_plan_json(bad)
     partial = tmp_path / "partial.json"
     partial.write_text(json.dumps({"scenario": "x"}))
-    with pytest.raises(WattgpuError, match="missing key"):
+    with pytest.raises(WattgpuError, match="partial.json: not a valid plan JSON: status: Field"):
         load_plan_json(partial)
     with pytest.raises(WattgpuError, match="no such file"):
         load_plan_json(tmp_path / "absent.json")

@@ -16,7 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.inputs import Candidate, GpuInfo, ModelDemand, Objective, PlanningInputs
+from planner.inputs import (
+    Candidate,
+    Exclusion,
+    GpuInfo,
+    ModelDemand,
+    Objective,
+    PlanningInputs,
+)
 from planner.result import Plan, PlanStatus, check_invariants, period_power_w
 from planner.solve import explain, optimize
 from planner.solve.colgen import Decomposition
@@ -181,14 +188,29 @@ def test_infeasible_candidates_are_never_used() -> None:
 
 
 def test_no_gpu_meets_sla_names_model_and_best_itl() -> None:
+    sla = Exclusion.ITL_SLA
     cands = [
-        cand("A", cap=1.0, feasible=False, itl_s=0.09, reason="ITL 90 ms > SLA 50 ms at batch 1"),
-        cand("B", cap=1.0, feasible=False, itl_s=0.07, reason="ITL 70 ms > SLA 50 ms at batch 1"),
+        dataclasses.replace(cand("A", cap=1.0, feasible=False, itl_s=0.09), exclusion=sla),
+        dataclasses.replace(cand("B", cap=1.0, feasible=False, itl_s=0.07), exclusion=sla),
     ]
     plan = solve(make_inputs([demand((1.0,))], cands))
     assert plan.status == PlanStatus.INFEASIBLE
-    (message,) = plan.solve.messages
-    assert "bot" in message and "70.0 ms on B" in message and "ITL 70 ms" in message
+    assert plan.solve.messages == (
+        "bot: misses the ITL SLA on A, B: best ITL achievable 70 ms (B TP1) > SLA 50 ms",
+    )
+
+
+def test_uncoded_infeasible_candidates_still_explain_the_model() -> None:
+    cands = [
+        cand("A", cap=1.0, feasible=False, reason="ITL 90 ms > SLA 50 ms at batch 1"),
+        cand("B", cap=1.0, feasible=False, reason="ITL 70 ms > SLA 50 ms at batch 1"),
+    ]
+    plan = solve(make_inputs([demand((1.0,))], cands))
+    assert plan.status == PlanStatus.INFEASIBLE
+    assert plan.solve.messages == (
+        "bot: not usable: A TP1 (ITL 90 ms > SLA 50 ms at batch 1), "
+        "B TP1 (ITL 70 ms > SLA 50 ms at batch 1)",
+    )
 
 
 def test_inventory_binding_is_explained_with_numbers() -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from planner.report.text import Section, num
 
 if TYPE_CHECKING:
-    from planner.inputs import Candidate, PlanningInputs
+    from planner.inputs import Candidate, ModelDemand, PlanningInputs
     from planner.result import Plan
     from predictors.api import Predictor
     from predictors.catalog import Catalog
@@ -106,7 +106,11 @@ class CompareResult:
             "tok = output tokens; energy = GPU energy (facility energy = × PUE); "
             "$ = GPU rent + electricity",
             f"ranked by {r.by}; each row is the best fleet of that GPU type alone",
-        ]
+        ] + (
+            [f"{r.model} resolved to {self.model} (quantised checkpoint or alias)"]
+            if r.model != self.model
+            else []
+        )
 
     def to_json_dict(self) -> dict[str, Any]:
         """Request, assumptions and ranked rows (stable keys)."""
@@ -176,19 +180,21 @@ def _gpu_prices(request: CompareRequest, catalog: Catalog) -> dict[str, float | 
     return {g: (None if catalog.gpu(g).get("usd_per_hour") is not None else 0.0) for g in ids}
 
 
-def _why_not(cands: list[Candidate]) -> str:
+def _why_not(demand: ModelDemand, cands: list[Candidate]) -> str:
+    """Why no TP degree of this GPU type serves the model: memory and SLA as separate reasons
+    (:func:`planner.solve.explain.unserved_reasons`)."""
+    from planner.solve.explain import unserved_reasons
+
     if not cands:
         return "no candidate (check --gpus)"
-    finite = [c for c in cands if c.itl_s_at_capacity != float("inf")]
-    best = min(finite, key=lambda c: c.itl_s_at_capacity) if finite else cands[-1]
-    return f"TP{best.tp}: {best.reason}"
+    return "; ".join(unserved_reasons(demand, cands))
 
 
 def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: float) -> CompareRow:
     t = plan.totals
     if not plan.has_solution or t is None:
         reason = (
-            _why_not(cands)
+            _why_not(plan.inputs.models[0], cands)
             if not any(c.feasible for c in cands)
             else "; ".join(plan.solve.messages) or plan.status.value
         )
@@ -234,15 +240,21 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     from planner.build import planning_inputs
     from planner.scenario.load import scenario_from_dict
     from planner.solve.optimize import solve
+    from predictors import quantised
     from predictors.api import Predictor
 
     predictor = predictor or Predictor.load()
     catalog = predictor.catalog
-    model_id = catalog.resolve_llm(request.model)
+    checkpoint = quantised.resolve_checkpoint(catalog, request.model)  # FP8/AWQ/… -> base
+    model_id = checkpoint.model_id
     region = catalog.resolve_region(request.region)
     request = CompareRequest(**{**asdict(request), "region": region})
     prices = _gpu_prices(request, catalog)
-    precision = _precision(request, catalog, model_id)
+    precision = (
+        checkpoint.precision
+        if request.precision is None and checkpoint.precision is not None
+        else _precision(request, catalog, model_id)
+    )
     data = compare_scenario_dict(request, model_id, prices, precision)
     scenario = scenario_from_dict(data, "wattgpu compare", catalog)
     inputs: PlanningInputs = planning_inputs(scenario, predictor)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planner.report.text import ZERO_BELOW
 from predictors.errors import WattgpuError
 
-REQUIRED_KEYS: tuple[str, ...] = ("scenario", "status", "allocations", "totals")
 TOTAL_KEYS: tuple[str, ...] = (
     "energy_kwh",
     "facility_energy_kwh",
@@ -30,27 +30,14 @@ RELATIVE_TOLERANCE = 1e-9
 
 
 def load_plan_json(path: str | Path) -> dict[str, Any]:
-    """Read a plan JSON file; WattgpuError naming the file and the fix when it is not one."""
+    """Read and validate a plan JSON file (:func:`planner.documents.plan.load_plan`); one
+    WattgpuError line naming the file, the field and the fix when it is not one."""
+    from planner.documents.plan import PLAN_FIX, load_plan
+
     p = Path(path)
     if not p.is_file():
-        raise WattgpuError(
-            f"{p}: no such file; give a plan written by `wattgpu plan --format json`"
-        )
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise WattgpuError(f"{p}: not valid JSON ({exc}); give a plan JSON file") from None
-    if not isinstance(data, dict):
-        raise WattgpuError(f"{p}: top level is not an object; give a plan JSON file")
-    missing = [k for k in REQUIRED_KEYS if k not in data]
-    if missing:
-        raise WattgpuError(
-            f"{p}: missing key(s) {', '.join(missing)}; give a plan written by "
-            "`wattgpu plan --format json`"
-        )
-    if not isinstance(data["allocations"], list):
-        raise WattgpuError(f"{p}: allocations is not a list; give a plan JSON file")
-    return data
+        raise WattgpuError(f"{p}: no such file; {PLAN_FIX}")
+    return load_plan(p).to_json_dict()
 
 
 @dataclass(frozen=True)
@@ -152,15 +139,20 @@ class PlanDiff:
         return out
 
 
+def _zeroed(v: float) -> float:
+    return 0.0 if abs(v) < ZERO_BELOW else v
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def _fmt(v: Any) -> str:
+    """A value for people; floats below :data:`~planner.report.text.ZERO_BELOW` print as 0."""
     if _is_number(v):
-        return f"{v:,.6g}" if isinstance(v, float) else f"{v:,}"
+        return f"{_zeroed(v):,.6g}" if isinstance(v, float) else f"{v:,}"
     if isinstance(v, list) and all(_is_number(x) for x in v):
-        return "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+        return "[" + ", ".join(f"{_zeroed(x):.6g}" for x in v) + "]"
     return json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
 
 

@@ -1,12 +1,16 @@
 """Budget and carbon forecast of a plan: per model and in total, per period, month and year.
 
 Accounting is the one of :mod:`planner.result` (so the forecast's horizon totals equal the
-plan's totals): ``n`` replicas of candidate ``c`` serving ``x`` requests/s draw
-``n · curve(x / n)`` watts at the GPUs (the candidate's power curve); GPU energy over a
-period of ``h`` hours is that × h / 1000 kWh; facility energy = GPU energy × PUE; electricity
-cost = facility kWh × $/kWh; GPU-hour cost = replicas × $/hour per replica × hours; carbon
-(operational, scope 2 location-based) = facility kWh × grid gCO2e/kWh / 1000; the carbon price
-(when the scenario sets one) is a cost of its own.
+plan's totals): each allocation draws the GPU power the plan recorded for every period
+(``power_w_by_period``, W); GPU energy over a period of ``h`` hours is that × h / 1000 kWh;
+facility energy = GPU energy × PUE; electricity cost = facility kWh × $/kWh; GPU-hour cost =
+replicas × $/hour per replica × hours; carbon (operational, scope 2 location-based) = facility
+kWh × grid gCO2e/kWh / 1000; the carbon price (when the scenario sets one) is a cost of its own.
+
+The forecast is a pure function of the plan's JSON document
+(:class:`planner.documents.plan.PlanDocument`): each allocation's GPU power per period
+(``power_w_by_period``) is read from the plan, so the forecast needs neither the scenario nor
+the predictors and agrees with whatever load model the plan was solved with.
 
 Month and year figures assume the planned horizon is representative (the load profile repeats):
 they are the horizon figures scaled to :data:`HOURS_PER_MONTH` (730 h = 8760 / 12) and
@@ -16,11 +20,18 @@ they are the horizon figures scaled to :data:`HOURS_PER_MONTH` (730 h = 8760 / 1
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Protocol
 
-from planner.inputs import PlanningInputs
-from planner.result import Plan, period_power_w
-from planner.scenario.model import Scenario
+from planner.documents.forecast import (
+    DeploymentForecastDocument,
+    FiguresDocument,
+    ForecastDocument,
+    ForecastTotalDocument,
+    GridDocument,
+    ModelForecastDocument,
+)
+from planner.documents.plan import AllocationDocument, PlanDocument, plan_document
+from planner.result import Plan
 
 HOURS_PER_YEAR = 8760.0
 """Hours of a (non-leap) year."""
@@ -57,11 +68,14 @@ class Figures:
         """Every figure multiplied by *factor*."""
         return Figures(*(getattr(self, f.name) * factor for f in fields(Figures)))
 
+    def document(self) -> FiguresDocument:
+        """The typed form, with ``total_cost_usd`` added."""
+        values = {f.name: float(getattr(self, f.name)) for f in fields(Figures)}
+        return FiguresDocument(**values, total_cost_usd=self.total_cost_usd)
+
     def to_dict(self) -> dict[str, float]:
         """Plain dict with ``total_cost_usd`` added."""
-        out = {f.name: float(getattr(self, f.name)) for f in fields(Figures)}
-        out["total_cost_usd"] = self.total_cost_usd
-        return out
+        return self.document().to_json_dict()
 
 
 ZERO = Figures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -83,23 +97,26 @@ class GridFactor:
         source = self.source or "source not stated"
         return f"{self.g_co2_per_kwh:g} gCO2e/kWh ({where}, {year}; {source})"
 
+    def document(self) -> GridDocument:
+        """The typed form."""
+        return GridDocument(
+            g_co2_per_kwh=self.g_co2_per_kwh, region=self.region, year=self.year, source=self.source
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "g_co2_per_kwh": self.g_co2_per_kwh,
-            "region": self.region,
-            "year": self.year,
-            "source": self.source,
-        }
+        """Plain JSON values."""
+        return self.document().to_json_dict()
 
 
-def grid_factor(scenario: Scenario) -> GridFactor:
-    """The loaded scenario's grid factor: the catalog region row (value, year, source) or the
-    explicit ``grid_g_co2_per_kwh`` with its ``grid_year`` / ``grid_source``."""
+def grid_factor(plan: PlanDocument) -> GridFactor:
+    """The plan's grid factor: the catalog region row (value, year, source) or the explicit
+    ``grid_g_co2_per_kwh`` with its ``grid_year`` / ``grid_source``, as the plan records them."""
+    a = plan.assumptions
     return GridFactor(
-        g_co2_per_kwh=scenario.grid_value_g_co2_per_kwh,
-        region=scenario.region,
-        year=scenario.grid_year,
-        source=scenario.grid_source,
+        g_co2_per_kwh=a.grid_g_co2_per_kwh,
+        region=a.grid_region,
+        year=a.grid_year,
+        source=a.grid_source,
     )
 
 
@@ -178,58 +195,75 @@ class Forecast:
                 return m
         raise KeyError(name)
 
-    def to_json_dict(self) -> dict[str, Any]:
-        """Everything as plain JSON values (per model and total; period, horizon, month, year)."""
+    def document(self) -> ForecastDocument:
+        """The typed form (per model and total; period, horizon, month, year)."""
         month = HOURS_PER_MONTH / self.hours
         year = HOURS_PER_YEAR / self.hours
-        return {
-            "estimated": True,
-            "hours": self.hours,
-            "period_hours": list(self.period_hours),
-            "hours_per_month": HOURS_PER_MONTH,
-            "hours_per_year": HOURS_PER_YEAR,
-            "scaling": "month and year = horizon figures × (730 h or 8760 h) / horizon hours",
-            "pue": self.pue,
-            "electricity_usd_per_kwh": self.electricity_usd_per_kwh,
-            "carbon_usd_per_kg": self.carbon_usd_per_kg,
-            "grid": self.grid.to_dict(),
-            "total": {
-                "horizon": self.horizon.to_dict(),
-                "per_month": self.per_month.to_dict(),
-                "per_year": self.per_year.to_dict(),
-                "by_period": [f.to_dict() for f in self.by_period],
-            },
-            "models": [
-                {
-                    "name": m.name,
-                    "model": m.model,
-                    "gpus": m.gpus,
-                    "requests": m.requests,
-                    "output_tokens": m.output_tokens,
-                    "mean_power_w": m.mean_power_w,
-                    "horizon": m.horizon.to_dict(),
-                    "per_month": m.horizon.scaled(month).to_dict(),
-                    "per_year": m.horizon.scaled(year).to_dict(),
-                    "by_period": [f.to_dict() for f in m.by_period],
-                    "deployments": [
-                        {
-                            "gpu": d.gpu,
-                            "tp": d.tp,
-                            "replicas": d.replicas,
-                            "gpus": d.gpus,
-                            "in_domain": d.in_domain,
-                            "requests": d.requests,
-                            "horizon": d.horizon.to_dict(),
-                        }
+        return ForecastDocument(
+            estimated=True,
+            hours=self.hours,
+            period_hours=list(self.period_hours),
+            hours_per_month=HOURS_PER_MONTH,
+            hours_per_year=HOURS_PER_YEAR,
+            scaling="month and year = horizon figures × (730 h or 8760 h) / horizon hours",
+            pue=self.pue,
+            electricity_usd_per_kwh=self.electricity_usd_per_kwh,
+            carbon_usd_per_kg=self.carbon_usd_per_kg,
+            grid=self.grid.document(),
+            total=ForecastTotalDocument(
+                horizon=self.horizon.document(),
+                per_month=self.per_month.document(),
+                per_year=self.per_year.document(),
+                by_period=[f.document() for f in self.by_period],
+            ),
+            models=[
+                ModelForecastDocument(
+                    name=m.name,
+                    model=m.model,
+                    gpus=m.gpus,
+                    requests=m.requests,
+                    output_tokens=m.output_tokens,
+                    mean_power_w=m.mean_power_w,
+                    horizon=m.horizon.document(),
+                    per_month=m.horizon.scaled(month).document(),
+                    per_year=m.horizon.scaled(year).document(),
+                    by_period=[f.document() for f in m.by_period],
+                    deployments=[
+                        DeploymentForecastDocument(
+                            gpu=d.gpu,
+                            tp=d.tp,
+                            replicas=d.replicas,
+                            gpus=d.gpus,
+                            in_domain=d.in_domain,
+                            requests=d.requests,
+                            horizon=d.horizon.document(),
+                        )
                         for d in m.deployments
                     ],
-                }
+                )
                 for m in self.models
             ],
-        }
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Everything as plain JSON values (:class:`ForecastDocument`)."""
+        return self.document().to_json_dict()
 
 
-def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: PlanningInputs) -> Figures:
+class Economics(Protocol):
+    """What turns GPU energy into facility energy, cost and carbon (plan assumptions)."""
+
+    @property
+    def pue(self) -> float: ...
+    @property
+    def electricity_usd_per_kwh(self) -> float: ...
+    @property
+    def grid_g_co2_per_kwh(self) -> float: ...
+    @property
+    def carbon_usd_per_kg(self) -> float | None: ...
+
+
+def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: Economics) -> Figures:
     """The one place GPU energy becomes facility energy, electricity cost, carbon and its price."""
     facility = energy_kwh * inputs.pue
     carbon = facility * inputs.grid_g_co2_per_kwh / 1000.0
@@ -243,15 +277,6 @@ def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: Planning
     )
 
 
-def _period_figures(
-    gpu_power_w: float, replicas_usd_per_hour: float, hours: float, plan: Plan
-) -> Figures:
-    """Figures of one period of *hours* at a constant GPU power and GPU-hour rate."""
-    return figures_from_energy(
-        gpu_power_w * hours / 1000.0, replicas_usd_per_hour * hours, plan.inputs
-    )
-
-
 def _sum(items: list[Figures]) -> Figures:
     total = ZERO
     for f in items:
@@ -259,28 +284,48 @@ def _sum(items: list[Figures]) -> Figures:
     return total
 
 
-def forecast(plan: Plan, grid: GridFactor | None = None) -> Forecast:
+def allocation_power_w(plan: PlanDocument, a: AllocationDocument) -> list[float]:
+    """GPU power of allocation *a* in every period (W), as the plan recorded it.
+
+    Plans written before ``power_w_by_period`` existed get the linear load model of their
+    candidate: replicas × idle power per replica + energy per request × requests/s.
+    """
+    if a.power_w_by_period is not None:
+        return list(a.power_w_by_period)
+    c = plan.candidate(a.key)
+    return [
+        a.replicas * c.idle_power_w_per_replica + c.energy_j_per_request * x
+        for x in a.requests_per_s_by_period
+    ]
+
+
+def as_document(plan: Plan | PlanDocument) -> PlanDocument:
+    """*plan* as its JSON document."""
+    return plan if isinstance(plan, PlanDocument) else plan_document(plan)
+
+
+def forecast(plan: Plan | PlanDocument, grid: GridFactor | None = None) -> Forecast:
     """The forecast of *plan* (an infeasible plan has no allocations: every figure is 0).
 
     *grid* only labels the carbon factor (value, year, source); the value used is the plan's
-    ``grid_g_co2_per_kwh`` so that the forecast and the plan agree.
+    ``grid_g_co2_per_kwh`` so that the forecast and the plan agree. Default: the plan's label.
     """
-    inputs = plan.inputs
-    hours_t = inputs.period_hours
-    if grid is None:
-        grid = GridFactor(inputs.grid_g_co2_per_kwh)
+    doc = as_document(plan)
+    a_ = doc.assumptions
+    hours_t = a_.period_hours
+    grid = grid or grid_factor(doc)
     models: list[ModelForecast] = []
-    for m in inputs.models:
+    for m in doc.models:
         deployments: list[DeploymentForecast] = []
         periods: list[list[Figures]] = [[] for _ in hours_t]
-        for a in plan.allocations:
-            c = a.candidate
-            if c.name != m.name:
+        for a in doc.allocations:
+            if a.name != m.name:
                 continue
+            c = doc.candidate(a.key)
             rent_per_h = a.replicas * c.usd_per_hour_per_replica
-            power = period_power_w(c, a.replicas, a.requests_per_s_by_period)
             per_t = [
-                _period_figures(p, rent_per_h, h, plan) for p, h in zip(power, hours_t, strict=True)
+                figures_from_energy(p * h / 1000.0, rent_per_h * h, a_)
+                for p, h in zip(allocation_power_w(doc, a), hours_t, strict=True)
             ]
             for t, f in enumerate(per_t):
                 periods[t].append(f)
@@ -309,16 +354,16 @@ def forecast(plan: Plan, grid: GridFactor | None = None) -> Forecast:
                 horizon=horizon,
                 requests=served,
                 output_tokens=served * m.output_tokens,
-                mean_power_w=horizon.energy_kwh * 1000.0 / inputs.hours,
+                mean_power_w=horizon.energy_kwh * 1000.0 / a_.hours,
             )
         )
     by_period_total = tuple(_sum([mf.by_period[t] for mf in models]) for t in range(len(hours_t)))
     return Forecast(
-        hours=inputs.hours,
+        hours=a_.hours,
         period_hours=tuple(hours_t),
-        pue=inputs.pue,
-        electricity_usd_per_kwh=inputs.electricity_usd_per_kwh,
-        carbon_usd_per_kg=inputs.carbon_usd_per_kg,
+        pue=a_.pue,
+        electricity_usd_per_kwh=a_.electricity_usd_per_kwh,
+        carbon_usd_per_kg=a_.carbon_usd_per_kg,
         grid=grid,
         models=tuple(models),
         by_period=by_period_total,

@@ -14,11 +14,14 @@ the front cost rises and facility energy falls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from planner.documents.pareto import MarkerDocument, ParetoDocument, ParetoPointDocument
+from planner.documents.plan import PlanDocument
 from planner.inputs import Objective, PlanningInputs
-from planner.result import Plan, Totals
+from planner.result import Plan
 from planner.solve.optimize import solve
 
 METHOD = (
@@ -45,17 +48,22 @@ class ParetoPoint:
     carbon_kg: float
     gpus: dict[str, int]
 
+    def document(self) -> ParetoPointDocument:
+        """The typed form."""
+        return ParetoPointDocument(
+            label=self.label,
+            epsilon_usd=self.epsilon_usd,
+            status=self.status,
+            facility_energy_kwh=self.facility_energy_kwh,
+            energy_kwh=self.energy_kwh,
+            cost_usd=self.cost_usd,
+            carbon_kg=self.carbon_kg,
+            gpus=dict(self.gpus),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "epsilon_usd": self.epsilon_usd,
-            "status": self.status,
-            "facility_energy_kwh": self.facility_energy_kwh,
-            "energy_kwh": self.energy_kwh,
-            "cost_usd": self.cost_usd,
-            "carbon_kg": self.carbon_kg,
-            "gpus": dict(self.gpus),
-        }
+        """Plain JSON values."""
+        return self.document().to_json_dict()
 
 
 @dataclass(frozen=True)
@@ -67,13 +75,18 @@ class Marker:
     cost_usd: float
     carbon_kg: float
 
+    def document(self) -> MarkerDocument:
+        """The typed form."""
+        return MarkerDocument(
+            label=self.label,
+            facility_energy_kwh=self.facility_energy_kwh,
+            cost_usd=self.cost_usd,
+            carbon_kg=self.carbon_kg,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "facility_energy_kwh": self.facility_energy_kwh,
-            "cost_usd": self.cost_usd,
-            "carbon_kg": self.carbon_kg,
-        }
+        """Plain JSON values."""
+        return self.document().to_json_dict()
 
 
 @dataclass(frozen=True)
@@ -87,16 +100,21 @@ class ParetoFront:
     baselines: tuple[Marker, ...]
     messages: tuple[str, ...] = ()
 
+    def document(self) -> ParetoDocument:
+        """The typed form."""
+        return ParetoDocument(
+            scenario=self.scenario,
+            estimated=True,
+            method=self.method,
+            points=[p.document() for p in self.points],
+            chosen=self.chosen.document() if self.chosen else None,
+            baselines=[b.document() for b in self.baselines],
+            messages=list(self.messages),
+        )
+
     def to_json_dict(self) -> dict[str, Any]:
-        return {
-            "scenario": self.scenario,
-            "estimated": True,
-            "method": self.method,
-            "points": [p.to_dict() for p in self.points],
-            "chosen": self.chosen.to_dict() if self.chosen else None,
-            "baselines": [b.to_dict() for b in self.baselines],
-            "messages": list(self.messages),
-        }
+        """Plain JSON values (:class:`ParetoDocument`)."""
+        return self.document().to_json_dict()
 
 
 def _point(label: str, eps: float | None, plan: Plan) -> ParetoPoint | None:
@@ -115,8 +133,24 @@ def _point(label: str, eps: float | None, plan: Plan) -> ParetoPoint | None:
     )
 
 
-def _marker(label: str, totals: Totals) -> Marker:
-    return Marker(label, totals.facility_energy_kwh, totals.cost_usd, totals.carbon_kg)
+def _markers(chosen: Plan | PlanDocument, objective: str) -> tuple[Marker | None, list[Marker]]:
+    """The chosen plan's marker (when it has a solution) and one per feasible baseline."""
+    from planner.analysis.forecast import as_document
+
+    doc = as_document(chosen)
+    mine = None
+    t = doc.totals
+    if t is not None and doc.has_solution:
+        mine = Marker(f"chosen ({objective})", t.facility_energy_kwh, t.cost_usd, t.carbon_kg)
+    baselines = []
+    for b in doc.baselines:
+        if b.energy_kwh is None or b.cost_usd is None or b.carbon_kg is None:
+            continue
+        facility = b.facility_energy_kwh
+        if facility is None:  # a plan written before the key existed
+            facility = b.energy_kwh * doc.assumptions.pue
+        baselines.append(Marker(f"baseline: {b.name}", facility, b.cost_usd, b.carbon_kg))
+    return mine, baselines
 
 
 def nondominated(points: list[ParetoPoint]) -> list[ParetoPoint]:
@@ -135,16 +169,25 @@ def nondominated(points: list[ParetoPoint]) -> list[ParetoPoint]:
 
 
 def pareto_front(
-    inputs: PlanningInputs, points: int = 7, chosen: Plan | None = None
+    inputs: PlanningInputs,
+    points: int = 7,
+    chosen: Plan | PlanDocument | None = None,
+    *,
+    on_point: Callable[[int, int], None] | None = None,
 ) -> ParetoFront:
     """Solve the ε-constraint front of *inputs* with *points* cost caps between the ends.
 
     *chosen*: the scenario's own plan (with baselines) to mark; its baselines are marked too.
+    *on_point*: called with (plans solved, plans to solve) after each solve (progress display).
     """
     points = max(2, points)
+    total = points + 2
+    report = on_point or (lambda done, of: None)
     messages: list[str] = []
     lo_plan = solve(replace(inputs, objective=Objective(minimize="cost")), baselines=False)
+    report(1, total)
     hi_plan = solve(replace(inputs, objective=Objective(minimize="energy")), baselines=False)
+    report(2, total)
     ends = [_point("min cost", None, lo_plan), _point("min energy", None, hi_plan)]
     found = [p for p in ends if p is not None]
     if len(found) < 2:
@@ -160,6 +203,7 @@ def pareto_front(
             if inputs.budget_usd is not None:
                 cap = min(cap, inputs.budget_usd)
             plan = solve(replace(energy_inputs, budget_usd=cap), baselines=False)
+            report(k + 3, total)
             p = _point(f"ε{k + 1}", eps, plan)
             if p is None:
                 messages.append(
@@ -168,14 +212,9 @@ def pareto_front(
                 )
                 continue
             found.append(p)
-    chosen_marker = None
-    baselines: list[Marker] = []
-    if chosen is not None and chosen.totals is not None and chosen.has_solution:
-        chosen_marker = _marker(f"chosen ({inputs.objective.minimize})", chosen.totals)
-    if chosen is not None:
-        for b in chosen.baselines:
-            if b.totals is not None:
-                baselines.append(_marker(f"baseline: {b.name}", b.totals))
+    chosen_marker, baselines = (
+        _markers(chosen, inputs.objective.minimize) if chosen is not None else (None, [])
+    )
     return ParetoFront(
         scenario=inputs.scenario,
         method=METHOD,

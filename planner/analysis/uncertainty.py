@@ -1,20 +1,21 @@
 """Low / median / high bands for a plan's energy, cost and carbon from the predictors' intervals.
 
-Method (stated in every output by :data:`METHOD`):
+Arithmetic on the plan alone (its JSON document), stated in every output by :data:`METHOD`:
 
-1. For every allocation, the shipped power predictor is asked again at the allocation's operating
-   point (model, GPU, TP degree, operating batch, engine, precision, token lengths). It returns the
-   point prediction ``P`` and its split-conformal interval ``[P_lo, P_hi]`` (90 % by default; see
-   the model card's ``intervals``).
-2. The bound powers are clipped to what a GPU can draw: at least the catalog idle power, at most
-   the catalog TDP (board power limit) — never below / above the point prediction itself.
-3. The plan's load-dependent power (the candidate's power curve, docs/method.md "Capacity") is
-   scaled above idle by ``s = (P_bound − P_idle) / (P − P_idle)``: replica power at rate x =
-   idle + s · (curve(x) − idle), per period, with the plan's replicas and load shares unchanged
-   (the reported energy per request is the candidate's linear lower-bound slope times s).
+1. Every candidate of the plan records, at its operating batch (saturated replica), the power
+   predictor's point prediction ``P`` and its split-conformal interval ``[P_lo, P_hi]`` (90 % by
+   default; see the model card), plus the catalog idle power ``P_idle`` and TDP of its GPU.
+2. The bounds are clipped to what a GPU can draw: ``P`` to at least ``P_idle``; ``P_lo`` to
+   ``[P_idle, P]`` and ``P_hi`` to ``[P, TDP]`` (never beyond the point prediction itself).
+3. Per allocation and period, the GPU power above idle (the plan's ``power_w_by_period`` minus
+   replicas × idle power) is scaled by ``(P_bound − P_idle) / (P − P_idle)``; idle power, replicas
+   and load shares are unchanged. Whatever the plan's load model, the load-dependent power is
+   proportional to how far the saturated power lies above idle, so this is the plan's own model
+   evaluated at the bound power. For the linear model it equals re-computing the energy per
+   request ``TP · (P_bound − P_idle) / saturated req/s``.
 4. Energy (GPU and facility), electricity cost, carbon price and CO2e are re-accounted with the
-   bound coefficients; GPU-hour cost does not change. The median is the plan's own figure
-   (point prediction).
+   plan's PUE, prices and grid factor; GPU-hour cost does not change. The median is the plan's
+   own figure (point prediction).
 
 Not included: the ITL interval (it changes replicas, not the energy of a fixed plan; plan with
 ``robust: true`` to size replicas on the upper ITL bound), idle-power, PUE and grid-factor
@@ -24,28 +25,29 @@ uncertainty. Bands of different models are summed (fully correlated errors: one 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import polars as pl
-
-from planner.analysis.forecast import Figures, figures_from_energy
-from planner.result import Allocation, Plan, period_power_w
-from planner.scenario.model import Scenario
-from predictors.api import Predictor
+from planner.analysis.forecast import Figures, allocation_power_w, as_document, figures_from_energy
+from planner.documents.plan import AllocationDocument, CandidateDocument, PlanDocument
+from planner.documents.uncertainty import (
+    AllocationBandDocument,
+    BandDocument,
+    BandsDocument,
+    FigureBandsDocument,
+)
+from planner.result import Plan
 from predictors.errors import WattgpuError
 
 METHOD = (
-    "Each allocation's GPU power is re-predicted at its operating point (model, GPU, TP, batch, "
-    "engine, precision, token lengths) and the power predictor's split-conformal interval "
-    "bounds [P_lo, P_hi] (clipped to catalog idle power .. TDP) scale the load-dependent part "
-    "of the plan's power curve (replica power = idle + s·(curve(req/s) − idle), "
-    "s = (P_bound − P_idle)/(P − P_idle)) with replicas and load shares fixed. "
+    "Each allocation's GPU power above idle is rescaled by the power predictor's "
+    "split-conformal interval recorded in the plan at its operating point (model, GPU, TP, "
+    "batch, engine, precision, token lengths): with P the point prediction and [P_lo, P_hi] its "
+    "bounds, clipped to catalog idle power .. TDP, the power above idle of every period is "
+    "multiplied by (P_bound − P_idle)/(P − P_idle) with replicas and load shares fixed (for the "
+    "linear load model: energy per request = TP·(P_bound − P_idle)/saturated req/s). "
     "Median = the plan's point estimate. GPU-hour cost is fixed; electricity, carbon price and "
     "CO2e follow energy. Not included: ITL, idle-power, PUE and grid-factor uncertainty; model "
     "errors are summed as fully correlated."
 )
-
-Key = tuple[str, str, int]
 
 
 @dataclass(frozen=True)
@@ -56,241 +58,109 @@ class PowerInterval:
     power_w_per_gpu_lo: float
     power_w_per_gpu_hi: float
     idle_power_w_per_gpu: float
-    tdp_w: float
-    in_domain: bool = True
+    tdp_w: float | None
 
     def clipped(self) -> tuple[float, float, float]:
         """(lo, point, hi) clipped to [idle, TDP] and ordered lo <= point <= hi."""
         point = max(self.power_w_per_gpu, self.idle_power_w_per_gpu)
         lo = min(max(self.power_w_per_gpu_lo, self.idle_power_w_per_gpu), point)
-        hi = max(min(self.power_w_per_gpu_hi, self.tdp_w), point)
-        return lo, point, hi
+        hi = (
+            self.power_w_per_gpu_hi
+            if self.tdp_w is None
+            else min(self.power_w_per_gpu_hi, self.tdp_w)
+        )
+        return lo, point, max(hi, point)
+
+    def factors(self) -> tuple[float, float]:
+        """(low, high) multipliers of the power above idle: (P_bound − idle) / (P − idle)."""
+        lo, point, hi = self.clipped()
+        above = point - self.idle_power_w_per_gpu
+        if above <= 0:
+            return 1.0, 1.0
+        idle = self.idle_power_w_per_gpu
+        return (lo - idle) / above, (hi - idle) / above
 
 
-@dataclass(frozen=True)
-class Band:
-    """low <= median <= high."""
-
-    low: float
-    median: float
-    high: float
-
-    def to_dict(self) -> dict[str, float]:
-        return {"low": self.low, "median": self.median, "high": self.high}
-
-
-@dataclass(frozen=True)
-class FigureBands:
-    """Bands of the quantities reported."""
-
-    energy_kwh: Band
-    facility_energy_kwh: Band
-    cost_usd: Band
-    carbon_kg: Band
-
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        return {
-            "energy_kwh": self.energy_kwh.to_dict(),
-            "facility_energy_kwh": self.facility_energy_kwh.to_dict(),
-            "cost_usd": self.cost_usd.to_dict(),
-            "carbon_kg": self.carbon_kg.to_dict(),
-        }
+def power_interval(c: CandidateDocument) -> PowerInterval:
+    """The interval a candidate recorded; a clear error when the plan predates the fields."""
+    values = (c.power_w_per_gpu_predicted, c.power_w_per_gpu_lo, c.power_w_per_gpu_hi)
+    if any(v is None for v in values) or c.idle_power_w_per_gpu is None:
+        raise WattgpuError(
+            f"plan candidate {c.name},{c.gpu},{c.tp}: no power interval "
+            "(power_w_per_gpu_predicted/_lo/_hi, idle_power_w_per_gpu); re-run `wattgpu plan` "
+            "with this version to record them"
+        )
+    point, lo, hi = (float(v) for v in values)  # type: ignore[arg-type]
+    return PowerInterval(point, lo, hi, float(c.idle_power_w_per_gpu), c.tdp_w_per_gpu)
 
 
-@dataclass(frozen=True)
-class Bands:
-    """Uncertainty of a plan: per model entry and in total, with the method."""
-
-    method: str
-    level: float | None
-    models: dict[str, FigureBands]
-    total: FigureBands
-    allocations: tuple[dict[str, Any], ...]
-
-    def to_json_dict(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "interval_level": self.level,
-            "total": self.total.to_dict(),
-            "models": {k: v.to_dict() for k, v in self.models.items()},
-            "allocations": list(self.allocations),
-        }
+def _band(lo: float, mid: float, hi: float) -> BandDocument:
+    return BandDocument(low=min(lo, mid, hi), median=mid, high=max(lo, mid, hi))
 
 
-def _figures(plan: Plan, a: Allocation, scale: float) -> Figures:
-    """Horizon figures of allocation *a* with its power above idle scaled by *scale*."""
-    inputs = plan.inputs
-    c = a.candidate
-    idle = a.replicas * c.idle_power_w_per_replica
+def _figure_bands(lo: Figures, mid: Figures, hi: Figures) -> FigureBandsDocument:
+    return FigureBandsDocument(
+        energy_kwh=_band(lo.energy_kwh, mid.energy_kwh, hi.energy_kwh),
+        facility_energy_kwh=_band(
+            lo.facility_energy_kwh, mid.facility_energy_kwh, hi.facility_energy_kwh
+        ),
+        cost_usd=_band(lo.total_cost_usd, mid.total_cost_usd, hi.total_cost_usd),
+        carbon_kg=_band(lo.carbon_kg, mid.carbon_kg, hi.carbon_kg),
+    )
+
+
+def _figures(doc: PlanDocument, a: AllocationDocument, factor: float) -> Figures:
+    """Horizon figures of *a* with its power above idle multiplied by *factor*."""
+    c = doc.candidate(a.key)
+    idle_w = a.replicas * c.idle_power_w_per_replica
+    hours = doc.assumptions.period_hours
     watt_hours = sum(
-        (idle + scale * (p - idle)) * h
-        for p, h in zip(
-            period_power_w(c, a.replicas, a.requests_per_s_by_period),
-            inputs.period_hours,
-            strict=True,
-        )
+        (idle_w + max(0.0, p - idle_w) * factor) * h
+        for p, h in zip(allocation_power_w(doc, a), hours, strict=True)
     )
-    gpu_cost = a.replicas * c.usd_per_hour_per_replica * inputs.hours
-    return figures_from_energy(watt_hours / 1000.0, gpu_cost, inputs)
+    return figures_from_energy(watt_hours / 1000.0, a.gpu_cost_usd, doc.assumptions)
 
 
-def power_scale(point_w: float, bound_w: float, idle_w: float) -> float:
-    """s = (bound − idle) / (point − idle): the factor on power above idle (1 when point = idle)."""
-    if point_w - idle_w <= 1e-12:
-        return 1.0
-    return max(0.0, bound_w - idle_w) / (point_w - idle_w)
-
-
-def _band(lo: Figures, mid: Figures, hi: Figures, attr: str) -> Band:
-    values = sorted(
-        (
-            getattr(lo, attr) if attr != "cost_usd" else lo.total_cost_usd,
-            getattr(mid, attr) if attr != "cost_usd" else mid.total_cost_usd,
-            getattr(hi, attr) if attr != "cost_usd" else hi.total_cost_usd,
-        )
-    )
-    median = getattr(mid, attr) if attr != "cost_usd" else mid.total_cost_usd
-    return Band(min(values[0], median), median, max(values[2], median))
-
-
-def _figure_bands(lo: Figures, mid: Figures, hi: Figures) -> FigureBands:
-    return FigureBands(
-        energy_kwh=_band(lo, mid, hi, "energy_kwh"),
-        facility_energy_kwh=_band(lo, mid, hi, "facility_energy_kwh"),
-        cost_usd=_band(lo, mid, hi, "cost_usd"),
-        carbon_kg=_band(lo, mid, hi, "carbon_kg"),
-    )
-
-
-def bands(plan: Plan, intervals: dict[Key, PowerInterval], level: float | None = None) -> Bands:
-    """Low / median / high of *plan* given the power interval of every allocation's candidate.
-
-    Raises WattgpuError when an allocation has no interval (a caller bug, not user input).
-    """
+def bands(plan: Plan | PlanDocument, level: float | None = None) -> BandsDocument:
+    """Low / median / high of *plan* from the power intervals its candidates recorded."""
+    doc = as_document(plan)
     zero = Figures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    per_model: dict[str, list[Figures]] = {m.name: [zero, zero, zero] for m in plan.inputs.models}
-    rows: list[dict[str, Any]] = []
-    for a in plan.allocations:
-        c = a.candidate
-        iv = intervals.get(c.key)
-        if iv is None:
-            raise WattgpuError(f"uncertainty: no power interval for allocation {c.label}")
+    per_model: dict[str, list[Figures]] = {m.name: [zero, zero, zero] for m in doc.models}
+    rows: list[AllocationBandDocument] = []
+    for a in doc.allocations:
+        c = doc.candidate(a.key)
+        iv = power_interval(c)
         p_lo, p_mid, p_hi = iv.clipped()
-        idle_w = c.idle_power_w_per_replica / c.tp
-        s_lo = min(power_scale(p_mid, p_lo, idle_w), 1.0)
-        s_hi = max(power_scale(p_mid, p_hi, idle_w), 1.0)
-        e_mid = c.energy_j_per_request
-        e_lo, e_hi = e_mid * s_lo, e_mid * s_hi
-        figs = [_figures(plan, a, s) for s in (s_lo, 1.0, s_hi)]
-        acc = per_model[c.name]
-        per_model[c.name] = [acc[i] + figs[i] for i in range(3)]
+        f_lo, f_hi = iv.factors()
+        figs = [_figures(doc, a, f) for f in (f_lo, 1.0, f_hi)]
+        acc = per_model[a.name]
+        per_model[a.name] = [acc[i] + figs[i] for i in range(3)]
+        e = c.energy_j_per_request
         rows.append(
-            {
-                "name": c.name,
-                "gpu": c.gpu,
-                "tp": c.tp,
-                "batch_size": c.batch_size,
-                "power_w_per_gpu": {"low": p_lo, "median": p_mid, "high": p_hi},
-                "power_w_per_gpu_unclipped": {
-                    "low": iv.power_w_per_gpu_lo,
-                    "median": iv.power_w_per_gpu,
-                    "high": iv.power_w_per_gpu_hi,
-                },
-                "idle_power_w_per_gpu": iv.idle_power_w_per_gpu,
-                "tdp_w": iv.tdp_w,
-                "energy_j_per_request": {"low": e_lo, "median": e_mid, "high": e_hi},
-                "energy_kwh": {
-                    "low": figs[0].energy_kwh,
-                    "median": figs[1].energy_kwh,
-                    "high": figs[2].energy_kwh,
-                },
-            }
+            AllocationBandDocument(
+                name=a.name,
+                gpu=a.gpu,
+                tp=a.tp,
+                batch_size=a.batch_size,
+                power_w_per_gpu=_band(p_lo, p_mid, p_hi),
+                power_w_per_gpu_unclipped=BandDocument(
+                    low=iv.power_w_per_gpu_lo,
+                    median=iv.power_w_per_gpu,
+                    high=iv.power_w_per_gpu_hi,
+                ),
+                idle_power_w_per_gpu=iv.idle_power_w_per_gpu,
+                tdp_w=iv.tdp_w,
+                energy_j_per_request=_band(e * f_lo, e, e * f_hi),
+                energy_kwh=_band(figs[0].energy_kwh, figs[1].energy_kwh, figs[2].energy_kwh),
+            )
         )
     totals = [zero, zero, zero]
     for figs in per_model.values():
         totals = [totals[i] + figs[i] for i in range(3)]
-    return Bands(
+    return BandsDocument(
         method=METHOD,
-        level=level,
-        models={k: _figure_bands(*v) for k, v in per_model.items()},
+        interval_level=level,
         total=_figure_bands(*totals),
-        allocations=tuple(rows),
+        models={k: _figure_bands(*v) for k, v in per_model.items()},
+        allocations=rows,
     )
-
-
-def operating_rows(plan: Plan, scenario: Scenario) -> pl.DataFrame:
-    """One predictor input row per allocation (same order): its operating point."""
-    entries = {e.name: e for e in scenario.models}
-    records: list[dict[str, Any]] = []
-    for a in plan.allocations:
-        c = a.candidate
-        entry = entries.get(c.name)
-        if entry is None:
-            raise WattgpuError(
-                f"uncertainty: allocation {c.label} has no model entry {c.name!r} in scenario "
-                f"{scenario.name}; plan and scenario must come from the same file"
-            )
-        m = plan.inputs.model(c.name)
-        records.append(
-            {
-                "model": c.model,
-                "gpu": c.gpu,
-                "gpu_count": c.tp,
-                "engine": scenario.engine,
-                "precision": entry.precision or scenario.precision,
-                "batch_size": max(1, c.batch_size),
-                "input_tokens": m.input_tokens,
-                "output_tokens": m.output_tokens,
-            }
-        )
-    schema = {
-        "model": pl.String,
-        "gpu": pl.String,
-        "gpu_count": pl.Int64,
-        "engine": pl.String,
-        "precision": pl.String,
-        "batch_size": pl.Int64,
-        "input_tokens": pl.Float64,
-        "output_tokens": pl.Float64,
-    }
-    return pl.DataFrame(records, schema=schema)
-
-
-def power_intervals(
-    plan: Plan, scenario: Scenario, predictor: Predictor
-) -> dict[Key, PowerInterval]:
-    """The power prediction and interval of every allocation's operating point."""
-    if not plan.allocations:
-        return {}
-    pred = predictor.predict(operating_rows(plan, scenario))
-    out: dict[Key, PowerInterval] = {}
-    for a, row in zip(plan.allocations, pred.iter_rows(named=True), strict=True):
-        c = a.candidate
-        if row.get("error"):
-            raise WattgpuError(f"uncertainty: allocation {c.label}: {row['error']}")
-        gpu_row = predictor.catalog.gpu(c.gpu)
-        idle = c.idle_power_w_per_replica / c.tp
-        point = float(row["power_w_per_gpu"])
-        tdp = float(gpu_row.get("tdp_w") or max(point, idle))
-        out[c.key] = PowerInterval(
-            power_w_per_gpu=point,
-            power_w_per_gpu_lo=float(row["power_w_per_gpu_lo"]),
-            power_w_per_gpu_hi=float(row["power_w_per_gpu_hi"]),
-            idle_power_w_per_gpu=idle,
-            tdp_w=tdp,
-            in_domain=bool(row["in_domain"]),
-        )
-    return out
-
-
-def interval_level(card: dict[str, Any]) -> float | None:
-    """The power interval's level from the model card (None when not stated)."""
-    try:
-        return float(card["targets"]["power"]["interval"]["level"])
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def plan_bands(plan: Plan, scenario: Scenario, predictor: Predictor) -> Bands:
-    """:func:`bands` with the intervals of :func:`power_intervals`."""
-    return bands(plan, power_intervals(plan, scenario, predictor), interval_level(predictor.card))

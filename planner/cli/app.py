@@ -2,10 +2,14 @@
 
 Each command family lives in its own module and registers itself on :data:`app`:
 ``cli_catalog`` (catalog, with ``cli_hf_import`` for import-hf), ``cli_data`` (data summary),
-``cli_predictors`` (train, evaluate, predict), ``cli_validate`` (validate), ``cli_plan`` (plan,
-compare) and ``cli_report`` (report, pareto, diff).
-Errors the user can fix (:class:`predictors.errors.WattgpuError`) print one line per problem
-and exit 1; ``--debug`` anywhere on the command line shows the traceback instead.
+``cli_predictors`` (train, evaluate, predict), ``cli_scenarios`` (the bundled examples),
+``cli_validate`` (validate), ``cli_plan`` (plan, compare), ``cli_report`` (report, pareto,
+diff) and ``cli_schema`` (schema).
+Exit codes (the README's rules): errors the user can fix
+(:class:`predictors.errors.WattgpuError`) print one line per problem and exit 1; a malformed
+command line (unknown option, missing argument, bad choice) is reported by typer with the usage
+and exits 2; a bug exits 2 with ``error: internal error …``. ``--debug`` anywhere on the command
+line shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import typer
 
 from planner.cli import plan as cli_plan
 from planner.cli import report as cli_report
+from planner.cli import scenarios as cli_scenarios
+from planner.cli import schema as cli_schema
 from planner.cli import validate as cli_validate
 from predictors import __version__
 from predictors.cli import catalog as cli_catalog
@@ -47,7 +53,16 @@ def _root(
     """wattgpu: energy-aware GPU planning for LLM inference."""
 
 
-for _module in (cli_catalog, cli_data, cli_predictors, cli_validate, cli_plan, cli_report):
+for _module in (
+    cli_catalog,
+    cli_data,
+    cli_predictors,
+    cli_scenarios,
+    cli_validate,
+    cli_plan,
+    cli_report,
+    cli_schema,
+):
     _module.register(app)
 
 

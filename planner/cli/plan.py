@@ -9,7 +9,8 @@ starts fast.
 
 Exit codes of both commands: 0 = a plan (optimal, or feasible within the time limit); 1 = bad
 input, or no plan exists (infeasible: the reasons are printed); 2 = the solver found no plan
-within the time limit or the plan failed its invariant checks (status ``error``).
+within the time limit or the plan failed its invariant checks (status ``error``), or a
+malformed command line (reported by typer).
 """
 
 from __future__ import annotations
@@ -63,14 +64,21 @@ OutputOption = Annotated[
 ]
 
 
-def _print_sections(sections: list[Section]) -> None:
+def print_width(*, wide: bool) -> int:
+    """Width of tables printed to a pipe or file: compact 100 columns, --wide 140."""
+    from planner.report.text import COMPACT_WIDTH, FILE_WIDTH
+
+    return FILE_WIDTH if wide else COMPACT_WIDTH
+
+
+def _print_sections(sections: list[Section], *, wide: bool = False) -> None:
     from rich.console import Console
 
-    from planner.report.text import FILE_WIDTH, sections_to_rich
+    from planner.report.text import sections_to_rich
 
     console = Console()
     if not console.is_terminal:
-        console = Console(width=FILE_WIDTH)
+        console = Console(width=print_width(wide=wide))
     sections_to_rich(sections, console)
 
 
@@ -89,7 +97,10 @@ def _emit(text: str, output: Path | None, what: str) -> None:
 def plan(
     file: Annotated[
         Path | None,
-        typer.Argument(help="Scenario YAML file (default: the bundled enterprise-fleet scenario)."),
+        typer.Argument(
+            help="Scenario YAML file, or a bundled example's name (`wattgpu scenarios`; "
+            "default: enterprise-fleet)."
+        ),
     ] = None,
     fmt: Annotated[
         PlanFormat,
@@ -113,27 +124,43 @@ def plan(
     ] = None,
     candidates: Annotated[
         bool,
-        typer.Option("--candidates", help="Table/md: also list excluded candidates and why."),
+        typer.Option(
+            "--candidates",
+            help="Table/md: also list the best feasible alternatives per model (with the "
+            "objective change) and the excluded candidates with why.",
+        ),
+    ] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide", help="Table: every column (default: a compact table within 100 columns)."
+        ),
     ] = False,
 ) -> None:
     """Plan a GPU fleet for a scenario: which GPUs, TP degree and replicas per model.
 
     Exit code 0 when a plan was found (status optimal or feasible), 1 for bad input or when no
     plan exists (status infeasible; the reasons are printed), 2 when the solver found no valid
-    plan within the time limit (status error).
+    plan within the time limit (status error) or the command line is malformed.
     """
     from planner.paths import default_scenario
     from planner.pipeline import plan_file
     from planner.report.plan_view import plan_sections, render_plan
     from planner.result import PlanStatus
+    from planner.scenario.bundled import find_scenario
+    from predictors.cli.progress import Progress
 
-    path = file if file is not None else default_scenario()
-    run = plan_file(path, set_ or [], overlay or [], time_limit_s=time_limit)
+    path = find_scenario(file) if file is not None else default_scenario()
+    with Progress("planning") as progress:
+        run = plan_file(
+            path, set_ or [], overlay or [], time_limit_s=time_limit, progress=progress.update
+        )
     result = run.plan
     if fmt == PlanFormat.table and output is None:
-        _print_sections(plan_sections(result, candidates=candidates))
+        _print_sections(plan_sections(result, candidates=candidates, wide=wide), wide=wide)
     else:
-        _emit(render_plan(result, fmt.value, candidates=candidates), output, f"{fmt.value} plan")
+        text = render_plan(result, fmt.value, candidates=candidates, wide=wide)
+        _emit(text, output, f"{fmt.value} plan")
     if result.status == PlanStatus.INFEASIBLE:
         raise typer.Exit(EXIT_INFEASIBLE)
     if result.status == PlanStatus.ERROR:
@@ -195,6 +222,14 @@ def compare(
         CompareFormat, typer.Option("--format", "-f", help="table, json or csv.")
     ] = CompareFormat.table,
     output: OutputOption = None,
+    user_catalog: Annotated[
+        Path | None,
+        typer.Option(
+            "--user-catalog",
+            file_okay=False,
+            help="User catalog overlay directory (default: $WATTGPU_USER_CATALOG).",
+        ),
+    ] = None,
 ) -> None:
     """Rank GPU types for one model, load and SLA: the best fleet of each type (no scenario file).
 
@@ -225,7 +260,14 @@ def compare(
         hours=hours,
         electricity_usd_per_kwh=electricity,
     )
-    result = run_compare(request)
+    predictor = None
+    if user_catalog is not None:
+        from predictors.api import Predictor
+        from predictors.catalog import load_catalog
+
+        loaded = Predictor.load()
+        predictor = Predictor(loaded.models, load_catalog(user_catalog))
+    result = run_compare(request, predictor)
     if fmt == CompareFormat.json:
         _emit(to_json(result.to_json_dict()), output, "comparison")
     elif fmt == CompareFormat.csv:
@@ -234,7 +276,7 @@ def compare(
     elif output is not None:
         _emit(sections_to_text([compare_section(result)]), output, "comparison")
     else:
-        _print_sections([compare_section(result)])
+        _print_sections([compare_section(result)], wide=True)
     if not any(r.fits for r in result.rows):
         raise WattgpuError(
             f"no GPU type meets ITL ≤ {itl_ms:g} ms for {result.model} — relax the SLA "

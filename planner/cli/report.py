@@ -24,6 +24,7 @@ class ReportFormat(StrEnum):
     md = "md"
     html = "html"
     json = "json"
+    text = "text"
 
 
 class ParetoFormat(StrEnum):
@@ -36,7 +37,14 @@ class DiffFormat(StrEnum):
     json = "json"
 
 
-FileArgument = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
+ReportFileArgument = Annotated[
+    Path,
+    typer.Argument(
+        help="Scenario YAML file (planned first), a bundled example's name (`wattgpu scenarios`) "
+        "or a saved plan JSON (`wattgpu plan --format json`; reported as saved, no predictor "
+        "loaded)."
+    ),
+]
 TimeLimitOption = Annotated[
     float | None,
     typer.Option(
@@ -68,22 +76,11 @@ def _write(text: str, output: Path | None) -> None:
     typer.echo(f"wrote {output}", err=True)
 
 
-def _plan(
-    file: Path, set_: list[str] | None, overlay: list[Path] | None, time_limit: float | None
-) -> Any:
-    from planner.pipeline import plan_file
-    from predictors.api import Predictor
-
-    predictor = Predictor.load()
-    run = plan_file(file, set_ or [], overlay or [], time_limit_s=time_limit, predictor=predictor)
-    return run, predictor
-
-
 def report(
-    file: FileArgument,
+    file: ReportFileArgument,
     format_: Annotated[
         ReportFormat,
-        typer.Option("--format", "-f", help="md, html (one self-contained file) or json."),
+        typer.Option("--format", "-f", help="md, html (one self-contained file), json or text."),
     ] = ReportFormat.md,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
@@ -100,36 +97,54 @@ def report(
             "--accuracy", help="Predictions CSV of `wattgpu evaluate` for the accuracy chart."
         ),
     ] = None,
+    model_card: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-card",
+            help="Model card (file or directory) describing the predictors "
+            "(default: the shipped predictors/trained/model_card.json).",
+        ),
+    ] = None,
     time_limit: TimeLimitOption = None,
 ) -> None:
-    """Estimated energy and emissions disclosure of the scenario's plan (md, html or json)."""
-    from planner.report.build import make_report, render_markdown
+    """Estimated energy and emissions disclosure of a plan (md, html, json or text)."""
+    from planner.report.build import make_report
+    from planner.report.render import render_report
+    from planner.report.source import plan_source
+    from planner.scenario.bundled import find_scenario
+    from predictors.cli.progress import Progress
 
-    run, predictor = _plan(file, set_, overlay, time_limit)
-    csv = _accuracy_csv(accuracy)
-    data, _ = make_report(
-        run, predictor, pareto_points=pareto_points, scenario_file=str(file), accuracy_csv=csv
-    )
-    if not run.plan.has_solution:
+    file = find_scenario(file)
+    with Progress("planning") as progress:
+        src = plan_source(
+            file,
+            set_ or [],
+            overlay or [],
+            model_card=model_card,
+            time_limit_s=time_limit,
+            progress=progress.update,
+        )
+        csv = _accuracy_csv(accuracy)
+        progress.update("writing the report (uncertainty bands, Pareto front)")
+        data, _ = make_report(
+            src.plan,
+            src.card,
+            pareto_points=pareto_points,
+            inputs=src.inputs,
+            scenario_file=str(file),
+            accuracy_csv=csv,
+        )
+    if not src.plan.has_solution:
         typer.echo(
-            f"warning: plan is {run.plan.status.value}: "
-            + "; ".join(run.plan.solve.messages or ("no solution",)),
+            f"warning: plan is {src.plan.status}: "
+            + "; ".join(src.plan.solve.messages or ("no solution",)),
             err=True,
         )
-    if format_ is ReportFormat.json:
-        text = json.dumps(data, indent=2, sort_keys=False) + "\n"
-    elif format_ is ReportFormat.md:
-        text = render_markdown(data)
-    else:
-        from planner.report.charts import all_charts
-        from planner.report.html import render_html
-
-        text = render_html(data, all_charts(data, csv))
-    _write(text, output)
+    _write(render_report(data, format_.value, csv), output)
 
 
 def pareto(
-    file: FileArgument,
+    file: ReportFileArgument,
     points: Annotated[
         int, typer.Option("--points", "-n", min=2, help="Cost caps between the ends.")
     ] = 7,
@@ -143,14 +158,25 @@ def pareto(
 ) -> None:
     """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
     from planner.analysis.pareto import pareto_front
+    from planner.report.source import plan_source
+    from planner.scenario.bundled import find_scenario
+    from predictors.cli.progress import Progress
 
-    run, _ = _plan(file, set_, overlay, time_limit)
-    if not run.plan.has_solution:
-        raise WattgpuError(
-            f"{file}: plan is {run.plan.status.value}: "
-            + "; ".join(run.plan.solve.messages or ("no solution",))
+    file = find_scenario(file)
+    with Progress("planning") as progress:
+        src = plan_source(
+            file, set_ or [], overlay or [], time_limit_s=time_limit, progress=progress.update
         )
-    front = pareto_front(run.inputs, points, run.plan)
+        if not src.plan.has_solution:
+            raise WattgpuError(
+                f"{file}: plan is {src.plan.status}: "
+                + "; ".join(src.plan.solve.messages or ("no solution",))
+            )
+
+        def on_point(done: int, total: int) -> None:
+            progress.update(f"Pareto front: solved {done} of {total} plans")
+
+        front = pareto_front(src.inputs, points, src.plan, on_point=on_point)
     data = front.to_json_dict()
     if chart is not None:
         from planner.report.charts import pareto_chart
@@ -172,7 +198,7 @@ def pareto(
 
 def pareto_lines(data: dict[str, Any]) -> list[str]:
     """The front as a text table with the chosen plan and the baselines below it."""
-    from planner.report.markdown import num
+    from planner.report.sections import num
 
     lines = [
         f"Estimated energy ↔ cost Pareto front of {data['scenario']}",

@@ -21,19 +21,27 @@ OverlayOption = Annotated[
 
 
 def validate(
-    file: Annotated[Path, typer.Argument(help="Scenario YAML file.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Scenario YAML file, or a bundled example's name (`wattgpu scenarios`)."
+        ),
+    ],
     set_: SetOption = None,
     overlay: OverlayOption = None,
 ) -> None:
     """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
+    from planner.scenario.bundled import find_scenario
     from planner.scenario.load import load_scenario
 
-    scenario = load_scenario(file, overrides=set_ or [], overlays=overlay or [])
+    path = find_scenario(file)
+    scenario = load_scenario(path, overrides=set_ or [], overlays=overlay or [])
     n_models = len(scenario.models)
     n_gpus = len(scenario.gpu_offers)
     models = "1 model" if n_models == 1 else f"{n_models} models"
     gpus = "1 GPU type" if n_gpus == 1 else f"{n_gpus} GPU types"
-    typer.echo(f"{file}: ok ({models}, {gpus})")
+    label = str(file) if path == file else f"{file} (bundled example {path.name})"
+    typer.echo(f"{label}: ok ({models}, {gpus})")
 
 
 def register(app: typer.Typer) -> None:

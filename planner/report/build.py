@@ -1,13 +1,17 @@
-"""Estimated inference-energy disclosure of a plan (EU AI Act style): report data and Markdown.
+"""Estimated inference-energy disclosure of a plan (EU AI Act style): the report document.
 
-:func:`build_report` turns a solved scenario (:class:`planner.pipeline.PlanRun`) into one JSON
-dict: per model deployment the estimated energy for the horizon, energy per 1,000 output tokens
-and per request, average power, CO2e and GPUs; fleet totals (horizon, month, year); and the
-statements a reader needs to judge them: method (predictors, version, model-card metrics on
-unseen GPUs / LLMs), system boundary, data provenance, assumptions, uncertainty bands,
-out-of-domain warnings, date and wattgpu version. :mod:`planner.report.markdown` prints it;
-:mod:`planner.report.html` renders the same dict as one self-contained HTML file. Every number is
-an estimate from predictive models; nothing here is measured.
+:func:`build_report` turns a plan's JSON document (:class:`planner.documents.plan.PlanDocument`,
+or a :class:`~planner.result.Plan`, converted) and the predictors' model card
+(:class:`predictors.card.ModelCard`) into one :class:`~planner.documents.report.ReportDocument`:
+per model deployment the estimated energy for the horizon, energy per 1,000 output tokens and per
+request, average power, CO2e and GPUs; fleet totals (horizon, month, year); and the statements a
+reader needs to judge them: method (predictors, version, model-card metrics on unseen GPUs /
+LLMs), system boundary, data provenance, assumptions, uncertainty bands, out-of-domain warnings,
+date and wattgpu version. Nothing here needs the scenario or the predictors: a saved plan JSON
+reports exactly like the run that wrote it. :mod:`planner.report.sections` lays the document out
+as parts that :mod:`planner.report.markdown`, :mod:`planner.report.html` and
+:mod:`planner.report.render` (text) print. Every number is an estimate from predictive models;
+nothing here is measured.
 """
 
 from __future__ import annotations
@@ -19,18 +23,37 @@ from typing import Any
 
 from planner.analysis.forecast import (
     Forecast,
+    as_document,
     forecast,
-    grid_factor,
     per_output_tokens,
     per_request_wh,
 )
 from planner.analysis.pareto import ParetoFront
-from planner.analysis.uncertainty import Bands, plan_bands
-from planner.capacity import CAPACITY_HEADROOM
-from planner.pipeline import PlanRun
-from planner.report.markdown import NOT_EVALUATED, render_markdown
+from planner.analysis.uncertainty import bands as plan_bands
+from planner.documents.pareto import ParetoDocument
+from planner.documents.plan import PlanDocument
+from planner.documents.report import (
+    Assumptions,
+    BaselineSummary,
+    DataProvenance,
+    Deployment,
+    Headline,
+    Load,
+    Method,
+    ModelSection,
+    ReportDocument,
+    ScenarioRef,
+    SolveSummary,
+    Source,
+    SystemBoundary,
+    Warnings,
+)
+from planner.documents.uncertainty import BandsDocument
+from planner.inputs import PlanningInputs
+from planner.report.sections import NOT_EVALUATED
+from planner.result import Plan
 from predictors import __version__
-from predictors.api import Predictor
+from predictors.card import ModelCard, card_of
 
 TITLE = "Estimated inference energy and emissions disclosure"
 ESTIMATE_NOTE = (
@@ -69,10 +92,10 @@ SPLIT_NAMES: dict[str, str] = {
 }
 
 
-def card_metrics(card: dict[str, Any]) -> dict[str, Any]:
+def card_metrics(card: dict[str, Any] | ModelCard) -> dict[str, Any]:
     """Model-card metrics of our method by split (unseen GPUs = leave-one-GPU-out, unseen LLMs =
     leave-one-LLM-out); ``status`` is "not evaluated" when the card holds none."""
-    raw = card.get("metrics")
+    raw = card.metrics if isinstance(card, ModelCard) else card.get("metrics")
     records: list[dict[str, Any]] = []
     if isinstance(raw, list):
         records = [r for r in raw if isinstance(r, dict)]
@@ -100,72 +123,72 @@ def card_metrics(card: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _models_section(run: PlanRun, fc: Forecast, bands: Bands | None) -> list[dict[str, Any]]:
-    inputs = run.inputs
+def _mean_requests_per_s(x: list[float], hours: list[float]) -> float:
+    return sum(v * h for v, h in zip(x, hours, strict=True)) / sum(hours)
+
+
+def _models_section(
+    doc: PlanDocument, fc: Forecast, bands: BandsDocument | None
+) -> list[ModelSection]:
+    hours = doc.assumptions.period_hours
     out = []
     for mf in fc.models:
-        demand = inputs.model(mf.name)
-        allocs = [a for a in run.plan.allocations if a.candidate.name == mf.name]
+        demand = doc.model(mf.name)
+        allocs = [a for a in doc.allocations if a.name == mf.name]
         h = mf.horizon
         band = bands.models.get(mf.name) if bands else None
         out.append(
-            {
-                "name": mf.name,
-                "model": mf.model,
-                "deployments": [
-                    {
-                        "gpu": a.candidate.gpu,
-                        "tp": a.candidate.tp,
-                        "replicas": a.replicas,
-                        "gpus": a.gpus,
-                        "batch_size": a.candidate.batch_size,
-                        "itl_s": a.candidate.itl_s_at_capacity,
-                        "in_domain": a.candidate.in_domain,
-                        "mean_requests_per_s": sum(
-                            x * ph
-                            for x, ph in zip(
-                                a.requests_per_s_by_period, inputs.period_hours, strict=True
-                            )
-                        )
-                        / inputs.hours,
-                        "itl_s_at_served_load": a.itl_s_at_served_load,
-                    }
+            ModelSection(
+                name=mf.name,
+                model=mf.model,
+                deployments=[
+                    Deployment(
+                        gpu=a.gpu,
+                        tp=a.tp,
+                        replicas=a.replicas,
+                        gpus=a.gpus,
+                        batch_size=a.batch_size,
+                        itl_s=a.itl_s,
+                        in_domain=doc.candidate(a.key).in_domain,
+                        mean_requests_per_s=_mean_requests_per_s(a.requests_per_s_by_period, hours),
+                        itl_s_at_served_load=a.itl_s_at_served_load,
+                    )
                     for a in allocs
                 ],
-                "gpus": mf.gpus,
-                "gpus_used": mf.gpu_count,
-                "itl_sla_s": demand.itl_sla_s,
-                "requests": mf.requests,
-                "output_tokens": mf.output_tokens,
-                "estimated_energy_kwh": h.energy_kwh,
-                "estimated_facility_energy_kwh": h.facility_energy_kwh,
-                "estimated_wh_per_1000_output_tokens": per_output_tokens(
+                gpus=mf.gpus,
+                gpus_used=mf.gpu_count,
+                itl_sla_s=demand.itl_sla_s,
+                requests=mf.requests,
+                output_tokens=mf.output_tokens,
+                estimated_energy_kwh=h.energy_kwh,
+                estimated_facility_energy_kwh=h.facility_energy_kwh,
+                estimated_wh_per_1000_output_tokens=per_output_tokens(
                     h.energy_kwh, mf.output_tokens
                 ),
-                "estimated_facility_wh_per_1000_output_tokens": per_output_tokens(
+                estimated_facility_wh_per_1000_output_tokens=per_output_tokens(
                     h.facility_energy_kwh, mf.output_tokens
                 ),
-                "estimated_wh_per_request": per_request_wh(h.energy_kwh, mf.requests),
-                "estimated_facility_wh_per_request": per_request_wh(
+                estimated_wh_per_request=per_request_wh(h.energy_kwh, mf.requests),
+                estimated_facility_wh_per_request=per_request_wh(
                     h.facility_energy_kwh, mf.requests
                 ),
-                "estimated_average_power_w": mf.mean_power_w,
-                "estimated_co2e_kg": h.carbon_kg,
-                "estimated_cost_usd": h.total_cost_usd,
-                "in_domain": all(a.candidate.in_domain for a in allocs),
-                "uncertainty": band.to_dict() if band else None,
-            }
+                estimated_average_power_w=mf.mean_power_w,
+                estimated_co2e_kg=h.carbon_kg,
+                estimated_cost_usd=h.total_cost_usd,
+                in_domain=all(doc.candidate(a.key).in_domain for a in allocs),
+                uncertainty=band,
+            )
         )
     return out
 
 
-def _warnings(run: PlanRun, card: dict[str, Any]) -> dict[str, Any]:
+def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
     used = [
-        f"{a.candidate.name}: {a.candidate.model} on {a.candidate.gpu} TP{a.candidate.tp}"
-        for a in run.plan.allocations
-        if not a.candidate.in_domain
+        f"{a.name}: {a.model} on {a.gpu} TP{a.tp}"
+        for a in doc.allocations
+        if not doc.candidate(a.key).in_domain
     ]
-    considered = [c for c in run.inputs.candidates if c.feasible and not c.in_domain]
+    considered = [c for c in doc.candidates if c.feasible and not c.in_domain]
     lines = []
     if used:
         lines.append(
@@ -175,60 +198,65 @@ def _warnings(run: PlanRun, card: dict[str, Any]) -> dict[str, Any]:
         )
     if considered:
         lines.append(
-            f"{len(considered)} of {sum(c.feasible for c in run.inputs.candidates)} feasible "
+            f"{len(considered)} of {sum(c.feasible for c in doc.candidates)} feasible "
             "candidate deployments were predicted outside the training domain"
         )
     if card_metrics(card)["status"] == NOT_EVALUATED:
         lines.append("the predictors' accuracy is not evaluated in the shipped model card")
-    lines.extend(run.plan.solve.messages)
-    return {
-        "out_of_domain_allocations": used,
-        "out_of_domain_candidates": [c.label for c in considered],
-        "messages": lines,
-    }
+    planned_with = doc.predictors.training_data_sha256
+    described = card.training_data.sha256
+    if planned_with and described and planned_with != described:
+        lines.append(
+            f"the plan was made with predictors trained on data {planned_with[:12]}…, but the "
+            f"model card described here was trained on {described[:12]}…: method and accuracy "
+            "may not be those of the plan's predictions (pass the plan's card with --model-card)"
+        )
+    lines.extend(doc.solve.messages)
+    return Warnings(
+        out_of_domain_allocations=used,
+        out_of_domain_candidates=[f"{c.name},{c.gpu},{c.tp}" for c in considered],
+        messages=lines,
+    )
 
 
-def _assumptions(run: PlanRun, fc: Forecast) -> dict[str, Any]:
-    s, inputs = run.scenario, run.inputs
-    entries = {e.name: e for e in s.models}
-    return {
-        "horizon_hours": inputs.hours,
-        "periods": inputs.periods,
-        "period_hours": inputs.period_hours[0] if inputs.period_hours else None,
-        "pue": inputs.pue,
-        "pue_source": s.pue_source or "set in the scenario file",
-        "grid": fc.grid.to_dict(),
-        "grid_text": fc.grid.describe(),
-        "electricity_usd_per_kwh": inputs.electricity_usd_per_kwh,
-        "carbon_usd_per_tonne": s.carbon_usd_per_tonne,
-        "engine": s.engine,
-        "robust": s.robust,
-        "capacity_headroom": CAPACITY_HEADROOM,
-        "objective": run.plan.to_json_dict()["assumptions"]["objective"],
-        "objective_text": objective_text(run.plan.to_json_dict()["assumptions"]["objective"]),
-        "power_cap_kw": inputs.power_cap_kw,
-        "budget_usd": inputs.budget_usd,
-        "loads": [
-            {
-                "name": m.name,
-                "model": m.model,
-                "precision": (entries[m.name].precision if m.name in entries else None)
-                or s.precision,
-                "mean_requests_per_s": sum(
-                    x * h
-                    for x, h in zip(m.requests_per_s_by_period, inputs.period_hours, strict=True)
-                )
-                / inputs.hours,
-                "peak_requests_per_s": max(m.requests_per_s_by_period),
-                "input_tokens": m.input_tokens,
-                "output_tokens": m.output_tokens,
-                "itl_sla_ms": m.itl_sla_s * 1000.0,
-                "ttft_sla_ms": None if m.ttft_sla_s is None else m.ttft_sla_s * 1000.0,
-                "min_replicas": m.min_replicas,
-            }
-            for m in inputs.models
+def _assumptions(doc: PlanDocument, fc: Forecast) -> Assumptions:
+    a = doc.assumptions
+    objective = a.objective.to_json_dict()
+    return Assumptions(
+        horizon_hours=a.hours,
+        periods=a.periods,
+        period_hours=a.period_hours[0] if a.period_hours else None,
+        pue=a.pue,
+        pue_source=a.pue_source or "set in the scenario file",
+        grid=fc.grid.document(),
+        grid_text=fc.grid.describe(),
+        electricity_usd_per_kwh=a.electricity_usd_per_kwh,
+        carbon_usd_per_tonne=None if a.carbon_usd_per_kg is None else a.carbon_usd_per_kg * 1000,
+        engine=a.engine,
+        robust=a.robust,
+        capacity_headroom=a.capacity_headroom,
+        objective=a.objective,
+        objective_text=objective_text(objective),
+        power_cap_kw=a.power_cap_kw,
+        budget_usd=a.budget_usd,
+        loads=[
+            Load(
+                name=m.name,
+                model=m.model,
+                precision=m.precision,
+                mean_requests_per_s=_mean_requests_per_s(
+                    m.requests_per_s_by_period, a.period_hours
+                ),
+                peak_requests_per_s=max(m.requests_per_s_by_period),
+                input_tokens=m.input_tokens,
+                output_tokens=m.output_tokens,
+                itl_sla_ms=m.itl_sla_s * 1000.0,
+                ttft_sla_ms=None if m.ttft_sla_s is None else m.ttft_sla_s * 1000.0,
+                min_replicas=m.min_replicas,
+            )
+            for m in doc.models
         ],
-    }
+    )
 
 
 def objective_text(objective: dict[str, Any]) -> str:
@@ -240,148 +268,166 @@ def objective_text(objective: dict[str, Any]) -> str:
     return f"{objective.get('minimize')} ({parts})"
 
 
-def _method(card: dict[str, Any]) -> dict[str, Any]:
-    versions = card.get("library_versions") or {}
-    selection = card.get("selection") or {}
-    return {
-        "predictors": card.get("name", "wattgpu predictors"),
-        "predictors_version": versions.get("wattgpu", __version__),
-        "library_versions": versions,
-        "chosen_recipes": {k: v.get("chosen") for k, v in selection.items() if isinstance(v, dict)},
-        "reference_source": card.get("reference_source"),
-        "intervals": card.get("intervals"),
-        "units": card.get("units"),
-        "metrics": card_metrics(card),
-        "description": (
-            "GPU power per GPU and inter-token latency are predicted by gradient-boosted trees "
-            "(XGBoost) on public GPU and model specifications plus roofline physics; a capacity "
-            "model picks each deployment's operating batch under the latency SLA; an OR-Tools "
-            "MILP chooses GPU types and replicas. Energy = (idle power per replica + energy per "
-            "request × requests/s) × hours. Formulas: docs/method.md."
-        ),
-    }
+METHOD_TEXT = (
+    "GPU power per GPU and inter-token latency are predicted by gradient-boosted trees "
+    "(XGBoost) on public GPU and model specifications plus roofline physics; a capacity "
+    "model picks each deployment's operating batch under the latency SLA; an OR-Tools "
+    "MILP chooses GPU types and replicas. Energy = (idle power per replica + energy per "
+    "request × requests/s) × hours. Formulas: docs/method.md."
+)
 
 
-def _provenance(card: dict[str, Any]) -> dict[str, Any]:
-    td = card.get("training_data") or {}
-    sources = list(td.get("sources") or [])
-    return {
-        "sources": [
-            {
-                "id": s,
-                "description": SOURCE_NAMES.get(s, s),
-                "rows": (td.get("rows_by_source") or {}).get(s),
-            }
-            for s in sources
+def _method(card: ModelCard) -> Method:
+    versions = card.library_versions
+    return Method(
+        predictors=card.name,
+        predictors_version=versions.get("wattgpu", __version__),
+        library_versions=versions,
+        chosen_recipes={
+            k: v.get("chosen") for k, v in card.selection.items() if isinstance(v, dict)
+        },
+        reference_source=card.reference_source,
+        intervals=card.intervals,
+        units=card.units,
+        metrics=card_metrics(card),
+        description=METHOD_TEXT,
+    )
+
+
+def _provenance(card: ModelCard) -> DataProvenance:
+    td = card.training_data
+    return DataProvenance(
+        sources=[
+            Source(id=s, description=SOURCE_NAMES.get(s, s), rows=td.rows_by_source.get(s))
+            for s in td.sources
         ],
-        "rows": td.get("rows"),
-        "sha256": td.get("sha256"),
-        "note": "public measurements only; no measurement of this fleet was used",
-    }
+        rows=td.rows,
+        sha256=td.sha256,
+        note="public measurements only; no measurement of this fleet was used",
+    )
 
 
-def build_report(
-    run: PlanRun,
-    *,
-    fc: Forecast | None = None,
-    bands: Bands | None = None,
-    front: ParetoFront | None = None,
-    scenario_file: str | None = None,
-    accuracy_csv: Path | None = None,
-    now: Callable[[], dt.datetime] | None = None,
-) -> dict[str, Any]:
-    """The report as JSON values (the single source of the md / html / json forms)."""
-    plan, card = run.plan, run.predictor_card
-    fc = fc or forecast(plan, grid_factor(run.scenario))
+def _headline(fc: Forecast) -> Headline:
     totals = fc.horizon
-    generated = (now or (lambda: dt.datetime.now(dt.UTC)))()
     gpus_total: dict[str, int] = {}
     for mf in fc.models:
         for gpu, count in mf.gpus.items():
             gpus_total[gpu] = gpus_total.get(gpu, 0) + count
     requests = sum(m.requests for m in fc.models)
     tokens = sum(m.output_tokens for m in fc.models)
-    return {
-        "title": TITLE,
-        "estimated": True,
-        "note": ESTIMATE_NOTE,
-        "generated_at": generated.isoformat(timespec="seconds"),
-        "wattgpu_version": __version__,
-        "scenario": {
-            "name": run.scenario.name,
-            "description": run.scenario.description,
-            "file": scenario_file,
-        },
-        "status": plan.status.value,
-        "solve": {"seconds": plan.solve.seconds, "gap": plan.solve.gap},
-        "headline": {
-            "hours": fc.hours,
-            "estimated_energy_kwh": totals.energy_kwh,
-            "estimated_facility_energy_kwh": totals.facility_energy_kwh,
-            "estimated_co2e_kg": totals.carbon_kg,
-            "estimated_cost_usd": totals.total_cost_usd,
-            "estimated_average_power_w": totals.energy_kwh * 1000.0 / fc.hours,
-            "estimated_facility_energy_kwh_per_year": fc.per_year.facility_energy_kwh,
-            "estimated_co2e_kg_per_year": fc.per_year.carbon_kg,
-            "estimated_cost_usd_per_year": fc.per_year.total_cost_usd,
-            "estimated_wh_per_1000_output_tokens": per_output_tokens(totals.energy_kwh, tokens),
-            "estimated_facility_wh_per_1000_output_tokens": per_output_tokens(
-                totals.facility_energy_kwh, tokens
-            ),
-            "requests": requests,
-            "output_tokens": tokens,
-            "gpus": dict(sorted(gpus_total.items())),
-            "gpus_total": sum(gpus_total.values()),
-        },
-        "models": _models_section(run, fc, bands),
-        "forecast": fc.to_json_dict(),
-        "uncertainty": bands.to_json_dict() if bands else None,
-        "system_boundary": {
-            "energy": "electricity drawn by the inference GPUs (board power), idle and under load",
-            "facility": f"GPU energy × PUE {fc.pue:g} (cooling, power distribution of the site)",
-            "carbon": "operational (scope 2, location-based) CO2e = facility energy × grid factor",
-            "excluded": list(EXCLUDED),
-        },
-        "method": _method(card),
-        "data_provenance": _provenance(card),
-        "assumptions": _assumptions(run, fc),
-        "warnings": _warnings(run, card),
-        "baselines": [
-            {
-                "name": b.name,
-                "description": b.description,
-                "feasible": b.feasible,
-                "estimated_energy_kwh": b.totals.energy_kwh if b.totals else None,
-                "estimated_cost_usd": b.totals.cost_usd if b.totals else None,
-                "estimated_co2e_kg": b.totals.carbon_kg if b.totals else None,
-            }
-            for b in plan.baselines
+    return Headline(
+        hours=fc.hours,
+        estimated_energy_kwh=totals.energy_kwh,
+        estimated_facility_energy_kwh=totals.facility_energy_kwh,
+        estimated_co2e_kg=totals.carbon_kg,
+        estimated_cost_usd=totals.total_cost_usd,
+        estimated_average_power_w=totals.energy_kwh * 1000.0 / fc.hours,
+        estimated_facility_energy_kwh_per_year=fc.per_year.facility_energy_kwh,
+        estimated_co2e_kg_per_year=fc.per_year.carbon_kg,
+        estimated_cost_usd_per_year=fc.per_year.total_cost_usd,
+        estimated_wh_per_1000_output_tokens=per_output_tokens(totals.energy_kwh, tokens),
+        estimated_facility_wh_per_1000_output_tokens=per_output_tokens(
+            totals.facility_energy_kwh, tokens
+        ),
+        requests=requests,
+        output_tokens=tokens,
+        gpus=dict(sorted(gpus_total.items())),
+        gpus_total=sum(gpus_total.values()),
+    )
+
+
+def build_report(
+    plan: Plan | PlanDocument,
+    card: ModelCard | dict[str, Any],
+    *,
+    fc: Forecast | None = None,
+    bands: BandsDocument | None = None,
+    front: ParetoFront | ParetoDocument | None = None,
+    scenario_file: str | None = None,
+    accuracy_csv: Path | None = None,
+    now: Callable[[], dt.datetime] | None = None,
+) -> ReportDocument:
+    """The report of *plan* described with *card* (the one source of the md / html / json forms).
+
+    A pure function of the plan document and the model card: no scenario, no predictor.
+    """
+    doc = as_document(plan)
+    model_card = card_of(card)
+    fc = fc or forecast(doc)
+    generated = (now or (lambda: dt.datetime.now(dt.UTC)))()
+    if isinstance(front, ParetoFront):
+        front = front.document()
+    return ReportDocument(
+        title=TITLE,
+        estimated=True,
+        note=ESTIMATE_NOTE,
+        generated_at=generated.isoformat(timespec="seconds"),
+        wattgpu_version=__version__,
+        scenario=ScenarioRef(name=doc.scenario, description=doc.description, file=scenario_file),
+        status=doc.status,
+        solve=SolveSummary(seconds=doc.solve.seconds, gap=doc.solve.gap),
+        headline=_headline(fc),
+        models=_models_section(doc, fc, bands),
+        forecast=fc.document(),
+        uncertainty=bands,
+        system_boundary=SystemBoundary(
+            energy="electricity drawn by the inference GPUs (board power), idle and under load",
+            facility=f"GPU energy × PUE {fc.pue:g} (cooling, power distribution of the site)",
+            carbon="operational (scope 2, location-based) CO2e = facility energy × grid factor",
+            excluded=list(EXCLUDED),
+        ),
+        method=_method(model_card),
+        data_provenance=_provenance(model_card),
+        assumptions=_assumptions(doc, fc),
+        warnings=_warnings(doc, model_card),
+        baselines=[
+            BaselineSummary(
+                name=b.name,
+                description=b.description,
+                feasible=b.feasible,
+                estimated_energy_kwh=b.energy_kwh,
+                estimated_cost_usd=b.cost_usd,
+                estimated_co2e_kg=b.carbon_kg,
+            )
+            for b in doc.baselines
         ],
-        "savings": plan.savings(),
-        "pareto": front.to_json_dict() if front else None,
-        "accuracy_csv": str(accuracy_csv) if accuracy_csv else None,
-        "plan": plan.to_json_dict(),
-    }
+        savings=doc.savings,
+        pareto=front,
+        accuracy_csv=str(accuracy_csv) if accuracy_csv else None,
+        plan=doc,
+    )
 
 
 def make_report(
-    run: PlanRun,
-    predictor: Predictor,
+    plan: Plan | PlanDocument,
+    card: ModelCard | dict[str, Any],
     *,
     pareto_points: int = 0,
+    inputs: PlanningInputs | None = None,
     scenario_file: str | None = None,
     accuracy_csv: Path | None = None,
-) -> tuple[dict[str, Any], ParetoFront | None]:
-    """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report."""
-    from planner.analysis.pareto import pareto_front
+    time_limit_s: float | None = None,
+) -> tuple[ReportDocument, ParetoFront | None]:
+    """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report.
 
-    fc = forecast(run.plan, grid_factor(run.scenario))
-    bands = plan_bands(run.plan, run.scenario, predictor) if run.plan.has_solution else None
+    The front re-solves the plan's own candidates under cost caps: *inputs* when given (a fresh
+    plan), else the inputs rebuilt from the plan document (a saved plan; no predictor needed).
+    """
+    from planner.analysis.pareto import pareto_front
+    from planner.documents.plan import planning_inputs_of
+
+    doc = as_document(plan)
+    model_card = card_of(card)
+    fc = forecast(doc)
+    bands = plan_bands(doc, model_card.interval_level()) if doc.has_solution else None
     front = None
-    if pareto_points > 0 and run.plan.has_solution:
-        front = pareto_front(run.inputs, pareto_points, run.plan)
+    if pareto_points > 0 and doc.has_solution:
+        if inputs is None:
+            inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
+        front = pareto_front(inputs, pareto_points, doc)
     report = build_report(
-        run,
+        doc,
+        model_card,
         fc=fc,
         bands=bands,
         front=front,
@@ -391,4 +437,4 @@ def make_report(
     return report, front
 
 
-__all__ = ["NOT_EVALUATED", "build_report", "card_metrics", "make_report", "render_markdown"]
+__all__ = ["NOT_EVALUATED", "build_report", "card_metrics", "make_report"]

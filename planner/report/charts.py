@@ -1,6 +1,6 @@
 """PNG charts of a report (matplotlib, Agg backend, imported lazily).
 
-Every chart function takes the report dict of :func:`planner.report.build.build_report` (so the HTML
+Every chart function takes the JSON values of the report document (so the HTML
 shows exactly what the JSON says) and returns PNG bytes, or None with a note when there is
 nothing to draw: energy and cost by model, GPU mix, power vs load per candidate (from the
 candidates' linear coefficients), the Pareto front, and predicted vs measured from the

@@ -1,7 +1,8 @@
 """The report as one self-contained HTML file (inline CSS, PNG charts embedded as base64).
 
 No scripts, fonts or images are fetched at view time: the file opens offline in any browser.
-Sections mirror :func:`planner.report.markdown.render_markdown`; the headline totals carry
+The parts are those of :func:`planner.report.sections.report_sections` (the same as the
+Markdown and text forms) plus the headline cards and the charts; the headline totals carry
 element ids (``headline-energy``, ``headline-facility-energy``, ``headline-co2e``,
 ``headline-cost``) so tests and tools can find them.
 """
@@ -12,16 +13,17 @@ import base64
 from html import escape
 from typing import Any
 
+from planner.documents.report import ReportDocument
 from planner.report.charts import Chart
-from planner.report.markdown import (
-    band_text,
-    baseline_table,
-    load_table,
-    metric_rows,
-    model_table,
-    num,
-    pareto_table,
-    rows_text,
+from planner.report.sections import (
+    Block,
+    Bullets,
+    Cards,
+    Figure,
+    Para,
+    Part,
+    Table,
+    report_sections,
 )
 
 CSS = """
@@ -44,26 +46,30 @@ figcaption{color:#5b6473;font-size:.85em}.skip{color:#5b6473;font-style:italic}
 """
 
 
-def _table(header: list[str], rows: list[list[str]], numeric: set[int] | None = None) -> str:
-    numeric = numeric or set()
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+def _table(t: Table) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in t.header)
     body = "".join(
         "<tr>"
         + "".join(
-            f'<td class="n">{escape(c)}</td>' if i in numeric else f"<td>{escape(c)}</td>"
-            for i, c in enumerate(r)
+            f'<td class="n">{escape(c)}</td>' if i in t.numeric else f"<td>{escape(c)}</td>"
+            for i, c in enumerate(row)
         )
         + "</tr>"
-        for r in rows
+        for row in t.rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _card(ident: str, label: str, value: str, band: str) -> str:
+def _cards(block: Cards) -> str:
     return (
-        f'<div class="card"><div class="l">{escape(label)}</div>'
-        f'<div class="v" id="{ident}">{escape(value)}</div>'
-        f'<div class="b">{escape(band)}</div></div>'
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card"><div class="l">{escape(c.label)}</div>'
+            f'<div class="v" id="{escape(c.ident)}">{escape(c.value)}</div>'
+            f'<div class="b">{escape(c.band)}</div></div>'
+            for c in block.cards
+        )
+        + "</div>"
     )
 
 
@@ -81,172 +87,40 @@ def _figure(chart: Chart) -> str:
     )
 
 
-def _headline(report: dict[str, Any]) -> str:
-    h = report["headline"]
-    tot = (report.get("uncertainty") or {}).get("total") or {}
-
-    def band(key: str) -> str:
-        return f"band {band_text(tot.get(key))}" if tot.get(key) else "no band"
-
-    hours = num(h["hours"])
-    return (
-        '<div class="cards">'
-        + "".join(
-            [
-                _card(
-                    "headline-energy",
-                    f"Estimated GPU energy, {hours} h (kWh)",
-                    num(h["estimated_energy_kwh"]),
-                    band("energy_kwh"),
-                ),
-                _card(
-                    "headline-facility-energy",
-                    "Estimated facility energy incl. PUE (kWh)",
-                    num(h["estimated_facility_energy_kwh"]),
-                    band("facility_energy_kwh"),
-                ),
-                _card(
-                    "headline-co2e",
-                    "Estimated CO2e (kg)",
-                    num(h["estimated_co2e_kg"]),
-                    band("carbon_kg"),
-                ),
-                _card(
-                    "headline-cost",
-                    "Estimated total cost ($)",
-                    num(h["estimated_cost_usd"]),
-                    band("cost_usd"),
-                ),
-            ]
-        )
-        + "</div>"
-    )
+def _block(block: Block, charts: dict[str, Chart]) -> str:
+    if isinstance(block, Para):
+        css = f' class="{block.style}"' if block.style else ""
+        return f"<p{css}>{escape(block.text)}</p>"
+    if isinstance(block, Bullets):
+        css = f' class="{block.style}"' if block.style else ""
+        return "<ul>" + "".join(f"<li{css}>{escape(i)}</li>" for i in block.items) + "</ul>"
+    if isinstance(block, Table):
+        return _table(block)
+    if isinstance(block, Cards):
+        return _cards(block)
+    if isinstance(block, Figure) and block.key in charts:
+        return _figure(charts[block.key])
+    return ""
 
 
-def _models(report: dict[str, Any]) -> str:
-    return _table(*model_table(report, "NO"), numeric={3, 4, 5, 6, 7, 8, 9, 11})
-
-
-def _statements(report: dict[str, Any]) -> str:
-    m, b, a, w = (
-        report["method"],
-        report["system_boundary"],
-        report["assumptions"],
-        report["warnings"],
-    )
-    prov = report["data_provenance"]
-    unc = report.get("uncertainty")
-    recipes = ", ".join(f"{k} = {v}" for k, v in m["chosen_recipes"].items())
-    parts = [
-        "<h2>Method</h2>",
-        f"<p>{escape(m['description'])}</p>",
-        f"<p>Predictors: {escape(str(m['predictors']))} {escape(str(m['predictors_version']))} "
-        f"(recipes: {escape(recipes)}; reference source {escape(str(m['reference_source']))}; "
-        f"intervals: {escape(str(m['intervals']))}).</p>",
-        "<p>Accuracy recorded in the model card (held-out data):</p>",
-        _table(
-            ["split", "target", "MdAPE", "Pearson r", "90 % coverage"], metric_rows(m["metrics"])
-        ),
-        "<h2>System boundary</h2><ul>",
-        f"<li>Energy: {escape(b['energy'])}.</li>",
-        f"<li>Facility: {escape(b['facility'])}.</li>",
-        f"<li>Carbon: {escape(b['carbon'])}.</li>",
-        "<li>Excluded: " + escape("; ".join(b["excluded"])) + ".</li></ul>",
-        "<h2>Data provenance</h2>",
-        "<p>The predictors were trained only on these public measurements "
-        f"({escape(rows_text(prov['rows']))}):</p><ul>",
-        *[
-            f"<li><code>{escape(s['id'])}</code> — {escape(s['description'])} "
-            f"({escape(num(s['rows']))} rows)</li>"
-            for s in prov["sources"]
-        ],
-        f'</ul><p class="meta">Training-data hash {escape(str(prov["sha256"]))}. '
-        f"{escape(prov['note'].capitalize())}.</p>",
-        "<h2>Assumptions</h2><ul>",
-        f"<li>Horizon {escape(num(a['horizon_hours']))} h in {a['periods']} period(s); month = "
-        "730 h, year = 8760 h (the planned profile repeats).</li>",
-        f"<li>PUE {a['pue']:g} ({escape(str(a['pue_source']))}).</li>",
-        f"<li>Grid factor {escape(a['grid_text'])}.</li>",
-        f"<li>Electricity {a['electricity_usd_per_kwh']:g} $/kWh; carbon price "
-        + (
-            f"{a['carbon_usd_per_tonne']:g} $/t"
-            if a["carbon_usd_per_tonne"] is not None
-            else "none"
-        )
-        + ".</li>",
-        f"<li>Plan objective: minimise {escape(a['objective_text'])}.</li>",
-        f"<li>Engine {escape(a['engine'])}; replica capacity = the largest Poisson arrival rate "
-        "meeting the SLA (serving model, docs/method.md §3), power from the load each replica "
-        "serves; " + ("robust (upper ITL bound)" if a["robust"] else "point ITL") + ".</li></ul>",
-        _table(*load_table(report), numeric={2, 3, 4, 5, 6}),
-        "<h2>Uncertainty</h2>",
-        f"<p>{escape(unc['method'] if unc else 'No bands (the plan has no allocations).')}</p>",
-        "<h2>Warnings</h2><ul>",
-        *[f'<li class="warn">{escape(line)}</li>' for line in w["messages"]],
-        *([] if w["messages"] else ["<li>none</li>"]),
-        "</ul>",
-    ]
-    if w["out_of_domain_allocations"]:
-        parts.append("<p>Out-of-domain planned deployments:</p><ul>")
-        parts += [f"<li>{escape(x)}</li>" for x in w["out_of_domain_allocations"]]
-        parts.append("</ul>")
-    return "".join(parts)
-
-
-def render_html(report: dict[str, Any], charts: list[Chart]) -> str:
-    """One HTML document with every section and chart of the report."""
-    s = report["scenario"]
+def parts_to_html(parts: list[Part], charts: list[Chart]) -> str:
+    """The body of the document: every part with its blocks and charts."""
     by_key = {c.key: c for c in charts}
-    h = report["headline"]
-    gpus = ", ".join(f"{n}× {g}" for g, n in h["gpus"].items()) or "none"
-    body = [
-        f"<h1>{escape(report['title'])}</h1>",
-        f'<p class="meta">Scenario <b>{escape(s["name"])}</b>'
-        + (f" ({escape(s['file'])})" if s.get("file") else "")
-        + f" · plan status <b>{escape(report['status'])}</b> · generated "
-        f"{escape(report['generated_at'])} by wattgpu {escape(report['wattgpu_version'])}</p>",
-        f'<p class="note">{escape(report["note"])}</p>',
-        f"<p>{escape(s.get('description') or '')}</p>",
-        "<h2>Fleet totals (estimated)</h2>",
-        _headline(report),
-        f"<p>GPUs: {escape(gpus)} ({h['gpus_total']} in total). "
-        "Estimated average power of all GPUs together "
-        f"{escape(num(h['estimated_average_power_w']))} W; estimated GPU energy per 1,000 "
-        f"output tokens {escape(num(h['estimated_wh_per_1000_output_tokens']))} Wh "
-        f"(facility {escape(num(h['estimated_facility_wh_per_1000_output_tokens']))} Wh). Per "
-        f"year: {escape(num(h['estimated_facility_energy_kwh_per_year']))} kWh facility energy, "
-        f"{escape(num(h['estimated_co2e_kg_per_year']))} kg CO2e, "
-        f"{escape(num(h['estimated_cost_usd_per_year']))} $.</p>",
-    ]
-    for key in ("energy_cost", "gpu_mix"):
-        if key in by_key:
-            body.append(_figure(by_key[key]))
-    body += ["<h2>Per model deployment (estimated)</h2>", _models(report)]
-    if "power_load" in by_key:
-        body.append(_figure(by_key["power_load"]))
-    if report["baselines"]:
-        body += [
-            "<h2>Against naive fleets (same machinery)</h2>",
-            _table(*baseline_table(report), numeric={2, 3, 4}),
-        ]
-    body.append("<h2>Energy ↔ cost trade-off (estimated)</h2>")
-    if report.get("pareto"):
-        p = report["pareto"]
-        body += [
-            f"<p>{escape(p['method'])}</p>",
-            _table(*pareto_table(report), numeric={1, 2, 3}),
-        ]
-    if "pareto" in by_key:
-        body.append(_figure(by_key["pareto"]))
-    body.append(_statements(report))
-    body.append("<h2>Predictor accuracy</h2>")
-    if "accuracy" in by_key:
-        body.append(_figure(by_key["accuracy"]))
-    title = f"{report['title']} — {s['name']}"
+    out = []
+    for part in parts:
+        out.append(f"<h{part.level}>{escape(part.title)}</h{part.level}>")
+        out += [html for block in part.blocks if (html := _block(block, by_key))]
+    return "\n".join(out)
+
+
+def render_html(report: ReportDocument | dict[str, Any], charts: list[Chart]) -> str:
+    """One HTML document with every part and chart of the report."""
+    data = report.to_json_dict() if isinstance(report, ReportDocument) else report
+    title = f"{data['title']} — {data['scenario']['name']}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>"
-        + "\n".join(body)
+        + parts_to_html(report_sections(data), charts)
         + "</main></body></html>\n"
     )

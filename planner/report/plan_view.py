@@ -4,9 +4,11 @@ The table and Markdown forms are built from the same format-neutral
 :class:`~planner.report.text.Section` list (:func:`plan_sections`), so both show the same
 numbers: a header (scenario, status, solve time, gap, objective, assumptions), one row per
 allocation (GPU, TP, replicas, load, ITL vs SLA, mean power per GPU, energy, cost, CO2) with
-totals, the savings against every baseline and, on request, the excluded candidates with their
-reasons. CSV has one row per allocation with the JSON contract's allocation columns; JSON is
-:meth:`Plan.to_json_dict` with non-finite numbers written as null.
+totals, the savings against every baseline and, on request, the best feasible alternatives per
+model (with their objective delta) and the excluded candidates with their reasons. The table
+is compact by default (the columns that fit 100 characters); ``wide`` adds every column, and
+Markdown always has every column. CSV has one row per allocation with the JSON contract's
+allocation columns; JSON is :meth:`Plan.to_json_dict` with non-finite numbers written as null.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from planner.analysis.alternatives import alternatives
 from planner.report.text import (
+    COMPACT_WIDTH,
+    FILE_WIDTH,
     Section,
     num,
     pct,
@@ -89,15 +94,61 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
 )
 
 
-def allocation_section(plan: Plan) -> Section:
-    """One row per allocation, grouped by model entry, with a totals row."""
+_PEAK = "req/s peak"
+#: The columns of the compact (default) table (those of :data:`ALLOCATION_COLUMNS` and the peak
+#: load alone), with their compact headings.
+COMPACT_ALLOCATION_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("model entry", "model entry"),
+    ("GPU", "GPU"),
+    ("TP", "TP"),
+    ("replicas", "repl."),
+    (_PEAK, "req/s"),
+    ("ITL ms served/cap (SLA)", "ITL srv/cap"),
+    ("energy kWh", "kWh"),
+    ("cost $", "cost $"),
+)
+_COMPACT_ALLOCATION_NOTE = (
+    "req/s = peak requests/s; ITL srv/cap = mean ITL (ms) at the load served in the busiest "
+    "period / at capacity (SLA: --wide); kWh = GPU energy; --wide for every column"
+)
+
+
+def _compact(section: Section, keep: Sequence[tuple[str, str]], note: str = "") -> Section:
+    """*section* with only the columns named in *keep* (column, new heading); rows, footer and
+    alignment follow; *note* is added first."""
+    index = [section.columns.index(c) for c, _ in keep]
+
+    def cell(row: tuple[str, ...], i: int, heading: str) -> str:
+        # a heading that drops "(SLA)" drops the bracketed SLA from the cells too
+        text = row[i]
+        if "(SLA)" in section.columns[i] and "(SLA)" not in heading:
+            text = text.split(" (")[0]
+        return text
+
+    return Section(
+        section.title,
+        tuple(heading for _, heading in keep),
+        tuple(
+            tuple(cell(row, i, h) for i, (_, h) in zip(index, keep, strict=True))
+            for row in section.rows
+        ),
+        numeric=frozenset(k for k, i in enumerate(index) if i in section.numeric),
+        notes=((note,) if note else ()) + section.notes,
+        footer=None if section.footer is None else tuple(section.footer[i] for i in index),
+        style=section.style,
+    )
+
+
+def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
+    """One row per allocation, grouped by model entry, with a totals row (compact: the
+    columns of :data:`COMPACT_ALLOCATION_COLUMNS`)."""
     inputs = plan.inputs
     rows: list[tuple[str, ...]] = []
     out_of_domain = False
     for m in inputs.models:
         mine = [a for a in plan.allocations if a.candidate.name == m.name]
         if not mine:
-            rows.append((m.name, "—", "", "0", "0", "no load", "", "", "", "", ""))
+            rows.append((m.name, "—", "", "0", "0", "no load", "", "", "", "", "", "0"))
             continue
         for k, a in enumerate(mine):
             c = a.candidate
@@ -120,6 +171,7 @@ def allocation_section(plan: Plan) -> Section:
                     num(a.energy_kwh),
                     num(a.cost_usd),
                     num(a.carbon_kg),
+                    num(max(a.requests_per_s_by_period, default=0.0)),
                 )
             )
     footer: tuple[str, ...] | None = None
@@ -129,7 +181,7 @@ def allocation_section(plan: Plan) -> Section:
         replicas = sum(a.replicas for a in plan.allocations)
         gpus = sum(t.gpus.values())
         footer = ("total", "", "", str(replicas), str(gpus), "", "", "")
-        footer += (num(t.energy_kwh), num(t.cost_usd), num(t.carbon_kg))
+        footer += (num(t.energy_kwh), num(t.cost_usd), num(t.carbon_kg), "")
         notes.append(
             "ITL served/cap: mean ITL at the load each replica serves in the busiest period / "
             "ITL at capacity (at the SLA percentile), the SLA in brackets"
@@ -149,14 +201,17 @@ def allocation_section(plan: Plan) -> Section:
             f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain: "
             "treat its numbers with care"
         )
-    return Section(
+    section = Section(
         "allocations",
-        ALLOCATION_COLUMNS,
+        (*ALLOCATION_COLUMNS, _PEAK),
         tuple(rows),
-        numeric=frozenset(range(2, 11)),
+        numeric=frozenset(range(2, 12)),
         notes=tuple(notes),
         footer=footer,
     )
+    if wide:
+        return _compact(section, [(c, c) for c in ALLOCATION_COLUMNS])
+    return _compact(section, COMPACT_ALLOCATION_COLUMNS, _COMPACT_ALLOCATION_NOTE)
 
 
 def _saving(saving: dict[str, Any] | None, key: str, pct_key: str) -> str:
@@ -165,8 +220,19 @@ def _saving(saving: dict[str, Any] | None, key: str, pct_key: str) -> str:
     return f"{num(saving[key])} ({pct(saving[pct_key])})"
 
 
-def baseline_section(plan: Plan) -> Section:
-    """Every baseline's totals and what this plan saves against it (negative = costs more)."""
+#: The columns of the compact baseline table (column, heading).
+COMPACT_BASELINE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("baseline", "baseline"),
+    ("energy kWh", "energy kWh"),
+    ("saved kWh", "saved kWh"),
+    ("cost $", "cost $"),
+    ("saved $", "saved $"),
+)
+
+
+def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
+    """Every baseline's totals and what this plan saves against it (negative = costs more;
+    compact: energy and cost only, infeasible baselines marked in the energy column)."""
     savings = {s["baseline"]: s for s in plan.savings()}
     rows = []
     notes = []
@@ -199,8 +265,18 @@ def baseline_section(plan: Plan) -> Section:
         "CO2 kg",
         "saved kg",
     )
-    return Section(
+    section = Section(
         "savings vs baselines", columns, tuple(rows), frozenset(range(2, 8)), tuple(notes)
+    )
+    if wide:
+        return section
+    compact = _compact(section, COMPACT_BASELINE_COLUMNS)
+    marked = tuple(
+        (row[0], "infeasible", *row[2:]) if full[1] == "infeasible" else row
+        for row, full in zip(compact.rows, section.rows, strict=True)
+    )
+    return Section(
+        compact.title, compact.columns, marked, compact.numeric, compact.notes, compact.footer
     )
 
 
@@ -209,13 +285,65 @@ def candidate_section(plan: Plan) -> Section:
     rows = tuple(
         (c.name, c.gpu, str(c.tp), c.reason) for c in plan.inputs.candidates if not c.feasible
     )
+    if not rows:
+        return Section(
+            "excluded candidates", notes=("none: every candidate considered is feasible",)
+        )
     return Section(
         "excluded candidates", ("model entry", "GPU", "TP", "reason"), rows, frozenset({2})
     )
 
 
-def plan_sections(plan: Plan, *, candidates: bool = False) -> list[Section]:
-    """The format-neutral content of the table and Markdown forms."""
+def _signed(value: float) -> str:
+    text = num(value)
+    return f"+{text}" if text not in ("0", "—") and not text.startswith("-") else text
+
+
+def alternatives_section(plan: Plan) -> Section:
+    """Per model entry: its plan deployment and the best feasible alternatives, each as the
+    model's only deployment, with the objective delta (:mod:`planner.analysis.alternatives`)."""
+    total = plan.solve.objective
+    rows = []
+    for name, options in alternatives(plan).items():
+        if not any(o.chosen for o in options):  # the plan mixes deployments: show the mix first
+            mine = [a for a in plan.allocations if a.candidate.name == name]
+            gpus = " + ".join(a.candidate.gpu for a in mine)
+            tps = " + ".join(str(a.candidate.tp) for a in mine)
+            replicas = " + ".join(str(a.replicas) for a in mine)
+            rows.append((name, gpus, tps, replicas, "", "0", pct(0.0), "planned"))
+            name = ""
+        for k, o in enumerate(options):
+            c = o.candidate
+            share = None if not total else 100.0 * o.delta / abs(total)
+            note = "planned" if o.chosen else ""
+            if o.breaks:
+                note = "exceeds " + ", ".join(o.breaks)
+            rows.append(
+                (
+                    name if k == 0 else "",
+                    c.gpu + ("" if c.in_domain else f" {OUT_OF_DOMAIN_MARK}"),
+                    str(c.tp),
+                    str(o.replicas),
+                    f"{num(1000 * c.itl_s_at_capacity)} ms",
+                    _signed(o.delta),
+                    "—" if share is None else f"{'+' if share > 0 else ''}{pct(share)}",
+                    note,
+                )
+            )
+    columns = ("model entry", "GPU", "TP", "replicas", "ITL", "Δ objective", "Δ %", "note")
+    notes = (
+        f"Δ objective: change of the objective ({objective_text(plan)}) if the model entry "
+        "alone moved to this GPU and TP (fewest replicas for its peak load, the rest as "
+        "planned); Δ % of the plan's objective",
+        f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain",
+    )
+    return Section(
+        "best feasible alternatives", columns, tuple(rows), frozenset(range(2, 7)), notes
+    )
+
+
+def plan_sections(plan: Plan, *, candidates: bool = False, wide: bool = True) -> list[Section]:
+    """The format-neutral content of the table and Markdown forms (*wide*: every column)."""
     sections = [header_section(plan)]
     if plan.solve.messages:
         title = {
@@ -224,10 +352,12 @@ def plan_sections(plan: Plan, *, candidates: bool = False) -> list[Section]:
         }.get(plan.status, "solver messages")
         sections.append(Section(title, notes=plan.solve.messages, style="red"))
     if plan.allocations:
-        sections.append(allocation_section(plan))
+        sections.append(allocation_section(plan, wide=wide))
     if plan.baselines:
-        sections.append(baseline_section(plan))
+        sections.append(baseline_section(plan, wide=wide))
     if candidates:
+        if plan.allocations:
+            sections.append(alternatives_section(plan))
         sections.append(candidate_section(plan))
     return sections
 
@@ -257,8 +387,10 @@ def plan_csv(plan: Plan) -> str:
     return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
 
 
-def render_plan(plan: Plan, fmt: str, *, candidates: bool = False) -> str:
-    """The plan as text in *fmt* (one of :data:`PLAN_FORMATS`; table = plain text, no colour)."""
+def render_plan(plan: Plan, fmt: str, *, candidates: bool = False, wide: bool = False) -> str:
+    """The plan as text in *fmt* (one of :data:`PLAN_FORMATS`; table = plain text, no colour,
+    compact within :data:`~planner.report.text.COMPACT_WIDTH` columns unless *wide*; Markdown
+    always has every column)."""
     if fmt == "json":
         return to_json(plan.to_json_dict())
     if fmt == "csv":
@@ -266,5 +398,6 @@ def render_plan(plan: Plan, fmt: str, *, candidates: bool = False) -> str:
     if fmt == "md":
         return sections_to_markdown(plan_sections(plan, candidates=candidates))
     if fmt == "table":
-        return sections_to_text(plan_sections(plan, candidates=candidates))
+        width = FILE_WIDTH if wide else COMPACT_WIDTH
+        return sections_to_text(plan_sections(plan, candidates=candidates, wide=wide), width)
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(PLAN_FORMATS)}")

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 #: Width of a table rendered to a file (no terminal to measure).
 FILE_WIDTH = 140
+#: Width of the compact (default) plan table printed to a pipe or file.
+COMPACT_WIDTH = 100
+#: Magnitudes below this are solver round-off and shown as 0 (e.g. the load of an idle replica).
+ZERO_BELOW = 1e-9
 
 
 @dataclass(frozen=True)
@@ -49,10 +53,13 @@ class Section:
 
 
 def num(value: float | None, unit: str = "") -> str:
-    """A readable number: thousands separators from 100 on, 2-3 significant digits below."""
+    """A readable number: thousands separators from 100 on, 2-3 significant digits below;
+    magnitudes below :data:`ZERO_BELOW` are shown as 0."""
     if value is None or not math.isfinite(value):
         return "—"
     a = abs(value)
+    if a < ZERO_BELOW:
+        value = a = 0.0
     if a >= 100 or a == 0:
         text = f"{value:,.0f}"
     elif a >= 10:

@@ -22,7 +22,8 @@ import yaml
 from pydantic import ValidationError
 
 from planner.scenario.errors import Problem, as_error, format_path, pydantic_problems
-from planner.scenario.model import GpuOffer, Scenario
+from planner.scenario.model import PRICE_BASIS_COLUMN, GpuOffer, Scenario
+from predictors import quantised
 from predictors.errors import UnknownIdError, WattgpuError, did_you_mean
 from predictors.paths import user_catalog_dir
 
@@ -45,7 +46,9 @@ def load_scenario(
     ``gpus.H100-SXM5-80GB.available=0``; the value is read as a YAML scalar or flow collection).
     *overlays* are YAML files deep-merged over the scenario in order (mappings merge key by key,
     ``models`` entries merge by ``name`` and new names are appended, other lists are replaced).
-    *catalog* defaults to ``load_catalog()`` with the scenario's ``user_catalog`` directory.
+    *catalog* defaults to ``load_catalog()``; a scenario that names a ``user_catalog`` directory
+    is always resolved against the bundled catalogs plus that overlay (see
+    :func:`user_catalog_path`).
     """
     path = Path(path)
     data = _read_yaml(path)
@@ -74,7 +77,7 @@ def scenario_from_dict(
         raise as_error(source, problems)
     # Top-level keys starting with "x-" are free-form extensions (e.g. YAML anchors to share).
     data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
-    if catalog is None:
+    if catalog is None or isinstance(data.get("user_catalog"), str):
         catalog = _default_catalog(data, base_dir or Path.cwd(), problems)
     data, catalog_problems = canonicalize(data, catalog)
     problems += catalog_problems + duplicate_names(data)
@@ -194,11 +197,16 @@ def _merge_models(base: list[Any], overlay: list[Any]) -> list[Any]:
 # --- catalog names ------------------------------------------------------------------------------
 
 
+def user_catalog_path(user_catalog: str, base_dir: Path) -> Path:
+    """The directory a scenario's ``user_catalog`` names (relative to the scenario's directory)."""
+    return base_dir / Path(user_catalog).expanduser()
+
+
 def _default_catalog(data: dict[str, Any], base_dir: Path, problems: list[Problem]) -> Catalog:
     from predictors.catalog import load_catalog
 
     user = data.get("user_catalog")
-    explicit = (base_dir / user) if isinstance(user, str) else None
+    explicit = user_catalog_path(user, base_dir) if isinstance(user, str) else None
     if explicit is not None and not explicit.is_dir():
         problems.append(("user_catalog", f"directory {explicit} not found — fix the path"))
         explicit = None
@@ -274,12 +282,14 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
             continue
         name = entry.get("model")
         if isinstance(name, str):
-            found = catalog.try_resolve_llm(name)
-            if found is None:
+            checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
+            if checkpoint is None:
                 where = f"models[{i}].model"
                 problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
             else:
-                entry["model"] = found
+                entry["model"] = checkpoint.model_id
+                if checkpoint.precision is not None and entry.get("precision") is None:
+                    entry["precision"] = checkpoint.precision
         for field in ("allowed_gpus", "forbidden_gpus"):
             values = entry.get(field)
             if isinstance(values, list):
@@ -319,14 +329,14 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
     offers: dict[str, Any] = {}
     if scenario.gpus is None:
         for gpu_id in catalog.gpus["id"].to_list():
-            price = catalog.gpu(gpu_id).get("usd_per_hour")
+            price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
             if price is not None:
                 offers[gpu_id] = {"usd_per_hour": float(price)}
     else:
         for gpu_id, offer in scenario.gpus.items():
             item = offer.model_dump()
             if offer.usd_per_hour is None:
-                price = catalog.gpu(gpu_id).get("usd_per_hour")
+                price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
                 if price is None:
                     problems.append(
                         (

@@ -22,10 +22,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from planner.inputs import DEFAULT_OBJECTIVE, ObjectiveKind
 from predictors.errors import WattgpuError
+from predictors.vocab import Engine, Precision, canonical_engine
 
-Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "fp4", "int4"]
-ObjectiveKind = Literal["energy", "cost", "carbon", "weighted"]
+PriceBasis = Literal["median", "min"]
+#: Catalog column (catalogs/gpus.csv) read for each ``price_basis``.
+PRICE_BASIS_COLUMN: dict[str, str] = {"median": "usd_per_hour", "min": "usd_per_hour_min"}
 
 #: Hours in a day: a ``daily_profile`` has this many values.
 HOURS_PER_DAY = 24
@@ -77,7 +80,7 @@ class ObjectiveWeights(_Strict):
 class Objective(_Strict):
     """What the planner minimises."""
 
-    minimize: ObjectiveKind = "energy"
+    minimize: ObjectiveKind = DEFAULT_OBJECTIVE
     """One of energy (facility kWh), cost (USD), carbon (kg CO2e) or weighted (a weighted sum)."""
     weights: ObjectiveWeights | None = None
     """Weights of the weighted sum; required with ``minimize: weighted`` and only allowed there."""
@@ -298,8 +301,9 @@ class Scenario(_Strict):
     prediction."""
     time_limit_s: float = Field(60.0, gt=0)
     """Solver time limit in seconds; the plan reports the gap reached."""
-    engine: str = Field("vllm", pattern=r"^[a-z0-9][a-z0-9.+_-]*$")
-    """Serving engine the predictions assume (vllm, tensorrt-llm, sglang, …)."""
+    engine: Engine = "vllm"
+    """Serving engine the predictions assume: vllm, tensorrt-llm, sglang, deepspeed-mii,
+    hf-transformers or llama.cpp (aliases such as trtllm are accepted)."""
     precision: Precision = "bf16"
     """Default weight precision for every model (override per model with ``precision``)."""
     user_catalog: str | None = None
@@ -311,6 +315,18 @@ class Scenario(_Strict):
     loader fills the mapping in)."""
     models: list[ModelEntry] = Field(min_length=1)
     """The model entries to plan (at least one)."""
+    price_basis: PriceBasis = "median"
+    """Which catalog price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
+    median on-demand $/GPU-hour across the providers that offer it (catalog ``usd_per_hour``);
+    ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``). See catalogs/README.md."""
+
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _engine_alias(cls, value: object) -> object:
+        """Accept the engine's other spellings (``trtllm``, ``TensorRT-LLM``)."""
+        if isinstance(value, str):
+            return canonical_engine(value) or value
+        return value
 
     @model_validator(mode="after")
     def _cross_field(self) -> Scenario:

@@ -1,9 +1,11 @@
 """Why a scenario has no plan: models no GPU can serve, or the binding limit.
 
-SLA-less models are found without a solver. Otherwise each active constraint family
-(inventory, power cap, budget, minimum replicas) is made elastic in turn in the MILP of
-:mod:`planner.solve.milp` and the smallest relative relaxation that restores feasibility is
-reported with its numbers.
+Models that no candidate can serve are found without a solver, every one of them, each with
+every reason that applies (memory, ITL SLA, TTFT SLA, scenario rules, price), built from the
+candidates' structured :class:`~planner.inputs.Exclusion` codes and numbers. Otherwise each
+active constraint family (inventory, power cap, budget, minimum replicas) is made elastic in
+turn in the MILP of :mod:`planner.solve.milp` and the smallest relative relaxation that
+restores feasibility is reported with its numbers.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_text
 from planner.result import PlanStatus
 from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
 
@@ -19,9 +21,88 @@ EXPLAIN_BUDGET_S = 20.0
 """Most seconds all elastic re-solves of one explanation may take together."""
 
 
+def _gpu_list(cands: list[Candidate]) -> str:
+    return ", ".join(dict.fromkeys(c.gpu for c in cands))
+
+
+def _memory_message(cands: list[Candidate]) -> str | None:
+    """GPU types on which no tried TP degree holds the weights (None when there are none)."""
+    by_gpu: dict[str, list[Candidate]] = {}
+    for c in cands:
+        by_gpu.setdefault(c.gpu, []).append(c)
+    full = [g for g, cs in by_gpu.items() if all(c.exclusion == Exclusion.MEMORY for c in cs)]
+    if not full:
+        return None
+    tried = [c for c in cands if c.gpu in full]
+    largest = max(tried, key=lambda c: (c.memory_usable_gb or 0.0, -c.tp, c.gpu))
+    needed, usable = largest.memory_needed_gb, largest.memory_usable_gb
+    where = f"{largest.tp}× {largest.gpu}"
+    if needed is None or usable is None:
+        return f"does not fit in memory on {', '.join(full)} (largest TP option {where})"
+    return (
+        f"does not fit in memory on {', '.join(full)}: needs {needed:,.1f} GB for the weights "
+        f"(plus KV cache), has {usable:,.1f} GB usable on the largest TP option ({where})"
+    )
+
+
+def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
+    out = []
+    itl = [c for c in cands if c.exclusion == Exclusion.ITL_SLA]
+    if itl:
+        best = min(itl, key=lambda c: (c.itl_s_at_capacity, c.gpu, c.tp))
+        sla = f"SLA {ms_text(m.itl_sla_s)} ms"
+        if math.isfinite(best.itl_s_at_capacity):
+            achieved = ms_text(best.itl_s_at_capacity)
+            why = f"best ITL achievable {achieved} ms ({best.gpu} TP{best.tp}) > {sla}"
+        else:
+            why = f"no ITL prediction to compare with the {sla}"
+        out.append(f"misses the ITL SLA on {_gpu_list(itl)}: {why}")
+    ttft = [c for c in cands if c.exclusion == Exclusion.TTFT_SLA and c.ttft_s is not None]
+    if ttft and m.ttft_sla_s is not None:
+        best = min(ttft, key=lambda c: (c.ttft_s or 0.0, c.gpu, c.tp))
+        out.append(
+            f"misses the TTFT SLA on {_gpu_list(ttft)}: best TTFT (prefill estimate) "
+            f"{ms_text(best.ttft_s or 0.0)} ms ({best.gpu} TP{best.tp}) > SLA "
+            f"{ms_text(m.ttft_sla_s)} ms"
+        )
+    return out
+
+
+def _other_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
+    out = []
+    rule = [c for c in cands if c.exclusion == Exclusion.RULE]
+    if rule:
+        out.append("excluded: " + ", ".join(dict.fromkeys(f"{c.gpu} {c.reason}" for c in rule)))
+    price = [c for c in cands if c.exclusion == Exclusion.NO_PRICE]
+    if price:
+        gpus = _gpu_list(price)
+        out.append(f"no $/hour for {gpus}: set gpus.<GPU>.usd_per_hour")
+    for c in cands:
+        if c.exclusion == Exclusion.PREDICTION:
+            out.append(f"cannot predict {c.gpu} TP{c.tp}: {c.reason}")
+    uncoded = [c for c in cands if not c.feasible and c.exclusion == Exclusion.NONE]
+    if uncoded:
+        out.append(
+            "not usable: "
+            + ", ".join(f"{c.gpu} TP{c.tp} ({c.reason or 'no reason'})" for c in uncoded)
+        )
+    return out
+
+
+def unserved_reasons(m: ModelDemand, cands: list[Candidate]) -> list[str]:
+    """Why no candidate of model *m* is feasible, one reason per kind, from the candidates'
+    :class:`~planner.inputs.Exclusion` codes: memory, ITL SLA, TTFT SLA, scenario rules, price,
+    prediction errors."""
+    if not cands:
+        return ["no candidate GPU at all (check allowed GPUs and inventory)"]
+    memory = _memory_message(cands)
+    return ([memory] if memory else []) + _sla_messages(m, cands) + _other_messages(m, cands)
+
+
 def no_candidate_messages(inputs: PlanningInputs) -> list[str]:
-    """Models with load (or minimum replicas) and no candidate that meets the SLA."""
-    messages = []
+    """Every model with load (or minimum replicas) and no feasible candidate, with every reason:
+    ``NAME: reason`` lines, all lines of one model together, models in input order."""
+    messages: list[str] = []
     by_name: dict[str, list[Candidate]] = {}
     for c in inputs.candidates:
         by_name.setdefault(c.name, []).append(c)
@@ -31,19 +112,7 @@ def no_candidate_messages(inputs: PlanningInputs) -> list[str]:
         cands = by_name.get(m.name, [])
         if any(c.feasible for c in cands):
             continue
-        if not cands:
-            messages.append(f"{m.name}: no candidate GPU at all (check allowed GPUs and inventory)")
-            continue
-        best = min(cands, key=lambda c: (c.itl_s_at_capacity, c.gpu, c.tp))
-        itl = (
-            f"best ITL {1000 * best.itl_s_at_capacity:.1f} ms on {best.gpu} TP{best.tp}"
-            if math.isfinite(best.itl_s_at_capacity)
-            else f"e.g. {best.gpu} TP{best.tp}"
-        )
-        messages.append(
-            f"{m.name}: no GPU meets the SLA of {1000 * m.itl_sla_s:.1f} ms ITL "
-            f"({itl}: {best.reason})"
-        )
+        messages.extend(f"{m.name}: {reason}" for reason in unserved_reasons(m, cands))
     return messages
 
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import polars as pl
 import typer
 
+from predictors import quantised
 from predictors.catalog import Catalog, load_catalog, validate_dir
 from predictors.cli import hf_import as cli_hf_import
 from predictors.errors import CatalogError, UnknownIdError, did_you_mean
@@ -90,7 +91,8 @@ def _emit(frame: pl.DataFrame, kind: str, fmt: OutputFormat) -> None:
         typer.echo(json.dumps(frame.to_dicts(), indent=2, ensure_ascii=False))
         return
     if fmt is OutputFormat.csv:
-        flat = frame.with_columns(pl.col("aliases").list.join("|"))
+        lists = [c for c, t in frame.schema.items() if isinstance(t, pl.List)]
+        flat = frame.with_columns(pl.col(c).list.join("|") for c in lists)
         typer.echo(flat.write_csv(), nl=False)
         return
     from rich.console import Console
@@ -123,14 +125,33 @@ def regions(fmt: FormatOpt = OutputFormat.table, user_catalog: UserCatalogOpt = 
     _emit(load_catalog(user_catalog).regions, "regions", fmt)
 
 
-def _matches(cat: Catalog, name: str) -> list[tuple[str, dict[str, Any]]]:
-    found: list[tuple[str, dict[str, Any]]] = []
+NO_PRICE_NOTE = (
+    "no price: no provider in the public price tables offers {gpu} (catalogs/README.md, "
+    "Prices); set gpus.{gpu}.usd_per_hour in a scenario or usd_per_hour in a user catalog"
+)
+
+
+def _gpu_notes(cat: Catalog, name: str, row: dict[str, Any]) -> list[str]:
+    notes = [n for n in [cat.gpu_name_note(name)] if n]
+    if row.get("usd_per_hour") is None:
+        notes.append(NO_PRICE_NOTE.format(gpu=row["id"]))
+    return notes
+
+
+def _matches(cat: Catalog, name: str) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """(kind, row, notes) of every catalog entry *name* resolves to."""
+    found: list[tuple[str, dict[str, Any], list[str]]] = []
     if cat.try_resolve_gpu(name) is not None:
-        found.append(("gpu", cat.gpu(name)))
-    if cat.try_resolve_llm(name) is not None:
-        found.append(("llm", cat.llm(name)))
+        row = cat.gpu(name)
+        found.append(("gpu", row, _gpu_notes(cat, name, row)))
+    checkpoint = quantised.try_resolve_checkpoint(cat, name)
+    if checkpoint is not None:
+        row = cat.llm(checkpoint.model_id)
+        if checkpoint.quantised:
+            row = {**row, "resolved_from": name, "implied_precision": checkpoint.precision}
+        found.append(("llm", row, [n for n in [checkpoint.note()] if n]))
     if cat.try_resolve_region(name) is not None:
-        found.append(("region", cat.region(name)))
+        found.append(("region", cat.region(name), []))
     return found
 
 
@@ -148,11 +169,15 @@ def show(
         for frame, col in ((cat.gpus, "id"), (cat.llms, "id"), (cat.regions, "region_id")):
             choices += frame[col].to_list() + frame["aliases"].explode().drop_nulls().to_list()
         raise UnknownIdError(
-            f"unknown GPU, LLM or region '{name}'{did_you_mean(name, choices)}; "
-            "fix: see `wattgpu catalog gpus`, `llms` or `regions` for ids"
+            f"unknown GPU, LLM or region '{name}'",
+            hint=did_you_mean(name, choices),
+            fix="see `wattgpu catalog gpus`, `llms` or `regions` for ids",
         )
     if fmt is not OutputFormat.table:
-        payload = [{"kind": kind, **row} for kind, row in found]
+        payload = [
+            {"kind": kind, **row, **({"notes": notes} if notes else {})}
+            for kind, row, notes in found
+        ]
         if fmt is OutputFormat.json:
             typer.echo(
                 json.dumps(
@@ -169,13 +194,15 @@ def show(
     from rich.table import Table
 
     console = Console()
-    for kind, row in found:
+    for kind, row, notes in found:
         table = Table(title=f"{kind}: {row.get('id') or row.get('region_id')}", show_header=False)
         table.add_column("field", style="bold")
         table.add_column("value", overflow="fold")
         for key, value in row.items():
             table.add_row(key, _cell(value))
         console.print(table)
+        for note in notes:
+            typer.echo(note if note.startswith("note:") else f"note: {note}")
 
 
 @catalog_app.command("validate")

@@ -92,13 +92,22 @@ def evaluate(
     from predictors import __version__
     from predictors.accuracy import breakdown, run, summarise
     from predictors.accuracy_report import render
+    from predictors.cli.progress import Progress
     from predictors.evaluate import TARGETS, target_rows
     from predictors.train import prepare
 
     (ms, catalog), directory = _load_table(data)
     frame = prepare(ms.table, catalog)
     start = time.perf_counter()
-    long = run(frame, progress=lambda s: typer.echo(f"  evaluating {s}", err=True))
+    with Progress("evaluating") as progress:
+
+        def step(what: str) -> None:
+            if progress.enabled:
+                progress.update(f"evaluating {what}")
+            else:
+                typer.echo(f"  evaluating {what}", err=True)
+
+        long = run(frame, progress=step)
     summary = summarise(long)
     seconds = time.perf_counter() - start
     meta = {
@@ -160,7 +169,13 @@ def predict(
     gpu: Annotated[str | None, typer.Option("--gpu", help="GPU id or alias.")] = None,
     gpu_count: Annotated[int, typer.Option("--gpu-count", help="Tensor-parallel GPUs.")] = 1,
     engine: Annotated[str, typer.Option("--engine")] = "vllm",
-    precision: Annotated[str, typer.Option("--precision")] = "bf16",
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            "--precision",
+            help="Weight precision (default: what a quantised checkpoint implies, else bf16).",
+        ),
+    ] = None,
     batch_size: Annotated[int, typer.Option("--batch-size")] = 1,
     input_tokens: Annotated[int, typer.Option("--input-tokens")] = 512,
     output_tokens: Annotated[int, typer.Option("--output-tokens")] = 256,
@@ -183,6 +198,7 @@ def predict(
     """Predict power per GPU, ITL and throughput (single row, or a CSV with --input)."""
     import polars as pl
 
+    from predictors import quantised
     from predictors.api import Predictor
 
     if fmt not in FORMATS:
@@ -197,7 +213,10 @@ def predict(
         missing = [c for c in ("model", "gpu") if c not in rows.columns]
         if missing:
             raise WattgpuError(f"--input: {input_csv}: missing column(s) {missing}; add them")
-        result = Predictor.load().predict(rows)
+        predictor = Predictor.load()
+        result = predictor.predict(rows)
+        for note in quantised.notes(predictor.catalog, rows["model"].drop_nulls().to_list()):
+            typer.echo(note, err=True)
         if output_csv is None:
             typer.echo(result.write_csv(), nl=False)
         else:
@@ -213,16 +232,22 @@ def predict(
             "gpu": [gpu],
             "gpu_count": [str(gpu_count)],
             "engine": [engine],
-            "precision": [precision],
+            "precision": [precision or ""],
             "batch_size": [str(batch_size)],
             "input_tokens": [str(input_tokens)],
             "output_tokens": [str(output_tokens)],
             "requests_per_s": ["" if requests_per_s is None else repr(requests_per_s)],
         }
     )
-    out = Predictor.load().predict(row).row(0, named=True)
+    predictor = Predictor.load()
+    out = predictor.predict(row).row(0, named=True)
     if out["error"]:
         raise WattgpuError(f"predict: {out['error']}")
+    for note in quantised.notes(predictor.catalog, [model], precision):
+        typer.echo(note, err=True)
+    gpu_note = predictor.catalog.gpu_name_note(gpu)
+    if gpu_note:
+        typer.echo(f"note: {gpu_note}", err=True)
     if fmt == "json":
         typer.echo(json.dumps(out, indent=2))
         return

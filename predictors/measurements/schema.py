@@ -19,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from predictors import vocab
 from predictors.errors import DataError
 
 #: Canonical columns and their polars dtypes, in output order.
@@ -70,54 +71,13 @@ _EXTRA_DEFAULTS: dict[str, object] = {
     "note": None,
 }
 
-ENGINES: frozenset[str] = frozenset(
-    {
-        "vllm",
-        "tensorrt-llm",
-        "sglang",
-        "deepspeed-mii",
-        "deepspeed",
-        "hf-transformers",
-        "llama.cpp",
-        "sambaflow",
-    }
-)
+#: Engines that appear in measurements: the servable ones plus two found only in data.
+ENGINES: frozenset[str] = frozenset(vocab.ENGINES) | {"deepspeed", "sambaflow"}
 #: "auto" means "the model's default dtype"; load.py replaces it from the LLM catalog.
-PRECISIONS: frozenset[str] = frozenset(
-    {"fp32", "fp16", "bf16", "fp8", "int8", "fp4", "int4", "auto"}
-)
+PRECISIONS: frozenset[str] = frozenset(vocab.PRECISIONS) | {"auto"}
 
-_ENGINE_ALIASES = {
-    "vllm": "vllm",
-    "tensorrt-llm": "tensorrt-llm",
-    "trtllm": "tensorrt-llm",
-    "trt-llm": "tensorrt-llm",
-    "sglang": "sglang",
-    "deepspeed-mii": "deepspeed-mii",
-    "deepspeed": "deepspeed",
-    "hf-transformers": "hf-transformers",
-    "transformers": "hf-transformers",
-    "llama.cpp": "llama.cpp",
-    "sambaflow": "sambaflow",
-}
-_PRECISION_ALIASES = {
-    "fp32": "fp32",
-    "float32": "fp32",
-    "fp16": "fp16",
-    "float16": "fp16",
-    "half": "fp16",
-    "bf16": "bf16",
-    "bfloat16": "bf16",
-    "fp8": "fp8",
-    "fp8_block": "fp8",
-    "float8": "fp8",
-    "int8": "int8",
-    "fp4": "fp4",
-    "nvfp4": "fp4",
-    "mxfp4": "fp4",
-    "int4": "int4",
-    "auto": "auto",
-}
+_ENGINE_ALIASES = {**{e: e for e in ENGINES}, **vocab.ENGINE_ALIASES}
+_PRECISION_ALIASES = {**{p: p for p in PRECISIONS}, **vocab.PRECISION_ALIASES}
 
 
 def normalize_engine(name: str) -> str:

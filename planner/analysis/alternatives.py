@@ -1,0 +1,101 @@
+"""The best feasible alternatives per model: what the objective would be on another deployment.
+
+For each model entry of a solved plan, every feasible candidate is priced as the model's only
+deployment — the fewest replicas that carry its peak load (and its ``min_replicas``) serving all
+of its load — with the same accounting and objective prices as the plan
+(:func:`planner.result.make_allocation`, :func:`planner.solve.milp.objective_prices`). Its
+*objective delta* is that value minus what the model's allocations contribute to the plan's
+objective, with every other model left as planned: exact for that swap, so a negative delta
+can only come from a fleet limit (inventory, power cap, budget) that the swap would break,
+which :attr:`Alternative.breaks` names, or from a plan within the solver's gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.inputs import Candidate, PlanningInputs
+from planner.result import Allocation, Plan, make_allocation, period_power_w
+from planner.solve.milp import objective_prices, replica_bound
+
+#: Alternatives listed per model entry (besides the plan's own deployment).
+ALTERNATIVES_PER_MODEL = 3
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One model entry served by one candidate alone, priced like the plan."""
+
+    candidate: Candidate
+    replicas: int
+    objective: float
+    """The model's contribution to the objective on this deployment."""
+    delta: float
+    """objective minus the model's contribution in the plan (positive = worse)."""
+    chosen: bool
+    """The plan serves the model with exactly this deployment."""
+    breaks: tuple[str, ...]
+    """Fleet limits the swap would exceed, with the rest of the plan kept ('' = none)."""
+
+
+def allocation_objective(a: Allocation, inputs: PlanningInputs) -> float:
+    """What one allocation contributes to the plan's objective."""
+    per_kwh, per_rent = objective_prices(inputs)
+    return per_kwh * a.facility_energy_kwh + per_rent * a.gpu_cost_usd
+
+
+def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, ...]:
+    """The fleet limits that serving *alt*'s model with *alt* alone (the rest as planned)
+    exceeds."""
+    others = [a for a in plan.allocations if a.candidate.name != alt.candidate.name]
+    out = []
+    gpu = alt.candidate.gpu
+    available = inputs.inventory.get(gpu)
+    if available is not None:
+        used = alt.gpus + sum(a.gpus for a in others if a.candidate.gpu == gpu)
+        if used > available:
+            out.append(f"inventory of {gpu} ({used} > {available})")
+    if inputs.power_cap_kw is not None:
+        watts = [0.0] * inputs.periods
+        for a in [*others, alt]:
+            power = period_power_w(a.candidate, a.replicas, a.requests_per_s_by_period)
+            watts = [w + p for w, p in zip(watts, power, strict=True)]
+        peak_kw = max(watts, default=0.0) * inputs.pue / 1000.0
+        if peak_kw > inputs.power_cap_kw * (1 + 1e-9):
+            out.append(f"power cap ({peak_kw:,.2f} > {inputs.power_cap_kw:,.2f} kW)")
+    if inputs.budget_usd is not None:
+        cost = alt.cost_usd + sum(a.cost_usd for a in others)
+        if cost > inputs.budget_usd * (1 + 1e-9):
+            out.append(f"budget ({cost:,.0f} > {inputs.budget_usd:,.0f} $)")
+    return tuple(out)
+
+
+def alternatives(
+    plan: Plan, per_model: int = ALTERNATIVES_PER_MODEL
+) -> dict[str, list[Alternative]]:
+    """Per model entry with allocations: the plan's own single deployment (if it uses one) and
+    the *per_model* best other feasible candidates, by objective delta."""
+    inputs = plan.inputs
+    out: dict[str, list[Alternative]] = {}
+    for m in inputs.models:
+        mine = [a for a in plan.allocations if a.candidate.name == m.name]
+        if not mine:
+            continue
+        current = sum(allocation_objective(a, inputs) for a in mine)
+        options = []
+        for c in inputs.candidates:
+            if c.name != m.name or not c.feasible:
+                continue
+            n = replica_bound(inputs, c)
+            if n <= 0:
+                continue
+            alt = make_allocation(c, n, m.requests_per_s_by_period, inputs)
+            value = allocation_objective(alt, inputs)
+            chosen = len(mine) == 1 and mine[0].candidate.key == c.key and mine[0].replicas == n
+            breaks = () if chosen else _breaks(plan, alt, inputs)
+            options.append(Alternative(c, n, value, value - current, chosen, breaks))
+        options.sort(key=lambda o: (not o.chosen, o.delta, o.candidate.key))
+        kept = [o for o in options if o.chosen]
+        kept += [o for o in options if not o.chosen][:per_model]
+        out[m.name] = kept
+    return out

@@ -1,0 +1,56 @@
+"""The base of every typed output document: frozen, strict about unknown keys, JSON-ready.
+
+Documents are the machine-readable contracts of wattgpu's outputs (plan, report, forecast,
+Pareto front). Field order is the JSON key order; new keys are only ever added at the end of
+an object, so files written by an older version still load. Their JSON Schemas are committed
+under docs/schemas/ (:func:`planner.documents.schema`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from predictors.errors import WattgpuError
+
+D = TypeVar("D", bound="Document")
+
+
+class Document(BaseModel):
+    """A frozen pydantic model with no unknown keys."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The document as plain JSON values (non-finite floats stay; ``to_json`` nulls them)."""
+        return self.model_dump(mode="json")
+
+
+def first_error(exc: ValidationError) -> str:
+    """'field.path: message' of the first validation error."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    return f"{where}: {err['msg']}"
+
+
+def load_document(path: Path, model: type[D], what: str, fix: str) -> D:
+    """Read and validate the JSON file *path* as *model*; one clear line on any problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WattgpuError(f"{path}: cannot read ({exc.strerror}); fix the path") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WattgpuError(
+            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); {fix}"
+        ) from None
+    if not isinstance(data, dict):
+        raise WattgpuError(f"{path}: not a {what} (expected a JSON object); {fix}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise WattgpuError(f"{path}: not a valid {what}: {first_error(exc)}; {fix}") from None

@@ -1,0 +1,86 @@
+"""The forecast JSON (``report.forecast``) as a typed document: per model and in total, per
+period, horizon, month and year."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from planner.documents.base import Document
+
+
+class FiguresDocument(Document):
+    """Energy, cost and carbon of one slice of a plan."""
+
+    energy_kwh: float
+    """GPU (IT) energy (kWh)."""
+    facility_energy_kwh: float
+    """GPU energy × PUE (kWh)."""
+    electricity_cost_usd: float
+    gpu_cost_usd: float
+    carbon_cost_usd: float
+    carbon_kg: float
+    total_cost_usd: float
+    """GPU-hour cost + electricity + carbon price ($)."""
+
+
+class GridDocument(Document):
+    """The grid carbon intensity used, with where it comes from."""
+
+    g_co2_per_kwh: float
+    region: str | None
+    year: int | None
+    source: str | None
+
+
+class DeploymentForecastDocument(Document):
+    """One allocation over the horizon."""
+
+    gpu: str
+    tp: int
+    replicas: int
+    gpus: int
+    in_domain: bool
+    requests: float
+    horizon: FiguresDocument
+
+
+class ModelForecastDocument(Document):
+    """One model entry: horizon, month, year and per-period figures."""
+
+    name: str
+    model: str
+    gpus: dict[str, int]
+    requests: float
+    output_tokens: float
+    mean_power_w: float
+    horizon: FiguresDocument
+    per_month: FiguresDocument
+    per_year: FiguresDocument
+    by_period: list[FiguresDocument]
+    deployments: list[DeploymentForecastDocument]
+
+
+class ForecastTotalDocument(Document):
+    """The fleet: horizon, month, year and per-period figures."""
+
+    horizon: FiguresDocument
+    per_month: FiguresDocument
+    per_year: FiguresDocument
+    by_period: list[FiguresDocument]
+
+
+class ForecastDocument(Document):
+    """Budget and carbon forecast of a plan (every figure an estimate)."""
+
+    estimated: Literal[True]
+    hours: float
+    period_hours: list[float]
+    hours_per_month: float
+    hours_per_year: float
+    scaling: str
+    pue: float
+    electricity_usd_per_kwh: float
+    carbon_usd_per_kg: float | None
+    grid: GridDocument
+    total: ForecastTotalDocument
+    models: list[ModelForecastDocument]

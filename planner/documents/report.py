@@ -1,0 +1,215 @@
+"""The report JSON (``wattgpu report --format json``) as a typed document.
+
+Markdown, HTML and text are rendered from this document (:mod:`planner.report.sections`);
+``plan`` embeds the whole plan document the report was computed from.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from planner.documents.base import Document
+from planner.documents.forecast import ForecastDocument, GridDocument
+from planner.documents.pareto import ParetoDocument
+from planner.documents.plan import ObjectiveDocument, PlanDocument, SavingDocument
+from planner.documents.uncertainty import BandsDocument, FigureBandsDocument
+
+
+class ScenarioRef(Document):
+    """The scenario the plan came from."""
+
+    name: str
+    description: str
+    file: str | None
+    """The scenario or plan file the report was made from."""
+
+
+class SolveSummary(Document):
+    """Solve time and gap."""
+
+    seconds: float
+    gap: float | None
+
+
+class Headline(Document):
+    """Fleet totals over the horizon and per year."""
+
+    hours: float
+    estimated_energy_kwh: float
+    estimated_facility_energy_kwh: float
+    estimated_co2e_kg: float
+    estimated_cost_usd: float
+    estimated_average_power_w: float
+    estimated_facility_energy_kwh_per_year: float
+    estimated_co2e_kg_per_year: float
+    estimated_cost_usd_per_year: float
+    estimated_wh_per_1000_output_tokens: float | None
+    estimated_facility_wh_per_1000_output_tokens: float | None
+    requests: float
+    output_tokens: float
+    gpus: dict[str, int]
+    gpus_total: int
+
+
+class Deployment(Document):
+    """One allocation of a model entry."""
+
+    gpu: str
+    tp: int
+    replicas: int
+    gpus: int
+    batch_size: int
+    itl_s: float | None
+    in_domain: bool
+    mean_requests_per_s: float
+    itl_s_at_served_load: float | None = None
+    """Mean ITL at the load each replica serves in the busiest period (s); ``itl_s`` is the
+    ITL at capacity."""
+
+
+class ModelSection(Document):
+    """One model entry: its deployments and estimated energy, intensity, CO2e and cost."""
+
+    name: str
+    model: str
+    deployments: list[Deployment]
+    gpus: dict[str, int]
+    gpus_used: int
+    itl_sla_s: float
+    requests: float
+    output_tokens: float
+    estimated_energy_kwh: float
+    estimated_facility_energy_kwh: float
+    estimated_wh_per_1000_output_tokens: float | None
+    estimated_facility_wh_per_1000_output_tokens: float | None
+    estimated_wh_per_request: float | None
+    estimated_facility_wh_per_request: float | None
+    estimated_average_power_w: float
+    estimated_co2e_kg: float
+    estimated_cost_usd: float
+    in_domain: bool
+    uncertainty: FigureBandsDocument | None
+
+
+class SystemBoundary(Document):
+    """What the energy and carbon figures include and exclude."""
+
+    energy: str
+    facility: str
+    carbon: str
+    excluded: list[str]
+
+
+class Method(Document):
+    """The predictors and their held-out accuracy, from the model card."""
+
+    predictors: str
+    predictors_version: str
+    library_versions: dict[str, str]
+    chosen_recipes: dict[str, str | None]
+    reference_source: str | None
+    intervals: str | None
+    units: dict[str, str]
+    metrics: dict[str, Any]
+    """``status`` and per split (unseen_gpus, unseen_llms, cross_validation) per target."""
+    description: str
+
+
+class Source(Document):
+    """One public measurement source of the training data."""
+
+    id: str
+    description: str
+    rows: int | None
+
+
+class DataProvenance(Document):
+    """The training data of the predictors."""
+
+    sources: list[Source]
+    rows: dict[str, int] | int | None
+    sha256: str | None
+    note: str
+
+
+class Load(Document):
+    """The assumed load and SLA of one model entry."""
+
+    name: str
+    model: str
+    precision: str | None
+    mean_requests_per_s: float
+    peak_requests_per_s: float
+    input_tokens: float
+    output_tokens: float
+    itl_sla_ms: float
+    ttft_sla_ms: float | None
+    min_replicas: int
+
+
+class Assumptions(Document):
+    """Horizon, PUE, grid factor, prices, objective, engine and loads."""
+
+    horizon_hours: float
+    periods: int
+    period_hours: float | None
+    pue: float
+    pue_source: str
+    grid: GridDocument
+    grid_text: str
+    electricity_usd_per_kwh: float
+    carbon_usd_per_tonne: float | None
+    engine: str | None
+    robust: bool
+    capacity_headroom: float | None
+    objective: ObjectiveDocument
+    objective_text: str
+    power_cap_kw: float | None
+    budget_usd: float | None
+    loads: list[Load]
+
+
+class Warnings(Document):
+    """Out-of-domain deployments and other messages a reader must see."""
+
+    out_of_domain_allocations: list[str]
+    out_of_domain_candidates: list[str]
+    messages: list[str]
+
+
+class BaselineSummary(Document):
+    """A naive fleet's estimated totals."""
+
+    name: str
+    description: str
+    feasible: bool
+    estimated_energy_kwh: float | None
+    estimated_cost_usd: float | None
+    estimated_co2e_kg: float | None
+
+
+class ReportDocument(Document):
+    """Estimated inference-energy and emissions disclosure of one plan."""
+
+    title: str
+    estimated: Literal[True]
+    note: str
+    generated_at: str
+    wattgpu_version: str
+    scenario: ScenarioRef
+    status: str
+    solve: SolveSummary
+    headline: Headline
+    models: list[ModelSection]
+    forecast: ForecastDocument
+    uncertainty: BandsDocument | None
+    system_boundary: SystemBoundary
+    method: Method
+    data_provenance: DataProvenance
+    assumptions: Assumptions
+    warnings: Warnings
+    baselines: list[BaselineSummary]
+    savings: list[SavingDocument]
+    pareto: ParetoDocument | None
+    accuracy_csv: str | None
+    plan: PlanDocument

@@ -1,0 +1,61 @@
+"""What a report or a Pareto front starts from: a scenario file (planned now) or a saved plan.
+
+``wattgpu report`` and ``wattgpu pareto`` accept either a scenario YAML (loaded, predicted and
+solved with the shipped predictors) or a plan JSON written by ``wattgpu plan --format json``
+(validated; no scenario, no predictor). Either way the result is the plan's document, the model
+card that describes its predictors, and the optimiser's inputs for re-solving (the fresh inputs,
+or the inputs rebuilt from the saved plan's candidates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner.documents.plan import PlanDocument, load_plan, planning_inputs_of
+from planner.inputs import PlanningInputs
+from predictors.card import ModelCard, card_of, load_card
+from predictors.errors import WattgpuError
+
+
+@dataclass(frozen=True)
+class PlanSource:
+    """A plan ready to report: its document, the model card and the optimiser's inputs."""
+
+    plan: PlanDocument
+    card: ModelCard
+    inputs: PlanningInputs
+    saved: bool
+    """True when the plan was read from a plan JSON (nothing was predicted or solved)."""
+
+
+def is_plan_json(path: Path) -> bool:
+    """A ``.json`` file is a saved plan; anything else a scenario."""
+    return path.suffix.lower() == ".json"
+
+
+def plan_source(
+    path: Path,
+    overrides: Sequence[str] = (),
+    overlays: Sequence[Path] = (),
+    *,
+    model_card: Path | None = None,
+    time_limit_s: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> PlanSource:
+    """Load the saved plan at *path*, or plan the scenario at *path* (with what-if options)."""
+    if is_plan_json(path):
+        if overrides or overlays:
+            raise WattgpuError(
+                f"{path}: --set/--overlay change a scenario; a saved plan is reported as it "
+                "was planned (give the scenario YAML to plan a what-if)"
+            )
+        doc = load_plan(path)
+        inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
+        return PlanSource(doc, load_card(model_card), inputs, saved=True)
+    from planner.pipeline import plan_file
+
+    run = plan_file(path, overrides, overlays, time_limit_s=time_limit_s, progress=progress)
+    card = load_card(model_card) if model_card is not None else card_of(run.predictor_card)
+    return PlanSource(run.plan.to_document(), card, run.inputs, saved=False)

@@ -1,0 +1,108 @@
+"""Configuration validity (predictors.validity) over the whole catalog, and per row in predict."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from predictors.api import Predictor
+from predictors.catalog import Catalog, load_catalog
+from predictors.catalog_validate import FORM_FACTORS
+from predictors.paths import catalogs_dir
+from predictors.validity import (
+    NODE_GPUS_BY_FORM_FACTOR,
+    config_problems,
+    node_gpu_limit,
+    tp_fits_heads,
+    valid_tp_degrees,
+)
+
+
+@pytest.fixture(scope="module")
+def cat() -> Catalog:
+    return load_catalog(catalog_dir=catalogs_dir())
+
+
+def test_every_form_factor_has_a_documented_node_size() -> None:
+    assert set(NODE_GPUS_BY_FORM_FACTOR) == FORM_FACTORS
+    assert node_gpu_limit("SXM5") == 8 and node_gpu_limit("Superchip") == 4
+
+
+def test_vllm_head_rule() -> None:
+    assert tp_fits_heads(8, 32, 8) and tp_fits_heads(4, 32, 8)
+    assert tp_fits_heads(16, 32, 8)  # KV heads replicated on 2 GPUs each
+    assert not tp_fits_heads(3, 32, 8)  # does not divide the attention heads
+    assert not tp_fits_heads(8, 28, 4) and tp_fits_heads(4, 28, 4)  # Qwen2.5-7B-like
+    assert not tp_fits_heads(8, 64, 12)  # heads divide, KV heads neither divide nor replicate
+    assert tp_fits_heads(12, 48, 12) and not tp_fits_heads(0, 32, 8)
+
+
+def test_every_catalog_pair_accepts_tp1_and_rejects_beyond_the_node(cat: Catalog) -> None:
+    """Property over the whole catalog: TP 1 is always valid; one GPU beyond the node is not;
+    every degree listed as valid passes and every other degree up to the node fails."""
+    gpus = cat.gpus.to_dicts()
+    for llm in cat.llms.to_dicts():
+        heads, kv = llm["num_attention_heads"], llm["num_kv_heads"]
+        for gpu in gpus:
+            limit = node_gpu_limit(gpu["form_factor"])
+            valid = set(valid_tp_degrees(heads, kv, limit))
+            assert 1 in valid
+            assert config_problems(llm, gpu, limit + 1), (llm["id"], gpu["id"])
+            for tp in range(1, limit + 1):
+                assert (not config_problems(llm, gpu, tp)) == (tp in valid), (llm["id"], tp)
+            # stating pipeline parallelism lifts the node bound for the same TP
+            if 2 * limit <= 64:
+                assert not config_problems(llm, gpu, 2 * limit, pipeline_parallel=2) or (
+                    limit not in valid
+                )
+
+
+def test_predict_reports_invalid_configurations_per_row() -> None:
+    predictor = Predictor.load()
+    rows = pl.DataFrame(
+        {
+            "model": ["meta-llama/Llama-3.1-8B-Instruct"] * 4,
+            "gpu": ["H100", "H100", "L4", "GB200"],
+            "gpu_count": ["3", "100000", "2", "8"],
+        }
+    )
+    out = predictor.predict(rows)
+    errors = out["error"].to_list()
+    assert errors[0].startswith("gpu_count: tensor parallelism 3 does not divide the 32 attention")
+    assert errors[0].endswith("use a tensor-parallel degree of 1, 2, 4, 8")
+    assert errors[1].startswith(
+        "gpu_count: tensor parallelism 100000 needs 100000 GPUs in one node"
+    )
+    assert "at most 8 H100-SXM5-80GB" in errors[1]
+    assert errors[2] == ""  # the good row is still predicted
+    assert out["itl_s"][2] is not None and out["itl_s"][2] > 0
+    assert "at most 4 GB200" in errors[3]
+    for err in (errors[0], errors[1], errors[3]):
+        assert "\n" not in err and err.count("; ") >= 1
+    assert out["itl_s"][0] is None and out["power_w_per_gpu"][1] is None
+
+
+@pytest.mark.parametrize(
+    ("count", "message"),
+    [("100000", "needs 100000 GPUs in one node"), ("3", "does not divide the 32 attention heads")],
+)
+def test_cli_predict_invalid_configuration_is_one_line(
+    capsys: pytest.CaptureFixture[str], count: str, message: str
+) -> None:
+    from planner.cli.app import main
+
+    with pytest.raises(SystemExit) as info:
+        main(
+            [
+                "predict",
+                "--model",
+                "meta-llama/Llama-3.1-8B-Instruct",
+                "--gpu",
+                "H100",
+                "--gpu-count",
+                count,
+            ]
+        )
+    assert info.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and err[0].startswith("error: predict: gpu_count:")
