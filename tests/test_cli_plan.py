@@ -244,3 +244,18 @@ def test_compare_nothing_fits_is_an_error() -> None:
     assert "no GPU type meets" in str(result.exception)
     rows = json.loads(result.stdout)["rows"]
     assert rows[0]["fits"] is False and "SLA 1 ms" in rows[0]["reason"]
+
+
+def test_predict_at_a_poisson_load() -> None:
+    args = ["predict", "--model", LLAMA_8B, "--gpu", "A30", "--input-tokens", "1024"]
+    result = _invoke(*args, "--requests-per-s", "0.33", "--format", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["requests_per_s"] == pytest.approx(0.33)
+    assert out["concurrency"] > 0.33 * 256 * out["itl_s"] * 0.99  # Little's law, TTFT on top
+    assert out["itl_s_p90"] >= out["itl_s"] and out["ttft_s_at_load"] > 0
+    table = _invoke(*args, "--requests-per-s", "0.33")
+    assert table.exit_code == 0 and "p90 ITL" in table.output and "concurrency" in table.output
+    too_much = _invoke(*args, "--requests-per-s", "500")
+    assert too_much.exit_code != 0
+    assert "requests_per_s: 500 is more than one replica carries" in str(too_much.exception)
