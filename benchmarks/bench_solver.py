@@ -12,7 +12,8 @@ A run meets its target when the reported gap is within the target and the wall t
 
 Measured on the concave power curves (issue 10, default; ``--linear`` gives the former linear
 model), 2-core machine shared with other work (load average 6-8): linked 50 (the target
-benchmark): optimal, 1.0-1.3 s (0.42-0.46 s at load average 3.6), gap <= 0.007 %; unlimited 50: exact (per-model DP), 0.23-0.27 s;
+benchmark): optimal, 1.0-1.3 s (0.42-0.46 s at load average 3.6), gap <= 0.007 %;
+unlimited 50: exact (per-model DP), 0.23-0.27 s;
 power-cap 50: seeds 1-2 optimal in 3.0-3.2 s (gap 0.05 % / 0.10 %), seed 0 stops at 0.13 %
 after 5.1 s (Lagrangian bound); linked 500 (seed 0): 7.9 s, gap 0.19 %; unlimited 500: exact,
 2.1 s; power-cap 500: 26.5 s, gap 0.14 %. Before issue 10 (linear power): linked 50 0.11-0.19 s,
