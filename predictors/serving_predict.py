@@ -5,7 +5,8 @@ For a row with a rate λ (requests/s per replica of ``gpu_count`` GPUs) the serv
 ``power_w_per_gpu`` = E[P(K)] over the number K of requests in the system (idle when empty),
 ``itl_s`` the mean ITL, ``output_throughput_tok_s`` = λ · output tokens, and fills
 ``concurrency`` (mean requests in the system), ``ttft_s_at_load`` and ``itl_s_p90``. The
-``_lo``/``_hi`` columns come from the same model run on the lower/upper interval curves.
+``_lo``/``_hi`` columns come from the same model run on the lower/upper interval curves (when
+the upper curves cannot carry the rate: power TDP, ITL empty).
 ``batch_size`` is ignored for such rows. A rate above what one replica can carry gets an error.
 """
 
@@ -44,13 +45,21 @@ def at_load(predictor: Predictor, rows: pl.DataFrame, result: pl.DataFrame) -> p
     hi = at_rate(table.curves_hi, lam)
     top = rate_per_s(table.curves, table.curves.max_batch[:, None])[:, 0]
     over = np.isnan(mean.power_w_per_gpu)
+    # the upper-interval curves may not carry the rate at all: then the upper bounds are the
+    # physical ones (TDP; ITL unbounded, reported empty)
+    hi_over = np.isnan(hi.power_w_per_gpu)
+    tdp = np.asarray(table.tdp_w, dtype=np.float64)
     updates: dict[str, np.ndarray] = {
         "power_w_per_gpu": mean.power_w_per_gpu,
         "power_w_per_gpu_lo": np.fmin(lo.power_w_per_gpu, mean.power_w_per_gpu),
-        "power_w_per_gpu_hi": np.fmax(hi.power_w_per_gpu, mean.power_w_per_gpu),
+        "power_w_per_gpu_hi": np.where(
+            hi_over,
+            np.fmax(tdp, mean.power_w_per_gpu),
+            np.fmax(hi.power_w_per_gpu, mean.power_w_per_gpu),
+        ),
         "itl_s": mean.itl_s,
         "itl_s_lo": np.fmin(lo.itl_s, mean.itl_s),
-        "itl_s_hi": np.fmax(hi.itl_s, mean.itl_s),
+        "itl_s_hi": np.where(hi_over, np.nan, np.fmax(hi.itl_s, mean.itl_s)),
         "output_throughput_tok_s": mean.output_throughput_tok_s,
         "concurrency": mean.concurrency,
         "ttft_s_at_load": mean.ttft_s,

@@ -251,6 +251,8 @@ def predict(
     if fmt == "json":
         typer.echo(json.dumps(out, indent=2))
         return
+    # at a load the upper-interval curves cannot carry, the ITL has no upper bound
+    itl_hi = "unbounded" if out["itl_s_hi"] is None else f"{out['itl_s_hi'] * 1000:.1f}"
     at_load = requests_per_s is not None
     where = f"{requests_per_s:g} req/s (Poisson)" if at_load else f"batch {batch_size}"
     load_lines = (
@@ -266,7 +268,7 @@ def predict(
         f"  power per GPU  {out['power_w_per_gpu']:.0f} W  "
         f"(90 % interval {out['power_w_per_gpu_lo']:.0f}–{out['power_w_per_gpu_hi']:.0f} W)\n"
         f"  ITL            {out['itl_s'] * 1000:.1f} ms  "
-        f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{out['itl_s_hi'] * 1000:.1f} ms)\n"
+        f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{itl_hi} ms)\n"
         f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
         f"  in domain      {'yes' if out['in_domain'] else 'NO: outside the training data'}"
         + load_lines
