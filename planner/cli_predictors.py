@@ -109,6 +109,7 @@ def evaluate(
         "version": __version__,
         "seconds": seconds,
         "method": _method_text(),
+        "dominance": _dominance(),
     }
     text = render(summary, breakdown(long, "source", "logo"), breakdown(long, "gpu", "logo"), meta)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -134,6 +135,17 @@ def evaluate(
         typer.echo(
             f"  {r['target']:5} {r['split']:4} {r['method']:15} MdAPE {r['mdape_pct']:6.1f} %"
         )
+
+
+def _dominance() -> dict[str, Any] | None:
+    """Dominance sweep of the shipped predictors (None when none are trained yet)."""
+    from predictors import dominance
+    from predictors.api import Predictor
+
+    try:
+        return dominance.summary(Predictor.load())
+    except WattgpuError:
+        return None
 
 
 def _method_text() -> str:
