@@ -4,6 +4,9 @@ This is the batch contract other tools rely on (``wattgpu predict --input ROWS.c
 columns :data:`INPUT_COLUMNS` (all but ``model`` and ``gpu`` optional, defaults in
 :data:`DEFAULTS`), output = the input rows in order plus :data:`OUTPUT_COLUMNS`. A row that cannot
 be predicted gets a one-line ``error`` and empty predictions; the others are still predicted.
+``in_domain`` is false when the row lies outside the training data and ``domain_reason`` then
+says why ('; '-joined); ``gpu_measured`` is true when the GPU had training rows. Power and its
+interval lie in [idle, TDP] of the GPU.
 Loading and predicting needs only the catalogs and ``predictors/trained`` (no measurement data).
 """
 

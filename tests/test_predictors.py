@@ -142,6 +142,23 @@ def test_splits_hold_out_whole_groups() -> None:
         assert not set(frame["gpu"][train_idx.tolist()]) & set(frame["gpu"][test_idx.tolist()])
     cv = folds(frame, "cv5")
     assert sorted(np.concatenate([t for _, _, t in cv]).tolist()) == list(range(6))
+    archs = frame.with_columns(
+        pl.Series("architecture", ["x", "x", "x", "y", "y", "z"]),
+        pl.Series("release_year", [2020, 2020, 2021, 2023, 2023, 2025]),
+    )
+    for label, train_idx, test_idx in folds(archs, "loao"):
+        assert set(archs["architecture"][test_idx.tolist()]) == {label}
+        assert label not in set(archs["architecture"][train_idx.tolist()])
+    many = pl.DataFrame({"model": [f"m{i % 23}" for i in range(92)], "gpu": ["a"] * 92})
+    lolo = folds(many, "lolo")
+    held = [set(many["model"][t.tolist()]) for _, _, t in lolo]
+    assert len(lolo) == 10 and sum(len(h) for h in held) == 23
+    assert set().union(*held) == set(many["model"])
+    for (_, train_idx, _), h in zip(lolo, held, strict=True):
+        assert not h & set(many["model"][train_idx.tolist()])
+    ((label, train_idx, test_idx),) = folds(archs, "newer2022")
+    assert archs["release_year"][train_idx.tolist()].max() < 2022
+    assert archs["release_year"][test_idx.tolist()].min() >= 2022
 
 
 def _synthetic_table(n_per_gpu: int = 60, seed: int = 0) -> pl.DataFrame:
