@@ -168,12 +168,14 @@ ITL_RESIDUAL_FEATURES: tuple[str, ...] = (
     "source_code",
     "prefill_in_itl",
 )
-#: Directions the ITL residual must respect: more batch, context or parameters never speeds up.
+#: Directions the ITL residual must respect: more batch, context or parameters never speeds up,
+#: more tensor-parallel GPUs never slow down (their cost is the step model's all-reduce term).
 ITL_RESIDUAL_MONOTONE: dict[str, int] = {
     "log_batch": 1,
     "log_context": 1,
     "log_params": 1,
     "log_active_params": 1,
+    "log_gpu_count": -1,
 }
 #: Inputs of the power utilisation ``u``: roofline utilisations of the step plus the workload.
 POWER_FEATURES: tuple[str, ...] = (

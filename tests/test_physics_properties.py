@@ -18,7 +18,7 @@ import pytest
 
 from predictors.api import Predictor
 from predictors.features import add_features, join_specs
-from predictors.itl_model import ETA_BW_MAX, MFU_MAX
+from predictors.itl_model import ETA_BW_MAX, MFU_MAX, RESIDUAL_BOUNDS
 from predictors.step_model import StepInputs
 
 MODELS = (
@@ -180,3 +180,41 @@ def test_large_batch_itl_lies_between_the_roofline_and_a_few_times_it(
     itl = out["itl_s"].to_numpy()
     assert np.all(itl >= roofline)
     assert np.all(itl <= 8.0 * roofline), list(zip(itl, roofline, strict=True))
+
+
+def test_tensor_parallelism_costs_only_communication(
+    predictor: Predictor, catalog_grid: pl.DataFrame
+) -> None:
+    """Without the all-reduce term (free interconnect), more GPUs never slow a step down; with
+    it, the slowdown of doubling TP is bounded by the all-reduce time of the larger group."""
+    import dataclasses
+
+    from predictors.step_model import step_times
+
+    est = predictor.models.targets["itl"].estimator
+    grid = catalog_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens")
+    feats = _featurised(predictor, grid)
+    free = dataclasses.replace(est, step=dataclasses.replace(est.step, allreduce_latency_s=0.0))
+    free_feats = feats.with_columns(pl.lit(1e12).alias("interconnect_gb_s"))
+    itl_free = free.predict(add_features(free_feats))
+    comm = step_times(est.step, StepInputs.of(feats)).comm
+    keys = [k for k in WORKLOAD_KEYS if k != "gpu_count"] + ["batch_size"]
+    frame = feats.select(*keys, "gpu_count").with_columns(
+        pl.Series("itl_free", itl_free),
+        pl.Series("itl", catalog_grid["itl_s"].to_numpy()),
+        pl.Series("comm", comm),
+    )
+    bad = _non_decreasing(
+        frame.with_columns(-pl.col("itl_free").alias("neg")), keys, "gpu_count", "neg"
+    )
+    assert bad.is_empty(), f"TP slows a step down without communication: {bad.head(3).to_dicts()}"
+    # with communication: ITL(TP) - ITL(smaller TP) <= the larger group's all-reduce time × the
+    # largest factor the model can put on a step time (vendor factor × residual bound)
+    kappa = max(est.step.vendor_factor.values())
+    steps = (
+        frame.sort([*keys, "gpu_count"])
+        .with_columns(pl.col("itl").diff().over(keys).alias("rise"))
+        .filter(pl.col("rise") > pl.col("comm") * kappa * np.exp(RESIDUAL_BOUNDS[1]) + 1e-12)
+    )
+    assert steps.is_empty(), steps.head(3).to_dicts()
+    assert (frame["comm"] > 0).any()
