@@ -237,7 +237,8 @@ def predict(
         f"  ITL            {out['itl_s'] * 1000:.1f} ms  "
         f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{out['itl_s_hi'] * 1000:.1f} ms)\n"
         f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
-        f"  in domain      {'yes' if out['in_domain'] else 'NO: outside the training data'}"
+        f"  in domain      {'yes' if out['in_domain'] else 'NO: ' + out['domain_reason']}\n"
+        f"  GPU measured   {'yes' if out['gpu_measured'] else 'no (physics and other GPUs only)'}"
     )
 
 

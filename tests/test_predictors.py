@@ -382,3 +382,19 @@ def test_ttft_is_an_extra_not_part_of_the_csv_contract(shipped: Predictor) -> No
         # queueing and kernels only add to the prefill roofline's lower bound on average
         prefill = _featurised(batch_size=4)["prefill_time_s"]
         assert mid > prefill
+
+
+def test_cli_predict_names_why_a_row_is_out_of_domain() -> None:
+    from typer.testing import CliRunner
+
+    from planner.cli import app
+
+    args = ["predict", "--model", LLAMA8B, "--gpu", "L4"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (
+        "in domain      NO: GPU architecture 'Ada Lovelace' has no training rows" in result.output
+    )
+    assert "GPU measured   no" in result.output
+    result = CliRunner().invoke(app, ["predict", "--model", LLAMA8B, "--gpu", "H100-SXM5-80GB"])
+    assert "in domain      yes" in result.output and "GPU measured   yes" in result.output
