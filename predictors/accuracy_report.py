@@ -82,7 +82,7 @@ def method_text() -> str:
         "u = XGBoost (logistic) on the step's roofline compute share and busy share, batch, "
         "context, TP, precision, engine and source, monotone non-decreasing in the three inputs "
         "that grow with batch. Intervals: split-conformal quantiles of inner grouped out-of-fold "
-        "residuals (ITL: log ratio, lower bound raised to the memory-read floor; power: additive "
+        "residuals (ITL: log ratio, lower bound raised to the roofline; power: additive "
         "in u, clipped to [idle, TDP])."
     )
 

@@ -13,7 +13,7 @@
   :data:`MFU_MAX` of peak FLOPS, so no prediction implies a better-than-realistic efficiency.
 
 Intervals are multiplicative split-conformal bands on grouped out-of-fold residuals, with the
-lower bound raised to the memory-read floor at peak bandwidth.
+lower bound raised to the roofline (bytes at peak bandwidth, FLOPs at peak FLOPS).
 """
 
 from __future__ import annotations
@@ -133,5 +133,6 @@ class PhysicsItlEstimator:
         self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval
     ) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = interval.apply(predicted)
-        floor = StepInputs.of(frame).memory_floor_s()
-        return np.maximum(lo, floor), np.maximum(hi, predicted)
+        x = StepInputs.of(frame)
+        roofline = np.maximum(x.memory_floor_s(), x.compute_floor_s())
+        return np.maximum(lo, roofline), np.maximum(hi, predicted)
