@@ -3,6 +3,10 @@
 :func:`run` returns the long table of held-out predictions; :func:`summarise` the metrics per
 target × split × method (MdAPE, Pearson r, Kendall τ of GPU and of LLM rankings, interval
 coverage and width); :func:`breakdown` the MdAPE by source or by GPU.
+
+Besides the fitted splits of :mod:`predictors.splits`, the long table holds the derived split
+:data:`NVIDIA_DC_SPLIT`: the LOGO predictions of NVIDIA datacenter GPUs only (the same held-out
+predictions, so the same models; τ GPU ranks NVIDIA datacenter GPUs among themselves).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import polars as pl
 
 from predictors.evaluate import MIN_TARGET_ROWS, SPLITS, TARGETS, methods, out_of_fold, target_rows
 from predictors.metrics import coverage, grouped_kendall_tau, mdape, pearson_r, relative_width
+from predictors.splits import folds
 
 WORKLOAD: list[str] = [
     "source",
@@ -26,6 +31,15 @@ WORKLOAD: list[str] = [
     "gpu_count",
 ]
 CONTEXT: list[str] = ["source", "model", "gpu", *WORKLOAD[1:]]
+#: LOGO restricted to NVIDIA datacenter GPUs (every NVIDIA GPU but the RTX workstation cards).
+NVIDIA_DC_SPLIT = "logo-nvidia-dc"
+
+
+def nvidia_datacenter(frame: pl.DataFrame) -> pl.Series:
+    """True for rows of NVIDIA datacenter GPUs (vendor NVIDIA, not an RTX workstation card)."""
+    return frame.select(
+        ((pl.col("vendor") == "NVIDIA") & ~pl.col("gpu").str.starts_with("RTX")).fill_null(False)
+    ).to_series()
 
 
 def run(
@@ -40,23 +54,32 @@ def run(
         if rows.height < MIN_TARGET_ROWS:
             continue
         context = rows.select(CONTEXT).with_row_index("row")
+        nvdc = nvidia_datacenter(rows)
         measured = rows[target.column].to_numpy().astype(np.float64)
         for split in splits:
+            held_out = np.zeros(rows.height, dtype=bool)
+            for _, _, test in folds(rows, split):
+                held_out[test] = True
             for method in methods(target):
                 if progress:
                     progress(f"{tname} {split} {method}")
                 oof = out_of_fold(rows, target, split, method)
-                parts.append(
-                    context.with_columns(
-                        pl.lit(tname).alias("target"),
-                        pl.lit(split).alias("split"),
-                        pl.lit(method).alias("method"),
-                        pl.Series("measured", measured),
-                        pl.Series("predicted", oof.predicted),
-                        pl.Series("lo", oof.lo),
-                        pl.Series("hi", oof.hi),
+                part = context.with_columns(
+                    pl.lit(tname).alias("target"),
+                    pl.lit(split).alias("split"),
+                    pl.lit(method).alias("method"),
+                    pl.Series("measured", measured),
+                    pl.Series("predicted", oof.predicted),
+                    pl.Series("lo", oof.lo),
+                    pl.Series("hi", oof.hi),
+                ).filter(pl.Series(held_out))
+                parts.append(part)
+                if split == "logo":
+                    parts.append(
+                        part.filter(nvdc.filter(pl.Series(held_out))).with_columns(
+                            pl.lit(NVIDIA_DC_SPLIT).alias("split")
+                        )
                     )
-                )
     return pl.concat(parts).with_columns(
         pl.col(c).fill_nan(None) for c in ("predicted", "lo", "hi")
     )

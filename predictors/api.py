@@ -4,11 +4,15 @@ This is the batch contract other tools rely on (``wattgpu predict --input ROWS.c
 columns :data:`INPUT_COLUMNS` (all but ``model`` and ``gpu`` optional, defaults in
 :data:`DEFAULTS`), output = the input rows in order plus :data:`OUTPUT_COLUMNS`. A row that cannot
 be predicted gets a one-line ``error`` and empty predictions; the others are still predicted.
+``in_domain`` is false when the row lies outside the training data and ``domain_reason`` then
+says why ('; '-joined); ``gpu_measured`` is true when the GPU had training rows. Power and its
+interval lie in [idle, TDP] of the GPU.
 Loading and predicting needs only the catalogs and ``predictors/trained`` (no measurement data).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +59,8 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
     "output_throughput_tok_s",
     "in_domain",
     "error",
+    "gpu_measured",
+    "domain_reason",
     "concurrency",
     "ttft_s_at_load",
     "itl_s_p90",
@@ -244,9 +250,13 @@ class Predictor:
         ttft_model = self.models.targets.get("ttft")
         if with_ttft and ttft_model is not None and feats.height:
             ttft = ttft_model.estimator.predict(feats)
-        t_lo, t_hi = (ttft, ttft) if ttft_model is None else ttft_model.interval.apply(ttft)
-        p_lo, p_hi = self.models.targets["power"].interval.apply(power)
-        i_lo, i_hi = self.models.targets["itl"].interval.apply(itl)
+        t_lo, t_hi = (ttft, ttft)
+        if ttft_model is not None:
+            t_lo, t_hi = ttft_model.estimator.bounds(feats, ttft, ttft_model.interval)
+        p_model, i_model = self.models.targets["power"], self.models.targets["itl"]
+        p_lo, p_hi = p_model.estimator.bounds(feats, power, p_model.interval)
+        i_lo, i_hi = i_model.estimator.bounds(feats, itl, i_model.interval)
+        reasons = self.domain_reasons(feats)
         need_gb = (
             physics.weight_bytes()
             + physics.kv_bytes_per_token()
@@ -277,7 +287,9 @@ class Predictor:
             pl.Series("itl_s_lo", i_lo),
             pl.Series("itl_s_hi", i_hi),
             pl.Series("output_throughput_tok_s", feats["batch_size"].to_numpy() / itl),
-            pl.Series("in_domain", self.in_domain(feats), dtype=pl.Boolean),
+            pl.Series("in_domain", [r == "" for r in reasons], dtype=pl.Boolean),
+            pl.Series("gpu_measured", self.gpu_measured(feats), dtype=pl.Boolean),
+            pl.Series("_reason", reasons, dtype=pl.String),
             pl.Series("ttft_s", ttft),
             pl.Series("ttft_s_lo", t_lo),
             pl.Series("ttft_s_hi", t_hi),
@@ -285,7 +297,18 @@ class Predictor:
         numeric = list(OUTPUT_COLUMNS[:7]) + list(TTFT_COLUMNS)
         pred = pred.with_columns(
             [pl.when(pl.col("_fits")).then(pl.col(c).fill_nan(None)).alias(c) for c in numeric]
-            + [pl.col("in_domain") & pl.col("_fits")]
+            + [
+                pl.col("in_domain") & pl.col("_fits"),
+                pl.concat_list(
+                    pl.when(pl.col("_fits"))
+                    .then(pl.lit(""))
+                    .otherwise(pl.lit("does not fit in GPU memory")),
+                    pl.col("_reason"),
+                )
+                .list.eval(pl.element().filter(pl.element() != ""))
+                .list.join("; ")
+                .alias("_reason"),
+            ]
         )
         merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
         result = merged.select(
@@ -295,6 +318,11 @@ class Predictor:
             .then(pl.col("_error"))
             .otherwise(pl.col("_fit_error").fill_null(""))
             .alias("error"),
+            pl.col("gpu_measured").fill_null(False),
+            pl.when(pl.col("_error") != "")
+            .then(pl.lit("invalid row (see error)"))
+            .otherwise(pl.col("_reason").fill_null(""))
+            .alias("domain_reason"),
             *(TTFT_COLUMNS if with_ttft else ()),
             *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS),
         )
@@ -307,16 +335,62 @@ class Predictor:
 
     def in_domain(self, feats: pl.DataFrame) -> list[bool]:
         """True where the row lies inside the training domain recorded in the model card."""
+        return [r == "" for r in self.domain_reasons(feats)]
+
+    def gpu_measured(self, feats: pl.DataFrame) -> list[bool]:
+        """True where the row's GPU had training rows (its predictions are not extrapolated)."""
+        measured = self.card.get("domain", {}).get("gpus", [])
+        return feats.select(pl.col("gpu").is_in(measured).fill_null(False)).to_series().to_list()
+
+    def domain_reasons(self, feats: pl.DataFrame) -> list[str]:
+        """Why each row lies outside the training domain ('' when inside), '; '-joined."""
         dom = self.card.get("domain", {})
-        if feats.is_empty() or not dom:
-            return [False] * feats.height
-        cond = (
-            pl.col("precision").is_in(dom["precisions"])
-            & pl.col("engine").is_in(dom["engines"])
-            & pl.col("vendor").is_in(dom["vendors"])
-            & pl.col("architecture").is_in(dom["architectures"])
-            & (pl.col("is_moe").not_() | pl.lit(bool(dom["moe_trained"])))
-        )
+        if feats.is_empty():
+            return []
+        if not dom:
+            return ["the model card records no training domain"] * feats.height
+        checks: list[pl.Expr] = []
+        for col, key, what in (
+            ("precision", "precisions", "precision"),
+            ("engine", "engines", "engine"),
+            ("vendor", "vendors", "GPU vendor"),
+            ("architecture", "architectures", "GPU architecture"),
+        ):
+            checks.append(
+                pl.when(pl.col(col).is_in(dom[key]).fill_null(False))
+                .then(pl.lit(""))
+                .otherwise(pl.format(f"{what} '{{}}' has no training rows", pl.col(col)))
+            )
+        if not dom["moe_trained"]:
+            checks.append(
+                pl.when(pl.col("is_moe").fill_null(False))
+                .then(pl.lit("mixture-of-experts LLMs have no training rows"))
+                .otherwise(pl.lit(""))
+            )
         for col, (lo, hi) in dom["ranges"].items():
-            cond = cond & pl.col(col).is_between(lo, hi)
-        return feats.select(cond.fill_null(False)).to_series().to_list()
+            value = pl.col(col)
+            shown = value.exp() if col.startswith("log_") else value
+            name = col.removeprefix("log_")
+            lo_s, hi_s = (math.exp(lo), math.exp(hi)) if col.startswith("log_") else (lo, hi)
+            scale = 1e-9 if name == "params" else 1.0
+            unit = " B" if name == "params" else ""
+            checks.append(
+                pl.when(value.is_between(lo, hi).fill_null(False))
+                .then(pl.lit(""))
+                .otherwise(
+                    pl.format(
+                        f"{name} {{}}{unit} outside the trained range "
+                        f"[{lo_s * scale:.4g}, {hi_s * scale:.4g}]{unit}",
+                        (shown * scale).round_sig_figs(4),
+                    )
+                )
+            )
+        return (
+            feats.select(
+                pl.concat_list(checks)
+                .list.eval(pl.element().filter(pl.element() != ""))
+                .list.join("; ")
+            )
+            .to_series()
+            .to_list()
+        )

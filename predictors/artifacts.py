@@ -2,10 +2,14 @@
 
 Layout of a model directory (``predictors/trained/`` for the shipped models)::
 
-    model_card.json      features, transforms, hyper-parameters, intervals, training domain,
-                         training-data hash and row counts, evaluation metrics, library versions
-    power.ubj            XGBoost booster of the power target
-    itl.ubj              XGBoost booster of the ITL target
+    model_card.json      per target: kind, features, transform, hyper-parameters, monotone
+                         constraints, interval, and for ITL the fitted step-time parameters;
+                         training domain, training-data hash and row counts, evaluation
+                         metrics, library versions
+    power.ubj            XGBoost booster of the power utilisation u (idle + (TDP - idle) * u)
+    itl.ubj              XGBoost booster of the ITL residual on the step time (absent when the
+                         selected configuration is physics only)
+    ttft.ubj             XGBoost booster of the TTFT target
 """
 
 from __future__ import annotations
@@ -19,10 +23,19 @@ from typing import Any
 import polars as pl
 
 from predictors.errors import WattgpuError
+from predictors.itl_model import PhysicsItlEstimator
 from predictors.model import Interval, XgbEstimator
+from predictors.power_model import PowerUtilEstimator, UtilInterval
+from predictors.step_model import StepParams
 
 CARD_NAME = "model_card.json"
-CARD_SCHEMA = 1
+CARD_SCHEMA = 2
+#: ``kind`` of each estimator class in the model card.
+KINDS: dict[type, str] = {
+    XgbEstimator: "xgb_transformed_target",
+    PhysicsItlEstimator: "step_time_times_residual",
+    PowerUtilEstimator: "idle_to_tdp_utilisation",
+}
 
 
 def data_hash(frame: pl.DataFrame) -> str:
@@ -48,8 +61,10 @@ def library_versions() -> dict[str, str]:
 class TrainedTarget:
     """One fitted estimator with its conformal interval."""
 
-    estimator: XgbEstimator
-    interval: Interval
+    estimator: Any
+    """An :class:`XgbEstimator`, :class:`PhysicsItlEstimator` or :class:`PowerUtilEstimator`."""
+    interval: Any
+    """:class:`Interval` (multiplicative) or :class:`UtilInterval` (additive in utilisation)."""
 
 
 @dataclass
@@ -69,20 +84,25 @@ def save(models: TrainedModels, directory: Path) -> None:
     for name, trained in sorted(models.targets.items()):
         est = trained.estimator
         filename = f"{name}.ubj"
-        est.booster.save_model(str(directory / filename))
-        card["targets"][name] = {
-            "file": filename,
+        stale = directory / filename
+        if est.booster is not None:
+            est.booster.save_model(str(stale))
+        elif stale.exists():
+            stale.unlink()
+        spec: dict[str, Any] = {
+            "kind": KINDS[type(est)],
+            "name": est.name,
+            "file": filename if est.booster is not None else None,
             "transform": est.transform,
             "features": list(est.features),
             "params": est.params,
             "num_boost_round": est.num_boost_round,
             "monotone": est.monotone,
-            "interval": {
-                "level": trained.interval.level,
-                "log_lo": trained.interval.log_lo,
-                "log_hi": trained.interval.log_hi,
-            },
+            "interval": _interval_json(trained.interval),
         }
+        if isinstance(est, PhysicsItlEstimator) and est.step is not None:
+            spec["step_params"] = est.step.to_json()
+        card["targets"][name] = spec
     text = json.dumps(card, indent=2, sort_keys=True) + "\n"
     (directory / CARD_NAME).write_text(text, encoding="utf-8")
 
@@ -106,21 +126,43 @@ def load(directory: Path) -> TrainedModels:
         )
     targets: dict[str, TrainedTarget] = {}
     for name, spec in card["targets"].items():
-        booster = xgb.Booster()
-        booster_path = directory / spec["file"]
-        if not booster_path.is_file():
-            raise WattgpuError(f"{booster_path}: missing booster file; retrain the models")
-        booster.load_model(str(booster_path))
-        booster.set_param({"nthread": 1})
-        est = XgbEstimator(
-            name="ours",
-            transform=spec["transform"],
-            features=tuple(spec["features"]),
-            params=spec["params"],
-            num_boost_round=spec["num_boost_round"],
-            monotone=spec.get("monotone", {}),
-            booster=booster,
-        )
-        iv = spec["interval"]
-        targets[name] = TrainedTarget(est, Interval(iv["log_lo"], iv["log_hi"], iv["level"]))
+        booster = None
+        if spec.get("file"):
+            booster = xgb.Booster()
+            booster_path = directory / spec["file"]
+            if not booster_path.is_file():
+                raise WattgpuError(f"{booster_path}: missing booster file; retrain the models")
+            booster.load_model(str(booster_path))
+            booster.set_param({"nthread": 1})
+        common: dict[str, Any] = {
+            "name": spec.get("name", "ours"),
+            "features": tuple(spec["features"]),
+            "params": spec["params"],
+            "num_boost_round": spec["num_boost_round"],
+            "monotone": spec.get("monotone", {}),
+            "booster": booster,
+        }
+        est: Any
+        kind = spec.get("kind")
+        if kind == KINDS[PhysicsItlEstimator]:
+            est = PhysicsItlEstimator(**common, step=StepParams.from_json(spec["step_params"]))
+        elif kind == KINDS[PowerUtilEstimator]:
+            est = PowerUtilEstimator(**common)
+        elif kind == KINDS[XgbEstimator]:
+            est = XgbEstimator(transform=spec["transform"], **common)
+        else:
+            raise WattgpuError(f"{card_path}: target {name!r} has unknown kind {kind!r}; retrain")
+        targets[name] = TrainedTarget(est, _interval_of(spec["interval"]))
     return TrainedModels(targets, card)
+
+
+def _interval_json(interval: Interval | UtilInterval) -> dict[str, Any]:
+    if isinstance(interval, UtilInterval):
+        return {"level": interval.level, "u_lo": interval.lo, "u_hi": interval.hi}
+    return {"level": interval.level, "log_lo": interval.log_lo, "log_hi": interval.log_hi}
+
+
+def _interval_of(data: dict[str, Any]) -> Interval | UtilInterval:
+    if "u_lo" in data:
+        return UtilInterval(data["u_lo"], data["u_hi"], data["level"])
+    return Interval(data["log_lo"], data["log_hi"], data["level"])

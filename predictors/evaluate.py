@@ -1,4 +1,4 @@
-"""Held-out evaluation: 5-fold CV, leave-one-GPU-out (LOGO) and leave-one-LLM-out (LOLO).
+"""Held-out evaluation on the splits of :mod:`predictors.splits` (CV, LOGO, LOLO, LOAO, newer).
 
 For every target × split × method the rows are predicted only by models that never saw the
 held-out group: the estimator is fitted on the training part of the fold, and our 90 % interval is
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -20,9 +21,11 @@ from predictors import baselines
 from predictors.model import (
     XgbEstimator,
     itl_candidates,
+    itl_v2_candidates,
     paper_itl,
     paper_power,
     power_candidates,
+    power_v2_candidates,
     ttft_candidates,
 )
 from predictors.selection import select
@@ -38,10 +41,12 @@ class Target:
     name: str
     column: str
     unit: str
-    ours: Callable[[], list[XgbEstimator]]
+    ours: Callable[[], list[Any]]
     paper: Callable[[], XgbEstimator] | None
     """The WattGPU paper's recipe for this target (None: the paper has none, e.g. TTFT)."""
     physical: dict[str, Callable[[pl.DataFrame], np.ndarray]]
+    v1: Callable[[], list[Any]] | None = None
+    """The configurations shipped before issue 9 (None: ours is unchanged, e.g. TTFT)."""
 
 
 TARGETS: dict[str, Target] = {
@@ -49,17 +54,19 @@ TARGETS: dict[str, Target] = {
         "power",
         "power_w_per_gpu",
         "W",
-        power_candidates,
+        power_v2_candidates,
         paper_power,
         {"tdp": baselines.tdp_power_w, "load_scaled_tdp": baselines.load_scaled_tdp_power_w},
+        power_candidates,
     ),
     "itl": Target(
         "itl",
         "itl_s",
         "s",
-        itl_candidates,
+        itl_v2_candidates,
         paper_itl,
         {"roofline": baselines.roofline_itl_s},
+        itl_candidates,
     ),
     "ttft": Target(
         "ttft",
@@ -76,7 +83,8 @@ MIN_TARGET_ROWS = 50
 
 def methods(target: Target) -> tuple[str, ...]:
     paper = ("paper_recipe",) if target.paper is not None else ()
-    return ("ours", *paper, *target.physical)
+    v1 = ("v1",) if target.v1 is not None else ()
+    return ("ours", *v1, *paper, *target.physical)
 
 
 @dataclass(frozen=True)
@@ -115,11 +123,15 @@ def out_of_fold(
         return OutOfFold(target.name, split, method, pred, lo, hi)
     for _, train, test in folds(frame, split):
         train_frame = frame[train]
-        if method == "ours":
-            chosen = select(target.ours, train_frame, y[train], split)
-            pred[test] = chosen.estimator.predict(frame[test])
+        if method in ("ours", "v1"):
+            candidates = target.v1 if method == "v1" and target.v1 else target.ours
+            chosen = select(candidates, train_frame, y[train], split)
+            test_frame = frame[test]
+            pred[test] = chosen.estimator.predict(test_frame)
             if intervals:
-                lo[test], hi[test] = chosen.interval.apply(pred[test])
+                lo[test], hi[test] = chosen.estimator.bounds(
+                    test_frame, pred[test], chosen.interval
+                )
         elif target.paper is not None:
             est = target.paper()
             est.fit(train_frame, y[train])

@@ -46,6 +46,7 @@ GPU_COLUMNS: tuple[str, ...] = (
     "int8_tops_dense",
     "fp4_tflops_dense",
     "transistors_billion",
+    "interconnect_gb_s",
 )
 
 #: Sources in a fixed order; the code is the nuisance feature ``source_code`` (unknown: -1).
@@ -147,6 +148,54 @@ TRANSFER_FEATURES: tuple[str, ...] = tuple(
 TTFT_FEATURES: tuple[str, ...] = (*OUR_FEATURES, "log_prefill_time_s")
 
 
+#: Engine overhead per layer and step assumed by the power features ``busy_share`` (seconds):
+#: a fixed reference (CUDA-graph engines), so the features are pure physics of the row.
+REFERENCE_LAYER_OVERHEAD_S = 30e-6
+
+#: GPU-invariant inputs of the ITL residual (no bandwidth, FLOPS, TDP, year, memory or other
+#: GPU-identifying column): the trees see the workload, the LLM and the measurement protocol.
+ITL_RESIDUAL_FEATURES: tuple[str, ...] = (
+    "log_batch",
+    "log_context",
+    "log_params",
+    "log_active_params",
+    "num_layers",
+    "log_kv_bytes_per_token",
+    "log_gpu_count",
+    "bytes_per_param",
+    "is_moe_int",
+    "engine_code",
+    "source_code",
+    "prefill_in_itl",
+)
+#: Directions the ITL residual must respect: more batch, context or parameters never speeds up,
+#: more tensor-parallel GPUs never slow down (their cost is the step model's all-reduce term).
+ITL_RESIDUAL_MONOTONE: dict[str, int] = {
+    "log_batch": 1,
+    "log_context": 1,
+    "log_params": 1,
+    "log_active_params": 1,
+    "log_gpu_count": -1,
+}
+#: Inputs of the power utilisation ``u``: roofline utilisations of the step plus the workload.
+POWER_FEATURES: tuple[str, ...] = (
+    "compute_share",
+    "busy_share",
+    "log_batch",
+    "log_context",
+    "log_active_params",
+    "log_gpu_count",
+    "bytes_per_param",
+    "is_moe_int",
+    "engine_code",
+    "source_code",
+    "prefill_in_itl",
+)
+#: More concurrent work never lowers power: ``u`` non-decreasing in these (each is
+#: non-decreasing in batch, see docs/method.md).
+POWER_MONOTONE: dict[str, int] = {"compute_share": 1, "busy_share": 1, "log_batch": 1}
+
+
 def join_specs(rows: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
     """Left-join LLM and GPU catalog facts onto rows keyed by catalog ids ``model`` and ``gpu``."""
     llms = catalog.llms.select(pl.col("id").alias("model"), *LLM_COLUMNS)
@@ -155,8 +204,13 @@ def join_specs(rows: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
     return rows.drop(drop).join(llms, on="model", how="left").join(gpus, on="gpu", how="left")
 
 
+#: Names that share another vocabulary entry's code (the same engine family).
+CODE_ALIASES: dict[str, str] = {"deepspeed": "deepspeed-mii"}
+
+
 def _code(column: str, vocab: tuple[str, ...]) -> pl.Expr:
     mapping = {v: i for i, v in enumerate(vocab)}
+    mapping |= {a: mapping[t] for a, t in CODE_ALIASES.items() if t in mapping}
     return (
         pl.col(column)
         .cast(pl.String)
@@ -202,6 +256,26 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
             if "itl_includes_prefill" in frame.columns
             else pl.lit(0, dtype=pl.Int32)
         ).alias("prefill_in_itl"),
+    )
+    f = f.with_columns(
+        physics.weight_bytes_read_per_step().alias("weight_read_bytes"),
+        (pl.col("batch_size") * physics.mean_context_tokens() * physics.kv_bytes_per_token()).alias(
+            "kv_read_bytes"
+        ),
+        (2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size")).alias("step_flops"),
+        (physics.peak_tflops() * 1e12).alias("peak_flops"),
+        physics.mean_context_tokens().log().alias("log_context"),
+        pl.col("gpu_count").log().alias("log_gpu_count"),
+        (physics.kv_bytes_per_token()).log().alias("log_kv_bytes_per_token"),
+    )
+    mem = (pl.col("weight_read_bytes") + pl.col("kv_read_bytes")) / (
+        pl.col("memory_bandwidth_gb_s") * 1e9
+    )
+    comp = pl.col("step_flops") / pl.col("peak_flops")
+    overhead = pl.col("num_layers") * REFERENCE_LAYER_OVERHEAD_S * pl.col("gpu_count")
+    f = f.with_columns(
+        (comp / (mem + comp)).alias("compute_share"),
+        ((mem + comp) / (mem + comp + overhead)).alias("busy_share"),
     )
     return f.with_columns(
         pl.col("roofline_itl_s").log().alias("log_roofline_itl_s"),

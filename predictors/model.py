@@ -1,4 +1,9 @@
-"""Gradient-boosted estimators for power and ITL, with physics-normalised targets and intervals.
+"""Gradient-boosted estimators on physics-normalised targets (v1, the paper's recipe, TTFT).
+
+The shipped power and ITL predictors (v2) are :mod:`predictors.power_model` and
+:mod:`predictors.itl_model`; :func:`itl_v2_candidates` and :func:`power_v2_candidates` list the
+configurations model selection chooses from. Every estimator has ``fit``, ``predict``,
+``calibrate`` (interval from out-of-fold predictions) and ``bounds`` (interval of predictions).
 
 An :class:`XgbEstimator` is XGBoost on a *target transform* of the measured value:
 
@@ -126,6 +131,16 @@ class XgbEstimator:
         z = self.booster.predict(xgb.DMatrix(x, missing=np.nan))
         return np.asarray(from_target(self.transform, frame, z.astype(np.float64)))
 
+    def calibrate(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> Interval:
+        """The multiplicative conformal band of out-of-fold predictions *predicted*."""
+        return Interval.calibrate(y, predicted)
+
+    def bounds(
+        self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper interval bounds of *predicted*."""
+        return interval.apply(predicted)
+
 
 def paper_power() -> XgbEstimator:
     """The paper's power recipe: max_depth 6, 200 trees, reg_lambda 150 on power/TDP."""
@@ -173,7 +188,7 @@ def _ours(
 
 
 def power_candidates() -> list[XgbEstimator]:
-    """Our power configurations; nested grouped CV picks one inside every training set."""
+    """v1 power configurations (shipped before issue 9; kept as the ``v1`` evaluation method)."""
     from predictors.features import OUR_FEATURES, TRANSFER_FEATURES
 
     return [
@@ -183,7 +198,7 @@ def power_candidates() -> list[XgbEstimator]:
 
 
 def itl_candidates() -> list[XgbEstimator]:
-    """Our ITL configurations; nested grouped CV picks one inside every training set."""
+    """v1 ITL configurations (shipped before issue 9; kept as the ``v1`` evaluation method)."""
     from predictors.features import OUR_FEATURES, TRANSFER_FEATURES
 
     return [
@@ -197,3 +212,47 @@ def ttft_candidates() -> list[XgbEstimator]:
     from predictors.features import TTFT_FEATURES
 
     return [_ours("physics-full", "log_ttft_over_prefill", TTFT_FEATURES, {})]
+
+
+#: XGBoost settings of the v2 residual and utilisation trees (shallow: they learn corrections).
+_V2_PARAMS: dict[str, Any] = {
+    "max_depth": 4,
+    "eta": 0.1,
+    "subsample": 0.8,
+    "colsample_bytree": 0.8,
+    "min_child_weight": 5.0,
+    "reg_lambda": 10.0,
+}
+_V2_ROUNDS = 150
+
+
+def itl_v2_candidates() -> list[Any]:
+    """ITL v2 configurations; grouped inner CV picks one inside every training set.
+
+    ``physics``: the step-time model alone; ``physics+residual``: plus trees on GPU-invariant
+    inputs (the same factor for every GPU, so dominance holds by construction).
+    """
+    from predictors.features import ITL_RESIDUAL_FEATURES, ITL_RESIDUAL_MONOTONE
+    from predictors.itl_model import PhysicsItlEstimator
+
+    def make(name: str, features: tuple[str, ...], rounds: int) -> PhysicsItlEstimator:
+        return PhysicsItlEstimator(
+            name, features, dict(_V2_PARAMS), rounds, dict(ITL_RESIDUAL_MONOTONE)
+        )
+
+    return [
+        make("physics", ITL_RESIDUAL_FEATURES, 0),
+        make("physics+residual", ITL_RESIDUAL_FEATURES, _V2_ROUNDS),
+    ]
+
+
+def power_v2_candidates() -> list[Any]:
+    """Power v2: idle + (TDP − idle) · u, u from utilisations (monotone in batch)."""
+    from predictors.features import POWER_FEATURES, POWER_MONOTONE
+    from predictors.power_model import PowerUtilEstimator
+
+    return [
+        PowerUtilEstimator(
+            "utilisation", POWER_FEATURES, dict(_V2_PARAMS), _V2_ROUNDS, dict(POWER_MONOTONE)
+        )
+    ]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from predictors.metrics import mdape
-from predictors.model import Interval, XgbEstimator
 from predictors.splits import inner_folds
 
 
@@ -23,13 +23,14 @@ from predictors.splits import inner_folds
 class Selection:
     """The chosen, refitted estimator with its interval and the inner scores of every config."""
 
-    estimator: XgbEstimator
-    interval: Interval
+    estimator: Any
+    """Any estimator with ``fit``, ``predict``, ``calibrate`` and ``bounds``."""
+    interval: Any
     scores: dict[str, float]
 
 
 def select(
-    candidates: Callable[[], list[XgbEstimator]],
+    candidates: Callable[[], list[Any]],
     frame: pl.DataFrame,
     y: np.ndarray,
     split: str,
@@ -51,4 +52,4 @@ def select(
     best.fit(frame, y)
     pred = oof[best_name]
     ok = np.isfinite(pred)
-    return Selection(best, Interval.calibrate(y[ok], pred[ok]), scores)
+    return Selection(best, best.calibrate(frame.filter(pl.Series(ok)), y[ok], pred[ok]), scores)

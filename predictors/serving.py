@@ -6,11 +6,11 @@ on a shared batch grid, plus a few physics scalars (:mod:`predictors.serving_gri
 The model is parametrised by the mean number ``b`` of sequences *decoding* (continuous):
 
 * step time (chunked prefill; every step also carries the prompt tokens of the requests that
-  arrived during it, ``λ·τ·I`` tokens, each costing ``c_p / I`` seconds, plus the TP all-reduce
-  of the batch's activations)::
+  arrived during it, ``λ·τ·I`` tokens, each costing ``c_p / I`` seconds, their TP all-reduce
+  included; the decode step's own all-reduce is in the predictors' ITL)::
 
-      τ(b) = itl(max(b, 1)) + comm_s_per_token · b + λ·τ·c_p,    λ = b / (O·τ)
-           = itl(max(b, 1)) + comm_s_per_token · b + b · c_p / O
+      τ(b) = itl(max(b, 1)) + λ·τ·c_p,    λ = b / (O·τ)
+           = itl(max(b, 1)) + b · c_p / O
 
 * arrival rate that keeps ``b`` sequences decoding (Little's law on the decode phase)::
 
@@ -81,7 +81,8 @@ class ServingCurves:
     ttft_base_s: FloatArray
     """(N,) prompt prefill time of one request alone (t_p: compute + one weight read)."""
     comm_s_per_token: FloatArray
-    """(N,) TP all-reduce seconds per decoded token of a step (0 at TP 1)."""
+    """(N,) TP all-reduce seconds per token (0 at TP 1); charged to the prompt tokens (in
+    ``prefill_s``), the decode step's own is in the predictors' ITL."""
     output_tokens: FloatArray
     """(N,) mean output tokens per request (O)."""
     max_batch: FloatArray
@@ -156,11 +157,10 @@ def _col(a: FloatArray) -> FloatArray:
 
 
 def step_time_s(c: ServingCurves, b: FloatArray) -> FloatArray:
-    """τ(b) (N, M): decode step + TP comm + the prompt tokens arriving per step."""
+    """τ(b) (N, M): decode step (the predictors' ITL, TP all-reduce included) + the prompt
+    tokens arriving per step."""
     dec = _interp_rows(c.batch, c.itl_s, np.maximum(b, 1.0))
-    result: FloatArray = (
-        dec + _col(c.comm_s_per_token) * b + b * _col(c.prefill_s) / _col(c.output_tokens)
-    )
+    result: FloatArray = dec + b * _col(c.prefill_s) / _col(c.output_tokens)
     return result
 
 

@@ -15,9 +15,11 @@ the physics per row (docs/method.md, "Capacity"):
 * **prefill** of one request: ``c_p = 2 · active params · I / (TP · peak FLOPS · MFU)`` plus its
   TP all-reduce; alone it also reads the weights once (``t_p``,
   :func:`predictors.physics.prefill_time_s`);
-* **TP communication**: two ring all-reduces per layer of the hidden state per token,
-  ``2 · layers · hidden · 2 B · 2(TP − 1)/TP`` bytes at half the catalog's bidirectional
-  ``interconnect_gb_s`` (NVLink vs PCIe; 64 GB/s, PCIe Gen4, when the catalog has none).
+* **TP communication** of the prompt tokens: two ring all-reduces per layer of the hidden state
+  per token, ``2 · layers · hidden · 2 B · 2(TP − 1)/TP`` bytes at half the catalog's
+  bidirectional ``interconnect_gb_s`` (NVLink vs PCIe; 64 GB/s, PCIe Gen4, when the catalog has
+  none). The decode step's all-reduce is part of the predictors' ITL (their step model charges
+  it from the same ``interconnect_gb_s``), so it is not added again.
 """
 
 from __future__ import annotations

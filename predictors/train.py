@@ -1,9 +1,12 @@
 """Train the shipped estimators on every usable measurement row and write the model card.
 
-Each target's estimator is fitted on all its rows; its 90 % interval is calibrated on
-out-of-fold residuals of folds that hold out whole GPUs (the situation the planner is in when it
-predicts a GPU with no measurements). The training domain (precisions, engines, vendors,
-architectures, MoE, numeric ranges) is recorded for the ``in_domain`` flag.
+Each target's configuration is chosen by inner folds that hold out whole GPUs and refitted on all
+its rows (ITL: the step-time physics of :mod:`predictors.step_model` times a GPU-invariant
+residual; power: idle + (TDP − idle) · u; TTFT: the v1 recipe); its 90 % interval is calibrated on
+out-of-fold residuals of those folds (the situation the planner is in when it predicts a GPU with
+no measurements). The fitted physics parameters, the training domain (precisions, engines,
+vendors, architectures, MoE, numeric ranges) and the measured GPUs (``gpu_measured``) go into the
+model card.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
     for col in RANGE_COLUMNS:
         lo, hi = float(frame[col].min()), float(frame[col].max())  # type: ignore[arg-type]
         span = hi - lo
-        ranges[col] = [lo - 0.1 * span, hi + 0.1 * span]
+        low = lo - 0.1 * span
+        ranges[col] = [low if col.startswith("log_") else max(low, 0.0), hi + 0.1 * span]
     return {
         "precisions": sorted(frame["precision"].unique().to_list()),
         "engines": sorted(frame["engine"].unique().to_list()),
@@ -69,13 +73,13 @@ def train(
         rows[name] = sub.height
         selection[name] = {
             "chosen": chosen.estimator.name,
-            "inner_logo_mdape_pct": chosen.scores,
+            "inner_logo_mdape_pct": {k: round(v, 6) for k, v in chosen.scores.items()},
         }
     usable = frame.filter(pl.col("power_w_per_gpu").is_not_null() | pl.col("itl_s").is_not_null())
     card: dict[str, Any] = {
         "name": "wattgpu predictors",
         "units": {
-            "power": "W per GPU (mean board power during decoding)",
+            "power": "W per GPU (mean board power during decoding), in [idle_power_w, tdp_w]",
             "itl": "s per output token (inter-token latency)",
             "output_throughput_tok_s": "batch_size / itl_s",
         },

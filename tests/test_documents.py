@@ -224,7 +224,7 @@ def test_model_card_is_typed_and_keeps_every_key() -> None:
 
 def test_bad_model_card_is_one_clear_line(tmp_path: Path) -> None:
     path = tmp_path / "model_card.json"
-    path.write_text('{"schema": 1, "training_data": {"rows_by_source": {"a": "many"}}}')
+    path.write_text('{"schema": 2, "training_data": {"rows_by_source": {"a": "many"}}}')
     with pytest.raises(WattgpuError, match="training_data.rows_by_source.a"):
         load_card(path)
 

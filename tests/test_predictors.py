@@ -13,7 +13,12 @@ from predictors import artifacts, physics
 from predictors.api import DEFAULTS, OUTPUT_COLUMNS, Predictor
 from predictors.catalog import load_catalog
 from predictors.evaluate import TARGETS, out_of_fold, target_rows
-from predictors.features import OUR_FEATURES, add_features, join_specs
+from predictors.features import (
+    ITL_RESIDUAL_FEATURES,
+    POWER_FEATURES,
+    add_features,
+    join_specs,
+)
 from predictors.metrics import coverage, grouped_kendall_tau, kendall_tau, mdape
 from predictors.model import Interval
 from predictors.paths import trained_dir
@@ -21,6 +26,32 @@ from predictors.splits import folds, inner_folds
 from predictors.train import prepare, train
 
 LLAMA8B = "meta-llama/Llama-3.1-8B-Instruct"
+#: Inputs that identify a GPU (or its power class): never an input of the ITL residual.
+GPU_IDENTITY = {
+    "memory_bandwidth_gb_s",
+    "transistors_billion",
+    "base_clock_mhz",
+    "boost_clock_mhz",
+    "boost_ratio",
+    "release_year",
+    "tdp_w",
+    "log_tdp_w",
+    "tflops_per_w",
+    "bandwidth_gb_s_per_w",
+    "memory_headroom_gb",
+    "max_concurrent_sequences",
+    "memory_load_fraction",
+    "memory_gb",
+    "bandwidth_latency_s",
+    "compute_latency_s",
+    "log_roofline_itl_s",
+    "compute_to_memory_ratio",
+}
+
+
+def test_v2_inputs_hold_no_gpu_identity() -> None:
+    assert not set(ITL_RESIDUAL_FEATURES) & GPU_IDENTITY
+    assert not set(POWER_FEATURES) & GPU_IDENTITY
 
 
 def _rows(**overrides: object) -> pl.DataFrame:
@@ -111,6 +142,23 @@ def test_splits_hold_out_whole_groups() -> None:
         assert not set(frame["gpu"][train_idx.tolist()]) & set(frame["gpu"][test_idx.tolist()])
     cv = folds(frame, "cv5")
     assert sorted(np.concatenate([t for _, _, t in cv]).tolist()) == list(range(6))
+    archs = frame.with_columns(
+        pl.Series("architecture", ["x", "x", "x", "y", "y", "z"]),
+        pl.Series("release_year", [2020, 2020, 2021, 2023, 2023, 2025]),
+    )
+    for label, train_idx, test_idx in folds(archs, "loao"):
+        assert set(archs["architecture"][test_idx.tolist()]) == {label}
+        assert label not in set(archs["architecture"][train_idx.tolist()])
+    many = pl.DataFrame({"model": [f"m{i % 23}" for i in range(92)], "gpu": ["a"] * 92})
+    lolo = folds(many, "lolo")
+    held = [set(many["model"][t.tolist()]) for _, _, t in lolo]
+    assert len(lolo) == 10 and sum(len(h) for h in held) == 23
+    assert set().union(*held) == set(many["model"])
+    for (_, train_idx, _), h in zip(lolo, held, strict=True):
+        assert not h & set(many["model"][train_idx.tolist()])
+    ((label, train_idx, test_idx),) = folds(archs, "newer2022")
+    assert archs["release_year"][train_idx.tolist()].max() < 2022
+    assert archs["release_year"][test_idx.tolist()].min() >= 2022
 
 
 def _synthetic_table(n_per_gpu: int = 60, seed: int = 0) -> pl.DataFrame:
@@ -182,13 +230,21 @@ def test_train_save_load_is_deterministic(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     artifacts.save(train(table, catalog), a)
     artifacts.save(train(table, catalog), b)
-    for name in ("model_card.json", "power.ubj", "itl.ubj"):
+    names = sorted(p.name for p in a.iterdir())
+    assert names == sorted(p.name for p in b.iterdir())
+    assert {"model_card.json", "power.ubj"} <= set(names)
+    for name in names:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     card = json.loads((a / "model_card.json").read_text())
     assert set(card["targets"]) == {"power", "itl"}
-    assert card["targets"]["power"]["transform"] == "power_over_tdp"
+    assert card["targets"]["power"]["transform"] == "power_utilisation_idle_to_tdp"
     assert card["training_data"]["rows"]["power"] == table.height
-    assert set(card["targets"]["itl"]["features"]) <= set(OUR_FEATURES)
+    itl_card = card["targets"]["itl"]
+    # the ITL residual never sees a GPU column; the fitted physics is recorded in the card
+    assert not set(itl_card["features"]) & GPU_IDENTITY
+    assert set(itl_card["step_params"]) >= {"eta_bw", "eta_flops", "layer_overhead_s"}
+    assert max(itl_card["step_params"]["eta_bw"].values()) <= 0.9
+    assert itl_card["step_params"]["eta_flops"] <= 0.7
     pred = Predictor.load(a).predict(_rows())
     assert pred["error"][0] == ""
     assert pred["power_w_per_gpu_lo"][0] <= pred["power_w_per_gpu"][0]
@@ -221,7 +277,9 @@ def test_shipped_batch_contract_keeps_order_defaults_and_row_errors(shipped: Pre
     )
     out = shipped.predict(rows)
     assert out.columns[: len(rows.columns)] == rows.columns
-    assert set(OUTPUT_COLUMNS) <= set(out.columns)
+    assert tuple(out.columns[-len(OUTPUT_COLUMNS) :]) == OUTPUT_COLUMNS
+    assert OUTPUT_COLUMNS[-6:-3] == ("error", "gpu_measured", "domain_reason")
+    assert OUTPUT_COLUMNS[-3:] == ("concurrency", "ttft_s_at_load", "itl_s_p90")
     assert out["extra"].to_list() == ["keep", "me", "here", "too"]
     assert out["gpu_count"].to_list() == [DEFAULTS["gpu_count"]] * 4
     assert out["input_tokens"].to_list() == [DEFAULTS["input_tokens"]] * 4
@@ -232,6 +290,39 @@ def test_shipped_batch_contract_keeps_order_defaults_and_row_errors(shipped: Pre
     assert unknown["error"].startswith("model: unknown") and unknown["power_w_per_gpu"] is None
     assert too_big["error"].startswith("does not fit") and too_big["itl_s"] is None
     assert bad_batch["error"].startswith("batch_size") and not bad_batch["in_domain"]
+    # every row out of domain says why; rows in domain have no reason
+    for r in out.iter_rows(named=True):
+        assert r["in_domain"] == (r["domain_reason"] == ""), r
+    assert too_big["domain_reason"].startswith("does not fit")
+    assert ok["gpu_measured"] is False  # A30 has no measurements
+    assert shipped.predict(_rows())["gpu_measured"][0] is True  # H100-SXM has
+
+
+def test_domain_reason_names_the_column_and_the_trained_range(shipped: Predictor) -> None:
+    out = shipped.predict(_rows(batch_size=1_000_000, gpu_count=8, input_tokens=8))
+    assert not out["in_domain"][0]
+    reason = out["domain_reason"][0]
+    assert "batch_size 1000000.0 outside the trained range [0, " in reason, reason
+
+
+def test_llama8b_itl_orders_gpus_by_strength_at_batch_1_and_64(shipped: Predictor) -> None:
+    """The issue's user check: B200 < H200 < H100-SXM < A100-SXM4-80GB < A30 < L4."""
+    order = ["B200", "H200-SXM-141GB", "H100-SXM5-80GB", "A100-SXM4-80GB", "A30", "L4"]
+    for batch in (1, 64):
+        rows = pl.DataFrame(
+            {
+                "model": [LLAMA8B] * len(order),
+                "gpu": order,
+                "batch_size": [batch] * len(order),
+                "input_tokens": [1024] * len(order),
+                "output_tokens": [256] * len(order),
+            }
+        )
+        out = shipped.predict(rows).filter(pl.col("error") == "")
+        itl = out["itl_s"].to_list()
+        assert out.height >= (6 if batch == 1 else 4)
+        shown = dict(zip(out["gpu"], itl, strict=True))
+        assert itl == sorted(itl) and len(set(itl)) == len(itl), shown
 
 
 def test_shipped_predictions_respect_physics(shipped: Predictor) -> None:
@@ -292,3 +383,19 @@ def test_ttft_is_an_extra_not_part_of_the_csv_contract(shipped: Predictor) -> No
         # queueing and kernels only add to the prefill roofline's lower bound on average
         prefill = _featurised(batch_size=4)["prefill_time_s"]
         assert mid > prefill
+
+
+def test_cli_predict_names_why_a_row_is_out_of_domain() -> None:
+    from typer.testing import CliRunner
+
+    from planner.cli.app import app
+
+    args = ["predict", "--model", LLAMA8B, "--gpu", "L4"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (
+        "in domain      NO: GPU architecture 'Ada Lovelace' has no training rows" in result.output
+    )
+    assert "GPU measured   no" in result.output
+    result = CliRunner().invoke(app, ["predict", "--model", LLAMA8B, "--gpu", "H100-SXM5-80GB"])
+    assert "in domain      yes" in result.output and "GPU measured   yes" in result.output

@@ -6,7 +6,8 @@ every row predicted by a fold model that never saw its GPU) and the measurements
 
 * **throughput at the measured concurrency**: measured output tokens/s against ``b / τ(b)``,
   where ``τ(b)`` is the serving model's step time at the measured mean concurrency ``b``
-  (held-out ITL + TP communication + the chunked prefill of the arriving prompts), and
+  (held-out ITL + the chunked prefill of the arriving prompts, their TP all-reduce included),
+  and
   against the plain ``b / ITL(b)``;
 * **power at load**: measured power per GPU against the serving model's ``E[P(K)]``,
   ``K ~ Poisson(b)``, with ``P(k)`` the held-out power predictions of the row's group
@@ -90,11 +91,7 @@ def throughput_table(itl: pl.DataFrame, meas: pl.DataFrame) -> pl.DataFrame:
     phys = row_physics(rows, Predictor.load())
     b = rows["batch_size"].to_numpy()
     out = rows["output_tokens"].to_numpy()
-    tau = (
-        rows["predicted"].to_numpy()
-        + phys["comm_s_per_token"].fill_null(0.0).to_numpy() * b
-        + b * phys["prefill_s"].fill_null(0.0).to_numpy() / out
-    )
+    tau = rows["predicted"].to_numpy() + b * phys["prefill_s"].fill_null(0.0).to_numpy() / out
     true = rows["output_throughput_tok_s"].to_numpy()
     frame = rows.select("source").with_columns(
         pl.Series("serving", _ape(b / tau, true)),
@@ -175,8 +172,9 @@ def render(thr: pl.DataFrame, pw: pl.DataFrame) -> str:
         "## Throughput at the measured concurrency",
         "",
         "Measured output tokens/s against `b / τ(b)` at the measured mean concurrency `b`, with",
-        "the serving model's step time `τ(b)` = held-out ITL + TP all-reduce + chunked prefill of",
-        "the arriving prompts (`b · c_p / O`), and against the plain `b / ITL(b)`.",
+        "the serving model's step time `τ(b)` = held-out ITL + chunked prefill of the arriving",
+        "prompts (`b · c_p / O`, their TP all-reduce included), and against the plain",
+        "`b / ITL(b)`.",
         "",
         *_md(thr, "serving model", "plain b/ITL"),
         "",

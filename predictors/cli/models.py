@@ -118,6 +118,7 @@ def evaluate(
         "version": __version__,
         "seconds": seconds,
         "method": _method_text(),
+        "dominance": _dominance(),
     }
     text = render(summary, breakdown(long, "source", "logo"), breakdown(long, "gpu", "logo"), meta)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -143,6 +144,17 @@ def evaluate(
         typer.echo(
             f"  {r['target']:5} {r['split']:4} {r['method']:15} MdAPE {r['mdape_pct']:6.1f} %"
         )
+
+
+def _dominance() -> dict[str, Any] | None:
+    """Dominance sweep of the shipped predictors (None when none are trained yet)."""
+    from predictors import dominance
+    from predictors.api import Predictor
+
+    try:
+        return dominance.summary(Predictor.load())
+    except WattgpuError:
+        return None
 
 
 def _method_text() -> str:
@@ -270,7 +282,8 @@ def predict(
         f"  ITL            {out['itl_s'] * 1000:.1f} ms  "
         f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{itl_hi} ms)\n"
         f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
-        f"  in domain      {'yes' if out['in_domain'] else 'NO: outside the training data'}"
+        f"  in domain      {'yes' if out['in_domain'] else 'NO: ' + out['domain_reason']}\n"
+        f"  GPU measured   {'yes' if out['gpu_measured'] else 'no (physics and other GPUs only)'}"
         + load_lines
     )
 

@@ -1,0 +1,291 @@
+"""Analytical decode-step time with a handful of GPU-independent parameters.
+
+One decode step of a batch of ``b`` sequences on ``n`` tensor-parallel GPUs takes::
+
+    t = κ(vendor) · ( layers · o(engine)                          engine overhead (launches, Python)
+        + ((bytes / (η_bw(engine) · n · BW))^p + (flops / (η_f · n · F))^p)^(1/p)   memory, compute
+        + [n > 1] · layers · 2 · (α + 2 (n − 1)/n · b · hidden · 2 B / IC) )        all-reduces (TP)
+
+``bytes`` = weights read by the step (routed experts touched by the batch for MoE) plus the KV
+cache of the batch at its mean context; ``flops`` = 2 · active params · b; ``F`` is the GPU's
+dense tensor rate at the row's precision (fp8/fp4/int8 where the GPU has it, 16-bit otherwise);
+``BW`` the memory bandwidth and ``IC`` the per-GPU interconnect bandwidth (PCIe 4.0 x16,
+64 GB/s, where the catalog has none). The ``p``-norm is a smooth maximum of the memory and compute
+times (``p`` = 1: no overlap, ``p`` → ∞: the roofline). ``κ`` is a software-stack factor per GPU
+vendor (CUDA = 1, ROCm, Intel), the same for every GPU of a vendor.
+
+The parameters (``η_bw`` ≤ 0.9 and an overhead per layer for each engine family, shrunk towards
+shared values so that an engine measured on one GPU only follows the others; ``η_f`` ≤ 0.7;
+``p``; ``α``; ``κ``) are fitted by robust least squares (soft-L1 loss on log ITL) on every training
+row, every GPU given the same total weight. None of them belongs to a GPU, so the fit cannot
+memorise one: a GPU enters only through BW, F, IC and its vendor, and the step time is
+non-increasing in BW, F and IC and non-decreasing in batch, context and parameters. Because
+``η_bw`` ≤ 1, ``t / κ`` is never below the memory-read floor ``bytes / (n · BW)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from predictors.physics import ENGINES
+
+#: Ceilings (and floors) of the fitted efficiencies: achieved bandwidth and MFU stay realistic.
+ETA_BW_BOUNDS = (0.1, 0.9)
+ETA_FLOPS_BOUNDS = (0.25, 0.7)
+SMOOTHNESS_BOUNDS = (1.0, 8.0)
+#: Latency of one all-reduce, seconds.
+ALLREDUCE_LATENCY_BOUNDS = (0.0, 50e-6)
+#: Engine overhead per layer and step, seconds.
+LAYER_OVERHEAD_BOUNDS = (0.0, 1e-3)
+#: Interconnect assumed where the catalog has none: PCIe 4.0 x16, GB/s.
+DEFAULT_INTERCONNECT_GB_S = 64.0
+#: Bytes per activation element exchanged in the tensor-parallel all-reduces.
+ACTIVATION_BYTES = 2.0
+#: Weight of the shrinkage of per-engine η_bw and overhead towards shared values.
+SHRINKAGE = 10.0
+#: Software-stack factor per GPU vendor, relative to this vendor (fixed at 1).
+REFERENCE_VENDOR = "NVIDIA"
+VENDOR_FACTOR_BOUNDS = (0.5, 20.0)
+#: Engine families: engines without their own rows use the vLLM overhead.
+ENGINE_FAMILY: dict[str, str] = {e: e for e in ENGINES} | {"deepspeed": "deepspeed-mii"}
+
+#: Columns (from :func:`predictors.features.add_features`) the step model reads.
+STEP_COLUMNS: tuple[str, ...] = (
+    "weight_read_bytes",
+    "kv_read_bytes",
+    "step_flops",
+    "peak_flops",
+    "memory_bandwidth_gb_s",
+    "interconnect_gb_s",
+    "gpu_count",
+    "num_layers",
+    "hidden_size",
+    "batch_size",
+    "engine",
+)
+
+
+@dataclass
+class StepParams:
+    """Fitted parameters of the decode-step model (all GPU-independent)."""
+
+    eta_bw: dict[str, float] = field(default_factory=lambda: {"vllm": 0.6})
+    """Achieved fraction of peak memory bandwidth, per engine family."""
+    eta_flops: float = 0.4
+    smoothness: float = 2.0
+    allreduce_latency_s: float = 10e-6
+    layer_overhead_s: dict[str, float] = field(default_factory=lambda: {"vllm": 5e-5})
+    vendor_factor: dict[str, float] = field(default_factory=lambda: {REFERENCE_VENDOR: 1.0})
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> StepParams:
+        return StepParams(
+            {str(k): float(v) for k, v in data["eta_bw"].items()},
+            float(data["eta_flops"]),
+            float(data["smoothness"]),
+            float(data["allreduce_latency_s"]),
+            {str(k): float(v) for k, v in data["layer_overhead_s"].items()},
+            {str(k): float(v) for k, v in data["vendor_factor"].items()},
+        )
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """The physical quantities of rows, as float arrays (per replica, all GPUs together)."""
+
+    bytes_read: np.ndarray
+    flops: np.ndarray
+    bandwidth_b_s: np.ndarray
+    peak_flops: np.ndarray
+    interconnect_b_s: np.ndarray
+    gpus: np.ndarray
+    layers: np.ndarray
+    hidden: np.ndarray
+    batch: np.ndarray
+    engine: np.ndarray
+    vendor: np.ndarray
+
+    @staticmethod
+    def of(frame: pl.DataFrame) -> StepInputs:
+        def col(name: str) -> np.ndarray:
+            return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+        ic = frame["interconnect_gb_s"].cast(pl.Float64).fill_null(DEFAULT_INTERCONNECT_GB_S)
+        return StepInputs(
+            bytes_read=col("weight_read_bytes") + col("kv_read_bytes"),
+            flops=col("step_flops"),
+            bandwidth_b_s=col("memory_bandwidth_gb_s") * 1e9,
+            peak_flops=col("peak_flops"),
+            interconnect_b_s=ic.to_numpy() * 1e9,
+            gpus=col("gpu_count"),
+            layers=col("num_layers"),
+            hidden=col("hidden_size"),
+            batch=col("batch_size"),
+            engine=frame["engine"].cast(pl.String).fill_null("vllm").to_numpy(),
+            vendor=frame["vendor"].cast(pl.String).fill_null(REFERENCE_VENDOR).to_numpy(),
+        )
+
+    def memory_floor_s(self) -> np.ndarray:
+        """Bytes of the step read once at peak bandwidth of all GPUs (the ITL floor)."""
+        return np.asarray(self.bytes_read / (self.gpus * self.bandwidth_b_s))
+
+    def compute_floor_s(self) -> np.ndarray:
+        """FLOPs of the step at peak dense FLOPS of all GPUs."""
+        return np.asarray(self.flops / (self.gpus * self.peak_flops))
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """Components of the modelled step time, seconds."""
+
+    overhead: np.ndarray
+    memory: np.ndarray
+    compute: np.ndarray
+    core: np.ndarray
+    comm: np.ndarray
+
+    vendor_factor: np.ndarray
+
+    @property
+    def total(self) -> np.ndarray:
+        return np.asarray((self.overhead + self.core + self.comm) * self.vendor_factor)
+
+
+def _per_engine(values: dict[str, float], engine: np.ndarray) -> np.ndarray:
+    """The value of each row's engine family (vLLM's for families without their own)."""
+    default = values.get("vllm", 0.0)
+    table = {
+        e: values.get(ENGINE_FAMILY.get(e, "vllm"), default) for e in np.unique(engine).tolist()
+    }
+    return np.array([table[e] for e in engine.tolist()], dtype=np.float64)
+
+
+def _vendor_factor(params: StepParams, vendor: np.ndarray) -> np.ndarray:
+    table = {v: params.vendor_factor.get(v, 1.0) for v in np.unique(vendor).tolist()}
+    return np.array([table[v] for v in vendor.tolist()], dtype=np.float64)
+
+
+def step_times(
+    params: StepParams,
+    x: StepInputs,
+    per_row: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> StepTimes:
+    """Modelled decode-step time of every row (see the module docstring).
+
+    *per_row* (η_bw, overhead per layer, vendor factor of every row) skips the table look-ups.
+    """
+    if per_row is None:
+        per_row = (
+            _per_engine(params.eta_bw, x.engine),
+            _per_engine(params.layer_overhead_s, x.engine),
+            _vendor_factor(params, x.vendor),
+        )
+    eta_bw, overhead_per_layer, vendor_factor = per_row
+    memory = x.memory_floor_s() / eta_bw
+    compute = x.compute_floor_s() / params.eta_flops
+    p = params.smoothness
+    # scale before the power to avoid overflow: max · ‖(m, c) / max‖_p
+    top = np.maximum(memory, compute)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        core = top * ((memory / top) ** p + (compute / top) ** p) ** (1.0 / p)
+    n = x.gpus
+    ring = 2.0 * (n - 1.0) / np.maximum(n, 1.0)
+    message = x.batch * x.hidden * ACTIVATION_BYTES
+    comm = np.where(
+        n > 1.0,
+        x.layers * 2.0 * (params.allreduce_latency_s + ring * message / x.interconnect_b_s),
+        0.0,
+    )
+    overhead = x.layers * overhead_per_layer
+    return StepTimes(overhead, memory, compute, core, comm, vendor_factor)
+
+
+def fit_step_params(frame: pl.DataFrame, itl_s: np.ndarray) -> StepParams:
+    """Robust (soft-L1) least squares of log ITL on the step model over all rows of *frame*.
+
+    Rows are weighted so that every GPU carries the same total weight (a GPU with many rows does
+    not dominate the fit); engines without rows keep the vLLM overhead.
+    """
+    from scipy.optimize import least_squares
+
+    x = StepInputs.of(frame)
+    y = np.log(itl_s)
+    ok = np.isfinite(y) & np.isfinite(x.memory_floor_s()) & np.isfinite(x.compute_floor_s())
+    gpu = frame["gpu"].to_numpy() if "gpu" in frame.columns else np.zeros(frame.height)
+    _, inverse, counts = np.unique(gpu, return_inverse=True, return_counts=True)
+    weight = np.sqrt(1.0 / counts[inverse])
+    weight = weight / weight[ok].mean() if ok.any() else weight
+    family_of_row = np.array([ENGINE_FAMILY.get(e, "vllm") for e in x.engine.tolist()])
+    families = sorted(set(family_of_row[ok].tolist()) | {"vllm"})
+    one_hot = np.stack([family_of_row == f for f in families], axis=1).astype(np.float64)
+    vendors = sorted(set(x.vendor[ok].tolist()) - {REFERENCE_VENDOR})
+    vendor_hot = np.stack(
+        [x.vendor == v for v in vendors] or [np.zeros(x.vendor.size, dtype=bool)], axis=1
+    ).astype(np.float64)
+    nf, nv = len(families), len(vendors)
+
+    def unpack(theta: np.ndarray) -> StepParams:
+        eta_bw, overhead, kappa = np.split(np.asarray(theta[3:-2]), [nf, 2 * nf])
+        return StepParams(
+            {f: float(v) for f, v in zip(families, eta_bw, strict=True)},
+            float(theta[0]),
+            float(theta[1]),
+            float(theta[2]) * 1e-6,
+            {f: float(v) * 1e-6 for f, v in zip(families, overhead, strict=True)},
+            {REFERENCE_VENDOR: 1.0} | {v: float(k) for v, k in zip(vendors, kappa, strict=True)},
+        )
+
+    def residual(theta: np.ndarray) -> np.ndarray:
+        eta_bw, overhead, kappa = np.split(np.asarray(theta[3:-2]), [nf, 2 * nf])
+        per_row = (
+            one_hot @ eta_bw,
+            one_hot @ (overhead * 1e-6),
+            1.0 + vendor_hot @ (kappa - 1.0) if nv else np.ones(x.vendor.size),
+        )
+        t = step_times(unpack(theta), x, per_row).total
+        # shrinkage of the engine families towards shared values: an engine measured on one
+        # GPU only cannot tell overhead from bandwidth, and then follows the other engines
+        eta0, o0 = theta[-2], theta[-1]
+        prior = SHRINKAGE * np.concatenate(
+            [np.log(eta_bw / eta0), np.log((overhead + 5.0) / (o0 + 5.0))]
+        )
+        return np.concatenate([weight[ok] * (np.log(t[ok]) - y[ok]), prior])
+
+    lo = (
+        [ETA_FLOPS_BOUNDS[0], SMOOTHNESS_BOUNDS[0], ALLREDUCE_LATENCY_BOUNDS[0] * 1e6]
+        + [ETA_BW_BOUNDS[0]] * nf
+        + [LAYER_OVERHEAD_BOUNDS[0] * 1e6] * nf
+        + [VENDOR_FACTOR_BOUNDS[0]] * nv
+        + [ETA_BW_BOUNDS[0], LAYER_OVERHEAD_BOUNDS[0] * 1e6]
+    )
+    hi = (
+        [ETA_FLOPS_BOUNDS[1], SMOOTHNESS_BOUNDS[1], ALLREDUCE_LATENCY_BOUNDS[1] * 1e6]
+        + [ETA_BW_BOUNDS[1]] * nf
+        + [LAYER_OVERHEAD_BOUNDS[1] * 1e6] * nf
+        + [VENDOR_FACTOR_BOUNDS[1]] * nv
+        + [ETA_BW_BOUNDS[1], LAYER_OVERHEAD_BOUNDS[1] * 1e6]
+    )
+    x0 = np.array([0.4, 2.0, 10.0] + [0.6] * nf + [50.0] * nf + [1.5] * nv + [0.6, 50.0])
+    if not ok.any():
+        return unpack(x0)
+    sol = least_squares(
+        residual,
+        x0,
+        bounds=(lo, hi),
+        loss="soft_l1",
+        f_scale=0.3,
+        x_scale="jac",
+        max_nfev=200,
+        ftol=1e-6,
+        xtol=1e-6,
+        gtol=1e-6,
+        tr_solver="lsmr",
+    )
+    return unpack(np.round(sol.x, 9))
