@@ -632,9 +632,10 @@ def test_cheap_bounds_never_exceed_a_plan(seed: int) -> None:
 def test_power_cap_below_the_bound_is_reported_before_any_solver() -> None:
     models = [demand((1.0,), name=f"m{i}") for i in range(13)]
     cands = [cand("A", cap=2.0, name=f"m{i}", idle_w=50.0, j_per_req=100.0) for i in range(13)]
-    # least watts per req/s on the curve: 250 W / 2 req/s; 13 models × 1 req/s × 125 = 1.625 kW
+    # per model: one replica's idle 50 W + 1 req/s × 100 J = 150 W (> 1 req/s × 250 W / 2 req/s);
+    # 13 models: 1.95 kW
     inputs = make_inputs(models, cands, power_cap_kw=0.5)
     plan = solve(inputs, baselines=False)
     assert plan.status == PlanStatus.INFEASIBLE
     assert plan.solve.solver == optimize.BOUNDS_SOLVER
-    assert plan.solve.messages[0].startswith("power cap: the load needs at least 1.6 kW")
+    assert plan.solve.messages[0].startswith("power cap: the load needs at least 1.9")

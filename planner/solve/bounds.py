@@ -3,11 +3,15 @@
 Both are valid lower bounds of every plan, so a violated one proves the scenario infeasible in
 milliseconds and names the reason:
 
-* **power**: ``n`` replicas of a candidate serving ``x`` req/s draw ``n · curve(x/n)`` watts,
-  and ``curve(r) >= r · s`` with ``s = min over the curve's knots of curve(r_j) / r_j`` (the
+* **power**: ``n`` replicas of a candidate serving ``x`` req/s draw ``n · curve(x/n)`` watts.
+  (a) ``curve(r) >= r · s`` with ``s = min over the curve's knots of curve(r_j) / r_j`` (the
   least watts per req/s anywhere on the piecewise-linear curve, idle included), so a model
-  with load L needs at least ``L · min_c s_c`` watts, and at least ``min_replicas`` times the
-  smallest idle power. Facility kW = PUE × GPU W / 1000, per period, against the power cap.
+  with load L needs at least ``L · min_c s_c`` watts. (b) ``n · curve(x/n) >= n · idle + x · e``
+  with ``e`` the curve's least slope above idle (``energy_j_per_request``), and the replicas,
+  kept in every period, must cover the peak load P: ``Σ n · idle >= max(P · min_c idle/cap,
+  ceil(P / max_c cap) · min_c idle, min_replicas · min_c idle)``; so the model needs at least
+  that idle floor + ``L · min_c e_c`` watts. Per period the larger of (a) and (b), summed over
+  models; facility kW = PUE × GPU W / 1000 against the power cap.
 * **GPUs**: a model's peak load P needs at least ``P · min_c (GPUs per replica / capacity)``
   GPUs (fractional) and ``min_replicas`` times the fewest GPUs per replica; the sum over models
   is compared with the GPUs available when every usable type is limited. Per model, the
@@ -48,16 +52,26 @@ def power_messages(inputs: PlanningInputs) -> list[str]:
         if not cands:
             continue
         per_rps = min(watts_per_request_s(c) for c in cands)
-        floor_w = m.min_replicas * min(c.idle_power_w_per_replica for c in cands)
+        peak = max(m.requests_per_s_by_period)
+        min_idle = min(c.idle_power_w_per_replica for c in cands)
+        most_cap = max(c.max_requests_per_s_per_replica for c in cands)
+        idle_floor = max(
+            peak
+            * min(c.idle_power_w_per_replica / c.max_requests_per_s_per_replica for c in cands),
+            math.ceil(peak / most_cap - 1e-9) * min_idle,
+            m.min_replicas * min_idle,
+        )
+        slope = min(c.energy_j_per_request for c in cands)
         for t, load in enumerate(m.requests_per_s_by_period):
-            need_w[t] += max(load * per_rps, floor_w)
+            need_w[t] += max(load * per_rps, idle_floor + load * slope)
     t_max = max(range(inputs.periods), key=lambda t: need_w[t])
     need_kw = need_w[t_max] * inputs.pue / 1000.0
     if need_kw <= cap_kw * (1 + 1e-9):
         return []
     return [
         f"power cap: the load needs at least {need_kw:.1f} kW facility power in period "
-        f"{t_max} (every request on its most efficient deployment, PUE {inputs.pue:g}), "
+        f"{t_max} (the idle power of the replicas each peak needs plus every request at its "
+        f"least watts; PUE {inputs.pue:g}), "
         f"cap is {cap_kw:.1f} kW; raise power_cap_kw or lower the load"
     ]
 
