@@ -9,13 +9,13 @@ the shared 2-core machine's load moves the wall time. Run::
     .venv/bin/python benchmarks/bench_large.py            # both runs
     .venv/bin/python benchmarks/bench_large.py --only capped
 
-Measured (2-core machine shared with other helpers): at load average ~3.6, plain 24.4 s wall
-(15.8 s CPU), optimal; capped 9.4 s wall (9.4 s CPU), infeasible. At load average 4-8 (wall ≈
-2-4 × CPU): plain 19-20 s CPU (52-78 s wall); capped 9.9-12 s CPU (19-46 s wall), infeasible in
-0.1-0.8 s of solve ("needs at least 97 kW facility power in period 13, cap is 60 kW"), 0.5-0.6 GB
+Measured (2-core machine shared with other helpers), predictors v2: plain 14.5 s wall (14.6 s
+CPU, load average ~3.9), optimal; capped 9.4-9.8 s wall (9.4-10.8 s CPU), infeasible before any
+solver ("needs at least 76.2 kW facility power in period 13, cap is 60 kW"), 0.5-0.6 GB
 resident (before issue 10: 92-105 s, 3.9 GB, "status error"). About half of the CPU time is
-the predictors' own call on ~300k (candidate, batch) rows; the rest YAML, imports and the
-serving model.
+the predictors' own call on the (candidate, batch) rows; the rest YAML, imports and the
+serving model. Wall time moves with the machine's load (at load average 4-8: plain 52-78 s,
+capped 19-46 s wall on predictors v1).
 """
 
 from __future__ import annotations
