@@ -10,7 +10,7 @@ the shared 2-core machine's load moves the wall time. Run::
     .venv/bin/python benchmarks/bench_large.py --only capped
 
 Measured (2-core machine shared with other helpers), predictors v2: plain 14.5 s wall (14.6 s
-CPU, load average ~3.9), optimal; capped 9.4-9.8 s wall (9.4-10.8 s CPU), infeasible before any
+CPU, load average ~3.9), optimal; capped 9.4-10.8 s wall (9.4-11.9 s CPU), infeasible before any
 solver ("needs at least 76.2 kW facility power in period 13, cap is 60 kW"), 0.5-0.6 GB
 resident (before issue 10: 92-105 s, 3.9 GB, "status error"). About half of the CPU time is
 the predictors' own call on the (candidate, batch) rows; the rest YAML, imports and the

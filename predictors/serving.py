@@ -405,7 +405,7 @@ def capacity(
         last + 1 < knots.shape[1], knots[rows, np.minimum(last + 1, knots.shape[1] - 1)], lo
     )
     hi = np.minimum(hi, c.max_batch)
-    for _ in range(20):
+    for _ in range(14):
         mid = 0.5 * (lo + hi)
         a, t, m = _sla_ok(c, mid[:, None], itl_sla_s, ttft_sla_s, percentile)
         good = (a & t & m)[:, 0]
