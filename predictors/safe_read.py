@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -34,42 +35,58 @@ MAX_DEPTH = 32
 
 
 def file_size_problem(path: Path, max_bytes: int) -> str | None:
-    """Why *path* is too large or unreadable (None when it is fine); reads at most max+1 bytes
-    for files whose size ``stat`` cannot tell (devices, pipes)."""
+    """Why *path* cannot be read as an input of at most *max_bytes* (None when it can): missing,
+    a directory, not a regular file (a device such as ``/dev/zero``), or too large."""
     try:
         st = path.stat()
     except OSError as exc:
         return f"cannot read ({exc.strerror}) — check the path"
     if path.is_dir():
         return "is a directory — give a file"
-    size = st.st_size
-    if not path.is_file():  # character device, FIFO: count what a read would return
-        try:
-            with path.open("rb") as fh:
-                size = len(fh.read(max_bytes + 1))
-        except OSError as exc:
-            return f"cannot read ({exc.strerror}) — check the path"
-    if size > max_bytes:
-        return (
-            f"file is larger than the {max_bytes // MIB} MiB limit for this input — "
-            "give a smaller file"
-        )
+    if not path.is_file():
+        return "is not a regular file — give a file"
+    if st.st_size > max_bytes:
+        return _too_large(max_bytes)
     return None
 
 
+def _too_large(max_bytes: int) -> str:
+    return (
+        f"file is larger than the {max_bytes // MIB} MiB limit for this input — give a smaller file"
+    )
+
+
 def read_bytes(path: Path, max_bytes: int) -> bytes:
-    """The bytes of *path*, or WattgpuError naming the file when missing or over *max_bytes*."""
-    problem = file_size_problem(path, max_bytes)
-    if problem is not None:
-        raise WattgpuError(f"{path}: {problem}")
+    """The bytes of *path*, or WattgpuError naming the file when missing or over *max_bytes*.
+
+    Regular files are checked by size before reading; pipes (``<(cmd)``) are read in chunks and
+    refused as soon as they pass the limit; devices are refused.
+    """
     try:
-        with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
+        st = path.stat()
     except OSError as exc:
         raise WattgpuError(f"{path}: cannot read ({exc.strerror}) — check the path") from None
-    if len(data) > max_bytes:
-        raise WattgpuError(f"{path}: file is larger than the {max_bytes // MIB} MiB limit")
-    return data
+    if path.is_dir():
+        raise WattgpuError(f"{path}: is a directory — give a file")
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        raise WattgpuError(f"{path}: is a device, not a file — give a file")
+    if st.st_size > max_bytes:
+        raise WattgpuError(f"{path}: {_too_large(max_bytes)}")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with path.open("rb") as fh:
+            while size <= max_bytes:
+                chunk = fh.read(MIB)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+    except OSError as exc:
+        raise WattgpuError(f"{path}: cannot read ({exc.strerror}) — check the path") from None
+    if size > max_bytes:
+        raise WattgpuError(f"{path}: {_too_large(max_bytes)}")
+    return b"".join(chunks)
 
 
 def decode_utf8(data: bytes, path: Path | str) -> str:

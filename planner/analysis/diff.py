@@ -9,11 +9,14 @@ from other wattgpu versions compare as long as they follow it.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from predictors.errors import WattgpuError
+from predictors.escape import short_repr
+from predictors.safe_read import MAX_PLAN_JSON_BYTES, load_json
 
 REQUIRED_KEYS: tuple[str, ...] = ("scenario", "status", "allocations", "totals")
 TOTAL_KEYS: tuple[str, ...] = (
@@ -30,27 +33,65 @@ RELATIVE_TOLERANCE = 1e-9
 
 
 def load_plan_json(path: str | Path) -> dict[str, Any]:
-    """Read a plan JSON file; WattgpuError naming the file and the fix when it is not one."""
+    """Read a plan JSON file; WattgpuError naming the file, the field and the fix when it is not
+    one (size, nesting and shape are checked before anything is compared)."""
     p = Path(path)
     if not p.is_file():
         raise WattgpuError(
             f"{p}: no such file; give a plan written by `wattgpu plan --format json`"
         )
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise WattgpuError(f"{p}: not valid JSON ({exc}); give a plan JSON file") from None
-    if not isinstance(data, dict):
-        raise WattgpuError(f"{p}: top level is not an object; give a plan JSON file")
-    missing = [k for k in REQUIRED_KEYS if k not in data]
-    if missing:
+    data = load_json(p, MAX_PLAN_JSON_BYTES)
+    problems = shape_problems(data)
+    if problems:
         raise WattgpuError(
-            f"{p}: missing key(s) {', '.join(missing)}; give a plan written by "
-            "`wattgpu plan --format json`"
+            "\n".join(
+                f"{p}: {where}: {what} — give a plan written by `wattgpu plan --format json`"
+                for where, what in problems
+            )
         )
-    if not isinstance(data["allocations"], list):
-        raise WattgpuError(f"{p}: allocations is not a list; give a plan JSON file")
-    return data
+    return dict(data)
+
+
+def _kind(value: Any) -> str:
+    return f"got {short_repr(value, 40)}"
+
+
+def shape_problems(data: Any) -> list[tuple[str, str]]:
+    """(field, what is wrong) for every part of *data* that does not follow the plan JSON shape
+    :func:`diff_plans` reads (objects where objects are expected, numbers where numbers are)."""
+    if not isinstance(data, dict):
+        return [("(top level)", f"expected an object, {_kind(data)}")]
+    problems = [(k, "missing key") for k in REQUIRED_KEYS if k not in data]
+    allocations = data.get("allocations", [])
+    if not isinstance(allocations, list):
+        problems.append(("allocations", f"expected a list, {_kind(allocations)}"))
+        allocations = []
+    for i, alloc in enumerate(allocations):
+        if not isinstance(alloc, dict):
+            problems.append((f"allocations[{i}]", f"expected an object, {_kind(alloc)}"))
+            continue
+        tp = alloc.get("tp")
+        if tp is not None and not (_is_number(tp) and math.isfinite(tp) and tp == int(tp)):
+            problems.append((f"allocations[{i}].tp", f"expected a whole number, {_kind(tp)}"))
+        for key in ("name", "gpu"):
+            if not isinstance(alloc.get(key), str | None):
+                problems.append((f"allocations[{i}].{key}", f"expected text, {_kind(alloc[key])}"))
+    for key in ("totals", "assumptions"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, dict):
+            problems.append((key, f"expected an object, {_kind(value)}"))
+    totals = data.get("totals")
+    if isinstance(totals, dict) and not isinstance(totals.get("gpus"), dict | None):
+        problems.append(("totals.gpus", f"expected an object, {_kind(totals['gpus'])}"))
+    models = data.get("models")
+    if models is not None and not isinstance(models, list):
+        problems.append(("models", f"expected a list, {_kind(models)}"))
+    for i, model in enumerate(models if isinstance(models, list) else []):
+        if not isinstance(model, dict):
+            problems.append((f"models[{i}]", f"expected an object, {_kind(model)}"))
+        elif not isinstance(model.get("name"), str | None):
+            problems.append((f"models[{i}].name", f"expected text, {_kind(model['name'])}"))
+    return problems[:20]
 
 
 @dataclass(frozen=True)
