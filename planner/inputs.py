@@ -18,6 +18,10 @@ from typing import Literal
 
 from predictors.errors import WattgpuError
 
+#: Most replicas of one candidate (model entry × GPU type × TP degree) a plan may use: keeps the
+#: exact per-model dynamic programme and the MILP bounded in time and memory at extreme loads.
+MAX_REPLICAS_PER_CANDIDATE = 256
+
 ObjectiveKind = Literal["energy", "cost", "carbon", "weighted"]
 OBJECTIVE_KINDS: tuple[str, ...] = ("energy", "cost", "carbon", "weighted")
 WEIGHT_KEYS: tuple[str, ...] = ("energy_kwh", "cost_usd", "carbon_kg")

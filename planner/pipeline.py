@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.build import planning_inputs
+from planner.build import FleetSizeError, planning_inputs
 from planner.inputs import PlanningInputs
 from planner.result import Plan
 from planner.scenario.load import load_scenario
@@ -55,4 +55,9 @@ def plan_file(
     """Load the scenario file (with ``--set`` overrides and overlay files) and plan it."""
     predictor = predictor or Predictor.load()
     scenario = load_scenario(path, overrides, catalog=predictor.catalog, overlays=overlays)
-    return plan_scenario(scenario, predictor, time_limit_s=time_limit_s, baselines=baselines)
+    try:
+        return plan_scenario(scenario, predictor, time_limit_s=time_limit_s, baselines=baselines)
+    except FleetSizeError as exc:
+        raise FleetSizeError(
+            "\n".join(f"{path}: {line}" for line in str(exc).splitlines())
+        ) from None

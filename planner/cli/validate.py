@@ -27,13 +27,14 @@ def validate(
 ) -> None:
     """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
     from planner.scenario.load import load_scenario
+    from predictors.escape import terminal_text
 
     scenario = load_scenario(file, overrides=set_ or [], overlays=overlay or [])
     n_models = len(scenario.models)
     n_gpus = len(scenario.gpu_offers)
     models = "1 model" if n_models == 1 else f"{n_models} models"
     gpus = "1 GPU type" if n_gpus == 1 else f"{n_gpus} GPU types"
-    typer.echo(f"{file}: ok ({models}, {gpus})")
+    typer.echo(terminal_text(f"{file}: ok ({models}, {gpus})"))
 
 
 def register(app: typer.Typer) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from predictors.escape import md_text
+
 NOT_EVALUATED = "not evaluated"
 
 
@@ -30,8 +32,9 @@ def band_text(band: dict[str, float] | None, digits: int = 3) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
+    """A Markdown table; every cell escaped (``|``, newlines and HTML in user strings)."""
+    out = ["| " + " | ".join(md_text(h) for h in header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(md_text(c) for c in r) + " |" for r in rows]
     return out
 
 
@@ -166,17 +169,17 @@ def render_markdown(report: dict[str, Any]) -> str:
     h = report["headline"]
     s = report["scenario"]
     lines = [
-        f"# {report['title']} — {s['name']}",
+        f"# {md_text(report['title'])} — {md_text(s['name'])}",
         "",
         f"> {report['note']}",
         "",
         f"Generated {report['generated_at']} by wattgpu {report['wattgpu_version']}"
-        + (f" from `{s['file']}`" if s.get("file") else "")
+        + (f" from `{md_text(s['file']).replace('`', '')}`" if s.get("file") else "")
         + f". Plan status: **{report['status']}**.",
         "",
     ]
     if s.get("description"):
-        lines += [s["description"], ""]
+        lines += [md_text(s["description"]), ""]
     unc = report.get("uncertainty") or {}
     tot = unc.get("total") or {}
     lines += [
@@ -225,7 +228,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         ),
         "",
         "GPUs: "
-        + (", ".join(f"{n}× {g}" for g, n in h["gpus"].items()) or "none")
+        + (", ".join(f"{n}× {md_text(g)}" for g, n in h["gpus"].items()) or "none")
         + f" ({h['gpus_total']} in total).",
         "",
         "## Per model deployment (estimated)",
@@ -298,8 +301,8 @@ def _statement_sections(report: dict[str, Any]) -> list[str]:
         "",
         f"* Horizon {num(a['horizon_hours'])} h in {a['periods']} period(s); month = 730 h, "
         "year = 8760 h (the planned profile repeats).",
-        f"* PUE {a['pue']:g} ({a['pue_source']}).",
-        f"* Grid factor {a['grid_text']}.",
+        f"* PUE {a['pue']:g} ({md_text(a['pue_source'])}).",
+        f"* Grid factor {md_text(a['grid_text'])}.",
         f"* Electricity {a['electricity_usd_per_kwh']:g} $/kWh; carbon price "
         + (
             f"{a['carbon_usd_per_tonne']:g} $/t"
@@ -319,9 +322,9 @@ def _statement_sections(report: dict[str, Any]) -> list[str]:
         "",
         "## Warnings",
         "",
-        *([f"* {line}" for line in w["messages"]] or ["* none"]),
+        *([f"* {md_text(line)}" for line in w["messages"]] or ["* none"]),
     ]
     if w["out_of_domain_allocations"]:
         lines += ["", "Out-of-domain planned deployments:", ""]
-        lines += [f"* {x}" for x in w["out_of_domain_allocations"]]
+        lines += [f"* {md_text(x)}" for x in w["out_of_domain_allocations"]]
     return lines

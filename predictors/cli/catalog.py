@@ -19,6 +19,7 @@ import typer
 from predictors.catalog import Catalog, load_catalog, validate_dir
 from predictors.cli import hf_import as cli_hf_import
 from predictors.errors import CatalogError, UnknownIdError, did_you_mean
+from predictors.escape import csv_safe_frame, terminal_text
 from predictors.paths import USER_CATALOG_ENV
 
 
@@ -91,17 +92,18 @@ def _emit(frame: pl.DataFrame, kind: str, fmt: OutputFormat) -> None:
         return
     if fmt is OutputFormat.csv:
         flat = frame.with_columns(pl.col("aliases").list.join("|"))
-        typer.echo(flat.write_csv(), nl=False)
+        typer.echo(csv_safe_frame(flat).write_csv(), nl=False)
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"{kind} ({frame.height})")
     cols = TABLE_COLUMNS[kind]
     for col in cols:
         table.add_column(col, overflow="fold")
     for row in frame.select(cols).iter_rows():
-        table.add_row(*(_cell(v) for v in row))
+        table.add_row(*(Text(terminal_text(_cell(v))) for v in row))
     Console().print(table)
 
 
@@ -160,21 +162,21 @@ def show(
                 )
             )
         else:
-            typer.echo(
-                pl.DataFrame([{k: _cell(v) for k, v in p.items()} for p in payload]).write_csv(),
-                nl=False,
-            )
+            rows = pl.DataFrame([{k: _cell(v) for k, v in p.items()} for p in payload])
+            typer.echo(csv_safe_frame(rows).write_csv(), nl=False)
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     for kind, row in found:
-        table = Table(title=f"{kind}: {row.get('id') or row.get('region_id')}", show_header=False)
+        name = terminal_text(str(row.get("id") or row.get("region_id")))
+        table = Table(title=Text(f"{kind}: {name}"), show_header=False)
         table.add_column("field", style="bold")
         table.add_column("value", overflow="fold")
         for key, value in row.items():
-            table.add_row(key, _cell(value))
+            table.add_row(key, Text(terminal_text(_cell(value))))
         console.print(table)
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from predictors.errors import WattgpuError
-from predictors.escape import csv_safe_frame
+from predictors.escape import csv_safe_frame, terminal_text
 from predictors.output import write_output
 
 DataOption = Annotated[
@@ -222,7 +222,7 @@ def predict(
     if fmt == "json":
         typer.echo(json.dumps(out, indent=2))
         return
-    typer.echo(
+    text = (
         f"{out['model']} on {out['gpu_count']}× {out['gpu']} ({out['engine']}, {out['precision']}, "
         f"batch {batch_size}, {input_tokens} in / {output_tokens} out)\n"
         f"  power per GPU  {out['power_w_per_gpu']:.0f} W  "
@@ -232,6 +232,7 @@ def predict(
         f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
         f"  in domain      {'yes' if out['in_domain'] else 'NO: outside the training data'}"
     )
+    typer.echo(terminal_text(text))
 
 
 def _read_rows(input_csv: Path) -> Any:
