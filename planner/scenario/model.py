@@ -172,10 +172,12 @@ class Load(_Strict):
     output_tokens: float = Field(gt=0, le=MAX_CONTEXT_TOKENS)
     """Mean generated length in tokens."""
     daily_profile: list[NonNegativeFloat] | None = None
-    """24 multipliers of ``requests_per_s``, one per hour of the day (hour 0 = 00:00–01:00)."""
+    """24 multipliers of ``requests_per_s``, one per hour of the day (hour 0 = 00:00–01:00), each
+    from 0 to 1000."""
     requests_per_s_by_period: list[RequestRate] | None = Field(None, max_length=MAX_PERIODS)
     """Explicit request rate per planning period (requests/s); the horizon is split into
-    ``len(list)`` equal periods. Instead of ``requests_per_s`` and ``daily_profile``."""
+    ``len(list)`` equal periods (at most 8784, each rate 0 to 1e6). Instead of ``requests_per_s``
+    and ``daily_profile``."""
 
     @field_validator("daily_profile")
     @classmethod
