@@ -17,8 +17,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from predictors.errors import WattgpuError
 
 MIB = 1024 * 1024
@@ -110,6 +108,8 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 def json_text_depth(text: str) -> int:
     """Deepest ``[``/``{`` nesting of JSON *text*, ignoring brackets inside strings."""
+    import numpy as np
+
     bare = _JSON_STRING.sub("", text).encode("utf-8", "replace")
     codes = np.frombuffer(bare, dtype=np.uint8)
     steps = np.zeros(codes.shape, dtype=np.int64)

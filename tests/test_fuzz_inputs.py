@@ -24,6 +24,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -556,8 +557,7 @@ hostile_values = st.one_of(
 def test_import_hf_fuzz_either_valid_row_or_clean_error(
     tmp_path: Path, changes: dict[str, Any]
 ) -> None:
-    work = tmp_path / f"case{abs(hash(json.dumps(changes, default=str))) % 10**9}"
-    work.mkdir()
+    work = Path(tempfile.mkdtemp(dir=tmp_path))
     cfg = work / "config.json"
     cfg.write_text(json.dumps({**LLAMA_CONFIG, **changes}), encoding="utf-8")
     result = run_cli("catalog", "import-hf", str(cfg), "--id", "acme/fuzz", "--user-catalog",
