@@ -150,7 +150,7 @@ SCENARIO_VALUE_CASES = [
     ("context_1m_tokens_on_131k_model", "models[0].load.input_tokens=1000000",
      "models[0].load.input_tokens", "131,072-token context"),
     ("min_replicas_1e6_ignores_time_limit", "models[0].min_replicas=1000000",
-     "models[0].min_replicas", "less than or equal to 64"),
+     "models[0].min_replicas", "less than or equal to 16"),
     ("huge_int_available", "gpus.L4.available=100000000000000000000000000",
      "gpus.L4.available", "out of range"),
     ("electricity_price_absurd", "electricity_usd_per_kwh=1e3", "electricity_usd_per_kwh",
