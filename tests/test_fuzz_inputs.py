@@ -365,6 +365,21 @@ def test_output_into_missing_directories_is_created(tmp_path: Path) -> None:
     assert not list(out.parent.glob(".plan.json.*"))  # the temporary file was renamed
 
 
+@pytest.mark.parametrize("kind", ["directory", "under_a_file", "dev_null"])
+def test_output_path_cases(tmp_path: Path, kind: str) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", paper_dict())
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("keep", encoding="utf-8")
+    target = {"directory": tmp_path, "under_a_file": blocker / "plan.json",
+              "dev_null": Path("/dev/null")}[kind]  # fmt: skip
+    result = run_cli("plan", str(scenario), "-f", "json", "-o", str(target))
+    if kind == "dev_null":
+        assert result.code == 0 and Path("/dev/null").is_char_device(), result.err
+    else:
+        assert_clean_error(result, "--output", str(target))
+    assert blocker.read_text(encoding="utf-8") == "keep"
+
+
 @given(st.text(max_size=40))
 @FUZZ
 def test_escaping_properties(text: str) -> None:
@@ -520,6 +535,14 @@ def test_import_hf_rejects_before_writing(
     assert text in result.err
     assert (user / "llms.csv").read_bytes() == before
     assert load_catalog(user).try_resolve_llm("acme/good-8b") == "acme/good-8b"
+
+
+def test_import_hf_non_utf8_config_names_the_file(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.json"
+    cfg.write_bytes('{"model_type": "ll\u00e9ma"}'.encode("latin-1"))
+    result = run_cli("catalog", "import-hf", str(cfg), "--id", "a/b", "--user-catalog",
+                     str(tmp_path / "uc"))  # fmt: skip
+    assert_clean_error(result, str(cfg), "UTF-8")
 
 
 def test_import_hf_layers_1e30_does_not_loop(tmp_path: Path) -> None:
