@@ -29,7 +29,7 @@ MAX_NODES = 1_000_000
 
 _BaseLoader: type[yaml.SafeLoader]
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Parser: Any = getattr(yaml, "CLoader", yaml.Loader)  # events only: never constructs objects
+_Parser: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # events only, builds nothing
 
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
