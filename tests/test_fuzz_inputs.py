@@ -715,3 +715,21 @@ def test_train_needs_output_outside_a_checkout(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(predictors.paths, "is_source_checkout", lambda: False)
     assert_clean_error(run_cli("train"), "--output", "installed")
+
+
+def test_pure_python_yaml_loader_has_the_same_rules() -> None:
+    """Without libyaml the loader falls back to yaml.SafeLoader with the same YAML 1.2 rules."""
+    code = (
+        "import yaml; del yaml.CSafeLoader; del yaml.CBaseLoader\n"
+        "import planner.scenario.yaml12 as y\n"
+        "assert y.Yaml12Loader.__mro__[1] is yaml.SafeLoader\n"
+        "print(y.load_yaml_text('a: 1e3\\nb: NO\\nc: 017\\nd: yes\\n'))\n"
+        "try:\n    y.load_yaml_text('a: 1\\na: 2\\n')\n"
+        "except yaml.YAMLError as e:\n    print(y.yaml_error('f.yaml', e))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "{'a': 1000.0, 'b': 'NO', 'c': 17, 'd': 'yes'}" in proc.stdout
+    assert "f.yaml: line 2, column 1: duplicate key 'a'" in proc.stdout
