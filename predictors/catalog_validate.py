@@ -59,6 +59,7 @@ class Schema:
 
     @property
     def names(self) -> list[str]:
+        """Column names of the file, in schema order."""
         return [c.name for c in self.columns]
 
 

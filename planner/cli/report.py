@@ -21,6 +21,8 @@ ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 
 
 class ReportFormat(StrEnum):
+    """Output format of ``wattgpu report``: Markdown, HTML, JSON or plain text."""
+
     md = "md"
     html = "html"
     json = "json"
@@ -28,11 +30,15 @@ class ReportFormat(StrEnum):
 
 
 class ParetoFormat(StrEnum):
+    """Output format of ``wattgpu pareto``: a text table or JSON."""
+
     table = "table"
     json = "json"
 
 
 class DiffFormat(StrEnum):
+    """Output format of ``wattgpu diff``: text lines or JSON."""
+
     text = "text"
     json = "json"
 

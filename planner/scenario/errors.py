@@ -125,4 +125,5 @@ def _show(value: Any) -> str:
 
 
 def as_error(source: str, problems: list[Problem]) -> WattgpuError:
+    """One WattgpuError with a ``source: field: what is wrong — fix`` line per problem."""
     return WattgpuError("\n".join(f"{source}: {path}: {msg}" for path, msg in problems))

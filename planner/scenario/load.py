@@ -253,62 +253,13 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
     """
     data = copy.deepcopy(data)
     problems: list[Problem] = []
-
-    def gpu_id(name: Any, where: str) -> Any:
-        if not isinstance(name, str):
-            return name
-        found = catalog.try_resolve_gpu(name)
-        if found is None:
-            problems.append((where, _unknown("GPU", name, catalog.gpus, "id", _GPU_FIX)))
-            return name
-        return found
-
     gpus = data.get("gpus")
     if isinstance(gpus, dict):
-        resolved: dict[Any, Any] = {}
-        first: dict[Any, Any] = {}
-        for key, offer in gpus.items():
-            new = gpu_id(key, format_path(["gpus", key]))
-            if new in resolved:
-                problems.append(
-                    (
-                        format_path(["gpus", key]),
-                        f"names the same GPU as gpus.{first[new]} ({new}) — list it once",
-                    )
-                )
-                continue
-            offer = {} if offer is None else offer  # `L4:` with nothing = catalog defaults
-            resolved[new], first[new] = offer, key
-            known = isinstance(key, str) and catalog.try_resolve_gpu(key) is not None
-            no_price = isinstance(offer, dict) and offer.get("usd_per_hour") is None
-            if known and no_price and catalog.gpu(new).get("usd_per_hour") is None:
-                problems.append(
-                    (
-                        format_path(["gpus", key, "usd_per_hour"]),
-                        f"the catalog has no price for {new} — set usd_per_hour",
-                    )
-                )
-        data["gpus"] = resolved
+        data["gpus"] = _canonical_gpus(gpus, catalog, problems)
     models = data.get("models")
     for i, entry in enumerate(models if isinstance(models, list) else ()):
-        if not isinstance(entry, dict):
-            continue
-        name = entry.get("model")
-        if isinstance(name, str):
-            checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
-            if checkpoint is None:
-                where = f"models[{i}].model"
-                problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
-            else:
-                entry["model"] = checkpoint.model_id
-                if checkpoint.precision is not None and entry.get("precision") is None:
-                    entry["precision"] = checkpoint.precision
-        for field in ("allowed_gpus", "forbidden_gpus"):
-            values = entry.get(field)
-            if isinstance(values, list):
-                entry[field] = [
-                    gpu_id(v, f"models[{i}].{field}[{j}]") for j, v in enumerate(values)
-                ]
+        if isinstance(entry, dict):
+            _canonicalize_model_entry(i, entry, catalog, problems)
     region = data.get("region")
     if isinstance(region, str):
         try:
@@ -317,6 +268,70 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
             msg = _unknown("region", region, catalog.regions, "region_id", _REGION_FIX)
             problems.append(("region", msg))
     return data, problems
+
+
+def _gpu_id(name: Any, where: str, catalog: Catalog, problems: list[Problem]) -> Any:
+    """Catalog id of a GPU name; an unknown name is kept and becomes a problem at *where*."""
+    if not isinstance(name, str):
+        return name
+    found = catalog.try_resolve_gpu(name)
+    if found is None:
+        problems.append((where, _unknown("GPU", name, catalog.gpus, "id", _GPU_FIX)))
+        return name
+    return found
+
+
+def _canonical_gpus(
+    gpus: dict[Any, Any], catalog: Catalog, problems: list[Problem]
+) -> dict[Any, Any]:
+    """The ``gpus`` offers keyed by catalog id; duplicates and unpriced GPUs become problems."""
+    resolved: dict[Any, Any] = {}
+    first: dict[Any, Any] = {}
+    for key, offer in gpus.items():
+        new = _gpu_id(key, format_path(["gpus", key]), catalog, problems)
+        if new in resolved:
+            problems.append(
+                (
+                    format_path(["gpus", key]),
+                    f"names the same GPU as gpus.{first[new]} ({new}) — list it once",
+                )
+            )
+            continue
+        offer = {} if offer is None else offer  # `L4:` with nothing = catalog defaults
+        resolved[new], first[new] = offer, key
+        known = isinstance(key, str) and catalog.try_resolve_gpu(key) is not None
+        no_price = isinstance(offer, dict) and offer.get("usd_per_hour") is None
+        if known and no_price and catalog.gpu(new).get("usd_per_hour") is None:
+            problems.append(
+                (
+                    format_path(["gpus", key, "usd_per_hour"]),
+                    f"the catalog has no price for {new} — set usd_per_hour",
+                )
+            )
+    return resolved
+
+
+def _canonicalize_model_entry(
+    i: int, entry: dict[str, Any], catalog: Catalog, problems: list[Problem]
+) -> None:
+    """Resolve ``models[i]``'s model (quantised checkpoint -> base) and GPU lists in place."""
+    name = entry.get("model")
+    if isinstance(name, str):
+        checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
+        if checkpoint is None:
+            where = f"models[{i}].model"
+            problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
+        else:
+            entry["model"] = checkpoint.model_id
+            if checkpoint.precision is not None and entry.get("precision") is None:
+                entry["precision"] = checkpoint.precision
+    for field in ("allowed_gpus", "forbidden_gpus"):
+        values = entry.get(field)
+        if isinstance(values, list):
+            entry[field] = [
+                _gpu_id(v, f"models[{i}].{field}[{j}]", catalog, problems)
+                for j, v in enumerate(values)
+            ]
 
 
 def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem]) -> Scenario:

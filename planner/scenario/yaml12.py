@@ -45,6 +45,7 @@ class Yaml12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     """Safe loader with YAML 1.2 core-schema scalars and duplicate-key errors."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """Mapping of *node*; a key given twice raises a ConstructorError naming both lines."""
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
@@ -65,6 +66,7 @@ class Yaml12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
         return super().construct_mapping(node, deep=deep)
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """YAML 1.2 integer: decimal, ``0o`` octal or ``0x`` hexadecimal."""
         text = str(self.construct_scalar(node))
         if text.startswith("0o"):
             return int(text[2:], 8)
@@ -73,6 +75,7 @@ class Yaml12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
         return int(text)
 
     def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        """YAML 1.2 float, including ``.inf``, ``-.inf`` and ``.nan`` in any listed case."""
         text = str(self.construct_scalar(node)).lower()
         if text.endswith(".inf"):
             return float("-inf") if text.startswith("-") else float("inf")
@@ -81,6 +84,7 @@ class Yaml12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
         return float(text)
 
     def construct_yaml_bool(self, node: yaml.ScalarNode) -> bool:
+        """YAML 1.2 boolean: only ``true``/``false`` (any listed case), never yes/no/on/off."""
         return str(self.construct_scalar(node)).lower() == "true"
 
 
