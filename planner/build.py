@@ -9,11 +9,13 @@ are not considered: more GPUs per replica only add idle power once the SLA is me
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
 from planner.inputs import (
+    MAX_REPLICAS_PER_CANDIDATE,
     Candidate,
     Exclusion,
     GpuInfo,
@@ -31,6 +33,11 @@ from planner.scenario.model import (
 )
 from predictors import validity
 from predictors.api import Predictor
+from predictors.errors import WattgpuError
+
+
+class FleetSizeError(WattgpuError):
+    """A load no plan within the replica limit can carry (one line per model entry)."""
 
 
 def _spec(
@@ -201,6 +208,28 @@ def provenance(scenario: Scenario, card: dict[str, Any]) -> Provenance:
     )
 
 
+def check_fleet_size(models: Sequence[ModelDemand], cands: Sequence[Candidate]) -> None:
+    """WattgpuError naming the entry when even its largest replica would be needed more than
+    :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE` times to carry its peak load."""
+    problems = []
+    for i, m in enumerate(models):
+        peak = max(m.requests_per_s_by_period, default=0.0)
+        caps = [c for c in cands if c.name == m.name and c.feasible]
+        if peak <= 0 or not caps:
+            continue
+        best = max(caps, key=lambda c: c.max_requests_per_s_per_replica)
+        need = math.ceil(peak / best.max_requests_per_s_per_replica)
+        if need > MAX_REPLICAS_PER_CANDIDATE:
+            problems.append(
+                f"models[{i}].load.requests_per_s: peak {peak:,.6g} req/s for {m.name} needs "
+                f"{need:,} replicas even of its largest option ({best.gpu} TP{best.tp}), more "
+                f"than the {MAX_REPLICAS_PER_CANDIDATE:,} a plan may use — split the load over "
+                "several entries"
+            )
+    if problems:
+        raise FleetSizeError("\n".join(problems))
+
+
 def planning_inputs(
     scenario: Scenario,
     predictor: Predictor,
@@ -215,10 +244,12 @@ def planning_inputs(
         minimize=scenario.objective.minimize,
         weights={} if weights is None else weights.model_dump(),
     )
+    cands = tuple([*candidates(scenario, predictor), *extra_candidates])
+    check_fleet_size(models, cands)
     return PlanningInputs(
         scenario=scenario.name,
         models=tuple(models),
-        candidates=tuple([*candidates(scenario, predictor), *extra_candidates]),
+        candidates=cands,
         inventory={g: o.available for g, o in scenario.gpu_offers.items()},
         period_hours=period_hours,
         pue=scenario.pue_value,

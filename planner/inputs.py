@@ -23,6 +23,10 @@ from typing import Literal, get_args
 
 from predictors.errors import WattgpuError
 
+#: Most replicas of one candidate (model entry × GPU type × TP degree) a plan may use: keeps the
+#: exact per-model dynamic programme and the MILP bounded in time and memory at extreme loads.
+MAX_REPLICAS_PER_CANDIDATE = 256
+
 ObjectiveKind = Literal["energy", "cost", "carbon", "weighted"]
 #: What a plan may minimise (the scenario schema and the optimiser share this list).
 OBJECTIVE_KINDS: tuple[str, ...] = get_args(ObjectiveKind)

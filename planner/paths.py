@@ -17,4 +17,5 @@ def scenarios_dir() -> Path:
 
 
 def default_scenario() -> Path:
+    """Path of :data:`DEFAULT_SCENARIO`, the file ``wattgpu plan`` uses when none is given."""
     return scenarios_dir() / DEFAULT_SCENARIO

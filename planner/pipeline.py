@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from planner.build import planning_inputs
+from planner.build import FleetSizeError, planning_inputs
 from planner.inputs import PlanningInputs
 from planner.result import Plan
 from planner.scenario.bundled import find_scenario
@@ -89,6 +89,11 @@ def plan_file(
 
         user_dir = user_catalog_path(scenario.user_catalog, Path(path).parent)
         predictor = replace(predictor, catalog=load_catalog(user_dir))
-    return plan_scenario(
-        scenario, predictor, time_limit_s=time_limit_s, baselines=baselines, progress=progress
-    )
+    try:
+        return plan_scenario(
+            scenario, predictor, time_limit_s=time_limit_s, baselines=baselines, progress=progress
+        )
+    except FleetSizeError as exc:
+        raise FleetSizeError(
+            "\n".join(f"{path}: {line}" for line in str(exc).splitlines())
+        ) from None

@@ -70,6 +70,14 @@ LOAD_COLUMNS: tuple[str, ...] = ("concurrency", "ttft_s_at_load", "itl_s_p90")
 #: Extra columns of ``predict(..., with_ttft=True)`` (not part of the CSV contract).
 TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
 _NUMERIC = ("gpu_count", "batch_size", "input_tokens", "output_tokens")
+#: Largest value accepted per numeric input column (a row above it gets an error): more GPUs per
+#: replica than any NVLink domain, more sequences or tokens than any serving engine handles.
+MAX_VALUES: dict[str, float] = {
+    "gpu_count": 64,
+    "batch_size": 65_536,
+    "input_tokens": 10_000_000,
+    "output_tokens": 10_000_000,
+}
 
 
 def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
@@ -128,7 +136,12 @@ def _whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
     casts = []
     for col in _NUMERIC:
         values = rows[col].drop_nulls()
-        if values.len() and bool((values == values.floor()).all()) and values.abs().max() < 2**53:  # type: ignore[operator]
+        if (
+            values.len()
+            and bool(values.is_finite().all())
+            and bool((values == values.floor()).all())
+            and values.abs().max() < 2**53  # type: ignore[operator]
+        ):
             casts.append(pl.col(col).cast(pl.Int64))
     return rows.with_columns(casts) if casts else rows
 
@@ -180,15 +193,16 @@ class Predictor:
         ]
         for col in _NUMERIC:
             v = pl.col(col)
-            bad = v.is_null() | ~v.is_finite() | (v <= 0)
-            if col in ("gpu_count", "batch_size"):
+            bad = v.is_null() | ~v.is_finite() | (v <= 0) | (v > MAX_VALUES[col])
+            whole = col in ("gpu_count", "batch_size")
+            if whole:
                 bad = bad | (v != v.floor())
             checks.append(
                 pl.when(bad.fill_null(True))
                 .then(
                     pl.lit(
-                        f"{col}: must be a positive number"
-                        + (" (whole)" if col in ("gpu_count", "batch_size") else "")
+                        f"{col}: must be a {'whole number from 1' if whole else 'number above 0'}"
+                        f" to {MAX_VALUES[col]:,.0f}"
                     )
                 )
                 .otherwise(pl.lit(""))
@@ -204,9 +218,35 @@ class Predictor:
             self.catalog,
             [None if m is None else model_map.get(m) for m in rows["model"].to_list()],
             [None if g is None else gpu_map.get(g) for g in rows["gpu"].to_list()],
-            rows["gpu_count"].to_list(),
+            # a count above the bound already has its error: no second message about nodes
+            [c if c is None or c <= MAX_VALUES["gpu_count"] else None for c in rows["gpu_count"]],
         )
         checks.append(pl.lit(pl.Series("_config", config_errors, dtype=pl.String)))
+        context = dict(
+            zip(
+                self.catalog.llms["id"].to_list(),
+                self.catalog.llms["max_position_embeddings"].to_list(),
+                strict=True,
+            )
+        )
+        window = (
+            pl.col("model")
+            .replace_strict(model_map, default=None, return_dtype=pl.String)
+            .replace_strict(context, default=None, return_dtype=pl.Float64)
+        )
+        tokens = pl.col("input_tokens") + pl.col("output_tokens")
+        checks.append(
+            pl.when((tokens > window).fill_null(False))
+            .then(
+                pl.format(
+                    "input_tokens + output_tokens = {} exceed the model's {}-token context; "
+                    "lower them",
+                    tokens.cast(pl.Int64, strict=False),
+                    window.cast(pl.Int64),
+                )
+            )
+            .otherwise(pl.lit(""))
+        )
         return rows.select(
             pl.col("model")
             .replace_strict(model_map, default=None, return_dtype=pl.String)

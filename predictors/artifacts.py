@@ -44,6 +44,7 @@ def data_hash(frame: pl.DataFrame) -> str:
 
 
 def library_versions() -> dict[str, str]:
+    """Versions of wattgpu, XGBoost, polars and NumPy, recorded in the model card."""
     import numpy
     import xgboost
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from predictors.safe_read import MAX_CATALOG_BYTES, file_size_problem
 from predictors.vocab import PRECISIONS
 
 Kind = Literal["str", "int", "float", "bool", "list"]
@@ -58,6 +59,7 @@ class Schema:
 
     @property
     def names(self) -> list[str]:
+        """Column names of the file, in schema order."""
         return [c.name for c in self.columns]
 
 
@@ -300,6 +302,9 @@ def _convert(col: Column, raw: str) -> tuple[Any, str | None]:
 
 def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[str]]:
     """Read and check one catalog file: (typed rows, their row numbers, problems)."""
+    too_big = file_size_problem(path, MAX_CATALOG_BYTES)
+    if too_big is not None:
+        return [], [], [problem(path, None, None, too_big.split(" — ")[0], "give a smaller file")]
     try:
         text = pl.read_csv(path, infer_schema=False, truncate_ragged_lines=False)
     except Exception as exc:  # polars raises several error types for malformed CSV

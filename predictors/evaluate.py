@@ -82,6 +82,7 @@ MIN_TARGET_ROWS = 50
 
 
 def methods(target: Target) -> tuple[str, ...]:
+    """Methods evaluated for *target*: ours, v1, paper recipe (if defined), physical baselines."""
     paper = ("paper_recipe",) if target.paper is not None else ()
     v1 = ("v1",) if target.v1 is not None else ()
     return ("ours", *v1, *paper, *target.physical)

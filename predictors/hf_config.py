@@ -8,12 +8,17 @@ that is needed but absent raises :class:`WattgpuError` naming the key and the fi
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from predictors.errors import WattgpuError
+from predictors.escape import short_repr
 from predictors.llm_params import ArchSpec, count_params
+
+#: What a catalog model id looks like: ORG/NAME as on the Hugging Face Hub.
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
 
 #: Column order of ``catalogs/llms.csv`` (the fixed data contract).
 LLM_COLUMNS: tuple[str, ...] = (
@@ -99,6 +104,7 @@ class _Config:
         return None
 
     def need_int(self, *keys: str) -> int:
+        """A required size (at least 1)."""
         value = self.get(*keys)
         if value is None:
             raise WattgpuError(
@@ -106,16 +112,41 @@ class _Config:
                 + (f" (nor {', '.join(repr(k) for k in keys[1:])})" if len(keys) > 1 else "")
                 + "; add it to the config.json"
             )
-        return _as_int(value, keys[0], self.source)
+        return _as_int(value, self._key(keys, value), self.source, minimum=1)
 
     def opt_int(self, *keys: str) -> int | None:
         value = self.get(*keys)
-        return None if value is None else _as_int(value, keys[0], self.source)
+        return None if value is None else _as_int(value, self._key(keys, value), self.source)
+
+    def _key(self, keys: tuple[str, ...], value: Any) -> str:
+        """The key that holds *value* (named in messages)."""
+        return next((k for k in keys if self.raw.get(k) is value), keys[0])
 
 
-def _as_int(value: Any, key: str, source: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise WattgpuError(f"{source}: {key!r} must be a whole number, got {value!r}")
+#: Largest integer accepted in a config (a 32-bit size), and tighter limits where a size drives a
+#: loop (the parameter counter walks the layers).
+MAX_CONFIG_INT = 2**31 - 1
+MAX_CONFIG_VALUE: dict[str, int] = {
+    "num_hidden_layers": 10_000,
+    "n_layer": 10_000,
+    "num_layers": 10_000,
+    "n_layers": 10_000,
+}
+
+
+def _as_int(value: Any, key: str, source: str, minimum: int = 0) -> int:
+    """*value* as a whole number in [minimum, the key's limit]; WattgpuError naming key and file
+    otherwise (NaN, Infinity, text, fractions, booleans and huge numbers included)."""
+    limit = MAX_CONFIG_VALUE.get(key, MAX_CONFIG_INT)
+    shown = short_repr(value, 40)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise WattgpuError(f"{source}: {key!r} must be a whole number, got {shown}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise WattgpuError(f"{source}: {key!r} must be a finite whole number, got {shown}")
+    if not minimum <= value <= limit or value != int(value):
+        raise WattgpuError(
+            f"{source}: {key!r} must be a whole number from {minimum} to {limit:,}, got {shown}"
+        )
     return int(value)
 
 
@@ -138,7 +169,8 @@ def _dtype(cfg: _Config) -> str:
         if method == "fp8" or "fp8" in algo:
             return "fp8"
         if method in {"awq", "gptq"}:
-            return "int4" if int(quant.get("bits", 4)) == 4 else "int8"
+            bits = _as_int(quant.get("bits", 4), "quantization_config.bits", cfg.source, 1)
+            return "int4" if bits == 4 else "int8"
         if method == "compressed-tensors":
             text = str(quant).lower()
             if "'num_bits': 8" in text and "'type': 'float'" in text:
@@ -274,8 +306,15 @@ def catalog_row_from_hf_config(
     Parameter counts come from :func:`predictors.llm_params.count_params`.
     """
     cfg = _Config(raw, source)
-    if "/" not in model_id:
-        raise WattgpuError(f"{source}: model id {model_id!r} must look like ORG/NAME")
+    if not MODEL_ID.fullmatch(model_id):
+        raise WattgpuError(
+            f"--id {short_repr(model_id, 60)}: must look like ORG/NAME (letters, digits, "
+            "'.', '_', '-'), e.g. my-org/my-model-7b"
+        )
+    if not cfg.model_type:
+        raise WattgpuError(
+            f'{source}: config has no \'model_type\'; add e.g. "model_type": "llama"'
+        )
     spec = _spec(cfg)
     max_pos = cfg.need_int(
         "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"
@@ -286,7 +325,7 @@ def catalog_row_from_hf_config(
         "id": model_id,
         "aliases": [],
         "family": family_from_id(model_id, cfg.model_type),
-        "model_type": cfg.model_type or "unknown",
+        "model_type": cfg.model_type,
         "total_params_b": round(counts.total_b, 3),
         "active_params_b": round(counts.active_b if spec.is_moe else counts.total_b, 3),
         "num_layers": spec.num_layers,

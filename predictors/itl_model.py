@@ -87,6 +87,7 @@ class PhysicsItlEstimator:
         return params
 
     def step_time_s(self, frame: pl.DataFrame) -> np.ndarray:
+        """Modelled decode-step time of every row, seconds (physics only, no residual)."""
         if self.step is None:
             raise RuntimeError(f"estimator {self.name} is not fitted")
         return step_times(self.step, StepInputs.of(frame)).total
@@ -100,6 +101,7 @@ class PhysicsItlEstimator:
         )
 
     def fit(self, frame: pl.DataFrame, y: np.ndarray) -> None:
+        """Fit step parameters to measured ITL *y* (s), then residual trees on log(y/step)."""
         import xgboost as xgb
 
         self.step = _cached_step_fit(frame, y)
@@ -123,15 +125,18 @@ class PhysicsItlEstimator:
         return np.clip(z, *RESIDUAL_BOUNDS)
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:
+        """Predicted ITL per row, s: step time x exp(residual), never below :meth:`floor_s`."""
         t = self.step_time_s(frame) * np.exp(self.residual(frame))
         return np.asarray(np.maximum(t, self.floor_s(frame)))
 
     def calibrate(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> Interval:
+        """The multiplicative conformal band of out-of-fold ITL predictions *predicted* (s)."""
         return Interval.calibrate(y, predicted)
 
     def bounds(
         self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval
     ) -> tuple[np.ndarray, np.ndarray]:
+        """ITL bounds, s: lower at least the roofline, upper at least *predicted*."""
         lo, hi = interval.apply(predicted)
         x = StepInputs.of(frame)
         roofline = np.maximum(x.memory_floor_s(), x.compute_floor_s())

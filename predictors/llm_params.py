@@ -69,10 +69,12 @@ class ArchSpec:
 
     @property
     def is_moe(self) -> bool:
+        """True for a mixture-of-experts model (``num_experts`` given and non-zero)."""
         return bool(self.num_experts)
 
     @property
     def is_mla(self) -> bool:
+        """True for multi-head latent attention (``kv_lora_rank`` given and non-zero)."""
         return bool(self.kv_lora_rank)
 
 

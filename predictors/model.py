@@ -85,6 +85,7 @@ class Interval:
         return Interval(float(np.quantile(r, q_lo)), float(np.quantile(r, q_hi)), level)
 
     def apply(self, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds ``predicted * exp(log_lo|log_hi)``, units of *predicted*."""
         return predicted * np.exp(self.log_lo), predicted * np.exp(self.log_hi)
 
 

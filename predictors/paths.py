@@ -25,6 +25,12 @@ def trained_dir() -> Path:
     return _PKG / "trained"
 
 
+def is_source_checkout() -> bool:
+    """True when running from a source checkout (``pyproject.toml`` beside the packages), not
+    from an installed wheel (where writing next to the code means writing into site-packages)."""
+    return (_REPO / "pyproject.toml").is_file() and (_REPO / "predictors").resolve() == _PKG
+
+
 def user_catalog_dir(explicit: Path | None = None) -> Path | None:
     """The user catalog overlay: the explicit path, else ``$WATTGPU_USER_CATALOG``, else None."""
     if explicit is not None:

@@ -36,6 +36,7 @@ class UtilInterval:
     def calibrate(
         measured_u: np.ndarray, predicted_u: np.ndarray, level: float = 0.9
     ) -> UtilInterval:
+        """Quantiles of out-of-fold utilisation residuals (finite-sample conformal correction)."""
         r = measured_u - predicted_u
         r = r[np.isfinite(r)]
         if r.size == 0:
@@ -81,6 +82,7 @@ class PowerUtilEstimator:
         return params
 
     def fit(self, frame: pl.DataFrame, y: np.ndarray) -> None:
+        """Fit the trees to the utilisation of measured power *y* (W per GPU), clipped to [0, 1]."""
         import xgboost as xgb
 
         u = utilisation(frame, y)
@@ -90,6 +92,7 @@ class PowerUtilEstimator:
         self.booster = xgb.train(self._xgb_params(), dtrain, num_boost_round=self.num_boost_round)
 
     def predict_u(self, frame: pl.DataFrame) -> np.ndarray:
+        """Predicted utilisation ``u`` of every row, in [0, 1]."""
         import xgboost as xgb
 
         if self.booster is None:
@@ -99,15 +102,18 @@ class PowerUtilEstimator:
         return np.clip(u, 0.0, 1.0)
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:
+        """Predicted power per GPU of every row, W: ``idle + (TDP - idle) * u``, in [idle, TDP]."""
         idle, tdp = _idle_tdp(frame)
         return np.asarray(idle + (tdp - idle) * self.predict_u(frame))
 
     def calibrate(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> UtilInterval:
+        """The additive conformal band on ``u`` of out-of-fold power predictions *predicted* (W)."""
         return UtilInterval.calibrate(utilisation(frame, y), utilisation(frame, predicted))
 
     def bounds(
         self, frame: pl.DataFrame, predicted: np.ndarray, interval: UtilInterval
     ) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper power bounds per GPU, W, inside [idle, TDP] and around *predicted*."""
         idle, tdp = _idle_tdp(frame)
         u = utilisation(frame, predicted)
         lo = np.clip(u + min(interval.lo, 0.0), 0.0, 1.0)

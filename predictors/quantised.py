@@ -61,6 +61,7 @@ class Checkpoint:
 
     @property
     def quantised(self) -> bool:
+        """True when the name is a quantised checkpoint (it implies a precision)."""
         return self.precision is not None
 
     def note(self, explicit_precision: str | None = None) -> str:

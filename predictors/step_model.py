@@ -82,10 +82,12 @@ class StepParams:
     vendor_factor: dict[str, float] = field(default_factory=lambda: {REFERENCE_VENDOR: 1.0})
 
     def to_json(self) -> dict[str, Any]:
+        """The parameters as plain JSON values (stored in the model card)."""
         return asdict(self)
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> StepParams:
+        """Parameters read back from :meth:`to_json` output."""
         return StepParams(
             {str(k): float(v) for k, v in data["eta_bw"].items()},
             float(data["eta_flops"]),
@@ -114,6 +116,8 @@ class StepInputs:
 
     @staticmethod
     def of(frame: pl.DataFrame) -> StepInputs:
+        """Inputs of every row of *frame*; missing interconnect = PCIe 4.0 x16 (64 GB/s)."""
+
         def col(name: str) -> np.ndarray:
             return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
 
@@ -155,6 +159,7 @@ class StepTimes:
 
     @property
     def total(self) -> np.ndarray:
+        """Modelled step time, seconds: (overhead + core + all-reduces) x vendor factor."""
         return np.asarray((self.overhead + self.core + self.comm) * self.vendor_factor)
 
 

@@ -18,6 +18,7 @@ batch predict). Nothing here raises on bad configurations.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -114,8 +115,8 @@ def row_errors(
     cache: dict[tuple[str, str, int], str] = {}
     out = []
     for model, gpu, count in zip(models, gpus, gpu_counts, strict=True):
-        if model is None or gpu is None or count is None or count != count:
-            out.append("")
+        if model is None or gpu is None or count is None or not math.isfinite(count):
+            out.append("")  # unresolved names and NaN/inf counts are reported by other checks
             continue
         if count < 1 or count != int(count):
             out.append("")  # reported by the positive-whole-number check

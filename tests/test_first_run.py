@@ -43,6 +43,7 @@ from planner.solve.explain import no_candidate_messages
 from predictors.api import Predictor
 from predictors.cli.progress import Progress, progress_enabled
 from predictors.errors import WattgpuError
+from predictors.escape import md_text
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -312,8 +313,8 @@ def test_infeasible_plan_cli_exits_1_and_prints_every_model(
     path.write_text(yaml.safe_dump(INFEASIBLE), encoding="utf-8")
     result = _invoke("plan", str(path), "--format", "md")
     assert result.exit_code == 1
-    for message in infeasible_run.plan.solve.messages:
-        assert message in result.stdout
+    for message in infeasible_run.plan.solve.messages:  # as Markdown text (escaped)
+        assert md_text(message) in result.stdout
 
 
 def _cand(gpu: str, tp: int, code: Exclusion, needed: float, usable: float) -> Candidate:

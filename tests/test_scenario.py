@@ -23,6 +23,9 @@ from planner.scenario.doc import field_reference
 from planner.scenario.load import apply_override, deep_merge, load_scenario, parse_path
 from planner.scenario.model import (
     HOURS_PER_DAY,
+    MAX_GRID_G_CO2_PER_KWH,
+    MAX_PROFILE_MULTIPLIER,
+    MAX_USD_PER_KWH,
     Scenario,
     periods,
     requests_per_s_by_period,
@@ -577,7 +580,8 @@ def scenario_dicts(draw: st.DrawFn) -> dict[str, Any]:
             "output_tokens": draw(positive),
         }
         if use_profile:
-            load["daily_profile"] = draw(st.lists(non_negative, min_size=24, max_size=24))
+            multipliers = st.floats(min_value=0.0, max_value=MAX_PROFILE_MULTIPLIER)
+            load["daily_profile"] = draw(st.lists(multipliers, min_size=24, max_size=24))
         models.append(
             {
                 "name": name,
@@ -597,9 +601,9 @@ def scenario_dicts(draw: st.DrawFn) -> dict[str, Any]:
     return {
         "name": draw(names),
         "horizon_hours": draw(positive),
-        "grid_g_co2_per_kwh": draw(non_negative),
+        "grid_g_co2_per_kwh": draw(st.floats(min_value=0.0, max_value=MAX_GRID_G_CO2_PER_KWH)),
         "pue": draw(st.floats(min_value=1.0, max_value=3.0)),
-        "electricity_usd_per_kwh": draw(non_negative),
+        "electricity_usd_per_kwh": draw(st.floats(min_value=0.0, max_value=MAX_USD_PER_KWH)),
         "gpus": gpus,
         "models": models,
     }

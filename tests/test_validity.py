@@ -63,16 +63,14 @@ def test_predict_reports_invalid_configurations_per_row() -> None:
         {
             "model": ["meta-llama/Llama-3.1-8B-Instruct"] * 4,
             "gpu": ["H100", "H100", "L4", "GB200"],
-            "gpu_count": ["3", "100000", "2", "8"],
+            "gpu_count": ["3", "16", "2", "8"],
         }
     )
     out = predictor.predict(rows)
     errors = out["error"].to_list()
     assert errors[0].startswith("gpu_count: tensor parallelism 3 does not divide the 32 attention")
     assert errors[0].endswith("use a tensor-parallel degree of 1, 2, 4, 8")
-    assert errors[1].startswith(
-        "gpu_count: tensor parallelism 100000 needs 100000 GPUs in one node"
-    )
+    assert errors[1].startswith("gpu_count: tensor parallelism 16 needs 16 GPUs in one node")
     assert "at most 8 H100-SXM5-80GB" in errors[1]
     assert errors[2] == ""  # the good row is still predicted
     assert out["itl_s"][2] is not None and out["itl_s"][2] > 0
@@ -84,7 +82,11 @@ def test_predict_reports_invalid_configurations_per_row() -> None:
 
 @pytest.mark.parametrize(
     ("count", "message"),
-    [("100000", "needs 100000 GPUs in one node"), ("3", "does not divide the 32 attention heads")],
+    [
+        ("16", "needs 16 GPUs in one node"),
+        ("100000", "must be a whole number from 1 to 64"),
+        ("3", "does not divide the 32 attention heads"),
+    ],
 )
 def test_cli_predict_invalid_configuration_is_one_line(
     capsys: pytest.CaptureFixture[str], count: str, message: str

@@ -61,17 +61,27 @@ def build(n_models: int, seed: int = SEED, max_params_b: float = 75.0) -> dict[s
         else:
             synthetic = round(usd_per_gb_s * float(row["memory_bandwidth_gb_s"] or 1000.0), 2)
             offers[row["id"]] = {"usd_per_hour": max(synthetic, 0.1)}
+    context = {row["id"]: row["max_position_embeddings"] for row in catalog.llms.to_dicts()}
     models = []
     for i in range(n_models):
         llm = rng.choice(llms)
         output_tokens = rng.choice([16, 64, 128, 256, 512, 1024])
+        requests_per_s = round(rng.lognormvariate(-0.5, 1.0), 3)
+        input_tokens = rng.choice([128, 256, 512, 1024, 2048, 4096])
+        window = context.get(llm)
+        while window is not None and input_tokens + output_tokens > window:
+            # fit the model's context window: halve the prompt, then the completion
+            if input_tokens > 16:
+                input_tokens //= 2
+            else:
+                output_tokens //= 2
         models.append(
             {
                 "name": f"m{i:04d}-{llm.split('/')[-1].lower()}",
                 "model": llm,
                 "load": {
-                    "requests_per_s": round(rng.lognormvariate(-0.5, 1.0), 3),
-                    "input_tokens": rng.choice([128, 256, 512, 1024, 2048, 4096]),
+                    "requests_per_s": requests_per_s,
+                    "input_tokens": input_tokens,
                     "output_tokens": output_tokens,
                     "daily_profile": _profile(rng),
                 },

@@ -50,18 +50,21 @@ class Change:
 
     @property
     def delta(self) -> float | None:
+        """``after - before`` when both are numbers, else None (units of the value)."""
         if _is_number(self.before) and _is_number(self.after):
             return float(self.after) - float(self.before)
         return None
 
     @property
     def pct(self) -> float | None:
+        """Change relative to ``before`` in percent; None when not numeric or ``before`` is zero."""
         d = self.delta
         if d is None or not self.before:
             return None
         return 100.0 * d / abs(float(self.before))
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON object with ``where``, ``before``, ``after``, ``delta`` and ``pct``."""
         return {
             "where": self.where,
             "before": self.before,
@@ -71,6 +74,7 @@ class Change:
         }
 
     def line(self) -> str:
+        """One text line ``where: before -> after (+delta, +pct %)``."""
         text = f"{self.where}: {_fmt(self.before)} -> {_fmt(self.after)}"
         if self.delta is not None:
             text += f" ({self.delta:+,.4g}"
@@ -94,6 +98,7 @@ class PlanDiff:
 
     @property
     def identical(self) -> bool:
+        """True when no section (scenario, assumptions, models, allocations, totals) differs."""
         return not (
             self.scenario
             or self.assumptions
@@ -105,6 +110,7 @@ class PlanDiff:
         )
 
     def to_json_dict(self) -> dict[str, Any]:
+        """Everything as plain JSON values (``wattgpu diff --format json``)."""
         return {
             "a": self.a,
             "b": self.b,

@@ -254,13 +254,20 @@ class Economics(Protocol):
     """What turns GPU energy into facility energy, cost and carbon (plan assumptions)."""
 
     @property
-    def pue(self) -> float: ...
+    def pue(self) -> float:
+        """Power usage effectiveness: facility energy / GPU energy (>= 1)."""
+
     @property
-    def electricity_usd_per_kwh(self) -> float: ...
+    def electricity_usd_per_kwh(self) -> float:
+        """Electricity price, USD per facility kWh."""
+
     @property
-    def grid_g_co2_per_kwh(self) -> float: ...
+    def grid_g_co2_per_kwh(self) -> float:
+        """Grid carbon intensity, grams CO2 per facility kWh."""
+
     @property
-    def carbon_usd_per_kg(self) -> float | None: ...
+    def carbon_usd_per_kg(self) -> float | None:
+        """Carbon price, USD per kg CO2; None when carbon is not priced."""
 
 
 def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: Economics) -> Figures:

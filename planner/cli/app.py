@@ -28,6 +28,7 @@ from predictors.cli import catalog as cli_catalog
 from predictors.cli import data as cli_data
 from predictors.cli import models as cli_predictors
 from predictors.errors import WattgpuError
+from predictors.escape import terminal_text
 
 app = typer.Typer(
     name="wattgpu",
@@ -77,12 +78,12 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         for line in str(exc).splitlines() or ["unknown error"]:
-            typer.echo(f"error: {line}", err=True)
+            typer.echo(f"error: {terminal_text(line)}", err=True)
         sys.exit(1)
     except Exception as exc:  # a bug, not bad input: one line, the traceback on --debug
         if debug:
             raise
-        first = (str(exc).splitlines() or [""])[0]
+        first = terminal_text((str(exc).splitlines() or [""])[0][:300])
         typer.echo(
             f"error: internal error {type(exc).__name__}: {first} "
             "(rerun with --debug for the traceback and please report it)",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, get_args
 
@@ -82,15 +83,13 @@ def _print_sections(sections: list[Section], *, wide: bool = False) -> None:
     sections_to_rich(sections, console)
 
 
-def _emit(text: str, output: Path | None, what: str) -> None:
+def _emit(text: str, output: Path | None, what: str, inputs: Sequence[Path | None] = ()) -> None:
+    from predictors.output import write_output
+
     if output is None:
         sys.stdout.write(text)
         return
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise WattgpuError(f"{output}: cannot write ({exc.strerror}) — check the path") from None
+    write_output(output, text, inputs=inputs)
     typer.echo(f"wrote {what} to {output}", err=True)
 
 
@@ -151,6 +150,10 @@ def plan(
     from predictors.cli.progress import Progress
 
     path = find_scenario(file) if file is not None else default_scenario()
+    if output is not None:  # before solving: refuse to overwrite the scenario or an overlay
+        from predictors.output import check_not_input
+
+        check_not_input(output, [path, *(overlay or [])], "--output")
     with Progress("planning") as progress:
         run = plan_file(
             path, set_ or [], overlay or [], time_limit_s=time_limit, progress=progress.update
@@ -159,8 +162,12 @@ def plan(
     if fmt == PlanFormat.table and output is None:
         _print_sections(plan_sections(result, candidates=candidates, wide=wide), wide=wide)
     else:
-        text = render_plan(result, fmt.value, candidates=candidates, wide=wide)
-        _emit(text, output, f"{fmt.value} plan")
+        _emit(
+            render_plan(result, fmt.value, candidates=candidates, wide=wide),
+            output,
+            f"{fmt.value} plan",
+            inputs=[path, *(overlay or [])],
+        )
     if result.status == PlanStatus.INFEASIBLE:
         raise typer.Exit(EXIT_INFEASIBLE)
     if result.status == PlanStatus.ERROR:

@@ -21,6 +21,8 @@ ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 
 
 class ReportFormat(StrEnum):
+    """Output format of ``wattgpu report``: Markdown, HTML, JSON or plain text."""
+
     md = "md"
     html = "html"
     json = "json"
@@ -28,11 +30,15 @@ class ReportFormat(StrEnum):
 
 
 class ParetoFormat(StrEnum):
+    """Output format of ``wattgpu pareto``: a text table or JSON."""
+
     table = "table"
     json = "json"
 
 
 class DiffFormat(StrEnum):
+    """Output format of ``wattgpu diff``: text lines or JSON."""
+
     text = "text"
     json = "json"
 
@@ -62,17 +68,13 @@ def _accuracy_csv(given: Path | None) -> Path | None:
     return checkout if checkout.is_file() else None
 
 
-def _write(text: str, output: Path | None) -> None:
+def _write(text: str, output: Path | None, inputs: list[Path] | None = None) -> None:
+    from predictors.output import write_output
+
     if output is None:
         typer.echo(text, nl=not text.endswith("\n"))
         return
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise WattgpuError(
-            f"--output {output}: cannot write ({exc.strerror}); fix the path"
-        ) from None
+    write_output(output, text, inputs=inputs or [])
     typer.echo(f"wrote {output}", err=True)
 
 
@@ -113,6 +115,10 @@ def report(
     from planner.report.source import plan_source
     from planner.scenario.bundled import find_scenario
     from predictors.cli.progress import Progress
+    from predictors.output import check_not_input
+
+    if output is not None:
+        check_not_input(output, [file, *(overlay or [])], "--output")
 
     file = find_scenario(file)
     with Progress("planning") as progress:
@@ -140,7 +146,7 @@ def report(
             + "; ".join(src.plan.solve.messages or ("no solution",)),
             err=True,
         )
-    _write(render_report(data, format_.value, csv), output)
+    _write(render_report(data, format_.value, csv), output, [file, *(overlay or [])])
 
 
 def pareto(
@@ -184,16 +190,16 @@ def pareto(
         png = pareto_chart({"pareto": data})
         if png is None:
             raise WattgpuError(f"--chart {chart}: the front has no points to draw")
-        try:
-            chart.parent.mkdir(parents=True, exist_ok=True)
-            chart.write_bytes(png)
-        except OSError as exc:
-            raise WattgpuError(f"--chart {chart}: cannot write ({exc.strerror})") from None
+        from predictors.output import write_output
+
+        write_output(chart, png, inputs=[file, *(overlay or [])], option="--chart")
         typer.echo(f"wrote {chart}", err=True)
     if format_ is ParetoFormat.json:
         typer.echo(json.dumps(data, indent=2))
         return
-    typer.echo("\n".join(pareto_lines(data)))
+    from predictors.escape import terminal_text
+
+    typer.echo(terminal_text("\n".join(pareto_lines(data))))
 
 
 def pareto_lines(data: dict[str, Any]) -> list[str]:
@@ -230,12 +236,13 @@ def diff(
 ) -> None:
     """What changed between two plan JSON files: allocations, totals, status, assumptions."""
     from planner.analysis.diff import diff_files
+    from predictors.escape import terminal_text
 
     d = diff_files(a, b)
     if format_ is DiffFormat.json:
         typer.echo(json.dumps(d.to_json_dict(), indent=2))
     else:
-        typer.echo("\n".join(d.lines()))
+        typer.echo(terminal_text("\n".join(d.lines())))
 
 
 def register(app: typer.Typer) -> None:

@@ -33,6 +33,7 @@ def validate(
     """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
     from planner.scenario.bundled import find_scenario
     from planner.scenario.load import load_scenario
+    from predictors.escape import terminal_text
 
     path = find_scenario(file)
     scenario = load_scenario(path, overrides=set_ or [], overlays=overlay or [])
@@ -41,7 +42,7 @@ def validate(
     models = "1 model" if n_models == 1 else f"{n_models} models"
     gpus = "1 GPU type" if n_gpus == 1 else f"{n_gpus} GPU types"
     label = str(file) if path == file else f"{file} (bundled example {path.name})"
-    typer.echo(f"{label}: ok ({models}, {gpus})")
+    typer.echo(terminal_text(f"{label}: ok ({models}, {gpus})"))
 
 
 def register(app: typer.Typer) -> None:

@@ -8,13 +8,13 @@ under docs/schemas/ (:func:`planner.documents.schema`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from predictors.errors import WattgpuError
+from predictors.safe_read import MAX_PLAN_JSON_BYTES, load_json
 
 D = TypeVar("D", bound="Document")
 
@@ -38,16 +38,10 @@ def first_error(exc: ValidationError) -> str:
 
 def load_document(path: Path, model: type[D], what: str, fix: str) -> D:
     """Read and validate the JSON file *path* as *model*; one clear line on any problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WattgpuError(f"{path}: cannot read ({exc.strerror}); fix the path") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WattgpuError(
-            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); {fix}"
-        ) from None
+    try:  # size, UTF-8, nesting depth and NaN are checked before anything is parsed
+        data = load_json(path, MAX_PLAN_JSON_BYTES)
+    except WattgpuError as exc:
+        raise WattgpuError(f"{exc}; {fix}") from None
     if not isinstance(data, dict):
         raise WattgpuError(f"{path}: not a {what} (expected a JSON object); {fix}")
     try:

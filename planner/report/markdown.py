@@ -15,12 +15,14 @@ from planner.report.sections import (
     Table,
     report_sections,
 )
+from predictors.escape import md_text
 
 __all__ = ["NOT_EVALUATED", "parts_to_markdown", "render_markdown"]
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """One table cell: ``|``, newlines, control sequences and HTML escaped (user strings)."""
+    return md_text(text)
 
 
 def _table(t: Table) -> list[str]:
@@ -32,9 +34,10 @@ def _table(t: Table) -> list[str]:
 
 def _block(block: Block) -> list[str]:
     if isinstance(block, Para):
-        return [f"> {block.text}" if block.style == "note" else block.text]
+        text = md_text(block.text)
+        return [f"> {text}" if block.style == "note" else text]
     if isinstance(block, Bullets):
-        return [f"* {item}" for item in block.items]
+        return [f"* {md_text(item)}" for item in block.items]
     if isinstance(block, Table):
         return _table(block)
     return []  # cards and figures: HTML only
@@ -44,7 +47,7 @@ def parts_to_markdown(parts: list[Part]) -> str:
     """*parts* as GitHub-flavoured Markdown."""
     lines: list[str] = []
     for part in parts:
-        lines += [f"{'#' * part.level} {part.title}", ""]
+        lines += [f"{'#' * part.level} {md_text(part.title)}", ""]
         for block in part.blocks:
             text = _block(block)
             if text:

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from predictors.escape import csv_cell, md_text, terminal_text
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -101,14 +103,17 @@ def sections_to_rich(sections: Sequence[Section], console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    def safe(cell: str) -> Text:  # user strings: no markup, no escape sequences
+        return Text(terminal_text(cell))
+
     for section in sections:
-        title = Text(section.title, style=f"bold {section.style}".strip())
+        title = Text(terminal_text(section.title), style=f"bold {section.style}".strip())
         if section.lines:
             grid = Table.grid(padding=(0, 2))
             grid.add_column(style="bold")
             grid.add_column()
             for key, value in section.lines:
-                grid.add_row(key, value)
+                grid.add_row(safe(key), safe(value))
             console.print(title)
             console.print(grid)
         elif section.columns:
@@ -116,15 +121,18 @@ def sections_to_rich(sections: Sequence[Section], console: Console) -> None:
             for k, column in enumerate(section.columns):
                 foot = section.footer[k] if section.footer is not None else ""
                 table.add_column(
-                    column, footer=foot, justify="right" if k in section.numeric else "left"
+                    safe(column),
+                    footer=safe(foot),
+                    justify="right" if k in section.numeric else "left",
                 )
             for row in section.rows:
-                table.add_row(*row)
+                table.add_row(*(safe(cell) for cell in row))
             console.print(table)
         else:
             console.print(title)
         for note in section.notes:
-            console.print(Text(("  " if section.columns or section.lines else "- ") + note))
+            prefix = "  " if section.columns or section.lines else "- "
+            console.print(Text(prefix + terminal_text(note)))
         console.print()
 
 
@@ -139,16 +147,16 @@ def sections_to_text(sections: Sequence[Section], width: int = FILE_WIDTH) -> st
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def sections_to_markdown(sections: Sequence[Section]) -> str:
     """*sections* as GitHub-flavoured Markdown (a heading and a table per section)."""
     out: list[str] = []
     for n, section in enumerate(sections):
-        out.append(f"{'#' if n == 0 else '##'} {section.title}\n")
+        out.append(f"{'#' if n == 0 else '##'} {md_text(section.title)}\n")
         if section.lines:
-            out.extend(f"- **{key}**: {_md_cell(value)}" for key, value in section.lines)
+            out.extend(f"- **{_md_cell(key)}**: {_md_cell(value)}" for key, value in section.lines)
             out.append("")
         if section.columns:
             out.append("| " + " | ".join(_md_cell(c) for c in section.columns) + " |")
@@ -183,6 +191,8 @@ def rows_to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
                 cells.append(json.dumps(value))
             elif value is None:
                 cells.append("")
+            elif isinstance(value, str):
+                cells.append(csv_cell(value))
             else:
                 cells.append(str(value).lower() if isinstance(value, bool) else str(value))
         writer.writerow(cells)

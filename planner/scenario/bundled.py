@@ -37,6 +37,7 @@ class BundledScenario:
     """GPU types offered (as written); None = every catalog GPU with a price."""
 
     def to_json_dict(self) -> dict[str, Any]:
+        """JSON row of ``wattgpu scenarios --format json`` (name, file, models, GPUs)."""
         return {
             "name": self.name,
             "file": self.path.name,

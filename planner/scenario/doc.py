@@ -52,6 +52,19 @@ def _yaml_default(value: Any) -> str:
     return f"`{value}`"
 
 
+def _range(info: Any) -> str:
+    """' (0 < x ≤ 1e+06)' from a field's ge/gt/le/lt constraints ('' when it has none)."""
+    low = high = ""
+    for item in info.metadata:
+        for attr, op in (("ge", "≤"), ("gt", "<")):
+            if getattr(item, attr, None) is not None:
+                low = f"{getattr(item, attr):g} {op} "
+        for attr, op in (("le", "≤"), ("lt", "<")):
+            if getattr(item, attr, None) is not None:
+                high = f" {op} {getattr(item, attr):g}"
+    return f" ({low}x{high})" if low or high else ""
+
+
 def field_reference() -> str:
     """Markdown tables of every scenario model's fields (name, type, default, description)."""
     parts: list[str] = []
@@ -66,6 +79,7 @@ def field_reference() -> str:
                 value = info.get_default(call_default_factory=True, validated_data={})
                 default = _yaml_default(value)
             desc = " ".join((info.description or "").split()).replace("|", "\\|")
-            parts.append(f"| `{name}` | {_type_name(hints[name])} | {default} | {desc} |")
+            kind = _type_name(hints[name]) + _range(info)
+            parts.append(f"| `{name}` | {kind} | {default} | {desc} |")
         parts.append("")
     return "\n".join(parts)

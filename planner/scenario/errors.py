@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.scenario.model import Scenario
 from predictors.errors import WattgpuError, did_you_mean
+from predictors.escape import short_repr
 
 Problem = tuple[str, str]  # (field path, "what is wrong — how to fix")
 
@@ -91,15 +92,17 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
             msg = "required but missing — add it (see docs/scenarios.md)"
         elif kind in _TYPE_NAMES:
             msg = f"expected {_TYPE_NAMES[kind]}, got {_show(value)} — give {_TYPE_NAMES[kind]}"
+        elif kind == "finite_number":
+            msg = f"{_show(value)} is not a finite number — give a finite value"
         elif kind == "literal_error":
             expected = str(ctx.get("expected", ""))
             choices = re.findall(r"'([^']*)'", expected)
-            hint = did_you_mean(str(value), choices) if choices else ""
-            msg = f"'{value}' is not allowed{hint} — use one of {expected}"
+            hint = did_you_mean(str(value)[:100], choices) if choices else ""
+            msg = f"{short_repr(value, 60)} is not allowed{hint} — use one of {expected}"
         elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
             bound = err["msg"].replace("Input should be", "give a value")
             msg = f"{_show(value)} is out of range — {bound}"
-        elif kind in ("too_short", "too_long", "string_too_short"):
+        elif kind in ("too_short", "too_long", "string_too_short", "string_too_long"):
             msg = f"{err['msg']} — fix the length"
         else:
             msg = f"{err['msg']} (got {_show(value)}) — fix the value"
@@ -108,16 +111,19 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
 
 
 def _show(value: Any) -> str:
+    """The offending value, bounded: a huge (or alias-expanded) value is never fully rendered."""
     if isinstance(value, str):
-        return f"text '{value}'"
+        return f"text {short_repr(value, 60)}"
     if value is None:
         return "null"
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, dict | list):
-        return type(value).__name__ if len(repr(value)) > 40 else repr(value)
-    return repr(value)
+        text = short_repr(value, 41)
+        return type(value).__name__ if len(text) > 40 else text
+    return short_repr(value, 60)
 
 
 def as_error(source: str, problems: list[Problem]) -> WattgpuError:
+    """One WattgpuError with a ``source: field: what is wrong — fix`` line per problem."""
     return WattgpuError("\n".join(f"{source}: {path}: {msg}" for path, msg in problems))

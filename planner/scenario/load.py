@@ -1,10 +1,12 @@
 """Load a scenario file: YAML, overlays, ``--set`` overrides, catalog names, one line per problem.
 
-:func:`load_scenario` reads the YAML (``yaml.safe_load``), deep-merges overlay files, applies
-``--set PATH=VALUE`` overrides, resolves GPU/model/region names against the catalogs (replacing
-aliases with catalog ids), validates the result with :class:`planner.scenario.model.Scenario` and
-fills in catalog defaults (PUE, grid intensity, GPU prices, the GPU list when ``gpus`` is omitted).
-Every problem found on the way is collected and raised together as one
+:func:`load_scenario` reads the YAML (:mod:`planner.scenario.yaml12`: safe, YAML 1.2 scalars,
+duplicate keys rejected, size, depth and alias expansion bounded), deep-merges overlay files,
+applies ``--set PATH=VALUE`` overrides, resolves GPU/model/region names against the catalogs
+(replacing aliases with catalog ids), validates the result with
+:class:`planner.scenario.model.Scenario`, checks each entry's tokens against its model's context
+window and fills in catalog defaults (PUE, grid intensity, GPU prices, the GPU list when ``gpus``
+is omitted). Every problem found on the way is collected and raised together as one
 :class:`~predictors.errors.WattgpuError`, one line per problem::
 
     FILE: field.path: what is wrong (did you mean X?) — how to fix
@@ -23,9 +25,12 @@ from pydantic import ValidationError
 
 from planner.scenario.errors import Problem, as_error, format_path, pydantic_problems
 from planner.scenario.model import PRICE_BASIS_COLUMN, GpuOffer, Scenario
+from planner.scenario.yaml12 import load_yaml_text, yaml_error, yaml_error_text
 from predictors import quantised
 from predictors.errors import UnknownIdError, WattgpuError, did_you_mean
+from predictors.escape import short_repr
 from predictors.paths import user_catalog_dir
+from predictors.safe_read import MAX_DEPTH, check_depth, read_text
 
 if TYPE_CHECKING:
     from predictors.catalog import Catalog
@@ -59,7 +64,8 @@ def load_scenario(
         try:
             data = apply_override(data, item)
         except WattgpuError as exc:
-            problems.append((f"--set {item}", str(exc)))
+            problems.append((f"--set {_shorten(item)}", str(exc)))
+    check_depth(data, str(path))
     return scenario_from_dict(data, str(path), catalog, base_dir=path.parent, problems=problems)
 
 
@@ -87,6 +93,7 @@ def scenario_from_dict(
         reported = {p for p, _ in problems}
         problems += [p for p in pydantic_problems(exc) if p[0] not in reported]
         raise as_error(source, problems) from None
+    problems += context_problems(scenario, catalog)
     if not problems:
         scenario = fill_defaults(scenario, catalog, problems)
     if problems:
@@ -98,17 +105,15 @@ def scenario_from_dict(
 
 
 def _read_yaml(path: Path) -> Any:
+    text = read_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WattgpuError(f"{path}: cannot read ({exc.strerror}) — check the path") from None
-    try:
-        return yaml.safe_load(text)
+        return load_yaml_text(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise WattgpuError(f"{path}: {where}YAML syntax error: {what} — fix the YAML") from None
+        raise yaml_error(str(path), exc) from None
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _TOKEN = re.compile(r'\.?([^.\[\]=]+)|\[(\d+)\]|\["([^"]+)"\]')
@@ -125,7 +130,7 @@ def parse_path(path: str) -> list[str | int]:
         match = _TOKEN.match(path, pos)
         if match is None or (match.group(0).startswith(".") and pos == 0):
             raise WattgpuError(
-                f"cannot read the path at '{path[pos:]}' — "
+                f"cannot read the path at '{_shorten(path[pos:])}' — "
                 "write it like models[0].load.input_tokens"
             )
         name, index, quoted = match.groups()
@@ -142,10 +147,18 @@ def apply_override(data: Any, item: str) -> Any:
         raise WattgpuError("no '=' — write PATH=VALUE, e.g. models[0].load.requests_per_s=5")
     raw_path, raw_value = item.split("=", 1)
     parts = parse_path(raw_path.strip())
+    if len(parts) > MAX_DEPTH:
+        raise WattgpuError(
+            f"the path has {len(parts)} parts, more than the {MAX_DEPTH} allowed — "
+            "write it like models[0].load.input_tokens"
+        )
     try:
-        value = yaml.safe_load(raw_value) if raw_value.strip() else None
-    except yaml.YAMLError:
-        raise WattgpuError(f"cannot read the value '{raw_value}' as YAML — quote it") from None
+        value = load_yaml_text(raw_value) if raw_value.strip() else None
+    except yaml.YAMLError as exc:
+        raise WattgpuError(
+            f"cannot read the value {short_repr(raw_value)} as YAML "
+            f"({yaml_error_text(exc)}) — quote it"
+        ) from None
     data = copy.deepcopy(data) if data is not None else {}
     node = data
     for depth, key in enumerate(parts):
@@ -240,62 +253,13 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
     """
     data = copy.deepcopy(data)
     problems: list[Problem] = []
-
-    def gpu_id(name: Any, where: str) -> Any:
-        if not isinstance(name, str):
-            return name
-        found = catalog.try_resolve_gpu(name)
-        if found is None:
-            problems.append((where, _unknown("GPU", name, catalog.gpus, "id", _GPU_FIX)))
-            return name
-        return found
-
     gpus = data.get("gpus")
     if isinstance(gpus, dict):
-        resolved: dict[Any, Any] = {}
-        first: dict[Any, Any] = {}
-        for key, offer in gpus.items():
-            new = gpu_id(key, format_path(["gpus", key]))
-            if new in resolved:
-                problems.append(
-                    (
-                        format_path(["gpus", key]),
-                        f"names the same GPU as gpus.{first[new]} ({new}) — list it once",
-                    )
-                )
-                continue
-            offer = {} if offer is None else offer  # `L4:` with nothing = catalog defaults
-            resolved[new], first[new] = offer, key
-            known = isinstance(key, str) and catalog.try_resolve_gpu(key) is not None
-            no_price = isinstance(offer, dict) and offer.get("usd_per_hour") is None
-            if known and no_price and catalog.gpu(new).get("usd_per_hour") is None:
-                problems.append(
-                    (
-                        format_path(["gpus", key, "usd_per_hour"]),
-                        f"the catalog has no price for {new} — set usd_per_hour",
-                    )
-                )
-        data["gpus"] = resolved
+        data["gpus"] = _canonical_gpus(gpus, catalog, problems)
     models = data.get("models")
     for i, entry in enumerate(models if isinstance(models, list) else ()):
-        if not isinstance(entry, dict):
-            continue
-        name = entry.get("model")
-        if isinstance(name, str):
-            checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
-            if checkpoint is None:
-                where = f"models[{i}].model"
-                problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
-            else:
-                entry["model"] = checkpoint.model_id
-                if checkpoint.precision is not None and entry.get("precision") is None:
-                    entry["precision"] = checkpoint.precision
-        for field in ("allowed_gpus", "forbidden_gpus"):
-            values = entry.get(field)
-            if isinstance(values, list):
-                entry[field] = [
-                    gpu_id(v, f"models[{i}].{field}[{j}]") for j, v in enumerate(values)
-                ]
+        if isinstance(entry, dict):
+            _canonicalize_model_entry(i, entry, catalog, problems)
     region = data.get("region")
     if isinstance(region, str):
         try:
@@ -304,6 +268,70 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
             msg = _unknown("region", region, catalog.regions, "region_id", _REGION_FIX)
             problems.append(("region", msg))
     return data, problems
+
+
+def _gpu_id(name: Any, where: str, catalog: Catalog, problems: list[Problem]) -> Any:
+    """Catalog id of a GPU name; an unknown name is kept and becomes a problem at *where*."""
+    if not isinstance(name, str):
+        return name
+    found = catalog.try_resolve_gpu(name)
+    if found is None:
+        problems.append((where, _unknown("GPU", name, catalog.gpus, "id", _GPU_FIX)))
+        return name
+    return found
+
+
+def _canonical_gpus(
+    gpus: dict[Any, Any], catalog: Catalog, problems: list[Problem]
+) -> dict[Any, Any]:
+    """The ``gpus`` offers keyed by catalog id; duplicates and unpriced GPUs become problems."""
+    resolved: dict[Any, Any] = {}
+    first: dict[Any, Any] = {}
+    for key, offer in gpus.items():
+        new = _gpu_id(key, format_path(["gpus", key]), catalog, problems)
+        if new in resolved:
+            problems.append(
+                (
+                    format_path(["gpus", key]),
+                    f"names the same GPU as gpus.{first[new]} ({new}) — list it once",
+                )
+            )
+            continue
+        offer = {} if offer is None else offer  # `L4:` with nothing = catalog defaults
+        resolved[new], first[new] = offer, key
+        known = isinstance(key, str) and catalog.try_resolve_gpu(key) is not None
+        no_price = isinstance(offer, dict) and offer.get("usd_per_hour") is None
+        if known and no_price and catalog.gpu(new).get("usd_per_hour") is None:
+            problems.append(
+                (
+                    format_path(["gpus", key, "usd_per_hour"]),
+                    f"the catalog has no price for {new} — set usd_per_hour",
+                )
+            )
+    return resolved
+
+
+def _canonicalize_model_entry(
+    i: int, entry: dict[str, Any], catalog: Catalog, problems: list[Problem]
+) -> None:
+    """Resolve ``models[i]``'s model (quantised checkpoint -> base) and GPU lists in place."""
+    name = entry.get("model")
+    if isinstance(name, str):
+        checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
+        if checkpoint is None:
+            where = f"models[{i}].model"
+            problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
+        else:
+            entry["model"] = checkpoint.model_id
+            if checkpoint.precision is not None and entry.get("precision") is None:
+                entry["precision"] = checkpoint.precision
+    for field in ("allowed_gpus", "forbidden_gpus"):
+        values = entry.get(field)
+        if isinstance(values, list):
+            entry[field] = [
+                _gpu_id(v, f"models[{i}].{field}[{j}]", catalog, problems)
+                for j, v in enumerate(values)
+            ]
 
 
 def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem]) -> Scenario:
@@ -349,6 +377,27 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
             offers[gpu_id] = item
     update["gpus"] = {k: GpuOffer.model_validate(v) for k, v in offers.items()}
     return scenario.model_copy(update=update)
+
+
+def context_problems(scenario: Scenario, catalog: Catalog) -> list[Problem]:
+    """Entries whose prompt + generated tokens exceed the model's context window
+    (``max_position_embeddings`` in the LLM catalog; no check when the catalog has no value)."""
+    problems: list[Problem] = []
+    for i, entry in enumerate(scenario.models):
+        if catalog.try_resolve_llm(entry.model) is None:
+            continue
+        window = catalog.llm(entry.model).get("max_position_embeddings")
+        tokens = entry.load.input_tokens + entry.load.output_tokens
+        if window is not None and tokens > window:
+            problems.append(
+                (
+                    f"models[{i}].load.input_tokens",
+                    f"{tokens:,.0f} tokens (input {entry.load.input_tokens:,.0f} + output "
+                    f"{entry.load.output_tokens:,.0f}) exceed the {window:,}-token context of "
+                    f"{entry.model} — lower input_tokens or output_tokens",
+                )
+            )
+    return problems
 
 
 def duplicate_names(data: dict[str, Any]) -> list[Problem]:

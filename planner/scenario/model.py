@@ -10,9 +10,10 @@ models, their cross-field rules and small helpers the capacity stage needs (:fun
 below by :func:`planner.scenario.doc.field_reference`.
 
 Every model is ``extra="forbid"`` (unknown keys are errors), ``strict=True`` (``"5"`` is not a
-number, ``true`` is not an integer) and frozen. Cross-field rules raise a ``rule`` error whose
-context carries ``problems``: ``(sub-path, message)`` pairs, so that a loader can report every
-problem of a rule on its own line.
+number, ``true`` is not an integer), rejects ``.inf`` and ``.nan``, and is frozen; every number has
+a finite upper bound (the ``MAX_*`` constants) so that no product overflows downstream.
+Cross-field rules raise a ``rule`` error whose context carries ``problems``: ``(sub-path,
+message)`` pairs, so that a loader can report every problem of a rule on its own line.
 """
 
 from __future__ import annotations
@@ -37,7 +38,31 @@ DEFAULT_TP_DEGREES = (1, 2, 4, 8)
 #: Tensor-parallel degrees the planner knows how to model.
 SUPPORTED_TP_DEGREES = (1, 2, 4, 8, 16)
 
-NonNegativeFloat = Annotated[float, Field(ge=0)]
+#: Upper bounds of the numeric fields: far above any real fleet, low enough that every product
+#: the capacity model and the solver form stays finite and well scaled.
+MAX_REQUESTS_PER_S = 1e6
+MAX_CONTEXT_TOKENS = 10_000_000
+MAX_PROFILE_MULTIPLIER = 1e3
+MAX_PERIODS = 8784
+MAX_LATENCY_MS = 3.6e6
+#: Most ``min_replicas`` per entry: the exact per-model replica search grows with it (3 entries at
+#: 8000 req/s over every catalog GPU: 30 s at 16, over 200 s at 32, on 2 cores).
+MAX_REPLICAS = 16
+MAX_GPUS = 1_000_000
+MAX_USD_PER_GPU_HOUR = 1e4
+MAX_HORIZON_HOURS = 1e6
+MAX_USD_PER_KWH = 100.0
+MAX_PUE = 10.0
+MAX_GRID_G_CO2_PER_KWH = 5_000.0
+MAX_CARBON_USD_PER_TONNE = 1e5
+MAX_POWER_CAP_KW = 1e8
+MAX_BUDGET_USD = 1e15
+MAX_TIME_LIMIT_S = 86_400.0
+MAX_WEIGHT = 1e6
+MAX_MODELS = 10_000
+
+NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_PROFILE_MULTIPLIER)]
+RequestRate = Annotated[float, Field(ge=0, le=MAX_REQUESTS_PER_S)]
 
 
 def _rule_error(problems: list[tuple[str, str]]) -> PydanticCustomError:
@@ -48,18 +73,22 @@ def _rule_error(problems: list[tuple[str, str]]) -> PydanticCustomError:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(
-        strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
+        allow_inf_nan=False,
     )
 
 
 class ObjectiveWeights(_Strict):
     """Weights of the weighted objective: weight × quantity, summed (unitless per unit)."""
 
-    energy_kwh: float = Field(0.0, ge=0)
+    energy_kwh: float = Field(0.0, ge=0, le=MAX_WEIGHT)
     """Weight per kWh of facility energy (GPU energy × PUE)."""
-    cost_usd: float = Field(0.0, ge=0)
+    cost_usd: float = Field(0.0, ge=0, le=MAX_WEIGHT)
     """Weight per US dollar of total cost (GPU-hours + electricity + carbon price, if set)."""
-    carbon_kg: float = Field(0.0, ge=0)
+    carbon_kg: float = Field(0.0, ge=0, le=MAX_WEIGHT)
     """Weight per kg CO2e of operational emissions (facility energy × grid intensity)."""
 
     @model_validator(mode="after")
@@ -107,10 +136,10 @@ class Objective(_Strict):
 class GpuOffer(_Strict):
     """One GPU type the planner may use."""
 
-    available: int | None = Field(None, ge=0)
+    available: int | None = Field(None, ge=0, le=MAX_GPUS)
     """How many GPUs of this type exist (counting every GPU of a tensor-parallel replica); null or
     omitted = unlimited."""
-    usd_per_hour: float | None = Field(None, ge=0)
+    usd_per_hour: float | None = Field(None, ge=0, le=MAX_USD_PER_GPU_HOUR)
     """Price per GPU-hour in USD; omitted = the catalog's ``usd_per_hour`` (filled in by the
     loader)."""
     tp_degrees: list[int] = Field(default_factory=lambda: list(DEFAULT_TP_DEGREES))
@@ -140,18 +169,20 @@ class GpuOffer(_Strict):
 class Load(_Strict):
     """The traffic one model entry must serve."""
 
-    requests_per_s: float | None = Field(None, ge=0)
+    requests_per_s: float | None = Field(None, ge=0, le=MAX_REQUESTS_PER_S)
     """Reference request rate (requests/s); with ``daily_profile`` the rate in hour h is
     ``requests_per_s × daily_profile[h]``. Give this or ``requests_per_s_by_period``."""
-    input_tokens: float = Field(gt=0)
-    """Mean prompt length in tokens."""
-    output_tokens: float = Field(gt=0)
+    input_tokens: float = Field(gt=0, le=MAX_CONTEXT_TOKENS)
+    """Mean prompt length in tokens (prompt + generated must fit the model's context window)."""
+    output_tokens: float = Field(gt=0, le=MAX_CONTEXT_TOKENS)
     """Mean generated length in tokens."""
     daily_profile: list[NonNegativeFloat] | None = None
-    """24 multipliers of ``requests_per_s``, one per hour of the day (hour 0 = 00:00–01:00)."""
-    requests_per_s_by_period: list[NonNegativeFloat] | None = None
+    """24 multipliers of ``requests_per_s``, one per hour of the day (hour 0 = 00:00–01:00), each
+    from 0 to 1000."""
+    requests_per_s_by_period: list[RequestRate] | None = Field(None, max_length=MAX_PERIODS)
     """Explicit request rate per planning period (requests/s); the horizon is split into
-    ``len(list)`` equal periods. Instead of ``requests_per_s`` and ``daily_profile``."""
+    ``len(list)`` equal periods (at most 8784, each rate 0 to 1e6). Instead of ``requests_per_s``
+    and ``daily_profile``."""
 
     @field_validator("daily_profile")
     @classmethod
@@ -205,9 +236,9 @@ class Load(_Strict):
 class Sla(_Strict):
     """The latency a model entry must meet."""
 
-    itl_ms: float = Field(gt=0)
+    itl_ms: float = Field(gt=0, le=MAX_LATENCY_MS)
     """Inter-token latency limit in milliseconds (time between generated tokens)."""
-    ttft_ms: float | None = Field(None, gt=0)
+    ttft_ms: float | None = Field(None, gt=0, le=MAX_LATENCY_MS)
     """Time-to-first-token limit in milliseconds; omitted = no TTFT limit."""
     percentile: float | None = Field(None, ge=50, lt=100)
     """Latency percentile the limits refer to (e.g. 90); omitted = the mean. The serving model
@@ -219,10 +250,10 @@ class Sla(_Strict):
 class ModelEntry(_Strict):
     """One model deployment to plan: a catalog model, its load and its SLA."""
 
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=200)
     """Unique name of this entry (the key of the plan's rows); one catalog model may appear under
     several names with different loads or SLAs."""
-    model: str = Field(min_length=1)
+    model: str = Field(min_length=1, max_length=500)
     """Catalog LLM id or alias (e.g. meta-llama/Llama-3.1-8B-Instruct), or a user-catalog model;
     the loader replaces aliases with the catalog id."""
     load: Load
@@ -235,7 +266,7 @@ class ModelEntry(_Strict):
     """Only these GPU types may serve this model; omitted = every available type."""
     forbidden_gpus: list[str] = Field(default_factory=list)
     """GPU types that must not serve this model."""
-    min_replicas: int = Field(0, ge=0)
+    min_replicas: int = Field(0, ge=0, le=MAX_REPLICAS)
     """Minimum number of replicas in total over GPU types (for availability); 0 = only what the
     load needs (a model with load > 0 always gets at least one)."""
 
@@ -264,42 +295,42 @@ class ModelEntry(_Strict):
 class Scenario(_Strict):
     """A planning problem: models to serve, GPUs to use, economics, environment, objective."""
 
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=200)
     """Short name of the scenario (appears in plans and reports)."""
-    description: str = ""
+    description: str = Field("", max_length=10_000)
     """Free text: what this scenario is about."""
-    horizon_hours: float = Field(8760.0, gt=0)
+    horizon_hours: float = Field(8760.0, gt=0, le=MAX_HORIZON_HOURS)
     """Planning horizon in hours (default 8760 = one year); energy, cost and carbon are totals
     over it."""
     region: str | None = None
     """Grid region id or alias from catalogs/grid_carbon.csv (e.g. DE, FR, US, aws:eu-central-1);
     its carbon intensity is used. Give this or ``grid_g_co2_per_kwh``."""
-    grid_g_co2_per_kwh: float | None = Field(None, ge=0)
+    grid_g_co2_per_kwh: float | None = Field(None, ge=0, le=MAX_GRID_G_CO2_PER_KWH)
     """Explicit grid carbon intensity in g CO2e per kWh (instead of ``region``). After loading it
     is always set (from the region's catalog row when a region was given)."""
     grid_source: str | None = None
     """Where the explicit grid figure comes from (free text, shown in reports)."""
     grid_year: int | None = Field(None, ge=1990, le=2100)
     """Year the explicit grid figure refers to."""
-    pue: float | None = Field(None, ge=1)
+    pue: float | None = Field(None, ge=1, le=MAX_PUE)
     """Power usage effectiveness (facility energy / IT energy); omitted = the catalog's
     ``on-premise`` value from catalogs/pue.csv (filled in by the loader)."""
     pue_source: str | None = None
     """Where the PUE comes from (free text; set by the loader when the catalog value is used)."""
-    electricity_usd_per_kwh: float = Field(ge=0)
+    electricity_usd_per_kwh: float = Field(ge=0, le=MAX_USD_PER_KWH)
     """Electricity price in USD per kWh of facility energy."""
-    carbon_usd_per_tonne: float | None = Field(None, ge=0)
+    carbon_usd_per_tonne: float | None = Field(None, ge=0, le=MAX_CARBON_USD_PER_TONNE)
     """Carbon price in USD per tonne CO2e; when set, cost includes carbon_kg / 1000 × this."""
-    power_cap_kw: float | None = Field(None, gt=0)
+    power_cap_kw: float | None = Field(None, gt=0, le=MAX_POWER_CAP_KW)
     """Facility power cap in kW (GPU power × PUE), enforced in every period; omitted = none."""
-    budget_usd: float | None = Field(None, gt=0)
+    budget_usd: float | None = Field(None, gt=0, le=MAX_BUDGET_USD)
     """Cap on total cost over the horizon in USD; omitted = none."""
     objective: Objective = Field(default_factory=Objective)
     """What to minimise (default: energy)."""
     robust: bool = False
     """Plan against the upper bound of the predicted ITL interval instead of the point
     prediction."""
-    time_limit_s: float = Field(60.0, gt=0)
+    time_limit_s: float = Field(60.0, gt=0, le=MAX_TIME_LIMIT_S)
     """Solver time limit in seconds; the plan reports the gap reached."""
     engine: Engine = "vllm"
     """Serving engine the predictions assume: vllm, tensorrt-llm, sglang, deepspeed-mii,
@@ -313,7 +344,7 @@ class Scenario(_Strict):
     """GPU types that may be used, keyed by catalog id or alias. Types not listed are not
     available. Omitted entirely = every catalog GPU with a catalog price, unlimited count (the
     loader fills the mapping in)."""
-    models: list[ModelEntry] = Field(min_length=1)
+    models: list[ModelEntry] = Field(min_length=1, max_length=MAX_MODELS)
     """The model entries to plan (at least one)."""
     price_basis: PriceBasis = "median"
     """Which catalog price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from planner.inputs import Candidate, ModelDemand
+from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, ModelDemand
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -73,6 +73,7 @@ def make_block(
     ub = []
     for c in ordered:
         n = max(math.ceil(peak / c.max_requests_per_s_per_replica), demand.min_replicas)
+        n = min(n, MAX_REPLICAS_PER_CANDIDATE)
         available = inventory.get(c.gpu)
         if available is not None:
             n = min(n, available // c.gpus_per_replica)

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, PlanningInputs
 from planner.result import PlanStatus
 
 SOLVER_ID = "SCIP"
@@ -95,7 +95,8 @@ def facility_kw_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[floa
 def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:
     m = inputs.model(c.name)
     peak = max(m.requests_per_s_by_period)
-    return max(math.ceil(peak / c.max_requests_per_s_per_replica), m.min_replicas)
+    need = max(math.ceil(peak / c.max_requests_per_s_per_replica), m.min_replicas)
+    return min(need, MAX_REPLICAS_PER_CANDIDATE)
 
 
 def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:

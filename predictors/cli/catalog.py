@@ -20,6 +20,7 @@ from predictors import quantised
 from predictors.catalog import Catalog, load_catalog, validate_dir
 from predictors.cli import hf_import as cli_hf_import
 from predictors.errors import CatalogError, UnknownIdError, did_you_mean
+from predictors.escape import csv_safe_frame, terminal_text
 from predictors.paths import USER_CATALOG_ENV
 
 
@@ -93,17 +94,18 @@ def _emit(frame: pl.DataFrame, kind: str, fmt: OutputFormat) -> None:
     if fmt is OutputFormat.csv:
         lists = [c for c, t in frame.schema.items() if isinstance(t, pl.List)]
         flat = frame.with_columns(pl.col(c).list.join("|") for c in lists)
-        typer.echo(flat.write_csv(), nl=False)
+        typer.echo(csv_safe_frame(flat).write_csv(), nl=False)
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"{kind} ({frame.height})")
     cols = TABLE_COLUMNS[kind]
     for col in cols:
         table.add_column(col, overflow="fold")
     for row in frame.select(cols).iter_rows():
-        table.add_row(*(_cell(v) for v in row))
+        table.add_row(*(Text(terminal_text(_cell(v))) for v in row))
     Console().print(table)
 
 
@@ -185,24 +187,24 @@ def show(
                 )
             )
         else:
-            typer.echo(
-                pl.DataFrame([{k: _cell(v) for k, v in p.items()} for p in payload]).write_csv(),
-                nl=False,
-            )
+            rows = pl.DataFrame([{k: _cell(v) for k, v in p.items()} for p in payload])
+            typer.echo(csv_safe_frame(rows).write_csv(), nl=False)
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     for kind, row, notes in found:
-        table = Table(title=f"{kind}: {row.get('id') or row.get('region_id')}", show_header=False)
+        name = terminal_text(str(row.get("id") or row.get("region_id")))
+        table = Table(title=Text(f"{kind}: {name}"), show_header=False)
         table.add_column("field", style="bold")
         table.add_column("value", overflow="fold")
         for key, value in row.items():
-            table.add_row(key, _cell(value))
+            table.add_row(key, Text(terminal_text(_cell(value))))
         console.print(table)
         for note in notes:
-            typer.echo(note if note.startswith("note:") else f"note: {note}")
+            typer.echo(terminal_text(note if note.startswith("note:") else f"note: {note}"))
 
 
 @catalog_app.command("validate")

@@ -8,41 +8,67 @@ replaced. :func:`register` is called by :mod:`predictors.cli.catalog` on the ``c
 from __future__ import annotations
 
 import csv
-import json
+import io
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from predictors.errors import WattgpuError
+from predictors.catalog import load_catalog, normalize_name
+from predictors.catalog_validate import LLM_SCHEMA, read_table
+from predictors.errors import CatalogError, WattgpuError
+from predictors.escape import short_repr, terminal_text
 from predictors.hf_config import LLM_COLUMNS, catalog_row_from_hf_config, format_csv_cell
-from predictors.paths import USER_CATALOG_ENV, user_catalog_dir
+from predictors.output import write_output
+from predictors.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_dir
+from predictors.safe_read import MAX_CATALOG_BYTES, load_json, read_text
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """Load a config.json file, with one-line errors for missing or malformed files."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WattgpuError(f"{path}: cannot read the config file ({exc.strerror})") from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WattgpuError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    """Load a config.json file (size, nesting and numbers checked), with one-line errors."""
+    raw = load_json(path)
     if not isinstance(raw, dict):
         raise WattgpuError(f"{path}: a Hugging Face config.json must be a JSON object")
     return raw
 
 
-def upsert_llm_row(user_dir: Path, row: dict[str, Any]) -> Path:
-    """Append *row* to ``user_dir/llms.csv`` or replace the row with the same id."""
-    user_dir.mkdir(parents=True, exist_ok=True)
-    target = user_dir / "llms.csv"
+def _bundled_llm_names() -> dict[str, str]:
+    """Normalised id or alias -> id of every bundled LLM."""
+    rows, _, _ = read_table(catalogs_dir() / LLM_SCHEMA.file_name, LLM_SCHEMA)
+    names: dict[str, str] = {}
+    for r in rows:
+        for name in [r["id"], *(r.get("aliases") or [])]:
+            if name:
+                names[normalize_name(str(name))] = str(r["id"])
+    return names
+
+
+def _check_names(row: dict[str, Any]) -> None:
+    """The id and aliases must be new names: not a bundled model's id or alias, no '|'."""
+    bundled = _bundled_llm_names()
+    for name, option in [(row["id"], "--id")] + [(a, "--alias") for a in row["aliases"]]:
+        shown = short_repr(name, 60)
+        if not name.strip() or "|" in name or terminal_text(name) != name or "\n" in name:
+            raise WattgpuError(
+                f"{option} {shown}: give a name without '|', newlines or control characters"
+            )
+        taken = bundled.get(normalize_name(name))
+        if taken is not None:
+            raise WattgpuError(
+                f"{option} {shown}: already names the bundled model {taken} — choose another "
+                "name (the bundled row is used as it is)"
+            )
+
+
+def _merged_rows(target: Path, row: dict[str, Any]) -> list[list[str]]:
+    """The rows of *target* (llms.csv) with *row* added or replacing the row with its id."""
     cells = [format_csv_cell(row.get(col)) for col in LLM_COLUMNS]
     kept: list[list[str]] = []
     if target.exists():
-        with target.open(newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
+        text = read_text(target, MAX_CATALOG_BYTES)
+        reader = csv.reader(io.StringIO(text))
+        try:
             header = next(reader, None)
             if header is not None and tuple(header) != LLM_COLUMNS:
                 raise WattgpuError(
@@ -50,11 +76,39 @@ def upsert_llm_row(user_dir: Path, row: dict[str, Any]) -> Path:
                     "fix or move the file, then import again"
                 )
             kept = [r for r in reader if r and r[0] != row["id"]]
-    with target.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(LLM_COLUMNS)
-        writer.writerows([*kept, cells])
-    return target
+        except csv.Error as exc:
+            raise WattgpuError(f"{target}: not a readable CSV ({exc}); fix or move it") from None
+    return [*kept, cells]
+
+
+def _csv_text(rows: list[list[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(LLM_COLUMNS)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def upsert_llm_row(user_dir: Path, row: dict[str, Any]) -> Path:
+    """Add *row* to ``user_dir/llms.csv`` (replacing the row with the same id) after checking the
+    resulting user catalog with the catalog validator; written atomically, never half-way."""
+    if user_dir.exists() and not user_dir.is_dir():
+        raise WattgpuError(f"--user-catalog {user_dir}: is a file — give a directory")
+    target = user_dir / "llms.csv"
+    text = _csv_text(_merged_rows(target, row))
+    with tempfile.TemporaryDirectory(prefix="wattgpu-import-") as staging:
+        (Path(staging) / "llms.csv").write_text(text, encoding="utf-8")
+        try:
+            load_catalog(Path(staging))
+        except CatalogError as exc:
+            lines = str(exc).replace(str(Path(staging) / "llms.csv"), str(target)).splitlines()
+            raise WattgpuError(
+                "\n".join(
+                    f"the imported row would make the user catalog invalid: {line}"
+                    for line in lines
+                )
+            ) from None
+    return write_output(target, text, option="--user-catalog")
 
 
 def register(app: typer.Typer) -> None:
@@ -82,6 +136,7 @@ def register(app: typer.Typer) -> None:
             )
         row = catalog_row_from_hf_config(read_config(config), model_id, str(config))
         row["aliases"] = list(alias or [])
+        _check_names(row)
         row["source"] = f"imported from {config.name} (params: wattgpu counter)"
         target = upsert_llm_row(target_dir, row)
         typer.echo(f"wrote {row['id']} to {target}")

@@ -11,6 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from predictors.errors import WattgpuError
+from predictors.escape import csv_safe_frame, terminal_text
+from predictors.output import write_output
 
 DataOption = Annotated[
     Path | None,
@@ -52,14 +54,25 @@ def train(
     data: DataOption = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", help="Model directory (default: the shipped predictors/trained)."),
+        typer.Option(
+            "--output",
+            help="Model directory (default in a source checkout: predictors/trained; required "
+            "for an installed wattgpu).",
+        ),
     ] = None,
 ) -> None:
     """Train the power and ITL predictors on all usable rows and write boosters + model card."""
     from predictors import artifacts
-    from predictors.paths import trained_dir
+    from predictors.paths import is_source_checkout, trained_dir
     from predictors.train import train as fit
 
+    if output is None and not is_source_checkout():
+        raise WattgpuError(
+            "--output: required for an installed wattgpu (the shipped models live inside the "
+            "installed package, which train never overwrites) — pass --output DIR"
+        )
+    if output is not None and output.exists() and not output.is_dir():
+        raise WattgpuError(f"--output {output}: is a file — give a directory")
     (ms, catalog), directory = _load_table(data)
     out = output or trained_dir()
     metrics: dict[str, Any] = {}
@@ -121,8 +134,7 @@ def evaluate(
         "dominance": _dominance(),
     }
     text = render(summary, breakdown(long, "source", "logo"), breakdown(long, "gpu", "logo"), meta)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
+    write_output(output, text)
     # Held-out predictions of ours and the paper's recipe on unseen GPUs / LLMs, for the
     # predicted-vs-measured chart of `wattgpu report` (5 significant digits keep it small).
     long.filter(
@@ -216,23 +228,16 @@ def predict(
     if fmt not in FORMATS:
         raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
     if input_csv is not None:
-        if not input_csv.is_file():
-            raise WattgpuError(f"--input: {input_csv} not found; give a CSV file")
-        try:
-            rows = pl.read_csv(input_csv, infer_schema=False)
-        except pl.exceptions.PolarsError as exc:
-            raise WattgpuError(f"--input: {input_csv}: cannot read CSV ({exc})") from exc
-        missing = [c for c in ("model", "gpu") if c not in rows.columns]
-        if missing:
-            raise WattgpuError(f"--input: {input_csv}: missing column(s) {missing}; add them")
+        rows = _read_rows(input_csv)
         predictor = Predictor.load()
         result = predictor.predict(rows)
         for note in quantised.notes(predictor.catalog, rows["model"].drop_nulls().to_list()):
-            typer.echo(note, err=True)
+            typer.echo(terminal_text(note), err=True)
+        text = csv_safe_frame(result).write_csv()
         if output_csv is None:
-            typer.echo(result.write_csv(), nl=False)
+            typer.echo(text, nl=False)
         else:
-            result.write_csv(output_csv)
+            write_output(output_csv, text, inputs=[input_csv])
             bad = result.filter(pl.col("error") != "").height
             typer.echo(f"wrote {output_csv}: {result.height} rows, {bad} with errors")
         return
@@ -274,7 +279,7 @@ def predict(
         if at_load
         else ""
     )
-    typer.echo(
+    text = (
         f"{out['model']} on {out['gpu_count']}× {out['gpu']} ({out['engine']}, {out['precision']}, "
         f"{where}, {input_tokens} in / {output_tokens} out)\n"
         f"  power per GPU  {out['power_w_per_gpu']:.0f} W  "
@@ -286,6 +291,30 @@ def predict(
         f"  GPU measured   {'yes' if out['gpu_measured'] else 'no (physics and other GPUs only)'}"
         + load_lines
     )
+    typer.echo(terminal_text(text))
+
+
+def _read_rows(input_csv: Path) -> Any:
+    """The ``--input`` CSV as text columns; one-line errors for missing, huge or malformed files."""
+    import polars as pl
+
+    from predictors.safe_read import MAX_PREDICT_CSV_BYTES, file_size_problem
+
+    problem = file_size_problem(input_csv, MAX_PREDICT_CSV_BYTES)
+    if problem is not None:
+        raise WattgpuError(f"--input: {input_csv}: {problem}")
+    try:
+        rows = pl.read_csv(input_csv, infer_schema=False)
+    except pl.exceptions.PolarsError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise WattgpuError(
+            f"--input: {input_csv}: cannot read CSV ({first}) — save it as comma-separated "
+            "UTF-8 with one header line"
+        ) from None
+    missing = [c for c in ("model", "gpu") if c not in rows.columns]
+    if missing:
+        raise WattgpuError(f"--input: {input_csv}: missing column(s) {missing}; add them")
+    return rows
 
 
 def register(app: typer.Typer) -> None:

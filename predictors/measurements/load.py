@@ -69,10 +69,17 @@ _AUTO_DTYPE = {"fp32": "fp16"}
 class Resolver(Protocol):
     """The part of :class:`predictors.catalog.Catalog` this module uses."""
 
-    def try_resolve_gpu(self, name: str) -> str | None: ...
-    def try_resolve_llm(self, name: str) -> str | None: ...
-    def gpu(self, name_or_id: str) -> dict[str, Any]: ...
-    def llm(self, name_or_id: str) -> dict[str, Any]: ...
+    def try_resolve_gpu(self, name: str) -> str | None:
+        """Catalog GPU id of *name* (id or alias); None when it is not in the catalog."""
+
+    def try_resolve_llm(self, name: str) -> str | None:
+        """Catalog LLM id of *name* (id or alias); None when it is not in the catalog."""
+
+    def gpu(self, name_or_id: str) -> dict[str, Any]:
+        """Catalog row of a GPU (``tdp_w``, ``memory_gb`` ... as in ``catalogs/gpus.csv``)."""
+
+    def llm(self, name_or_id: str) -> dict[str, Any]:
+        """Catalog row of an LLM (architecture facts as in ``catalogs/llms.csv``)."""
 
 
 @dataclass(frozen=True)
