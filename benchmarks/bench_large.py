@@ -9,13 +9,14 @@ the shared 2-core machine's load moves the wall time. Run::
     .venv/bin/python benchmarks/bench_large.py            # both runs
     .venv/bin/python benchmarks/bench_large.py --only capped
 
-Measured (2-core machine shared with other helpers), predictors v2: plain 14.5 s wall (14.6 s
-CPU, load average ~3.9), optimal; capped 9.4-10.8 s wall (9.4-11.9 s CPU), infeasible before any
-solver ("needs at least 76.2 kW facility power in period 13, cap is 60 kW"), 0.5-0.6 GB
-resident (before issue 10: 92-105 s, 3.9 GB, "status error"). About half of the CPU time is
-the predictors' own call on the (candidate, batch) rows; the rest YAML, imports and the
-serving model. Wall time moves with the machine's load (at load average 4-8: plain 52-78 s,
-capped 19-46 s wall on predictors v1).
+Measured (2-core machine shared with other helpers), on main as of 13:05 (predictors v2, input
+hardening): plain 14.5-20.4 s wall, optimal; capped 10.1-11.2 s wall at load average ~1
+(9.4-10.8 s before the input-hardening merge), infeasible before any solver ("needs at least
+70.4 kW facility power in period 13, cap is 60 kW"; solve stage 0.27 s), 0.5-0.6 GB resident
+(before issue 10: 92-105 s, 3.9 GB, "status error"). The time is the candidate build: the
+predictors' own call on the (candidate, batch) rows (name resolution, validity checks, domain
+reasons, XGBoost) about half, the serving model and candidate checks most of the rest. At load
+average 4-8 wall time is 2-4 × the CPU time.
 """
 
 from __future__ import annotations

@@ -212,9 +212,13 @@ def check_fleet_size(models: Sequence[ModelDemand], cands: Sequence[Candidate]) 
     """WattgpuError naming the entry when even its largest replica would be needed more than
     :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE` times to carry its peak load."""
     problems = []
+    feasible: dict[str, list[Candidate]] = {}
+    for c in cands:  # grouped once: O(candidates), not O(models × candidates)
+        if c.feasible:
+            feasible.setdefault(c.name, []).append(c)
     for i, m in enumerate(models):
         peak = max(m.requests_per_s_by_period, default=0.0)
-        caps = [c for c in cands if c.name == m.name and c.feasible]
+        caps = feasible.get(m.name, [])
         if peak <= 0 or not caps:
             continue
         best = max(caps, key=lambda c: c.max_requests_per_s_per_replica)
