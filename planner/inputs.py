@@ -330,6 +330,11 @@ class PlanningInputs:
     provenance: Provenance = field(default_factory=Provenance)
 
     def __post_init__(self) -> None:
+        self._check_periods_and_models()
+        self._check_candidates()
+        self._check_numbers()
+
+    def _check_periods_and_models(self) -> None:
         if not self.period_hours:
             raise _fail("period_hours", "give at least one period")
         for hours in self.period_hours:
@@ -346,7 +351,9 @@ class PlanningInputs:
                     f"model {m.name!r}",
                     f"{len(m.requests_per_s_by_period)} load values for {periods} periods",
                 )
-        known = set(names)
+
+    def _check_candidates(self) -> None:
+        known = {m.name for m in self.models}
         seen: set[tuple[str, str, int]] = set()
         for c in self.candidates:
             if c.name not in known:
@@ -356,6 +363,8 @@ class PlanningInputs:
             seen.add(c.key)
             if c.gpu not in self.inventory:
                 raise _fail(f"candidate {c.label}", f"GPU {c.gpu!r} is not in the inventory")
+
+    def _check_numbers(self) -> None:
         for gpu, count in self.inventory.items():
             if count is not None and count < 0:
                 raise _fail(f"inventory {gpu!r}", f"available must be >= 0, got {count}")

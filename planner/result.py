@@ -232,64 +232,68 @@ def _close(value: float, limit: float) -> bool:
     return value <= limit + LOAD_TOLERANCE * max(1.0, abs(limit))
 
 
-def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
-    """Every violated invariant of *plan*, one message each ([] when the plan is sound).
+@dataclass
+class _Tally:
+    """What a plan's allocations add up to, per model entry, GPU type and period."""
 
-    Checked independently of the solver: load served per model and period, capacity
-    (x <= replicas × capacity), SLA (only feasible candidates with ITL at capacity within the
-    SLA), integral replicas, inventory, facility power cap per period, budget, minimum replicas.
-    """
-    if not plan.has_solution:
-        return []
+    served: dict[str, list[float]]
+    replicas: dict[str, int]
+    gpus: dict[str, int]
+    power_w: list[float]
+
+
+def _allocation_problems(a: Allocation, inputs: PlanningInputs, tally: _Tally) -> list[str]:
+    """Problems of one allocation (SLA, sign, capacity) after adding it to *tally*."""
+    c = a.candidate
+    m = inputs.model(c.name)
     problems: list[str] = []
-    served: dict[str, list[float]] = {m.name: [0.0] * inputs.periods for m in inputs.models}
-    replicas: dict[str, int] = {m.name: 0 for m in inputs.models}
-    gpus: dict[str, int] = {}
-    power_w = [0.0] * inputs.periods
-    by_key = {c.key: c for c in inputs.candidates}
-    for a in plan.allocations:
-        c = a.candidate
-        if by_key.get(c.key) != c:
-            problems.append(f"allocation {c.label}: not one of the inputs' candidates")
-            continue
-        m = inputs.model(c.name)
-        if not c.feasible:
-            problems.append(f"allocation {c.label}: uses an infeasible candidate ({c.reason})")
-        if c.itl_s_at_capacity > m.itl_sla_s * (1 + LOAD_TOLERANCE):
-            problems.append(
-                f"SLA {c.label}: ITL {c.itl_s_at_capacity:.4g} s > SLA {m.itl_sla_s:.4g} s"
-            )
-        if a.replicas < 0:
-            problems.append(f"allocation {c.label}: negative replicas {a.replicas}")
-        replicas[c.name] += a.replicas
-        gpus[c.gpu] = gpus.get(c.gpu, 0) + a.gpus
-        cap = a.replicas * c.max_requests_per_s_per_replica
-        for t, x in enumerate(a.requests_per_s_by_period):
-            if x < -LOAD_TOLERANCE:
-                problems.append(f"load {c.label} period {t}: negative load {x:.6g} req/s")
-            if not _close(x, cap):
-                problems.append(f"capacity[{c.label},{t}]: serves {x:.6g} req/s > {cap:.6g}")
-            served[c.name][t] += x
-        for t, p in enumerate(period_power_w(c, a.replicas, a.requests_per_s_by_period)):
-            power_w[t] += p
+    if not c.feasible:
+        problems.append(f"allocation {c.label}: uses an infeasible candidate ({c.reason})")
+    if c.itl_s_at_capacity > m.itl_sla_s * (1 + LOAD_TOLERANCE):
+        problems.append(f"SLA {c.label}: ITL {c.itl_s_at_capacity:.4g} s > SLA {m.itl_sla_s:.4g} s")
+    if a.replicas < 0:
+        problems.append(f"allocation {c.label}: negative replicas {a.replicas}")
+    tally.replicas[c.name] += a.replicas
+    tally.gpus[c.gpu] = tally.gpus.get(c.gpu, 0) + a.gpus
+    cap = a.replicas * c.max_requests_per_s_per_replica
+    for t, x in enumerate(a.requests_per_s_by_period):
+        if x < -LOAD_TOLERANCE:
+            problems.append(f"load {c.label} period {t}: negative load {x:.6g} req/s")
+        if not _close(x, cap):
+            problems.append(f"capacity[{c.label},{t}]: serves {x:.6g} req/s > {cap:.6g}")
+        tally.served[c.name][t] += x
+    for t, p in enumerate(period_power_w(c, a.replicas, a.requests_per_s_by_period)):
+        tally.power_w[t] += p
+    return problems
+
+
+def _demand_problems(inputs: PlanningInputs, tally: _Tally) -> list[str]:
+    """Load served per model and period, and minimum replicas."""
+    problems: list[str] = []
     for m in inputs.models:
         for t, (want, got) in enumerate(
-            zip(m.requests_per_s_by_period, served[m.name], strict=True)
+            zip(m.requests_per_s_by_period, tally.served[m.name], strict=True)
         ):
             if abs(want - got) > LOAD_TOLERANCE * max(1.0, want):
                 problems.append(
                     f"load_served[{m.name},{t}]: serves {got:.6g} req/s of {want:.6g} req/s"
                 )
-        if replicas[m.name] < m.min_replicas:
+        if tally.replicas[m.name] < m.min_replicas:
             problems.append(
-                f"min_replicas[{m.name}]: {replicas[m.name]} replicas < {m.min_replicas}"
+                f"min_replicas[{m.name}]: {tally.replicas[m.name]} replicas < {m.min_replicas}"
             )
-    for gpu, used in sorted(gpus.items()):
+    return problems
+
+
+def _fleet_problems(plan: Plan, inputs: PlanningInputs, tally: _Tally) -> list[str]:
+    """Inventory, facility power cap per period and budget."""
+    problems: list[str] = []
+    for gpu, used in sorted(tally.gpus.items()):
         available = inputs.inventory.get(gpu)
         if available is not None and used > available:
             problems.append(f"inventory[{gpu}]: uses {used} GPUs, has {available}")
     if inputs.power_cap_kw is not None:
-        for t, p in enumerate(power_w):
+        for t, p in enumerate(tally.power_w):
             kw = p * inputs.pue / 1000.0
             if not _close(kw, inputs.power_cap_kw):
                 problems.append(f"power_cap[{t}]: {kw:.6g} kW > cap {inputs.power_cap_kw:.6g} kW")
@@ -299,3 +303,28 @@ def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
                 f"budget: costs {plan.totals.cost_usd:.2f} $ > budget {inputs.budget_usd:.2f} $"
             )
     return problems
+
+
+def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
+    """Every violated invariant of *plan*, one message each ([] when the plan is sound).
+
+    Checked independently of the solver: load served per model and period, capacity
+    (x <= replicas × capacity), SLA (only feasible candidates with ITL at capacity within the
+    SLA), integral replicas, inventory, facility power cap per period, budget, minimum replicas.
+    """
+    if not plan.has_solution:
+        return []
+    tally = _Tally(
+        served={m.name: [0.0] * inputs.periods for m in inputs.models},
+        replicas={m.name: 0 for m in inputs.models},
+        gpus={},
+        power_w=[0.0] * inputs.periods,
+    )
+    problems: list[str] = []
+    by_key = {c.key: c for c in inputs.candidates}
+    for a in plan.allocations:
+        if by_key.get(a.candidate.key) != a.candidate:
+            problems.append(f"allocation {a.candidate.label}: not one of the inputs' candidates")
+            continue
+        problems += _allocation_problems(a, inputs, tally)
+    return problems + _demand_problems(inputs, tally) + _fleet_problems(plan, inputs, tally)

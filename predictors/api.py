@@ -155,10 +155,13 @@ class Predictor:
 
     @classmethod
     def load(cls, directory: Path | None = None, catalog: Catalog | None = None) -> Predictor:
+        """The trained models in *directory* (default: the shipped ``predictors/trained``) bound
+        to *catalog* (default: the bundled catalogs plus ``$WATTGPU_USER_CATALOG``)."""
         return cls(artifacts.load(directory or trained_dir()), catalog or load_catalog())
 
     @property
     def card(self) -> dict[str, Any]:
+        """The model card of the trained models (features, metrics, domain, provenance)."""
         return self.models.card
 
     def _resolve(self, rows: pl.DataFrame) -> pl.DataFrame:

@@ -323,42 +323,55 @@ def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: 
     return rhs
 
 
-def _column_generation(
-    dec: Decomposition, first: list[Column], start: float
-) -> DecomposedSolution | None:
-    inputs = dec.inputs
-    deadline = start + inputs.time_limit_s
-    cg_deadline = start + CG_TIME_FRACTION * inputs.time_limit_s
-    penalty = PENALTY_FACTOR * max(1.0, sum(col.cost for col in first))
-    master = _Master(dec, penalty)
-    seen: set[tuple[int, bytes]] = set()
+class _Pool:
+    """The master problem and the set of columns already in it (no column is added twice)."""
 
-    def add(col: Column) -> None:
+    def __init__(self, master: _Master) -> None:
+        self.master = master
+        self.seen: set[tuple[int, bytes]] = set()
+
+    def add(self, col: Column) -> None:
+        """Add *col* to the master unless an identical column is already there."""
         key = (col.block, col.n.tobytes())
-        if key not in seen:
-            seen.add(key)
-            master.add(col)
+        if key not in self.seen:
+            self.seen.add(key)
+            self.master.add(col)
 
+
+@dataclass(frozen=True)
+class _Priced:
+    """State after the pricing loop: the Lagrangian bound, master weights and duals."""
+
+    bound: float
+    weights: list[float]
+    y_gpu: FloatArray
+    y_b: float
+
+
+def _seed(dec: Decomposition, pool: _Pool, first: list[Column]) -> None:
+    """The start columns, plus per model one that avoids the GPU types in short supply."""
     for col in first:
-        add(col)
-    # a second start column per model that avoids the GPU types in short supply
+        pool.add(col)
+    if not dec.gpus:
+        return
     for b, block in enumerate(dec.blocks):
-        if not dec.gpus:
-            break
         restricted = dataclasses.replace(block, ub=np.where(dec.gpu_of[b] >= 0, 0, block.ub))
-        zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(inputs.periods)
+        zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(dec.inputs.periods)
         best = best_replicas(restricted, *dec.prices(b, zero_gpu, zero_t, 0.0))
         if best is not None:
-            add(dec.column(b, best[1]))
+            pool.add(dec.column(b, best[1]))
+
+
+def _price(dec: Decomposition, pool: _Pool, cg_deadline: float) -> _Priced | None:
+    """Column generation until no column prices out, the LP gap closes or time runs out."""
+    inputs = dec.inputs
     bound = -math.inf
-    lp_value = math.inf
-    weights: list[float] = []
     while True:
-        solved = master.solve()
+        solved = pool.master.solve()
         if solved is None:
             return None
         lp_value, sigma, y_gpu, y_power, y_b = solved
-        weights = [var.solution_value() for var in master.vars]
+        weights = [var.solution_value() for var in pool.master.vars]
         lagrangian = -_bound_rhs(dec, y_gpu, y_power, y_b)
         new = 0
         for b, block in enumerate(dec.blocks):
@@ -367,71 +380,108 @@ def _column_generation(
                 return None
             lagrangian += best[0]
             if best[0] < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
-                before = len(master.columns)
-                add(dec.column(b, best[1]))
-                new += len(master.columns) - before
+                before = len(pool.master.columns)
+                pool.add(dec.column(b, best[1]))
+                new += len(pool.master.columns) - before
         bound = max(bound, lagrangian)
         close = lp_value - bound <= LP_GAP_FRACTION * inputs.relative_gap * max(1.0, abs(bound))
         if new == 0 or close or time.perf_counter() > cg_deadline:
-            break
-    if inputs.power_cap_kw is not None:
-        # power-frugal columns (the DP with power priced M times the energy price) give the
-        # master MILP combinations under the cap that the LP duals alone may not generate
-        for mult in FRUGAL_MULTIPLIERS:
-            y_frugal = mult * dec.base_t / dec.kw_per_e
-            for b in range(len(dec.blocks)):
-                best = best_replicas(dec.blocks[b], *dec.prices(b, y_gpu, y_frugal, y_b))
-                if best is not None:
-                    add(dec.column(b, best[1]))
-    every = _all_columns(dec)
-    if every is not None:
-        for col in every:
-            add(col)
-        exact = _master_milp(master, weights, deadline, gap=0.0)
-        if exact is None:
-            return None
-        chosen, proven = exact
-        if not chosen:  # every column tried: no combination meets the linking rows
-            return DecomposedSolution(
-                PlanStatus.INFEASIBLE,
-                time.perf_counter() - start,
-                math.inf,
-                math.inf,
-                [],
-                [],
-                [],
-                "column-generation",
-            )
-        objective = float(sum(col.cost for col in chosen))
-        bound = max(bound, min(proven, objective))
-        gap = (objective - bound) / max(abs(objective), 1e-9)
-        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-        return _solution(dec, chosen, status, start, float(bound), "column-generation")
-    found = _master_milp(master, weights, deadline)
+            return _Priced(bound, weights, y_gpu, y_b)
+
+
+def _add_frugal(dec: Decomposition, pool: _Pool, priced: _Priced) -> None:
+    """Power-frugal columns (the DP with power priced M times the energy price): they give the
+    master MILP combinations under the cap that the LP duals alone may not generate."""
+    for mult in FRUGAL_MULTIPLIERS:
+        y_frugal = mult * dec.base_t / dec.kw_per_e
+        for b in range(len(dec.blocks)):
+            best = best_replicas(dec.blocks[b], *dec.prices(b, priced.y_gpu, y_frugal, priced.y_b))
+            if best is not None:
+                pool.add(dec.column(b, best[1]))
+
+
+def _solve_exhaustive(
+    dec: Decomposition,
+    pool: _Pool,
+    every: list[Column],
+    priced: _Priced,
+    start: float,
+    deadline: float,
+) -> DecomposedSolution | None:
+    """Every column in the master: its MILP solved to optimality proves the plan exact."""
+    inputs = dec.inputs
+    for col in every:
+        pool.add(col)
+    exact = _master_milp(pool.master, priced.weights, deadline, gap=0.0)
+    if exact is None:
+        return None
+    chosen, proven = exact
+    if not chosen:  # every column tried: no combination meets the linking rows
+        return DecomposedSolution(
+            PlanStatus.INFEASIBLE,
+            time.perf_counter() - start,
+            math.inf,
+            math.inf,
+            [],
+            [],
+            [],
+            "column-generation",
+        )
+    objective = float(sum(col.cost for col in chosen))
+    bound = max(priced.bound, min(proven, objective))
+    gap = (objective - bound) / max(abs(objective), 1e-9)
+    status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
+    return _solution(dec, chosen, status, start, float(bound), "column-generation")
+
+
+def _solve_restricted(
+    dec: Decomposition, pool: _Pool, priced: _Priced, start: float, deadline: float
+) -> DecomposedSolution | None:
+    """Price-and-branch: the master MILP over the generated columns, then over their
+    neighbours (one replica more, less or moved) when a gap to the bound is left."""
+    inputs = dec.inputs
+    bound = priced.bound
+    found = _master_milp(pool.master, priced.weights, deadline)
     if found is None or not found[0]:
         return None
     chosen = found[0]
-    if NEIGHBOURHOOD and (sum(col.cost for col in chosen) - bound) > inputs.relative_gap * max(
-        1.0, abs(bound)
-    ):
-        # price-and-branch leaves a gap: re-solve the master MILP with the neighbours of
-        # the plan's columns (one replica more, less or moved), the plan as the hint
+    gap_left = sum(col.cost for col in chosen) - bound
+    if NEIGHBOURHOOD and gap_left > inputs.relative_gap * max(1.0, abs(bound)):
         chosen_keys = {(col.block, col.n.tobytes()) for col in chosen}
         for col in chosen:
             for n in _neighbours(dec.blocks[col.block], col.n):
-                add(dec.column(col.block, n))
-        hint = [1.0 if (c.block, c.n.tobytes()) in chosen_keys else 0.0 for c in master.columns]
-        better = _master_milp(master, hint, deadline)
-        if (
-            better is not None
-            and better[0]
-            and sum(c.cost for c in better[0]) < sum(c.cost for c in chosen)
-        ):
-            chosen = better[0]
+                pool.add(dec.column(col.block, n))
+        hint = [
+            1.0 if (c.block, c.n.tobytes()) in chosen_keys else 0.0 for c in pool.master.columns
+        ]
+        better = _master_milp(pool.master, hint, deadline)
+        if better is not None and better[0]:
+            if sum(c.cost for c in better[0]) < sum(c.cost for c in chosen):
+                chosen = better[0]
     objective = float(sum(col.cost for col in chosen))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
     return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
+
+
+def _column_generation(
+    dec: Decomposition, first: list[Column], start: float
+) -> DecomposedSolution | None:
+    inputs = dec.inputs
+    deadline = start + inputs.time_limit_s
+    cg_deadline = start + CG_TIME_FRACTION * inputs.time_limit_s
+    penalty = PENALTY_FACTOR * max(1.0, sum(col.cost for col in first))
+    pool = _Pool(_Master(dec, penalty))
+    _seed(dec, pool, first)
+    priced = _price(dec, pool, cg_deadline)
+    if priced is None:
+        return None
+    if inputs.power_cap_kw is not None:
+        _add_frugal(dec, pool, priced)
+    every = _all_columns(dec)
+    if every is not None:
+        return _solve_exhaustive(dec, pool, every, priced, start, deadline)
+    return _solve_restricted(dec, pool, priced, start, deadline)
 
 
 def _all_columns(dec: Decomposition) -> list[Column] | None:

@@ -93,6 +93,8 @@ def facility_kw_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[floa
 
 
 def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:
+    """Most replicas of *c* a plan can need: its model's peak load (or minimum replicas) at
+    *c*'s capacity, capped at :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`."""
     m = inputs.model(c.name)
     peak = max(m.requests_per_s_by_period)
     need = max(math.ceil(peak / c.max_requests_per_s_per_replica), m.min_replicas)
