@@ -95,3 +95,13 @@ def test_scanner_sees_function_level_and_relative_imports(tmp_path: Path) -> Non
     )
     found = _imports(path, "predictors.probe")
     assert "planner.result" in found and "predictors.api" in found
+
+
+def test_tests_do_not_import_benchmarks() -> None:
+    """Benchmarks are scripts: tests share code with them through the packages (e.g.
+    :mod:`planner.solve.synthetic`), never by importing a benchmark module."""
+    bench = {p.stem for p in (REPO / "benchmarks").glob("*.py")}
+    for path in sorted((REPO / "tests").glob("*.py")):
+        names = _imports(path, f"tests.{path.stem}")
+        bad = sorted(n for n in names if n.split(".")[0] in bench | {"benchmarks"})
+        assert not bad, f"{path.name} imports benchmark code {bad}"

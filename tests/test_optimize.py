@@ -7,8 +7,6 @@ import dataclasses
 import itertools
 import math
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,9 +27,7 @@ from planner.solve import explain, optimize
 from planner.solve.colgen import Decomposition
 from planner.solve.milp import build_model, run_solver
 from planner.solve.optimize import COLGEN_SOLVER, DECOMPOSED_SOLVER, solve
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from bench_solver import random_inputs  # noqa: E402
+from planner.solve.synthetic import random_inputs
 
 
 def cand(
