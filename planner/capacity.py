@@ -218,7 +218,7 @@ def _one(
 ) -> Candidate:
     """The candidate of live spec *i* from its capacity result *point*."""
     error = table.error[i]
-    if error.startswith("does not fit") or (error == "" and table.curves.max_batch[i] < 1):
+    if not table.fits[i] or (error == "" and table.curves.max_batch[i] < 1):
         usable = table.kv_budget_gb[i] + table.weights_gb[i]
         reserve = physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp
         memory = {

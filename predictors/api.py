@@ -69,6 +69,10 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
 LOAD_COLUMNS: tuple[str, ...] = ("concurrency", "ttft_s_at_load", "itl_s_p90")
 #: Extra columns of ``predict(..., with_ttft=True)`` (not part of the CSV contract).
 TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
+#: Extra column of ``predict(..., with_fit=True)`` (not part of the CSV contract): False where
+#: the weights and the batch's KV cache exceed the usable memory (the row's "does not fit" error),
+#: null where the row has another error. Callers branch on it instead of on the error text.
+FIT_COLUMNS: tuple[str, ...] = ("fits_in_memory",)
 _NUMERIC = ("gpu_count", "batch_size", "input_tokens", "output_tokens")
 #: Largest value accepted per numeric input column (a row above it gets an error): more GPUs per
 #: replica than any NVLink domain, more sequences or tokens than any serving engine handles.
@@ -263,11 +267,14 @@ class Predictor:
             .alias("_error"),
         )
 
-    def predict(self, rows: pl.DataFrame, *, with_ttft: bool = False) -> pl.DataFrame:
+    def predict(
+        self, rows: pl.DataFrame, *, with_ttft: bool = False, with_fit: bool = False
+    ) -> pl.DataFrame:
         """The input rows (in order) plus :data:`OUTPUT_COLUMNS`.
 
         With *with_ttft*, also :data:`TTFT_COLUMNS` (time to first token at the row's
-        concurrency; null when the shipped models have no TTFT estimator).
+        concurrency; null when the shipped models have no TTFT estimator); with *with_fit*,
+        then :data:`FIT_COLUMNS` (the memory verdict as a boolean).
         """
         rows = quantised.fill_implied_precision(rows, self.catalog)  # explicit precision wins
         rows = normalise_rows(rows.drop([c for c in OUTPUT_COLUMNS if c in rows.columns]))
@@ -368,12 +375,17 @@ class Predictor:
             .alias("domain_reason"),
             *(TTFT_COLUMNS if with_ttft else ()),
             *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS),
+            pl.when(pl.col("_error") == "").then(pl.col("_fits")).alias("fits_in_memory"),
         )
         if rows["requests_per_s"].is_not_null().any():
             from predictors.serving_predict import at_load
 
             result = at_load(self, rows, result)
-        ordered = [*OUTPUT_COLUMNS, *(TTFT_COLUMNS if with_ttft else ())]
+        ordered = [
+            *OUTPUT_COLUMNS,
+            *(TTFT_COLUMNS if with_ttft else ()),
+            *(FIT_COLUMNS if with_fit else ()),
+        ]
         return pl.concat([_whole_numbers_as_int(rows), result.select(ordered)], how="horizontal")
 
     def in_domain(self, feats: pl.DataFrame) -> list[bool]:

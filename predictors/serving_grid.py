@@ -74,6 +74,9 @@ class ServingTable:
     curves_hi: ServingCurves
     error: list[str]
     """Per row: the predictors' error at batch 1 ('' when it predicts)."""
+    fits: list[bool]
+    """Per row: False when the predictors' memory check fails at batch 1 (then ``error`` is
+    its "does not fit" text); True otherwise."""
     in_domain: list[bool]
     weights_gb: list[float]
     kv_budget_gb: list[float]
@@ -164,7 +167,7 @@ def serving_table(
     need = np.searchsorted(np.asarray(BATCH_GRID, dtype=np.float64), max_batch, side="left")
     keep = np.arange(width)[None, :] <= np.minimum(need, width - 1)[:, None]
     flat_keep = keep.ravel()
-    pred = predictor.predict(prediction_grid(rows).filter(pl.Series(flat_keep)))
+    pred = predictor.predict(prediction_grid(rows).filter(pl.Series(flat_keep)), with_fit=True)
 
     def grid(col: str) -> np.ndarray:
         full = np.full(n * width, np.nan)
@@ -203,6 +206,7 @@ def serving_table(
         curves_lo=curves("itl_s_lo", "power_w_per_gpu_lo"),
         curves_hi=curves("itl_s_hi", "power_w_per_gpu_hi"),
         error=errors,
+        fits=pred["fits_in_memory"].gather(first).fill_null(True).to_list(),
         in_domain=pred["in_domain"].gather(first).to_list(),
         weights_gb=phys["weights_gb"].to_list(),
         kv_budget_gb=phys["kv_budget_gb"].to_list(),
