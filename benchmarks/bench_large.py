@@ -9,14 +9,16 @@ the shared 2-core machine's load moves the wall time. Run::
     .venv/bin/python benchmarks/bench_large.py            # both runs
     .venv/bin/python benchmarks/bench_large.py --only capped
 
-Measured (2-core machine shared with other helpers), on main as of 13:05 (predictors v2, input
-hardening): plain 14.5-20.4 s wall, optimal; capped 10.1-11.2 s wall at load average ~1
-(9.4-10.8 s before the input-hardening merge), infeasible before any solver ("needs at least
-70.4 kW facility power in period 13, cap is 60 kW"; solve stage 0.27 s), 0.5-0.6 GB resident
-(before issue 10: 92-105 s, 3.9 GB, "status error"). The time is the candidate build: the
-predictors' own call on the (candidate, batch) rows (name resolution, validity checks, domain
-reasons, XGBoost) about half, the serving model and candidate checks most of the rest. At load
-average 4-8 wall time is 2-4 × the CPU time.
+Measured on the final main of issue 10 (quiet 2-core machine, validity checked once per distinct
+configuration): plain 13.2 s wall, optimal; capped 9.2 s wall (8.9 s as a plain `wattgpu plan`
+run), infeasible with the reason. Earlier (machine shared with other helpers), on main as of
+13:05 (predictors v2, input hardening): plain 14.5-20.4 s wall, optimal; capped 10.1-11.2 s wall
+at load average ~1 (9.4-10.8 s before the input-hardening merge), infeasible before any solver
+("needs at least 70.4 kW facility power in period 13, cap is 60 kW"; solve stage 0.27 s),
+0.5-0.6 GB resident (before issue 10: 92-105 s, 3.9 GB, "status error"). The time is the
+candidate build: the predictors' own call on the (candidate, batch) rows (name resolution,
+validity checks, domain reasons, XGBoost) about half, the serving model and candidate checks
+most of the rest. At load average 4-8 wall time is 2-4 × the CPU time.
 """
 
 from __future__ import annotations

@@ -220,14 +220,33 @@ class Predictor:
             .then(pl.lit("requests_per_s: must be a positive number (or empty)"))
             .otherwise(pl.lit(""))
         )
-        # configuration validity (TP vs heads, GPUs per node): predictors.validity
-        config_errors = validity.row_errors(
-            self.catalog,
-            [None if m is None else model_map.get(m) for m in rows["model"].to_list()],
-            [None if g is None else gpu_map.get(g) for g in rows["gpu"].to_list()],
-            # a count above the bound already has its error: no second message about nodes
-            [c if c is None or c <= MAX_VALUES["gpu_count"] else None for c in rows["gpu_count"]],
+        # configuration validity (TP vs heads, GPUs per node): predictors.validity, once per
+        # distinct (model, GPU, count); a count above its bound already has its error
+        keys = rows.select(
+            pl.col("model").replace_strict(model_map, default=None, return_dtype=pl.String),
+            pl.col("gpu").replace_strict(gpu_map, default=None, return_dtype=pl.String),
+            pl.when(pl.col("gpu_count") <= MAX_VALUES["gpu_count"]).then(pl.col("gpu_count")),
         )
+        distinct = keys.unique(maintain_order=True)
+        verdicts = distinct.with_columns(
+            pl.Series(
+                "_config",
+                validity.row_errors(
+                    self.catalog,
+                    distinct["model"].to_list(),
+                    distinct["gpu"].to_list(),
+                    distinct["gpu_count"].to_list(),
+                ),
+                dtype=pl.String,
+            )
+        )
+        config_errors = keys.join(
+            verdicts,
+            on=["model", "gpu", "gpu_count"],
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )["_config"].fill_null("")
         checks.append(pl.lit(pl.Series("_config", config_errors, dtype=pl.String)))
         context = dict(
             zip(
