@@ -81,3 +81,16 @@ def relative_width(predicted: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> flo
     if not ok.any():
         return math.nan
     return float(np.mean((hi[ok] - lo[ok]) / predicted[ok]) * 100.0)
+
+
+def conformal_quantiles(residuals: np.ndarray, level: float = 0.9) -> tuple[float, float]:
+    """Split-conformal (lower, upper) quantiles of out-of-fold *residuals* for a central
+    *level* interval, with the finite-sample correction; (0, 0) when no residual is finite."""
+    r = residuals[np.isfinite(residuals)]
+    if r.size == 0:
+        return 0.0, 0.0
+    alpha = (1.0 - level) / 2.0
+    n = r.size
+    q_hi = min(1.0, np.ceil((n + 1) * (1.0 - alpha)) / n)
+    q_lo = max(0.0, np.floor((n + 1) * alpha) / n - 1.0 / n)
+    return float(np.quantile(r, q_lo)), float(np.quantile(r, q_hi))

@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from predictors.features import feature_matrix
+from predictors.metrics import conformal_quantiles
 
 TRANSFORMS: tuple[str, ...] = (
     "power_over_tdp",
@@ -74,15 +75,8 @@ class Interval:
     @staticmethod
     def calibrate(measured: np.ndarray, predicted: np.ndarray, level: float = 0.9) -> Interval:
         """Quantiles of out-of-fold log residuals (finite-sample conformal correction)."""
-        r = np.log(measured / predicted)
-        r = r[np.isfinite(r)]
-        if r.size == 0:
-            return Interval(0.0, 0.0, level)
-        alpha = (1.0 - level) / 2.0
-        n = r.size
-        q_hi = min(1.0, np.ceil((n + 1) * (1.0 - alpha)) / n)
-        q_lo = max(0.0, np.floor((n + 1) * alpha) / n - 1.0 / n)
-        return Interval(float(np.quantile(r, q_lo)), float(np.quantile(r, q_hi)), level)
+        lo, hi = conformal_quantiles(np.log(measured / predicted), level)
+        return Interval(lo, hi, level)
 
     def apply(self, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds ``predicted * exp(log_lo|log_hi)``, units of *predicted*."""

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from predictors.features import feature_matrix
+from predictors.metrics import conformal_quantiles
 
 
 @dataclass(frozen=True)
@@ -37,15 +38,8 @@ class UtilInterval:
         measured_u: np.ndarray, predicted_u: np.ndarray, level: float = 0.9
     ) -> UtilInterval:
         """Quantiles of out-of-fold utilisation residuals (finite-sample conformal correction)."""
-        r = measured_u - predicted_u
-        r = r[np.isfinite(r)]
-        if r.size == 0:
-            return UtilInterval(0.0, 0.0, level)
-        alpha = (1.0 - level) / 2.0
-        n = r.size
-        q_hi = min(1.0, np.ceil((n + 1) * (1.0 - alpha)) / n)
-        q_lo = max(0.0, np.floor((n + 1) * alpha) / n - 1.0 / n)
-        return UtilInterval(float(np.quantile(r, q_lo)), float(np.quantile(r, q_hi)), level)
+        lo, hi = conformal_quantiles(measured_u - predicted_u, level)
+        return UtilInterval(lo, hi, level)
 
 
 def _idle_tdp(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
