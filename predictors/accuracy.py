@@ -6,7 +6,12 @@ coverage and width); :func:`breakdown` the MdAPE by source or by GPU.
 
 Besides the fitted splits of :mod:`predictors.splits`, the long table holds the derived split
 :data:`NVIDIA_DC_SPLIT`: the LOGO predictions of NVIDIA datacenter GPUs only (the same held-out
-predictions, so the same models; τ GPU ranks NVIDIA datacenter GPUs among themselves).
+predictions, so the same models; τ GPU ranks NVIDIA datacenter GPUs among themselves), and
+the diagnostic split :data:`SEEN_PROTOCOL_SPLIT`: those of them whose measurement source (its
+protocol: engine version, power scope and averaging) has rows of another GPU in the fold's
+training set. That is the situation of a shipped prediction (expressed in the reference source,
+which is in the training data); rows whose protocol exists only on the held-out GPU measure
+protocol transfer as well, which no GPU-level split can separate.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ WORKLOAD: list[str] = [
 CONTEXT: list[str] = ["source", "model", "gpu", *WORKLOAD[1:]]
 #: LOGO restricted to NVIDIA datacenter GPUs (every NVIDIA GPU but the RTX workstation cards).
 NVIDIA_DC_SPLIT = "logo-nvidia-dc"
+#: :data:`NVIDIA_DC_SPLIT` restricted to rows whose source the fold's training set has measured.
+SEEN_PROTOCOL_SPLIT = "logo-nvidia-dc-seen-protocol"
 
 
 def nvidia_datacenter(frame: pl.DataFrame) -> pl.Series:
@@ -40,6 +47,17 @@ def nvidia_datacenter(frame: pl.DataFrame) -> pl.Series:
     return frame.select(
         ((pl.col("vendor") == "NVIDIA") & ~pl.col("gpu").str.starts_with("RTX")).fill_null(False)
     ).to_series()
+
+
+def source_seen_in_training(rows: pl.DataFrame, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: held out in a fold of *split*; its source has rows in that fold's training set."""
+    sources = rows["source"].to_numpy()
+    held_out = np.zeros(rows.height, dtype=bool)
+    seen = np.zeros(rows.height, dtype=bool)
+    for _, train, test in folds(rows, split):
+        held_out[test] = True
+        seen[test] = np.isin(sources[test], np.unique(sources[train]))
+    return held_out, seen
 
 
 def run(
@@ -57,9 +75,7 @@ def run(
         nvdc = nvidia_datacenter(rows)
         measured = rows[target.column].to_numpy().astype(np.float64)
         for split in splits:
-            held_out = np.zeros(rows.height, dtype=bool)
-            for _, _, test in folds(rows, split):
-                held_out[test] = True
+            held_out, seen = source_seen_in_training(rows, split)
             for method in methods(target):
                 if progress:
                     progress(f"{tname} {split} {method}")
@@ -75,10 +91,13 @@ def run(
                 ).filter(pl.Series(held_out))
                 parts.append(part)
                 if split == "logo":
+                    nv = nvdc.filter(pl.Series(held_out))
                     parts.append(
-                        part.filter(nvdc.filter(pl.Series(held_out))).with_columns(
-                            pl.lit(NVIDIA_DC_SPLIT).alias("split")
-                        )
+                        part.filter(nv).with_columns(pl.lit(NVIDIA_DC_SPLIT).alias("split"))
+                    )
+                    diag = nv & pl.Series(seen[held_out])
+                    parts.append(
+                        part.filter(diag).with_columns(pl.lit(SEEN_PROTOCOL_SPLIT).alias("split"))
                     )
     return pl.concat(parts).with_columns(
         pl.col(c).fill_nan(None) for c in ("predicted", "lo", "hi")
@@ -129,4 +148,17 @@ def breakdown(long: pl.DataFrame, by: str, split: str) -> pl.DataFrame:
             .alias("mdape_pct"),
         )
         .sort(["target", by, "method"])
+    )
+
+
+def unseen_protocol(long: pl.DataFrame) -> pl.DataFrame:
+    """(target, gpu, source, rows) of our NVIDIA-datacenter LOGO rows outside the seen split."""
+    ours = long.filter(pl.col("method") == "ours")
+    keys = ["target", "gpu", "source", "row"]
+    nvdc = ours.filter(pl.col("split") == NVIDIA_DC_SPLIT).select(keys)
+    seen = ours.filter(pl.col("split") == SEEN_PROTOCOL_SPLIT).select(keys)
+    return (
+        nvdc.join(seen, on=keys, how="anti")
+        .group_by(["target", "gpu", "source"])
+        .agg(pl.len().alias("rows"))
     )

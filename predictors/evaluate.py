@@ -41,7 +41,8 @@ class Target:
     name: str
     column: str
     unit: str
-    ours: Callable[[], list[Any]]
+    ours: Callable[..., list[Any]]
+    """Our candidate configurations (v2 targets accept ``seed=``)."""
     paper: Callable[[], XgbEstimator] | None
     """The WattGPU paper's recipe for this target (None: the paper has none, e.g. TTFT)."""
     physical: dict[str, Callable[[pl.DataFrame], np.ndarray]]

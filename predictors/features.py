@@ -49,7 +49,8 @@ GPU_COLUMNS: tuple[str, ...] = (
     "interconnect_gb_s",
 )
 
-#: Sources in a fixed order; the code is the nuisance feature ``source_code`` (unknown: -1).
+#: Sources in a fixed order; the code is the nuisance feature ``source_code`` (unknown: -1) of
+#: the v1 and TTFT recipes.
 SOURCES: tuple[str, ...] = (
     "mlenergy-v1",
     "mlenergy-v2",
@@ -58,6 +59,13 @@ SOURCES: tuple[str, ...] = (
     "aiconfigurator",
     "amd-mi300x",
     "watt-counts",
+)
+#: One 0/1 indicator per source (the v2 estimators' nuisance inputs). A source is a name, not a
+#: quantity: with an ordinal code, trees send a source they never saw (e.g. the held-out GPU's
+#: only protocol) to whichever neighbour its arbitrary code lies next to; with indicators it
+#: takes the "none of the known sources" branch of every split.
+SOURCE_INDICATORS: tuple[str, ...] = tuple(
+    "source_is_" + s.replace("-", "_").replace(".", "_") for s in SOURCES
 )
 MODEL_TYPES: tuple[str, ...] = (
     "llama",
@@ -165,7 +173,7 @@ ITL_RESIDUAL_FEATURES: tuple[str, ...] = (
     "bytes_per_param",
     "is_moe_int",
     "engine_code",
-    "source_code",
+    *SOURCE_INDICATORS,
     "prefill_in_itl",
 )
 #: Directions the ITL residual must respect: more batch, context or parameters never speeds up,
@@ -188,7 +196,7 @@ POWER_FEATURES: tuple[str, ...] = (
     "bytes_per_param",
     "is_moe_int",
     "engine_code",
-    "source_code",
+    *SOURCE_INDICATORS,
     "prefill_in_itl",
 )
 #: More concurrent work never lowers power: ``u`` non-decreasing in these (each is
@@ -217,6 +225,17 @@ def _code(column: str, vocab: tuple[str, ...]) -> pl.Expr:
         .replace_strict(mapping, default=-1, return_dtype=pl.Int32)
         .alias(f"{column}_code")
     )
+
+
+def _indicators(frame: pl.DataFrame) -> list[pl.Expr]:
+    """``source_is_<source>`` 0/1 columns (all 0 for a source outside :data:`SOURCES`)."""
+    if "source" not in frame.columns:
+        return [pl.lit(0, dtype=pl.Int32).alias(name) for name in SOURCE_INDICATORS]
+    source = pl.col("source").cast(pl.String)
+    return [
+        (source == s).fill_null(False).cast(pl.Int32).alias(name)
+        for s, name in zip(SOURCES, SOURCE_INDICATORS, strict=True)
+    ]
 
 
 def add_features(frame: pl.DataFrame) -> pl.DataFrame:
@@ -251,6 +270,7 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
         _code("model_type", MODEL_TYPES),
         _code("engine", physics.ENGINES),
         _code("source", SOURCES) if "source" in frame.columns else pl.lit(-1).alias("source_code"),
+        *_indicators(frame),
         (
             pl.col("itl_includes_prefill").cast(pl.Int32)
             if "itl_includes_prefill" in frame.columns

@@ -221,18 +221,20 @@ _V2_PARAMS: dict[str, Any] = {
 _V2_ROUNDS = 150
 
 
-def itl_v2_candidates() -> list[Any]:
+def itl_v2_candidates(seed: int = 0) -> list[Any]:
     """ITL v2 configurations; grouped inner CV picks one inside every training set.
 
     ``physics``: the step-time model alone; ``physics+residual``: plus trees on GPU-invariant
-    inputs (the same factor for every GPU, so dominance holds by construction).
+    inputs (the same factor for every GPU, so dominance holds by construction). *seed* seeds the
+    trees' row and column sampling (the shipped models use 0; the evaluation's seed-stability
+    table varies it).
     """
     from predictors.features import ITL_RESIDUAL_FEATURES, ITL_RESIDUAL_MONOTONE
     from predictors.itl_model import PhysicsItlEstimator
 
     def make(name: str, features: tuple[str, ...], rounds: int) -> PhysicsItlEstimator:
         return PhysicsItlEstimator(
-            name, features, dict(_V2_PARAMS), rounds, dict(ITL_RESIDUAL_MONOTONE)
+            name, features, dict(_V2_PARAMS, seed=seed), rounds, dict(ITL_RESIDUAL_MONOTONE)
         )
 
     return [
@@ -241,13 +243,20 @@ def itl_v2_candidates() -> list[Any]:
     ]
 
 
-def power_v2_candidates() -> list[Any]:
-    """Power v2: idle + (TDP − idle) · u, u from utilisations (monotone in batch)."""
+def power_v2_candidates(seed: int = 0) -> list[Any]:
+    """Power v2: idle + (TDP − idle) · u, u from utilisations (monotone in batch).
+
+    *seed* seeds the trees' row and column sampling, as in :func:`itl_v2_candidates`.
+    """
     from predictors.features import POWER_FEATURES, POWER_MONOTONE
     from predictors.power_model import PowerUtilEstimator
 
     return [
         PowerUtilEstimator(
-            "utilisation", POWER_FEATURES, dict(_V2_PARAMS), _V2_ROUNDS, dict(POWER_MONOTONE)
+            "utilisation",
+            POWER_FEATURES,
+            dict(_V2_PARAMS, seed=seed),
+            _V2_ROUNDS,
+            dict(POWER_MONOTONE),
         )
     ]

@@ -103,10 +103,11 @@ def evaluate(
     import polars as pl
 
     from predictors import __version__
-    from predictors.accuracy import breakdown, run, summarise
+    from predictors.accuracy import breakdown, run, summarise, unseen_protocol
     from predictors.accuracy_report import render
     from predictors.cli.progress import Progress
     from predictors.evaluate import TARGETS, target_rows
+    from predictors.stability import seed_stability
     from predictors.train import prepare
 
     (ms, catalog), directory = _load_table(data)
@@ -121,6 +122,7 @@ def evaluate(
                 typer.echo(f"  evaluating {what}", err=True)
 
         long = run(frame, progress=step)
+        stability = seed_stability(frame, progress=step)
     summary = summarise(long)
     seconds = time.perf_counter() - start
     meta = {
@@ -132,6 +134,8 @@ def evaluate(
         "seconds": seconds,
         "method": _method_text(),
         "dominance": _dominance(),
+        "stability": stability,
+        "unseen_protocol": unseen_protocol(long),
     }
     text = render(summary, breakdown(long, "source", "logo"), breakdown(long, "gpu", "logo"), meta)
     write_output(output, text)

@@ -1,0 +1,81 @@
+"""The evaluation's diagnostics: nominal source inputs, the seen-protocol split, seed stability."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from predictors.accuracy import SEEN_PROTOCOL_SPLIT, source_seen_in_training, unseen_protocol
+from predictors.catalog import load_catalog
+from predictors.evaluate import TARGETS, out_of_fold, target_rows
+from predictors.features import (
+    ITL_RESIDUAL_FEATURES,
+    POWER_FEATURES,
+    SOURCE_INDICATORS,
+    SOURCES,
+    add_features,
+    join_specs,
+)
+from predictors.metrics import mdape
+from predictors.stability import seed_stability
+from predictors.train import prepare
+from tests.test_predictors import _synthetic_table
+
+
+def test_v2_estimators_see_sources_as_names_not_as_an_ordinal_code() -> None:
+    for features in (ITL_RESIDUAL_FEATURES, POWER_FEATURES):
+        assert "source_code" not in features
+        assert set(SOURCE_INDICATORS) <= set(features)
+    rows = pl.DataFrame(
+        {
+            "source": [*SOURCES, "someone-elses-lab", None],
+            "model": "meta-llama/Llama-3.1-8B-Instruct",
+            "gpu": "H100-SXM5-80GB",
+            "gpu_count": 1,
+            "engine": "vllm",
+            "precision": "bf16",
+            "batch_size": 8,
+            "input_tokens": 512,
+            "output_tokens": 256,
+        }
+    )
+    onehot = add_features(join_specs(rows, load_catalog())).select(SOURCE_INDICATORS).to_numpy()
+    known = len(SOURCES)
+    assert (onehot[:known] == np.eye(known, dtype=onehot.dtype)).all()
+    assert not onehot[known:].any(), "an unknown or missing source must set no indicator"
+
+
+def test_seen_protocol_keeps_rows_whose_source_another_gpu_measured() -> None:
+    rows = pl.DataFrame(
+        {
+            "gpu": ["a", "a", "b", "c", "c"],
+            "source": ["s1", "s2", "s1", "s3", "s1"],
+        }
+    )
+    held_out, seen = source_seen_in_training(rows, "logo")
+    assert held_out.all()
+    # s2 only on a and s3 only on c: their rows lose the protocol when their GPU is held out.
+    assert seen.tolist() == [True, False, True, False, True]
+
+
+def test_unseen_protocol_counts_the_rows_left_out_of_the_diagnostic() -> None:
+    base = {"target": "power", "method": "ours", "gpu": "h", "row": [0, 1, 2]}
+    nvdc = pl.DataFrame({**base, "split": "logo-nvidia-dc", "source": ["v2", "v3", "v3"]})
+    seen = nvdc.filter(pl.col("source") == "v2").with_columns(
+        pl.lit(SEEN_PROTOCOL_SPLIT).alias("split")
+    )
+    other = nvdc.with_columns(pl.lit("v1").alias("method"))
+    out = unseen_protocol(pl.concat([nvdc, seen, other]))
+    assert out.to_dicts() == [{"target": "power", "gpu": "h", "source": "v3", "rows": 2}]
+
+
+def test_seed_stability_seed_0_is_the_reported_logo_and_seeds_move_it() -> None:
+    frame = prepare(_synthetic_table(n_per_gpu=40), load_catalog())
+    table = seed_stability(frame, seeds=(0, 1), targets=("power",))
+    assert table["seed"].to_list() == [0, 1]
+    rows = target_rows(frame, TARGETS["power"])
+    reported = out_of_fold(rows, TARGETS["power"], "logo", "ours", intervals=False)
+    y = rows["power_w_per_gpu"].to_numpy()
+    assert table["mdape_pct_all"][0] == pytest.approx(mdape(y, reported.predicted), rel=1e-9)
+    assert table["mdape_pct_all"][0] != table["mdape_pct_all"][1]
