@@ -333,6 +333,9 @@ def _dominance_section(dom: dict[str, Any] | None) -> list[str]:
         f"interconnect (PCIe against NVLink, e.g. A100-PCIE-80GB against A100-SXM4-40GB): "
         f"{dom['weaker_interconnect_violations']} of them are violations, all from the "
         f"all-reduce term; worst ratio ITL(B)/ITL(A) over all comparisons "
-        f"{dom['worst_ratio']:.3f}. `tests/test_dominance.py` runs the same sweep.",
+        f"{dom['worst_ratio']:.3f}. Time to first token on the same comparisons: "
+        f"{dom.get('ttft_violations', '–')} violations, worst ratio TTFT(B)/TTFT(A) "
+        f"{dom.get('ttft_worst_ratio', float('nan')):.3f}. `tests/test_dominance.py` runs the "
+        "same sweep.",
         "",
     ]

@@ -27,6 +27,7 @@ from predictors.itl_model import PhysicsItlEstimator
 from predictors.model import Interval, XgbEstimator
 from predictors.power_model import PowerUtilEstimator, UtilInterval
 from predictors.step_model import StepParams
+from predictors.ttft_model import PrefillTtftEstimator
 
 CARD_NAME = "model_card.json"
 CARD_SCHEMA = 2
@@ -35,6 +36,7 @@ KINDS: dict[type, str] = {
     XgbEstimator: "xgb_transformed_target",
     PhysicsItlEstimator: "step_time_times_residual",
     PowerUtilEstimator: "idle_to_tdp_utilisation",
+    PrefillTtftEstimator: "prefill_time_times_residual",
 }
 
 
@@ -63,7 +65,8 @@ class TrainedTarget:
     """One fitted estimator with its conformal interval."""
 
     estimator: Any
-    """An :class:`XgbEstimator`, :class:`PhysicsItlEstimator` or :class:`PowerUtilEstimator`."""
+    """An :class:`XgbEstimator`, :class:`PhysicsItlEstimator`, :class:`PowerUtilEstimator` or
+    :class:`PrefillTtftEstimator`."""
     interval: Any
     """:class:`Interval` (multiplicative) or :class:`UtilInterval` (additive in utilisation)."""
 
@@ -149,6 +152,8 @@ def load(directory: Path) -> TrainedModels:
             est = PhysicsItlEstimator(**common, step=StepParams.from_json(spec["step_params"]))
         elif kind == KINDS[PowerUtilEstimator]:
             est = PowerUtilEstimator(**common)
+        elif kind == KINDS[PrefillTtftEstimator]:
+            est = PrefillTtftEstimator(transform=spec["transform"], **common)
         elif kind == KINDS[XgbEstimator]:
             est = XgbEstimator(transform=spec["transform"], **common)
         else:

@@ -6,7 +6,9 @@ for every LLM, tensor-parallel degree, batch, token count, engine and precision 
 (:data:`MODELS` … :data:`PRECISIONS`) that fits both, the sweep compares the predicted ITL:
 a violation is ``ITL(B) > TOLERANCE · ITL(A)``. Comparisons at TP > 1 are marked
 ``weaker_interconnect`` when B's interconnect is slower than A's (the step model's all-reduce
-cost legitimately favours A there; those are counted but kept apart).
+cost legitimately favours A there; those are counted but kept apart). The time to first token
+(``ttft_ratio``) is compared on the same rows; its model has no interconnect term, so it must
+hold everywhere.
 """
 
 from __future__ import annotations
@@ -102,16 +104,27 @@ def sweep(predictor: Predictor) -> pl.DataFrame:
     gpus = sorted(set(pairs["gpu_a"].to_list()) | set(pairs["gpu_b"].to_list()))
     rows = grid(gpus)
     pred = pl.concat(
-        [rows, predictor.predict(rows).select(pl.col("itl_s"), pl.col("error"))],
+        [rows, predictor.predict(rows, with_ttft=True).select("itl_s", "ttft_s", "error")],
         how="horizontal",
     ).filter(pl.col("error") == "")
     keys = ["model", "gpu_count", "engine", "precision", "batch_size", "input_tokens"]
-    a = pred.select(pl.col("gpu").alias("gpu_a"), *keys, pl.col("itl_s").alias("itl_s_a"))
-    b = pred.select(pl.col("gpu").alias("gpu_b"), *keys, pl.col("itl_s").alias("itl_s_b"))
+    a = pred.select(
+        pl.col("gpu").alias("gpu_a"),
+        *keys,
+        pl.col("itl_s").alias("itl_s_a"),
+        pl.col("ttft_s").alias("ttft_s_a"),
+    )
+    b = pred.select(
+        pl.col("gpu").alias("gpu_b"),
+        *keys,
+        pl.col("itl_s").alias("itl_s_b"),
+        pl.col("ttft_s").alias("ttft_s_b"),
+    )
     out = pairs.join(a, on=["gpu_a", "precision"]).join(b, on=["gpu_b", *keys])
     return out.with_columns(
         (pl.col("itl_s_b") / pl.col("itl_s_a")).alias("ratio"),
         (pl.col("weaker_ic") & (pl.col("gpu_count") > 1)).alias("weaker_interconnect"),
+        (pl.col("ttft_s_b") / pl.col("ttft_s_a")).alias("ttft_ratio"),
     ).drop("weaker_ic")
 
 
@@ -132,4 +145,6 @@ def summary(predictor: Predictor) -> dict[str, float | int]:
         "worst_ratio": float(comp["ratio"].max() or 0.0),  # type: ignore[arg-type]
         "weaker_interconnect": weak.height,
         "weaker_interconnect_violations": violations(weak).height,
+        "ttft_violations": comp.filter(pl.col("ttft_ratio") > TOLERANCE).height,
+        "ttft_worst_ratio": float(comp["ttft_ratio"].max() or 0.0),  # type: ignore[arg-type]
     }

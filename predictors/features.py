@@ -185,6 +185,29 @@ ITL_RESIDUAL_MONOTONE: dict[str, int] = {
     "log_active_params": 1,
     "log_gpu_count": -1,
 }
+#: GPU-invariant inputs of the TTFT v2 factor on the prefill time (see predictors/ttft_model.py).
+TTFT_V2_FEATURES: tuple[str, ...] = (
+    "log_batch",
+    "log_input_tokens",
+    "log_output_tokens",
+    "log_params",
+    "log_active_params",
+    "num_layers",
+    "log_gpu_count",
+    "bytes_per_param",
+    "is_moe_int",
+    "engine_code",
+    *SOURCE_INDICATORS,
+)
+#: More concurrency, longer prompts or more parameters never shorten the time to first token;
+#: more tensor-parallel GPUs never lengthen it (the prefill time already divides by them).
+TTFT_V2_MONOTONE: dict[str, int] = {
+    "log_batch": 1,
+    "log_input_tokens": 1,
+    "log_params": 1,
+    "log_active_params": 1,
+    "log_gpu_count": -1,
+}
 #: Inputs of the power utilisation ``u``: roofline utilisations of the step plus the workload.
 POWER_FEATURES: tuple[str, ...] = (
     "compute_share",
@@ -262,6 +285,8 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
         (pl.col("total_params_b") * 1e9).log().alias("log_params"),
         (pl.col("active_params_b") * 1e9).log().alias("log_active_params"),
         pl.col("batch_size").log().alias("log_batch"),
+        pl.col("input_tokens").clip(lower_bound=1.0).log().alias("log_input_tokens"),
+        pl.col("output_tokens").clip(lower_bound=1.0).log().alias("log_output_tokens"),
         (pl.col("boost_clock_mhz") / pl.col("base_clock_mhz")).alias("boost_ratio"),
         pl.col("is_moe").cast(pl.Int32).alias("is_moe_int"),
         (physics.peak_tflops() / pl.col("tdp_w")).alias("tflops_per_w"),

@@ -203,7 +203,8 @@ def itl_candidates() -> list[XgbEstimator]:
 
 
 def ttft_candidates() -> list[XgbEstimator]:
-    """Our time-to-first-token configurations: log(TTFT / prefill roofline)."""
+    """v1 time-to-first-token configuration: log(TTFT / prefill roofline) on GPU-identity inputs
+    (shipped before TTFT v2; kept as the ``v1`` evaluation method)."""
     from predictors.features import TTFT_FEATURES
 
     return [_ours("physics-full", "log_ttft_over_prefill", TTFT_FEATURES, {})]
@@ -260,3 +261,22 @@ def power_v2_candidates(seed: int = 0) -> list[Any]:
             dict(POWER_MONOTONE),
         )
     ]
+
+
+def ttft_v2_candidates(seed: int = 0) -> list[Any]:
+    """TTFT v2 configurations: the prefill time alone (one fitted constant factor) or times
+    GPU-invariant trees; grouped inner CV picks one inside every training set."""
+    from predictors.features import TTFT_V2_FEATURES, TTFT_V2_MONOTONE
+    from predictors.ttft_model import PrefillTtftEstimator
+
+    def make(name: str, rounds: int) -> PrefillTtftEstimator:
+        return PrefillTtftEstimator(
+            name,
+            "log_ttft_over_prefill",
+            TTFT_V2_FEATURES,
+            dict(_OUR_PARAMS, seed=seed),
+            rounds,
+            dict(TTFT_V2_MONOTONE),
+        )
+
+    return [make("physics", 0), make("physics+residual", _OUR_ROUNDS)]

@@ -2,11 +2,11 @@
 
 Each target's configuration is chosen by inner folds that hold out whole GPUs and refitted on all
 its rows (ITL: the step-time physics of :mod:`predictors.step_model` times a GPU-invariant
-residual; power: idle + (TDP − idle) · u; TTFT: the v1 recipe); its 90 % interval is calibrated on
-out-of-fold residuals of those folds (the situation the planner is in when it predicts a GPU with
-no measurements). The fitted physics parameters, the training domain (precisions, engines,
-vendors, architectures, MoE, numeric ranges) and the measured GPUs (``gpu_measured``) go into the
-model card.
+residual; power: idle + (TDP − idle) · u; TTFT: the prefill time times a GPU-invariant
+residual); its 90 % interval is calibrated on out-of-fold residuals of those folds (the situation
+the planner is in when it predicts a GPU with no measurements). The fitted physics parameters,
+the training domain (precisions, engines, vendors, architectures, MoE, numeric ranges) and the
+measured GPUs (``gpu_measured``) go into the model card.
 """
 
 from __future__ import annotations

@@ -52,6 +52,16 @@ def test_slower_interconnect_costs_only_the_all_reduce_time(comparisons: pl.Data
     assert weak["ratio"].max() <= 1.25  # type: ignore[operator]
 
 
+def test_no_stronger_gpu_takes_longer_to_the_first_token(comparisons: pl.DataFrame) -> None:
+    """TTFT v2 is the prefill time times a GPU-invariant factor: B never takes longer than A,
+    at any TP degree (its model has no interconnect term)."""
+    worst = comparisons.sort("ttft_ratio", descending=True).head(5).to_dicts()
+    assert comparisons["ttft_ratio"].null_count() == 0
+    assert comparisons["ttft_ratio"].max() <= 1.0 + 1e-9, worst  # type: ignore[operator]
+    strict = comparisons.filter(pl.col("ttft_ratio") < 1.0 / dominance.TOLERANCE)
+    assert strict.height > 0, "the sweep must contain pairs where B is clearly faster to TTFT"
+
+
 def test_violation_detector_flags_a_swapped_prediction(comparisons: pl.DataFrame) -> None:
     """The check can fail: swapping A and B's ITL on a strictly faster pair is a violation."""
     strict = comparisons.filter(pl.col("itl_s_b") < pl.col("itl_s_a") / dominance.TOLERANCE)

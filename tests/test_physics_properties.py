@@ -218,3 +218,40 @@ def test_tensor_parallelism_costs_only_communication(
     )
     assert steps.is_empty(), steps.head(3).to_dicts()
     assert (frame["comm"] > 0).any()
+
+
+@pytest.fixture(scope="module")
+def ttft_grid(predictor: Predictor) -> pl.DataFrame:
+    """The catalog grid's workloads with the experimental TTFT (``with_ttft=True``)."""
+    gpus = predictor.catalog.gpus["id"].to_list()
+    rows = list(
+        itertools.product(MODELS, gpus, (1, 8), ("vllm",), ("bf16", "fp8"), BATCHES, (512, 4096))
+    )
+    frame = pl.DataFrame(
+        rows,
+        schema=["model", "gpu", "gpu_count", "engine", "precision", "batch_size", "input_tokens"],
+        orient="row",
+    ).with_columns(pl.lit(256).alias("output_tokens"))
+    return predictor.predict(frame, with_ttft=True).filter(pl.col("error") == "")
+
+
+def test_ttft_never_beats_the_prompt_flops_at_peak(
+    predictor: Predictor, ttft_grid: pl.DataFrame
+) -> None:
+    feats = _featurised(predictor, ttft_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens"))
+    prompt_flops = 2.0 * feats["active_params_b"] * 1e9 * feats["input_tokens"]
+    at_peak = (prompt_flops / (feats["peak_flops"] * feats["gpu_count"])).to_numpy()
+    ttft = ttft_grid["ttft_s"].to_numpy()
+    assert np.isfinite(ttft).all() and ttft_grid.height > 5_000
+    assert np.all(ttft >= at_peak * (1 - 1e-9))
+    assert np.all(ttft_grid["ttft_s_lo"].to_numpy() >= at_peak * (1 - 1e-9))
+    assert np.all(ttft_grid["ttft_s_lo"].to_numpy() <= ttft)
+    assert np.all(ttft <= ttft_grid["ttft_s_hi"].to_numpy())
+
+
+def test_ttft_is_non_decreasing_in_concurrency_and_prompt_length(ttft_grid: pl.DataFrame) -> None:
+    bad = _non_decreasing(ttft_grid, WORKLOAD_KEYS, "batch_size", "ttft_s")
+    assert bad.is_empty(), f"TTFT falls with concurrency: {bad.head(3).to_dicts()}"
+    keys = [k for k in WORKLOAD_KEYS if k != "input_tokens"] + ["batch_size"]
+    bad = _non_decreasing(ttft_grid, keys, "input_tokens", "ttft_s")
+    assert bad.is_empty(), f"TTFT falls with prompt length: {bad.head(3).to_dicts()}"

@@ -364,8 +364,8 @@ def test_shipped_artifacts_reproduce_from_the_public_data(
             "batch_size": [4, 16, 32],
         }
     )
-    a, b = shipped.predict(grid), fresh.predict(grid)
-    for col in ("power_w_per_gpu", "itl_s", "itl_s_hi"):
+    a, b = shipped.predict(grid, with_ttft=True), fresh.predict(grid, with_ttft=True)
+    for col in ("power_w_per_gpu", "itl_s", "itl_s_hi", "ttft_s", "ttft_s_hi"):
         assert a[col].to_list() == pytest.approx(b[col].to_list(), rel=1e-5), (
             f"{col}: shipped predictors differ from a fresh `wattgpu train`; retrain and commit"
         )
