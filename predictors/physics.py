@@ -152,13 +152,21 @@ def roofline_itl_s() -> pl.Expr:
 PREFILL_MFU = 0.5
 
 
-def prefill_time_s() -> pl.Expr:
-    """Prefill roofline of one prompt: 2 · active params · input tokens at :data:`PREFILL_MFU` of
-    peak FLOPS of all GPUs, plus one read of the weights."""
+def prefill_compute_s(mfu: float = PREFILL_MFU) -> pl.Expr:
+    """Prompt FLOPs (2 · active params · input tokens) at *mfu* of the peak of all GPUs, s."""
     flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("input_tokens")
-    compute = flops / (peak_tflops() * 1e12 * pl.col("gpu_count") * PREFILL_MFU)
-    read = weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
-    return compute + read
+    return flops / (peak_tflops() * 1e12 * pl.col("gpu_count") * mfu)
+
+
+def weight_read_s() -> pl.Expr:
+    """One read of the weights at the peak bandwidth of all GPUs of the replica, s."""
+    return weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
+
+
+def prefill_time_s() -> pl.Expr:
+    """Prefill roofline of one prompt: its FLOPs at :data:`PREFILL_MFU` of peak FLOPS of all
+    GPUs, plus one read of the weights."""
+    return prefill_compute_s() + weight_read_s()
 
 
 def bandwidth_latency_s() -> pl.Expr:

@@ -27,10 +27,11 @@ from predictors.model import Interval, XgbEstimator
 
 def ttft_floor_s(frame: pl.DataFrame) -> np.ndarray:
     """max(prompt FLOPs at peak, one weight read at peak bandwidth) of every row, seconds."""
-    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("input_tokens")
-    compute = flops / (physics.peak_tflops() * 1e12 * pl.col("gpu_count"))
-    read = physics.weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
-    floor = frame.select(pl.max_horizontal(compute, read).cast(pl.Float64)).to_series()
+    floor = frame.select(
+        pl.max_horizontal(physics.prefill_compute_s(mfu=1.0), physics.weight_read_s()).cast(
+            pl.Float64
+        )
+    ).to_series()
     return floor.fill_null(np.nan).to_numpy()
 
 
