@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from predictors.core.version import __version__
 
 _EXPORTS = {
     "load_scenario": "planner.scenario.load",
@@ -24,7 +24,7 @@ _EXPORTS = {
     "Plan": "planner.result",
     "Predictor": "predictors.api",
 }
-__all__ = ["Plan", "Predictor", "load_scenario", "plan_file", "plan_scenario"]
+__all__ = ["Plan", "Predictor", "__version__", "load_scenario", "plan_file", "plan_scenario"]
 
 if TYPE_CHECKING:
     from planner.pipeline import plan_file, plan_scenario

@@ -31,9 +31,9 @@ from planner.scenario.model import (
     periods,
     requests_per_s_by_period,
 )
-from predictors import validity
 from predictors.api import Predictor
-from predictors.errors import WattgpuError
+from predictors.catalog import validity
+from predictors.core.errors import WattgpuError
 
 
 class FleetSizeError(WattgpuError):

@@ -1,7 +1,7 @@
 """Capacity model: per (model entry, GPU type, TP degree) the capacity and the power curve.
 
 One vectorised call of the serving model (:mod:`predictors.serving`,
-:mod:`predictors.serving_grid`) for the whole scenario gives, per candidate (formulas in
+:mod:`predictors.serving.grid`) for the whole scenario gives, per candidate (formulas in
 docs/method.md, "Capacity"):
 
 * **capacity**: the largest per-replica Poisson arrival rate whose ITL (at the SLA's
@@ -28,15 +28,9 @@ import polars as pl
 from planner.inputs import Candidate, Exclusion, ms_text
 from predictors import physics
 from predictors.api import Predictor
-from predictors.serving import (
-    CURVE_B,
-    FloatArray,
-    _interp_rows,
-    capacity,
-    itl_at_percentile_s,
-    step_time_s,
-)
-from predictors.serving_grid import ServingTable, serving_table
+from predictors.serving.curves import CURVE_B, FloatArray, interp_rows, step_time_s
+from predictors.serving.grid import ServingTable, serving_table
+from predictors.serving.operating import capacity, itl_at_percentile_s
 
 #: Fraction of the capacity a replica is planned to carry. 1: the serving model's queueing
 #: (Poisson number in system, percentile ITL, 99th-percentile memory check) is the headroom.
@@ -120,7 +114,7 @@ def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[_Point]
         ttft_light = sub.ttft_base_s + step_time_s(sub, light)[:, 0]
         at_b = np.maximum(at, 1.0)
         p_mid, p_lo, p_hi = (
-            _interp_rows(sub.batch, _take(curves, idx).power_w, at_b)[:, 0]
+            interp_rows(sub.batch, _take(curves, idx).power_w, at_b)[:, 0]
             for curves in (table.curves, table.curves_lo, table.curves_hi)
         )
         for j, i in enumerate(idx):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, get_args
 
-from predictors.errors import WattgpuError
+from predictors.core.errors import WattgpuError
 
 #: Most replicas of one candidate (model entry × GPU type × TP degree) a plan may use: keeps the
 #: exact per-model dynamic programme and the MILP bounded in time and memory at extreme loads.

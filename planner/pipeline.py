@@ -85,7 +85,7 @@ def plan_file(
     step(f"reading {path}")
     scenario = load_scenario(path, overrides, catalog=predictor.catalog, overlays=overlays)
     if scenario.user_catalog is not None:
-        from predictors.catalog import load_catalog
+        from predictors.catalog.store import load_catalog
 
         user_dir = user_catalog_path(scenario.user_catalog, Path(path).parent)
         predictor = replace(predictor, catalog=load_catalog(user_dir))

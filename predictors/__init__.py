@@ -10,14 +10,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from predictors.core.version import __version__
 
-_EXPORTS = {"Predictor": "predictors.api", "load_catalog": "predictors.catalog"}
-__all__ = ["Predictor", "load_catalog"]
+_EXPORTS = {"Predictor": "predictors.api", "load_catalog": "predictors.catalog.store"}
+__all__ = ["Predictor", "__version__", "load_catalog"]
 
 if TYPE_CHECKING:
     from predictors.api import Predictor
-    from predictors.catalog import load_catalog
+    from predictors.catalog.store import load_catalog
 
 
 def __getattr__(name: str) -> Any:

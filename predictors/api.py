@@ -1,12 +1,14 @@
-"""Predict power, ITL and throughput for rows of (model, GPU, workload) with the trained models.
+"""Predict power, ITL and throughput at a batch for rows of (model, GPU, workload).
 
-This is the batch contract other tools rely on (``wattgpu predict --input ROWS.csv``): input
-columns :data:`INPUT_COLUMNS` (all but ``model`` and ``gpu`` optional, defaults in
-:data:`DEFAULTS`), output = the input rows in order plus :data:`OUTPUT_COLUMNS`. A row that cannot
-be predicted gets a one-line ``error`` and empty predictions; the others are still predicted.
-``in_domain`` is false when the row lies outside the training data and ``domain_reason`` then
-says why ('; '-joined); ``gpu_measured`` is true when the GPU had training rows. Power and its
-interval lie in [idle, TDP] of the GPU.
+:class:`Predictor` binds the trained models to a catalog. :meth:`Predictor.predict` takes the
+input columns :data:`BATCH_INPUT_COLUMNS` (all but ``model`` and ``gpu`` optional, defaults in
+:data:`DEFAULTS`) and returns the input rows in order plus :data:`PREDICTION_COLUMNS`. A row that
+cannot be predicted gets a one-line ``error`` and empty predictions; the others are still
+predicted. ``in_domain`` is false when the row lies outside the training data and
+``domain_reason`` then says why ('; '-joined); ``gpu_measured`` is true when the GPU had training
+rows. Power and its interval lie in [idle, TDP] of the GPU. The whole batch contract of
+``wattgpu predict --input`` (a Poisson ``requests_per_s`` per row too) is
+:func:`predictors.rows.predict_rows`.
 Loading and predicting needs only the catalogs and ``predictors/trained`` (no measurement data).
 """
 
@@ -21,13 +23,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from predictors import artifacts, physics, quantised, validity
-from predictors.catalog import Catalog, load_catalog
-from predictors.errors import UnknownIdError
+from predictors import physics
+from predictors.catalog import quantised, validity
+from predictors.catalog.store import Catalog, load_catalog
+from predictors.core.errors import UnknownIdError
+from predictors.core.paths import trained_dir
+from predictors.estimators import artifacts
 from predictors.features import add_features, join_specs
-from predictors.paths import trained_dir
 
-INPUT_COLUMNS: tuple[str, ...] = (
+BATCH_INPUT_COLUMNS: tuple[str, ...] = (
     "model",
     "gpu",
     "gpu_count",
@@ -36,11 +40,8 @@ INPUT_COLUMNS: tuple[str, ...] = (
     "batch_size",
     "input_tokens",
     "output_tokens",
-    "requests_per_s",
 )
-#: Defaults for a missing column or an empty cell (``requests_per_s`` has none: empty means
-#: "predict at ``batch_size``", a rate means "predict at that Poisson load per replica",
-#: :mod:`predictors.serving_predict`).
+#: Defaults for a missing column or an empty cell.
 DEFAULTS: dict[str, Any] = {
     "gpu_count": 1,
     "engine": "vllm",
@@ -49,7 +50,8 @@ DEFAULTS: dict[str, Any] = {
     "input_tokens": 512,
     "output_tokens": 256,
 }
-OUTPUT_COLUMNS: tuple[str, ...] = (
+#: The at-batch predictions, in the order of the batch contract's output columns.
+PREDICTION_COLUMNS: tuple[str, ...] = (
     "power_w_per_gpu",
     "power_w_per_gpu_lo",
     "power_w_per_gpu_hi",
@@ -61,12 +63,7 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
     "error",
     "gpu_measured",
     "domain_reason",
-    "concurrency",
-    "ttft_s_at_load",
-    "itl_s_p90",
 )
-#: Output columns filled only for rows with a ``requests_per_s`` (null otherwise).
-LOAD_COLUMNS: tuple[str, ...] = ("concurrency", "ttft_s_at_load", "itl_s_p90")
 #: Extra columns of ``predict(..., with_ttft=True)`` (not part of the CSV contract).
 TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
 #: Extra column of ``predict(..., with_fit=True)`` (not part of the CSV contract): False where
@@ -90,7 +87,7 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
     Unparseable numbers become null here and are reported per row by :meth:`Predictor.predict`.
     """
     out = rows
-    for col in INPUT_COLUMNS:
+    for col in BATCH_INPUT_COLUMNS:
         if col not in out.columns:
             out = out.with_columns(pl.lit(DEFAULTS.get(col)).alias(col))
     exprs = []
@@ -109,13 +106,6 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
             .otherwise(raw.cast(pl.Float64, strict=False))
             .alias(col)
         )
-    rate = pl.col("requests_per_s").cast(pl.String).str.strip_chars()
-    exprs.append(  # unparseable text becomes NaN, reported by the row check
-        pl.when(rate.is_null() | (rate == ""))
-        .then(None)
-        .otherwise(rate.cast(pl.Float64, strict=False).fill_null(float("nan")))
-        .alias("requests_per_s")
-    )
     return out.with_columns(exprs)
 
 
@@ -214,13 +204,7 @@ class Predictor:
                 )
                 .otherwise(pl.lit(""))
             )
-        rate = pl.col("requests_per_s")
-        checks.append(
-            pl.when(rate.is_not_null() & (~rate.is_finite() | (rate <= 0)))
-            .then(pl.lit("requests_per_s: must be a positive number (or empty)"))
-            .otherwise(pl.lit(""))
-        )
-        # configuration validity (TP vs heads, GPUs per node): predictors.validity, once per
+        # configuration validity (TP vs heads, GPUs per node): predictors.catalog.validity, once per
         # distinct (model, GPU, count); a count above its bound already has its error
         keys = rows.select(
             pl.col("model").replace_strict(model_map, default=None, return_dtype=pl.String),
@@ -289,17 +273,32 @@ class Predictor:
     def predict(
         self, rows: pl.DataFrame, *, with_ttft: bool = False, with_fit: bool = False
     ) -> pl.DataFrame:
-        """The input rows (in order) plus :data:`OUTPUT_COLUMNS`.
+        """The input rows (in order) plus :data:`PREDICTION_COLUMNS`, at each row's batch.
 
         With *with_ttft*, also :data:`TTFT_COLUMNS` (time to first token at the row's
         concurrency; null when the shipped models have no TTFT estimator); with *with_fit*,
-        then :data:`FIT_COLUMNS` (the memory verdict as a boolean).
+        then :data:`FIT_COLUMNS` (the memory verdict as a boolean). Rows at a Poisson load
+        (a ``requests_per_s`` value) are :func:`predictors.rows.predict_rows`'s: they raise
+        ``ValueError`` here rather than be predicted at their batch.
         """
+        if (
+            "requests_per_s" in rows.columns
+            and rows["requests_per_s"]
+            .cast(pl.String)
+            .str.strip_chars()
+            .replace("", None)
+            .is_not_null()
+            .any()
+        ):
+            raise ValueError(
+                "Predictor.predict predicts at a batch; rows with requests_per_s go through "
+                "predictors.rows.predict_rows(predictor, rows)"
+            )
         rows = quantised.fill_implied_precision(rows, self.catalog)  # explicit precision wins
-        rows = normalise_rows(rows.drop([c for c in OUTPUT_COLUMNS if c in rows.columns]))
+        rows = normalise_rows(rows.drop([c for c in PREDICTION_COLUMNS if c in rows.columns]))
         resolved = self._resolve(rows)
         work = (
-            rows.select(INPUT_COLUMNS)
+            rows.select(BATCH_INPUT_COLUMNS)
             .with_columns(
                 resolved["_model"].alias("model"),
                 resolved["_gpu"].alias("gpu"),
@@ -363,7 +362,7 @@ class Predictor:
             pl.Series("ttft_s_lo", t_lo),
             pl.Series("ttft_s_hi", t_hi),
         )
-        numeric = list(OUTPUT_COLUMNS[:7]) + list(TTFT_COLUMNS)
+        numeric = list(PREDICTION_COLUMNS[:7]) + list(TTFT_COLUMNS)
         pred = pred.with_columns(
             [pl.when(pl.col("_fits")).then(pl.col(c).fill_nan(None)).alias(c) for c in numeric]
             + [
@@ -381,7 +380,7 @@ class Predictor:
         )
         merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
         result = merged.select(
-            *OUTPUT_COLUMNS[:7],
+            *PREDICTION_COLUMNS[:7],
             pl.col("in_domain").fill_null(False),
             pl.when(pl.col("_error") != "")
             .then(pl.col("_error"))
@@ -393,15 +392,10 @@ class Predictor:
             .otherwise(pl.col("_reason").fill_null(""))
             .alias("domain_reason"),
             *(TTFT_COLUMNS if with_ttft else ()),
-            *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS),
             pl.when(pl.col("_error") == "").then(pl.col("_fits")).alias("fits_in_memory"),
         )
-        if rows["requests_per_s"].is_not_null().any():
-            from predictors.serving_predict import at_load
-
-            result = at_load(self, rows, result)
         ordered = [
-            *OUTPUT_COLUMNS,
+            *PREDICTION_COLUMNS,
             *(TTFT_COLUMNS if with_ttft else ()),
             *(FIT_COLUMNS if with_fit else ()),
         ]

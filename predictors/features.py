@@ -13,7 +13,7 @@ import math
 import polars as pl
 
 from predictors import physics
-from predictors.catalog import Catalog
+from predictors.catalog.store import Catalog
 
 LLM_COLUMNS: tuple[str, ...] = (
     "model_type",

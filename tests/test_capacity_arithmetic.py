@@ -24,7 +24,7 @@ import pytest
 
 from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
 from predictors import physics
-from predictors.catalog import Catalog, load_catalog
+from predictors.catalog.store import Catalog, load_catalog
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 GPU = "H100-SXM5-80GB"

@@ -1,4 +1,5 @@
-"""Tests for predictors.catalog: shipped catalogs, name resolution, validation rules, overlays."""
+"""Tests for predictors.catalog.store: shipped catalogs, name resolution, validation rules,
+overlays."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from predictors.catalog import load_catalog, normalize_name, validate_dir
-from predictors.catalog_validate import GPU_SCHEMA, LLM_SCHEMA, PUE_SCHEMA, REGION_SCHEMA
-from predictors.errors import CatalogError, UnknownIdError
-from predictors.paths import USER_CATALOG_ENV, catalogs_dir
+from predictors.catalog.store import load_catalog, normalize_name, validate_dir
+from predictors.catalog.validate import GPU_SCHEMA, LLM_SCHEMA, PUE_SCHEMA, REGION_SCHEMA
+from predictors.core.errors import CatalogError, UnknownIdError
+from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir
 
 REQUIRED_GPUS = (
     "V100-SXM2-32GB V100-PCIE-16GB T4 A10 A10G A30 A40 A100-SXM4-40GB A100-SXM4-80GB "

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from predictors.catalog import Catalog, load_catalog
-from predictors.errors import UnknownIdError
-from predictors.paths import catalogs_dir
+from predictors.catalog.store import Catalog, load_catalog
+from predictors.core.errors import UnknownIdError
+from predictors.core.paths import catalogs_dir
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "gpu_names.csv"
 with FIXTURE.open(encoding="utf-8", newline="") as _fh:

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from predictors.catalog import Catalog, load_catalog, normalize_name
-from predictors.paths import catalogs_dir
+from predictors.catalog.store import Catalog, load_catalog, normalize_name
+from predictors.core.paths import catalogs_dir
 
 REPO = Path(__file__).resolve().parent.parent
 IDLE_RULE_PREFIX = "rule: 0.15 x tdp_w"

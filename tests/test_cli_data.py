@@ -15,9 +15,9 @@ from planner.cli.app import app, main
 @pytest.fixture
 def stub_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
     """Use a tiny catalog so these tests do not depend on the bundled catalog files."""
-    import predictors.catalog
+    import predictors.catalog.store
 
-    monkeypatch.setattr(predictors.catalog, "load_catalog", lambda *a, **k: StubCatalog())
+    monkeypatch.setattr(predictors.catalog.store, "load_catalog", lambda *a, **k: StubCatalog())
 
 
 @pytest.mark.usefixtures("stub_catalog")

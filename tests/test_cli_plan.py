@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from planner.cli.app import app, main
 from planner.report.plan_view import CSV_COLUMNS
-from planner.report.text import num, to_json
+from planner.text import num, to_json
 from predictors.api import Predictor
-from predictors.errors import WattgpuError
+from predictors.core.errors import WattgpuError
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent

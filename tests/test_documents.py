@@ -16,10 +16,10 @@ from planner.cli.app import app
 from planner.documents import SCHEMA_NAMES, schema_text
 from planner.documents.plan import PlanDocument, load_plan
 from planner.pipeline import PlanRun, plan_file
-from planner.report.text import to_json
+from planner.text import to_json
 from predictors.api import Predictor
-from predictors.card import ModelCard, load_card
-from predictors.errors import WattgpuError
+from predictors.core.errors import WattgpuError
+from predictors.estimators.card import ModelCard, load_card
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = REPO / "docs" / "schemas"

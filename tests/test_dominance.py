@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from predictors import dominance
 from predictors.api import Predictor
+from predictors.training import dominance
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from predictors.accuracy import SEEN_PROTOCOL_SPLIT, source_seen_in_training, unseen_protocol
-from predictors.catalog import load_catalog
-from predictors.evaluate import TARGETS, out_of_fold, target_rows
+from predictors.catalog.store import load_catalog
 from predictors.features import (
     ITL_RESIDUAL_FEATURES,
     POWER_FEATURES,
@@ -17,9 +15,15 @@ from predictors.features import (
     add_features,
     join_specs,
 )
-from predictors.metrics import mdape
-from predictors.stability import seed_stability
-from predictors.train import prepare
+from predictors.training.accuracy import (
+    SEEN_PROTOCOL_SPLIT,
+    source_seen_in_training,
+    unseen_protocol,
+)
+from predictors.training.evaluate import TARGETS, out_of_fold, target_rows
+from predictors.training.metrics import mdape
+from predictors.training.stability import seed_stability
+from predictors.training.train import prepare
 from tests.test_predictors import _synthetic_table
 
 

@@ -36,14 +36,14 @@ from planner.report.plan_view import (
     COMPACT_ALLOCATION_COLUMNS,
     plan_sections,
 )
-from planner.report.text import COMPACT_WIDTH, num, sections_to_text
 from planner.result import PlanStatus
 from planner.scenario.bundled import bundled_paths, find_scenario
 from planner.solve.explain import no_candidate_messages
+from planner.text import COMPACT_WIDTH, num, sections_to_text
 from predictors.api import Predictor
-from predictors.cli.progress import Progress, progress_enabled
-from predictors.errors import WattgpuError
-from predictors.escape import md_text
+from predictors.core.errors import WattgpuError
+from predictors.core.escape import md_text
+from predictors.core.progress import Progress, progress_enabled
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()

@@ -18,7 +18,7 @@ from planner.documents.plan import load_plan
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs
 from planner.result import Plan
 from planner.solve.optimize import solve
-from predictors.errors import WattgpuError
+from predictors.core.errors import WattgpuError
 
 HOURS = (10.0, 14.0)
 

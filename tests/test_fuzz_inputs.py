@@ -38,8 +38,8 @@ from hypothesis import strategies as st
 
 from planner.cli.app import main
 from predictors.api import Predictor
-from predictors.catalog import load_catalog
-from predictors.escape import csv_cell, md_text, terminal_text
+from predictors.catalog.store import load_catalog
+from predictors.core.escape import csv_cell, md_text, terminal_text
 
 REPO = Path(__file__).resolve().parent.parent
 PAPER = REPO / "scenarios" / "paper-llama8b-low-load.yaml"
@@ -738,9 +738,9 @@ def test_raw_yaml_text_fuzz_never_crashes(tmp_path: Path, text: str) -> None:
 
 
 def test_train_needs_output_outside_a_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
-    import predictors.paths
+    import predictors.core.paths
 
-    monkeypatch.setattr(predictors.paths, "is_source_checkout", lambda: False)
+    monkeypatch.setattr(predictors.core.paths, "is_source_checkout", lambda: False)
     assert_clean_error(run_cli("train"), "--output", "installed")
 
 

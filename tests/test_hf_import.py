@@ -11,9 +11,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from predictors.cli import hf_import as cli_hf_import
-from predictors.errors import WattgpuError
-from predictors.hf_config import LLM_COLUMNS, catalog_row_from_hf_config
+from planner.cli import hf_import as cli_hf_import
+from predictors.catalog.hf_config import LLM_COLUMNS, catalog_row_from_hf_config
+from predictors.core.errors import WattgpuError
 
 LLAMA = {
     "model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
@@ -139,7 +139,7 @@ def test_import_hf_writes_and_replaces_row(tmp_path: Path) -> None:
 def test_import_hf_uses_env_and_is_seen_by_load_catalog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from predictors import catalog
+    from predictors.catalog import store as catalog
 
     user = tmp_path / "overlay"
     monkeypatch.setenv("WATTGPU_USER_CATALOG", str(user))

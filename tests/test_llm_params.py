@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from predictors.hf_config import LLM_COLUMNS, arch_spec_from_hf_config
-from predictors.llm_params import ArchSpec, count_params
+from predictors.catalog.hf_config import LLM_COLUMNS, arch_spec_from_hf_config
+from predictors.catalog.llm_params import ArchSpec, count_params
 
 CATALOG = Path(__file__).resolve().parent.parent / "catalogs" / "llms.csv"
 

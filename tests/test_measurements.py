@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from predictors.errors import DataError
+from predictors.core.errors import DataError
 from predictors.measurements import SCHEMA, discover, load_measurements
 from predictors.measurements.aiconfigurator import read_aiconfigurator
 from predictors.measurements.amd_mi300x import read_amd_mi300x

@@ -17,9 +17,9 @@ import polars as pl
 import pytest
 
 from predictors.api import Predictor
+from predictors.estimators.itl import ETA_BW_MAX, MFU_MAX, RESIDUAL_BOUNDS
+from predictors.estimators.step import StepInputs
 from predictors.features import add_features, join_specs
-from predictors.itl_model import ETA_BW_MAX, MFU_MAX, RESIDUAL_BOUNDS
-from predictors.step_model import StepInputs
 
 MODELS = (
     "meta-llama/Llama-3.2-1B-Instruct",
@@ -189,7 +189,7 @@ def test_tensor_parallelism_costs_only_communication(
     it, the slowdown of doubling TP is bounded by the all-reduce time of the larger group."""
     import dataclasses
 
-    from predictors.step_model import step_times
+    from predictors.estimators.step import step_times
 
     est = predictor.models.targets["itl"].estimator
     grid = catalog_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens")

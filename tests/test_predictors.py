@@ -9,21 +9,23 @@ import numpy as np
 import polars as pl
 import pytest
 
-from predictors import artifacts, physics
-from predictors.api import DEFAULTS, OUTPUT_COLUMNS, Predictor
-from predictors.catalog import load_catalog
-from predictors.evaluate import TARGETS, out_of_fold, target_rows
+from predictors import physics
+from predictors.api import DEFAULTS, Predictor
+from predictors.catalog.store import load_catalog
+from predictors.core.paths import trained_dir
+from predictors.estimators import artifacts
+from predictors.estimators.intervals import Interval
 from predictors.features import (
     ITL_RESIDUAL_FEATURES,
     POWER_FEATURES,
     add_features,
     join_specs,
 )
-from predictors.metrics import coverage, grouped_kendall_tau, kendall_tau, mdape
-from predictors.model import Interval
-from predictors.paths import trained_dir
-from predictors.splits import folds, inner_folds
-from predictors.train import prepare, train
+from predictors.rows import OUTPUT_COLUMNS, predict_rows
+from predictors.training.evaluate import TARGETS, out_of_fold, target_rows
+from predictors.training.metrics import coverage, grouped_kendall_tau, kendall_tau, mdape
+from predictors.training.splits import folds, inner_folds
+from predictors.training.train import prepare, train
 
 LLAMA8B = "meta-llama/Llama-3.1-8B-Instruct"
 #: Inputs that identify a GPU (or its power class): never an input of the ITL residual.
@@ -252,7 +254,7 @@ def test_train_save_load_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_load_reports_a_missing_model_directory(tmp_path: Path) -> None:
-    from predictors.errors import WattgpuError
+    from predictors.core.errors import WattgpuError
 
     with pytest.raises(WattgpuError, match="wattgpu train"):
         Predictor.load(tmp_path)
@@ -275,7 +277,7 @@ def test_shipped_batch_contract_keeps_order_defaults_and_row_errors(shipped: Pre
             "extra": ["keep", "me", "here", "too"],
         }
     )
-    out = shipped.predict(rows)
+    out = predict_rows(shipped, rows)
     assert out.columns[: len(rows.columns)] == rows.columns
     assert tuple(out.columns[-len(OUTPUT_COLUMNS) :]) == OUTPUT_COLUMNS
     assert OUTPUT_COLUMNS[-6:-3] == ("error", "gpu_measured", "domain_reason")

@@ -6,15 +6,15 @@ import polars as pl
 import pytest
 
 from predictors.api import Predictor
-from predictors.catalog import Catalog, load_catalog
-from predictors.errors import UnknownIdError
-from predictors.paths import catalogs_dir
-from predictors.quantised import (
+from predictors.catalog.quantised import (
     fill_implied_precision,
     resolve_checkpoint,
     split_scheme,
     try_resolve_checkpoint,
 )
+from predictors.catalog.store import Catalog, load_catalog
+from predictors.core.errors import UnknownIdError
+from predictors.core.paths import catalogs_dir
 
 
 @pytest.fixture(scope="module")

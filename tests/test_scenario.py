@@ -30,8 +30,8 @@ from planner.scenario.model import (
     periods,
     requests_per_s_by_period,
 )
-from predictors.catalog import Catalog, load_catalog
-from predictors.errors import WattgpuError
+from predictors.catalog.store import Catalog, load_catalog
+from predictors.core.errors import WattgpuError
 
 REPO = Path(__file__).resolve().parent.parent
 

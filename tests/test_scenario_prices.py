@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from planner.scenario.load import scenario_from_dict
-from predictors.catalog import Catalog, load_catalog
-from predictors.errors import WattgpuError
-from predictors.paths import catalogs_dir
+from predictors.catalog.store import Catalog, load_catalog
+from predictors.core.errors import WattgpuError
+from predictors.core.paths import catalogs_dir
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from predictors import serving
-from predictors.api import OUTPUT_COLUMNS, Predictor
-from predictors.serving import BATCH_GRID, ServingCurves
-from predictors.serving_grid import engine_max_batch, serving_table
+from predictors.api import Predictor
+from predictors.rows import OUTPUT_COLUMNS, predict_rows
+from predictors.serving import curves, operating, poisson
+from predictors.serving.curves import BATCH_GRID, ServingCurves
+from predictors.serving.grid import engine_max_batch, serving_table
 
 MODELS = (
     ("meta-llama/Llama-3.1-8B-Instruct", 1),
@@ -46,7 +47,7 @@ def _flat(
 def test_littles_law_and_energy_per_request_by_hand() -> None:
     # ITL 20 ms at every batch, 100 output tokens: λ(b) = b / (100 · 0.02) = b / 2
     c = _flat(itl=0.02, power=150.0, idle=50.0)
-    op = serving.at_rate(c, np.asarray([1.0]))
+    op = operating.at_rate(c, np.asarray([1.0]))
     assert op.decoding[0] == pytest.approx(2.0, rel=1e-9)  # b = λ · O · ITL
     n = 2.0 + 1.0 * (0.05 + 0.02)  # plus λ · TTFT (t_p 50 ms + one step)
     assert op.concurrency[0] == pytest.approx(n, rel=1e-9)
@@ -63,10 +64,10 @@ def test_chunked_prefill_lengthens_the_step_by_hand() -> None:
     # prompt compute c_p = 0.5 s per request, O = 100: τ(b) = 0.02 + b · 0.5 / 100
     c = _flat(itl=0.02, power=150.0, idle=50.0, prefill=0.5)
     b = np.asarray([[4.0]])
-    assert serving.step_time_s(c, b)[0, 0] == pytest.approx(0.02 + 4 * 0.005)
+    assert curves.step_time_s(c, b)[0, 0] == pytest.approx(0.02 + 4 * 0.005)
     # λ(b) = b / (O τ) = 4 / (100 · 0.04) = 1; the prefill share λ·τ·c_p/τ = λ c_p = 0.5
-    assert serving.rate_per_s(c, b)[0, 0] == pytest.approx(1.0)
-    op = serving.at_rate(c, np.asarray([1.0]))
+    assert curves.rate_per_s(c, b)[0, 0] == pytest.approx(1.0)
+    op = operating.at_rate(c, np.asarray([1.0]))
     assert op.decoding[0] == pytest.approx(4.0, rel=1e-9)
 
 
@@ -90,13 +91,13 @@ def test_mean_power_is_the_poisson_expectation(mean: float) -> None:
     logpmf = np.asarray([j * math.log(mean) - mean - math.lgamma(j + 1) for j in k])
     pk = np.interp(k, np.concatenate(([0.0], BATCH_GRID)), np.concatenate(([40.0], power[0])))
     want = float((np.exp(logpmf) * pk).sum())
-    got = serving.mean_power_w(c, np.asarray([[mean]]))[0, 0]
+    got = poisson.mean_power_w(c, np.asarray([[mean]]))[0, 0]
     assert got == pytest.approx(want, rel=2e-3 if mean > 24 else 1e-9)
 
 
 @pytest.mark.parametrize("mean", [0.2, 3.0, 17.0, 60.0, 500.0])
 def test_poisson_quantile(mean: float) -> None:
-    q = serving.poisson_quantile(np.asarray([mean]), 0.9)[0]
+    q = poisson.poisson_quantile(np.asarray([mean]), 0.9)[0]
     k = np.arange(0, int(mean + 12 * math.sqrt(mean) + 30))
     cdf = np.cumsum([math.exp(j * math.log(mean) - mean - math.lgamma(j + 1)) for j in k])
     want = int(np.argmax(cdf >= 0.9))
@@ -140,7 +141,7 @@ def test_power_within_idle_tdp_and_rising_with_load_over_the_catalog(
     prev_itl = np.zeros(c.rows)
     checked = 0
     for lam in RATES:
-        op = serving.at_rate(c, np.full(c.rows, lam))
+        op = operating.at_rate(c, np.full(c.rows, lam))
         ok = ~np.isnan(op.power_w_per_gpu)
         idx = live[ok[live]]
         checked += idx.size
@@ -161,7 +162,7 @@ def test_mean_power_meets_the_busy_share_lower_bound_over_the_catalog(
     live = c.max_batch >= 1
     p1, itl1 = c.power_w[:, 0], c.itl_s[:, 0]
     for lam in RATES:
-        op = serving.at_rate(c, np.full(c.rows, lam))
+        op = operating.at_rate(c, np.full(c.rows, lam))
         ok = live & ~np.isnan(op.power_w_per_gpu)
         b = lam * c.output_tokens * itl1
         bound = c.idle_w + (1.0 - np.exp(-b)) * (p1 - c.idle_w)
@@ -175,20 +176,20 @@ def test_capacity_meets_the_sla_and_is_the_largest_rate(
     c = table.curves  # type: ignore[attr-defined]
     sla = np.full(c.rows, 0.08)
     for pct in (None, 90.0):
-        cap = serving.capacity(c, sla, np.full(c.rows, np.inf), pct)
+        cap = operating.capacity(c, sla, np.full(c.rows, np.inf), pct)
         live = np.flatnonzero(cap.max_requests_per_s > 0)
         assert live.size > 30
         b = cap.decoding_at_capacity[live][:, None]
-        sub = serving.ServingCurves(
+        sub = curves.ServingCurves(
             c.batch,
             *(getattr(c, f)[live] for f in ServingCurves.__dataclass_fields__ if f != "batch"),
         )
-        assert (serving.itl_at_percentile_s(sub, b, pct)[:, 0] <= 0.08 + 1e-9).all()
-        assert np.allclose(serving.rate_per_s(sub, b)[:, 0], cap.max_requests_per_s[live])
+        assert (operating.itl_at_percentile_s(sub, b, pct)[:, 0] <= 0.08 + 1e-9).all()
+        assert np.allclose(curves.rate_per_s(sub, b)[:, 0], cap.max_requests_per_s[live])
         # a little more load breaks one of the limits
         more = b * 1.01 + 1e-6
-        itl_bad = serving.itl_at_percentile_s(sub, more, pct)[:, 0] > 0.08
-        mem_bad = ~serving._memory_ok(sub, more)[:, 0]
+        itl_bad = operating.itl_at_percentile_s(sub, more, pct)[:, 0] > 0.08
+        mem_bad = ~operating._memory_ok(sub, more)[:, 0]
         assert (itl_bad | mem_bad).all()
         for i in live:
             xs, ps = cap.curve_requests_per_s[i], cap.curve_power_w_per_gpu[i]
@@ -233,7 +234,7 @@ def test_predict_at_load_batch_contract() -> None:
             "requests_per_s": ["0.33", "0.33", "", "-1", "900"],
         }
     )
-    out = predictor.predict(rows)
+    out = predict_rows(predictor, rows)
     assert out.columns[-len(OUTPUT_COLUMNS) :] == list(OUTPUT_COLUMNS)
     assert out.columns[-3:] == ["concurrency", "ttft_s_at_load", "itl_s_p90"]
     errors = out["error"].to_list()
@@ -251,7 +252,7 @@ def test_predict_at_load_batch_contract() -> None:
 def test_quantile_fits_agrees_with_the_quantile(p: float) -> None:
     means = np.concatenate((np.linspace(0.001, 30, 400), np.linspace(30, 3000, 200)))
     limits = np.asarray([0, 1, 3, 10, 40, 79, 80, 81, 200, 2048], dtype=np.float64)
-    q = serving.poisson_quantile(means, p)
+    q = poisson.poisson_quantile(means, p)
     for lim in limits:
-        got = serving.quantile_fits(means, np.full(means.size, lim), p)
+        got = poisson.quantile_fits(means, np.full(means.size, lim), p)
         assert (got == (q <= lim)).all(), lim

@@ -1,4 +1,5 @@
-"""Configuration validity (predictors.validity) over the whole catalog, and per row in predict."""
+"""Configuration validity (predictors.catalog.validity) over the whole catalog, and per row in
+predict."""
 
 from __future__ import annotations
 
@@ -6,16 +7,16 @@ import polars as pl
 import pytest
 
 from predictors.api import Predictor
-from predictors.catalog import Catalog, load_catalog
-from predictors.catalog_validate import FORM_FACTORS
-from predictors.paths import catalogs_dir
-from predictors.validity import (
+from predictors.catalog.store import Catalog, load_catalog
+from predictors.catalog.validate import FORM_FACTORS
+from predictors.catalog.validity import (
     NODE_GPUS_BY_FORM_FACTOR,
     config_problems,
     node_gpu_limit,
     tp_fits_heads,
     valid_tp_degrees,
 )
+from predictors.core.paths import catalogs_dir
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 Developer script, never used at runtime or in tests: it reads ``../shared/data/reference/llms``
 (verbatim Hugging Face configs, MLC-LLM presets, the normalised architecture table) and
 ``tools/llm_catalog_seed.py`` (which models, aliases, published parameter counts), fills each
-row through :func:`predictors.hf_config.catalog_row_from_hf_config`, checks published counts
+row through :func:`predictors.catalog.hf_config.catalog_row_from_hf_config`, checks published counts
 against the parameter counter and the ids/aliases against every model spelling in
 ``../shared/data/measurements``, and writes the CSV.
 
@@ -24,14 +24,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from llm_catalog_seed import ENTRIES, Entry  # noqa: E402
 
-from predictors.hf_config import (  # noqa: E402
+from predictors.catalog.hf_config import (  # noqa: E402
     LLM_COLUMNS,
     arch_spec_from_hf_config,
     catalog_row_from_hf_config,
     family_from_id,
     format_csv_cell,
 )
-from predictors.llm_params import count_params  # noqa: E402
+from predictors.catalog.llm_params import count_params  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
 REF = SHARED / "reference" / "llms"

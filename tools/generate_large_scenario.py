@@ -38,7 +38,7 @@ def _profile(rng: random.Random) -> list[float]:
 
 def build(n_models: int, seed: int = SEED, max_params_b: float = 75.0) -> dict[str, Any]:
     """The scenario mapping (plain YAML-ready data)."""
-    from predictors.catalog import load_catalog
+    from predictors.catalog.store import load_catalog
 
     catalog = load_catalog(None)
     rng = random.Random(seed)

@@ -83,7 +83,7 @@ def _ape(pred: np.ndarray, true: np.ndarray) -> np.ndarray:
 def throughput_table(itl: pl.DataFrame, meas: pl.DataFrame) -> pl.DataFrame:
     """MdAPE of the serving model's and the plain throughput at the measured concurrency."""
     from predictors.api import Predictor
-    from predictors.serving_grid import row_physics
+    from predictors.serving.grid import row_physics
 
     rows = itl.join(meas, on=KEYS, how="inner").filter(
         pl.col("output_throughput_tok_s").is_not_null() & (pl.col("output_throughput_tok_s") > 0)
@@ -113,7 +113,7 @@ def _poisson_mean(curve_b: np.ndarray, curve_p: np.ndarray, idle: float, mean: f
 
 def power_table(power: pl.DataFrame) -> pl.DataFrame:
     """MdAPE of the serving model's power at load and of the plain at-batch prediction."""
-    from predictors.catalog import load_catalog
+    from predictors.catalog.store import load_catalog
 
     catalog = load_catalog()
     group = [k for k in KEYS if k != "batch_size"]

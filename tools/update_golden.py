@@ -24,7 +24,7 @@ GOLDEN_SCENARIOS: tuple[str, ...] = ("paper-llama8b-low-load", "enterprise-fleet
 
 def golden_dict(plan_json: dict[str, Any]) -> dict[str, Any]:
     """The plan's JSON without the run-dependent ``solve.seconds``, NaN-free."""
-    from planner.report.text import json_safe
+    from planner.text import json_safe
 
     data = json.loads(json.dumps(json_safe(plan_json)))
     data["solve"].pop("seconds", None)
@@ -34,7 +34,7 @@ def golden_dict(plan_json: dict[str, Any]) -> dict[str, Any]:
 def golden_text(stem: str) -> str:
     """The golden JSON text of scenarios/<stem>.yaml planned with the trained predictors."""
     from planner.pipeline import plan_file
-    from planner.report.text import to_json
+    from planner.text import to_json
 
     run = plan_file(REPO / "scenarios" / f"{stem}.yaml")
     return to_json(golden_dict(run.plan.to_json_dict()))

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from planner.report.text import Section, num
+from planner.text import Section, num
 
 if TYPE_CHECKING:
     from planner.inputs import Candidate, ModelDemand, PlanningInputs
     from planner.result import Plan
     from predictors.api import Predictor
-    from predictors.catalog import Catalog
+    from predictors.catalog.store import Catalog
 
 RankBy = Literal["energy", "cost"]
 
@@ -240,8 +240,8 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     from planner.build import planning_inputs
     from planner.scenario.load import scenario_from_dict
     from planner.solve.optimize import solve
-    from predictors import quantised
     from predictors.api import Predictor
+    from predictors.catalog import quantised
 
     predictor = predictor or Predictor.load()
     catalog = predictor.catalog
@@ -288,7 +288,7 @@ COMPARE_COLUMNS: tuple[str, ...] = (
 
 
 def compare_section(result: CompareResult) -> Section:
-    """The ranked table (format-neutral; see :mod:`planner.report.text`)."""
+    """The ranked table (format-neutral; see :mod:`planner.text`)."""
     rows = []
     for rank, r in enumerate(result.rows, start=1):
         no_price = "no price"

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.report.text import ZERO_BELOW
-from predictors.errors import WattgpuError
+from planner.text import ZERO_BELOW
+from predictors.core.errors import WattgpuError
 
 TOTAL_KEYS: tuple[str, ...] = (
     "energy_kwh",
@@ -154,7 +154,7 @@ def _is_number(v: Any) -> bool:
 
 
 def _fmt(v: Any) -> str:
-    """A value for people; floats below :data:`~planner.report.text.ZERO_BELOW` print as 0."""
+    """A value for people; floats below :data:`~planner.text.ZERO_BELOW` print as 0."""
     if _is_number(v):
         return f"{_zeroed(v):,.6g}" if isinstance(v, float) else f"{v:,}"
     if isinstance(v, list) and all(_is_number(x) for x in v):

@@ -35,7 +35,7 @@ from planner.documents.uncertainty import (
     FigureBandsDocument,
 )
 from planner.result import Plan
-from predictors.errors import WattgpuError
+from predictors.core.errors import WattgpuError
 
 METHOD = (
     "Each allocation's GPU power above idle is rescaled by the power predictor's "

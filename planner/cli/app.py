@@ -6,7 +6,7 @@ Each command family lives in its own module and registers itself on :data:`app`:
 ``cli_validate`` (validate), ``cli_plan`` (plan, compare), ``cli_report`` (report, pareto,
 diff) and ``cli_schema`` (schema).
 Exit codes (the README's rules): errors the user can fix
-(:class:`predictors.errors.WattgpuError`) print one line per problem and exit 1; a malformed
+(:class:`predictors.core.errors.WattgpuError`) print one line per problem and exit 1; a malformed
 command line (unknown option, missing argument, bad choice) is reported by typer with the usage
 and exits 2; a bug exits 2 with ``error: internal error …``. ``--debug`` anywhere on the command
 line shows the traceback instead.
@@ -18,17 +18,17 @@ import sys
 
 import typer
 
+from planner.cli import catalog as cli_catalog
+from planner.cli import data as cli_data
+from planner.cli import models as cli_predictors
 from planner.cli import plan as cli_plan
 from planner.cli import report as cli_report
 from planner.cli import scenarios as cli_scenarios
 from planner.cli import schema as cli_schema
 from planner.cli import validate as cli_validate
-from predictors import __version__
-from predictors.cli import catalog as cli_catalog
-from predictors.cli import data as cli_data
-from predictors.cli import models as cli_predictors
-from predictors.errors import WattgpuError
-from predictors.escape import terminal_text
+from predictors.core.errors import WattgpuError
+from predictors.core.escape import terminal_text
+from predictors.core.version import __version__
 
 app = typer.Typer(
     name="wattgpu",

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 
 from planner.cli.validate import OverlayOption, SetOption
-from predictors.errors import WattgpuError, did_you_mean
+from predictors.core.errors import WattgpuError, did_you_mean
 
 if TYPE_CHECKING:
-    from planner.report.text import Section
+    from planner.text import Section
 
 #: Exit code when the scenario has no feasible plan.
 EXIT_INFEASIBLE = 1
@@ -67,7 +67,7 @@ OutputOption = Annotated[
 
 def print_width(*, wide: bool) -> int:
     """Width of tables printed to a pipe or file: compact 100 columns, --wide 140."""
-    from planner.report.text import COMPACT_WIDTH, FILE_WIDTH
+    from planner.text import COMPACT_WIDTH, FILE_WIDTH
 
     return FILE_WIDTH if wide else COMPACT_WIDTH
 
@@ -75,7 +75,7 @@ def print_width(*, wide: bool) -> int:
 def _print_sections(sections: list[Section], *, wide: bool = False) -> None:
     from rich.console import Console
 
-    from planner.report.text import sections_to_rich
+    from planner.text import sections_to_rich
 
     console = Console()
     if not console.is_terminal:
@@ -84,7 +84,7 @@ def _print_sections(sections: list[Section], *, wide: bool = False) -> None:
 
 
 def _emit(text: str, output: Path | None, what: str, inputs: Sequence[Path | None] = ()) -> None:
-    from predictors.output import write_output
+    from predictors.core.output import write_output
 
     if output is None:
         sys.stdout.write(text)
@@ -147,11 +147,11 @@ def plan(
     from planner.report.plan_view import plan_sections, render_plan
     from planner.result import PlanStatus
     from planner.scenario.bundled import find_scenario
-    from predictors.cli.progress import Progress
+    from predictors.core.progress import Progress
 
     path = find_scenario(file) if file is not None else default_scenario()
     if output is not None:  # before solving: refuse to overwrite the scenario or an overlay
-        from predictors.output import check_not_input
+        from predictors.core.output import check_not_input
 
         check_not_input(output, [path, *(overlay or [])], "--output")
     with Progress("planning") as progress:
@@ -244,7 +244,7 @@ def compare(
     """
     from planner.analysis.compare import COMPARE_CSV_COLUMNS, CompareRequest, compare_section
     from planner.analysis.compare import compare as run_compare
-    from planner.report.text import rows_to_csv, sections_to_text, to_json
+    from planner.text import rows_to_csv, sections_to_text, to_json
 
     _check_precision(precision)
     gpu_list = None
@@ -270,7 +270,7 @@ def compare(
     predictor = None
     if user_catalog is not None:
         from predictors.api import Predictor
-        from predictors.catalog import load_catalog
+        from predictors.catalog.store import load_catalog
 
         loaded = Predictor.load()
         predictor = Predictor(loaded.models, load_catalog(user_catalog))

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from planner.cli.validate import OverlayOption, SetOption
-from predictors.errors import WattgpuError
+from predictors.core.errors import WattgpuError
 
 ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 """Written by ``wattgpu evaluate`` (relative to the working directory or the checkout)."""
@@ -69,7 +69,7 @@ def _accuracy_csv(given: Path | None) -> Path | None:
 
 
 def _write(text: str, output: Path | None, inputs: list[Path] | None = None) -> None:
-    from predictors.output import write_output
+    from predictors.core.output import write_output
 
     if output is None:
         typer.echo(text, nl=not text.endswith("\n"))
@@ -114,8 +114,8 @@ def report(
     from planner.report.render import render_report
     from planner.report.source import plan_source
     from planner.scenario.bundled import find_scenario
-    from predictors.cli.progress import Progress
-    from predictors.output import check_not_input
+    from predictors.core.output import check_not_input
+    from predictors.core.progress import Progress
 
     if output is not None:
         check_not_input(output, [file, *(overlay or [])], "--output")
@@ -166,7 +166,7 @@ def pareto(
     from planner.analysis.pareto import pareto_front
     from planner.report.source import plan_source
     from planner.scenario.bundled import find_scenario
-    from predictors.cli.progress import Progress
+    from predictors.core.progress import Progress
 
     file = find_scenario(file)
     with Progress("planning") as progress:
@@ -190,14 +190,14 @@ def pareto(
         png = pareto_chart({"pareto": data})
         if png is None:
             raise WattgpuError(f"--chart {chart}: the front has no points to draw")
-        from predictors.output import write_output
+        from predictors.core.output import write_output
 
         write_output(chart, png, inputs=[file, *(overlay or [])], option="--chart")
         typer.echo(f"wrote {chart}", err=True)
     if format_ is ParetoFormat.json:
         typer.echo(json.dumps(data, indent=2))
         return
-    from predictors.escape import terminal_text
+    from predictors.core.escape import terminal_text
 
     typer.echo(terminal_text("\n".join(pareto_lines(data))))
 
@@ -236,7 +236,7 @@ def diff(
 ) -> None:
     """What changed between two plan JSON files: allocations, totals, status, assumptions."""
     from planner.analysis.diff import diff_files
-    from predictors.escape import terminal_text
+    from predictors.core.escape import terminal_text
 
     d = diff_files(a, b)
     if format_ is DiffFormat.json:

@@ -79,7 +79,7 @@ def scenarios(
     ),
 ) -> None:
     """List the bundled example scenarios; `wattgpu plan NAME` plans one, --copy copies it."""
-    from predictors.errors import WattgpuError
+    from predictors.core.errors import WattgpuError
 
     if copy is not None:
         from planner.scenario.bundled import copy_scenario
@@ -92,8 +92,8 @@ def scenarios(
             f"{directory}: a directory is only used with --copy NAME — to copy an example: "
             f"wattgpu scenarios --copy NAME {directory}; to plan one: wattgpu plan NAME"
         )
-    from planner.report.text import to_json
     from planner.scenario.bundled import bundled_scenarios
+    from planner.text import to_json
 
     found = bundled_scenarios()
     if fmt == ListFormat.json:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from planner.documents import SCHEMA_NAMES
-from predictors.errors import WattgpuError
+from predictors.core.errors import WattgpuError
 
 
 def schema(

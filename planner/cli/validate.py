@@ -33,7 +33,7 @@ def validate(
     """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
     from planner.scenario.bundled import find_scenario
     from planner.scenario.load import load_scenario
-    from predictors.escape import terminal_text
+    from predictors.core.escape import terminal_text
 
     path = find_scenario(file)
     scenario = load_scenario(path, overrides=set_ or [], overlays=overlay or [])

@@ -1,7 +1,7 @@
 """Typed output documents: the JSON contracts of plan, report, forecast, Pareto front and card.
 
 Each is a frozen pydantic model (:mod:`planner.documents.plan`, ``.report``, ``.forecast``,
-``.pareto``, ``.uncertainty``; the model card is :class:`predictors.card.ModelCard`).
+``.pareto``, ``.uncertainty``; the model card is :class:`predictors.estimators.card.ModelCard`).
 :data:`SCHEMA_NAMES` are the names of ``wattgpu schema NAME``; :func:`schema_text` gives the
 JSON Schema committed as docs/schemas/NAME.schema.json (a test keeps the files current).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from predictors.errors import WattgpuError, did_you_mean
+from predictors.core.errors import WattgpuError, did_you_mean
 
 #: ``wattgpu schema`` names -> (module, class) of the document.
 _MODELS: dict[str, tuple[str, str]] = {
@@ -19,7 +19,7 @@ _MODELS: dict[str, tuple[str, str]] = {
     "report": ("planner.documents.report", "ReportDocument"),
     "forecast": ("planner.documents.forecast", "ForecastDocument"),
     "pareto": ("planner.documents.pareto", "ParetoDocument"),
-    "model-card": ("predictors.card", "ModelCard"),
+    "model-card": ("predictors.estimators.card", "ModelCard"),
 }
 SCHEMA_NAMES: tuple[str, ...] = tuple(_MODELS)
 

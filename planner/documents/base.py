@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from predictors.errors import WattgpuError
-from predictors.safe_read import MAX_PLAN_JSON_BYTES, load_json
+from predictors.core.errors import WattgpuError
+from predictors.core.safe_read import MAX_PLAN_JSON_BYTES, load_json
 
 D = TypeVar("D", bound="Document")
 

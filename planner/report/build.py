@@ -2,7 +2,8 @@
 
 :func:`build_report` turns a plan's JSON document (:class:`planner.documents.plan.PlanDocument`,
 or a :class:`~planner.result.Plan`, converted) and the predictors' model card
-(:class:`predictors.card.ModelCard`) into one :class:`~planner.documents.report.ReportDocument`:
+(:class:`predictors.estimators.card.ModelCard`) into one
+:class:`~planner.documents.report.ReportDocument`:
 per model deployment the estimated energy for the horizon, energy per 1,000 output tokens and per
 request, average power, CO2e and GPUs; fleet totals (horizon, month, year); and the statements a
 reader needs to judge them: method (predictors, version, model-card metrics on unseen GPUs /
@@ -52,8 +53,8 @@ from planner.documents.uncertainty import BandsDocument
 from planner.inputs import PlanningInputs
 from planner.report.sections import NOT_EVALUATED
 from planner.result import Plan
-from predictors import __version__
-from predictors.card import ModelCard, card_of
+from predictors.core.version import __version__
+from predictors.estimators.card import ModelCard, card_of
 
 TITLE = "Estimated inference energy and emissions disclosure"
 ESTIMATE_NOTE = (

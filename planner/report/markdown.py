@@ -15,7 +15,7 @@ from planner.report.sections import (
     Table,
     report_sections,
 )
-from predictors.escape import md_text
+from predictors.core.escape import md_text
 
 __all__ = ["NOT_EVALUATED", "parts_to_markdown", "render_markdown"]
 

@@ -1,7 +1,7 @@
 """Renderings of a :class:`~planner.result.Plan`: rich table, Markdown, CSV and JSON.
 
 The table and Markdown forms are built from the same format-neutral
-:class:`~planner.report.text.Section` list (:func:`plan_sections`), so both show the same
+:class:`~planner.text.Section` list (:func:`plan_sections`), so both show the same
 numbers: a header (scenario, status, solve time, gap, objective, assumptions), one row per
 allocation (GPU, TP, replicas, load, ITL vs SLA, mean power per GPU, energy, cost, CO2) with
 totals, the savings against every baseline and, on request, the best feasible alternatives per
@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from planner.analysis.alternatives import alternatives
-from planner.report.text import (
+from planner.result import Allocation, Plan, PlanStatus
+from planner.text import (
     COMPACT_WIDTH,
     FILE_WIDTH,
     Section,
@@ -28,7 +29,6 @@ from planner.report.text import (
     sections_to_text,
     to_json,
 )
-from planner.result import Allocation, Plan, PlanStatus
 
 #: Rendering formats of ``wattgpu plan``.
 PLAN_FORMATS: tuple[str, ...] = ("table", "json", "md", "csv")
@@ -389,7 +389,7 @@ def plan_csv(plan: Plan) -> str:
 
 def render_plan(plan: Plan, fmt: str, *, candidates: bool = False, wide: bool = False) -> str:
     """The plan as text in *fmt* (one of :data:`PLAN_FORMATS`; table = plain text, no colour,
-    compact within :data:`~planner.report.text.COMPACT_WIDTH` columns unless *wide*; Markdown
+    compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*; Markdown
     always has every column)."""
     if fmt == "json":
         return to_json(plan.to_json_dict())

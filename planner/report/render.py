@@ -13,7 +13,7 @@ from pathlib import Path
 from planner.documents.report import ReportDocument
 from planner.report.markdown import render_markdown
 from planner.report.sections import Bullets, Para, Part, Table, report_sections
-from planner.report.text import to_json
+from planner.text import to_json
 
 REPORT_FORMATS: tuple[str, ...] = ("md", "html", "json", "text")
 #: Line width of paragraphs and bullets in the text form (tables are never wrapped).

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from planner.report.text import ZERO_BELOW
+from planner.text import ZERO_BELOW
 
 NOT_EVALUATED = "not evaluated"
 
@@ -23,7 +23,7 @@ NOT_EVALUATED = "not evaluated"
 
 def num(value: Any, digits: int = 3) -> str:
     """A number for people: thousands separators, *digits* significant digits, '—' for None,
-    0 for magnitudes below :data:`~planner.report.text.ZERO_BELOW` (solver round-off)."""
+    0 for magnitudes below :data:`~planner.text.ZERO_BELOW` (solver round-off)."""
     if value is None:
         return "—"
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from planner.documents.plan import PlanDocument, load_plan, planning_inputs_of
 from planner.inputs import PlanningInputs
-from predictors.card import ModelCard, card_of, load_card
-from predictors.errors import WattgpuError
+from predictors.core.errors import WattgpuError
+from predictors.estimators.card import ModelCard, card_of, load_card
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.paths import scenarios_dir
-from predictors.errors import WattgpuError, did_you_mean
+from predictors.core.errors import WattgpuError, did_you_mean
 
 SUFFIXES: tuple[str, ...] = (".yaml", ".yml")
 _LIST_HINT = "`wattgpu scenarios` lists the bundled examples"

@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from planner.scenario.model import Scenario
-from predictors.errors import WattgpuError, did_you_mean
-from predictors.escape import short_repr
+from predictors.core.errors import WattgpuError, did_you_mean
+from predictors.core.escape import short_repr
 
 Problem = tuple[str, str]  # (field path, "what is wrong — how to fix")
 

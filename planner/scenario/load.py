@@ -7,7 +7,7 @@ applies ``--set PATH=VALUE`` overrides, resolves GPU/model/region names against 
 :class:`planner.scenario.model.Scenario`, checks each entry's tokens against its model's context
 window and fills in catalog defaults (PUE, grid intensity, GPU prices, the GPU list when ``gpus``
 is omitted). Every problem found on the way is collected and raised together as one
-:class:`~predictors.errors.WattgpuError`, one line per problem::
+:class:`~predictors.core.errors.WattgpuError`, one line per problem::
 
     FILE: field.path: what is wrong (did you mean X?) — how to fix
 """
@@ -26,14 +26,14 @@ from pydantic import ValidationError
 from planner.scenario.errors import Problem, as_error, format_path, pydantic_problems
 from planner.scenario.model import PRICE_BASIS_COLUMN, GpuOffer, Scenario
 from planner.scenario.yaml12 import load_yaml_text, yaml_error, yaml_error_text
-from predictors import quantised
-from predictors.errors import UnknownIdError, WattgpuError, did_you_mean
-from predictors.escape import short_repr
-from predictors.paths import user_catalog_dir
-from predictors.safe_read import MAX_DEPTH, check_depth, read_text
+from predictors.catalog import quantised
+from predictors.core.errors import UnknownIdError, WattgpuError, did_you_mean
+from predictors.core.escape import short_repr
+from predictors.core.paths import user_catalog_dir
+from predictors.core.safe_read import MAX_DEPTH, check_depth, read_text
 
 if TYPE_CHECKING:
-    from predictors.catalog import Catalog
+    from predictors.catalog.store import Catalog
 
 #: PUE scope in catalogs/pue.csv used when a scenario gives no ``pue``.
 DEFAULT_PUE_SCOPE = "on-premise"
@@ -216,7 +216,7 @@ def user_catalog_path(user_catalog: str, base_dir: Path) -> Path:
 
 
 def _default_catalog(data: dict[str, Any], base_dir: Path, problems: list[Problem]) -> Catalog:
-    from predictors.catalog import load_catalog
+    from predictors.catalog.store import load_catalog
 
     user = data.get("user_catalog")
     explicit = user_catalog_path(user, base_dir) if isinstance(user, str) else None

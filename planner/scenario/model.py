@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from planner.inputs import DEFAULT_OBJECTIVE, ObjectiveKind
-from predictors.errors import WattgpuError
-from predictors.vocab import Engine, Precision, canonical_engine
+from predictors.core.errors import WattgpuError
+from predictors.core.vocab import Engine, Precision, canonical_engine
 
 PriceBasis = Literal["median", "min"]
 #: Catalog column (catalogs/gpus.csv) read for each ``price_basis``.

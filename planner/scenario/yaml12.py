@@ -8,7 +8,7 @@ error instead of last-one-wins. Only safe constructors exist on it: no Python ob
 
 Before anything is built, :func:`load_yaml_text` walks the parser's event stream once
 (iteratively, no recursion) and refuses documents nested deeper than
-:data:`predictors.safe_read.MAX_DEPTH` or whose aliases would expand to more than
+:data:`predictors.core.safe_read.MAX_DEPTH` or whose aliases would expand to more than
 :data:`MAX_NODES` nodes (the "billion laughs" alias bomb), counting what each anchor expands to.
 """
 
@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from predictors.errors import WattgpuError
-from predictors.safe_read import MAX_DEPTH
+from predictors.core.errors import WattgpuError
+from predictors.core.safe_read import MAX_DEPTH
 
 #: Most nodes a document may expand to, aliases counted at their expanded size (the 500-entry
 #: scenario has ~15 000).

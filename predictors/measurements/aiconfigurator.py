@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from predictors.errors import DataError
+from predictors.core.errors import DataError
 from predictors.measurements.schema import (
     conform,
     empty_frame,

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from predictors.errors import DataError
+from predictors.core.errors import DataError
 from predictors.measurements.aiconfigurator import is_aiconfigurator_header, read_aiconfigurator
 from predictors.measurements.amd_mi300x import is_amd_dir, read_amd_mi300x
 from predictors.measurements.argonne import is_argonne_file, read_argonne
@@ -67,7 +67,7 @@ _AUTO_DTYPE = {"fp32": "fp16"}
 
 
 class Resolver(Protocol):
-    """The part of :class:`predictors.catalog.Catalog` this module uses."""
+    """The part of :class:`predictors.catalog.store.Catalog` this module uses."""
 
     def try_resolve_gpu(self, name: str) -> str | None:
         """Catalog GPU id of *name* (id or alias); None when it is not in the catalog."""
@@ -262,7 +262,7 @@ def load_measurements(
 ) -> MeasurementSet:
     """Read, resolve and filter every measurement under *data_dir* (see the module doc)."""
     if catalog is None:
-        from predictors.catalog import load_catalog
+        from predictors.catalog.store import load_catalog
 
         catalog = load_catalog()
     sources = discover(data_dir)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from predictors.errors import DataError
+from predictors.core.errors import DataError
 from predictors.measurements.schema import conform, empty_frame
 
 SOURCE = "mlenergy-v1"

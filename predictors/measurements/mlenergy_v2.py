@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from predictors.errors import DataError
+from predictors.core.errors import DataError
 from predictors.measurements.schema import conform, empty_frame, frame_from_rows
 
 SOURCE = "mlenergy-v2"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import polars as pl
 
-from predictors import vocab
-from predictors.errors import DataError
+from predictors.core import vocab
+from predictors.core.errors import DataError
 
 #: Canonical columns and their polars dtypes, in output order.
 SCHEMA: dict[str, pl.DataType] = {

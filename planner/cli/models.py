@@ -1,0 +1,329 @@
+"""CLI commands of the predictors: ``train``, ``evaluate`` and ``predict``."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from predictors.core.errors import WattgpuError
+from predictors.core.escape import csv_safe_frame, terminal_text
+from predictors.core.output import write_output
+
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Measurement directory (default: $WATTGPU_DATA or ../shared/data/measurements).",
+    ),
+]
+FORMATS = ("table", "json")
+
+
+def _data_dir(data: Path | None) -> Path:
+    from predictors.core.paths import default_data_dir
+
+    chosen = data or default_data_dir()
+    if chosen is None:
+        raise WattgpuError(
+            "--data: no measurement directory given and ../shared/data/measurements not found; "
+            "pass --data DIR or set WATTGPU_DATA"
+        )
+    if not chosen.is_dir():
+        raise WattgpuError(f"--data: {chosen} is not a directory; pass an existing directory")
+    return chosen
+
+
+def _load_table(data: Path | None) -> tuple[Any, Path]:
+    from predictors.catalog.store import load_catalog
+    from predictors.measurements import load_measurements
+
+    directory = _data_dir(data)
+    catalog = load_catalog()
+    ms = load_measurements(directory, catalog)
+    if ms.table.is_empty():
+        raise WattgpuError(f"--data: {directory} holds no usable measurement rows")
+    return (ms, catalog), directory
+
+
+def train(
+    data: DataOption = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            help="Model directory (default in a source checkout: predictors/trained; required "
+            "for an installed wattgpu).",
+        ),
+    ] = None,
+) -> None:
+    """Train the power and ITL predictors on all usable rows and write boosters + model card."""
+    from predictors.core.paths import is_source_checkout, trained_dir
+    from predictors.estimators import artifacts
+    from predictors.training.train import train as fit
+
+    if output is None and not is_source_checkout():
+        raise WattgpuError(
+            "--output: required for an installed wattgpu (the shipped models live inside the "
+            "installed package, which train never overwrites) — pass --output DIR"
+        )
+    if output is not None and output.exists() and not output.is_dir():
+        raise WattgpuError(f"--output {output}: is a file — give a directory")
+    (ms, catalog), directory = _load_table(data)
+    out = output or trained_dir()
+    metrics: dict[str, Any] = {}
+    existing = out / "evaluation_summary.json"
+    if existing.is_file():
+        metrics = json.loads(existing.read_text(encoding="utf-8"))
+    start = time.perf_counter()
+    models = fit(ms.table, catalog, metrics)
+    artifacts.save(models, out)
+    rows = models.card["training_data"]["rows"]
+    typer.echo(
+        f"trained on {directory}: power {rows['power']} rows, ITL {rows['itl']} rows "
+        f"in {time.perf_counter() - start:.1f} s -> {out}"
+    )
+
+
+def evaluate(
+    data: DataOption = None,
+    output: Annotated[Path, typer.Option("--output", help="Markdown report to write.")] = Path(
+        "docs/accuracy.md"
+    ),
+    model_dir: Annotated[
+        Path | None,
+        typer.Option("--metrics-to", help="Also write evaluation_summary.json here (model card)."),
+    ] = None,
+) -> None:
+    """Score ours, the paper's recipe and physical baselines on CV, LOGO and LOLO splits."""
+    import polars as pl
+
+    from predictors.core.progress import Progress
+    from predictors.core.version import __version__
+    from predictors.training.accuracy import breakdown, run, summarise, unseen_protocol
+    from predictors.training.accuracy_report import render
+    from predictors.training.evaluate import TARGETS, target_rows
+    from predictors.training.stability import seed_stability
+    from predictors.training.train import prepare
+
+    (ms, catalog), directory = _load_table(data)
+    frame = prepare(ms.table, catalog)
+    start = time.perf_counter()
+    with Progress("evaluating") as progress:
+
+        def step(what: str) -> None:
+            if progress.enabled:
+                progress.update(f"evaluating {what}")
+            else:
+                typer.echo(f"  evaluating {what}", err=True)
+
+        long = run(frame, progress=step)
+        stability = seed_stability(frame, progress=step)
+    summary = summarise(long)
+    seconds = time.perf_counter() - start
+    meta = {
+        "data": str(directory),
+        "rows": {t: target_rows(frame, TARGETS[t]).height for t in TARGETS},
+        "sources": sorted(frame["source"].unique().to_list()),
+        "gpus": sorted(frame["gpu"].unique().to_list()),
+        "version": __version__,
+        "seconds": seconds,
+        "method": _method_text(),
+        "dominance": _dominance(),
+        "stability": stability,
+        "unseen_protocol": unseen_protocol(long),
+    }
+    text = render(summary, breakdown(long, "source", "logo"), breakdown(long, "gpu", "logo"), meta)
+    write_output(output, text)
+    # Held-out predictions of ours and the paper's recipe on unseen GPUs / LLMs, for the
+    # predicted-vs-measured chart of `wattgpu report` (5 significant digits keep it small).
+    long.filter(
+        pl.col("method").is_in(["ours", "paper_recipe"]) & pl.col("split").is_in(["logo", "lolo"])
+    ).with_columns(
+        pl.col(c).round_sig_figs(5) for c in ("measured", "predicted", "lo", "hi")
+    ).write_csv(output.with_suffix(".predictions.csv"))
+    records = [
+        {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+        for r in summary.filter(pl.col("method") == "ours").iter_rows(named=True)
+    ]
+    if model_dir is not None:
+        model_dir.mkdir(parents=True, exist_ok=True)
+        (model_dir / "evaluation_summary.json").write_text(
+            json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+    typer.echo(f"wrote {output} ({seconds:.0f} s)")
+    for r in summary.iter_rows(named=True):
+        typer.echo(
+            f"  {r['target']:5} {r['split']:4} {r['method']:15} MdAPE {r['mdape_pct']:6.1f} %"
+        )
+
+
+def _dominance() -> dict[str, Any] | None:
+    """Dominance sweep of the shipped predictors (None when none are trained yet)."""
+    from predictors.api import Predictor
+    from predictors.training import dominance
+
+    try:
+        return dominance.summary(Predictor.load())
+    except WattgpuError:
+        return None
+
+
+def _method_text() -> str:
+    from predictors.estimators.candidates import power_candidates
+
+    cands = power_candidates()
+    p = cands[0]
+    return (
+        f"Ours: XGBoost on `{p.transform}` (power) and `log_itl_over_roofline` (ITL); inside "
+        "every training set a nested grouped CV (inner folds grouped like the outer split) picks "
+        f"one of the configurations {', '.join(c.name for c in cands)} (physics-full: the "
+        "paper's features plus roofline physics, load and source nuisance codes; "
+        "physics-transfer: the same without GPU-identity columns such as bandwidth, clocks, "
+        f"transistors and year), {p.num_boost_round} trees, max depth {p.params['max_depth']}, "
+        "power monotone non-decreasing in batch. Paper recipe: XGBoost max_depth 6, 200 trees, "
+        "reg_lambda 150 on power/TDP and max_depth 5, 100 trees on log ITL with the paper's "
+        "features. Intervals: split-conformal quantiles (5 %, 95 %) of the chosen "
+        "configuration's inner out-of-fold log residuals."
+    )
+
+
+def predict(
+    model: Annotated[str | None, typer.Option("--model", help="LLM id or alias.")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU id or alias.")] = None,
+    gpu_count: Annotated[int, typer.Option("--gpu-count", help="Tensor-parallel GPUs.")] = 1,
+    engine: Annotated[str, typer.Option("--engine")] = "vllm",
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            "--precision",
+            help="Weight precision (default: what a quantised checkpoint implies, else bf16).",
+        ),
+    ] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 1,
+    input_tokens: Annotated[int, typer.Option("--input-tokens")] = 512,
+    output_tokens: Annotated[int, typer.Option("--output-tokens")] = 256,
+    requests_per_s: Annotated[
+        float | None,
+        typer.Option(
+            "--requests-per-s",
+            help="Predict at this Poisson arrival rate per replica instead of at --batch-size "
+            "(mean power over the requests in flight, mean and p90 ITL, TTFT, concurrency).",
+        ),
+    ] = None,
+    input_csv: Annotated[
+        Path | None, typer.Option("--input", help="CSV of rows to predict (batch form).")
+    ] = None,
+    output_csv: Annotated[
+        Path | None, typer.Option("--output", help="Where the batch form writes its CSV.")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table or json (single form).")] = "table",
+) -> None:
+    """Predict power per GPU, ITL and throughput (single row, or a CSV with --input)."""
+    import polars as pl
+
+    from predictors.api import Predictor
+    from predictors.catalog import quantised
+    from predictors.rows import predict_rows
+
+    if fmt not in FORMATS:
+        raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
+    if input_csv is not None:
+        rows = _read_rows(input_csv)
+        predictor = Predictor.load()
+        result = predict_rows(predictor, rows)
+        for note in quantised.notes(predictor.catalog, rows["model"].drop_nulls().to_list()):
+            typer.echo(terminal_text(note), err=True)
+        text = csv_safe_frame(result).write_csv()
+        if output_csv is None:
+            typer.echo(text, nl=False)
+        else:
+            write_output(output_csv, text, inputs=[input_csv])
+            bad = result.filter(pl.col("error") != "").height
+            typer.echo(f"wrote {output_csv}: {result.height} rows, {bad} with errors")
+        return
+    if model is None or gpu is None:
+        raise WattgpuError("predict: give --model and --gpu (or --input ROWS.csv)")
+    row = pl.DataFrame(
+        {
+            "model": [model],
+            "gpu": [gpu],
+            "gpu_count": [str(gpu_count)],
+            "engine": [engine],
+            "precision": [precision or ""],
+            "batch_size": [str(batch_size)],
+            "input_tokens": [str(input_tokens)],
+            "output_tokens": [str(output_tokens)],
+            "requests_per_s": ["" if requests_per_s is None else repr(requests_per_s)],
+        }
+    )
+    predictor = Predictor.load()
+    out = predict_rows(predictor, row).row(0, named=True)
+    if out["error"]:
+        raise WattgpuError(f"predict: {out['error']}")
+    for note in quantised.notes(predictor.catalog, [model], precision):
+        typer.echo(note, err=True)
+    gpu_note = predictor.catalog.gpu_name_note(gpu)
+    if gpu_note:
+        typer.echo(f"note: {gpu_note}", err=True)
+    if fmt == "json":
+        typer.echo(json.dumps(out, indent=2))
+        return
+    # at a load the upper-interval curves cannot carry, the ITL has no upper bound
+    itl_hi = "unbounded" if out["itl_s_hi"] is None else f"{out['itl_s_hi'] * 1000:.1f}"
+    at_load = requests_per_s is not None
+    where = f"{requests_per_s:g} req/s (Poisson)" if at_load else f"batch {batch_size}"
+    load_lines = (
+        f"\n  concurrency    {out['concurrency']:.2f} requests in the system on average"
+        f"\n  TTFT           {out['ttft_s_at_load'] * 1000:.0f} ms"
+        f"\n  p90 ITL        {out['itl_s_p90'] * 1000:.1f} ms"
+        if at_load
+        else ""
+    )
+    text = (
+        f"{out['model']} on {out['gpu_count']}× {out['gpu']} ({out['engine']}, {out['precision']}, "
+        f"{where}, {input_tokens} in / {output_tokens} out)\n"
+        f"  power per GPU  {out['power_w_per_gpu']:.0f} W  "
+        f"(90 % interval {out['power_w_per_gpu_lo']:.0f}–{out['power_w_per_gpu_hi']:.0f} W)\n"
+        f"  ITL            {out['itl_s'] * 1000:.1f} ms  "
+        f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{itl_hi} ms)\n"
+        f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
+        f"  in domain      {'yes' if out['in_domain'] else 'NO: ' + out['domain_reason']}\n"
+        f"  GPU measured   {'yes' if out['gpu_measured'] else 'no (physics and other GPUs only)'}"
+        + load_lines
+    )
+    typer.echo(terminal_text(text))
+
+
+def _read_rows(input_csv: Path) -> Any:
+    """The ``--input`` CSV as text columns; one-line errors for missing, huge or malformed files."""
+    import polars as pl
+
+    from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, file_size_problem
+
+    problem = file_size_problem(input_csv, MAX_PREDICT_CSV_BYTES)
+    if problem is not None:
+        raise WattgpuError(f"--input: {input_csv}: {problem}")
+    try:
+        rows = pl.read_csv(input_csv, infer_schema=False)
+    except pl.exceptions.PolarsError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise WattgpuError(
+            f"--input: {input_csv}: cannot read CSV ({first}) — save it as comma-separated "
+            "UTF-8 with one header line"
+        ) from None
+    missing = [c for c in ("model", "gpu") if c not in rows.columns]
+    if missing:
+        raise WattgpuError(f"--input: {input_csv}: missing column(s) {missing}; add them")
+    return rows
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``train``, ``evaluate`` and ``predict`` to *app*."""
+    app.command("train")(train)
+    app.command("evaluate")(evaluate)
+    app.command("predict")(predict)

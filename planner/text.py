@@ -1,0 +1,199 @@
+"""Format-neutral tables and their text forms: rich, plain text, Markdown, CSV and JSON.
+
+A :class:`Section` is a titled table (or key/value lines, or a list of notes) of already
+formatted cells; :func:`sections_to_rich`, :func:`sections_to_text` and
+:func:`sections_to_markdown` print the same sections as rich tables, plain text or Markdown, so
+every command shows the same numbers in every format. :func:`num` and :func:`pct` format numbers
+for people; :func:`to_json` and :func:`rows_to_csv` write machine-readable forms that never
+contain NaN or Infinity. Used by :mod:`planner.report.plan_view` (plans),
+:mod:`planner.analysis.compare` and the report commands.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from predictors.core.escape import csv_cell, md_text, terminal_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+#: Width of a table rendered to a file (no terminal to measure).
+FILE_WIDTH = 140
+#: Width of the compact (default) plan table printed to a pipe or file.
+COMPACT_WIDTH = 100
+#: Magnitudes below this are solver round-off and shown as 0 (e.g. the load of an idle replica).
+ZERO_BELOW = 1e-9
+
+
+@dataclass(frozen=True)
+class Section:
+    """One titled table (or a titled list of lines when ``columns`` is empty)."""
+
+    title: str
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    numeric: frozenset[int] = frozenset()
+    """Indexes of right-aligned (numeric) columns."""
+    notes: tuple[str, ...] = ()
+    """Lines printed under the table (or the body of a column-less section)."""
+    footer: tuple[str, ...] | None = None
+    """A totals row, set apart from the body."""
+    style: str = ""
+    """Rich style of the title (e.g. ``red`` for an infeasible plan)."""
+    lines: tuple[tuple[str, str], ...] = field(default=())
+    """Key/value lines (header sections)."""
+
+
+# --- numbers -------------------------------------------------------------------------------------
+
+
+def num(value: float | None, unit: str = "") -> str:
+    """A readable number: thousands separators from 100 on, 2-3 significant digits below;
+    magnitudes below :data:`ZERO_BELOW` are shown as 0."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    a = abs(value)
+    if a < ZERO_BELOW:
+        value = a = 0.0
+    if a >= 100 or a == 0:
+        text = f"{value:,.0f}"
+    elif a >= 10:
+        text = f"{value:.1f}"
+    elif a >= 1:
+        text = f"{value:.2f}"
+    elif a >= 0.1:
+        text = f"{value:.2f}"
+    elif a >= 0.01:
+        text = f"{value:.2g}"
+    else:
+        text = f"{value:.2g}"
+    return f"{text} {unit}".rstrip()
+
+
+def pct(value: float | None) -> str:
+    """``12.3 %`` or ``—``."""
+    return "—" if value is None or not math.isfinite(value) else f"{value:.1f} %"
+
+
+def json_safe(value: Any) -> Any:
+    """*value* with every non-finite float replaced by None (JSON has no NaN/Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def to_json(value: Any) -> str:
+    """Indented JSON (keys in insertion order), never NaN or Infinity."""
+    return json.dumps(json_safe(value), indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def sections_to_rich(sections: Sequence[Section], console: Console) -> None:
+    """Print *sections* as rich tables on *console*."""
+    from rich.table import Table
+    from rich.text import Text
+
+    def safe(cell: str) -> Text:  # user strings: no markup, no escape sequences
+        return Text(terminal_text(cell))
+
+    for section in sections:
+        title = Text(terminal_text(section.title), style=f"bold {section.style}".strip())
+        if section.lines:
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(style="bold")
+            grid.add_column()
+            for key, value in section.lines:
+                grid.add_row(safe(key), safe(value))
+            console.print(title)
+            console.print(grid)
+        elif section.columns:
+            table = Table(title=title, title_justify="left", show_footer=section.footer is not None)
+            for k, column in enumerate(section.columns):
+                foot = section.footer[k] if section.footer is not None else ""
+                table.add_column(
+                    safe(column),
+                    footer=safe(foot),
+                    justify="right" if k in section.numeric else "left",
+                )
+            for row in section.rows:
+                table.add_row(*(safe(cell) for cell in row))
+            console.print(table)
+        else:
+            console.print(title)
+        for note in section.notes:
+            prefix = "  " if section.columns or section.lines else "- "
+            console.print(Text(prefix + terminal_text(note)))
+        console.print()
+
+
+def sections_to_text(sections: Sequence[Section], width: int = FILE_WIDTH) -> str:
+    """*sections* as plain text tables (what ``--format table --output FILE`` writes)."""
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
+    sections_to_rich(sections, console)
+    return buffer.getvalue()
+
+
+def _md_cell(text: str) -> str:
+    return md_text(text)
+
+
+def sections_to_markdown(sections: Sequence[Section]) -> str:
+    """*sections* as GitHub-flavoured Markdown (a heading and a table per section)."""
+    out: list[str] = []
+    for n, section in enumerate(sections):
+        out.append(f"{'#' if n == 0 else '##'} {md_text(section.title)}\n")
+        if section.lines:
+            out.extend(f"- **{_md_cell(key)}**: {_md_cell(value)}" for key, value in section.lines)
+            out.append("")
+        if section.columns:
+            out.append("| " + " | ".join(_md_cell(c) for c in section.columns) + " |")
+            out.append(
+                "|"
+                + "|".join(
+                    "---:" if k in section.numeric else "---" for k in range(len(section.columns))
+                )
+                + "|"
+            )
+            rows = list(section.rows)
+            if section.footer is not None:
+                rows.append(tuple(f"**{v}**" if v else "" for v in section.footer))
+            out.extend("| " + " | ".join(_md_cell(v) for v in row) + " |" for row in rows)
+            out.append("")
+        if section.notes:
+            out.extend(f"- {_md_cell(note)}" for note in section.notes)
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def rows_to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text with *columns*; lists and dicts are written as JSON, None as an empty cell."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        cells = []
+        for key in columns:
+            value = json_safe(row.get(key))
+            if isinstance(value, list | dict):
+                cells.append(json.dumps(value))
+            elif value is None:
+                cells.append("")
+            elif isinstance(value, str):
+                cells.append(csv_cell(value))
+            else:
+                cells.append(str(value).lower() if isinstance(value, bool) else str(value))
+        writer.writerow(cells)
+    return buffer.getvalue()

@@ -1,0 +1,328 @@
+"""Load the GPU, LLM, grid-carbon and PUE catalogs into polars frames and resolve names.
+
+The bundled catalogs live in ``catalogs/`` (``predictors/_catalogs`` in a wheel). A user overlay
+directory (``user_dir`` argument or ``$WATTGPU_USER_CATALOG``) may hold any of ``gpus.csv``,
+``llms.csv``, ``grid_carbon.csv`` and ``pue.csv`` with the same columns: its rows are added, and
+a row whose id already exists replaces the bundled row. Every file is validated
+(:mod:`predictors.catalog.validate`); all problems are collected and raised as one
+:class:`~predictors.core.errors.CatalogError`, one line per problem.
+
+Names resolve through ids and aliases, ignoring case, spaces and punctuation, so
+``"nvidia h100 80gb hbm3"``, ``"H100_SXM5_80GB"`` and ``"NVIDIA H100 80GB HBM3"`` all resolve
+to ``H100-SXM5-80GB``. Unknown names raise :class:`~predictors.core.errors.UnknownIdError` with the
+closest ids and aliases.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from predictors.catalog.validate import (
+    GPU_SCHEMA,
+    LLM_SCHEMA,
+    PUE_SCHEMA,
+    REGION_SCHEMA,
+    SCHEMAS,
+    Row,
+    Schema,
+    problem,
+    read_table,
+    to_frame,
+)
+from predictors.core.errors import CatalogError, UnknownIdError, did_you_mean
+from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_dir
+
+__all__ = ["Catalog", "load_catalog", "normalize_name", "validate_dir"]
+
+
+def normalize_name(name: str) -> str:
+    """Key used for matching: lower case, letters and digits only (any script)."""
+    return "".join(ch for ch in name.casefold() if ch.isalnum())
+
+
+@dataclass(frozen=True)
+class _Index:
+    """Name lookup for one table: normalized id/alias -> id, id -> row number in the frame."""
+
+    kind: str
+    keys: dict[str, str]
+    rows: dict[str, int]
+    names: tuple[str, ...]
+
+    def try_resolve(self, name: str) -> str | None:
+        return self.keys.get(normalize_name(name))
+
+    def suggest(self, name: str, n: int = 3) -> list[str]:
+        """Ids whose id or alias is closest to *name* (spelling-insensitive), best first."""
+        hits = difflib.get_close_matches(normalize_name(name), list(self.keys), n=4 * n, cutoff=0.5)
+        return list(dict.fromkeys(self.keys[h] for h in hits))[:n]
+
+    def resolve(self, name: str) -> str:
+        found = self.try_resolve(name)
+        if found is None:
+            ids = self.suggest(name)
+            hint = f" (did you mean: {', '.join(ids)}?)" if ids else did_you_mean(name, self.names)
+            raise UnknownIdError(
+                f"unknown {self.kind} '{name}'",
+                hint=hint,
+                fix=f"use an id or alias from `wattgpu catalog {self.kind}s`",
+            )
+        return found
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The loaded catalogs: polars frames (``aliases`` as list[str]) plus name resolution."""
+
+    gpus: pl.DataFrame
+    llms: pl.DataFrame
+    regions: pl.DataFrame
+    pue: pl.DataFrame
+    _gpu_index: _Index = field(repr=False)
+    _llm_index: _Index = field(repr=False)
+    _region_index: _Index = field(repr=False)
+
+    def resolve_gpu(self, name: str) -> str:
+        """GPU id for an id or alias (e.g. an nvidia-smi name); UnknownIdError otherwise."""
+        return self._gpu_index.resolve(name)
+
+    def resolve_llm(self, name: str) -> str:
+        """LLM id (Hugging Face repo id) for an id or alias; UnknownIdError otherwise."""
+        return self._llm_index.resolve(name)
+
+    def resolve_region(self, name: str) -> str:
+        """Region id (``DE``, ``aws:eu-central-1``) for an id or alias; UnknownIdError otherwise."""
+        return self._region_index.resolve(name)
+
+    def try_resolve_gpu(self, name: str) -> str | None:
+        """GPU id for a name, or None when nothing matches."""
+        return self._gpu_index.try_resolve(name)
+
+    def try_resolve_llm(self, name: str) -> str | None:
+        """LLM id for a name, or None when nothing matches."""
+        return self._llm_index.try_resolve(name)
+
+    def try_resolve_region(self, name: str) -> str | None:
+        """Region id for a name, or None when nothing matches."""
+        return self._region_index.try_resolve(name)
+
+    def gpu_name_note(self, name: str) -> str | None:
+        """The "assumed" note when *name* is a bare family name (``assumed_aliases``), else None.
+
+        Bare names (``A100``, ``H100``, ``H200``, ``V100``) resolve to the SXM datacenter part;
+        the note says so and lists the other variants of the family, to pick one explicitly.
+        """
+        gid = self.try_resolve_gpu(name)
+        if gid is None:
+            return None
+        row = self.gpu(gid)
+        key = normalize_name(name)
+        if not any(normalize_name(a) == key for a in row.get("assumed_aliases") or []):
+            return None
+        family = normalize_name(gid.split("-")[0])
+        others = [
+            str(g)
+            for g in self.gpus["id"].to_list()
+            if g != gid and normalize_name(str(g).split("-")[0]) == family
+        ]
+        alternatives = f"; other variants: {', '.join(others)}" if others else ""
+        return (
+            f"'{name}' does not name a variant: assumed {gid} (bare family names mean the SXM "
+            f"datacenter part){alternatives} — give the full id to choose another"
+        )
+
+    def gpu(self, name_or_id: str) -> dict[str, Any]:
+        """All columns of one GPU row."""
+        gid = self.resolve_gpu(name_or_id)
+        return self.gpus.row(self._gpu_index.rows[gid], named=True)
+
+    def llm(self, name_or_id: str) -> dict[str, Any]:
+        """All columns of one LLM row."""
+        lid = self.resolve_llm(name_or_id)
+        return self.llms.row(self._llm_index.rows[lid], named=True)
+
+    def region(self, name_or_id: str) -> dict[str, Any]:
+        """All columns of one grid-carbon region row."""
+        rid = self.resolve_region(name_or_id)
+        return self.regions.row(self._region_index.rows[rid], named=True)
+
+    def pue_for(self, scope: str) -> float:
+        """PUE of a scope (``aws``, ``gcp:europe-west1``, ``on-premise``); else UnknownIdError."""
+        scopes = self.pue["scope"].to_list()
+        key = normalize_name(scope)
+        for s, value in zip(scopes, self.pue["pue"].to_list(), strict=True):
+            if normalize_name(s) == key:
+                return float(value)
+        raise UnknownIdError(
+            f"unknown PUE scope '{scope}'",
+            hint=did_you_mean(scope, scopes),
+            fix="use one of the scopes in pue.csv",
+        )
+
+
+@dataclass
+class _Table:
+    """Rows of one catalog after overlaying, with where each row came from."""
+
+    schema: Schema
+    rows: list[Row] = field(default_factory=list)
+    origin: list[tuple[Path, int]] = field(default_factory=list)
+
+    def add(self, rows: list[Row], lines: list[int], path: Path, problems: list[str]) -> None:
+        """Append rows from one file; a repeated id within the file is a problem, across files
+        the later file (the user overlay) replaces the earlier row."""
+        id_col = self.schema.id_column
+        position = {r[id_col]: i for i, r in enumerate(self.rows) if r[id_col] is not None}
+        seen_here: dict[str, int] = {}
+        for row, line in zip(rows, lines, strict=True):
+            rid = row[id_col]
+            if rid is None:
+                continue
+            if rid in seen_here:
+                problems.append(
+                    problem(
+                        path,
+                        line,
+                        id_col,
+                        f"duplicate id '{rid}' (also row {seen_here[rid]})",
+                        "keep one row per id",
+                    )
+                )
+                continue
+            seen_here[rid] = line
+            if rid in position:
+                self.rows[position[rid]] = row
+                self.origin[position[rid]] = (path, line)
+            else:
+                position[rid] = len(self.rows)
+                self.rows.append(row)
+                self.origin.append((path, line))
+
+
+def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
+    """Map every normalized id and alias to its id; collisions across ids are problems."""
+    id_col = table.schema.id_column
+    keys: dict[str, str] = {}
+    names: list[str] = []
+    rows: dict[str, int] = {}
+    owner: dict[str, tuple[Path, int]] = {}
+    for i, (row, (path, line)) in enumerate(zip(table.rows, table.origin, strict=True)):
+        rid = row[id_col]
+        rows[rid] = i
+        names_of_row = [(rid, id_col)] + [(a, "aliases") for a in row.get("aliases", [])]
+        names_of_row += [(a, "assumed_aliases") for a in row.get("assumed_aliases") or []]
+        for name, column in names_of_row:
+            key = normalize_name(name)
+            if not key:
+                problems.append(
+                    problem(
+                        path, line, column, f"name '{name}' has no letters or digits", "remove it"
+                    )
+                )
+                continue
+            names.append(name)
+            other = keys.get(key)
+            if other is not None and other != rid:
+                opath, oline = owner[key]
+                problems.append(
+                    problem(
+                        path,
+                        line,
+                        column,
+                        f"'{name}' also names '{other}' ({opath} row {oline})",
+                        "remove or rename one of them",
+                    )
+                )
+                continue
+            keys[key] = rid
+            owner.setdefault(key, (path, line))
+    return _Index(kind, keys, rows, tuple(names))
+
+
+def _read_dirs(dirs: list[Path]) -> tuple[dict[str, _Table], list[str]]:
+    problems: list[str] = []
+    tables = {s.file_name: _Table(s) for s in SCHEMAS}
+    for directory in dirs:
+        for schema in SCHEMAS:
+            path = directory / schema.file_name
+            if not path.is_file():
+                continue
+            rows, lines, found = read_table(path, schema)
+            problems.extend(found)
+            tables[schema.file_name].add(rows, lines, path, problems)
+    return tables, problems
+
+
+def _assemble(dirs: list[Path]) -> tuple[Catalog | None, list[str]]:
+    tables, problems = _read_dirs(dirs)
+    pue = tables[PUE_SCHEMA.file_name]
+    _build_index(pue, "PUE scope", problems)
+    gpu_index = _build_index(tables[GPU_SCHEMA.file_name], "gpu", problems)
+    llm_index = _build_index(tables[LLM_SCHEMA.file_name], "llm", problems)
+    region_index = _build_index(tables[REGION_SCHEMA.file_name], "region", problems)
+    if problems:
+        return None, problems
+    catalog = Catalog(
+        gpus=to_frame(tables[GPU_SCHEMA.file_name].rows, GPU_SCHEMA),
+        llms=to_frame(tables[LLM_SCHEMA.file_name].rows, LLM_SCHEMA),
+        regions=to_frame(tables[REGION_SCHEMA.file_name].rows, REGION_SCHEMA),
+        pue=to_frame(pue.rows, PUE_SCHEMA),
+        _gpu_index=gpu_index,
+        _llm_index=llm_index,
+        _region_index=region_index,
+    )
+    return catalog, []
+
+
+def validate_dir(directory: Path) -> list[str]:
+    """All problems of the catalog files in *directory* (empty list when valid)."""
+    if not directory.is_dir():
+        return [problem(directory, None, None, "not a directory", "give a catalog directory")]
+    if not any((directory / s.file_name).is_file() for s in SCHEMAS):
+        names = ", ".join(s.file_name for s in SCHEMAS)
+        return [problem(directory, None, None, "no catalog files found", f"add one of: {names}")]
+    return _assemble([directory])[1]
+
+
+_CACHE: dict[tuple[Any, ...], Catalog] = {}
+
+
+def _stamp(dirs: list[Path]) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for directory in dirs:
+        for schema in SCHEMAS:
+            path = directory / schema.file_name
+            st = path.stat() if path.is_file() else None
+            out.append((str(path), st.st_mtime_ns if st else None, st.st_size if st else None))
+    return tuple(out)
+
+
+def load_catalog(user_dir: Path | None = None, *, catalog_dir: Path | None = None) -> Catalog:
+    """The bundled catalogs (or *catalog_dir*) plus the user overlay, validated and cached.
+
+    The overlay is *user_dir*, else ``$WATTGPU_USER_CATALOG``, else none. The cache is keyed by
+    the files' paths, sizes and modification times, so edits are picked up.
+    """
+    dirs = [(catalog_dir or catalogs_dir()).resolve()]
+    overlay = user_catalog_dir(user_dir)
+    if overlay is not None:
+        if not overlay.is_dir():
+            raise CatalogError(
+                f"{overlay}: user catalog directory does not exist; fix: create it, pass an "
+                f"existing --user-catalog or unset ${USER_CATALOG_ENV}"
+            )
+        dirs.append(overlay.resolve())
+    key = _stamp(dirs)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    catalog, problems = _assemble(dirs)
+    if catalog is None:
+        raise CatalogError("\n".join(problems))
+    _CACHE[key] = catalog
+    return catalog

@@ -1,0 +1,383 @@
+"""Catalog schemas and validation: CSV text -> typed rows, one message per problem.
+
+Each catalog file has a fixed schema (:data:`GPU_SCHEMA`, :data:`LLM_SCHEMA`, :data:`REGION_SCHEMA`,
+:data:`PUE_SCHEMA`). :func:`read_table` reads a file as text with polars, converts every cell to
+its declared type, applies the value rules of its column and the cross-field rules of its table,
+and returns the typed rows together with every problem found. A problem is one line:
+``<file> row <n>, column <col>: <what is wrong>; fix: <how>`` where row 1 is the header line.
+Nothing here raises on bad data; :mod:`predictors.catalog.store` collects the problems and raises
+one
+:class:`~predictors.core.errors.CatalogError` listing them all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from predictors.core.safe_read import MAX_CATALOG_BYTES, file_size_problem
+from predictors.core.vocab import PRECISIONS
+
+Kind = Literal["str", "int", "float", "bool", "list"]
+Row = dict[str, Any]
+
+#: Polars dtype per column kind (the explicit schema of every catalog frame).
+POLARS_TYPES: dict[str, pl.DataType] = {
+    "str": pl.Utf8(),
+    "int": pl.Int64(),
+    "float": pl.Float64(),
+    "bool": pl.Boolean(),
+    "list": pl.List(pl.Utf8()),
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One catalog column: its type, whether a value is required, and its value rule."""
+
+    name: str
+    kind: Kind
+    required: bool = False
+    #: Values must be > this (``positive``) or >= this (``at_least``).
+    positive: bool = False
+    at_least: float | None = None
+    enum: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A catalog file: its name, id column and columns, plus cross-field rules."""
+
+    file_name: str
+    id_column: str
+    columns: tuple[Column, ...]
+    rules: tuple[Callable[[Row], list[tuple[str, str, str]]], ...] = field(default=())
+
+    @property
+    def names(self) -> list[str]:
+        """Column names of the file, in schema order."""
+        return [c.name for c in self.columns]
+
+
+def _s(name: str, required: bool = False, enum: set[str] | None = None) -> Column:
+    return Column(name, "str", required, enum=frozenset(enum) if enum else None)
+
+
+def _f(name: str, required: bool = False, at_least: float | None = None) -> Column:
+    return Column(name, "float", required, positive=at_least is None, at_least=at_least)
+
+
+def _i(name: str, required: bool = False, at_least: float | None = None) -> Column:
+    return Column(name, "int", required, positive=at_least is None, at_least=at_least)
+
+
+VENDORS = {"NVIDIA", "AMD", "Intel", "Google", "Amazon", "Huawei", "SambaNova", "Qualcomm", "other"}
+FORM_FACTORS = {"PCIe", "SXM2", "SXM3", "SXM4", "SXM5", "SXM6", "OAM", "Superchip", "other"}
+DTYPES = set(PRECISIONS)
+ATTENTION_KINDS = {"full", "sliding", "hybrid", "mla"}
+REGION_KINDS = {"country", "cloud", "subnational"}
+
+
+def _gpu_rules(row: Row) -> list[tuple[str, str, str]]:
+    out = []
+    base, boost = row.get("base_clock_mhz"), row.get("boost_clock_mhz")
+    if base is not None and boost is not None and boost < base:
+        out.append(
+            (
+                "boost_clock_mhz",
+                f"boost clock {boost:g} MHz is below base clock {base:g} MHz",
+                "swap the two clocks or correct the value",
+            )
+        )
+    idle, tdp = row.get("idle_power_w"), row.get("tdp_w")
+    if idle is not None and tdp is not None and idle >= tdp:
+        out.append(
+            (
+                "idle_power_w",
+                f"idle power {idle:g} W is not below tdp_w {tdp:g} W",
+                "give the idle draw, which is a fraction of TDP",
+            )
+        )
+    median, low = row.get("usd_per_hour"), row.get("usd_per_hour_min")
+    if low is not None and median is None:
+        out.append(
+            ("usd_per_hour", "usd_per_hour_min given without usd_per_hour", "fill usd_per_hour")
+        )
+    elif low is not None and median is not None and low > median:
+        out.append(
+            (
+                "usd_per_hour_min",
+                f"minimum price {low:g} exceeds the median usd_per_hour {median:g}",
+                "usd_per_hour_min must be <= usd_per_hour",
+            )
+        )
+    return out
+
+
+def _llm_rules(row: Row) -> list[tuple[str, str, str]]:
+    out = []
+    total, active = row.get("total_params_b"), row.get("active_params_b")
+    if total is not None and active is not None:
+        if active > total * 1.0001:
+            out.append(
+                (
+                    "active_params_b",
+                    f"active parameters {active:g} B exceed total {total:g} B",
+                    "active_params_b must be <= total_params_b",
+                )
+            )
+        elif row.get("is_moe") is False and not math.isclose(active, total, rel_tol=5e-3):
+            out.append(
+                (
+                    "active_params_b",
+                    f"dense model with active {active:g} B != total {total:g} B",
+                    "for dense models set active_params_b = total_params_b",
+                )
+            )
+    heads, kv = row.get("num_attention_heads"), row.get("num_kv_heads")
+    if heads is not None and kv is not None and kv > heads:
+        out.append(
+            (
+                "num_kv_heads",
+                f"{kv} KV heads exceed {heads} attention heads",
+                "num_kv_heads must be <= num_attention_heads",
+            )
+        )
+    moe_cols = ("num_experts", "num_experts_per_tok", "moe_intermediate_size")
+    if row.get("is_moe") is True and row.get("num_experts") is None:
+        out.append(("num_experts", "MoE model without num_experts", "fill num_experts"))
+    if row.get("is_moe") is False:
+        for col in moe_cols:
+            if row.get(col) is not None:
+                out.append((col, "MoE field filled for a dense model", "empty it or set is_moe"))
+    n, k = row.get("num_experts"), row.get("num_experts_per_tok")
+    if n is not None and k is not None and k > n:
+        out.append(
+            (
+                "num_experts_per_tok",
+                f"{k} experts per token exceed {n} experts",
+                "num_experts_per_tok must be <= num_experts",
+            )
+        )
+    return out
+
+
+GPU_SCHEMA = Schema(
+    "gpus.csv",
+    "id",
+    (
+        _s("id", True),
+        Column("aliases", "list"),
+        _s("vendor", True, VENDORS),
+        _s("architecture", True),
+        _s("form_factor", True, FORM_FACTORS),
+        _i("release_year", True, at_least=1990),
+        _f("memory_gb", True),
+        _s("memory_type"),
+        _f("memory_bandwidth_gb_s", True),
+        _f("tdp_w", True),
+        _f("idle_power_w", True, 0.0),
+        _s("idle_power_source", True),
+        _f("base_clock_mhz"),
+        _f("boost_clock_mhz"),
+        _f("fp16_tflops_dense", True),
+        _f("fp8_tflops_dense"),
+        _f("int8_tops_dense"),
+        _f("fp4_tflops_dense"),
+        _i("sm_count"),
+        _f("l2_cache_mb"),
+        _f("transistors_billion"),
+        _f("process_nm"),
+        _f("interconnect_gb_s"),
+        _f("usd_per_hour"),
+        _f("list_price_usd"),
+        _s("source", True),
+        _f("usd_per_hour_min"),
+        _i("price_n_providers"),
+        _s("price_providers"),
+        _s("price_source"),
+        _s("price_date"),
+        Column("assumed_aliases", "list"),
+    ),
+    (_gpu_rules,),
+)
+
+LLM_SCHEMA = Schema(
+    "llms.csv",
+    "id",
+    (
+        _s("id", True),
+        Column("aliases", "list"),
+        _s("family", True),
+        _s("model_type", True),
+        _f("total_params_b", True),
+        _f("active_params_b", True),
+        _i("num_layers", True),
+        _i("hidden_size", True),
+        _i("num_attention_heads", True),
+        _i("num_kv_heads", True),
+        _i("head_dim", True),
+        _i("intermediate_size"),
+        _i("moe_intermediate_size"),
+        _i("num_experts"),
+        _i("num_experts_per_tok"),
+        _i("num_shared_experts", at_least=0),
+        _i("first_k_dense", at_least=0),
+        _i("kv_lora_rank"),
+        _i("qk_rope_head_dim"),
+        _i("vocab_size", True),
+        _i("max_position_embeddings"),
+        _s("default_dtype", True, DTYPES),
+        Column("is_moe", "bool", True),
+        _s("attention_kind", True, ATTENTION_KINDS),
+        _i("sliding_window"),
+        Column("tie_word_embeddings", "bool", True),
+        _s("source", True),
+    ),
+    (_llm_rules,),
+)
+
+REGION_SCHEMA = Schema(
+    "grid_carbon.csv",
+    "region_id",
+    (
+        _s("region_id", True),
+        Column("aliases", "list"),
+        _s("kind", True, REGION_KINDS),
+        _s("name", True),
+        _f("g_co2_per_kwh", True, 0.0),
+        _i("year", at_least=1990),
+        _s("source", True),
+    ),
+)
+
+PUE_SCHEMA = Schema(
+    "pue.csv", "scope", (_s("scope", True), _f("pue", True, 1.0), _s("source", True))
+)
+
+SCHEMAS = (GPU_SCHEMA, LLM_SCHEMA, REGION_SCHEMA, PUE_SCHEMA)
+
+
+def problem(path: Path | str, line: int | None, column: str | None, what: str, fix: str) -> str:
+    """Format one validation problem as a single line."""
+    where = str(path)
+    if line is not None:
+        where += f" row {line}"
+    if column is not None:
+        where += f", column '{column}'"
+    return f"{where}: {what}; fix: {fix}"
+
+
+def _convert(col: Column, raw: str) -> tuple[Any, str | None]:
+    """Convert one non-empty cell; return (value, None) or (None, error text)."""
+    if col.kind == "str":
+        if col.enum is not None and raw not in col.enum:
+            allowed = ", ".join(sorted(col.enum))
+            return None, f"unknown value '{raw}' (allowed: {allowed})"
+        return raw, None
+    if col.kind == "list":
+        return [a.strip() for a in raw.split("|") if a.strip()], None
+    if col.kind == "bool":
+        low = raw.strip().lower()
+        if low in ("true", "false"):
+            return low == "true", None
+        return None, f"'{raw}' is not true/false"
+    try:
+        num: float = int(raw) if col.kind == "int" else float(raw)
+    except ValueError:
+        word = "an integer" if col.kind == "int" else "a number"
+        return None, f"'{raw}' is not {word}"
+    if not math.isfinite(num):
+        return None, f"'{raw}' is not a finite number"
+    if col.positive and num <= 0:
+        return None, f"{raw} must be greater than zero"
+    if col.at_least is not None and num < col.at_least:
+        return None, f"{raw} must be at least {col.at_least:g}"
+    return num, None
+
+
+def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[str]]:
+    """Read and check one catalog file: (typed rows, their row numbers, problems)."""
+    too_big = file_size_problem(path, MAX_CATALOG_BYTES)
+    if too_big is not None:
+        return [], [], [problem(path, None, None, too_big.split(" — ")[0], "give a smaller file")]
+    try:
+        text = pl.read_csv(path, infer_schema=False, truncate_ragged_lines=False)
+    except Exception as exc:  # polars raises several error types for malformed CSV
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return (
+            [],
+            [],
+            [
+                problem(
+                    path,
+                    None,
+                    None,
+                    f"not a readable CSV ({first})",
+                    "save it as comma-separated UTF-8 with one header line",
+                )
+            ],
+        )
+    problems: list[str] = []
+    cols = {c.name: c for c in schema.columns}
+    for name in text.columns:
+        if name not in cols:
+            problems.append(
+                problem(
+                    path,
+                    1,
+                    name,
+                    "unknown column",
+                    f"remove it or rename it to one of: {', '.join(schema.names)}",
+                )
+            )
+    for col in schema.columns:
+        if col.name not in text.columns and col.required:
+            problems.append(
+                problem(
+                    path,
+                    1,
+                    col.name,
+                    "required column is missing",
+                    "add the column to the header (see catalogs/README.md)",
+                )
+            )
+    rows: list[Row] = []
+    lines: list[int] = []
+    for index, raw_row in enumerate(text.iter_rows(named=True)):
+        line = index + 2
+        row: Row = {}
+        for col in schema.columns:
+            raw = raw_row.get(col.name)
+            raw = raw.strip() if isinstance(raw, str) else None
+            if not raw:
+                row[col.name] = [] if col.kind == "list" else None
+                if col.required and col.name in text.columns:
+                    problems.append(
+                        problem(
+                            path, line, col.name, "value is empty", f"fill {col.name} (required)"
+                        )
+                    )
+                continue
+            value, error = _convert(col, raw)
+            if error is not None:
+                fix = "use one of the allowed values" if col.enum else f"correct {col.name}"
+                problems.append(problem(path, line, col.name, error, fix))
+            row[col.name] = value
+        for rule in schema.rules:
+            for column, what, fix in rule(row):
+                problems.append(problem(path, line, column, what, fix))
+        rows.append(row)
+        lines.append(line)
+    return rows, lines, problems
+
+
+def to_frame(rows: list[Row], schema: Schema) -> pl.DataFrame:
+    """Typed rows -> a polars frame with the schema's explicit dtypes."""
+    data = {c.name: [r.get(c.name) for r in rows] for c in schema.columns}
+    return pl.DataFrame(data, schema={c.name: POLARS_TYPES[c.kind] for c in schema.columns})

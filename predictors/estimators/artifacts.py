@@ -1,0 +1,175 @@
+"""Save and load trained predictors: XGBoost UBJ boosters plus a JSON model card (never pickle).
+
+Layout of a model directory (``predictors/trained/`` for the shipped models)::
+
+    model_card.json      per target: kind, features, transform, hyper-parameters, monotone
+                         constraints, interval, and for ITL the fitted step-time parameters;
+                         training domain, training-data hash and row counts, evaluation
+                         metrics, library versions
+    power.ubj            XGBoost booster of the power utilisation u (idle + (TDP - idle) * u)
+    itl.ubj              XGBoost booster of the ITL residual on the step time (absent when the
+                         selected configuration is physics only)
+    ttft.ubj             XGBoost booster of the TTFT target
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from predictors.core.errors import WattgpuError
+from predictors.estimators.base import XgbEstimator
+from predictors.estimators.intervals import Interval
+from predictors.estimators.itl import PhysicsItlEstimator
+from predictors.estimators.power import PowerUtilEstimator, UtilInterval
+from predictors.estimators.step import StepParams
+from predictors.estimators.ttft import PrefillTtftEstimator
+
+CARD_NAME = "model_card.json"
+CARD_SCHEMA = 2
+#: ``kind`` of each estimator class in the model card.
+KINDS: dict[type, str] = {
+    XgbEstimator: "xgb_transformed_target",
+    PhysicsItlEstimator: "step_time_times_residual",
+    PowerUtilEstimator: "idle_to_tdp_utilisation",
+    PrefillTtftEstimator: "prefill_time_times_residual",
+}
+
+
+def data_hash(frame: pl.DataFrame) -> str:
+    """SHA-256 of a frame's CSV serialisation (stable across runs for the same rows and order)."""
+    return hashlib.sha256(frame.write_csv().encode()).hexdigest()
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of wattgpu, XGBoost, polars and NumPy, recorded in the model card."""
+    import numpy
+    import xgboost
+
+    from predictors.core.version import __version__
+
+    return {
+        "wattgpu": __version__,
+        "xgboost": xgboost.__version__,
+        "polars": pl.__version__,
+        "numpy": numpy.__version__,
+    }
+
+
+@dataclass
+class TrainedTarget:
+    """One fitted estimator with its conformal interval."""
+
+    estimator: Any
+    """An :class:`XgbEstimator`, :class:`PhysicsItlEstimator`, :class:`PowerUtilEstimator` or
+    :class:`PrefillTtftEstimator`."""
+    interval: Any
+    """:class:`Interval` (multiplicative) or :class:`UtilInterval` (additive in utilisation)."""
+
+
+@dataclass
+class TrainedModels:
+    """The power and ITL estimators plus their model card."""
+
+    targets: dict[str, TrainedTarget]
+    card: dict[str, Any]
+
+
+def save(models: TrainedModels, directory: Path) -> None:
+    """Write boosters (UBJ) and the model card (JSON, sorted keys) to *directory*."""
+    directory.mkdir(parents=True, exist_ok=True)
+    card = dict(models.card)
+    card["schema"] = CARD_SCHEMA
+    card["targets"] = {}
+    for name, trained in sorted(models.targets.items()):
+        est = trained.estimator
+        filename = f"{name}.ubj"
+        stale = directory / filename
+        if est.booster is not None:
+            est.booster.save_model(str(stale))
+        elif stale.exists():
+            stale.unlink()
+        spec: dict[str, Any] = {
+            "kind": KINDS[type(est)],
+            "name": est.name,
+            "file": filename if est.booster is not None else None,
+            "transform": est.transform,
+            "features": list(est.features),
+            "params": est.params,
+            "num_boost_round": est.num_boost_round,
+            "monotone": est.monotone,
+            "interval": _interval_json(trained.interval),
+        }
+        if isinstance(est, PhysicsItlEstimator) and est.step is not None:
+            spec["step_params"] = est.step.to_json()
+        card["targets"][name] = spec
+    text = json.dumps(card, indent=2, sort_keys=True) + "\n"
+    (directory / CARD_NAME).write_text(text, encoding="utf-8")
+
+
+def load(directory: Path) -> TrainedModels:
+    """Load what :func:`save` wrote; a clear error when the directory is incomplete."""
+    import xgboost as xgb
+
+    card_path = directory / CARD_NAME
+    if not card_path.is_file():
+        raise WattgpuError(
+            f"{card_path}: no trained predictors here; run `wattgpu train --data DIR` first"
+        )
+    try:
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise WattgpuError(f"{card_path}: not valid JSON ({exc.msg}); retrain the models") from exc
+    if card.get("schema") != CARD_SCHEMA:
+        raise WattgpuError(
+            f"{card_path}: schema {card.get('schema')!r}, expected {CARD_SCHEMA}; retrain"
+        )
+    targets: dict[str, TrainedTarget] = {}
+    for name, spec in card["targets"].items():
+        booster = None
+        if spec.get("file"):
+            booster = xgb.Booster()
+            booster_path = directory / spec["file"]
+            if not booster_path.is_file():
+                raise WattgpuError(f"{booster_path}: missing booster file; retrain the models")
+            booster.load_model(str(booster_path))
+            booster.set_param({"nthread": 1})
+        common: dict[str, Any] = {
+            "name": spec.get("name", "ours"),
+            "features": tuple(spec["features"]),
+            "params": spec["params"],
+            "num_boost_round": spec["num_boost_round"],
+            "monotone": spec.get("monotone", {}),
+            "booster": booster,
+        }
+        est: Any
+        kind = spec.get("kind")
+        if kind == KINDS[PhysicsItlEstimator]:
+            est = PhysicsItlEstimator(**common, step=StepParams.from_json(spec["step_params"]))
+        elif kind == KINDS[PowerUtilEstimator]:
+            est = PowerUtilEstimator(**common)
+        elif kind == KINDS[PrefillTtftEstimator]:
+            est = PrefillTtftEstimator(transform=spec["transform"], **common)
+        elif kind == KINDS[XgbEstimator]:
+            est = XgbEstimator(transform=spec["transform"], **common)
+        else:
+            raise WattgpuError(f"{card_path}: target {name!r} has unknown kind {kind!r}; retrain")
+        targets[name] = TrainedTarget(est, _interval_of(spec["interval"]))
+    return TrainedModels(targets, card)
+
+
+def _interval_json(interval: Interval | UtilInterval) -> dict[str, Any]:
+    if isinstance(interval, UtilInterval):
+        return {"level": interval.level, "u_lo": interval.lo, "u_hi": interval.hi}
+    return {"level": interval.level, "log_lo": interval.log_lo, "log_hi": interval.log_hi}
+
+
+def _interval_of(data: dict[str, Any]) -> Interval | UtilInterval:
+    if "u_lo" in data:
+        return UtilInterval(data["u_lo"], data["u_hi"], data["level"])
+    return Interval(data["log_lo"], data["log_hi"], data["level"])

@@ -1,0 +1,139 @@
+"""ITL v2: the analytical step time times a bounded, GPU-invariant residual.
+
+``ITL = max(t_step · exp(clip(f(x), R_LO, R_HI)), floor)``:
+
+* ``t_step``: :mod:`predictors.estimators.step`, a few GPU-independent parameters fitted by robust
+  regression on every training row;
+* ``f``: XGBoost on :data:`predictors.features.ITL_RESIDUAL_FEATURES` (workload, LLM, engine,
+  precision, measurement source; never a GPU column), monotone non-decreasing in batch, context
+  and parameters. For a given workload it is the same number on every GPU, so the ratio of two
+  GPUs' ITL is the ratio of their step times: a GPU at least as strong in bandwidth, FLOPS and
+  interconnect is never predicted slower;
+* ``floor``: the step's bytes at :data:`ETA_BW_MAX` of peak bandwidth and its FLOPs at
+  :data:`MFU_MAX` of peak FLOPS, so no prediction implies a better-than-realistic efficiency.
+
+Intervals are multiplicative split-conformal bands on grouped out-of-fold residuals, with the
+lower bound raised to the roofline (bytes at peak bandwidth, FLOPs at peak FLOPS).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+import numpy as np
+import polars as pl
+
+from predictors.estimators.intervals import Interval
+from predictors.estimators.step import StepInputs, StepParams, fit_step_params, step_times
+from predictors.features import feature_matrix
+
+#: Ceilings of achieved bandwidth and model FLOPS utilisation behind the ITL floor.
+ETA_BW_MAX = 0.9
+MFU_MAX = 0.7
+#: Bounds of the multiplicative residual exp(f) of the trees.
+RESIDUAL_BOUNDS = (math.log(0.25), math.log(4.0))
+
+
+_STEP_CACHE: dict[str, StepParams] = {}
+
+
+def _cached_step_fit(frame: pl.DataFrame, y: np.ndarray) -> StepParams:
+    """:func:`fit_step_params`, memoised on the training rows (candidates share one fit)."""
+    x = StepInputs.of(frame)
+    h = hashlib.sha256(np.ascontiguousarray(y, dtype=np.float64).tobytes())
+    for arr in (x.bytes_read, x.flops, x.bandwidth_b_s, x.peak_flops, x.gpus, x.layers):
+        h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+    h.update("|".join(x.engine.tolist()).encode())
+    h.update("|".join(x.vendor.tolist()).encode())
+    h.update("|".join(frame["gpu"].cast(pl.String).fill_null("").to_list()).encode())
+    key = h.hexdigest()
+    if key not in _STEP_CACHE:
+        if len(_STEP_CACHE) > 64:
+            _STEP_CACHE.clear()
+        _STEP_CACHE[key] = fit_step_params(frame, y)
+    cached = _STEP_CACHE[key]
+    return StepParams.from_json(cached.to_json())
+
+
+@dataclass
+class PhysicsItlEstimator:
+    """Step-time physics plus a bounded XGBoost residual (``num_boost_round`` 0: physics only)."""
+
+    name: str
+    features: tuple[str, ...]
+    params: dict[str, Any]
+    num_boost_round: int
+    monotone: dict[str, int] = field(default_factory=dict)
+    step: StepParams | None = None
+    booster: Any = None
+    transform: str = "log_itl_over_step_time"
+
+    def _xgb_params(self) -> dict[str, Any]:
+        params = {"objective": "reg:pseudohubererror", "tree_method": "hist", "seed": 0}
+        params |= {"nthread": 1, "huber_slope": 0.3}
+        params.update(self.params)
+        if self.monotone:
+            params["monotone_constraints"] = (
+                "(" + ",".join(str(self.monotone.get(f, 0)) for f in self.features) + ")"
+            )
+        return params
+
+    def step_time_s(self, frame: pl.DataFrame) -> np.ndarray:
+        """Modelled decode-step time of every row, seconds (physics only, no residual)."""
+        if self.step is None:
+            raise RuntimeError(f"estimator {self.name} is not fitted")
+        return step_times(self.step, StepInputs.of(frame)).total
+
+    @staticmethod
+    def floor_s(frame: pl.DataFrame) -> np.ndarray:
+        """The lowest ITL physics allows at realistic ceilings of bandwidth and FLOPS use."""
+        x = StepInputs.of(frame)
+        return np.asarray(
+            np.maximum(x.memory_floor_s() / ETA_BW_MAX, x.compute_floor_s() / MFU_MAX)
+        )
+
+    def fit(self, frame: pl.DataFrame, y: np.ndarray) -> Self:
+        """Fit step parameters to measured ITL *y* (s), then residual trees on log(y/step)."""
+        import xgboost as xgb
+
+        self.step = _cached_step_fit(frame, y)
+        z = np.log(y / self.step_time_s(frame))
+        ok = np.isfinite(z)
+        if self.num_boost_round <= 0:
+            self.booster = None
+            return self
+        x = feature_matrix(frame.filter(pl.Series(ok)), self.features).to_numpy()
+        dtrain = xgb.DMatrix(x, label=np.clip(z[ok], *RESIDUAL_BOUNDS), missing=np.nan)
+        self.booster = xgb.train(self._xgb_params(), dtrain, num_boost_round=self.num_boost_round)
+        return self
+
+    def residual(self, frame: pl.DataFrame) -> np.ndarray:
+        """The trees' log factor on the step time, clipped to :data:`RESIDUAL_BOUNDS`."""
+        import xgboost as xgb
+
+        if self.booster is None:
+            return np.zeros(frame.height)
+        x = feature_matrix(frame, self.features).to_numpy()
+        z = self.booster.predict(xgb.DMatrix(x, missing=np.nan)).astype(np.float64)
+        return np.clip(z, *RESIDUAL_BOUNDS)
+
+    def predict(self, frame: pl.DataFrame) -> np.ndarray:
+        """Predicted ITL per row, s: step time x exp(residual), never below :meth:`floor_s`."""
+        t = self.step_time_s(frame) * np.exp(self.residual(frame))
+        return np.asarray(np.maximum(t, self.floor_s(frame)))
+
+    def calibrate(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> Interval:
+        """The multiplicative conformal band of out-of-fold ITL predictions *predicted* (s)."""
+        return Interval.calibrate(y, predicted)
+
+    def bounds(
+        self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """ITL bounds, s: lower at least the roofline, upper at least *predicted*."""
+        lo, hi = interval.apply(predicted)
+        x = StepInputs.of(frame)
+        roofline = np.maximum(x.memory_floor_s(), x.compute_floor_s())
+        return np.maximum(lo, roofline), np.maximum(hi, predicted)

@@ -1,0 +1,118 @@
+"""The batch row contract of ``wattgpu predict --input ROWS.csv``.
+
+Input columns :data:`INPUT_COLUMNS` (all but ``model`` and ``gpu`` optional, defaults in
+:data:`DEFAULTS`; extra columns are kept), output = the input rows in order plus
+:data:`OUTPUT_COLUMNS`. A row without a ``requests_per_s`` is predicted at its ``batch_size``
+(:meth:`predictors.api.Predictor.predict`); a row with one at that Poisson load per replica of
+``gpu_count`` GPUs, by the serving model (:mod:`predictors.serving.at_load`), which also fills
+:data:`LOAD_COLUMNS`. A row that cannot be predicted gets a one-line ``error`` and empty
+predictions; the others are still predicted. docs/contracts.md states the contract for users.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from predictors.api import (
+    BATCH_INPUT_COLUMNS,
+    DEFAULTS,
+    FIT_COLUMNS,
+    PREDICTION_COLUMNS,
+    TTFT_COLUMNS,
+    Predictor,
+    normalise_rows,
+)
+from predictors.serving.at_load import at_load
+
+__all__ = ["DEFAULTS", "INPUT_COLUMNS", "LOAD_COLUMNS", "OUTPUT_COLUMNS", "predict_rows"]
+
+#: ``requests_per_s`` has no default: empty means "predict at ``batch_size``".
+INPUT_COLUMNS: tuple[str, ...] = (*BATCH_INPUT_COLUMNS, "requests_per_s")
+#: Output columns filled only for rows with a ``requests_per_s`` (null otherwise).
+LOAD_COLUMNS: tuple[str, ...] = ("concurrency", "ttft_s_at_load", "itl_s_p90")
+OUTPUT_COLUMNS: tuple[str, ...] = (*PREDICTION_COLUMNS, *LOAD_COLUMNS)
+_RATE = "requests_per_s"
+_RATE_ERROR = "requests_per_s: must be a positive number (or empty)"
+
+
+def _rates(rows: pl.DataFrame) -> pl.Series:
+    """The rate column as numbers: null where empty, NaN where the text is not a number."""
+    if _RATE not in rows.columns:
+        return pl.Series(_RATE, [None] * rows.height, dtype=pl.Float64)
+    text = rows[_RATE].cast(pl.String).str.strip_chars()
+    return (
+        rows.select(
+            pl.when(text.is_null() | (text == ""))
+            .then(None)
+            .otherwise(text.cast(pl.Float64, strict=False).fill_null(float("nan")))
+            .alias(_RATE)
+        )
+    ).to_series()
+
+
+def _with_rate_errors(out: pl.DataFrame, rate: pl.Series) -> pl.DataFrame:
+    """*out* where a bad rate adds its error and empties the row's predictions."""
+    bad = rate.is_not_null() & (~rate.is_finite() | (rate <= 0))
+    if not bad.any():
+        return out
+    bad_col = pl.lit(bad)
+    numeric = [c for c in (*PREDICTION_COLUMNS[:7], *TTFT_COLUMNS) if c in out.columns]
+    return out.with_columns(
+        *(pl.when(bad_col).then(None).otherwise(pl.col(c)).alias(c) for c in numeric),
+        *(
+            pl.when(bad_col).then(False).otherwise(pl.col(c)).alias(c)
+            for c in ("in_domain", "gpu_measured")
+        ),
+    ).with_columns(
+        pl.when(bad_col & (pl.col("error") != ""))
+        .then(pl.col("error") + "; " + _RATE_ERROR)
+        .when(bad_col)
+        .then(pl.lit(_RATE_ERROR))
+        .otherwise(pl.col("error"))
+        .alias("error"),
+        pl.when(bad_col)
+        .then(pl.lit("invalid row (see error)"))
+        .otherwise(pl.col("domain_reason"))
+        .alias("domain_reason"),
+        *(
+            pl.when(bad_col).then(None).otherwise(pl.col(c)).alias(c)
+            for c in FIT_COLUMNS
+            if c in out.columns
+        ),
+    )
+
+
+def predict_rows(
+    predictor: Predictor,
+    rows: pl.DataFrame,
+    *,
+    with_ttft: bool = False,
+    with_fit: bool = False,
+) -> pl.DataFrame:
+    """The input rows (in order) plus :data:`OUTPUT_COLUMNS`; with *with_ttft* /
+    *with_fit* then :data:`~predictors.api.TTFT_COLUMNS` / :data:`~predictors.api.FIT_COLUMNS`
+    as :meth:`~predictors.api.Predictor.predict` gives them."""
+    rate = _rates(rows)
+    position = rows.columns.index(_RATE) if _RATE in rows.columns else None
+    batch_rows = rows.drop(_RATE) if position is not None else rows
+    batch_rows = batch_rows.drop([c for c in LOAD_COLUMNS if c in batch_rows.columns])
+    out = predictor.predict(batch_rows, with_ttft=with_ttft, with_fit=with_fit)
+    n_inputs = out.width - len(PREDICTION_COLUMNS) - len(TTFT_COLUMNS) * with_ttft
+    n_inputs -= len(FIT_COLUMNS) * with_fit
+    inputs = out.columns[:n_inputs]
+    where = n_inputs if position is None else position
+    out = out.with_columns(rate).select(
+        *inputs[:where], _RATE, *inputs[where:], *out.columns[n_inputs:]
+    )
+    out = _with_rate_errors(out, rate)
+    result = out.select(
+        *PREDICTION_COLUMNS, *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS)
+    )
+    if rate.is_not_null().any():
+        normalised = normalise_rows(batch_rows).with_columns(rate)
+        result = at_load(predictor, normalised, result)
+    extras = [*(TTFT_COLUMNS if with_ttft else ()), *(FIT_COLUMNS if with_fit else ())]
+    return pl.concat(
+        [out.select(*inputs[:where], _RATE, *inputs[where:]), result, out.select(extras)],
+        how="horizontal",
+    )

@@ -1,0 +1,82 @@
+"""Predictions at a Poisson load: the ``requests_per_s`` column of the batch contract.
+
+For a row with a rate λ (requests/s per replica of ``gpu_count`` GPUs) the serving model
+(:mod:`predictors.serving`) replaces the at-batch predictions by those at load:
+``power_w_per_gpu`` = E[P(K)] over the number K of requests in the system (idle when empty),
+``itl_s`` the mean ITL, ``output_throughput_tok_s`` = λ · output tokens, and fills
+``concurrency`` (mean requests in the system), ``ttft_s_at_load`` and ``itl_s_p90``. The
+``_lo``/``_hi`` columns come from the same model run on the lower/upper interval curves (when
+the upper curves cannot carry the rate: power TDP, ITL empty).
+``batch_size`` is ignored for such rows. A rate above what one replica can carry gets an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from predictors.api import Predictor
+from predictors.serving.curves import rate_per_s
+from predictors.serving.grid import serving_table
+from predictors.serving.operating import at_rate
+
+
+def _ids(predictor: Predictor, rows: pl.DataFrame) -> pl.DataFrame:
+    cat = predictor.catalog
+    models = {m: cat.try_resolve_llm(m) for m in rows["model"].unique().to_list()}
+    gpus = {g: cat.try_resolve_gpu(g) for g in rows["gpu"].unique().to_list()}
+    return rows.with_columns(
+        pl.col("model").replace_strict(models, return_dtype=pl.String),
+        pl.col("gpu").replace_strict(gpus, return_dtype=pl.String),
+    )
+
+
+def at_load(predictor: Predictor, rows: pl.DataFrame, result: pl.DataFrame) -> pl.DataFrame:
+    """*result* (the at-batch outputs of normalised *rows*) with at-load values where a row has
+    a rate and no error."""
+    mask = (rows["requests_per_s"].is_not_null() & (result["error"] == "")).to_numpy()
+    idx = np.flatnonzero(mask)
+    if idx.size == 0:
+        return result
+    sub = _ids(predictor, rows[idx])
+    table = serving_table(sub, predictor)
+    lam = sub["requests_per_s"].to_numpy().astype(np.float64)
+    mean = at_rate(table.curves, lam)
+    lo = at_rate(table.curves_lo, lam)
+    hi = at_rate(table.curves_hi, lam)
+    top = rate_per_s(table.curves, table.curves.max_batch[:, None])[:, 0]
+    over = np.isnan(mean.power_w_per_gpu)
+    # the upper-interval curves may not carry the rate at all: then the upper bounds are the
+    # physical ones (TDP; ITL unbounded, reported empty)
+    hi_over = np.isnan(hi.power_w_per_gpu)
+    tdp = np.asarray(table.tdp_w, dtype=np.float64)
+    updates: dict[str, np.ndarray] = {
+        "power_w_per_gpu": mean.power_w_per_gpu,
+        "power_w_per_gpu_lo": np.fmin(lo.power_w_per_gpu, mean.power_w_per_gpu),
+        "power_w_per_gpu_hi": np.where(
+            hi_over,
+            np.fmax(tdp, mean.power_w_per_gpu),
+            np.fmax(hi.power_w_per_gpu, mean.power_w_per_gpu),
+        ),
+        "itl_s": mean.itl_s,
+        "itl_s_lo": np.fmin(lo.itl_s, mean.itl_s),
+        "itl_s_hi": np.where(hi_over, np.nan, np.fmax(hi.itl_s, mean.itl_s)),
+        "output_throughput_tok_s": mean.output_throughput_tok_s,
+        "concurrency": mean.concurrency,
+        "ttft_s_at_load": mean.ttft_s,
+        "itl_s_p90": mean.itl_s_p90,
+    }
+    columns = {}
+    for col, values in updates.items():
+        full = result[col].cast(pl.Float64).to_numpy().copy()
+        full[idx] = np.where(over, np.nan, values)
+        columns[col] = pl.Series(col, full).fill_nan(None)
+    errors = result["error"].to_list()
+    for j, i in enumerate(idx):
+        if over[j]:
+            errors[i] = (
+                f"requests_per_s: {lam[j]:g} is more than one replica carries "
+                f"({top[j]:.3g} req/s at its memory/engine limit of "
+                f"{int(table.curves.max_batch[j])} sequences); raise gpu_count or lower the rate"
+            )
+    return result.with_columns(*columns.values(), pl.Series("error", errors, dtype=pl.String))

@@ -1,0 +1,148 @@
+"""The serving model's per-replica curves: step time, arrival rate, TTFT and number in system.
+
+The model itself (the operating point at a rate, capacity) is :mod:`predictors.serving.operating`;
+this
+module holds its inputs (:class:`ServingCurves`) and the Little's-law quantities of a decode
+concurrency ``b``. The whole model is described in :mod:`predictors.serving`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Batch sizes at which the predictors are asked for ITL and power.
+BATCH_GRID: tuple[int, ...] = (1, 3, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+#: Decode concurrencies at which the power curve of a replica is tabulated (knots).
+CURVE_B: tuple[float, ...] = (
+    0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 24.0,
+    32.0, 48.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0,
+)  # fmt: skip
+#: Quantile of the number in system that must fit the memory / engine batch limit.
+MEMORY_QUANTILE = 0.99
+
+
+@dataclass(frozen=True)
+class ServingCurves:
+    """Per-row inputs of the serving model (N rows, G = len(batch grid))."""
+
+    batch: FloatArray
+    """(G,) batch grid (ascending, starts at 1)."""
+    itl_s: FloatArray
+    """(N, G) decode step time at each batch (non-decreasing along the grid)."""
+    power_w: FloatArray
+    """(N, G) power per GPU at each batch (non-decreasing, within [idle, TDP])."""
+    idle_w: FloatArray
+    """(N,) idle power per GPU."""
+    prefill_s: FloatArray
+    """(N,) compute seconds of one request's prompt on the replica (c_p, TP comm included)."""
+    ttft_base_s: FloatArray
+    """(N,) prompt prefill time of one request alone (t_p: compute + one weight read)."""
+    comm_s_per_token: FloatArray
+    """(N,) TP all-reduce seconds per token (0 at TP 1); charged to the prompt tokens (in
+    ``prefill_s``), the decode step's own is in the predictors' ITL."""
+    output_tokens: FloatArray
+    """(N,) mean output tokens per request (O)."""
+    max_batch: FloatArray
+    """(N,) sequences the KV cache (paged, current length) and the engine allow."""
+
+    @property
+    def rows(self) -> int:
+        """Number of rows."""
+        return int(self.idle_w.size)
+
+
+def monotone_curves(
+    itl_s: FloatArray, power_w: FloatArray, idle_w: FloatArray, tdp_w: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """ITL and power made non-decreasing along the batch grid, power clipped to [idle, TDP].
+
+    NaN cells (batches the predictors refused, e.g. beyond their full-length memory check)
+    are filled: ITL extended linearly from the last two valid batches, power held.
+    """
+    itl = np.array(itl_s, dtype=np.float64)
+    power = np.array(power_w, dtype=np.float64)
+    n, g = itl.shape
+    batch = np.asarray(BATCH_GRID[:g], dtype=np.float64)
+    for j in range(1, g):
+        gap = np.isnan(itl[:, j])
+        if gap.any():
+            if j >= 2:
+                slope = (itl[:, j - 1] - itl[:, j - 2]) / (batch[j - 1] - batch[j - 2])
+            else:
+                slope = np.zeros(n)
+            slope = np.where(np.isnan(slope), 0.0, np.maximum(slope, 0.0))
+            itl[:, j] = np.where(gap, itl[:, j - 1] + slope * (batch[j] - batch[j - 1]), itl[:, j])
+        power[:, j] = np.where(np.isnan(power[:, j]), power[:, j - 1], power[:, j])
+    itl = np.maximum.accumulate(itl, axis=1)
+    power = np.clip(power, idle_w[:, None], np.maximum(tdp_w, idle_w)[:, None])
+    power = np.maximum.accumulate(power, axis=1)
+    return itl, power
+
+
+def rising_throughput(c: ServingCurves) -> ServingCurves:
+    """*c* with ``max_batch`` lowered to where λ(b) stops rising (first knot of
+    :data:`CURVE_B` after which the rate falls): beyond the throughput peak more sequences in
+    flight serve fewer requests, so the model's fixed point would not be unique."""
+    from dataclasses import replace
+
+    knots = np.broadcast_to(np.asarray(CURVE_B), (c.rows, len(CURVE_B)))
+    b = np.minimum(knots, c.max_batch[:, None])
+    lam = rate_per_s(c, np.maximum(b, 1e-9))
+    falls = np.diff(lam, axis=1) < 0
+    first = np.where(falls.any(axis=1), falls.argmax(axis=1), len(CURVE_B) - 1)
+    peak = b[np.arange(c.rows), first]
+    return replace(
+        c, max_batch=np.where(falls.any(axis=1), np.minimum(c.max_batch, peak), c.max_batch)
+    )
+
+
+def interp_rows(grid: FloatArray, values: FloatArray, x: FloatArray) -> FloatArray:
+    """Per-row linear interpolation of ``values`` (N, G) on the shared ``grid`` at ``x`` (N, M);
+    constant below the first and linear beyond the last grid point."""
+    g = grid.size
+    idx = np.clip(np.searchsorted(grid, x, side="right") - 1, 0, g - 2)
+    rows = np.arange(values.shape[0])[:, None]
+    x0, x1 = grid[idx], grid[idx + 1]
+    v0, v1 = values[rows, idx], values[rows, idx + 1]
+    t = (np.maximum(x, grid[0]) - x0) / (x1 - x0)
+    out: FloatArray = v0 + t * (v1 - v0)
+    return out
+
+
+def as_column(a: FloatArray) -> FloatArray:
+    """A per-row vector (N,) as a column (N, 1) that broadcasts against points per row."""
+    return a[:, None]
+
+
+def step_time_s(c: ServingCurves, b: FloatArray) -> FloatArray:
+    """τ(b) (N, M): decode step (the predictors' ITL, TP all-reduce included) + the prompt
+    tokens arriving per step."""
+    dec = interp_rows(c.batch, c.itl_s, np.maximum(b, 1.0))
+    result: FloatArray = dec + b * as_column(c.prefill_s) / as_column(c.output_tokens)
+    return result
+
+
+def rate_per_s(c: ServingCurves, b: FloatArray) -> FloatArray:
+    """λ(b) (N, M): arrival rate that keeps b sequences decoding."""
+    result: FloatArray = b / (as_column(c.output_tokens) * step_time_s(c, b))
+    return result
+
+
+def in_system(c: ServingCurves, b: FloatArray) -> FloatArray:
+    """n(b) (N, M): mean requests in the system (decoding + in prefill)."""
+    tau = step_time_s(c, b)
+    lam = b / (as_column(c.output_tokens) * tau)
+    result: FloatArray = b + lam * (as_column(c.ttft_base_s) + tau)
+    return result
+
+
+def ttft_s(c: ServingCurves, b: FloatArray) -> FloatArray:
+    """TTFT(b) (N, M) = t_p + τ(b)."""
+    result: FloatArray = as_column(c.ttft_base_s) + step_time_s(c, b)
+    return result

@@ -1,0 +1,214 @@
+"""Inputs of the serving model for rows of (model, GPU, TP, engine, precision, workload).
+
+One vectorised predictor call gives ITL and power per GPU at every :data:`BATCH_GRID` batch;
+the physics per row (docs/method.md, "Capacity"):
+
+* **memory, paged KV at the current length**: a sequence holds ``kv_bytes_per_token ·
+  (I + O/2)`` on average (prompt plus half the output). The KV budget follows the engine's
+  rule: vLLM (and SGLang, DeepSpeed-MII, HF, llama.cpp) give ``gpu_memory_utilization`` = 0.9
+  of the memory to weights + KV + activations, so KV = 0.9 · memory − reserve − weights;
+  TensorRT-LLM gives ``kv_cache_free_gpu_memory_fraction`` = 0.9 of the memory left after the
+  weights and the runtime, so KV = 0.9 · (memory − reserve − weights);
+* **engine batch limit** :func:`engine_max_batch`: vLLM's ``max_num_seqs`` (1024 on GPUs with
+  at least 70 GiB, else 256, as vLLM V1 sets it), TensorRT-LLM's ``max_batch_size`` 2048,
+  SGLang none below the grid's 2048 (memory decides), the others 256;
+* **prefill** of one request: ``c_p = 2 · active params · I / (TP · peak FLOPS · MFU)`` plus its
+  TP all-reduce; alone it also reads the weights once (``t_p``,
+  :func:`predictors.physics.prefill_time_s`);
+* **TP communication** of the prompt tokens: two ring all-reduces per layer of the hidden state
+  per token, ``2 · layers · hidden · 2 B · 2(TP − 1)/TP`` bytes at half the catalog's
+  bidirectional ``interconnect_gb_s`` (NVLink vs PCIe; 64 GB/s, PCIe Gen4, when the catalog has
+  none). The decode step's all-reduce is part of the predictors' ITL (their step model charges
+  it from the same ``interconnect_gb_s``), so it is not added again.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from predictors import physics
+from predictors.api import Predictor
+from predictors.features import join_specs
+from predictors.serving.curves import BATCH_GRID, ServingCurves, monotone_curves, rising_throughput
+
+#: Fraction of GPU memory vLLM-like engines use (``gpu_memory_utilization``) and the fraction
+#: of the memory left after the weights TensorRT-LLM gives the KV cache.
+ENGINE_MEMORY_FRACTION = 0.9
+#: Interconnect assumed when the catalog has none (PCIe Gen4 x16, bidirectional GB/s).
+DEFAULT_INTERCONNECT_GB_S = 64.0
+#: Bytes per activation element in the TP all-reduce (16-bit activations).
+ACTIVATION_BYTES = 2.0
+#: Fixed latency of one all-reduce (s).
+ALLREDUCE_LATENCY_S = 5e-6
+KEYS: tuple[str, ...] = (
+    "model",
+    "gpu",
+    "gpu_count",
+    "engine",
+    "precision",
+    "input_tokens",
+    "output_tokens",
+)
+
+
+def engine_max_batch(engine: str, memory_gb: float) -> int:
+    """Default maximum number of running sequences of *engine* on a GPU of *memory_gb*."""
+    if engine == "vllm":
+        return 1024 if memory_gb >= 70 * 1.073741824 else 256
+    if engine in ("tensorrt-llm", "sglang"):
+        return 2048
+    return 256
+
+
+@dataclass(frozen=True)
+class ServingTable:
+    """Serving-model inputs of every row plus what the callers report."""
+
+    curves: ServingCurves
+    """Mean predictions (robust: the ITL upper bound)."""
+    curves_lo: ServingCurves
+    curves_hi: ServingCurves
+    error: list[str]
+    """Per row: the predictors' error at batch 1 ('' when it predicts)."""
+    fits: list[bool]
+    """Per row: False when the predictors' memory check fails at batch 1 (then ``error`` is
+    its "does not fit" text); True otherwise."""
+    in_domain: list[bool]
+    weights_gb: list[float]
+    kv_budget_gb: list[float]
+    tdp_w: list[float]
+
+
+def prediction_grid(rows: pl.DataFrame) -> pl.DataFrame:
+    """Each row at each :data:`BATCH_GRID` batch (row-major, batch ascending)."""
+    width = len(BATCH_GRID)
+    frame = rows.select(KEYS)[np.repeat(np.arange(rows.height), width)]
+    batch = pl.Series("batch_size", np.tile(np.asarray(BATCH_GRID, dtype=np.int64), rows.height))
+    return frame.insert_column(5, batch)
+
+
+def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
+    """Per row (catalog ids, :data:`KEYS` columns): weights, KV budget, prefill, TP comm, idle."""
+    frame = rows.select(KEYS).with_columns(
+        pl.col("gpu_count").cast(pl.Float64),
+        pl.col("input_tokens").cast(pl.Float64),
+        pl.col("output_tokens").cast(pl.Float64),
+        pl.lit(1.0).alias("batch_size"),
+    )
+    ic = predictor.catalog.gpus.select(
+        pl.col("id").alias("gpu"), pl.col("interconnect_gb_s").cast(pl.Float64, strict=False)
+    )
+    j = join_specs(frame, predictor.catalog).join(ic, on="gpu", how="left")
+    n = pl.col("gpu_count")
+    reserve = physics.RUNTIME_RESERVE_GB_PER_GPU * 1e9 * n
+    memory = pl.col("memory_gb") * 1e9 * n
+    weights = physics.weight_bytes()
+    kv = (
+        pl.when(pl.col("engine") == "tensorrt-llm")
+        .then(ENGINE_MEMORY_FRACTION * (memory - reserve - weights))
+        .otherwise(ENGINE_MEMORY_FRACTION * memory - reserve - weights)
+    )
+    per_seq = physics.kv_bytes_per_token() * physics.mean_context_tokens()
+    bw = pl.col("interconnect_gb_s").fill_null(DEFAULT_INTERCONNECT_GB_S) / 2.0 * 1e9
+    per_token_bytes = (
+        2.0 * pl.col("num_layers") * pl.col("hidden_size") * ACTIVATION_BYTES * 2.0 * (n - 1) / n
+    )
+    comm_token = pl.when(n > 1).then(per_token_bytes / bw).otherwise(0.0)
+    comm_fixed = (
+        pl.when(n > 1).then(2.0 * pl.col("num_layers") * ALLREDUCE_LATENCY_S).otherwise(0.0)
+    )
+    compute = (
+        2.0
+        * pl.col("active_params_b")
+        * 1e9
+        * pl.col("input_tokens")
+        / (physics.peak_tflops() * 1e12 * n * physics.PREFILL_MFU)
+    )
+    prefill = compute + comm_token * pl.col("input_tokens")
+    return j.select(
+        (weights / 1e9).alias("weights_gb"),
+        (kv / 1e9).alias("kv_budget_gb"),
+        (kv / per_seq).clip(lower_bound=0.0).alias("kv_sequences"),
+        prefill.alias("prefill_s"),
+        (physics.prefill_time_s() + comm_token * pl.col("input_tokens") + comm_fixed).alias(
+            "ttft_base_s"
+        ),
+        comm_token.alias("comm_s_per_token"),
+        pl.col("idle_power_w").cast(pl.Float64),
+        pl.col("tdp_w").cast(pl.Float64),
+        pl.col("memory_gb").cast(pl.Float64),
+        pl.col("engine"),
+        pl.col("output_tokens"),
+    )
+
+
+def serving_table(
+    rows: pl.DataFrame, predictor: Predictor, *, robust: bool = False
+) -> ServingTable:
+    """The serving-model inputs of *rows* (catalog ids, every :data:`KEYS` column present)."""
+    width = len(BATCH_GRID)
+    n = rows.height
+    phys = row_physics(rows, predictor)
+    idle = phys["idle_power_w"].to_numpy().astype(np.float64)
+    tdp = phys["tdp_w"].to_numpy().astype(np.float64)
+    engine_cap = np.asarray(
+        [
+            engine_max_batch(e, m if m is not None and math.isfinite(m) else 0.0)
+            for e, m in zip(phys["engine"], phys["memory_gb"], strict=True)
+        ],
+        dtype=np.float64,
+    )
+    max_batch = np.minimum(np.floor(phys["kv_sequences"].fill_null(0.0).to_numpy()), engine_cap)
+    # predict only the grid batches up to the first one at or above the row's batch limit
+    need = np.searchsorted(np.asarray(BATCH_GRID, dtype=np.float64), max_batch, side="left")
+    keep = np.arange(width)[None, :] <= np.minimum(need, width - 1)[:, None]
+    flat_keep = keep.ravel()
+    pred = predictor.predict(prediction_grid(rows).filter(pl.Series(flat_keep)), with_fit=True)
+
+    def grid(col: str) -> np.ndarray:
+        full = np.full(n * width, np.nan)
+        full[flat_keep] = pred[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        return full.reshape(n, width)
+
+    first = np.concatenate(([0], np.cumsum(keep.sum(axis=1))[:-1]))
+    errors = pred["error"].gather(first).to_list()
+    ok = np.asarray([e == "" for e in errors])
+
+    def curves(itl_col: str, power_col: str) -> ServingCurves:
+        itl = grid(itl_col)
+        power = grid(power_col)
+        itl[~ok] = 1.0
+        power[~ok] = 0.0
+        itl_m, power_m = monotone_curves(itl, power, np.nan_to_num(idle), np.nan_to_num(tdp))
+        return rising_throughput(
+            ServingCurves(
+                batch=np.asarray(BATCH_GRID, dtype=np.float64),
+                itl_s=itl_m,
+                power_w=power_m,
+                idle_w=np.nan_to_num(idle),
+                prefill_s=np.nan_to_num(phys["prefill_s"].to_numpy().astype(np.float64)),
+                ttft_base_s=np.nan_to_num(phys["ttft_base_s"].to_numpy().astype(np.float64)),
+                comm_s_per_token=np.nan_to_num(
+                    phys["comm_s_per_token"].to_numpy().astype(np.float64)
+                ),
+                output_tokens=phys["output_tokens"].to_numpy().astype(np.float64),
+                max_batch=np.where(ok, np.maximum(max_batch, 0.0), 0.0),
+            )
+        )
+
+    mean = curves("itl_s_hi" if robust else "itl_s", "power_w_per_gpu")
+    return ServingTable(
+        curves=mean,
+        curves_lo=curves("itl_s_lo", "power_w_per_gpu_lo"),
+        curves_hi=curves("itl_s_hi", "power_w_per_gpu_hi"),
+        error=errors,
+        fits=pred["fits_in_memory"].gather(first).fill_null(True).to_list(),
+        in_domain=pred["in_domain"].gather(first).to_list(),
+        weights_gb=phys["weights_gb"].to_list(),
+        kv_budget_gb=phys["kv_budget_gb"].to_list(),
+        tdp_w=tdp.tolist(),
+    )

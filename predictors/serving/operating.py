@@ -1,0 +1,183 @@
+"""The operating point of a replica at a Poisson rate, and its capacity under an SLA.
+
+Described in :mod:`predictors.serving`: the decode concurrency ``b`` with ``λ(b) = λ``
+(bisection), the mean and percentile ITL, TTFT and E[P(K)] there, and the largest rate whose
+ITL, TTFT and memory quantile meet the SLA.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from predictors.serving.curves import (
+    CURVE_B,
+    MEMORY_QUANTILE,
+    FloatArray,
+    ServingCurves,
+    as_column,
+    in_system,
+    rate_per_s,
+    step_time_s,
+    ttft_s,
+)
+from predictors.serving.poisson import mean_power_w, poisson_quantile, quantile_fits
+
+
+def itl_at_percentile_s(c: ServingCurves, b: FloatArray, percentile: float | None) -> FloatArray:
+    """Mean ITL τ(b) when *percentile* is None, else τ(1 + Poisson(b) quantile)."""
+    if percentile is None:
+        return step_time_s(c, b)
+    k = poisson_quantile(b, percentile / 100.0)
+    return step_time_s(c, np.maximum(1.0 + k, b))
+
+
+def solve_b(c: ServingCurves, lam: FloatArray, iterations: int = 60) -> FloatArray:
+    """The decode concurrency b (N, M) with λ(b) = lam (bisection; λ(b) is increasing).
+
+    Rows where lam exceeds λ(max_batch) get NaN (the replica cannot carry that rate).
+    """
+    hi = np.broadcast_to(as_column(c.max_batch), lam.shape).astype(np.float64).copy()
+    top = rate_per_s(c, hi)
+    lo = np.zeros_like(hi)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        below = rate_per_s(c, mid) < lam
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    b = 0.5 * (lo + hi)
+    return np.where(lam <= top * (1 + 1e-12), b, np.nan)
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """The operating point of every row at its rate (each field (N,) or (N, M))."""
+
+    requests_per_s: FloatArray
+    decoding: FloatArray
+    concurrency: FloatArray
+    itl_s: FloatArray
+    itl_s_p90: FloatArray
+    ttft_s: FloatArray
+    power_w_per_gpu: FloatArray
+    output_throughput_tok_s: FloatArray
+
+
+def at_rate(c: ServingCurves, lam: FloatArray) -> OperatingPoint:
+    """Operating point at per-replica rate *lam* (N,); NaN where the rate is above capacity."""
+    lam2 = np.asarray(lam, dtype=np.float64)[:, None]
+    b = solve_b(c, lam2)
+    ok = ~np.isnan(b)
+    bb = np.where(ok, b, 1.0)
+    n = in_system(c, bb)
+    fields = (
+        n,
+        step_time_s(c, bb),
+        itl_at_percentile_s(c, bb, 90.0),
+        ttft_s(c, bb),
+        mean_power_w(c, n),
+        lam2 * as_column(c.output_tokens),
+    )
+    nan = [np.where(ok, f, np.nan)[:, 0] for f in fields]
+    return OperatingPoint(lam2[:, 0], b[:, 0], *nan)
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Per row: the largest rate meeting the SLA and the tabulated curves up to it."""
+
+    max_requests_per_s: FloatArray
+    """(N,) 0 where not even the lightest load meets the SLA."""
+    decoding_at_capacity: FloatArray
+    limit: list[str]
+    """Per row, what sets the capacity (or, when it is 0, what fails at the lightest load):
+    'itl', 'ttft' or 'memory'."""
+    curve_requests_per_s: list[FloatArray]
+    """Per row, ascending rates of the curve knots (first 0)."""
+    curve_power_w_per_gpu: list[FloatArray]
+    """Per row, mean power per GPU at the knots (first = idle)."""
+    curve_itl_s: list[FloatArray]
+    """Per row, mean ITL at the knots (first = the ITL of a lone request)."""
+
+
+def _memory_ok(c: ServingCurves, b: FloatArray) -> npt.NDArray[np.bool_]:
+    return quantile_fits(in_system(c, b), as_column(c.max_batch), MEMORY_QUANTILE)
+
+
+def _sla_ok(
+    c: ServingCurves,
+    b: FloatArray,
+    itl_sla_s: FloatArray,
+    ttft_sla_s: FloatArray,
+    percentile: float | None,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    itl_ok = itl_at_percentile_s(c, b, percentile) <= as_column(itl_sla_s)
+    ttft = ttft_s(c, b)
+    if percentile is not None:
+        ttft = as_column(c.ttft_base_s) + itl_at_percentile_s(c, b, percentile)
+    ttft_ok = ttft <= as_column(ttft_sla_s)
+    return itl_ok, ttft_ok, _memory_ok(c, b)
+
+
+def capacity(
+    c: ServingCurves,
+    itl_sla_s: FloatArray,
+    ttft_sla_s: FloatArray,
+    percentile: float | None,
+) -> Capacity:
+    """Largest rate meeting the SLA (``ttft_sla_s`` may hold inf) and the curve up to it.
+
+    The constraints are monotone in b, so the feasible set is an interval [0, b*]: the last
+    feasible knot of :data:`CURVE_B` is found, then b* is refined by bisection to the next knot.
+    """
+    knots = np.broadcast_to(np.asarray(CURVE_B), (c.rows, len(CURVE_B)))
+    itl_ok, ttft_ok, mem_ok = _sla_ok(c, knots, itl_sla_s, ttft_sla_s, percentile)
+    ok = itl_ok & ttft_ok & mem_ok
+    prefix = np.cumprod(ok, axis=1).astype(bool)
+    last = prefix.sum(axis=1) - 1
+    rows = np.arange(c.rows)
+    lo = np.where(last >= 0, knots[rows, np.maximum(last, 0)], 0.0)
+    hi = np.where(
+        last + 1 < knots.shape[1], knots[rows, np.minimum(last + 1, knots.shape[1] - 1)], lo
+    )
+    hi = np.minimum(hi, c.max_batch)
+    for _ in range(14):
+        mid = 0.5 * (lo + hi)
+        a, t, m = _sla_ok(c, mid[:, None], itl_sla_s, ttft_sla_s, percentile)
+        good = (a & t & m)[:, 0]
+        lo = np.where(good, mid, lo)
+        hi = np.where(good, hi, mid)
+    probe = np.where(last >= 0, np.minimum(hi * (1 + 1e-6), hi + 1e-9), knots[:, 0])[:, None]
+    a, t, m = _sla_ok(c, probe, itl_sla_s, ttft_sla_s, percentile)
+    limit = np.where(~a[:, 0], "itl", np.where(~t[:, 0], "ttft", "memory"))
+    b_star = np.where(last >= 0, lo, 0.0)
+    lam_star = np.where(last >= 0, rate_per_s(c, b_star[:, None])[:, 0], 0.0)
+    # knots up to b*, then b* itself
+    pts = np.concatenate((knots, b_star[:, None]), axis=1)
+    pts = np.where(pts <= b_star[:, None], pts, b_star[:, None])
+    lam = rate_per_s(c, pts)
+    # each distinct point once: the knots below b* and b* itself
+    distinct = np.concatenate((np.ones((c.rows, 1), dtype=bool), np.diff(pts, axis=1) > 0), axis=1)
+    power = mean_power_w(c, in_system(c, pts), distinct)
+    itl = step_time_s(c, pts)
+    curve_lam, curve_p, curve_itl = [], [], []
+    for i in range(c.rows):
+        if last[i] < 0:
+            curve_lam.append(np.zeros(1))
+            curve_p.append(np.asarray([c.idle_w[i]]))
+            curve_itl.append(np.asarray([c.itl_s[i, 0]]))
+            continue
+        keep = np.concatenate(([True], np.diff(lam[i]) > 0))
+        curve_lam.append(np.concatenate(([0.0], lam[i][keep])))
+        curve_p.append(np.maximum.accumulate(np.concatenate(([c.idle_w[i]], power[i][keep]))))
+        curve_itl.append(np.concatenate(([itl[i][0]], itl[i][keep])))
+    return Capacity(
+        lam_star,
+        b_star,
+        [str(s) for s in limit],
+        curve_lam,
+        curve_p,
+        curve_itl,
+    )

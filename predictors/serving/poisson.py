@@ -1,0 +1,126 @@
+"""Poisson quantities of the serving model: quantiles of the number in system and E[P(K)].
+
+K ~ Poisson(n) is the number of requests in the system of a replica (the M/G/∞ view of
+:mod:`predictors.serving`). Means up to 24 are summed exactly, above that Gauss-Hermite on
+N(m, m) and the Cornish-Fisher quantile.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from predictors.serving.curves import FloatArray, ServingCurves, as_column, interp_rows
+
+#: Poisson means up to this value are summed exactly; above, Gauss-Hermite on N(m, m).
+_EXACT_MEAN = 24.0
+_EXACT_K = 80
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
+_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
+
+
+def poisson_quantile(mean: FloatArray, p: float) -> FloatArray:
+    """Smallest k with P(K <= k) >= p for K ~ Poisson(mean), elementwise (exact for
+    mean <= 24 through the thresholds of :func:`_quantile_thresholds`, Cornish-Fisher normal
+    approximation above)."""
+    m = np.asarray(mean, dtype=np.float64)
+    exact = np.searchsorted(_quantile_thresholds(p), m, side="left").astype(np.float64)
+    return np.where(m <= _EXACT_MEAN, exact, _cornish_fisher(m, p))
+
+
+def _cornish_fisher(m: FloatArray, p: float) -> FloatArray:
+    z = _normal_ppf(p)
+    root = np.sqrt(np.maximum(m, 0.0))
+    result: FloatArray = np.ceil(m + z * root + (z * z - 1.0) / 6.0 - 0.5)
+    return result
+
+
+@functools.lru_cache(maxsize=16)
+def _quantile_thresholds(p: float) -> FloatArray:
+    """t_k (k = 0.._EXACT_K): the Poisson mean at which P(K <= k) = p. P(K <= k) falls as the
+    mean grows, so the p-quantile of Poisson(m) is the smallest k with t_k >= m."""
+    k = np.arange(_EXACT_K + 1, dtype=np.float64)
+    lo = np.zeros(k.size)
+    hi = k + 20.0 + 10.0 * np.sqrt(k + 1.0)
+    j = np.arange(_EXACT_K + 1, dtype=np.float64)[None, :]
+    below = j <= k[:, None]
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        cdf = (_poisson_pmf(mid[:, None], j) * below).sum(axis=1)
+        lo = np.where(cdf >= p, mid, lo)
+        hi = np.where(cdf >= p, hi, mid)
+    return lo
+
+
+def quantile_fits(mean: FloatArray, limit: FloatArray, p: float) -> npt.NDArray[np.bool_]:
+    """True where the p-quantile of Poisson(mean) is at most *limit* (broadcast)."""
+    lim = np.floor(np.asarray(limit, dtype=np.float64))
+    t = _quantile_thresholds(p)
+    idx = np.clip(lim, 0, _EXACT_K).astype(np.int64)
+    exact = np.asarray(mean) <= t[idx]
+    result: npt.NDArray[np.bool_] = np.where(
+        lim <= _EXACT_K, exact & (lim >= 0), _cornish_fisher(np.asarray(mean), p) <= lim
+    )
+    return result
+
+
+def _normal_ppf(p: float) -> float:
+    """Standard normal quantile (bisection on erf; p in (0, 1))."""
+    lo, hi = -10.0, 10.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if 0.5 * (1.0 + math.erf(mid / math.sqrt(2.0))) < p:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+_LGAMMA = np.asarray([math.lgamma(j + 1.0) for j in range(_EXACT_K + 1)])
+
+
+def _poisson_pmf(m: FloatArray, k: FloatArray) -> FloatArray:
+    """pmf at the integer points *k* (within 0.._EXACT_K) of Poisson(m), broadcast."""
+    lgamma = _LGAMMA[np.asarray(k, dtype=np.int64)]
+    with np.errstate(divide="ignore"):
+        logm = np.log(np.maximum(m, 1e-300))
+    result: FloatArray = np.exp(k * logm - m - lgamma)
+    return result
+
+
+#: Exact Poisson sums: means up to the first value use k <= the second (tail < 1e-9).
+_K_BUCKETS: tuple[tuple[float, int], ...] = ((0.5, 12), (2.0, 20), (6.0, 35), (_EXACT_MEAN, 80))
+
+
+def mean_power_w(
+    c: ServingCurves, n: FloatArray, mask: npt.NDArray[np.bool_] | None = None
+) -> FloatArray:
+    """E[P(K)] (N, M) for K ~ Poisson(n) with P(0) = idle and P(k) the batch curve (only where
+    *mask* is True when given; NaN elsewhere)."""
+    out = np.full(n.shape, np.nan)
+    want = np.ones(n.shape, dtype=bool) if mask is None else mask
+    grid = np.concatenate(([0.0], c.batch))
+    curve = np.concatenate((as_column(c.idle_w), c.power_w), axis=1)
+    k_all = np.arange(_EXACT_K + 1, dtype=np.float64)
+    pk_rows = interp_rows(grid, curve, np.broadcast_to(k_all, (c.rows, k_all.size)))
+    low = 0.0
+    for top, kmax in _K_BUCKETS:
+        sel = want & (n > low) & (n <= top) if low > 0 else want & (n <= top)
+        low = top
+        rows, cols = np.nonzero(sel)
+        k = k_all[: kmax + 1]
+        for start in range(0, rows.size, 50000):
+            r, cc = rows[start : start + 50000], cols[start : start + 50000]
+            pmf = _poisson_pmf(n[r, cc][:, None], k[None, :])
+            out[r, cc] = (pmf * pk_rows[r, : kmax + 1]).sum(axis=1) / pmf.sum(axis=1)
+    big = want & (n > _EXACT_MEAN)
+    if big.any():
+        rows, cols = np.nonzero(big)
+        m = n[rows, cols][:, None]
+        k = np.maximum(m + np.sqrt(m) * _GH_NODES[None, :], 0.0)
+        pk = interp_rows(grid, curve[rows], k)
+        out[rows, cols] = pk @ _GH_WEIGHTS
+    return out

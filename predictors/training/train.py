@@ -1,0 +1,101 @@
+"""Train the shipped estimators on every usable measurement row and write the model card.
+
+Each target's configuration is chosen by inner folds that hold out whole GPUs and refitted on all
+its rows (ITL: the step-time physics of :mod:`predictors.estimators.step` times a GPU-invariant
+residual; power: idle + (TDP − idle) · u; TTFT: the prefill time times a GPU-invariant
+residual); its 90 % interval is calibrated on out-of-fold residuals of those folds (the situation
+the planner is in when it predicts a GPU with no measurements). The fitted physics parameters,
+the training domain (precisions, engines, vendors, architectures, MoE, numeric ranges) and the
+measured GPUs (``gpu_measured``) go into the model card.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from predictors.catalog.store import Catalog
+from predictors.estimators import artifacts
+from predictors.features import add_features, join_specs
+from predictors.training.evaluate import MIN_TARGET_ROWS, TARGETS, target_rows
+from predictors.training.selection import select
+
+#: Source whose measurement protocol predictions are expressed in (the nuisance feature's value
+#: at prediction time): ML.ENERGY v3 measures steady-state vLLM serving on whole GPUs.
+REFERENCE_SOURCE = "mlenergy-v3"
+#: Numeric columns whose training range bounds ``in_domain``.
+RANGE_COLUMNS: tuple[str, ...] = ("log_params", "batch_size", "input_tokens", "output_tokens")
+
+
+def prepare(table: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
+    """Measurement rows with catalog facts and features."""
+    return add_features(join_specs(table, catalog))
+
+
+def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
+    """What the estimators have seen: categorical sets and numeric ranges (with 10 % slack)."""
+    ranges = {}
+    for col in RANGE_COLUMNS:
+        lo, hi = float(frame[col].min()), float(frame[col].max())  # type: ignore[arg-type]
+        span = hi - lo
+        low = lo - 0.1 * span
+        ranges[col] = [low if col.startswith("log_") else max(low, 0.0), hi + 0.1 * span]
+    return {
+        "precisions": sorted(frame["precision"].unique().to_list()),
+        "engines": sorted(frame["engine"].unique().to_list()),
+        "vendors": sorted(frame["vendor"].unique().to_list()),
+        "architectures": sorted(frame["architecture"].unique().to_list()),
+        "moe_trained": bool(frame["is_moe"].any()),
+        "ranges": ranges,
+        "gpus": sorted(frame["gpu"].unique().to_list()),
+        "models": sorted(frame["model"].unique().to_list()),
+    }
+
+
+def train(
+    table: pl.DataFrame, catalog: Catalog, metrics: dict[str, Any] | None = None
+) -> artifacts.TrainedModels:
+    """Fit power and ITL estimators on all usable rows of the canonical measurement *table*."""
+    frame = prepare(table, catalog)
+    trained: dict[str, artifacts.TrainedTarget] = {}
+    rows: dict[str, int] = {}
+    selection: dict[str, Any] = {}
+    for name, target in TARGETS.items():
+        sub = target_rows(frame, target)
+        if sub.height < MIN_TARGET_ROWS:
+            selection[name] = {"skipped": f"{sub.height} rows < {MIN_TARGET_ROWS}"}
+            continue
+        y = sub[target.column].to_numpy().astype(np.float64)
+        chosen = select(target.ours, sub, y, "logo")
+        trained[name] = artifacts.TrainedTarget(chosen.estimator, chosen.interval)
+        rows[name] = sub.height
+        selection[name] = {
+            "chosen": chosen.estimator.name,
+            "inner_logo_mdape_pct": {k: round(v, 6) for k, v in chosen.scores.items()},
+        }
+    usable = frame.filter(pl.col("power_w_per_gpu").is_not_null() | pl.col("itl_s").is_not_null())
+    card: dict[str, Any] = {
+        "name": "wattgpu predictors",
+        "units": {
+            "power": "W per GPU (mean board power during decoding), in [idle_power_w, tdp_w]",
+            "itl": "s per output token (inter-token latency)",
+            "output_throughput_tok_s": "batch_size / itl_s",
+        },
+        "reference_source": REFERENCE_SOURCE,
+        "selection": selection,
+        "training_data": {
+            "sha256": artifacts.data_hash(table.sort(table.columns)),
+            "rows": rows,
+            "sources": sorted(table["source"].unique().to_list()),
+            "rows_by_source": dict(sorted(table.group_by("source").len().iter_rows())),
+        },
+        "domain": training_domain(usable),
+        "intervals": (
+            "90 % split-conformal, residuals out-of-fold over folds holding out whole GPUs"
+        ),
+        "metrics": metrics or {},
+        "library_versions": artifacts.library_versions(),
+    }
+    return artifacts.TrainedModels(trained, card)
