@@ -1,7 +1,7 @@
 """First-run experience: bundled examples by name from any directory, ``user_catalog`` honoured by
 every command, every unservable model explained (memory and SLA apart), output polish (zero
 round-off, compact table, feasible alternatives, progress on stderr only), exit codes, and the
-README's usage commands run from an empty directory.
+README's and docs/cli.md's usage commands run from an empty directory.
 
 Commands run in-process (``CliRunner`` or :func:`planner.cli.app.main`) from an empty temporary
 directory; ``Predictor.load`` returns one cached instance so the tests pay only for planning.
@@ -529,11 +529,13 @@ def test_pareto_reports_each_solved_plan(bundled_runs: dict[str, PlanRun]) -> No
 # --- exit codes and the README -------------------------------------------------------------------
 
 
-def test_exit_codes_are_as_the_readme_says(
+def test_exit_codes_are_as_the_docs_say(
     empty_cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    rules = readme.split("**Exit codes.**", 1)[1].split("Add `--debug`", 1)[0]
+    reference = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    rules = reference.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    assert "Add `--debug` anywhere on the command line for a traceback." in reference
+    assert "[exit codes](docs/cli.md#exit-codes)" in (REPO / "README.md").read_text("utf-8")
     assert "- `1`: a problem with what you gave" in rules
     assert "- `2`: the command line itself is malformed" in rules
     assert _main_exit(["plan", "paper-llama8b-low-load", "--bogus"]) == 2
@@ -556,9 +558,10 @@ def test_exit_codes_are_as_the_readme_says(
     assert capsys.readouterr().err.startswith("error: internal error RuntimeError: boom")
 
 
-def _usage_commands() -> list[list[str]]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    usage = readme.split("## Usage", 1)[1]
+def _usage_commands(page: str = "README.md", heading: str = "## Usage") -> list[list[str]]:
+    """The ``wattgpu`` commands of the first bash block after *heading* in *page*."""
+    text = (REPO / page).read_text(encoding="utf-8")
+    usage = text.split(f"\n{heading}\n", 1)[1]
     block = usage.split("```bash", 1)[1].split("```", 1)[0]
     joined = block.replace("\\\n", " ")
     commands = []
@@ -570,7 +573,24 @@ def _usage_commands() -> list[list[str]]:
     return commands
 
 
-#: README usage commands that need measurement data or a file the user makes.
+def _documented_commands() -> list[list[str]]:
+    """The commands of docs/cli.md (the full reference), then any of the README's usage block
+    that docs/cli.md lacks (none should: the README's block is a subset)."""
+    reference = _usage_commands("docs/cli.md", "## Commands")
+    return reference + [c for c in _usage_commands() if c not in reference]
+
+
+def test_readme_usage_commands_are_in_the_command_reference() -> None:
+    readme, reference = _usage_commands(), _usage_commands("docs/cli.md", "## Commands")
+    assert 8 <= len(readme) < len(reference)
+    assert [c for c in readme if c not in reference] == []
+    assert {c[0] for c in reference} >= {
+        "scenarios", "plan", "validate", "compare", "report", "schema", "pareto", "diff",
+        "predict", "catalog", "data", "train", "evaluate",
+    }  # fmt: skip
+
+
+#: Usage commands that need measurement data or a file the user makes.
 NEEDS_USER_FILES = ("rows.csv", "config.json", "../shared/data/measurements")
 #: Commands only parsed here (each solves the 12-model scenario many times: tens of seconds);
 #: `report` and `pareto` run on a bundled name above and in test_report.py.
@@ -592,7 +612,7 @@ def _parses(args: list[str]) -> None:
 
 
 def test_readme_usage_commands_run_from_an_empty_directory(empty_cwd: Path) -> None:
-    commands = _usage_commands()
+    commands = _documented_commands()
     assert len(commands) >= 15
     ran = 0
     for args in commands:

@@ -418,6 +418,13 @@ def brute_force(inputs: PlanningInputs) -> float | None:
     return best
 
 
+def seeds(n: int, fast: int) -> list[Any]:
+    """Seeds ``0 .. n-1`` for a brute-force check; those from *fast* on are marked ``slow``
+    (``python -m pytest -m slow``), so the default run still checks every property on the first
+    *fast* seeds."""
+    return [s if s < fast else pytest.param(s, marks=pytest.mark.slow) for s in range(n)]
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_optimum_equals_brute_force(seed: int) -> None:
     inputs = random_instance(random.Random(seed))
@@ -431,7 +438,7 @@ def test_optimum_equals_brute_force(seed: int) -> None:
     assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-6, abs=1e-9)
 
 
-@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("seed", seeds(16, fast=4))
 def test_curved_optimum_equals_brute_force(seed: int) -> None:
     """Concave power curves: the optimiser (DP when unlinked, column generation with every
     column on these small linked instances) is exact on the curve."""
@@ -446,7 +453,7 @@ def test_curved_optimum_equals_brute_force(seed: int) -> None:
     assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-6, abs=1e-9)
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", seeds(8, fast=1))
 def test_curved_decomposition_equals_brute_force(seed: int) -> None:
     inputs = _unlinked(
         random_instance(random.Random(200 + seed), n_models=2, n_cands=3, periods=3, curved=True)
@@ -493,7 +500,7 @@ def _unlinked(inputs: PlanningInputs) -> PlanningInputs:
     )
 
 
-@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("seed", seeds(16, fast=2))
 def test_decomposition_equals_brute_force(seed: int) -> None:
     inputs = _unlinked(random_instance(random.Random(seed), n_models=2, n_cands=3, periods=3))
     plan = solved(inputs)
