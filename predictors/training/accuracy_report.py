@@ -69,7 +69,7 @@ def method_text() -> str:
     """How the v2 predictors are built (the ``Method`` section)."""
     return (
         "**v2 (ours).** ITL = max(t_step · exp(clip(f, ln 0.25, ln 4)), floor). t_step is the "
-        "analytical decode-step time of `predictors/step_model.py`: a vendor software-stack "
+        "analytical decode-step time of `predictors/estimators/step.py`: a vendor software-stack "
         "factor κ times (engine overhead per layer + smooth maximum of bytes / (η_bw · BW) and "
         "FLOPs / (η_f · FLOPS at the row's precision) + tensor-parallel all-reduces over "
         "`interconnect_gb_s`); its parameters (η_bw ≤ 0.9 and overhead per engine family, shrunk "
