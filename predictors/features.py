@@ -185,7 +185,8 @@ ITL_RESIDUAL_MONOTONE: dict[str, int] = {
     "log_active_params": 1,
     "log_gpu_count": -1,
 }
-#: GPU-invariant inputs of the TTFT v2 factor on the prefill time (see predictors/estimators/ttft.py).
+#: GPU-invariant inputs of the TTFT v2 factor on the prefill time
+#: (see predictors/estimators/ttft.py).
 TTFT_V2_FEATURES: tuple[str, ...] = (
     "log_batch",
     "log_input_tokens",
