@@ -17,26 +17,23 @@ Each defect listed in issue 12 has a regression case here; the test names say wh
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import resource
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 import yaml
+from cli_runner import Result, run_bounded, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.cli.app import main
 from predictors.api import Predictor
 from predictors.catalog.store import load_catalog
 from predictors.core.escape import csv_cell, md_text, terminal_text
@@ -56,47 +53,6 @@ LLAMA_CONFIG: dict[str, Any] = {
     "vocab_size": 128256, "max_position_embeddings": 131072, "tie_word_embeddings": False,
     "torch_dtype": "bfloat16",
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def errors(self) -> list[str]:
-        return [line for line in self.err.splitlines() if line.startswith("error: ")]
-
-
-def run_cli(*args: str) -> Result:
-    """Run ``wattgpu ARGS`` in-process; exit code, stdout and stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-def run_bounded(*args: str, cwd: Path, timeout_s: float = 120.0) -> Result:
-    """Run ``wattgpu ARGS`` in a subprocess limited to 2 GiB of address space and *timeout_s*."""
-
-    def limit() -> None:  # pragma: no cover - runs in the child
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-    proc = subprocess.run(
-        [sys.executable, "-c", "from planner.cli.app import main; main()", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        preexec_fn=limit,
-        timeout=timeout_s,
-        check=False,
-    )
-    return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
 def assert_clean_error(result: Result, *names: str) -> None:

@@ -15,12 +15,9 @@ from planner.cli import hf_import as cli_hf_import
 from predictors.catalog.hf_config import LLM_COLUMNS, catalog_row_from_hf_config
 from predictors.core.errors import WattgpuError
 
-LLAMA = {
-    "model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
-    "vocab_size": 128256, "max_position_embeddings": 131072, "tie_word_embeddings": False,
-    "torch_dtype": "bfloat16",
-}  # fmt: skip
+#: A Llama-3.1-8B-shaped Hugging Face config.json.
+LLAMA_CONFIG = Path(__file__).parent / "fixtures" / "llama8b_config.json"
+LLAMA = json.loads(LLAMA_CONFIG.read_text(encoding="utf-8"))
 
 
 def test_llama_row() -> None:

@@ -2,113 +2,21 @@
 
 The row is written to ``DIR/llms.csv`` (same columns as the bundled ``catalogs/llms.csv``), where
 DIR is ``--user-catalog`` or ``$WATTGPU_USER_CATALOG``; an existing row with the same id is
-replaced. :func:`register` is called by :mod:`planner.cli.catalog` on the ``catalog`` sub-app.
+replaced (:mod:`predictors.catalog.user`). :func:`register` is called by :mod:`planner.cli.catalog`
+on the ``catalog`` sub-app.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from predictors.catalog.hf_config import LLM_COLUMNS, catalog_row_from_hf_config, format_csv_cell
-from predictors.catalog.store import load_catalog, normalize_name
-from predictors.catalog.validate import LLM_SCHEMA, read_table
-from predictors.core.errors import CatalogError, WattgpuError
-from predictors.core.escape import short_repr, terminal_text
-from predictors.core.output import write_output
-from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_dir
-from predictors.core.safe_read import MAX_CATALOG_BYTES, load_json, read_text
-
-
-def read_config(path: Path) -> dict[str, Any]:
-    """Load a config.json file (size, nesting and numbers checked), with one-line errors."""
-    raw = load_json(path)
-    if not isinstance(raw, dict):
-        raise WattgpuError(f"{path}: a Hugging Face config.json must be a JSON object")
-    return raw
-
-
-def _bundled_llm_names() -> dict[str, str]:
-    """Normalised id or alias -> id of every bundled LLM."""
-    rows, _, _ = read_table(catalogs_dir() / LLM_SCHEMA.file_name, LLM_SCHEMA)
-    names: dict[str, str] = {}
-    for r in rows:
-        for name in [r["id"], *(r.get("aliases") or [])]:
-            if name:
-                names[normalize_name(str(name))] = str(r["id"])
-    return names
-
-
-def _check_names(row: dict[str, Any]) -> None:
-    """The id and aliases must be new names: not a bundled model's id or alias, no '|'."""
-    bundled = _bundled_llm_names()
-    for name, option in [(row["id"], "--id")] + [(a, "--alias") for a in row["aliases"]]:
-        shown = short_repr(name, 60)
-        if not name.strip() or "|" in name or terminal_text(name) != name or "\n" in name:
-            raise WattgpuError(
-                f"{option} {shown}: give a name without '|', newlines or control characters"
-            )
-        taken = bundled.get(normalize_name(name))
-        if taken is not None:
-            raise WattgpuError(
-                f"{option} {shown}: already names the bundled model {taken} — choose another "
-                "name (the bundled row is used as it is)"
-            )
-
-
-def _merged_rows(target: Path, row: dict[str, Any]) -> list[list[str]]:
-    """The rows of *target* (llms.csv) with *row* added or replacing the row with its id."""
-    cells = [format_csv_cell(row.get(col)) for col in LLM_COLUMNS]
-    kept: list[list[str]] = []
-    if target.exists():
-        text = read_text(target, MAX_CATALOG_BYTES)
-        reader = csv.reader(io.StringIO(text))
-        try:
-            header = next(reader, None)
-            if header is not None and tuple(header) != LLM_COLUMNS:
-                raise WattgpuError(
-                    f"{target}: header does not match the llms.csv columns; "
-                    "fix or move the file, then import again"
-                )
-            kept = [r for r in reader if r and r[0] != row["id"]]
-        except csv.Error as exc:
-            raise WattgpuError(f"{target}: not a readable CSV ({exc}); fix or move it") from None
-    return [*kept, cells]
-
-
-def _csv_text(rows: list[list[str]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(LLM_COLUMNS)
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
-def upsert_llm_row(user_dir: Path, row: dict[str, Any]) -> Path:
-    """Add *row* to ``user_dir/llms.csv`` (replacing the row with the same id) after checking the
-    resulting user catalog with the catalog validator; written atomically, never half-way."""
-    if user_dir.exists() and not user_dir.is_dir():
-        raise WattgpuError(f"--user-catalog {user_dir}: is a file — give a directory")
-    target = user_dir / "llms.csv"
-    text = _csv_text(_merged_rows(target, row))
-    with tempfile.TemporaryDirectory(prefix="wattgpu-import-") as staging:
-        (Path(staging) / "llms.csv").write_text(text, encoding="utf-8")
-        try:
-            load_catalog(Path(staging))
-        except CatalogError as exc:
-            lines = str(exc).replace(str(Path(staging) / "llms.csv"), str(target)).splitlines()
-            raise WattgpuError(
-                "\n".join(
-                    f"the imported row would make the user catalog invalid: {line}"
-                    for line in lines
-                )
-            ) from None
-    return write_output(target, text, option="--user-catalog")
+from predictors.catalog.user import check_names, read_config, upsert_llm_row
+from predictors.core.errors import WattgpuError
+from predictors.core.paths import USER_CATALOG_ENV, user_catalog_dir
 
 
 def register(app: typer.Typer) -> None:
@@ -136,7 +44,7 @@ def register(app: typer.Typer) -> None:
             )
         row = catalog_row_from_hf_config(read_config(config), model_id, str(config))
         row["aliases"] = list(alias or [])
-        _check_names(row)
+        check_names(row)
         row["source"] = f"imported from {config.name} (params: wattgpu counter)"
         target = upsert_llm_row(target_dir, row)
         typer.echo(f"wrote {row['id']} to {target}")

@@ -151,9 +151,10 @@ def evaluate(
         for r in summary.filter(pl.col("method") == "ours").iter_rows(named=True)
     ]
     if model_dir is not None:
-        model_dir.mkdir(parents=True, exist_ok=True)
-        (model_dir / "evaluation_summary.json").write_text(
-            json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        write_output(
+            model_dir / "evaluation_summary.json",
+            json.dumps(records, indent=2, sort_keys=True) + "\n",
+            option="--metrics-to",
         )
     typer.echo(f"wrote {output} ({seconds:.0f} s)")
     for r in summary.iter_rows(named=True):

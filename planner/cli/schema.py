@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from planner.documents import SCHEMA_NAMES
-from predictors.core.errors import WattgpuError
+from predictors.core.output import write_output
 
 
 def schema(
@@ -26,13 +26,7 @@ def schema(
     if output is None:
         typer.echo(text, nl=False)
         return
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise WattgpuError(
-            f"--output {output}: cannot write ({exc.strerror}); fix the path"
-        ) from None
+    write_output(output, text)
     typer.echo(f"wrote {output}", err=True)
 
 

@@ -9,7 +9,6 @@ exists in the working directory) to the bundled file.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from planner.paths import scenarios_dir
 from predictors.core.errors import WattgpuError, did_you_mean
+from predictors.core.output import atomic_write
 
 SUFFIXES: tuple[str, ...] = (".yaml", ".yml")
 _LIST_HINT = "`wattgpu scenarios` lists the bundled examples"
@@ -108,9 +108,10 @@ def copy_scenario(name: str, directory: Path, *, force: bool = False) -> Path:
     target = directory / source.name
     if target.exists() and not force:
         raise WattgpuError(f"{target}: already exists — pass --force to overwrite it")
+    if target.is_dir():
+        raise WattgpuError(f"{target}: is a directory — move it or copy into another directory")
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+        atomic_write(target, source.read_bytes())
     except OSError as exc:
         raise WattgpuError(f"{target}: cannot write ({exc.strerror}) — check the path") from None
     return target

@@ -2,9 +2,13 @@
 
 :func:`write_output` is what every ``--output``/``-o``/``--chart`` of the CLI goes through: it
 creates missing parent directories, refuses to write onto one of the command's input files
-(``wattgpu plan s.yaml -o s.yaml``), and writes to a temporary file in the same directory that is
-renamed over the target (``os.replace``), so a failed or interrupted run never leaves half a
-file. Errors name the option and the path.
+(``wattgpu plan s.yaml -o s.yaml``), and hands the bytes to :func:`atomic_write`, the one
+writer of every file wattgpu produces (outputs, copied examples, schemas, user catalogs, trained
+models): a temporary file in the same directory, flushed and fsynced, then renamed over the
+target (``os.replace``) and the directory fsynced, so a failed, interrupted or full-disk run
+never leaves half a file and never truncates what was there. :func:`locked` serialises
+read-modify-write updates (the user catalog) with an advisory lock. Errors name the option and
+the path.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from predictors.core.errors import WattgpuError
@@ -56,12 +60,43 @@ def write_output(
         except OSError as exc:
             raise WattgpuError(f"{option} {target}: cannot write ({exc.strerror})") from None
         return target
+    try:
+        atomic_write(target, data)
+    except OSError as exc:
+        raise WattgpuError(
+            f"{option} {target}: cannot write ({exc.strerror or exc}) — check the path"
+        ) from None
+    return target
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename in *directory* durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Replace *target* by *data* all at once: write a temporary file beside it, fsync, rename.
+
+    The parent directories are created. A new file gets the umask's permissions, an existing
+    one keeps its own. On any ``OSError`` (a full disk, a read-only directory) the temporary
+    file is removed, *target* is left exactly as it was and the error propagates.
+    """
     tmp_name: str | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         if target.exists():
             with contextlib.suppress(OSError):
                 os.chmod(tmp_name, target.stat().st_mode & 0o777)
@@ -71,12 +106,26 @@ def write_output(
             os.chmod(tmp_name, 0o666 & ~umask)
         os.replace(tmp_name, target)
         tmp_name = None
-    except OSError as exc:
-        raise WattgpuError(
-            f"{option} {target}: cannot write ({exc.strerror or exc}) — check the path"
-        ) from None
+        _fsync_directory(target.parent)
     finally:
         if tmp_name is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
-    return target
+
+
+@contextlib.contextmanager
+def locked(target: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock for a read-modify-write of *target* (``.NAME.lock``
+    beside it, created when missing); other wattgpu processes updating *target* wait."""
+    import fcntl
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = target.with_name(f".{target.name}.lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from predictors.core.errors import WattgpuError
+from predictors.core.output import atomic_write
 from predictors.estimators.base import XgbEstimator
 from predictors.estimators.intervals import Interval
 from predictors.estimators.itl import PhysicsItlEstimator
@@ -91,7 +92,7 @@ def save(models: TrainedModels, directory: Path) -> None:
         filename = f"{name}.ubj"
         stale = directory / filename
         if est.booster is not None:
-            est.booster.save_model(str(stale))
+            atomic_write(stale, bytes(est.booster.save_raw("ubj")))
         elif stale.exists():
             stale.unlink()
         spec: dict[str, Any] = {
@@ -109,7 +110,7 @@ def save(models: TrainedModels, directory: Path) -> None:
             spec["step_params"] = est.step.to_json()
         card["targets"][name] = spec
     text = json.dumps(card, indent=2, sort_keys=True) + "\n"
-    (directory / CARD_NAME).write_text(text, encoding="utf-8")
+    atomic_write(directory / CARD_NAME, text.encode("utf-8"))
 
 
 def load(directory: Path) -> TrainedModels:

@@ -1,0 +1,54 @@
+"""Run the ``wattgpu`` command line in-process or in a bounded subprocess, for the fuzz suites."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import resource
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner.cli.app import main
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def errors(self) -> list[str]:
+        return [line for line in self.err.splitlines() if line.startswith("error: ")]
+
+
+def run_cli(*args: str) -> Result:
+    """Run ``wattgpu ARGS`` in-process; exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def run_bounded(*args: str, cwd: Path, timeout_s: float = 120.0) -> Result:
+    """Run ``wattgpu ARGS`` in a subprocess limited to 2 GiB of address space and *timeout_s*."""
+
+    def limit() -> None:  # pragma: no cover - runs in the child
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    proc = subprocess.run(
+        [sys.executable, "-c", "from planner.cli.app import main; main()", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        preexec_fn=limit,
+        timeout=timeout_s,
+        check=False,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
