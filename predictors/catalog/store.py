@@ -16,6 +16,7 @@ closest ids and aliases.
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,7 +251,7 @@ def _read_dirs(dirs: list[Path]) -> tuple[dict[str, _Table], list[str]]:
     for directory in dirs:
         for schema in SCHEMAS:
             path = directory / schema.file_name
-            if not path.is_file():
+            if not os.path.lexists(path):
                 continue
             rows, lines, found = read_table(path, schema)
             problems.extend(found)

@@ -305,7 +305,8 @@ def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[s
     """Read and check one catalog file: (typed rows, their row numbers, problems)."""
     too_big = file_size_problem(path, MAX_CATALOG_BYTES)
     if too_big is not None:
-        return [], [], [problem(path, None, None, too_big.split(" — ")[0], "give a smaller file")]
+        what, _, fix = too_big.partition(" — ")
+        return [], [], [problem(path, None, None, what, fix or "give a regular file")]
     try:
         text = pl.read_csv(path, infer_schema=False, truncate_ragged_lines=False)
     except Exception as exc:  # polars raises several error types for malformed CSV

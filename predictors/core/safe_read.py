@@ -4,16 +4,18 @@ Every file a user hands to wattgpu (scenario and overlay YAML, user catalog CSV,
 ``config.json``, plan JSON for ``diff``, the ``predict --input`` CSV) is read through
 :func:`read_text`, which refuses files over a size limit *before* reading them (``/dev/zero``
 included), and decodes UTF-8 with an error naming the file and the byte offset. JSON goes through
-:func:`load_json`, which checks the nesting depth on the raw text before ``json.loads`` (so no
-``RecursionError``) and rejects ``NaN``/``Infinity`` and integers too long to convert.
+:func:`load_json`, which checks the nesting depth on the raw bytes in one streaming pass before
+``json.loads`` (so no ``RecursionError``, and memory that does not grow with a long string) and
+rejects ``NaN``/``Infinity`` and integers too long to convert.
 :func:`check_depth` bounds the depth of already-built data (after overlays and ``--set``).
 """
 
 from __future__ import annotations
 
 import json
-import re
+import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +34,43 @@ MAX_PREDICT_CSV_BYTES = 1024 * MIB
 MAX_DEPTH = 32
 
 
-def file_size_problem(path: Path, max_bytes: int) -> str | None:
-    """Why *path* cannot be read as an input of at most *max_bytes* (None when it can): missing,
-    a directory, not a regular file (a device such as ``/dev/zero``), or too large."""
+def not_regular_problem(path: Path) -> str | None:
+    """Why *path* is not a regular file one can read (None when it is), checked before opening:
+    missing, a dangling or looping symbolic link, a directory, a FIFO, a device or a socket.
+
+    Opening a FIFO with no writer blocks forever and a device never ends, so inputs must be
+    regular files (symbolic links to one are fine)."""
+    import errno
+
     try:
         st = path.stat()
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop — point it at a file"
+        if path.is_symlink():
+            return f"is a dangling symbolic link (to {os.readlink(path)}) — point it at a file"
         return f"cannot read ({exc.strerror}) — check the path"
-    if path.is_dir():
-        return "is a directory — give a file"
-    if not path.is_file():
-        return "is not a regular file — give a file"
-    if st.st_size > max_bytes:
+    mode = st.st_mode
+    kinds = (
+        (stat.S_ISDIR, "is a directory — give a file"),
+        (stat.S_ISFIFO, "is a FIFO (named pipe), not a regular file — give a file"),
+        (stat.S_ISCHR, "is a device, not a file — give a file"),
+        (stat.S_ISBLK, "is a device, not a file — give a file"),
+        (stat.S_ISSOCK, "is a socket, not a file — give a file"),
+    )
+    for check, why in kinds:
+        if check(mode):
+            return why
+    return None if stat.S_ISREG(mode) else "is not a regular file — give a file"
+
+
+def file_size_problem(path: Path, max_bytes: int) -> str | None:
+    """Why *path* cannot be read as an input of at most *max_bytes* (None when it can): see
+    :func:`not_regular_problem`, or too large."""
+    problem = not_regular_problem(path)
+    if problem is not None:
+        return problem
+    if path.stat().st_size > max_bytes:
         return _too_large(max_bytes)
     return None
 
@@ -55,21 +82,12 @@ def _too_large(max_bytes: int) -> str:
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:
-    """The bytes of *path*, or WattgpuError naming the file when missing or over *max_bytes*.
-
-    Regular files are checked by size before reading; pipes (``<(cmd)``) are read in chunks and
-    refused as soon as they pass the limit; devices are refused.
-    """
-    try:
-        st = path.stat()
-    except OSError as exc:
-        raise WattgpuError(f"{path}: cannot read ({exc.strerror}) — check the path") from None
-    if path.is_dir():
-        raise WattgpuError(f"{path}: is a directory — give a file")
-    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
-        raise WattgpuError(f"{path}: is a device, not a file — give a file")
-    if st.st_size > max_bytes:
-        raise WattgpuError(f"{path}: {_too_large(max_bytes)}")
+    """The bytes of *path*, or WattgpuError naming the file when it is not a regular file
+    (:func:`not_regular_problem`, checked before opening) or over *max_bytes*; the size is
+    checked again while reading, so a file that grows meanwhile is refused too."""
+    problem = file_size_problem(path, max_bytes)
+    if problem is not None:
+        raise WattgpuError(f"{path}: {problem}")
     chunks: list[bytes] = []
     size = 0
     try:
@@ -103,19 +121,62 @@ def read_text(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
     return decode_utf8(read_bytes(path, max_bytes), path)
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+#: Bytes scanned at once by :func:`json_depth` (its working memory is a few times this).
+DEPTH_CHUNK_BYTES = 256 * 1024
+_QUOTE, _BACKSLASH = ord('"'), ord("\\")
+_OPEN, _CLOSE = (ord("["), ord("{")), (ord("]"), ord("}"))
 
 
-def json_text_depth(text: str) -> int:
-    """Deepest ``[``/``{`` nesting of JSON *text*, ignoring brackets inside strings."""
-    import numpy as np
+@dataclass
+class _DepthScan:
+    """State carried from one chunk to the next: nesting, string parity, pending backslashes."""
 
-    bare = _JSON_STRING.sub("", text).encode("utf-8", "replace")
-    codes = np.frombuffer(bare, dtype=np.uint8)
-    steps = np.zeros(codes.shape, dtype=np.int64)
-    steps[(codes == ord("[")) | (codes == ord("{"))] = 1
-    steps[(codes == ord("]")) | (codes == ord("}"))] = -1
-    return int(np.cumsum(steps).max()) if steps.size else 0
+    depth: int = 0
+    deepest: int = 0
+    in_string: bool = False
+    backslashes: int = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Advance over *chunk*: brackets inside strings do not count, ``\\"`` stays in one."""
+        import numpy as np
+
+        codes = np.frombuffer(chunk, dtype=np.uint8)
+        if codes.size == 0:
+            return
+        idx = np.arange(codes.size, dtype=np.int64)
+        # index of the last byte that is not a backslash, at or before each position
+        last_plain = np.where(codes != _BACKSLASH, idx, -1)
+        np.maximum.accumulate(last_plain, out=last_plain)
+        # backslashes right before each position (the run may start in an earlier chunk)
+        before = np.empty(codes.size, dtype=np.int64)
+        before[0] = self.backslashes
+        before[1:] = idx[:-1] - last_plain[:-1]
+        before[1:] += np.where(last_plain[:-1] < 0, self.backslashes, 0)
+        toggles = (codes == _QUOTE) & (before % 2 == 0)
+        flips = np.cumsum(toggles, dtype=np.int64) - toggles + int(self.in_string)
+        outside = flips % 2 == 0
+        steps = np.zeros(codes.size, dtype=np.int64)
+        steps[outside & ((codes == _OPEN[0]) | (codes == _OPEN[1]))] = 1
+        steps[outside & ((codes == _CLOSE[0]) | (codes == _CLOSE[1]))] = -1
+        running = self.depth + np.cumsum(steps)
+        self.deepest = max(self.deepest, int(running.max()))
+        self.depth = int(running[-1])
+        self.in_string = bool((int(toggles.sum()) + int(self.in_string)) % 2)
+        trailing = codes.size - 1 - int(last_plain[-1])
+        self.backslashes = trailing + (self.backslashes if last_plain[-1] < 0 else 0)
+
+
+def json_depth(data: bytes | str) -> int:
+    """Deepest ``[``/``{`` nesting of JSON *data*, ignoring brackets inside strings.
+
+    One pass in chunks of :data:`DEPTH_CHUNK_BYTES`: the memory used does not grow with the
+    input (a 50 MB string field costs no more than a short one)."""
+    raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
+    scan = _DepthScan()
+    view = memoryview(raw)
+    for start in range(0, len(raw), DEPTH_CHUNK_BYTES):
+        scan.feed(bytes(view[start : start + DEPTH_CHUNK_BYTES]))
+    return scan.deepest
 
 
 def _reject_constant(name: str) -> Any:
@@ -124,13 +185,14 @@ def _reject_constant(name: str) -> Any:
 
 def load_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES, max_depth: int = MAX_DEPTH) -> Any:
     """Parse the JSON file *path* within the size and depth limits; NaN/Infinity are errors."""
-    text = read_text(path, max_bytes)
-    depth = json_text_depth(text)
+    data = read_bytes(path, max_bytes)
+    depth = json_depth(data)
     if depth > max_depth:
         raise WattgpuError(
             f"{path}: nested {depth} levels deep, more than the {max_depth} allowed — "
             "flatten the file"
         )
+    text = decode_utf8(data, path)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:

@@ -1,0 +1,179 @@
+"""Hostile-input round 3, reads: bounded memory, no hangs, no silent skips.
+
+* The JSON depth check is one streaming pass: it agrees with a plain reference scanner on any
+  text and at any chunk boundary, and a long string field costs no more memory than a short one.
+* Scenario, config and catalog paths must be regular files, checked before opening: a FIFO
+  (which would block forever), a device, a symbolic-link loop or a dangling link each get one
+  clean line and exit 1, within seconds; user-catalog files of those kinds are not skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_runner import run_bounded, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from predictors.core import safe_read
+from predictors.core.safe_read import json_depth
+
+
+def _reference_depth(text: str) -> int:
+    """Character by character: brackets outside strings, backslash escapes inside them."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\[]{}\n'),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(alphabet='k"\\[{', max_size=3), children, max_size=3),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(value=json_values, chunk=st.integers(min_value=1, max_value=7))
+def test_streaming_depth_equals_the_reference_at_every_chunk_size(value: object, chunk: int) -> None:
+    text = json.dumps(value)
+    original = safe_read.DEPTH_CHUNK_BYTES
+    try:
+        safe_read.DEPTH_CHUNK_BYTES = chunk
+        assert json_depth(text) == _reference_depth(text)
+    finally:
+        safe_read.DEPTH_CHUNK_BYTES = original
+
+
+def _rule_depth(text: str) -> int:
+    """The scanner's stated rule on any text: a quote preceded by an even run of backslashes
+    opens or closes a string (in valid JSON this is exactly JSON's own rule)."""
+    depth = deepest = run = 0
+    in_string = False
+    for ch in text:
+        if ch == '"' and run % 2 == 0:
+            in_string = not in_string
+        elif not in_string and ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif not in_string and ch in "]}":
+            depth -= 1
+        run = run + 1 if ch == "\\" else 0
+    return deepest
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(text=st.text(alphabet='"\\[]{}a', max_size=40), chunk=st.integers(1, 5))
+def test_streaming_depth_on_arbitrary_text(text: str, chunk: int) -> None:
+    """Also on text that is not JSON (unbalanced quotes, stray backslashes), at any chunk size."""
+    original = safe_read.DEPTH_CHUNK_BYTES
+    try:
+        safe_read.DEPTH_CHUNK_BYTES = chunk
+        assert json_depth(text) == _rule_depth(text)
+    finally:
+        safe_read.DEPTH_CHUNK_BYTES = original
+
+
+def _peak_rss_mb(script: str, *args: str) -> float:
+    """Peak resident memory (MB) of ``python -c script args`` in a fresh child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(after, before) / 1024.0  # ru_maxrss is in KiB on Linux
+
+
+def test_a_long_string_field_costs_memory_in_proportion_to_its_size_only(tmp_path: Path) -> None:
+    """A 7 MB config.json with one long string used to need 0.88 GB in the depth check."""
+    script = (
+        "import sys; from pathlib import Path; from predictors.core.safe_read import load_json; "
+        "load_json(Path(sys.argv[1]))"
+    )
+    small, large = tmp_path / "small.json", tmp_path / "large.json"
+    small.write_text(json.dumps({"model_type": "llama", "note": "x"}), encoding="utf-8")
+    large.write_text(json.dumps({"model_type": "llama", "note": "x" * 7_000_000}), "utf-8")
+    base = _peak_rss_mb(script, str(small))
+    grown = _peak_rss_mb(script, str(large)) - base
+    # the file itself is held a few times over (bytes, text, the parsed string): about 30 MB
+    assert grown < 80, f"reading a 7 MB JSON string took {grown:.0f} MB more than a tiny file"
+
+
+@pytest.fixture
+def odd_paths(tmp_path: Path) -> dict[str, Path]:
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    loop_a, loop_b = tmp_path / "loop_a.yaml", tmp_path / "loop_b.yaml"
+    loop_a.symlink_to(loop_b)
+    loop_b.symlink_to(loop_a)
+    dangling = tmp_path / "dangling.yaml"
+    dangling.symlink_to(tmp_path / "missing.yaml")
+    return {
+        "FIFO": fifo,
+        "symbolic link loop": loop_a,
+        "dangling symbolic link": dangling,
+        "device": Path("/dev/zero"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "symbolic link loop", "dangling symbolic link", "device"])
+@pytest.mark.parametrize("command", ["validate", "plan", "report"])
+def test_scenario_path_that_is_not_a_regular_file(
+    odd_paths: dict[str, Path], kind: str, command: str, tmp_path: Path
+) -> None:
+    result = run_bounded(command, str(odd_paths[kind]), cwd=tmp_path, timeout_s=60)
+    assert result.code == 1, result.err
+    assert len(result.errors) == 1 and kind in result.errors[0], result.err
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "symbolic link loop", "dangling symbolic link", "device"])
+def test_config_json_that_is_not_a_regular_file(
+    odd_paths: dict[str, Path], kind: str, tmp_path: Path
+) -> None:
+    args = ["catalog", "import-hf", str(odd_paths[kind]), "--id", "a/b"]
+    result = run_bounded(*args, "--user-catalog", str(tmp_path / "uc"), cwd=tmp_path)
+    assert result.code == 1 and len(result.errors) == 1 and kind in result.errors[0], result.err
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "symbolic link loop", "dangling symbolic link", "device"])
+def test_user_catalog_file_that_is_not_a_regular_file_is_reported(
+    odd_paths: dict[str, Path], kind: str, tmp_path: Path
+) -> None:
+    user = tmp_path / "uc"
+    user.mkdir()
+    source = odd_paths[kind]
+    target = user / "gpus.csv"
+    if kind == "FIFO":
+        os.mkfifo(target)
+    elif kind == "device":
+        target.symlink_to(source)
+    else:
+        target.symlink_to(source.resolve(strict=False) if kind != "symbolic link loop" else source)
+    result = run_cli("catalog", "gpus", "--user-catalog", str(user))
+    assert result.code == 1, result.err
+    assert any("gpus.csv" in line for line in result.errors), result.err
+    expected = "device" if kind == "device" else kind
+    assert any(expected in line for line in result.errors), result.err
