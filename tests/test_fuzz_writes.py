@@ -19,6 +19,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import run_cli
@@ -153,3 +154,32 @@ def test_user_catalog_import_on_a_full_disk_keeps_the_catalog(small_disk: Path) 
     result = run_cli(*args, "--id", "acme/second")
     assert result.code == 1 and "No space left" in result.err, result.err
     assert (small_disk / "llms.csv").read_bytes() == before
+
+
+def _wattgpu(*args: str, stdout: Any, env: dict[str, str] | None = None) -> Any:
+    return subprocess.run(
+        [sys.executable, "-c", "from planner.cli.app import main; main()", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "WATTGPU_NO_PROGRESS": "1", **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_full_stdout_is_one_clean_line() -> None:
+    with open("/dev/full", "w") as full:
+        done = _wattgpu("plan", "paper-llama8b-low-load", stdout=full)
+    errors = [line for line in done.stderr.decode().splitlines() if line.startswith("error: ")]
+    assert done.returncode == 1, done.stderr
+    assert len(errors) == 1 and "cannot write the output (No space left" in errors[0]
+    assert "internal error" not in done.stderr.decode()
+
+
+def test_ascii_only_stdout_replaces_what_it_cannot_show() -> None:
+    done = _wattgpu("plan", "paper-llama8b-low-load", stdout=subprocess.PIPE,
+                    env={"PYTHONIOENCODING": "ascii"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode("ascii")  # every byte is ASCII
+    assert "status     optimal" in text and "internal error" not in done.stderr.decode()

@@ -9,11 +9,15 @@ Exit codes (the README's rules): errors the user can fix
 (:class:`predictors.core.errors.WattgpuError`) print one line per problem and exit 1; a malformed
 command line (unknown option, missing argument, bad choice) is reported by typer with the usage
 and exits 2; a bug exits 2 with ``error: internal error …``. ``--debug`` anywhere on the command
-line shows the traceback instead.
+line shows the traceback instead. Standard output that cannot be written (a full disk, a closed
+pipe) is one clean line and exit 1; on a terminal or pipe whose encoding cannot show a character
+(an ASCII-only locale) that character is replaced, never an error.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 import typer
@@ -67,29 +71,71 @@ for _module in (
     _module.register(app)
 
 
+def _tolerate_narrow_encodings() -> None:
+    """Replace what an ASCII-only (or other narrow) stdout/stderr encoding cannot show."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        try:
+            "×—µτ…".encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(errors="replace")
+
+
+def _output_failed(exc: OSError) -> None:
+    """Standard output could not be written: say so on stderr (if it still works), exit 1."""
+    if exc.errno == errno.EPIPE:  # the reader went away (`| head`): nothing more to say
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), sys.stdout.fileno())
+        sys.exit(1)
+    reason = exc.strerror or str(exc)
+    try:
+        typer.echo(
+            f"error: cannot write the output ({reason}) — free space or write it elsewhere "
+            "with --output",
+            err=True,
+        )
+    except OSError:
+        pass
+    sys.exit(1)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     args = [a for a in args if a != "--debug"]
+    _tolerate_narrow_encodings()
     try:
-        app(args=args, prog_name="wattgpu", standalone_mode=True)
+        try:
+            app(args=args, prog_name="wattgpu", standalone_mode=True)
+        finally:
+            sys.stdout.flush()  # a full disk shows up here, not at interpreter exit
     except WattgpuError as exc:
         if debug:
             raise
         for line in str(exc).splitlines() or ["unknown error"]:
             typer.echo(f"error: {terminal_text(line)}", err=True)
         sys.exit(1)
+    except OSError as exc:
+        if debug or exc.errno not in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG):
+            _internal_error(exc, debug)
+        _output_failed(exc)
     except Exception as exc:  # a bug, not bad input: one line, the traceback on --debug
-        if debug:
-            raise
-        first = terminal_text((str(exc).splitlines() or [""])[0][:300])
-        typer.echo(
-            f"error: internal error {type(exc).__name__}: {first} "
-            "(rerun with --debug for the traceback and please report it)",
-            err=True,
-        )
-        sys.exit(2)
+        _internal_error(exc, debug)
+
+
+def _internal_error(exc: Exception, debug: bool) -> None:
+    if debug:
+        raise exc
+    first = terminal_text((str(exc).splitlines() or [""])[0][:300])
+    typer.echo(
+        f"error: internal error {type(exc).__name__}: {first} "
+        "(rerun with --debug for the traceback and please report it)",
+        err=True,
+    )
+    sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover
