@@ -9,19 +9,23 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import resource
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import run_bounded, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from predictors.catalog.validate import GPU_SCHEMA, LLM_SCHEMA
 from predictors.core import safe_read
+from predictors.core.paths import catalogs_dir
 from predictors.core.safe_read import json_depth
 
 
@@ -179,3 +183,34 @@ def test_user_catalog_file_that_is_not_a_regular_file_is_reported(
     assert any("gpus.csv" in line for line in result.errors), result.err
     expected = "device" if kind == "device" else kind
     assert any(expected in line for line in result.errors), result.err
+
+
+def _int_columns(schema: Any) -> list[str]:
+    return [c.name for c in schema.columns if c.kind == "int"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "column"),
+    [(GPU_SCHEMA, c) for c in _int_columns(GPU_SCHEMA)]
+    + [(LLM_SCHEMA, c) for c in _int_columns(LLM_SCHEMA)],
+    ids=lambda v: v if isinstance(v, str) else v.file_name,
+)
+def test_user_catalog_integer_above_int64_is_a_clean_error(
+    schema: Any, column: str, tmp_path: Path
+) -> None:
+    with (catalogs_dir() / schema.file_name).open(encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        row = next(reader)
+        header = list(reader.fieldnames or [])
+    row.update({"id": "acme/huge", "aliases": "", column: "9" * 23})
+    user = tmp_path / "uc"
+    user.mkdir()
+    with (user / schema.file_name).open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, header)
+        writer.writeheader()
+        writer.writerow(row)
+    kind = "gpus" if schema is GPU_SCHEMA else "llms"
+    result = run_cli("catalog", kind, "--user-catalog", str(user), "--format", "csv")
+    assert result.code == 1 and result.errors, result.err
+    assert "internal error" not in result.err
+    assert any(f"column '{column}'" in line for line in result.errors), result.err

@@ -263,6 +263,10 @@ PUE_SCHEMA = Schema(
 SCHEMAS = (GPU_SCHEMA, LLM_SCHEMA, REGION_SCHEMA, PUE_SCHEMA)
 
 
+#: Largest integer a catalog cell may hold: exact as a float and within the Int64 columns.
+MAX_CATALOG_INT = 2**53
+
+
 def problem(path: Path | str, line: int | None, column: str | None, what: str, fix: str) -> str:
     """Format one validation problem as a single line."""
     where = str(path)
@@ -294,6 +298,8 @@ def _convert(col: Column, raw: str) -> tuple[Any, str | None]:
         return None, f"'{raw}' is not {word}"
     if not math.isfinite(num):
         return None, f"'{raw}' is not a finite number"
+    if col.kind == "int" and abs(num) > MAX_CATALOG_INT:
+        return None, f"{raw} is too large for an integer field (at most {MAX_CATALOG_INT:,})"
     if col.positive and num <= 0:
         return None, f"{raw} must be greater than zero"
     if col.at_least is not None and num < col.at_least:
