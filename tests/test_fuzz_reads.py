@@ -9,12 +9,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
 import resource
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,17 @@ def _reference_depth(text: str) -> int:
     return deepest
 
 
+@contextlib.contextmanager
+def _chunks_of(size: int) -> Iterator[None]:
+    """Scan in chunks of *size* bytes, so that chunk boundaries fall everywhere."""
+    original = safe_read.DEPTH_CHUNK_BYTES
+    safe_read.DEPTH_CHUNK_BYTES = size
+    try:
+        yield
+    finally:
+        safe_read.DEPTH_CHUNK_BYTES = original
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\[]{}\n'),
     lambda children: (
@@ -65,12 +78,8 @@ json_values = st.recursive(
 @given(value=json_values, chunk=st.integers(min_value=1, max_value=7))
 def test_streaming_depth_equals_json_nesting_at_every_chunk_size(value: object, chunk: int) -> None:
     text = json.dumps(value)
-    original = safe_read.DEPTH_CHUNK_BYTES
-    try:
-        safe_read.DEPTH_CHUNK_BYTES = chunk
+    with _chunks_of(chunk):
         assert json_depth(text) == _reference_depth(text)
-    finally:
-        safe_read.DEPTH_CHUNK_BYTES = original
 
 
 def _rule_depth(text: str) -> int:
@@ -94,12 +103,8 @@ def _rule_depth(text: str) -> int:
 @given(text=st.text(alphabet='"\\[]{}a', max_size=40), chunk=st.integers(1, 5))
 def test_streaming_depth_on_arbitrary_text(text: str, chunk: int) -> None:
     """Also on text that is not JSON (unbalanced quotes, stray backslashes), at any chunk size."""
-    original = safe_read.DEPTH_CHUNK_BYTES
-    try:
-        safe_read.DEPTH_CHUNK_BYTES = chunk
+    with _chunks_of(chunk):
         assert json_depth(text) == _rule_depth(text)
-    finally:
-        safe_read.DEPTH_CHUNK_BYTES = original
 
 
 def _peak_rss_mb(script: str, *args: str) -> float:
