@@ -26,8 +26,9 @@ from planner.scenario.limits import (
     MAX_PROFILE_MULTIPLIER,
     MAX_USD_PER_KWH,
 )
-from planner.scenario.load import apply_override, deep_merge, load_scenario, parse_path
+from planner.scenario.load import load_scenario
 from planner.scenario.model import Scenario
+from planner.scenario.overrides import apply_override, deep_merge, parse_path
 from planner.scenario.periods import periods, requests_per_s_by_period
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.errors import WattgpuError
