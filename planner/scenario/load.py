@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from planner.scenario.errors import Problem, as_error, format_path, pydantic_problems
+from planner.scenario.errors import Problem, as_error, pydantic_problems
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
-from planner.scenario.names import canonicalize
+from planner.scenario.names import canonicalize, no_price_problem
 from planner.scenario.overrides import apply_override, deep_merge, shorten
 from planner.scenario.sections import GpuOffer
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
@@ -160,12 +160,7 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
             if offer.usd_per_hour is None:
                 price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
                 if price is None:
-                    problems.append(
-                        (
-                            format_path(["gpus", gpu_id, "usd_per_hour"]),
-                            f"the catalog has no price for {gpu_id} — set usd_per_hour",
-                        )
-                    )
+                    problems.append(no_price_problem(gpu_id, gpu_id))
                     continue
                 item["usd_per_hour"] = float(price)
             offers[gpu_id] = item

@@ -94,13 +94,16 @@ def _canonical_gpus(
         known = isinstance(key, str) and catalog.try_resolve_gpu(key) is not None
         no_price = isinstance(offer, dict) and offer.get("usd_per_hour") is None
         if known and no_price and catalog.gpu(new).get("usd_per_hour") is None:
-            problems.append(
-                (
-                    format_path(["gpus", key, "usd_per_hour"]),
-                    f"the catalog has no price for {new} — set usd_per_hour",
-                )
-            )
+            problems.append(no_price_problem(key, new))
     return resolved
+
+
+def no_price_problem(key: Any, gpu_id: str) -> Problem:
+    """The problem of GPU offer ``gpus.<key>`` (catalog id *gpu_id*) that has no price."""
+    return (
+        format_path(["gpus", key, "usd_per_hour"]),
+        f"the catalog has no price for {gpu_id} — set usd_per_hour",
+    )
 
 
 def _canonicalize_model_entry(
