@@ -10,6 +10,8 @@ rows. Power and its interval lie in [idle, TDP] of the GPU. The whole batch cont
 ``wattgpu predict --input`` (a Poisson ``requests_per_s`` per row too) is
 :func:`predictors.rows.predict_rows`.
 Loading and predicting needs only the catalogs and ``predictors/trained`` (no measurement data).
+The per-row validation is :mod:`predictors.catalog.row_checks`, the training-domain checks
+:mod:`predictors.estimators.domain`.
 """
 
 from __future__ import annotations

@@ -4,16 +4,19 @@ A scenario file (YAML) lists the models to serve (load, latency SLA), the GPU ty
 used (inventory, price, tensor-parallel degrees), the economics and environment (horizon,
 electricity price, PUE, grid carbon intensity, carbon price, power cap, budget) and the objective.
 Reading a file, applying ``--set`` overrides, checking names against the catalogs and turning
-problems into one-line messages is :mod:`planner.scenario.load`'s job; this module only holds the
-models, their cross-field rules and small helpers the capacity stage needs (:func:`periods`,
-:func:`requests_per_s_by_period`). ``docs/scenarios.md`` is generated from the field docstrings
-below by :func:`planner.scenario.doc.field_reference`.
+problems into one-line messages is :mod:`planner.scenario.load`'s job; this module holds the
+top-level :class:`Scenario` and its cross-field rules. Its sections (objective, GPU offers, model
+entries with load and SLA) are :mod:`planner.scenario.sections`, the bounds
+:mod:`planner.scenario.limits`, the planning periods :mod:`planner.scenario.periods`.
+``docs/scenarios.md`` is generated from the field docstrings by
+:func:`planner.scenario.doc.field_reference`.
 
 Every model is ``extra="forbid"`` (unknown keys are errors), ``strict=True`` (``"5"`` is not a
 number, ``true`` is not an integer), rejects ``.inf`` and ``.nan``, and is frozen; every number has
-a finite upper bound (the ``MAX_*`` constants) so that no product overflows downstream.
-Cross-field rules raise a ``rule`` error whose context carries ``problems``: ``(sub-path,
-message)`` pairs, so that a loader can report every problem of a rule on its own line.
+a finite upper bound (the ``MAX_*`` constants of :mod:`planner.scenario.limits`) so that no
+product overflows downstream. Cross-field rules raise a ``rule`` error whose context carries
+``problems``: ``(sub-path, message)`` pairs, so that a loader can report every problem of a rule
+on its own line.
 """
 
 from __future__ import annotations
