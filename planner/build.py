@@ -24,13 +24,9 @@ from planner.inputs import (
     PlanningInputs,
     Provenance,
 )
-from planner.scenario.model import (
-    PRICE_BASIS_COLUMN,
-    ModelEntry,
-    Scenario,
-    periods,
-    requests_per_s_by_period,
-)
+from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
+from planner.scenario.periods import periods, requests_per_s_by_period
+from planner.scenario.sections import ModelEntry
 from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.core.errors import WattgpuError

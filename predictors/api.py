@@ -10,12 +10,12 @@ rows. Power and its interval lie in [idle, TDP] of the GPU. The whole batch cont
 ``wattgpu predict --input`` (a Poisson ``requests_per_s`` per row too) is
 :func:`predictors.rows.predict_rows`.
 Loading and predicting needs only the catalogs and ``predictors/trained`` (no measurement data).
+The per-row validation is :mod:`predictors.catalog.row_checks`, the training-domain checks
+:mod:`predictors.estimators.domain`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,11 +24,12 @@ import numpy as np
 import polars as pl
 
 from predictors import physics
-from predictors.catalog import quantised, validity
+from predictors.catalog import quantised
+from predictors.catalog.row_checks import MAX_VALUES as MAX_VALUES
+from predictors.catalog.row_checks import NUMERIC_COLUMNS, check_rows, joined_messages
 from predictors.catalog.store import Catalog, load_catalog
-from predictors.core.errors import UnknownIdError
 from predictors.core.paths import trained_dir
-from predictors.estimators import artifacts
+from predictors.estimators import artifacts, domain
 from predictors.features import add_features, join_specs
 
 BATCH_INPUT_COLUMNS: tuple[str, ...] = (
@@ -70,15 +71,6 @@ TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
 #: the weights and the batch's KV cache exceed the usable memory (the row's "does not fit" error),
 #: null where the row has another error. Callers branch on it instead of on the error text.
 FIT_COLUMNS: tuple[str, ...] = ("fits_in_memory",)
-_NUMERIC = ("gpu_count", "batch_size", "input_tokens", "output_tokens")
-#: Largest value accepted per numeric input column (a row above it gets an error): more GPUs per
-#: replica than any NVLink domain, more sequences or tokens than any serving engine handles.
-MAX_VALUES: dict[str, float] = {
-    "gpu_count": 64,
-    "batch_size": 65_536,
-    "input_tokens": 10_000_000,
-    "output_tokens": 10_000_000,
-}
 
 
 def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
@@ -97,7 +89,7 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
         if col in DEFAULTS:
             e = e.fill_null(pl.lit(DEFAULTS[col]))
         exprs.append((e.str.to_lowercase() if col in ("engine", "precision") else e).alias(col))
-    for col in _NUMERIC:
+    for col in NUMERIC_COLUMNS:
         raw = pl.col(col).cast(pl.String).str.strip_chars()
         raw = pl.when(raw == "").then(None).otherwise(raw)
         exprs.append(
@@ -109,26 +101,10 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
     return out.with_columns(exprs)
 
 
-def _resolve_names(
-    names: pl.Series, resolve: Callable[[str], str], column: str
-) -> tuple[dict[str, str | None], dict[str, str]]:
-    """Resolved id (or None) and error text ('' when resolved) of every distinct name."""
-    ids: dict[str, str | None] = {}
-    errors: dict[str, str] = {}
-    for name in names.unique().drop_nulls().to_list():
-        try:
-            ids[name] = resolve(name)
-            errors[name] = ""
-        except UnknownIdError as exc:
-            ids[name] = None
-            errors[name] = f"{column}: {exc.problem}{exc.hint}"
-    return ids, errors
-
-
 def _whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
     """Show numeric input columns as integers when every value is whole (1, not 1.0)."""
     casts = []
-    for col in _NUMERIC:
+    for col in NUMERIC_COLUMNS:
         values = rows[col].drop_nulls()
         if (
             values.len()
@@ -158,118 +134,6 @@ class Predictor:
         """The model card of the trained models (features, metrics, domain, provenance)."""
         return self.models.card
 
-    def _resolve(self, rows: pl.DataFrame) -> pl.DataFrame:
-        """Resolved ids (``_model``, ``_gpu``) and the per-row validation error (``_error``)."""
-        model_map, model_err = _resolve_names(
-            rows["model"], lambda name: quantised.resolve_llm(self.catalog, name), "model"
-        )
-        gpu_map, gpu_err = _resolve_names(rows["gpu"], self.catalog.resolve_gpu, "gpu")
-        checks: list[pl.Expr] = [
-            pl.col("model")
-            .replace_strict(
-                model_err, default="model: empty; give a catalog LLM id", return_dtype=pl.String
-            )
-            .fill_null("model: empty; give a catalog LLM id"),
-            pl.col("gpu")
-            .replace_strict(
-                gpu_err, default="gpu: empty; give a catalog GPU id", return_dtype=pl.String
-            )
-            .fill_null("gpu: empty; give a catalog GPU id"),
-            pl.when(pl.col("engine").is_in(physics.ENGINES))
-            .then(pl.lit(""))
-            .otherwise(
-                pl.format("engine: unknown '{}'; use one of ", pl.col("engine"))
-                + pl.lit(", ".join(physics.ENGINES))
-            ),
-            pl.when(pl.col("precision").is_in(physics.PRECISIONS))
-            .then(pl.lit(""))
-            .otherwise(
-                pl.format("precision: unknown '{}'; use one of ", pl.col("precision"))
-                + pl.lit(", ".join(physics.PRECISIONS))
-            ),
-        ]
-        for col in _NUMERIC:
-            v = pl.col(col)
-            bad = v.is_null() | ~v.is_finite() | (v <= 0) | (v > MAX_VALUES[col])
-            whole = col in ("gpu_count", "batch_size")
-            if whole:
-                bad = bad | (v != v.floor())
-            checks.append(
-                pl.when(bad.fill_null(True))
-                .then(
-                    pl.lit(
-                        f"{col}: must be a {'whole number from 1' if whole else 'number above 0'}"
-                        f" to {MAX_VALUES[col]:,.0f}"
-                    )
-                )
-                .otherwise(pl.lit(""))
-            )
-        # configuration validity (TP vs heads, GPUs per node): predictors.catalog.validity, once per
-        # distinct (model, GPU, count); a count above its bound already has its error
-        keys = rows.select(
-            pl.col("model").replace_strict(model_map, default=None, return_dtype=pl.String),
-            pl.col("gpu").replace_strict(gpu_map, default=None, return_dtype=pl.String),
-            pl.when(pl.col("gpu_count") <= MAX_VALUES["gpu_count"]).then(pl.col("gpu_count")),
-        )
-        distinct = keys.unique(maintain_order=True)
-        verdicts = distinct.with_columns(
-            pl.Series(
-                "_config",
-                validity.row_errors(
-                    self.catalog,
-                    distinct["model"].to_list(),
-                    distinct["gpu"].to_list(),
-                    distinct["gpu_count"].to_list(),
-                ),
-                dtype=pl.String,
-            )
-        )
-        config_errors = keys.join(
-            verdicts,
-            on=["model", "gpu", "gpu_count"],
-            how="left",
-            nulls_equal=True,
-            maintain_order="left",
-        )["_config"].fill_null("")
-        checks.append(pl.lit(pl.Series("_config", config_errors, dtype=pl.String)))
-        context = dict(
-            zip(
-                self.catalog.llms["id"].to_list(),
-                self.catalog.llms["max_position_embeddings"].to_list(),
-                strict=True,
-            )
-        )
-        window = (
-            pl.col("model")
-            .replace_strict(model_map, default=None, return_dtype=pl.String)
-            .replace_strict(context, default=None, return_dtype=pl.Float64)
-        )
-        tokens = pl.col("input_tokens") + pl.col("output_tokens")
-        checks.append(
-            pl.when((tokens > window).fill_null(False))
-            .then(
-                pl.format(
-                    "input_tokens + output_tokens = {} exceed the model's {}-token context; "
-                    "lower them",
-                    tokens.cast(pl.Int64, strict=False),
-                    window.cast(pl.Int64),
-                )
-            )
-            .otherwise(pl.lit(""))
-        )
-        return rows.select(
-            pl.col("model")
-            .replace_strict(model_map, default=None, return_dtype=pl.String)
-            .alias("_model"),
-            pl.col("gpu")
-            .replace_strict(gpu_map, default=None, return_dtype=pl.String)
-            .alias("_gpu"),
-            pl.concat_list(checks)
-            .list.eval(pl.element().filter(pl.element() != ""))
-            .list.join("; ")
-            .alias("_error"),
-        )
-
     def predict(
         self, rows: pl.DataFrame, *, with_ttft: bool = False, with_fit: bool = False
     ) -> pl.DataFrame:
@@ -296,7 +160,7 @@ class Predictor:
             )
         rows = quantised.fill_implied_precision(rows, self.catalog)  # explicit precision wins
         rows = normalise_rows(rows.drop([c for c in PREDICTION_COLUMNS if c in rows.columns]))
-        resolved = self._resolve(rows)
+        resolved = check_rows(self.catalog, rows)
         work = (
             rows.select(BATCH_INPUT_COLUMNS)
             .with_columns(
@@ -367,15 +231,14 @@ class Predictor:
             [pl.when(pl.col("_fits")).then(pl.col(c).fill_nan(None)).alias(c) for c in numeric]
             + [
                 pl.col("in_domain") & pl.col("_fits"),
-                pl.concat_list(
-                    pl.when(pl.col("_fits"))
-                    .then(pl.lit(""))
-                    .otherwise(pl.lit("does not fit in GPU memory")),
-                    pl.col("_reason"),
-                )
-                .list.eval(pl.element().filter(pl.element() != ""))
-                .list.join("; ")
-                .alias("_reason"),
+                joined_messages(
+                    [
+                        pl.when(pl.col("_fits"))
+                        .then(pl.lit(""))
+                        .otherwise(pl.lit("does not fit in GPU memory")),
+                        pl.col("_reason"),
+                    ]
+                ).alias("_reason"),
             ]
         )
         merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
@@ -407,58 +270,8 @@ class Predictor:
 
     def gpu_measured(self, feats: pl.DataFrame) -> list[bool]:
         """True where the row's GPU had training rows (its predictions are not extrapolated)."""
-        measured = self.card.get("domain", {}).get("gpus", [])
-        return feats.select(pl.col("gpu").is_in(measured).fill_null(False)).to_series().to_list()
+        return domain.gpu_measured(self.card, feats)
 
     def domain_reasons(self, feats: pl.DataFrame) -> list[str]:
         """Why each row lies outside the training domain ('' when inside), '; '-joined."""
-        dom = self.card.get("domain", {})
-        if feats.is_empty():
-            return []
-        if not dom:
-            return ["the model card records no training domain"] * feats.height
-        checks: list[pl.Expr] = []
-        for col, key, what in (
-            ("precision", "precisions", "precision"),
-            ("engine", "engines", "engine"),
-            ("vendor", "vendors", "GPU vendor"),
-            ("architecture", "architectures", "GPU architecture"),
-        ):
-            checks.append(
-                pl.when(pl.col(col).is_in(dom[key]).fill_null(False))
-                .then(pl.lit(""))
-                .otherwise(pl.format(f"{what} '{{}}' has no training rows", pl.col(col)))
-            )
-        if not dom["moe_trained"]:
-            checks.append(
-                pl.when(pl.col("is_moe").fill_null(False))
-                .then(pl.lit("mixture-of-experts LLMs have no training rows"))
-                .otherwise(pl.lit(""))
-            )
-        for col, (lo, hi) in dom["ranges"].items():
-            value = pl.col(col)
-            shown = value.exp() if col.startswith("log_") else value
-            name = col.removeprefix("log_")
-            lo_s, hi_s = (math.exp(lo), math.exp(hi)) if col.startswith("log_") else (lo, hi)
-            scale = 1e-9 if name == "params" else 1.0
-            unit = " B" if name == "params" else ""
-            checks.append(
-                pl.when(value.is_between(lo, hi).fill_null(False))
-                .then(pl.lit(""))
-                .otherwise(
-                    pl.format(
-                        f"{name} {{}}{unit} outside the trained range "
-                        f"[{lo_s * scale:.4g}, {hi_s * scale:.4g}]{unit}",
-                        (shown * scale).round_sig_figs(4),
-                    )
-                )
-            )
-        return (
-            feats.select(
-                pl.concat_list(checks)
-                .list.eval(pl.element().filter(pl.element() != ""))
-                .list.join("; ")
-            )
-            .to_series()
-            .to_list()
-        )
+        return domain.domain_reasons(self.card, feats)

@@ -24,7 +24,7 @@ from planner.inputs import (
 )
 from planner.result import Plan, PlanStatus, check_invariants, period_power_w
 from planner.solve import explain, optimize
-from planner.solve.colgen import Decomposition
+from planner.solve.columns import Decomposition
 from planner.solve.milp import build_model, run_solver
 from planner.solve.optimize import COLGEN_SOLVER, DECOMPOSED_SOLVER, solve
 from planner.solve.synthetic import random_inputs
@@ -579,7 +579,7 @@ def test_explanation_re_solves_share_a_capped_budget(monkeypatch: pytest.MonkeyP
 
 
 def test_neighbours_move_one_replica_and_keep_the_peak_covered() -> None:
-    from planner.solve.colgen import _neighbours
+    from planner.solve.columns import neighbours as _neighbours
     from planner.solve.decompose import make_block
 
     cands = [cand("A", cap=1.0, j_per_req=50.0), cand("B", cap=2.0, j_per_req=100.0)]

@@ -20,16 +20,16 @@ from typer.testing import CliRunner
 from planner.cli import validate as cli_validate
 from planner.paths import default_scenario, scenarios_dir
 from planner.scenario.doc import field_reference
-from planner.scenario.load import apply_override, deep_merge, load_scenario, parse_path
-from planner.scenario.model import (
+from planner.scenario.limits import (
     HOURS_PER_DAY,
     MAX_GRID_G_CO2_PER_KWH,
     MAX_PROFILE_MULTIPLIER,
     MAX_USD_PER_KWH,
-    Scenario,
-    periods,
-    requests_per_s_by_period,
 )
+from planner.scenario.load import load_scenario
+from planner.scenario.model import Scenario
+from planner.scenario.overrides import apply_override, deep_merge, parse_path
+from planner.scenario.periods import periods, requests_per_s_by_period
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.errors import WattgpuError
 

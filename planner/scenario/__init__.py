@@ -1,6 +1,7 @@
-"""The scenario stage: the pydantic models (:mod:`.model`), loading with overlays and
-``--set`` (:mod:`.load`), one-line problem messages (:mod:`.errors`) and the generated
-reference (:mod:`.doc`).
+"""The scenario stage: the pydantic models (:mod:`.model`, its sections in :mod:`.sections`, its
+bounds in :mod:`.limits`), loading with overlays and ``--set`` (:mod:`.load`, :mod:`.overrides`)
+and catalog names (:mod:`.names`), the planning periods (:mod:`.periods`), one-line problem
+messages (:mod:`.errors`) and the generated reference (:mod:`.doc`).
 """
 
 from planner.scenario.load import load_scenario, scenario_from_dict

@@ -11,15 +11,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from planner.scenario.model import (
-    GpuOffer,
-    Load,
-    ModelEntry,
-    Objective,
-    ObjectiveWeights,
-    Scenario,
-    Sla,
-)
+from planner.scenario.model import Scenario
+from planner.scenario.sections import GpuOffer, Load, ModelEntry, Objective, ObjectiveWeights, Sla
 
 
 def _type_name(annotation: Any) -> str:

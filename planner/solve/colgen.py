@@ -27,49 +27,24 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from planner.inputs import Candidate, PlanningInputs
 from planner.result import PlanStatus
-from planner.solve.decompose import (
-    CAPACITY_RTOL,
-    FloatArray,
-    IntArray,
-    ModelBlock,
-    best_replicas,
-    dispatch,
-    load_watts,
-    make_block,
-)
-from planner.solve.milp import cost_coefficients, facility_kw_coefficients, objective_prices
+from planner.solve.columns import EXHAUSTIVE_MAX_COLUMNS as EXHAUSTIVE_MAX_COLUMNS
+from planner.solve.columns import Column, Decomposition, all_columns, neighbours
+from planner.solve.decompose import FloatArray, best_replicas, dispatch
+from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 
 PENALTY_FACTOR = 10.0
 """Elastic linking rows cost this many times the first plan's objective per unit."""
-LP_GAP_FRACTION = 0.25
-"""Column generation stops when master LP and bound are this fraction of the target apart."""
 NEIGHBOURHOOD = True
 """Re-solve the master MILP with the plan's neighbouring columns when a gap is left."""
 CG_TIME_FRACTION = 0.6
 """Share of the time limit column generation may use (the rest is for the master MILP)."""
 FRUGAL_MULTIPLIERS: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 100.0)
 """With a power cap, columns priced with power weighted by these multiples of its energy price."""
-EXHAUSTIVE_MAX_COLUMNS = 20000
-"""When every model's replica vectors number at most this many in all, the master MILP gets
-all of them and its proven optimum is the exact optimum (small instances)."""
-
-
-@dataclass(frozen=True)
-class Column:
-    """One model's replica vector with its objective and linking-row use."""
-
-    block: int
-    n: IntArray
-    cost: float
-    gpu_use: FloatArray
-    power_kw: FloatArray
-    budget_usd: float
 
 
 @dataclass(frozen=True)
@@ -84,119 +59,6 @@ class DecomposedSolution:
     replicas: list[int]
     loads: list[tuple[float, ...]]
     method: str
-
-
-class Decomposition:
-    """Model blocks, their cost coefficients and the linking rows of one instance."""
-
-    def __init__(self, inputs: PlanningInputs, candidates: list[Candidate]) -> None:
-        self.inputs = inputs
-        by_name: dict[str, list[Candidate]] = {m.name: [] for m in inputs.models}
-        for c in candidates:
-            by_name[c.name].append(c)
-        inventory = dict(inputs.inventory)
-        self.blocks = [make_block(m, by_name[m.name], inventory) for m in inputs.models]
-        self.gpus = self._binding_gpus()
-        gpu_row = {g: i for i, g in enumerate(self.gpus)}
-        per_kwh, per_rent = objective_prices(inputs)
-        hours = np.asarray(inputs.period_hours, dtype=np.float64)
-        kg_per_kwh = inputs.grid_g_co2_per_kwh / 1000.0
-        self.usd_per_kwh = (
-            inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0.0) * kg_per_kwh
-        )
-        self.kw_per_e = inputs.pue / 1000.0
-        """Facility kW per (J/request × request/s)."""
-        self.hours = hours
-        self.base_t = per_kwh * self.kw_per_e * hours
-        self.obj_n: list[FloatArray] = []
-        self.kw_n: list[FloatArray] = []
-        self.budget_n: list[FloatArray] = []
-        self.gpu_of: list[IntArray] = []
-        self.gpr: list[FloatArray] = []
-        for block in self.blocks:
-            kw = [facility_kw_coefficients(inputs, c)[0] for c in block.candidates]
-            self.kw_n.append(np.asarray(kw, dtype=np.float64))
-            self.obj_n.append(
-                np.asarray(
-                    [
-                        per_kwh * k * inputs.hours
-                        + per_rent * c.usd_per_hour_per_replica * inputs.hours
-                        for k, c in zip(kw, block.candidates, strict=True)
-                    ],
-                    dtype=np.float64,
-                )
-            )
-            self.budget_n.append(
-                np.asarray(
-                    [cost_coefficients(inputs, c)[0] for c in block.candidates], dtype=np.float64
-                )
-            )
-            self.gpu_of.append(
-                np.asarray([gpu_row.get(c.gpu, -1) for c in block.candidates], dtype=np.int64)
-            )
-            self.gpr.append(
-                np.asarray([c.gpus_per_replica for c in block.candidates], dtype=np.float64)
-            )
-
-    def _binding_gpus(self) -> list[str]:
-        """Capped GPU types that all models at their replica bounds could exceed."""
-        most: dict[str, int] = {}
-        for block in self.blocks:
-            for c, ub in zip(block.candidates, block.ub, strict=True):
-                most[c.gpu] = most.get(c.gpu, 0) + int(ub) * c.gpus_per_replica
-        return [
-            g
-            for g, available in sorted(self.inputs.inventory.items())
-            if available is not None and most.get(g, 0) > available
-        ]
-
-    @property
-    def linked(self) -> bool:
-        """True when some constraint links the models."""
-        return bool(self.gpus) or self.inputs.power_cap_kw is not None or self.has_budget
-
-    @property
-    def has_budget(self) -> bool:
-        """True when the inputs set a budget."""
-        return self.inputs.budget_usd is not None
-
-    def prices(
-        self, b: int, y_gpu: FloatArray, y_power: FloatArray, y_budget: float
-    ) -> tuple[FloatArray, FloatArray]:
-        """Replica and per-period energy prices of block *b* under linking-row prices y."""
-        gpu_of = self.gpu_of[b]
-        price_n = (
-            self.obj_n[b]
-            + np.where(gpu_of >= 0, y_gpu[np.maximum(gpu_of, 0)] if y_gpu.size else 0.0, 0.0)
-            * self.gpr[b]
-            + self.kw_n[b] * float(y_power.sum())
-            + self.budget_n[b] * y_budget
-        )
-        price_t = (
-            self.base_t
-            + self.kw_per_e * y_power
-            + y_budget * self.kw_per_e * self.usd_per_kwh * self.hours
-        )
-        return price_n, price_t
-
-    def column(self, b: int, n: IntArray) -> Column:
-        """The :class:`Column` of replica vector *n* of block *b* (merit-order dispatch)."""
-        block = self.blocks[b]
-        e_load = load_watts(block, n)  # watts above idle per period
-        gpu_use = np.zeros(len(self.gpus))
-        for k, g in enumerate(self.gpu_of[b]):
-            if g >= 0:
-                gpu_use[g] += n[k] * self.gpr[b][k]
-        return Column(
-            block=b,
-            n=n,
-            cost=float(n @ self.obj_n[b] + self.base_t @ e_load),
-            gpu_use=gpu_use,
-            power_kw=float(n @ self.kw_n[b]) + self.kw_per_e * e_load,
-            budget_usd=float(
-                n @ self.budget_n[b] + self.kw_per_e * self.usd_per_kwh * (self.hours @ e_load)
-            ),
-        )
 
 
 def _solution(
@@ -246,73 +108,6 @@ def solve_by_model(
     return _column_generation(dec, first, start)
 
 
-class _Master:
-    """Restricted master LP (GLOP) over the generated columns."""
-
-    def __init__(self, dec: Decomposition, penalty: float) -> None:
-        from ortools.linear_solver import pywraplp
-
-        self.dec = dec
-        inputs = dec.inputs
-        s = pywraplp.Solver.CreateSolver("GLOP")
-        self.solver = s
-        inf = s.infinity()
-        self.conv = [s.Constraint(1.0, 1.0, f"conv[{b}]") for b in range(len(dec.blocks))]
-        self.gpu_rows = [
-            s.Constraint(-inf, float(inputs.inventory[g] or 0), f"inventory[{g}]") for g in dec.gpus
-        ]
-        cap_kw = inputs.power_cap_kw
-        self.power_rows = (
-            [s.Constraint(-inf, cap_kw, f"power_cap[{t}]") for t in range(inputs.periods)]
-            if cap_kw is not None
-            else []
-        )
-        budget = inputs.budget_usd
-        self.budget_rows = [s.Constraint(-inf, budget, "budget")] if budget is not None else []
-        self.objective = s.Objective()
-        self.objective.SetMinimization()
-        for rows in (self.gpu_rows, self.power_rows, self.budget_rows):
-            for ct in rows:
-                slack = s.NumVar(0.0, inf, f"slack[{ct.name()}]")
-                ct.SetCoefficient(slack, -1.0)
-                self.objective.SetCoefficient(slack, penalty / max(1.0, ct.ub()))
-        self.columns: list[Column] = []
-        self.vars: list[Any] = []
-
-    def add(self, col: Column) -> None:
-        """Add a column (a convex-combination weight of one model's replica vector)."""
-        var = self.solver.NumVar(0.0, self.solver.infinity(), f"lambda[{len(self.columns)}]")
-        self.conv[col.block].SetCoefficient(var, 1.0)
-        for ct, use in zip(self.gpu_rows, col.gpu_use, strict=True):
-            if use:
-                ct.SetCoefficient(var, float(use))
-        for ct, kw in zip(self.power_rows, col.power_kw, strict=False):
-            ct.SetCoefficient(var, float(kw))
-        for ct in self.budget_rows:
-            ct.SetCoefficient(var, col.budget_usd)
-        self.objective.SetCoefficient(var, col.cost)
-        self.columns.append(col)
-        self.vars.append(var)
-
-    def solve(self) -> tuple[float, list[float], FloatArray, FloatArray, float] | None:
-        """(objective, σ per model, y per GPU row, y per period, y budget), None on failure."""
-        from ortools.linear_solver import pywraplp
-
-        if self.solver.Solve() != pywraplp.Solver.OPTIMAL:
-            return None
-
-        def y(rows: list[Any]) -> FloatArray:
-            return np.asarray([max(0.0, -ct.dual_value()) for ct in rows], dtype=np.float64)
-
-        return (
-            self.objective.Value(),
-            [ct.dual_value() for ct in self.conv],
-            y(self.gpu_rows),
-            y(self.power_rows) if self.power_rows else np.zeros(self.dec.inputs.periods),
-            float(y(self.budget_rows).sum()),
-        )
-
-
 def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: float) -> float:
     inputs = dec.inputs
     rhs = sum(float(inputs.inventory[g] or 0) * y for g, y in zip(dec.gpus, y_gpu, strict=True))
@@ -326,7 +121,7 @@ def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: 
 class _Pool:
     """The master problem and the set of columns already in it (no column is added twice)."""
 
-    def __init__(self, master: _Master) -> None:
+    def __init__(self, master: Master) -> None:
         self.master = master
         self.seen: set[tuple[int, bytes]] = set()
 
@@ -412,7 +207,7 @@ def _solve_exhaustive(
     inputs = dec.inputs
     for col in every:
         pool.add(col)
-    exact = _master_milp(pool.master, priced.weights, deadline, gap=0.0)
+    exact = master_milp(pool.master, priced.weights, deadline, gap=0.0)
     if exact is None:
         return None
     chosen, proven = exact
@@ -441,7 +236,7 @@ def _solve_restricted(
     neighbours (one replica more, less or moved) when a gap to the bound is left."""
     inputs = dec.inputs
     bound = priced.bound
-    found = _master_milp(pool.master, priced.weights, deadline)
+    found = master_milp(pool.master, priced.weights, deadline)
     if found is None or not found[0]:
         return None
     chosen = found[0]
@@ -449,12 +244,12 @@ def _solve_restricted(
     if NEIGHBOURHOOD and gap_left > inputs.relative_gap * max(1.0, abs(bound)):
         chosen_keys = {(col.block, col.n.tobytes()) for col in chosen}
         for col in chosen:
-            for n in _neighbours(dec.blocks[col.block], col.n):
+            for n in neighbours(dec.blocks[col.block], col.n):
                 pool.add(dec.column(col.block, n))
         hint = [
             1.0 if (c.block, c.n.tobytes()) in chosen_keys else 0.0 for c in pool.master.columns
         ]
-        better = _master_milp(pool.master, hint, deadline)
+        better = master_milp(pool.master, hint, deadline)
         if better is not None and better[0]:
             if sum(c.cost for c in better[0]) < sum(c.cost for c in chosen):
                 chosen = better[0]
@@ -471,124 +266,14 @@ def _column_generation(
     deadline = start + inputs.time_limit_s
     cg_deadline = start + CG_TIME_FRACTION * inputs.time_limit_s
     penalty = PENALTY_FACTOR * max(1.0, sum(col.cost for col in first))
-    pool = _Pool(_Master(dec, penalty))
+    pool = _Pool(Master(dec, penalty))
     _seed(dec, pool, first)
     priced = _price(dec, pool, cg_deadline)
     if priced is None:
         return None
     if inputs.power_cap_kw is not None:
         _add_frugal(dec, pool, priced)
-    every = _all_columns(dec)
+    every = all_columns(dec)
     if every is not None:
         return _solve_exhaustive(dec, pool, every, priced, start, deadline)
     return _solve_restricted(dec, pool, priced, start, deadline)
-
-
-def _all_columns(dec: Decomposition) -> list[Column] | None:
-    """Every replica vector of every model within its bounds that covers its peak and minimum
-    replicas, or None when there are more than :data:`EXHAUSTIVE_MAX_COLUMNS`."""
-    import itertools
-
-    sizes = [int(np.prod(block.ub.astype(np.float64) + 1.0)) for block in dec.blocks]
-    if sum(sizes) > EXHAUSTIVE_MAX_COLUMNS:
-        return None
-    out: list[Column] = []
-    for b, block in enumerate(dec.blocks):
-        tol = CAPACITY_RTOL * max(1.0, block.peak)
-        for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
-            n = np.asarray(combo, dtype=np.int64)
-            if float(n @ block.cap) >= block.peak - tol and int(n.sum()) >= (
-                block.demand.min_replicas
-            ):
-                out.append(dec.column(b, n))
-    return out
-
-
-def _neighbours(block: ModelBlock, n: IntArray) -> list[IntArray]:
-    """Replica vectors one replica away from *n* (added, removed or moved) that still cover
-    the peak load and the minimum replicas within the block's bounds."""
-    tol = CAPACITY_RTOL * max(1.0, block.peak)
-    out: list[IntArray] = []
-
-    def keep(m: IntArray) -> None:
-        if (
-            (m >= 0).all()
-            and (m <= block.ub).all()
-            and float(m @ block.cap) >= block.peak - tol
-            and int(m.sum()) >= block.demand.min_replicas
-        ):
-            out.append(m)
-
-    size = len(block.candidates)
-    for k in range(size):
-        up = n.copy()
-        up[k] += 1
-        keep(up)
-        if n[k] <= 0:
-            continue
-        down = n.copy()
-        down[k] -= 1
-        keep(down)
-        for j in range(size):
-            if j != k:
-                moved = down.copy()
-                moved[j] += 1
-                keep(moved)
-    return out
-
-
-def _master_milp(
-    master: _Master, weights: list[float], deadline: float, gap: float | None = None
-) -> tuple[list[Column], float] | None:
-    """One column per model under the linking rows (SCIP) and SCIP's bound on the master MILP;
-    ([], inf) when SCIP proves it infeasible, None when it finds no plan in time."""
-    from ortools.linear_solver import pywraplp
-
-    dec, inputs = master.dec, master.dec.inputs
-    s = pywraplp.Solver.CreateSolver("SCIP")
-    inf = s.infinity()
-    pick = [s.BoolVar(f"pick[{i}]") for i in range(len(master.columns))]
-    conv = [s.Constraint(1.0, 1.0) for _ in dec.blocks]
-    gpu_rows = [s.Constraint(-inf, float(inputs.inventory[g] or 0)) for g in dec.gpus]
-    power_rows = (
-        [s.Constraint(-inf, inputs.power_cap_kw) for _ in range(inputs.periods)]
-        if inputs.power_cap_kw is not None
-        else []
-    )
-    budget_rows = [s.Constraint(-inf, inputs.budget_usd)] if inputs.budget_usd is not None else []
-    objective = s.Objective()
-    objective.SetMinimization()
-    best_weight: dict[int, tuple[float, int]] = {}
-    for i, (col, var) in enumerate(zip(master.columns, pick, strict=True)):
-        conv[col.block].SetCoefficient(var, 1.0)
-        for ct, use in zip(gpu_rows, col.gpu_use, strict=True):
-            if use:
-                ct.SetCoefficient(var, float(use))
-        for ct, kw in zip(power_rows, col.power_kw, strict=False):
-            ct.SetCoefficient(var, float(kw))
-        for ct in budget_rows:
-            ct.SetCoefficient(var, col.budget_usd)
-        objective.SetCoefficient(var, col.cost)
-        weight = weights[i] if i < len(weights) else 0.0
-        if col.block not in best_weight or weight > best_weight[col.block][0]:
-            best_weight[col.block] = (weight, i)
-    hint = {i for _, i in best_weight.values()}
-    s.SetHint(pick, [1.0 if i in hint else 0.0 for i in range(len(pick))])
-    s.SetTimeLimit(max(1000, int(1000 * (deadline - time.perf_counter()))))
-    s.SetNumThreads(inputs.threads)
-    s.SetSolverSpecificParametersAsString(f"randomization/randomseedshift = {inputs.seed}\n")
-    params = pywraplp.MPSolverParameters()
-    params.SetDoubleParam(
-        params.RELATIVE_MIP_GAP, LP_GAP_FRACTION * inputs.relative_gap if gap is None else gap
-    )
-    code = s.Solve(params)
-    if code == pywraplp.Solver.INFEASIBLE:
-        return [], math.inf
-    if code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
-        return None
-    chosen = [
-        col for col, var in zip(master.columns, pick, strict=True) if var.solution_value() > 0.5
-    ]
-    if len(chosen) != len(dec.blocks):
-        return None
-    return sorted(chosen, key=lambda col: col.block), s.Objective().BestBound()

@@ -22,18 +22,26 @@ non-deterministic concurrent mode) and a fixed random seed, so the same inputs g
 plan. On the 50 × 30 × 24 benchmark (seed 0, after dominance pruning) SCIP proved 0.1 % in
 6 s where HiGHS needed 15 s (CBC not tried); CP-SAT would need the continuous loads
 scaled to integers. Exact presolve: dominated candidates get no variables
-(:func:`prune_dominated`); a greedy single-GPU plan is passed as a hint.
+(:func:`planner.solve.presolve.prune_dominated`); a greedy single-GPU plan is passed as a hint.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, PlanningInputs
+from planner.inputs import Candidate, PlanningInputs
 from planner.result import PlanStatus
+from planner.solve.coefficients import (
+    cost_coefficients,
+    facility_kw_coefficients,
+    objective_prices,
+    replica_bound,
+)
+from planner.solve.presolve import prune_dominated
 
 SOLVER_ID = "SCIP"
 SCIP_PARAMS = ""
@@ -62,88 +70,6 @@ class MilpModel:
         var = self.solver.NumVar(0.0, self.solver.infinity(), f"slack_{family}[{what}]")
         self.slacks.setdefault(family, []).append((what, limit, var))
         return var
-
-
-def objective_prices(inputs: PlanningInputs) -> tuple[float, float]:
-    """(weight per facility kWh, weight per $ of GPU rent) of the objective.
-
-    energy: (1, 0); carbon: (kg/kWh, 0); cost: ($/kWh + carbon $/kg · kg/kWh, 1);
-    weighted: w_energy_kwh + w_cost_usd · cost's kWh price + w_carbon_kg · kg/kWh, w_cost_usd.
-    """
-    kg_per_kwh = inputs.grid_g_co2_per_kwh / 1000.0
-    usd_per_kwh = inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0.0) * kg_per_kwh
-    obj = inputs.objective
-    if obj.minimize == "energy":
-        return 1.0, 0.0
-    if obj.minimize == "carbon":
-        return kg_per_kwh, 0.0
-    if obj.minimize == "cost":
-        return usd_per_kwh, 1.0
-    w_cost = obj.weight("cost_usd")
-    per_kwh = obj.weight("energy_kwh") + w_cost * usd_per_kwh + obj.weight("carbon_kg") * kg_per_kwh
-    return per_kwh, w_cost
-
-
-def facility_kw_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, float]:
-    """(facility kW per replica, facility kW per req/s) of candidate c."""
-    return (
-        inputs.pue * c.idle_power_w_per_replica / 1000.0,
-        inputs.pue * c.energy_j_per_request / 1000.0,
-    )
-
-
-def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:
-    """Most replicas of *c* a plan can need: its model's peak load (or minimum replicas) at
-    *c*'s capacity, capped at :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`."""
-    m = inputs.model(c.name)
-    peak = max(m.requests_per_s_by_period)
-    need = max(math.ceil(peak / c.max_requests_per_s_per_replica), m.min_replicas)
-    return min(need, MAX_REPLICAS_PER_CANDIDATE)
-
-
-def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:
-    """True when a replica of d can replace a replica of c in any plan without loss.
-
-    Only for linear candidates (no power curve): with curves the routing order decides the
-    split and a swap moves load between deployments, so no candidate is pruned.
-    """
-    if d.power_curve_w_per_replica or c.power_curve_w_per_replica:
-        return False
-    return (
-        d.max_requests_per_s_per_replica >= c.max_requests_per_s_per_replica
-        and d.energy_j_per_request <= c.energy_j_per_request
-        and d.idle_power_w_per_replica <= c.idle_power_w_per_replica
-        and d.usd_per_hour_per_replica <= c.usd_per_hour_per_replica
-        and (
-            inputs.inventory.get(d.gpu) is None
-            or (d.gpu == c.gpu and d.gpus_per_replica <= c.gpus_per_replica)
-        )
-    )
-
-
-def prune_dominated(inputs: PlanningInputs, candidates: list[Candidate]) -> list[Candidate]:
-    """Drop candidates another candidate of the same model dominates (exact presolve).
-
-    d dominates c when d has at least c's capacity and at most its energy per request, idle
-    power and $/h, and d's GPU is unlimited (or the same type with no more GPUs per replica):
-    swapping each replica of c for one of d keeps every constraint and does not raise any
-    objective. Ties are broken by input order, so one of identical candidates survives.
-    """
-    by_model: dict[str, list[tuple[int, Candidate]]] = {}
-    for i, c in enumerate(candidates):
-        by_model.setdefault(c.name, []).append((i, c))
-    kept = []
-    for i, c in enumerate(candidates):
-        if c.power_curve_w_per_replica:  # never pruned (see _dominates)
-            kept.append(c)
-            continue
-        dominated = any(
-            j != i and _dominates(inputs, d, c) and (j < i or not _dominates(inputs, c, d))
-            for j, d in by_model[c.name]
-        )
-        if not dominated:
-            kept.append(c)
-    return kept
 
 
 def add_variables(mm: MilpModel) -> None:
@@ -220,15 +146,6 @@ def add_power_cap(mm: MilpModel) -> None:
             ct.SetCoefficient(mm.x[i][t], kw_x)
         if slack is not None:
             ct.SetCoefficient(slack, -1.0)
-
-
-def cost_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, list[float]]:
-    """($ per replica, [$ per req/s in period t]) over the horizon, carbon price included."""
-    kg_per_kwh = inputs.grid_g_co2_per_kwh / 1000.0
-    usd_per_kwh = inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0.0) * kg_per_kwh
-    kw_n, kw_x = facility_kw_coefficients(inputs, c)
-    per_n = c.usd_per_hour_per_replica * inputs.hours + kw_n * inputs.hours * usd_per_kwh
-    return per_n, [kw_x * h * usd_per_kwh for h in inputs.period_hours]
 
 
 def add_budget(mm: MilpModel) -> None:
@@ -324,14 +241,11 @@ def add_greedy_hint(mm: MilpModel) -> None:
         free = left.get(gpu)
         if free is not None:
             left[gpu] = free - n * mm.candidates[i].gpus_per_replica
-    variables, values = [], []
-    for i, n in enumerate(hint):
-        variables.append(mm.n[i])
-        values.append(float(n))
-        for t, x in enumerate(mm.inputs.model(mm.candidates[i].name).requests_per_s_by_period):
-            variables.append(mm.x[i][t])
-            values.append(x if n > 0 else 0.0)
-    mm.solver.SetHint(variables, values)
+    _hint_plan(
+        mm,
+        hint,
+        [mm.inputs.model(c.name).requests_per_s_by_period for c in mm.candidates],
+    )
 
 
 def build_model(inputs: PlanningInputs, elastic: frozenset[str] = frozenset()) -> MilpModel:
@@ -410,12 +324,21 @@ def set_hint(
     loads: dict[tuple[str, str, int], tuple[float, ...]],
 ) -> None:
     """Replace the greedy hint by a known plan (replicas and loads by candidate key)."""
+    _hint_plan(
+        mm,
+        [replicas.get(c.key, 0) for c in mm.candidates],
+        [loads.get(c.key, (0.0,) * mm.inputs.periods) for c in mm.candidates],
+    )
+
+
+def _hint_plan(mm: MilpModel, replicas: list[int], loads: list[Sequence[float]]) -> None:
+    """Hint the solver a plan: *replicas* per candidate and each one's load per period (no
+    load where it has no replica)."""
     variables, values = [], []
-    for i, c in enumerate(mm.candidates):
-        n = replicas.get(c.key, 0)
+    for i, n in enumerate(replicas):
         variables.append(mm.n[i])
         values.append(float(n))
-        for t, x in enumerate(loads.get(c.key, (0.0,) * mm.inputs.periods)):
+        for t, x in enumerate(loads[i]):
             variables.append(mm.x[i][t])
             values.append(x if n > 0 else 0.0)
     mm.solver.SetHint(variables, values)

@@ -13,7 +13,7 @@ milliseconds. :func:`solve` then picks how to solve it, by what links the models
 * linked and small (at most :data:`MONOLITHIC_MAX_MODELS` models) with linear candidates only:
   the full MILP with SCIP (:mod:`planner.solve.milp`). With power curves, column generation
   always (below); on small instances its master MILP gets every replica vector, so its proven
-  optimum is exact (:data:`planner.solve.colgen.EXHAUSTIVE_MAX_COLUMNS`);
+  optimum is exact (:data:`planner.solve.columns.EXHAUSTIVE_MAX_COLUMNS`);
 * linked and larger: column generation with an exact pricing problem per model and the
   master solved as a MILP (:mod:`planner.solve.colgen`); the bound is the Lagrangian bound, so the
   gap is honest. When its gap is above the target, the full MILP runs for the time left
@@ -55,17 +55,11 @@ from planner.result import (
 )
 from planner.solve.baselines import baseline_specs
 from planner.solve.bounds import infeasibility_messages
+from planner.solve.coefficients import objective_prices
 from planner.solve.colgen import DecomposedSolution, solve_by_model
 from planner.solve.explain import explain_infeasible, no_candidate_messages
-from planner.solve.milp import (
-    SOLVER_ID,
-    RawSolution,
-    build_model,
-    objective_prices,
-    prune_dominated,
-    run_solver,
-    set_hint,
-)
+from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
+from planner.solve.presolve import prune_dominated
 
 POLISH_MIN_S = 1.0
 """Least time left for the full-MILP polish after column generation (s)."""

@@ -86,6 +86,48 @@ def from_target(transform: str, frame: pl.DataFrame, z: np.ndarray) -> np.ndarra
     raise ValueError(f"unknown target transform {transform!r}; use one of {TRANSFORMS}")
 
 
+def xgb_params(
+    fixed: dict[str, Any],
+    params: dict[str, Any],
+    monotone: dict[str, int],
+    features: tuple[str, ...],
+) -> dict[str, Any]:
+    """XGBoost training parameters: the estimator's *fixed* settings (objective, seed, …), then
+    the configuration's *params*, then the *monotone* constraints in the order of *features*."""
+    out = dict(fixed)
+    out.update(params)
+    if monotone:
+        out["monotone_constraints"] = (
+            "(" + ",".join(str(monotone.get(f, 0)) for f in features) + ")"
+        )
+    return out
+
+
+def train_booster(
+    params: dict[str, Any],
+    frame: pl.DataFrame,
+    features: tuple[str, ...],
+    ok: np.ndarray,
+    label: np.ndarray,
+    num_boost_round: int,
+) -> Any:
+    """XGBoost trees trained with *params* on the rows of *frame* where *ok* (their *features*)
+    with targets *label* (one per kept row)."""
+    import xgboost as xgb
+
+    x = feature_matrix(frame.filter(pl.Series(ok)), features).to_numpy()
+    dtrain = xgb.DMatrix(x, label=label, missing=np.nan)
+    return xgb.train(params, dtrain, num_boost_round=num_boost_round)
+
+
+def booster_output(booster: Any, frame: pl.DataFrame, features: tuple[str, ...]) -> np.ndarray:
+    """The raw output of *booster* (the transformed target) for every row of *frame*, float64."""
+    import xgboost as xgb
+
+    x = feature_matrix(frame, features).to_numpy()
+    return np.asarray(booster.predict(xgb.DMatrix(x, missing=np.nan)).astype(np.float64))
+
+
 @dataclass
 class XgbEstimator:
     """XGBoost regressor on a transformed target of one quantity (power or ITL)."""
@@ -99,34 +141,24 @@ class XgbEstimator:
     booster: Any = None
 
     def _xgb_params(self) -> dict[str, Any]:
-        params = {"objective": "reg:squarederror", "tree_method": "hist", "seed": 0, "nthread": 1}
-        params.update(self.params)
-        if self.monotone:
-            params["monotone_constraints"] = (
-                "(" + ",".join(str(self.monotone.get(f, 0)) for f in self.features) + ")"
-            )
-        return params
+        fixed = {"objective": "reg:squarederror", "tree_method": "hist", "seed": 0, "nthread": 1}
+        return xgb_params(fixed, self.params, self.monotone, self.features)
 
     def fit(self, frame: pl.DataFrame, y: np.ndarray) -> Self:
         """Fit on rows of *frame* (features added) with measured values *y* (W or s)."""
-        import xgboost as xgb
-
         z = to_target(self.transform, frame, y)
         ok = np.isfinite(z)
-        x = feature_matrix(frame.filter(pl.Series(ok)), self.features).to_numpy()
-        dtrain = xgb.DMatrix(x, label=z[ok], missing=np.nan)
-        self.booster = xgb.train(self._xgb_params(), dtrain, num_boost_round=self.num_boost_round)
+        self.booster = train_booster(
+            self._xgb_params(), frame, self.features, ok, z[ok], self.num_boost_round
+        )
         return self
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:
         """Predicted W or s for every row of *frame* (features added)."""
-        import xgboost as xgb
-
         if self.booster is None:
             raise RuntimeError(f"estimator {self.name} is not fitted")
-        x = feature_matrix(frame, self.features).to_numpy()
-        z = self.booster.predict(xgb.DMatrix(x, missing=np.nan))
-        return np.asarray(from_target(self.transform, frame, z.astype(np.float64)))
+        z = booster_output(self.booster, frame, self.features)
+        return np.asarray(from_target(self.transform, frame, z))
 
     def calibrate(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> Interval:
         """The multiplicative conformal band of out-of-fold predictions *predicted*."""

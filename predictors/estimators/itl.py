@@ -26,9 +26,9 @@ from typing import Any, Self
 import numpy as np
 import polars as pl
 
+from predictors.estimators.base import booster_output, train_booster, xgb_params
 from predictors.estimators.intervals import Interval
 from predictors.estimators.step import StepInputs, StepParams, fit_step_params, step_times
-from predictors.features import feature_matrix
 
 #: Ceilings of achieved bandwidth and model FLOPS utilisation behind the ITL floor.
 ETA_BW_MAX = 0.9
@@ -72,14 +72,9 @@ class PhysicsItlEstimator:
     transform: str = "log_itl_over_step_time"
 
     def _xgb_params(self) -> dict[str, Any]:
-        params = {"objective": "reg:pseudohubererror", "tree_method": "hist", "seed": 0}
-        params |= {"nthread": 1, "huber_slope": 0.3}
-        params.update(self.params)
-        if self.monotone:
-            params["monotone_constraints"] = (
-                "(" + ",".join(str(self.monotone.get(f, 0)) for f in self.features) + ")"
-            )
-        return params
+        fixed = {"objective": "reg:pseudohubererror", "tree_method": "hist", "seed": 0}
+        fixed |= {"nthread": 1, "huber_slope": 0.3}
+        return xgb_params(fixed, self.params, self.monotone, self.features)
 
     def step_time_s(self, frame: pl.DataFrame) -> np.ndarray:
         """Modelled decode-step time of every row, seconds (physics only, no residual)."""
@@ -97,7 +92,6 @@ class PhysicsItlEstimator:
 
     def fit(self, frame: pl.DataFrame, y: np.ndarray) -> Self:
         """Fit step parameters to measured ITL *y* (s), then residual trees on log(y/step)."""
-        import xgboost as xgb
 
         self.step = _cached_step_fit(frame, y)
         z = np.log(y / self.step_time_s(frame))
@@ -105,19 +99,17 @@ class PhysicsItlEstimator:
         if self.num_boost_round <= 0:
             self.booster = None
             return self
-        x = feature_matrix(frame.filter(pl.Series(ok)), self.features).to_numpy()
-        dtrain = xgb.DMatrix(x, label=np.clip(z[ok], *RESIDUAL_BOUNDS), missing=np.nan)
-        self.booster = xgb.train(self._xgb_params(), dtrain, num_boost_round=self.num_boost_round)
+        label = np.clip(z[ok], *RESIDUAL_BOUNDS)
+        self.booster = train_booster(
+            self._xgb_params(), frame, self.features, ok, label, self.num_boost_round
+        )
         return self
 
     def residual(self, frame: pl.DataFrame) -> np.ndarray:
         """The trees' log factor on the step time, clipped to :data:`RESIDUAL_BOUNDS`."""
-        import xgboost as xgb
-
         if self.booster is None:
             return np.zeros(frame.height)
-        x = feature_matrix(frame, self.features).to_numpy()
-        z = self.booster.predict(xgb.DMatrix(x, missing=np.nan)).astype(np.float64)
+        z = booster_output(self.booster, frame, self.features)
         return np.clip(z, *RESIDUAL_BOUNDS)
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:

@@ -21,8 +21,8 @@ from typing import Any, Self
 import numpy as np
 import polars as pl
 
+from predictors.estimators.base import booster_output, train_booster, xgb_params
 from predictors.estimators.intervals import conformal_quantiles
-from predictors.features import feature_matrix
 
 
 @dataclass(frozen=True)
@@ -67,33 +67,24 @@ class PowerUtilEstimator:
     transform: str = "power_utilisation_idle_to_tdp"
 
     def _xgb_params(self) -> dict[str, Any]:
-        params = {"objective": "reg:logistic", "tree_method": "hist", "seed": 0, "nthread": 1}
-        params.update(self.params)
-        if self.monotone:
-            params["monotone_constraints"] = (
-                "(" + ",".join(str(self.monotone.get(f, 0)) for f in self.features) + ")"
-            )
-        return params
+        fixed = {"objective": "reg:logistic", "tree_method": "hist", "seed": 0, "nthread": 1}
+        return xgb_params(fixed, self.params, self.monotone, self.features)
 
     def fit(self, frame: pl.DataFrame, y: np.ndarray) -> Self:
         """Fit the trees to the utilisation of measured power *y* (W per GPU), clipped to [0, 1]."""
-        import xgboost as xgb
-
         u = utilisation(frame, y)
         ok = np.isfinite(u)
-        x = feature_matrix(frame.filter(pl.Series(ok)), self.features).to_numpy()
-        dtrain = xgb.DMatrix(x, label=np.clip(u[ok], 0.0, 1.0), missing=np.nan)
-        self.booster = xgb.train(self._xgb_params(), dtrain, num_boost_round=self.num_boost_round)
+        label = np.clip(u[ok], 0.0, 1.0)
+        self.booster = train_booster(
+            self._xgb_params(), frame, self.features, ok, label, self.num_boost_round
+        )
         return self
 
     def predict_u(self, frame: pl.DataFrame) -> np.ndarray:
         """Predicted utilisation ``u`` of every row, in [0, 1]."""
-        import xgboost as xgb
-
         if self.booster is None:
             raise RuntimeError(f"estimator {self.name} is not fitted")
-        x = feature_matrix(frame, self.features).to_numpy()
-        u = self.booster.predict(xgb.DMatrix(x, missing=np.nan)).astype(np.float64)
+        u = booster_output(self.booster, frame, self.features)
         return np.clip(u, 0.0, 1.0)
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:

@@ -17,7 +17,7 @@ import itertools
 
 import polars as pl
 
-from predictors.api import Predictor
+from predictors.api import BATCH_INPUT_COLUMNS, Predictor
 from predictors.physics import peak_tflops
 
 #: Allowed slack: B may be predicted at most 5 % slower than A.
@@ -49,16 +49,7 @@ def grid(gpus: list[str]) -> pl.DataFrame:
     ]
     return pl.DataFrame(
         rows,
-        schema=[
-            "model",
-            "gpu",
-            "gpu_count",
-            "engine",
-            "precision",
-            "batch_size",
-            "input_tokens",
-            "output_tokens",
-        ],
+        schema=list(BATCH_INPUT_COLUMNS),
         orient="row",
     )
 

@@ -1,0 +1,49 @@
+"""Plain, frozen inputs of the fleet optimiser (no YAML, no predictors, no solver).
+
+This package's interface is the names below; import them from ``planner.inputs``. Inside:
+:mod:`.objective` (what to minimise), :mod:`.demand` (a model entry's load and SLA),
+:mod:`.candidate` (a deployment and its curves), :mod:`.problem` (:class:`PlanningInputs`,
+GPU facts, provenance) and :mod:`.validation` (the checks they share).
+
+:mod:`planner.scenario.model` and :mod:`planner.capacity` turn a scenario file into a
+:class:`PlanningInputs`; solver tests build one by hand. Every number carries its unit in
+its name. The power of one replica of a candidate serving ``x`` requests/s is its power curve
+(:attr:`Candidate.curve`: the serving model's mean power at the curve's knots, linear between
+them, docs/method.md §3); a hand-built candidate without a curve has the linear one
+
+    power_w = idle_power_w_per_replica + energy_j_per_request * x,   0 <= x <= capacity
+
+(J/request × request/s = W).
+"""
+
+from planner.inputs.candidate import Candidate, Exclusion, ms_text
+from planner.inputs.demand import ModelDemand
+from planner.inputs.objective import (
+    DEFAULT_OBJECTIVE,
+    OBJECTIVE_KINDS,
+    WEIGHT_KEYS,
+    Objective,
+    ObjectiveKind,
+)
+from planner.inputs.problem import (
+    MAX_REPLICAS_PER_CANDIDATE,
+    GpuInfo,
+    PlanningInputs,
+    Provenance,
+)
+
+__all__ = [
+    "DEFAULT_OBJECTIVE",
+    "MAX_REPLICAS_PER_CANDIDATE",
+    "OBJECTIVE_KINDS",
+    "WEIGHT_KEYS",
+    "Candidate",
+    "Exclusion",
+    "GpuInfo",
+    "ModelDemand",
+    "Objective",
+    "ObjectiveKind",
+    "PlanningInputs",
+    "Provenance",
+    "ms_text",
+]

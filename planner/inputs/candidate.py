@@ -1,0 +1,165 @@
+"""A candidate deployment (model entry × GPU type × TP degree) and its power and ITL curves.
+
+The power of one replica serving ``x`` requests/s is its power curve (:attr:`Candidate.curve`:
+the serving model's mean power at the curve's knots, linear between them, docs/method.md §3); a
+hand-built candidate without a curve has the linear one
+``idle_power_w_per_replica + energy_j_per_request * x``. :class:`Exclusion` codes why an
+infeasible candidate is excluded; :func:`ms_text` writes the milliseconds of its reasons.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from enum import StrEnum
+
+from planner.inputs.validation import fail, non_negative
+
+
+def _interp(x: float, xs: tuple[float, ...], ys: tuple[float, ...]) -> float:
+    """Linear interpolation of the knots (xs ascending), held constant beyond the ends."""
+    if x <= xs[0]:
+        return ys[0]
+    for i in range(1, len(xs)):
+        if x <= xs[i]:
+            t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+            return ys[i - 1] + t * (ys[i] - ys[i - 1])
+    return ys[-1]
+
+
+def ms_text(seconds: float) -> str:
+    """Milliseconds for reasons: whole from 10 ms on, three significant digits below (an SLA
+    of 0.1 ms prints as 0.1, never as 0)."""
+    ms = 1000.0 * seconds
+    return f"{ms:,.0f}" if abs(ms) >= 10 or not math.isfinite(ms) else f"{ms:.3g}"
+
+
+class Exclusion(StrEnum):
+    """Why a candidate is infeasible, as a code (:attr:`Candidate.reason` says it in words)."""
+
+    NONE = ""
+    MEMORY = "memory"
+    """The weights (plus the runtime reserve) do not fit in the replica's GPU memory."""
+    ITL_SLA = "itl_sla"
+    """No concurrency meets the ITL SLA (:attr:`Candidate.itl_s_at_capacity` is the best ITL)."""
+    TTFT_SLA = "ttft_sla"
+    """The prefill estimate misses the TTFT SLA (:attr:`Candidate.ttft_s`)."""
+    NO_PRICE = "no_price"
+    """The GPU has no $/hour in the scenario or the catalog."""
+    RULE = "rule"
+    """Excluded by the model entry's ``allowed_gpus`` / ``forbidden_gpus``."""
+    PREDICTION = "prediction"
+    """The predictors cannot predict this deployment (see the reason)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (model entry, GPU type, TP degree) deployment with its linear coefficients."""
+
+    name: str
+    """The :attr:`ModelDemand.name` this candidate serves."""
+    model: str
+    gpu: str
+    tp: int
+    gpus_per_replica: int
+    feasible: bool
+    reason: str
+    """Why the candidate is excluded ('' or a short note when feasible)."""
+    batch_size: int
+    """Operating concurrency (sequences) at capacity."""
+    itl_s_at_capacity: float
+    """Predicted ITL at the operating concurrency (s); the best ITL when infeasible."""
+    max_requests_per_s_per_replica: float
+    idle_power_w_per_replica: float
+    energy_j_per_request: float
+    """Load-proportional energy per request (J) above idle."""
+    usd_per_hour_per_replica: float
+    power_w_per_gpu_at_capacity: float
+    in_domain: bool = True
+    itl_s_lo: float | None = None
+    itl_s_hi: float | None = None
+    power_w_per_gpu_predicted: float | None = None
+    """Point prediction of power per GPU at the operating batch, saturated replica (W)."""
+    power_w_per_gpu_lo: float | None = None
+    """Lower bound of the power predictor's interval at the operating batch (W, unclipped)."""
+    power_w_per_gpu_hi: float | None = None
+    """Upper bound of the power predictor's interval at the operating batch (W, unclipped)."""
+    idle_power_w_per_gpu: float | None = None
+    """Catalog idle power of one GPU (W)."""
+    tdp_w_per_gpu: float | None = None
+    """Catalog board power limit (TDP) of one GPU (W)."""
+    exclusion: Exclusion = Exclusion.NONE
+    """Why an infeasible candidate is excluded (a code; NONE when feasible)."""
+    memory_needed_gb: float | None = None
+    """Memory exclusions: the weights of one replica (GB; the KV cache comes on top)."""
+    memory_usable_gb: float | None = None
+    """Memory exclusions: memory of one replica left for weights and KV cache after the
+    runtime reserve (GB)."""
+    ttft_s: float | None = None
+    """Prefill (TTFT) estimate (s), when computed."""
+    load_curve_requests_per_s: tuple[float, ...] = ()
+    """Knots of the replica's power curve: per-replica rates (req/s, ascending, first 0)."""
+    power_curve_w_per_replica: tuple[float, ...] = ()
+    """Mean GPU power of one replica at each knot (W; first = idle). Linear between knots.
+    Empty: the linear model idle + energy_j_per_request · rate (hand-built candidates)."""
+    itl_curve_s: tuple[float, ...] = ()
+    """Mean ITL at each knot (s): the ITL at the load a replica serves."""
+    capacity_limit: str = ""
+    """What sets the capacity: 'itl', 'ttft' or 'memory' ('' for hand-built candidates)."""
+
+    @property
+    def curve(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(rates, replica power W) knots of the power curve, linear between them."""
+        if self.power_curve_w_per_replica:
+            return self.load_curve_requests_per_s, self.power_curve_w_per_replica
+        cap = self.max_requests_per_s_per_replica
+        idle = self.idle_power_w_per_replica
+        return (0.0, cap), (idle, idle + self.energy_j_per_request * cap)
+
+    def power_w_per_replica(self, rate: float) -> float:
+        """Mean GPU power (W) of one replica serving *rate* req/s (0 <= rate <= capacity)."""
+        xs, ps = self.curve
+        return _interp(rate, xs, ps)
+
+    def itl_s_at(self, rate: float) -> float:
+        """Mean ITL (s) of a replica serving *rate* req/s (the ITL at capacity without a curve)."""
+        if not self.itl_curve_s:
+            return self.itl_s_at_capacity
+        return _interp(rate, self.load_curve_requests_per_s, self.itl_curve_s)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(model entry name, GPU, TP): unique within a :class:`PlanningInputs`."""
+        return (self.name, self.gpu, self.tp)
+
+    @property
+    def label(self) -> str:
+        """``name,gpu,tp`` as used in constraint names."""
+        return f"{self.name},{self.gpu},{self.tp}"
+
+    def __post_init__(self) -> None:
+        where = f"candidate {self.label}"
+        if self.tp < 1 or self.gpus_per_replica < 1:
+            raise fail(where, "tp and gpus_per_replica must be >= 1")
+        if self.batch_size < 0:
+            raise fail(where, f"batch_size must be >= 0, got {self.batch_size}")
+        non_negative(
+            where,
+            max_requests_per_s_per_replica=self.max_requests_per_s_per_replica,
+            idle_power_w_per_replica=self.idle_power_w_per_replica,
+            energy_j_per_request=self.energy_j_per_request,
+            usd_per_hour_per_replica=self.usd_per_hour_per_replica,
+            power_w_per_gpu_at_capacity=self.power_w_per_gpu_at_capacity,
+        )
+        if self.feasible and self.max_requests_per_s_per_replica <= 0:
+            raise fail(where, "a feasible candidate needs max_requests_per_s_per_replica > 0")
+        if self.feasible and not math.isfinite(self.itl_s_at_capacity):
+            raise fail(where, "a feasible candidate needs a finite itl_s_at_capacity")
+        xs, ps = self.load_curve_requests_per_s, self.power_curve_w_per_replica
+        if len(xs) != len(ps) or (self.itl_curve_s and len(self.itl_curve_s) != len(xs)):
+            raise fail(where, "power/ITL curve knots must have the same length as the rates")
+        if xs and (xs[0] != 0.0 or not all(map(operator.lt, xs, xs[1:]))):
+            raise fail(where, "curve rates must start at 0 and ascend strictly")
+        if ps and not all(map(operator.le, ps, ps[1:])):
+            raise fail(where, "power curve must not decrease with load")

@@ -1,0 +1,129 @@
+"""Resolve the names in a raw scenario mapping against the catalogs.
+
+:func:`canonicalize` replaces GPU, model and region names (aliases, quantised checkpoints) by
+catalog ids before validation, so that names are checked even when other fields are broken;
+an unknown name is kept and becomes a one-line problem with a did-you-mean suggestion.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from planner.scenario.errors import Problem, format_path
+from predictors.catalog import quantised
+from predictors.core.errors import UnknownIdError, did_you_mean
+
+if TYPE_CHECKING:
+    from predictors.catalog.store import Catalog
+
+
+def _names(frame: Any, id_column: str) -> list[str]:
+    names = [str(v) for v in frame[id_column].to_list()]
+    if "aliases" in frame.columns:
+        for aliases in frame["aliases"].to_list():
+            names += [str(a) for a in aliases or ()]
+    return names
+
+
+def _unknown(kind: str, name: str, frame: Any, id_column: str, fix: str) -> str:
+    return f"unknown {kind} '{name}'{did_you_mean(name, _names(frame, id_column))} — {fix}"
+
+
+_GPU_FIX = "use a catalog GPU id or alias (`wattgpu catalog gpus` lists them)"
+_LLM_FIX = (
+    "use a catalog model id or alias, or add it to a user catalog (`wattgpu catalog import-hf`)"
+)
+_REGION_FIX = "use a region from catalogs/grid_carbon.csv, or give grid_g_co2_per_kwh instead"
+
+
+def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any], list[Problem]]:
+    """Replace GPU, model and region names by catalog ids; unknown names become problems.
+
+    Works on the raw mapping (before pydantic) so that names are checked even when other fields
+    are broken; values of the wrong type are left for pydantic to report.
+    """
+    data = copy.deepcopy(data)
+    problems: list[Problem] = []
+    gpus = data.get("gpus")
+    if isinstance(gpus, dict):
+        data["gpus"] = _canonical_gpus(gpus, catalog, problems)
+    models = data.get("models")
+    for i, entry in enumerate(models if isinstance(models, list) else ()):
+        if isinstance(entry, dict):
+            _canonicalize_model_entry(i, entry, catalog, problems)
+    region = data.get("region")
+    if isinstance(region, str):
+        try:
+            data["region"] = catalog.resolve_region(region)
+        except UnknownIdError:
+            msg = _unknown("region", region, catalog.regions, "region_id", _REGION_FIX)
+            problems.append(("region", msg))
+    return data, problems
+
+
+def _gpu_id(name: Any, where: str, catalog: Catalog, problems: list[Problem]) -> Any:
+    """Catalog id of a GPU name; an unknown name is kept and becomes a problem at *where*."""
+    if not isinstance(name, str):
+        return name
+    found = catalog.try_resolve_gpu(name)
+    if found is None:
+        problems.append((where, _unknown("GPU", name, catalog.gpus, "id", _GPU_FIX)))
+        return name
+    return found
+
+
+def _canonical_gpus(
+    gpus: dict[Any, Any], catalog: Catalog, problems: list[Problem]
+) -> dict[Any, Any]:
+    """The ``gpus`` offers keyed by catalog id; duplicates and unpriced GPUs become problems."""
+    resolved: dict[Any, Any] = {}
+    first: dict[Any, Any] = {}
+    for key, offer in gpus.items():
+        new = _gpu_id(key, format_path(["gpus", key]), catalog, problems)
+        if new in resolved:
+            problems.append(
+                (
+                    format_path(["gpus", key]),
+                    f"names the same GPU as gpus.{first[new]} ({new}) — list it once",
+                )
+            )
+            continue
+        offer = {} if offer is None else offer  # `L4:` with nothing = catalog defaults
+        resolved[new], first[new] = offer, key
+        known = isinstance(key, str) and catalog.try_resolve_gpu(key) is not None
+        no_price = isinstance(offer, dict) and offer.get("usd_per_hour") is None
+        if known and no_price and catalog.gpu(new).get("usd_per_hour") is None:
+            problems.append(no_price_problem(key, new))
+    return resolved
+
+
+def no_price_problem(key: Any, gpu_id: str) -> Problem:
+    """The problem of GPU offer ``gpus.<key>`` (catalog id *gpu_id*) that has no price."""
+    return (
+        format_path(["gpus", key, "usd_per_hour"]),
+        f"the catalog has no price for {gpu_id} — set usd_per_hour",
+    )
+
+
+def _canonicalize_model_entry(
+    i: int, entry: dict[str, Any], catalog: Catalog, problems: list[Problem]
+) -> None:
+    """Resolve ``models[i]``'s model (quantised checkpoint -> base) and GPU lists in place."""
+    name = entry.get("model")
+    if isinstance(name, str):
+        checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
+        if checkpoint is None:
+            where = f"models[{i}].model"
+            problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
+        else:
+            entry["model"] = checkpoint.model_id
+            if checkpoint.precision is not None and entry.get("precision") is None:
+                entry["precision"] = checkpoint.precision
+    for field in ("allowed_gpus", "forbidden_gpus"):
+        values = entry.get(field)
+        if isinstance(values, list):
+            entry[field] = [
+                _gpu_id(v, f"models[{i}].{field}[{j}]", catalog, problems)
+                for j, v in enumerate(values)
+            ]

@@ -1,0 +1,117 @@
+"""Edit a parsed scenario before validation: ``--set PATH=VALUE`` overrides and overlay merges.
+
+:func:`apply_override` sets one value at a path such as ``models[0].load.requests_per_s``
+(:func:`parse_path`), creating missing mappings; :func:`deep_merge` merges an overlay file's
+mapping over the scenario (``models`` entries by ``name``). Both work on plain YAML data and
+raise one-line :class:`~predictors.core.errors.WattgpuError` messages.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import yaml
+
+from planner.scenario.errors import format_path
+from planner.scenario.yaml12 import load_yaml_text, yaml_error_text
+from predictors.core.errors import WattgpuError
+from predictors.core.escape import short_repr
+from predictors.core.safe_read import MAX_DEPTH
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """*text*, cut to *limit* characters with an ellipsis (for messages)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_TOKEN = re.compile(r'\.?([^.\[\]=]+)|\[(\d+)\]|\["([^"]+)"\]')
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``models[0].load.requests_per_s`` → ``["models", 0, "load", "requests_per_s"]``.
+
+    Keys containing dots are written ``gpus["a.b"]``.
+    """
+    parts: list[str | int] = []
+    pos = 0
+    while pos < len(path):
+        match = _TOKEN.match(path, pos)
+        if match is None or (match.group(0).startswith(".") and pos == 0):
+            raise WattgpuError(
+                f"cannot read the path at '{shorten(path[pos:])}' — "
+                "write it like models[0].load.input_tokens"
+            )
+        name, index, quoted = match.groups()
+        parts.append(int(index) if index is not None else (quoted or name).strip())
+        pos = match.end()
+    if not parts:
+        raise WattgpuError("empty path — write PATH=VALUE, e.g. models[0].load.requests_per_s=5")
+    return parts
+
+
+def apply_override(data: Any, item: str) -> Any:
+    """Return a copy of *data* with ``PATH=VALUE`` applied (creating missing mappings)."""
+    if "=" not in item:
+        raise WattgpuError("no '=' — write PATH=VALUE, e.g. models[0].load.requests_per_s=5")
+    raw_path, raw_value = item.split("=", 1)
+    parts = parse_path(raw_path.strip())
+    if len(parts) > MAX_DEPTH:
+        raise WattgpuError(
+            f"the path has {len(parts)} parts, more than the {MAX_DEPTH} allowed — "
+            "write it like models[0].load.input_tokens"
+        )
+    try:
+        value = load_yaml_text(raw_value) if raw_value.strip() else None
+    except yaml.YAMLError as exc:
+        raise WattgpuError(
+            f"cannot read the value {short_repr(raw_value)} as YAML "
+            f"({yaml_error_text(exc)}) — quote it"
+        ) from None
+    data = copy.deepcopy(data) if data is not None else {}
+    node = data
+    for depth, key in enumerate(parts):
+        last = depth == len(parts) - 1
+        where = format_path(parts[: depth + 1])
+        if isinstance(key, int):
+            if not isinstance(node, list):
+                raise WattgpuError(f"{format_path(parts[:depth])} is not a list — drop [{key}]")
+            if key >= len(node):
+                raise WattgpuError(f"{where} does not exist (the list has {len(node)} entries)")
+        elif not isinstance(node, dict):
+            raise WattgpuError(f"{format_path(parts[:depth])} is not a mapping — check the path")
+        if last:
+            node[key] = value
+        else:
+            if isinstance(key, str) and key not in node:
+                node[key] = {}
+            node = node[key]
+    return data
+
+
+def deep_merge(base: Any, overlay: Any) -> Any:
+    """Overlay merged onto base: mappings key by key, ``models`` by name, other values replaced."""
+    if isinstance(base, dict) and isinstance(overlay, dict):
+        merged = dict(base)
+        for key, value in overlay.items():
+            if key == "models" and isinstance(value, list) and isinstance(base.get(key), list):
+                merged[key] = _merge_models(base[key], value)
+            elif key in base:
+                merged[key] = deep_merge(base[key], value)
+            else:
+                merged[key] = copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(overlay)
+
+
+def _merge_models(base: list[Any], overlay: list[Any]) -> list[Any]:
+    merged = list(base)
+    index = {e.get("name"): i for i, e in enumerate(merged) if isinstance(e, dict)}
+    for entry in overlay:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if name in index:
+            merged[index[name]] = deep_merge(merged[index[name]], entry)
+        else:
+            merged.append(copy.deepcopy(entry))
+    return merged

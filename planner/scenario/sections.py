@@ -1,0 +1,264 @@
+"""The sections of a scenario as strict, frozen pydantic models: the objective, a GPU offer and
+a model entry with its load and latency SLA.
+
+:class:`StrictModel` is the base of every scenario model (see :mod:`planner.scenario.model` for
+what it forbids); :func:`rule_error` is the one error a cross-field rule raises. The
+:class:`~planner.scenario.model.Scenario` that holds these sections is in
+:mod:`planner.scenario.model`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from planner.inputs import DEFAULT_OBJECTIVE, ObjectiveKind
+from planner.scenario.limits import (
+    DEFAULT_TP_DEGREES,
+    HOURS_PER_DAY,
+    MAX_CONTEXT_TOKENS,
+    MAX_GPUS,
+    MAX_LATENCY_MS,
+    MAX_PERIODS,
+    MAX_PROFILE_MULTIPLIER,
+    MAX_REPLICAS,
+    MAX_REQUESTS_PER_S,
+    MAX_USD_PER_GPU_HOUR,
+    MAX_WEIGHT,
+    SUPPORTED_TP_DEGREES,
+)
+from predictors.core.vocab import Precision
+
+NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_PROFILE_MULTIPLIER)]
+RequestRate = Annotated[float, Field(ge=0, le=MAX_REQUESTS_PER_S)]
+
+
+def rule_error(problems: list[tuple[str, str]]) -> PydanticCustomError:
+    """One pydantic error carrying every broken rule as (sub-path, 'what — how to fix')."""
+    message = "; ".join(f"{path}: {msg}" if path else msg for path, msg in problems)
+    return PydanticCustomError("rule", "{message}", {"message": message, "problems": problems})
+
+
+class StrictModel(BaseModel):
+    """Base of every scenario model: strict types, no unknown keys, no inf/nan, frozen."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
+        allow_inf_nan=False,
+    )
+
+
+class ObjectiveWeights(StrictModel):
+    """Weights of the weighted objective: weight × quantity, summed (unitless per unit)."""
+
+    energy_kwh: float = Field(0.0, ge=0, le=MAX_WEIGHT)
+    """Weight per kWh of facility energy (GPU energy × PUE)."""
+    cost_usd: float = Field(0.0, ge=0, le=MAX_WEIGHT)
+    """Weight per US dollar of total cost (GPU-hours + electricity + carbon price, if set)."""
+    carbon_kg: float = Field(0.0, ge=0, le=MAX_WEIGHT)
+    """Weight per kg CO2e of operational emissions (facility energy × grid intensity)."""
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> ObjectiveWeights:
+        if self.energy_kwh == 0 and self.cost_usd == 0 and self.carbon_kg == 0:
+            raise rule_error(
+                [
+                    (
+                        "",
+                        "all weights are 0 — give at least one of energy_kwh, cost_usd, "
+                        "carbon_kg > 0",
+                    )
+                ]
+            )
+        return self
+
+
+class Objective(StrictModel):
+    """What the planner minimises."""
+
+    minimize: ObjectiveKind = DEFAULT_OBJECTIVE
+    """One of energy (facility kWh), cost (USD), carbon (kg CO2e) or weighted (a weighted sum)."""
+    weights: ObjectiveWeights | None = None
+    """Weights of the weighted sum; required with ``minimize: weighted`` and only allowed there."""
+
+    @model_validator(mode="after")
+    def _weights_match(self) -> Objective:
+        if self.minimize == "weighted" and self.weights is None:
+            raise rule_error(
+                [("weights", "minimize: weighted needs weights — add e.g. {cost_usd: 1.0}")]
+            )
+        if self.minimize != "weighted" and self.weights is not None:
+            raise rule_error(
+                [
+                    (
+                        "weights",
+                        f"weights are only used with minimize: weighted, not {self.minimize} — "
+                        "remove weights or set minimize: weighted",
+                    )
+                ]
+            )
+        return self
+
+
+class GpuOffer(StrictModel):
+    """One GPU type the planner may use."""
+
+    available: int | None = Field(None, ge=0, le=MAX_GPUS)
+    """How many GPUs of this type exist (counting every GPU of a tensor-parallel replica); null or
+    omitted = unlimited."""
+    usd_per_hour: float | None = Field(None, ge=0, le=MAX_USD_PER_GPU_HOUR)
+    """Price per GPU-hour in USD; omitted = the catalog's ``usd_per_hour`` (filled in by the
+    loader)."""
+    tp_degrees: list[int] = Field(default_factory=lambda: list(DEFAULT_TP_DEGREES))
+    """Tensor-parallel degrees (GPUs per replica) the planner may use on this type."""
+
+    @field_validator("tp_degrees")
+    @classmethod
+    def _tp_ok(cls, degrees: list[int]) -> list[int]:
+        if not degrees:
+            raise rule_error([("", "empty — give at least one degree, e.g. [1]")])
+        bad = [d for d in degrees if d not in SUPPORTED_TP_DEGREES]
+        if bad:
+            raise rule_error(
+                [
+                    (
+                        "",
+                        f"unsupported degree(s) {bad} — "
+                        f"use values from {list(SUPPORTED_TP_DEGREES)}",
+                    )
+                ]
+            )
+        if len(set(degrees)) != len(degrees):
+            raise rule_error([("", "repeated degree — list each degree once")])
+        return degrees
+
+
+class Load(StrictModel):
+    """The traffic one model entry must serve."""
+
+    requests_per_s: float | None = Field(None, ge=0, le=MAX_REQUESTS_PER_S)
+    """Reference request rate (requests/s); with ``daily_profile`` the rate in hour h is
+    ``requests_per_s × daily_profile[h]``. Give this or ``requests_per_s_by_period``."""
+    input_tokens: float = Field(gt=0, le=MAX_CONTEXT_TOKENS)
+    """Mean prompt length in tokens (prompt + generated must fit the model's context window)."""
+    output_tokens: float = Field(gt=0, le=MAX_CONTEXT_TOKENS)
+    """Mean generated length in tokens."""
+    daily_profile: list[NonNegativeFloat] | None = None
+    """24 multipliers of ``requests_per_s``, one per hour of the day (hour 0 = 00:00–01:00), each
+    from 0 to 1000."""
+    requests_per_s_by_period: list[RequestRate] | None = Field(None, max_length=MAX_PERIODS)
+    """Explicit request rate per planning period (requests/s); the horizon is split into
+    ``len(list)`` equal periods (at most 8784, each rate 0 to 1e6). Instead of ``requests_per_s``
+    and ``daily_profile``."""
+
+    @field_validator("daily_profile")
+    @classmethod
+    def _profile_length(cls, profile: list[float] | None) -> list[float] | None:
+        if profile is not None and len(profile) != HOURS_PER_DAY:
+            raise rule_error(
+                [
+                    (
+                        "",
+                        f"has {len(profile)} values — give exactly {HOURS_PER_DAY}, "
+                        "one per hour of the day",
+                    )
+                ]
+            )
+        return profile
+
+    @field_validator("requests_per_s_by_period")
+    @classmethod
+    def _periods_given(cls, rates: list[float] | None) -> list[float] | None:
+        if rates is not None and not rates:
+            raise rule_error([("", "empty — give at least one rate")])
+        return rates
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> Load:
+        problems: list[tuple[str, str]] = []
+        if self.daily_profile is not None and self.requests_per_s_by_period is not None:
+            problems.append(
+                (
+                    "requests_per_s_by_period",
+                    "given together with daily_profile — give daily_profile (with "
+                    "requests_per_s) or requests_per_s_by_period, not both",
+                )
+            )
+        elif self.requests_per_s is None and self.requests_per_s_by_period is None:
+            problems.append(
+                ("requests_per_s", "missing — give requests_per_s or requests_per_s_by_period")
+            )
+        elif self.requests_per_s is not None and self.requests_per_s_by_period is not None:
+            problems.append(
+                (
+                    "requests_per_s_by_period",
+                    "given together with requests_per_s — keep one of the two",
+                )
+            )
+        if problems:
+            raise rule_error(problems)
+        return self
+
+
+class Sla(StrictModel):
+    """The latency a model entry must meet."""
+
+    itl_ms: float = Field(gt=0, le=MAX_LATENCY_MS)
+    """Inter-token latency limit in milliseconds (time between generated tokens)."""
+    ttft_ms: float | None = Field(None, gt=0, le=MAX_LATENCY_MS)
+    """Time-to-first-token limit in milliseconds; omitted = no TTFT limit."""
+    percentile: float | None = Field(None, ge=50, lt=100)
+    """Latency percentile the limits refer to (e.g. 90); omitted = the mean. The serving model
+    (docs/method.md) gives the ITL at that percentile of the load a replica serves (Poisson
+    arrivals): capacity is the largest rate whose percentile ITL (on the upper 90 % interval
+    curve with ``robust: true``) and TTFT meet the limits."""
+
+
+class ModelEntry(StrictModel):
+    """One model deployment to plan: a catalog model, its load and its SLA."""
+
+    name: str = Field(min_length=1, max_length=200)
+    """Unique name of this entry (the key of the plan's rows); one catalog model may appear under
+    several names with different loads or SLAs."""
+    model: str = Field(min_length=1, max_length=500)
+    """Catalog LLM id or alias (e.g. meta-llama/Llama-3.1-8B-Instruct), or a user-catalog model;
+    the loader replaces aliases with the catalog id."""
+    load: Load
+    """Traffic to serve."""
+    sla: Sla
+    """Latency limits."""
+    precision: Precision | None = None
+    """Weight precision for this model; omitted = the scenario's ``precision``."""
+    allowed_gpus: list[str] | None = None
+    """Only these GPU types may serve this model; omitted = every available type."""
+    forbidden_gpus: list[str] = Field(default_factory=list)
+    """GPU types that must not serve this model."""
+    min_replicas: int = Field(0, ge=0, le=MAX_REPLICAS)
+    """Minimum number of replicas in total over GPU types (for availability); 0 = only what the
+    load needs (a model with load > 0 always gets at least one)."""
+
+    @model_validator(mode="after")
+    def _gpu_lists(self) -> ModelEntry:
+        problems: list[tuple[str, str]] = []
+        both = sorted(set(self.allowed_gpus or ()) & set(self.forbidden_gpus))
+        if both:
+            problems.append(
+                (
+                    "forbidden_gpus",
+                    f"{', '.join(both)} also in allowed_gpus — remove it from one of the lists",
+                )
+            )
+        if self.allowed_gpus is not None and not self.allowed_gpus:
+            problems.append(("allowed_gpus", "empty — omit allowed_gpus to allow every GPU type"))
+        for field in ("allowed_gpus", "forbidden_gpus"):
+            values = getattr(self, field) or []
+            if len(set(values)) != len(values):
+                problems.append((field, "repeated GPU type — list each type once"))
+        if problems:
+            raise rule_error(problems)
+        return self

@@ -1,0 +1,157 @@
+"""The master problems of column generation over the generated columns.
+
+:class:`Master` is the restricted master LP (GLOP): a convex combination of known columns per
+model under the linking rows, made elastic with a penalty so it is always feasible; its duals
+price the linking rows. :func:`master_milp` is the same master with a binary choice of one
+column per model (SCIP): the plan of :mod:`planner.solve.colgen`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from planner.solve.columns import Column, Decomposition
+from planner.solve.decompose import FloatArray
+
+LP_GAP_FRACTION = 0.25
+"""Column generation stops when master LP and bound are this fraction of the target apart."""
+
+
+@dataclass(frozen=True)
+class LinkingRows:
+    """The rows of a master problem: one convexity row per model, the linking rows (capped GPU
+    types, power cap per period, budget) and the objective."""
+
+    conv: list[Any]
+    gpu: list[Any]
+    power: list[Any]
+    budget: list[Any]
+    objective: Any
+
+    @classmethod
+    def build(cls, s: Any, dec: Decomposition, *, named: bool) -> LinkingRows:
+        """The rows of *dec* in solver *s* (a minimisation), with readable names if *named*."""
+        inputs = dec.inputs
+        inf = s.infinity()
+
+        def name(text: str) -> str:
+            return text if named else ""
+
+        conv = [s.Constraint(1.0, 1.0, name(f"conv[{b}]")) for b in range(len(dec.blocks))]
+        gpu = [
+            s.Constraint(-inf, float(inputs.inventory[g] or 0), name(f"inventory[{g}]"))
+            for g in dec.gpus
+        ]
+        cap_kw = inputs.power_cap_kw
+        power = (
+            [s.Constraint(-inf, cap_kw, name(f"power_cap[{t}]")) for t in range(inputs.periods)]
+            if cap_kw is not None
+            else []
+        )
+        budget_usd = inputs.budget_usd
+        budget = [s.Constraint(-inf, budget_usd, name("budget"))] if budget_usd is not None else []
+        objective = s.Objective()
+        objective.SetMinimization()
+        return cls(conv, gpu, power, budget, objective)
+
+    def put(self, var: Any, col: Column) -> None:
+        """Give variable *var* the coefficients of column *col* in every row."""
+        self.conv[col.block].SetCoefficient(var, 1.0)
+        for ct, use in zip(self.gpu, col.gpu_use, strict=True):
+            if use:
+                ct.SetCoefficient(var, float(use))
+        for ct, kw in zip(self.power, col.power_kw, strict=False):
+            ct.SetCoefficient(var, float(kw))
+        for ct in self.budget:
+            ct.SetCoefficient(var, col.budget_usd)
+        self.objective.SetCoefficient(var, col.cost)
+
+
+class Master:
+    """Restricted master LP (GLOP) over the generated columns."""
+
+    def __init__(self, dec: Decomposition, penalty: float) -> None:
+        from ortools.linear_solver import pywraplp
+
+        self.dec = dec
+        s = pywraplp.Solver.CreateSolver("GLOP")
+        self.solver = s
+        self.rows = LinkingRows.build(s, dec, named=True)
+        inf = s.infinity()
+        for rows in (self.rows.gpu, self.rows.power, self.rows.budget):
+            for ct in rows:
+                slack = s.NumVar(0.0, inf, f"slack[{ct.name()}]")
+                ct.SetCoefficient(slack, -1.0)
+                self.rows.objective.SetCoefficient(slack, penalty / max(1.0, ct.ub()))
+        self.columns: list[Column] = []
+        self.vars: list[Any] = []
+
+    def add(self, col: Column) -> None:
+        """Add a column (a convex-combination weight of one model's replica vector)."""
+        var = self.solver.NumVar(0.0, self.solver.infinity(), f"lambda[{len(self.columns)}]")
+        self.rows.put(var, col)
+        self.columns.append(col)
+        self.vars.append(var)
+
+    def solve(self) -> tuple[float, list[float], FloatArray, FloatArray, float] | None:
+        """(objective, σ per model, y per GPU row, y per period, y budget), None on failure."""
+        from ortools.linear_solver import pywraplp
+
+        if self.solver.Solve() != pywraplp.Solver.OPTIMAL:
+            return None
+
+        def y(rows: list[Any]) -> FloatArray:
+            return np.asarray([max(0.0, -ct.dual_value()) for ct in rows], dtype=np.float64)
+
+        rows = self.rows
+        return (
+            rows.objective.Value(),
+            [ct.dual_value() for ct in rows.conv],
+            y(rows.gpu),
+            y(rows.power) if rows.power else np.zeros(self.dec.inputs.periods),
+            float(y(rows.budget).sum()),
+        )
+
+
+def master_milp(
+    master: Master, weights: list[float], deadline: float, gap: float | None = None
+) -> tuple[list[Column], float] | None:
+    """One column per model under the linking rows (SCIP) and SCIP's bound on the master MILP;
+    ([], inf) when SCIP proves it infeasible, None when it finds no plan in time."""
+    from ortools.linear_solver import pywraplp
+
+    dec, inputs = master.dec, master.dec.inputs
+    s = pywraplp.Solver.CreateSolver("SCIP")
+    pick = [s.BoolVar(f"pick[{i}]") for i in range(len(master.columns))]
+    rows = LinkingRows.build(s, dec, named=False)
+    best_weight: dict[int, tuple[float, int]] = {}
+    for i, (col, var) in enumerate(zip(master.columns, pick, strict=True)):
+        rows.put(var, col)
+        weight = weights[i] if i < len(weights) else 0.0
+        if col.block not in best_weight or weight > best_weight[col.block][0]:
+            best_weight[col.block] = (weight, i)
+    hint = {i for _, i in best_weight.values()}
+    s.SetHint(pick, [1.0 if i in hint else 0.0 for i in range(len(pick))])
+    s.SetTimeLimit(max(1000, int(1000 * (deadline - time.perf_counter()))))
+    s.SetNumThreads(inputs.threads)
+    s.SetSolverSpecificParametersAsString(f"randomization/randomseedshift = {inputs.seed}\n")
+    params = pywraplp.MPSolverParameters()
+    params.SetDoubleParam(
+        params.RELATIVE_MIP_GAP, LP_GAP_FRACTION * inputs.relative_gap if gap is None else gap
+    )
+    code = s.Solve(params)
+    if code == pywraplp.Solver.INFEASIBLE:
+        return [], math.inf
+    if code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+        return None
+    chosen = [
+        col for col, var in zip(master.columns, pick, strict=True) if var.solution_value() > 0.5
+    ]
+    if len(chosen) != len(dec.blocks):
+        return None
+    return sorted(chosen, key=lambda col: col.block), s.Objective().BestBound()

@@ -1,0 +1,171 @@
+"""Validate batch-predict input rows against the catalog: one ``error`` line per row.
+
+:func:`check_rows` resolves each row's model and GPU (quantised checkpoints included) and
+collects every problem of the row, '; '-joined: unknown ids, an unknown engine or precision, a
+number outside (0, :data:`MAX_VALUES`], a configuration that no serving engine runs
+(:mod:`predictors.catalog.validity`) and tokens beyond the model's context. It is the
+validation half of :meth:`predictors.api.Predictor.predict`; nothing here raises on a bad row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from predictors.catalog import quantised, validity
+from predictors.catalog.store import Catalog
+from predictors.core.errors import UnknownIdError
+from predictors.core.vocab import ENGINES, PRECISIONS
+
+#: The numeric input columns of the batch contract.
+NUMERIC_COLUMNS: tuple[str, ...] = ("gpu_count", "batch_size", "input_tokens", "output_tokens")
+#: Largest value accepted per numeric input column (a row above it gets an error): more GPUs per
+#: replica than any NVLink domain, more sequences or tokens than any serving engine handles.
+MAX_VALUES: dict[str, float] = {
+    "gpu_count": 64,
+    "batch_size": 65_536,
+    "input_tokens": 10_000_000,
+    "output_tokens": 10_000_000,
+}
+
+
+def joined_messages(checks: list[pl.Expr]) -> pl.Expr:
+    """The non-empty strings of *checks* (one string expression per check), '; '-joined."""
+    return pl.concat_list(checks).list.eval(pl.element().filter(pl.element() != "")).list.join("; ")
+
+
+def _resolve_names(
+    names: pl.Series, resolve: Callable[[str], str], column: str
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Resolved id (or None) and error text ('' when resolved) of every distinct name."""
+    ids: dict[str, str | None] = {}
+    errors: dict[str, str] = {}
+    for name in names.unique().drop_nulls().to_list():
+        try:
+            ids[name] = resolve(name)
+            errors[name] = ""
+        except UnknownIdError as exc:
+            ids[name] = None
+            errors[name] = f"{column}: {exc.problem}{exc.hint}"
+    return ids, errors
+
+
+def _id_error(column: str, errors: dict[str, str], kind: str) -> pl.Expr:
+    """The resolution error of *column* per row; an empty cell asks for a catalog *kind* id."""
+    empty = f"{column}: empty; give a catalog {kind} id"
+    return (
+        pl.col(column)
+        .replace_strict(errors, default=empty, return_dtype=pl.String)
+        .fill_null(empty)
+    )
+
+
+def _vocabulary_error(column: str, known: tuple[str, ...]) -> pl.Expr:
+    """An error where *column* is not one of *known*."""
+    return (
+        pl.when(pl.col(column).is_in(known))
+        .then(pl.lit(""))
+        .otherwise(
+            pl.format(f"{column}: unknown '{{}}'; use one of ", pl.col(column))
+            + pl.lit(", ".join(known))
+        )
+    )
+
+
+def _range_error(column: str) -> pl.Expr:
+    """An error where the number in *column* is missing, not above 0, above its bound, or (for
+    counts) not whole."""
+    v = pl.col(column)
+    bad = v.is_null() | ~v.is_finite() | (v <= 0) | (v > MAX_VALUES[column])
+    whole = column in ("gpu_count", "batch_size")
+    if whole:
+        bad = bad | (v != v.floor())
+    return (
+        pl.when(bad.fill_null(True))
+        .then(
+            pl.lit(
+                f"{column}: must be a {'whole number from 1' if whole else 'number above 0'}"
+                f" to {MAX_VALUES[column]:,.0f}"
+            )
+        )
+        .otherwise(pl.lit(""))
+    )
+
+
+def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.Series:
+    """The configuration-validity error (TP vs heads, GPUs per node) of each row of *keys*
+    (resolved ``model``, ``gpu``, ``gpu_count``), checked once per distinct configuration."""
+    distinct = keys.unique(maintain_order=True)
+    verdicts = distinct.with_columns(
+        pl.Series(
+            "_config",
+            validity.row_errors(
+                catalog,
+                distinct["model"].to_list(),
+                distinct["gpu"].to_list(),
+                distinct["gpu_count"].to_list(),
+            ),
+            dtype=pl.String,
+        )
+    )
+    return keys.join(
+        verdicts,
+        on=["model", "gpu", "gpu_count"],
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    )["_config"].fill_null("")
+
+
+def _context_error(catalog: Catalog, model_id: pl.Expr) -> pl.Expr:
+    """An error where input plus output tokens exceed the context window of the row's model."""
+    context = dict(
+        zip(
+            catalog.llms["id"].to_list(),
+            catalog.llms["max_position_embeddings"].to_list(),
+            strict=True,
+        )
+    )
+    window = model_id.replace_strict(context, default=None, return_dtype=pl.Float64)
+    tokens = pl.col("input_tokens") + pl.col("output_tokens")
+    return (
+        pl.when((tokens > window).fill_null(False))
+        .then(
+            pl.format(
+                "input_tokens + output_tokens = {} exceed the model's {}-token context; lower them",
+                tokens.cast(pl.Int64, strict=False),
+                window.cast(pl.Int64),
+            )
+        )
+        .otherwise(pl.lit(""))
+    )
+
+
+def check_rows(catalog: Catalog, rows: pl.DataFrame) -> pl.DataFrame:
+    """Resolved ids (``_model``, ``_gpu``) and the per-row validation error (``_error``, '' for
+    a valid row) of normalised input *rows* (:func:`predictors.api.normalise_rows`)."""
+    model_map, model_err = _resolve_names(
+        rows["model"], lambda name: quantised.resolve_llm(catalog, name), "model"
+    )
+    gpu_map, gpu_err = _resolve_names(rows["gpu"], catalog.resolve_gpu, "gpu")
+    model_id = pl.col("model").replace_strict(model_map, default=None, return_dtype=pl.String)
+    gpu_id = pl.col("gpu").replace_strict(gpu_map, default=None, return_dtype=pl.String)
+    checks: list[pl.Expr] = [
+        _id_error("model", model_err, "LLM"),
+        _id_error("gpu", gpu_err, "GPU"),
+        _vocabulary_error("engine", ENGINES),
+        _vocabulary_error("precision", PRECISIONS),
+        *(_range_error(col) for col in NUMERIC_COLUMNS),
+    ]
+    # a count above its bound already has its error
+    keys = rows.select(
+        model_id,
+        gpu_id,
+        pl.when(pl.col("gpu_count") <= MAX_VALUES["gpu_count"]).then(pl.col("gpu_count")),
+    )
+    checks.append(pl.lit(pl.Series("_config", _config_errors(catalog, keys), dtype=pl.String)))
+    checks.append(_context_error(catalog, model_id))
+    return rows.select(
+        model_id.alias("_model"), gpu_id.alias("_gpu"), joined_messages(checks).alias("_error")
+    )
