@@ -219,3 +219,45 @@ def test_user_catalog_integer_above_int64_is_a_clean_error(
     assert result.code == 1 and result.errors, result.err
     assert "internal error" not in result.err
     assert any(f"column '{column}'" in line for line in result.errors), result.err
+
+
+@pytest.mark.parametrize("name", ["[a, b]", "{x: 1}", "[]", "7"])
+def test_overlay_entry_with_a_name_that_is_not_text(tmp_path: Path, name: str) -> None:
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(
+        f"models:\n  - name: {name}\n    load: {{requests_per_s: 2}}\n", encoding="utf-8"
+    )
+    result = run_cli("validate", "paper-llama8b-low-load", "--overlay", str(overlay))
+    assert result.code == 1 and "internal error" not in result.err, result.err
+    assert any(".name" in line for line in result.errors), result.err
+
+
+def test_set_chain_copies_the_scenario_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N ``--set`` items cost one copy of the scenario, not N (was O(N x size))."""
+    import copy
+
+    from planner.scenario import overrides
+
+    calls: list[int] = []
+    real = copy.deepcopy
+
+    def counting(value: Any, memo: Any = None) -> Any:
+        calls.append(1)
+        return real(value, memo)
+
+    monkeypatch.setattr(overrides.copy, "deepcopy", counting)
+    data = {"models": [{"name": f"m{i}", "load": {"requests_per_s": 1}} for i in range(200)]}
+    items = [f"models[{i}].load.requests_per_s={i + 1}" for i in range(200)]
+    changed, problems = overrides.apply_overrides(data, items)
+    assert problems == [] and len(calls) == 1
+    assert [m["load"]["requests_per_s"] for m in changed["models"]] == list(range(1, 201))
+    assert data["models"][5]["load"]["requests_per_s"] == 1  # the input is left as it was
+
+
+def test_a_bad_set_path_changes_nothing() -> None:
+    from planner.scenario.overrides import apply_overrides
+
+    data = {"gpus": {"L4": {"available": 2}}}
+    changed, problems = apply_overrides(data, ["new.branch[0].x=1", "gpus.L4.available=3"])
+    assert len(problems) == 1 and "cannot index" in problems[0][1]
+    assert changed == {"gpus": {"L4": {"available": 3}}}  # no half-made 'new' mapping

@@ -25,10 +25,9 @@ from pydantic import ValidationError
 from planner.scenario.errors import Problem, as_error, pydantic_problems
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.names import canonicalize, no_price_problem
-from planner.scenario.overrides import apply_override, deep_merge, shorten
+from planner.scenario.overrides import apply_overrides, deep_merge, shorten
 from planner.scenario.sections import GpuOffer
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
-from predictors.core.errors import WattgpuError
 from predictors.core.paths import user_catalog_dir
 from predictors.core.safe_read import check_depth, read_text
 
@@ -60,11 +59,9 @@ def load_scenario(
     for overlay in overlays:
         data = deep_merge(data, _read_yaml(Path(overlay)))
     problems: list[Problem] = []
-    for item in overrides:
-        try:
-            data = apply_override(data, item)
-        except WattgpuError as exc:
-            problems.append((f"--set {shorten(item)}", str(exc)))
+    if overrides:
+        data, failed = apply_overrides(data, list(overrides))
+        problems += [(f"--set {shorten(item)}", message) for item, message in failed]
     check_depth(data, str(path))
     return scenario_from_dict(data, str(path), catalog, base_dir=path.parent, problems=problems)
 

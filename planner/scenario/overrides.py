@@ -53,6 +53,27 @@ def parse_path(path: str) -> list[str | int]:
 
 def apply_override(data: Any, item: str) -> Any:
     """Return a copy of *data* with ``PATH=VALUE`` applied (creating missing mappings)."""
+    copied = copy.deepcopy(data) if data is not None else {}
+    set_override(copied, item)
+    return copied
+
+
+def apply_overrides(data: Any, items: list[str]) -> tuple[Any, list[tuple[str, str]]]:
+    """*data* (copied once) with every ``PATH=VALUE`` of *items* applied in order, and the
+    (item, message) of each that could not be applied (those change nothing). Costs one copy
+    of the scenario in all, not one per item."""
+    copied = copy.deepcopy(data) if data is not None else {}
+    problems: list[tuple[str, str]] = []
+    for item in items:
+        try:
+            set_override(copied, item)
+        except WattgpuError as exc:
+            problems.append((item, str(exc)))
+    return copied, problems
+
+
+def set_override(data: Any, item: str) -> None:
+    """Apply ``PATH=VALUE`` to *data* in place; on an error nothing is changed."""
     if "=" not in item:
         raise WattgpuError("no '=' — write PATH=VALUE, e.g. models[0].load.requests_per_s=5")
     raw_path, raw_value = item.split("=", 1)
@@ -69,10 +90,20 @@ def apply_override(data: Any, item: str) -> Any:
             f"cannot read the value {short_repr(raw_value)} as YAML "
             f"({yaml_error_text(exc)}) — quote it"
         ) from None
-    data = copy.deepcopy(data) if data is not None else {}
+    if not isinstance(data, dict):
+        raise WattgpuError("the scenario is not a mapping — check the file")
+    node, rest = _walk(data, parts)
+    for key in rest[:-1]:  # the missing mappings on the way (all keys: checked by _walk)
+        node[key] = {}
+        node = node[key]
+    node[rest[-1]] = value
+
+
+def _walk(data: Any, parts: list[str | int]) -> tuple[Any, list[str | int]]:
+    """The deepest existing container on *parts* and the parts below it, checked in full
+    before anything is created (so a bad path changes nothing)."""
     node = data
     for depth, key in enumerate(parts):
-        last = depth == len(parts) - 1
         where = format_path(parts[: depth + 1])
         if isinstance(key, int):
             if not isinstance(node, list):
@@ -81,13 +112,18 @@ def apply_override(data: Any, item: str) -> Any:
                 raise WattgpuError(f"{where} does not exist (the list has {len(node)} entries)")
         elif not isinstance(node, dict):
             raise WattgpuError(f"{format_path(parts[:depth])} is not a mapping — check the path")
-        if last:
-            node[key] = value
-        else:
-            if isinstance(key, str) and key not in node:
-                node[key] = {}
-            node = node[key]
-    return data
+        last = depth == len(parts) - 1
+        if last or (isinstance(key, str) and key not in node):
+            rest = parts[depth:]
+            below = [k for k in rest[1:] if isinstance(k, int)]
+            if below:  # a new mapping cannot be indexed like a list
+                raise WattgpuError(
+                    f"{where} does not exist, so {format_path(parts)} cannot index it — "
+                    "create the list first"
+                )
+            return node, rest
+        node = node[key]
+    raise AssertionError("unreachable: the last part always returns")
 
 
 def deep_merge(base: Any, overlay: Any) -> Any:
@@ -106,11 +142,17 @@ def deep_merge(base: Any, overlay: Any) -> Any:
 
 
 def _merge_models(base: list[Any], overlay: list[Any]) -> list[Any]:
+    """Overlay entries replace base entries of the same (text) name; others are appended, so a
+    name that is not text (a list, a mapping) is reported by validation, not a crash here."""
     merged = list(base)
-    index = {e.get("name"): i for i, e in enumerate(merged) if isinstance(e, dict)}
+    index = {
+        e["name"]: i
+        for i, e in enumerate(merged)
+        if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
     for entry in overlay:
         name = entry.get("name") if isinstance(entry, dict) else None
-        if name in index:
+        if isinstance(name, str) and name in index:
             merged[index[name]] = deep_merge(merged[index[name]], entry)
         else:
             merged.append(copy.deepcopy(entry))

@@ -54,9 +54,9 @@ def not_regular_problem(path: Path) -> str | None:
     kinds = (
         (stat.S_ISDIR, "is a directory — give a file"),
         (stat.S_ISFIFO, "is a FIFO (named pipe), not a regular file — give a file"),
-        (stat.S_ISCHR, "is a device, not a file — give a file"),
-        (stat.S_ISBLK, "is a device, not a file — give a file"),
-        (stat.S_ISSOCK, "is a socket, not a file — give a file"),
+        (stat.S_ISCHR, "is a device, not a regular file — give a file"),
+        (stat.S_ISBLK, "is a device, not a regular file — give a file"),
+        (stat.S_ISSOCK, "is a socket, not a regular file — give a file"),
     )
     for check, why in kinds:
         if check(mode):
