@@ -51,6 +51,9 @@ DEFAULTS: dict[str, Any] = {
     "input_tokens": 512,
     "output_tokens": 256,
 }
+#: Rows featurised and predicted at once: memory stays bounded (features are ~60 columns) and
+#: every row's prediction is independent of the others, so the result does not depend on it.
+PREDICT_CHUNK_ROWS = 200_000
 #: The at-batch predictions, in the order of the batch contract's output columns.
 PREDICTION_COLUMNS: tuple[str, ...] = (
     "power_w_per_gpu",
@@ -172,7 +175,39 @@ class Predictor:
             )
             .with_row_index("_row")
         )
-        feats = add_features(join_specs(work.filter(pl.col("_error") == ""), self.catalog))
+        valid = work.filter(pl.col("_error") == "")
+        pred = pl.concat(
+            [
+                self._predict_valid(valid.slice(start, PREDICT_CHUNK_ROWS), with_ttft)
+                for start in range(0, max(valid.height, 1), PREDICT_CHUNK_ROWS)
+            ]
+        )
+        merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
+        result = merged.select(
+            *PREDICTION_COLUMNS[:7],
+            pl.col("in_domain").fill_null(False),
+            pl.when(pl.col("_error") != "")
+            .then(pl.col("_error"))
+            .otherwise(pl.col("_fit_error").fill_null(""))
+            .alias("error"),
+            pl.col("gpu_measured").fill_null(False),
+            pl.when(pl.col("_error") != "")
+            .then(pl.lit("invalid row (see error)"))
+            .otherwise(pl.col("_reason").fill_null(""))
+            .alias("domain_reason"),
+            *(TTFT_COLUMNS if with_ttft else ()),
+            pl.when(pl.col("_error") == "").then(pl.col("_fits")).alias("fits_in_memory"),
+        )
+        ordered = [
+            *PREDICTION_COLUMNS,
+            *(TTFT_COLUMNS if with_ttft else ()),
+            *(FIT_COLUMNS if with_fit else ()),
+        ]
+        return pl.concat([_whole_numbers_as_int(rows), result.select(ordered)], how="horizontal")
+
+    def _predict_valid(self, valid: pl.DataFrame, with_ttft: bool) -> pl.DataFrame:
+        """Predictions, intervals, domain reasons and the memory verdict of valid work rows."""
+        feats = add_features(join_specs(valid, self.catalog))
         power = np.full(feats.height, np.nan)
         itl = np.full(feats.height, np.nan)
         if feats.height:
@@ -227,7 +262,7 @@ class Predictor:
             pl.Series("ttft_s_hi", t_hi),
         )
         numeric = list(PREDICTION_COLUMNS[:7]) + list(TTFT_COLUMNS)
-        pred = pred.with_columns(
+        return pred.with_columns(
             [pl.when(pl.col("_fits")).then(pl.col(c).fill_nan(None)).alias(c) for c in numeric]
             + [
                 pl.col("in_domain") & pl.col("_fits"),
@@ -241,28 +276,6 @@ class Predictor:
                 ).alias("_reason"),
             ]
         )
-        merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
-        result = merged.select(
-            *PREDICTION_COLUMNS[:7],
-            pl.col("in_domain").fill_null(False),
-            pl.when(pl.col("_error") != "")
-            .then(pl.col("_error"))
-            .otherwise(pl.col("_fit_error").fill_null(""))
-            .alias("error"),
-            pl.col("gpu_measured").fill_null(False),
-            pl.when(pl.col("_error") != "")
-            .then(pl.lit("invalid row (see error)"))
-            .otherwise(pl.col("_reason").fill_null(""))
-            .alias("domain_reason"),
-            *(TTFT_COLUMNS if with_ttft else ()),
-            pl.when(pl.col("_error") == "").then(pl.col("_fits")).alias("fits_in_memory"),
-        )
-        ordered = [
-            *PREDICTION_COLUMNS,
-            *(TTFT_COLUMNS if with_ttft else ()),
-            *(FIT_COLUMNS if with_fit else ()),
-        ]
-        return pl.concat([_whole_numbers_as_int(rows), result.select(ordered)], how="horizontal")
 
     def in_domain(self, feats: pl.DataFrame) -> list[bool]:
         """True where the row lies inside the training domain recorded in the model card."""

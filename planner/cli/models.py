@@ -237,13 +237,15 @@ def predict(
         rows = _read_rows(input_csv)
         predictor = Predictor.load()
         result = predict_rows(predictor, rows)
-        for note in quantised.notes(predictor.catalog, rows["model"].drop_nulls().to_list()):
+        for note in quantised.notes(
+            predictor.catalog, rows["model"].drop_nulls().unique(maintain_order=True).to_list()
+        ):
             typer.echo(terminal_text(note), err=True)
-        text = csv_safe_frame(result).write_csv()
+        safe = csv_safe_frame(result)
         if output_csv is None:
-            typer.echo(text, nl=False)
+            typer.echo(safe.write_csv(), nl=False)
         else:
-            write_output(output_csv, text, inputs=[input_csv])
+            write_output(output_csv, safe.write_csv, inputs=[input_csv])
             bad = result.filter(pl.col("error") != "").height
             typer.echo(f"wrote {output_csv}: {result.height} rows, {bad} with errors")
         return

@@ -31,8 +31,11 @@ MAX_VALUES: dict[str, float] = {
 
 
 def joined_messages(checks: list[pl.Expr]) -> pl.Expr:
-    """The non-empty strings of *checks* (one string expression per check), '; '-joined."""
-    return pl.concat_list(checks).list.eval(pl.element().filter(pl.element() != "")).list.join("; ")
+    """The non-empty strings of *checks* (one string expression per check), '; '-joined ('' when
+    none is): one vectorised string concatenation, no per-row list."""
+    return pl.concat_str(
+        [pl.when(check != "").then(check) for check in checks], separator="; ", ignore_nulls=True
+    )
 
 
 def _resolve_names(

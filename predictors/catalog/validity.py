@@ -113,6 +113,8 @@ def row_errors(
     *catalog* is a :class:`predictors.catalog.store.Catalog`; *models* and *gpus* are resolved ids.
     """
     cache: dict[tuple[str, str, int], str] = {}
+    llms: dict[str, dict[str, Any]] = {}
+    gpu_rows: dict[str, dict[str, Any]] = {}
     out = []
     for model, gpu, count in zip(models, gpus, gpu_counts, strict=True):
         if model is None or gpu is None or count is None or not math.isfinite(count):
@@ -123,6 +125,8 @@ def row_errors(
             continue
         key = (model, gpu, int(count))
         if key not in cache:
-            cache[key] = "; ".join(config_problems(catalog.llm(model), catalog.gpu(gpu), key[2]))
+            llm = llms.get(model) or llms.setdefault(model, catalog.llm(model))
+            spec = gpu_rows.get(gpu) or gpu_rows.setdefault(gpu, catalog.gpu(gpu))
+            cache[key] = "; ".join(config_problems(llm, spec, key[2]))
         out.append(cache[key])
     return out

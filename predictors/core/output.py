@@ -16,8 +16,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from predictors.core.errors import WattgpuError
 
@@ -43,25 +44,27 @@ def check_not_input(target: Path, inputs: Iterable[Path | str | None], option: s
 
 def write_output(
     target: Path,
-    content: str | bytes,
+    content: str | bytes | Callable[[BinaryIO], object],
     *,
     inputs: Iterable[Path | str | None] = (),
     option: str = "--output",
 ) -> Path:
-    """Write *content* to *target* atomically (text as UTF-8); return *target*."""
+    """Write *content* to *target* atomically (text as UTF-8; a callable writes itself into the
+    open binary file, e.g. a frame's ``write_csv``, so no copy of a large output is built in
+    memory); return *target*."""
     check_not_input(target, inputs, option)
     if target.is_dir():
         raise WattgpuError(f"{option} {target}: is a directory — give a file name")
-    data = content.encode("utf-8") if isinstance(content, str) else content
+    fill = _filler(content)
     if target.exists() and not target.is_file():  # /dev/stdout, a FIFO: write through
         try:
             with target.open("wb") as fh:
-                fh.write(data)
+                fill(fh)
         except OSError as exc:
             raise WattgpuError(f"{option} {target}: cannot write ({exc.strerror})") from None
         return target
     try:
-        atomic_write(target, data)
+        atomic_write(target, fill)
     except OSError as exc:
         raise WattgpuError(
             f"{option} {target}: cannot write ({exc.strerror or exc}) — check the path"
@@ -82,9 +85,17 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(target: Path, data: bytes) -> None:
+def _filler(content: str | bytes | Callable[[BinaryIO], object]) -> Callable[[BinaryIO], object]:
+    if callable(content):
+        return content
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    return lambda fh: fh.write(data)
+
+
+def atomic_write(target: Path, data: bytes | Callable[[BinaryIO], object]) -> None:
     """Replace *target* by *data* all at once: write a temporary file beside it, fsync, rename.
 
+    *data* is the bytes, or a callable that writes them into the open binary file.
     The parent directories are created. A new file gets the umask's permissions, an existing
     one keeps its own. On any ``OSError`` (a full disk, a read-only directory) the temporary
     file is removed, *target* is left exactly as it was and the error propagates.
@@ -94,7 +105,7 @@ def atomic_write(target: Path, data: bytes) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            _filler(data)(fh)
             fh.flush()
             os.fsync(fh.fileno())
         if target.exists():

@@ -25,6 +25,7 @@ non-increasing in BW, F and IC and non-decreasing in batch, context and paramete
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -163,18 +164,22 @@ class StepTimes:
         return np.asarray((self.overhead + self.core + self.comm) * self.vendor_factor)
 
 
+def _mapped(keys: np.ndarray, value_of: Callable[[str], float]) -> np.ndarray:
+    """``value_of(key)`` for every row's key, computed once per distinct key (hash lookups, no
+    sort of the string column)."""
+    column = pl.Series("key", keys, dtype=pl.String)
+    table = {k: float(value_of(k)) for k in column.unique().drop_nulls().to_list()}
+    return column.replace_strict(table, default=np.nan, return_dtype=pl.Float64).to_numpy()
+
+
 def _per_engine(values: dict[str, float], engine: np.ndarray) -> np.ndarray:
     """The value of each row's engine family (vLLM's for families without their own)."""
     default = values.get("vllm", 0.0)
-    table = {
-        e: values.get(ENGINE_FAMILY.get(e, "vllm"), default) for e in np.unique(engine).tolist()
-    }
-    return np.array([table[e] for e in engine.tolist()], dtype=np.float64)
+    return _mapped(engine, lambda e: values.get(ENGINE_FAMILY.get(e, "vllm"), default))
 
 
 def _vendor_factor(params: StepParams, vendor: np.ndarray) -> np.ndarray:
-    table = {v: params.vendor_factor.get(v, 1.0) for v in np.unique(vendor).tolist()}
-    return np.array([table[v] for v in vendor.tolist()], dtype=np.float64)
+    return _mapped(vendor, lambda v: params.vendor_factor.get(v, 1.0))
 
 
 def step_times(
