@@ -1,0 +1,190 @@
+"""Check a plan JSON before anything is reported from it: recompute it and find the impossible.
+
+A plan file may have been edited by hand. :func:`plan_problems` recomputes every figure the
+reports use from the allocations and the candidates' curves, the way ``docs/method.md`` §4
+states (power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility
+energy, cost, carbon, totals, peak facility power, GPUs per type, the objective), and flags
+what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
+not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
+allocations. Each problem is one line naming the JSON field; ``report`` and ``diff`` stop on
+them unless ``--trust`` is given (then they warn). The check works on the plain JSON mapping, so
+it does not depend on the document types it guards.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+#: Largest relative difference between a stored figure and its recomputation.
+RELATIVE_TOLERANCE = 1e-6
+#: Figures of an allocation recomputed from its candidate, in the order they are checked.
+ALLOCATION_FIGURES = (
+    "energy_kwh",
+    "facility_energy_kwh",
+    "gpu_cost_usd",
+    "energy_cost_usd",
+    "carbon_kg",
+    "carbon_cost_usd",
+    "cost_usd",
+)
+_SUMMED = ALLOCATION_FIGURES
+
+
+def _differs(stored: Any, recomputed: float) -> bool:
+    if not isinstance(stored, int | float) or isinstance(stored, bool):
+        return True
+    if not math.isfinite(float(stored)):
+        return True
+    scale = max(abs(recomputed), abs(float(stored)), 1e-9)
+    return abs(float(stored) - recomputed) > RELATIVE_TOLERANCE * scale + 1e-12
+
+
+def _curve(candidate: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(rates, replica power) knots; a hand-built candidate without curves is linear."""
+    xs = candidate.get("load_curve_requests_per_s") or []
+    ps = candidate.get("power_curve_w_per_replica") or []
+    if ps:
+        return np.asarray(xs, dtype=np.float64), np.asarray(ps, dtype=np.float64)
+    cap = float(candidate["max_requests_per_s_per_replica"])
+    idle = float(candidate["idle_power_w_per_replica"])
+    return np.asarray([0.0, cap]), np.asarray(
+        [idle, idle + candidate["energy_j_per_request"] * cap]
+    )
+
+
+def _negative(data: dict[str, Any]) -> Iterator[str]:
+    """Numbers that cannot be negative or infinite (energy, cost, carbon, power, replicas)."""
+    totals = data.get("totals") or {}
+    for key, value in totals.items():
+        if isinstance(value, int | float) and (value < 0 or not math.isfinite(value)):
+            yield f"totals.{key}: {value!r} is impossible (negative or not finite)"
+    for i, alloc in enumerate(data.get("allocations") or []):
+        for key in (*ALLOCATION_FIGURES, "replicas", "gpus", "power_w_per_gpu"):
+            value = alloc.get(key)
+            if isinstance(value, int | float) and (value < 0 or not math.isfinite(value)):
+                yield f"allocations[{i}].{key}: {value!r} is impossible (negative or not finite)"
+
+
+def _status(data: dict[str, Any]) -> Iterator[str]:
+    status, allocations = data.get("status"), data.get("allocations") or []
+    if status in ("infeasible", "error") and allocations:
+        yield f"status: '{status}' but the plan has {len(allocations)} allocation(s)"
+    if status in ("optimal", "feasible") and not allocations and data.get("models"):
+        yield f"status: '{status}' but the plan has no allocation for its model entries"
+
+
+def _allocation(
+    data: dict[str, Any], i: int, alloc: dict[str, Any], candidate: dict[str, Any]
+) -> Iterator[str]:
+    """Recompute one allocation's power per period and figures from its candidate's curve."""
+    a = data["assumptions"]
+    hours = np.asarray(a["period_hours"], dtype=np.float64)
+    n = alloc["replicas"]
+    x = np.asarray(alloc["requests_per_s_by_period"], dtype=np.float64)
+    xs, ps = _curve(candidate)
+    power = n * np.interp(x / n, xs, ps) if n > 0 else np.zeros_like(x)
+    stored_power = list(alloc.get("power_w_by_period") or [])
+    if len(stored_power) != power.size:
+        yield (
+            f"allocations[{i}].power_w_by_period: {len(stored_power)} values for "
+            f"{power.size} periods"
+        )
+    for t, (stored, again) in enumerate(zip(stored_power, power, strict=False)):
+        if _differs(stored, float(again)):
+            yield (
+                f"allocations[{i}].power_w_by_period[{t}]: {stored!r} W, but the candidate's "
+                f"curve gives {again:.6g} W"
+            )
+            break
+    energy = float(power @ hours) / 1000.0
+    facility = energy * a["pue"]
+    carbon = facility * a["grid_g_co2_per_kwh"] / 1000.0
+    figures = {
+        "energy_kwh": energy,
+        "facility_energy_kwh": facility,
+        "gpu_cost_usd": n * candidate["usd_per_hour_per_replica"] * a["hours"],
+        "energy_cost_usd": facility * a["electricity_usd_per_kwh"],
+        "carbon_kg": carbon,
+        "carbon_cost_usd": carbon * (a.get("carbon_usd_per_kg") or 0.0),
+    }
+    figures["cost_usd"] = (
+        figures["gpu_cost_usd"] + figures["energy_cost_usd"] + figures["carbon_cost_usd"]
+    )
+    for key in ALLOCATION_FIGURES:
+        if _differs(alloc.get(key), figures[key]):
+            yield f"allocations[{i}].{key}: {alloc.get(key)!r}, recomputed {figures[key]:.6g}"
+    if alloc.get("gpus") != n * candidate["gpus_per_replica"]:
+        yield (
+            f"allocations[{i}].gpus: {alloc.get('gpus')!r}, but {n} replicas of "
+            f"{candidate['gpus_per_replica']} GPU(s) are {n * candidate['gpus_per_replica']}"
+        )
+
+
+def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, Any, Any], int]) -> Iterator[str]:
+    """GPUs per type, counted from the replicas (and from the stored ``gpus``), against the
+    inventory."""
+    used: dict[str, int] = {}
+    for alloc in data.get("allocations") or []:
+        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+        from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
+        count = max(int(alloc.get("gpus") or 0), from_replicas)
+        used[alloc["gpu"]] = used.get(alloc["gpu"], 0) + count
+    for gpu, count in sorted(used.items()):
+        available = (data.get("inventory") or {}).get(gpu)
+        if available is not None and count > available:
+            yield f"allocations: {count} {gpu} GPUs allocated, the inventory has {available}"
+
+
+def _totals(data: dict[str, Any]) -> Iterator[str]:
+    allocations = data.get("allocations") or []
+    totals = data.get("totals") or {}
+    a = data["assumptions"]
+    for key in _SUMMED:
+        again = sum(float(alloc.get(key) or 0.0) for alloc in allocations)
+        if key in totals and _differs(totals[key], again):
+            yield f"totals.{key}: {totals[key]!r}, but the allocations add up to {again:.6g}"
+    if allocations:
+        periods = np.sum([alloc.get("power_w_by_period", []) for alloc in allocations], axis=0)
+        peak = float(np.max(periods)) * a["pue"] / 1000.0
+        if _differs(totals.get("peak_facility_power_kw"), peak):
+            yield f"totals.peak_facility_power_kw: {totals.get('peak_facility_power_kw')!r}, " + (
+                f"recomputed {peak:.6g}"
+            )
+    breakdown = data.get("objective_breakdown") or {}
+    if breakdown and allocations:
+        again = breakdown["usd_per_facility_kwh_weight"] * float(
+            totals.get("facility_energy_kwh", 0.0)
+        ) + breakdown["gpu_rent_weight"] * float(totals.get("gpu_cost_usd", 0.0))
+        objective = (data.get("solve") or {}).get("objective")
+        if objective is not None and _differs(objective, again):
+            yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
+
+
+def plan_problems(data: dict[str, Any]) -> list[str]:
+    """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
+    by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
+    per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
+    problems = [*_negative(data), *_status(data), *_inventory(data, per_replica)]
+    models = {m.get("name"): m.get("model") for m in data.get("models") or []}
+    for i, alloc in enumerate(data.get("allocations") or []):
+        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+        candidate = by_key.get(key)
+        if models.get(alloc.get("name"), object()) != alloc.get("model"):
+            problems.append(
+                f"allocations[{i}].model: {alloc.get('model')!r} is not the model of entry "
+                f"{alloc.get('name')!r} in models"
+            )
+        elif candidate is None or not candidate.get("feasible", True):
+            problems.append(
+                f"allocations[{i}]: ({key[0]!r}, {key[1]!r}, TP {key[2]!r}) is not a feasible "
+                "candidate of this plan"
+            )
+        else:
+            problems.extend(_allocation(data, i, alloc, candidate))
+    if not problems:
+        problems.extend(_totals(data))
+    return problems
