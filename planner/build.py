@@ -28,12 +28,24 @@ from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
 from planner.scenario.sections import ModelEntry
 from predictors.api import Predictor
-from predictors.catalog import validity
+from predictors.catalog import quantised, validity
+from predictors.catalog.store import Catalog
 from predictors.core.errors import WattgpuError
 
 
 class FleetSizeError(WattgpuError):
     """A load no plan within the replica limit can carry (one line per model entry)."""
+
+
+def model_precision(entry: ModelEntry, scenario: Scenario, catalog: Catalog) -> str:
+    """The precision a model entry is planned at: its own, else the scenario's, else its
+    checkpoint's (:func:`predictors.catalog.quantised.checkpoint_precision`), the same default
+    as ``wattgpu predict`` and ``wattgpu compare``."""
+    return str(
+        entry.precision
+        or scenario.precision
+        or quantised.checkpoint_precision(catalog, entry.model)
+    )
 
 
 def _spec(
@@ -56,7 +68,7 @@ def _spec(
         gpu=gpu,
         tp=tp,
         engine=scenario.engine,
-        precision=entry.precision or scenario.precision,
+        precision=model_precision(entry, scenario, predictor.catalog),
         input_tokens=entry.load.input_tokens,
         output_tokens=entry.load.output_tokens,
         itl_sla_s=entry.sla.itl_ms / 1000.0,
@@ -165,7 +177,7 @@ def _gpu_info(scenario: Scenario, predictor: Predictor) -> dict[str, GpuInfo]:
     return info
 
 
-def demands(scenario: Scenario) -> tuple[list[ModelDemand], tuple[float, ...]]:
+def demands(scenario: Scenario, catalog: Catalog) -> tuple[list[ModelDemand], tuple[float, ...]]:
     """The load of every model entry per period and the hours of each period."""
     count, hours = periods(scenario)
     models = [
@@ -178,7 +190,7 @@ def demands(scenario: Scenario) -> tuple[list[ModelDemand], tuple[float, ...]]:
             min_replicas=e.min_replicas,
             input_tokens=e.load.input_tokens,
             output_tokens=e.load.output_tokens,
-            precision=e.precision or scenario.precision,
+            precision=model_precision(e, scenario, catalog),
         )
         for e in scenario.models
     ]
@@ -238,7 +250,7 @@ def planning_inputs(
     extra_candidates: Iterable[Candidate] = (),
 ) -> PlanningInputs:
     """Everything the optimiser needs for *scenario*."""
-    models, period_hours = demands(scenario)
+    models, period_hours = demands(scenario, predictor.catalog)
     weights = scenario.objective.weights
     objective = Objective(
         minimize=scenario.objective.minimize,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import polars as pl
 import pytest
@@ -21,7 +23,7 @@ from predictors.training.accuracy import (
     unseen_protocol,
 )
 from predictors.training.evaluate import TARGETS, out_of_fold, target_rows
-from predictors.training.metrics import mdape
+from predictors.training.metrics import experiment_mape, mdape, median_ratio
 from predictors.training.stability import seed_stability
 from predictors.training.train import prepare
 from tests.test_predictors import _synthetic_table
@@ -83,3 +85,24 @@ def test_seed_stability_seed_0_is_the_reported_logo_and_seeds_move_it() -> None:
     y = rows["power_w_per_gpu"].to_numpy()
     assert table["mdape_pct_all"][0] == pytest.approx(mdape(y, reported.predicted), rel=1e-9)
     assert table["mdape_pct_all"][0] != table["mdape_pct_all"][1]
+
+
+def test_median_hi_over_lo_is_the_width_a_planner_sees() -> None:
+    lo = np.array([1.0, 2.0, 1.0, np.nan, 0.0])
+    hi = np.array([2.0, 3.0, 4.0, 5.0, 1.0])
+    # rows with a missing or zero lower bound do not count: ratios 2.0, 1.5, 4.0
+    assert median_ratio(lo, hi) == pytest.approx(2.0)
+    assert math.isnan(median_ratio(np.array([np.nan]), np.array([1.0])))
+
+
+def test_experiment_mape_compares_means_per_experiment_by_hand() -> None:
+    frame = pl.DataFrame(
+        {
+            "gpu": ["A", "A", "B", "B", "B"],
+            "measured": [1.0, 3.0, 10.0, 10.0, 10.0],
+            "predicted": [2.0, 2.0, 12.0, 9.0, None],
+        }
+    )
+    # A: means 2 vs 2 -> 0 %; B: the row without a prediction is left out, 10 vs 10.5 -> 5 %
+    value, experiments = experiment_mape(frame, ["gpu"])
+    assert experiments == 2 and value == pytest.approx(2.5)

@@ -79,9 +79,15 @@ def test_explicit_precision_wins(cat: Catalog) -> None:
             "precision": ["", "bf16", None, ""],
         }
     )
-    assert fill_implied_precision(rows, cat)["precision"].to_list() == ["fp8", "bf16", "fp8", ""]
+    # an empty cell takes the checkpoint's precision: FP8 from the name, else the catalog's BF16
+    assert fill_implied_precision(rows, cat)["precision"].to_list() == [
+        "fp8",
+        "bf16",
+        "fp8",
+        "bf16",
+    ]
     no_column = fill_implied_precision(rows.drop("precision"), cat)
-    assert no_column["precision"].to_list() == ["fp8", "fp8", "fp8", None]
+    assert no_column["precision"].to_list() == ["fp8", "fp8", "fp8", "bf16"]
 
 
 def test_predict_uses_the_base_at_the_implied_precision() -> None:

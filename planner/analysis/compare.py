@@ -129,8 +129,9 @@ class CompareResult:
 def _precision(request: CompareRequest, catalog: Catalog, model_id: str) -> str:
     if request.precision is not None:
         return request.precision
-    dtype = str(catalog.llm(model_id).get("default_dtype") or "bf16")
-    return "bf16" if dtype == "fp32" else dtype
+    from predictors.catalog import quantised
+
+    return quantised.checkpoint_precision(catalog, model_id)
 
 
 def compare_scenario_dict(

@@ -89,8 +89,10 @@ class Scenario(StrictModel):
     engine: Engine = "vllm"
     """Serving engine the predictions assume: vllm, tensorrt-llm, sglang, deepspeed-mii,
     hf-transformers or llama.cpp (aliases such as trtllm are accepted)."""
-    precision: Precision = "bf16"
-    """Default weight precision for every model (override per model with ``precision``)."""
+    precision: Precision | None = None
+    """Default weight precision for every model (override per model with ``precision``);
+    omitted = each model's checkpoint precision (its catalog ``default_dtype``, FP32 served as
+    FP16, or what a quantised checkpoint's name implies), as ``wattgpu predict`` uses."""
     user_catalog: str | None = None
     """Directory of a user catalog overlay (gpus.csv / llms.csv), relative to the scenario file;
     omitted = $WATTGPU_USER_CATALOG if set."""

@@ -150,18 +150,32 @@ def resolve_llm(catalog: Any, name: str) -> str:
     return resolve_checkpoint(catalog, name).model_id
 
 
-def fill_implied_precision(rows: pl.DataFrame, catalog: Any) -> pl.DataFrame:
-    """Rows with an empty or missing ``precision`` set to what a quantised ``model`` implies.
+#: How a serving engine loads a checkpoint stored at a precision it does not serve: vLLM's
+#: ``dtype: auto`` serves FP32 checkpoints in FP16.
+SERVED_DTYPE: dict[str, str] = {"fp32": "fp16"}
 
-    Rows with an explicit precision, and rows of catalog models, are left as they are.
+
+def checkpoint_precision(catalog: Any, model_id: str) -> str:
+    """The precision a catalog LLM is served at when nobody says otherwise: its checkpoint's
+    ``default_dtype`` (FP8 for DeepSeek-V3, FP4 for gpt-oss), FP32 served as FP16. The one
+    default of ``predict``, ``compare``, ``plan`` and the measurement adapters."""
+    dtype = str(catalog.llm(model_id).get("default_dtype") or "bf16")
+    return SERVED_DTYPE.get(dtype, dtype)
+
+
+def fill_implied_precision(rows: pl.DataFrame, catalog: Any) -> pl.DataFrame:
+    """Rows with an empty or missing ``precision`` set to the checkpoint's precision: what a
+    quantised ``model`` name implies, else the catalog model's :func:`checkpoint_precision`.
+
+    Rows with an explicit precision, and rows whose model does not resolve, are left as they are.
     """
     if "model" not in rows.columns:
         return rows
     implied: dict[str, str] = {}
     for name in rows["model"].cast(pl.String).drop_nulls().unique().to_list():
         found = try_resolve_checkpoint(catalog, name.strip())
-        if found is not None and found.precision is not None:
-            implied[name] = found.precision
+        if found is not None:
+            implied[name] = found.precision or checkpoint_precision(catalog, found.model_id)
     if not implied:
         return rows
     original = (

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from predictors.catalog.quantised import checkpoint_precision
 from predictors.core.errors import DataError
 from predictors.measurements.aiconfigurator import is_aiconfigurator_header, read_aiconfigurator
 from predictors.measurements.amd_mi300x import is_amd_dir, read_amd_mi300x
@@ -63,7 +64,6 @@ RULES: tuple[str, ...] = (
 )
 MIN_ITL_S = 1e-4
 MAX_POWER_TDP_RATIO = 1.5
-_AUTO_DTYPE = {"fp32": "fp16"}
 
 
 class Resolver(Protocol):
@@ -173,8 +173,7 @@ def _resolve_gpu(cat: Resolver, hint: str | None, raw: str) -> str | None:
 def _precision(cat: Resolver, model_id: str | None, prec: str) -> str:
     if prec != "auto" or model_id is None:
         return prec
-    dtype = str(cat.llm(model_id).get("default_dtype") or "auto")
-    return _AUTO_DTYPE.get(dtype, dtype)
+    return checkpoint_precision(cat, model_id)
 
 
 def _tdp(cat: Resolver, gpu_id: str | None) -> float | None:

@@ -33,8 +33,10 @@ from predictors.training.evaluate import (
 )
 from predictors.training.metrics import (
     coverage,
+    experiment_mape,
     grouped_kendall_tau,
     mdape,
+    median_ratio,
     pearson_r,
     relative_width,
 )
@@ -50,6 +52,8 @@ WORKLOAD: list[str] = [
     "gpu_count",
 ]
 CONTEXT: list[str] = ["source", "model", "gpu", *WORKLOAD[1:]]
+#: One experiment: a benchmark configuration swept over batch size or concurrency.
+EXPERIMENT: list[str] = [c for c in CONTEXT if c != "batch_size"]
 #: LOGO restricted to NVIDIA datacenter GPUs (every NVIDIA GPU but the RTX workstation cards).
 NVIDIA_DC_SPLIT = "logo-nvidia-dc"
 #: :data:`NVIDIA_DC_SPLIT` restricted to rows whose source the fold's training set has measured.
@@ -126,6 +130,7 @@ def _metrics(g: pl.DataFrame) -> dict[str, float]:
     tau_gpu, n_gpu = grouped_kendall_tau(g, "measured", "predicted", ["model", *WORKLOAD], "gpu")
     tau_llm, n_llm = grouped_kendall_tau(g, "measured", "predicted", ["gpu", *WORKLOAD], "model")
     has_iv = bool(np.isfinite(lo).any())
+    experiment = experiment_mape(g, [c for c in EXPERIMENT if c in g.columns])
     return {
         "rows": float(g.height),
         "mdape_pct": mdape(m, p),
@@ -136,6 +141,9 @@ def _metrics(g: pl.DataFrame) -> dict[str, float]:
         "tau_llm_groups": float(n_llm),
         "coverage_90_pct": coverage(m, lo, hi) if has_iv else math.nan,
         "interval_width_pct": relative_width(p, lo, hi) if has_iv else math.nan,
+        "median_hi_over_lo": median_ratio(lo, hi) if has_iv else math.nan,
+        "experiment_mape_pct": experiment[0],
+        "experiments": float(experiment[1]),
     }
 
 

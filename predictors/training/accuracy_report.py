@@ -133,6 +133,7 @@ def render(
     lines += _nvdc_section(summary, meta.get("unseen_protocol"))
     lines += _stability_section(meta.get("stability"))
     lines += _dominance_section(meta.get("dominance"))
+    lines += _interval_section(summary)
     lines += ["## Headline: MdAPE (%) by method and split", ""]
     head = headline(summary)
     method_cols = [m for m in METHOD_TITLES if m in head.columns]
@@ -273,6 +274,51 @@ def _nvdc_section(summary: pl.DataFrame, unseen: pl.DataFrame | None = None) -> 
             "that GPU out removes the protocol from training altogether): " + "; ".join(parts) + "."
         )
     return [*lines, ""]
+
+
+def _interval_section(summary: pl.DataFrame) -> list[str]:
+    """Coverage beside width (median hi/lo) and experiment-level error, v2, every split."""
+    if "median_hi_over_lo" not in summary.columns:
+        return []
+    ours = _sorted(summary.filter(pl.col("method") == "ours"))
+    rows = [
+        [
+            r["target"],
+            SPLIT_TITLES.get(r["split"], r["split"]),
+            _fmt(int(r["rows"])),
+            _fmt(r["coverage_90_pct"]),
+            _fmt(r["median_hi_over_lo"], 2),
+            _fmt(r["interval_width_pct"]),
+            _fmt(r["mdape_pct"]),
+            _fmt(r["experiment_mape_pct"]) + f" ({int(r['experiments'])})",
+        ]
+        for r in ours.iter_rows(named=True)
+    ]
+    return [
+        "## Intervals beside their width, and experiment-level error (v2)",
+        "",
+        "An interval is only useful if it is narrow enough to plan with: the median of "
+        "`hi / lo` says how many times the upper bound is the lower one (2.0 is a band of about "
+        "±33 % around the value). Experiment MAPE is the mean absolute percentage error of the "
+        "mean per experiment (one benchmark configuration: source, LLM, GPU, GPU count, engine, "
+        "precision and token lengths, swept over batch or concurrency), the way serving "
+        "simulators report theirs; the number of experiments is in brackets.",
+        "",
+        *_table(
+            [
+                "target",
+                "split",
+                "rows",
+                "90 % coverage %",
+                "median hi/lo",
+                "mean width %",
+                "row MdAPE %",
+                "experiment MAPE % (experiments)",
+            ],
+            rows,
+        ),
+        "",
+    ]
 
 
 def _stability_section(stability: pl.DataFrame | None) -> list[str]:

@@ -81,3 +81,28 @@ def relative_width(predicted: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> flo
     if not ok.any():
         return math.nan
     return float(np.mean((hi[ok] - lo[ok]) / predicted[ok]) * 100.0)
+
+
+def median_ratio(lo: np.ndarray, hi: np.ndarray) -> float:
+    """Median of ``hi / lo`` over rows with a positive, finite interval: how many times the
+    upper bound is the lower one (1 = a point; a 90 % band of ±41 % around the value is 2.4)."""
+    ok = np.isfinite(lo) & np.isfinite(hi) & (lo > 0)
+    if not ok.any():
+        return math.nan
+    return float(np.median(hi[ok] / lo[ok]))
+
+
+def experiment_mape(frame: pl.DataFrame, keys: list[str]) -> tuple[float, int]:
+    """MAPE (%) of the mean per experiment, and the number of experiments.
+
+    An experiment is one group of *keys* (e.g. LLM, GPU, GPU count, engine, precision, source,
+    prompt and output lengths: one benchmark configuration swept over batch or concurrency); its
+    measured mean is compared with its predicted mean, the way serving simulators publish their
+    accuracy. Rows without a prediction are left out.
+    """
+    ok = frame.filter(pl.col("predicted").is_not_null() & pl.col("predicted").is_not_nan())
+    if ok.is_empty():
+        return math.nan, 0
+    means = ok.group_by(keys).agg(pl.col("measured").mean(), pl.col("predicted").mean())
+    m, p = means["measured"].to_numpy(), means["predicted"].to_numpy()
+    return float(np.mean(np.abs(p - m) / m) * 100.0), means.height
