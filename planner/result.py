@@ -1,4 +1,6 @@
-"""The optimiser's result: :class:`Plan`, its accounting, its JSON contract and invariant checks.
+"""The optimiser's result: :class:`Plan`, its accounting and invariant checks.
+
+Its JSON contract is :func:`planner.documents.plan.plan_document` (documents sit above results).
 
 Accounting (one place, shared by the optimiser's objective, the plan and the baselines):
 
@@ -18,12 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from planner.inputs import Candidate, PlanningInputs
-
-if TYPE_CHECKING:
-    from planner.documents.plan import PlanDocument
 
 LOAD_TOLERANCE = 1e-5
 """Relative tolerance (of max(1, value)) of the invariant checks."""
@@ -152,16 +151,6 @@ class Plan:
                 )
             out.append(entry)
         return out
-
-    def to_document(self) -> PlanDocument:
-        """The typed JSON contract (:class:`planner.documents.plan.PlanDocument`)."""
-        from planner.documents.plan import plan_document
-
-        return plan_document(self)
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """The stable JSON contract of issue 5 as plain JSON values."""
-        return self.to_document().to_json_dict()
 
 
 def _metrics(t: Totals) -> dict[str, float]:

@@ -108,7 +108,12 @@ def _layer(module: str) -> int:
 
 def test_sources_found() -> None:
     assert len(SOURCES) > 50, "the layout scan found too few modules"
-    for required in ("planner.cli.app", "predictors.core.errors", "planner.solve", "predictors.api"):
+    for required in (
+        "planner.cli.app",
+        "predictors.core.errors",
+        "planner.solve",
+        "predictors.api",
+    ):
         assert required in MODULES, f"{required} missing from the scan"
 
 

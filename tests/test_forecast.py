@@ -14,7 +14,7 @@ from planner.analysis.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, GridFacto
 from planner.analysis.pareto import nondominated, pareto_front
 from planner.analysis.uncertainty import bands
 from planner.cli.app import app
-from planner.documents.plan import load_plan
+from planner.documents.plan import load_plan, plan_document, plan_json
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs
 from planner.result import Plan
 from planner.solve.optimize import solve
@@ -189,13 +189,13 @@ def test_bands_hand_arithmetic_and_order() -> None:
 def test_bands_from_saved_plan_json_equal_bands_from_plan(tmp_path: Path) -> None:
     plan = plan_with_interval(120.0, MID_W, 400.0)
     path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan.to_json_dict()))
+    path.write_text(json.dumps(plan_json(plan)))
     assert bands(load_plan(path), 0.9) == bands(plan, 0.9)
 
 
 def test_bands_scale_recorded_power_above_idle() -> None:
     # any load model: the band scales the plan's recorded per-period power above idle
-    doc = plan_with_interval(120.0, MID_W, 400.0).to_document()
+    doc = plan_document(plan_with_interval(120.0, MID_W, 400.0))
     (a,) = doc.allocations
     odd = doc.model_copy(
         update={"allocations": [a.model_copy(update={"power_w_by_period": [260.0, 210.0]})]}
@@ -278,9 +278,9 @@ def test_pareto_of_infeasible_inputs_says_why() -> None:
 
 
 def test_diff_plans(tmp_path: Path) -> None:
-    a = solve(tradeoff_inputs()).to_json_dict()
+    a = plan_json(solve(tradeoff_inputs()))
     b_inputs = replace(tradeoff_inputs(), models=(ModelDemand("chat", "m", (9.0, 5.0), 0.05),))
-    b = solve(b_inputs).to_json_dict()
+    b = plan_json(solve(b_inputs))
     d = diff_plans(a, b)
     assert not d.identical
     assert any(c.where.startswith("models.chat.requests_per_s_by_period") for c in d.models)

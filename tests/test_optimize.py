@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planner.documents.plan import plan_json
 from planner.inputs import (
     Candidate,
     Exclusion,
@@ -233,7 +234,7 @@ def test_budget_binding_is_explained() -> None:
 
 
 def _without_timing(plan: Plan) -> dict[str, Any]:
-    data = plan.to_json_dict()
+    data = plan_json(plan)
     data["solve"].pop("seconds")
     return data
 

@@ -499,6 +499,11 @@ def plan_document(plan: Plan) -> PlanDocument:
     )
 
 
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """The stable JSON contract of *plan* as plain JSON values (:func:`plan_document`)."""
+    return plan_document(plan).to_json_dict()
+
+
 # --- document -> optimiser inputs ----------------------------------------------------------------
 
 

@@ -8,7 +8,8 @@ totals, the savings against every baseline and, on request, the best feasible al
 model (with their objective delta) and the excluded candidates with their reasons. The table
 is compact by default (the columns that fit 100 characters); ``wide`` adds every column, and
 Markdown always has every column. CSV has one row per allocation with the JSON contract's
-allocation columns; JSON is :meth:`Plan.to_json_dict` with non-finite numbers written as null.
+allocation columns; JSON is :func:`~planner.documents.plan.plan_json` with non-finite numbers
+written as null.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from planner.analysis.alternatives import alternatives
+from planner.documents.plan import plan_json
 from planner.result import Allocation, Plan, PlanStatus
 from planner.text import (
     COMPACT_WIDTH,
@@ -382,7 +384,7 @@ CSV_COLUMNS: tuple[str, ...] = (
 
 def plan_csv(plan: Plan) -> str:
     """One row per allocation: the contract's allocation columns, then any extra ones."""
-    rows = plan.to_json_dict()["allocations"]
+    rows = plan_json(plan)["allocations"]
     extra = [k for k in (rows[0] if rows else {}) if k not in CSV_COLUMNS]
     return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
 
@@ -392,7 +394,7 @@ def render_plan(plan: Plan, fmt: str, *, candidates: bool = False, wide: bool = 
     compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*; Markdown
     always has every column)."""
     if fmt == "json":
-        return to_json(plan.to_json_dict())
+        return to_json(plan_json(plan))
     if fmt == "csv":
         return plan_csv(plan)
     if fmt == "md":
