@@ -213,3 +213,13 @@ class ReportDocument(Document):
     pareto: ParetoDocument | None
     accuracy_csv: str | None
     plan: PlanDocument
+
+    @property
+    def has_solution(self) -> bool:
+        """True when the plan has allocations to report (optimal or feasible)."""
+        return self.status in ("optimal", "feasible")
+
+    @property
+    def total_bands(self) -> FigureBandsDocument | None:
+        """The fleet's uncertainty bands (None when the plan has none)."""
+        return self.uncertainty.total if self.uncertainty else None

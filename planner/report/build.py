@@ -51,7 +51,7 @@ from planner.documents.report import (
 )
 from planner.documents.uncertainty import BandsDocument
 from planner.inputs import PlanningInputs
-from planner.report.sections import NOT_EVALUATED
+from planner.report.blocks import NOT_EVALUATED
 from planner.result import Plan
 from predictors.core.version import __version__
 from predictors.estimators.card import ModelCard, card_of
