@@ -14,6 +14,7 @@ from planner.analysis.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, GridFacto
 from planner.analysis.pareto import nondominated, pareto_front
 from planner.analysis.uncertainty import bands
 from planner.cli.app import app
+from planner.documents.pareto import ParetoPointDocument
 from planner.documents.plan import load_plan, plan_document, plan_json
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs
 from planner.result import Plan
@@ -262,10 +263,17 @@ def test_pareto_front_monotone_and_ends() -> None:
 
 
 def test_nondominated_drops_dominated_and_ties() -> None:
-    from planner.analysis.pareto import ParetoPoint
-
-    def pt(label: str, cost: float, kwh: float) -> ParetoPoint:
-        return ParetoPoint(label, None, "optimal", kwh, kwh, cost, 0.0, {})
+    def pt(label: str, cost: float, kwh: float) -> ParetoPointDocument:
+        return ParetoPointDocument(
+            label=label,
+            epsilon_usd=None,
+            status="optimal",
+            facility_energy_kwh=kwh,
+            energy_kwh=kwh,
+            cost_usd=cost,
+            carbon_kg=0.0,
+            gpus={},
+        )
 
     kept = nondominated([pt("a", 10, 5), pt("b", 12, 6), pt("c", 11, 4), pt("d", 11, 4)])
     assert [p.label for p in kept] == ["a", "c"]
@@ -274,7 +282,7 @@ def test_nondominated_drops_dominated_and_ties() -> None:
 def test_pareto_of_infeasible_inputs_says_why() -> None:
     inputs = replace(tradeoff_inputs(), inventory={"L4": 0, "H100": 0, "A100": 0})
     front = pareto_front(inputs, points=3)
-    assert front.points == () and "infeasible" in front.messages[0]
+    assert front.points == [] and "infeasible" in front.messages[0]
 
 
 def test_diff_plans(tmp_path: Path) -> None:

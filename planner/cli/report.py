@@ -186,11 +186,10 @@ def pareto(
             progress.update(f"Pareto front: solved {done} of {total} plans")
 
         front = pareto_front(src.inputs, points, src.plan, on_point=on_point)
-    doc = front.document()
     if chart is not None:
         from planner.report.charts import pareto_chart
 
-        png = pareto_chart(doc)
+        png = pareto_chart(front)
         if png is None:
             raise WattgpuError(f"--chart {chart}: the front has no points to draw")
         from predictors.core.output import write_output
@@ -198,11 +197,11 @@ def pareto(
         write_output(chart, png, inputs=[file, *(overlay or [])], option="--chart")
         typer.echo(f"wrote {chart}", err=True)
     if format_ is ParetoFormat.json:
-        typer.echo(json.dumps(doc.to_json_dict(), indent=2))
+        typer.echo(json.dumps(front.to_json_dict(), indent=2))
         return
     from predictors.core.escape import terminal_text
 
-    typer.echo(terminal_text("\n".join(pareto_lines(doc))))
+    typer.echo(terminal_text("\n".join(pareto_lines(front))))
 
 
 def pareto_lines(front: ParetoDocument) -> list[str]:

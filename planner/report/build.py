@@ -29,7 +29,6 @@ from planner.analysis.forecast import (
     per_output_tokens,
     per_request_wh,
 )
-from planner.analysis.pareto import ParetoFront
 from planner.analysis.uncertainty import bands as plan_bands
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument
@@ -343,7 +342,7 @@ def build_report(
     *,
     fc: Forecast | None = None,
     bands: BandsDocument | None = None,
-    front: ParetoFront | ParetoDocument | None = None,
+    front: ParetoDocument | None = None,
     scenario_file: str | None = None,
     accuracy_csv: Path | None = None,
     now: Callable[[], dt.datetime] | None = None,
@@ -356,8 +355,6 @@ def build_report(
     model_card = card_of(card)
     fc = fc or forecast(doc)
     generated = (now or (lambda: dt.datetime.now(dt.UTC)))()
-    if isinstance(front, ParetoFront):
-        front = front.document()
     return ReportDocument(
         title=TITLE,
         estimated=True,
@@ -408,7 +405,7 @@ def make_report(
     scenario_file: str | None = None,
     accuracy_csv: Path | None = None,
     time_limit_s: float | None = None,
-) -> tuple[ReportDocument, ParetoFront | None]:
+) -> tuple[ReportDocument, ParetoDocument | None]:
     """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report.
 
     The front re-solves the plan's own candidates under cost caps: *inputs* when given (a fresh
