@@ -10,10 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.analysis.diff import diff_files, diff_plans, load_plan_json
-from planner.analysis.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, GridFactor, forecast
+from planner.analysis.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, forecast
 from planner.analysis.pareto import nondominated, pareto_front
 from planner.analysis.uncertainty import bands
 from planner.cli.app import app
+from planner.documents.forecast import GridDocument
 from planner.documents.pareto import ParetoPointDocument
 from planner.documents.plan import load_plan, plan_document, plan_json
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs
@@ -88,11 +89,12 @@ def test_forecast_hand_arithmetic(plan: Plan) -> None:
     # 2 replicas (peak 3 req/s, 2 req/s each); power 2·100 W + 50 J × x
     (a,) = plan.allocations
     assert a.replicas == 2
-    fc = forecast(plan, GridFactor(400.0, "DE", 2023, "catalog"))
-    p1, p2 = fc.by_period
+    grid = GridDocument(g_co2_per_kwh=400.0, region="DE", year=2023, source="catalog")
+    fc = forecast(plan, grid)
+    p1, p2 = fc.total.by_period
     assert p1.energy_kwh == pytest.approx((200 + 150) * 10 / 1000)  # 3.5 kWh
     assert p2.energy_kwh == pytest.approx((200 + 50) * 14 / 1000)  # 3.5 kWh
-    h = fc.horizon
+    h = fc.total.horizon
     assert h.energy_kwh == pytest.approx(7.0)
     assert h.facility_energy_kwh == pytest.approx(10.5)
     assert h.electricity_cost_usd == pytest.approx(2.1)
@@ -106,8 +108,8 @@ def test_forecast_hand_arithmetic(plan: Plan) -> None:
     assert h.total_cost_usd == pytest.approx(plan.totals.cost_usd)
     assert h.carbon_kg == pytest.approx(plan.totals.carbon_kg)
     # month / year scaling of a 24 h horizon
-    assert fc.per_month.energy_kwh == pytest.approx(7.0 * HOURS_PER_MONTH / 24)
-    assert fc.per_year.carbon_kg == pytest.approx(4.2 * HOURS_PER_YEAR / 24)
+    assert fc.total.per_month.energy_kwh == pytest.approx(7.0 * HOURS_PER_MONTH / 24)
+    assert fc.total.per_year.carbon_kg == pytest.approx(4.2 * HOURS_PER_YEAR / 24)
     (m,) = fc.models
     assert m.requests == pytest.approx((3 * 10 + 1 * 14) * 3600)
     assert m.output_tokens == pytest.approx(m.requests * 200)
@@ -136,10 +138,10 @@ def test_forecast_per_model_sums_to_total() -> None:
     p = solve(inputs, baselines=False)
     fc = forecast(p)
     total = sum(m.horizon.energy_kwh for m in fc.models)
-    assert total == pytest.approx(fc.horizon.energy_kwh)
+    assert total == pytest.approx(fc.total.horizon.energy_kwh)
     assert fc.model("b").gpus == {"L4": 2}
     assert p.totals is not None
-    assert fc.horizon.facility_energy_kwh == pytest.approx(p.totals.facility_energy_kwh)
+    assert fc.total.horizon.facility_energy_kwh == pytest.approx(p.totals.facility_energy_kwh)
 
 
 def plan_with_interval(lo: float, mid: float, hi: float, tdp: float = 300.0) -> Plan:

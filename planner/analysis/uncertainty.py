@@ -26,7 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.analysis.forecast import Figures, allocation_power_w, as_document, figures_from_energy
+from planner.analysis.forecast import (
+    ZERO,
+    Figures,
+    allocation_power_w,
+    as_document,
+    figures_from_energy,
+)
 from planner.documents.plan import AllocationDocument, CandidateDocument, PlanDocument
 from planner.documents.uncertainty import (
     AllocationBandDocument,
@@ -124,8 +130,7 @@ def _figures(doc: PlanDocument, a: AllocationDocument, factor: float) -> Figures
 def bands(plan: Plan | PlanDocument, level: float | None = None) -> BandsDocument:
     """Low / median / high of *plan* from the power intervals its candidates recorded."""
     doc = as_document(plan)
-    zero = Figures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    per_model: dict[str, list[Figures]] = {m.name: [zero, zero, zero] for m in doc.models}
+    per_model: dict[str, list[Figures]] = {m.name: [ZERO, ZERO, ZERO] for m in doc.models}
     rows: list[AllocationBandDocument] = []
     for a in doc.allocations:
         c = doc.candidate(a.key)
@@ -154,7 +159,7 @@ def bands(plan: Plan | PlanDocument, level: float | None = None) -> BandsDocumen
                 energy_kwh=_band(figs[0].energy_kwh, figs[1].energy_kwh, figs[2].energy_kwh),
             )
         )
-    totals = [zero, zero, zero]
+    totals = [ZERO, ZERO, ZERO]
     for figs in per_model.values():
         totals = [totals[i] + figs[i] for i in range(3)]
     return BandsDocument(

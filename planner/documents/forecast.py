@@ -31,6 +31,13 @@ class GridDocument(Document):
     year: int | None
     source: str | None
 
+    def describe(self) -> str:
+        """One line: value, region, year and source (what is unknown is said so)."""
+        where = f"region {self.region}" if self.region else "explicit figure"
+        year = f"year {self.year}" if self.year is not None else "year not stated"
+        source = self.source or "source not stated"
+        return f"{self.g_co2_per_kwh:g} gCO2e/kWh ({where}, {year}; {source})"
+
 
 class DeploymentForecastDocument(Document):
     """One allocation over the horizon."""
@@ -59,6 +66,11 @@ class ModelForecastDocument(Document):
     by_period: list[FiguresDocument]
     deployments: list[DeploymentForecastDocument]
 
+    @property
+    def gpu_count(self) -> int:
+        """GPUs used in total."""
+        return sum(d.gpus for d in self.deployments)
+
 
 class ForecastTotalDocument(Document):
     """The fleet: horizon, month, year and per-period figures."""
@@ -84,3 +96,10 @@ class ForecastDocument(Document):
     grid: GridDocument
     total: ForecastTotalDocument
     models: list[ModelForecastDocument]
+
+    def model(self, name: str) -> ModelForecastDocument:
+        """The forecast of model entry *name*."""
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise KeyError(name)

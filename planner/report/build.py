@@ -22,14 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planner.analysis.forecast import (
-    Forecast,
-    as_document,
-    forecast,
-    per_output_tokens,
-    per_request_wh,
-)
+from planner.analysis.forecast import as_document, forecast, per_output_tokens, per_request_wh
 from planner.analysis.uncertainty import bands as plan_bands
+from planner.documents.forecast import ForecastDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument
 from planner.documents.report import (
@@ -128,7 +123,7 @@ def _mean_requests_per_s(x: list[float], hours: list[float]) -> float:
 
 
 def _models_section(
-    doc: PlanDocument, fc: Forecast, bands: BandsDocument | None
+    doc: PlanDocument, fc: ForecastDocument, bands: BandsDocument | None
 ) -> list[ModelSection]:
     hours = doc.assumptions.period_hours
     out = []
@@ -219,7 +214,7 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
     )
 
 
-def _assumptions(doc: PlanDocument, fc: Forecast) -> Assumptions:
+def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
     a = doc.assumptions
     objective = a.objective.to_json_dict()
     return Assumptions(
@@ -228,7 +223,7 @@ def _assumptions(doc: PlanDocument, fc: Forecast) -> Assumptions:
         period_hours=a.period_hours[0] if a.period_hours else None,
         pue=a.pue,
         pue_source=a.pue_source or "set in the scenario file",
-        grid=fc.grid.document(),
+        grid=fc.grid,
         grid_text=fc.grid.describe(),
         electricity_usd_per_kwh=a.electricity_usd_per_kwh,
         carbon_usd_per_tonne=None if a.carbon_usd_per_kg is None else a.carbon_usd_per_kg * 1000,
@@ -307,8 +302,8 @@ def _provenance(card: ModelCard) -> DataProvenance:
     )
 
 
-def _headline(fc: Forecast) -> Headline:
-    totals = fc.horizon
+def _headline(fc: ForecastDocument) -> Headline:
+    totals = fc.total.horizon
     gpus_total: dict[str, int] = {}
     for mf in fc.models:
         for gpu, count in mf.gpus.items():
@@ -322,9 +317,9 @@ def _headline(fc: Forecast) -> Headline:
         estimated_co2e_kg=totals.carbon_kg,
         estimated_cost_usd=totals.total_cost_usd,
         estimated_average_power_w=totals.energy_kwh * 1000.0 / fc.hours,
-        estimated_facility_energy_kwh_per_year=fc.per_year.facility_energy_kwh,
-        estimated_co2e_kg_per_year=fc.per_year.carbon_kg,
-        estimated_cost_usd_per_year=fc.per_year.total_cost_usd,
+        estimated_facility_energy_kwh_per_year=fc.total.per_year.facility_energy_kwh,
+        estimated_co2e_kg_per_year=fc.total.per_year.carbon_kg,
+        estimated_cost_usd_per_year=fc.total.per_year.total_cost_usd,
         estimated_wh_per_1000_output_tokens=per_output_tokens(totals.energy_kwh, tokens),
         estimated_facility_wh_per_1000_output_tokens=per_output_tokens(
             totals.facility_energy_kwh, tokens
@@ -340,7 +335,7 @@ def build_report(
     plan: Plan | PlanDocument,
     card: ModelCard | dict[str, Any],
     *,
-    fc: Forecast | None = None,
+    fc: ForecastDocument | None = None,
     bands: BandsDocument | None = None,
     front: ParetoDocument | None = None,
     scenario_file: str | None = None,
@@ -366,7 +361,7 @@ def build_report(
         solve=SolveSummary(seconds=doc.solve.seconds, gap=doc.solve.gap),
         headline=_headline(fc),
         models=_models_section(doc, fc, bands),
-        forecast=fc.document(),
+        forecast=fc,
         uncertainty=bands,
         system_boundary=SystemBoundary(
             energy="electricity drawn by the inference GPUs (board power), idle and under load",
