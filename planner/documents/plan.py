@@ -66,6 +66,13 @@ class ObjectiveDocument(Document):
     weights: dict[str, float] | None = None
     """Weights per unit (energy_kwh, cost_usd, carbon_kg); only for weighted."""
 
+    def describe(self) -> str:
+        """'weighted (cost_usd 1, carbon_kg 0.1)' or 'cost'."""
+        if not self.weights:
+            return str(self.minimize)
+        parts = ", ".join(f"{k} {v:g}" for k, v in self.weights.items() if v)
+        return f"{self.minimize} ({parts})"
+
     @model_serializer(mode="wrap")
     def _omit_absent_weights(self, handler: Any) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)

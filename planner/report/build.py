@@ -30,22 +30,20 @@ from planner.documents.plan import PlanDocument
 from planner.documents.report import (
     Assumptions,
     BaselineSummary,
-    DataProvenance,
     Deployment,
     Headline,
     Load,
-    Method,
     ModelSection,
     ReportDocument,
     ScenarioRef,
     SolveSummary,
-    Source,
     SystemBoundary,
     Warnings,
 )
 from planner.documents.uncertainty import BandsDocument
 from planner.inputs import PlanningInputs
 from planner.report.blocks import NOT_EVALUATED
+from planner.report.card_info import card_metrics, method_of, provenance_of
 from planner.result import Plan
 from predictors.core.version import __version__
 from predictors.estimators.card import ModelCard, card_of
@@ -56,14 +54,6 @@ ESTIMATE_NOTE = (
     "trained on public measurements and from the stated assumptions; none was measured on the "
     "deployed fleet."
 )
-SOURCE_NAMES: dict[str, str] = {
-    "mlenergy-v1": "ML.ENERGY leaderboard 2023 (ml-energy/benchmark, legacy data), Apache-2.0",
-    "mlenergy-v2": "ML.ENERGY benchmark 2024 (ml-energy/benchmark, vLLM), Apache-2.0",
-    "mlenergy-v3": "ML.ENERGY leaderboard v3 2025-26 (ml-energy/leaderboard, vLLM steady state)",
-    "argonne": "Argonne LLM-Inference-Bench (argonne-lcf/LLM-Inference-Bench), BSD-3-Clause",
-    "aiconfigurator": "NVIDIA AIConfigurator silicon sample (ai-dynamo/aiconfigurator), Apache-2.0",
-    "amd-mi300x": "AMD MI300X sample (cmontemuino/amd-mi300x-ml-benchmarks), Apache-2.0",
-}
 EXCLUDED: tuple[str, ...] = (
     "host CPUs, host memory and storage of the servers",
     "networking",
@@ -72,50 +62,6 @@ EXCLUDED: tuple[str, ...] = (
     "cooling and power distribution other than through the PUE factor",
     "queueing and idle capacity outside the planned replicas",
 )
-METRIC_KEYS: tuple[str, ...] = (
-    "mdape_pct",
-    "pearson_r",
-    "kendall_tau_gpu",
-    "kendall_tau_llm",
-    "coverage_90_pct",
-    "rows",
-)
-SPLIT_NAMES: dict[str, str] = {
-    "logo": "unseen_gpus",
-    "lolo": "unseen_llms",
-    "cv5": "cross_validation",
-}
-
-
-def card_metrics(card: dict[str, Any] | ModelCard) -> dict[str, Any]:
-    """Model-card metrics of our method by split (unseen GPUs = leave-one-GPU-out, unseen LLMs =
-    leave-one-LLM-out); ``status`` is "not evaluated" when the card holds none."""
-    raw = card.metrics if isinstance(card, ModelCard) else card.get("metrics")
-    records: list[dict[str, Any]] = []
-    if isinstance(raw, list):
-        records = [r for r in raw if isinstance(r, dict)]
-    elif isinstance(raw, dict):
-        for key in ("records", "summary"):
-            if isinstance(raw.get(key), list):
-                records = [r for r in raw[key] if isinstance(r, dict)]
-    records = [r for r in records if r.get("method", "ours") == "ours" and "split" in r]
-    out: dict[str, Any] = {
-        "status": "evaluated" if records else NOT_EVALUATED,
-        **{name: NOT_EVALUATED for name in SPLIT_NAMES.values()},
-    }
-    for r in records:
-        name = SPLIT_NAMES.get(str(r["split"]), str(r["split"]))
-        slot = out.get(name)
-        if not isinstance(slot, dict):
-            slot = {}
-            out[name] = slot
-        slot[str(r.get("target", "?"))] = {k: r.get(k) for k in METRIC_KEYS if k in r}
-    if not records:
-        out["note"] = (
-            "the shipped model card has no evaluation metrics; run `wattgpu evaluate "
-            "--metrics-to predictors/trained` and retrain to record them"
-        )
-    return out
 
 
 def _mean_requests_per_s(x: list[float], hours: list[float]) -> float:
@@ -216,7 +162,6 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
 
 def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
     a = doc.assumptions
-    objective = a.objective.to_json_dict()
     return Assumptions(
         horizon_hours=a.hours,
         periods=a.periods,
@@ -231,7 +176,7 @@ def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
         robust=a.robust,
         capacity_headroom=a.capacity_headroom,
         objective=a.objective,
-        objective_text=objective_text(objective),
+        objective_text=a.objective.describe(),
         power_cap_kw=a.power_cap_kw,
         budget_usd=a.budget_usd,
         loads=[
@@ -251,54 +196,6 @@ def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
             )
             for m in doc.models
         ],
-    )
-
-
-def objective_text(objective: dict[str, Any]) -> str:
-    """'weighted (cost_usd 1, carbon_kg 0.1)' or 'cost'."""
-    weights = objective.get("weights") or {}
-    if not weights:
-        return str(objective.get("minimize"))
-    parts = ", ".join(f"{k} {v:g}" for k, v in weights.items() if v)
-    return f"{objective.get('minimize')} ({parts})"
-
-
-METHOD_TEXT = (
-    "GPU power per GPU and inter-token latency are predicted by gradient-boosted trees "
-    "(XGBoost) on public GPU and model specifications plus roofline physics; a capacity "
-    "model picks each deployment's operating batch under the latency SLA; an OR-Tools "
-    "MILP chooses GPU types and replicas. Energy = (idle power per replica + energy per "
-    "request × requests/s) × hours. Formulas: docs/method.md."
-)
-
-
-def _method(card: ModelCard) -> Method:
-    versions = card.library_versions
-    return Method(
-        predictors=card.name,
-        predictors_version=versions.get("wattgpu", __version__),
-        library_versions=versions,
-        chosen_recipes={
-            k: v.get("chosen") for k, v in card.selection.items() if isinstance(v, dict)
-        },
-        reference_source=card.reference_source,
-        intervals=card.intervals,
-        units=card.units,
-        metrics=card_metrics(card),
-        description=METHOD_TEXT,
-    )
-
-
-def _provenance(card: ModelCard) -> DataProvenance:
-    td = card.training_data
-    return DataProvenance(
-        sources=[
-            Source(id=s, description=SOURCE_NAMES.get(s, s), rows=td.rows_by_source.get(s))
-            for s in td.sources
-        ],
-        rows=td.rows,
-        sha256=td.sha256,
-        note="public measurements only; no measurement of this fleet was used",
     )
 
 
@@ -369,8 +266,8 @@ def build_report(
             carbon="operational (scope 2, location-based) CO2e = facility energy × grid factor",
             excluded=list(EXCLUDED),
         ),
-        method=_method(model_card),
-        data_provenance=_provenance(model_card),
+        method=method_of(model_card),
+        data_provenance=provenance_of(model_card),
         assumptions=_assumptions(doc, fc),
         warnings=_warnings(doc, model_card),
         baselines=[
