@@ -160,7 +160,8 @@ def test_report_from_plan_imports_no_predictor(plan_json: Path, tmp_path: Path) 
 
 
 def test_every_statement_is_rendered_in_every_format(run: PlanRun) -> None:
-    from planner.report.build import ESTIMATE_NOTE, METHOD_TEXT, make_report
+    from planner.report.build import ESTIMATE_NOTE, make_report
+    from planner.report.card_info import METHOD_TEXT
     from planner.report.render import render_report
 
     report, _ = make_report(run.plan, run.predictor_card)

@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 from planner.cli.app import app
 from planner.documents.report import ReportDocument
 from planner.pipeline import PlanRun, plan_file
-from planner.report.build import NOT_EVALUATED, build_report, card_metrics, make_report
+from planner.report.blocks import NOT_EVALUATED
+from planner.report.build import build_report, make_report
+from planner.report.card_info import card_metrics
 from planner.report.charts import accuracy_chart, all_charts, gpu_mix
 from planner.report.html import render_html
 from planner.report.markdown import render_markdown

@@ -30,7 +30,8 @@ from planner.documents.forecast import (
     GridDocument,
     ModelForecastDocument,
 )
-from planner.documents.plan import AllocationDocument, ModelDocument, PlanDocument, plan_document
+from planner.documents.plan import PlanDocument, plan_document
+from planner.documents.plan_parts import AllocationDocument, ModelDocument
 from planner.result import Plan
 
 HOURS_PER_YEAR = 8760.0

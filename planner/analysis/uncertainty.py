@@ -33,7 +33,8 @@ from planner.analysis.forecast import (
     as_document,
     figures_from_energy,
 )
-from planner.documents.plan import AllocationDocument, CandidateDocument, PlanDocument
+from planner.documents.plan import PlanDocument
+from planner.documents.plan_parts import AllocationDocument, CandidateDocument
 from planner.documents.uncertainty import (
     AllocationBandDocument,
     BandDocument,

@@ -11,7 +11,8 @@ from typing import Any, Literal
 from planner.documents.base import Document
 from planner.documents.forecast import ForecastDocument, GridDocument
 from planner.documents.pareto import ParetoDocument
-from planner.documents.plan import ObjectiveDocument, PlanDocument, SavingDocument
+from planner.documents.plan import PlanDocument
+from planner.documents.plan_parts import ObjectiveDocument, SavingDocument
 from planner.documents.uncertainty import BandsDocument, FigureBandsDocument
 
 

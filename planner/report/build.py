@@ -327,4 +327,4 @@ def make_report(
     return report, front
 
 
-__all__ = ["NOT_EVALUATED", "build_report", "card_metrics", "make_report"]
+__all__ = ["build_report", "make_report"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.documents.pareto import ParetoDocument
-from planner.documents.plan import CandidateDocument
+from planner.documents.plan_parts import CandidateDocument
 from planner.documents.report import ReportDocument
 
 MAX_POWER_PANELS = 12
