@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from planner.inputs import Candidate, PlanningInputs
 
@@ -133,28 +132,6 @@ class Plan:
     def has_solution(self) -> bool:
         """True when the plan has allocations to report (optimal or feasible)."""
         return self.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE)
-
-    def savings(self) -> list[dict[str, Any]]:
-        """Savings of this plan against every feasible baseline (absolute and % of baseline)."""
-        if self.totals is None:
-            return []
-        out: list[dict[str, Any]] = []
-        mine = _metrics(self.totals)
-        for b in self.baselines:
-            if b.totals is None:
-                continue
-            entry: dict[str, Any] = {"baseline": b.name}
-            for key, theirs in _metrics(b.totals).items():
-                entry[key] = theirs - mine[key]
-                entry[f"{key.rsplit('_', 1)[0]}_pct"] = (
-                    100.0 * (theirs - mine[key]) / theirs if theirs > 0 else None
-                )
-            out.append(entry)
-        return out
-
-
-def _metrics(t: Totals) -> dict[str, float]:
-    return {"energy_kwh": t.energy_kwh, "cost_usd": t.cost_usd, "carbon_kg": t.carbon_kg}
 
 
 def period_power_w(c: Candidate, replicas: int, x_by_period: tuple[float, ...]) -> list[float]:

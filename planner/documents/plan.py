@@ -189,7 +189,7 @@ def plan_document(plan: Plan) -> PlanDocument:
             )
             for b in plan.baselines
         ],
-        savings=[SavingDocument(**s) for s in plan.savings()],
+        savings=savings_of(plan),
         description=p.description,
         predictors=PredictorsDocument(
             name=p.predictors,
@@ -197,6 +197,37 @@ def plan_document(plan: Plan) -> PlanDocument:
             training_data_sha256=p.training_data_sha256,
         ),
     )
+
+
+def _saved(theirs: float, mine: float) -> tuple[float, float | None]:
+    """What is saved against *theirs* (absolute, then % of theirs; None when theirs <= 0)."""
+    return theirs - mine, 100.0 * (theirs - mine) / theirs if theirs > 0 else None
+
+
+def savings_of(plan: Plan) -> list[SavingDocument]:
+    """Savings of *plan* against every feasible baseline (absolute and % of the baseline)."""
+    mine = plan.totals
+    if mine is None:
+        return []
+    out = []
+    for b in plan.baselines:
+        if b.totals is None:
+            continue
+        energy, energy_pct = _saved(b.totals.energy_kwh, mine.energy_kwh)
+        cost, cost_pct = _saved(b.totals.cost_usd, mine.cost_usd)
+        carbon, carbon_pct = _saved(b.totals.carbon_kg, mine.carbon_kg)
+        out.append(
+            SavingDocument(
+                baseline=b.name,
+                energy_kwh=energy,
+                energy_pct=energy_pct,
+                cost_usd=cost,
+                cost_pct=cost_pct,
+                carbon_kg=carbon,
+                carbon_pct=carbon_pct,
+            )
+        )
+    return out
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:

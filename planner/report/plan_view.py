@@ -15,9 +15,9 @@ written as null.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from planner.documents.plan import plan_json
+from planner.documents.plan import plan_json, savings_of
+from planner.documents.plan_parts import SavingDocument
 from planner.report.plan_choices import (
     OUT_OF_DOMAIN_MARK,
     alternatives_section,
@@ -208,10 +208,15 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
     return _compact(section, COMPACT_ALLOCATION_COLUMNS, _COMPACT_ALLOCATION_NOTE)
 
 
-def _saving(saving: dict[str, Any] | None, key: str, pct_key: str) -> str:
-    if saving is None:
-        return "—"
-    return f"{num(saving[key])} ({pct(saving[pct_key])})"
+def _saved(s: SavingDocument | None) -> tuple[str, str, str]:
+    """Energy, cost and carbon saved against one baseline, each with its % ('—' without)."""
+    if s is None:
+        return ("—", "—", "—")
+    return (
+        f"{num(s.energy_kwh)} ({pct(s.energy_pct)})",
+        f"{num(s.cost_usd)} ({pct(s.cost_pct)})",
+        f"{num(s.carbon_kg)} ({pct(s.carbon_pct)})",
+    )
 
 
 #: The columns of the compact baseline table (column, heading).
@@ -227,7 +232,7 @@ COMPACT_BASELINE_COLUMNS: tuple[tuple[str, str], ...] = (
 def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
     """Every baseline's totals and what this plan saves against it (negative = costs more;
     compact: energy and cost only, infeasible baselines marked in the energy column)."""
-    savings = {s["baseline"]: s for s in plan.savings()}
+    savings = {s.baseline: s for s in savings_of(plan)}
     rows = []
     notes = []
     for b in plan.baselines:
@@ -235,17 +240,17 @@ def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
             rows.append((b.name, "infeasible", "—", "—", "—", "—", "—", "—"))
             notes.append(f"{b.name}: {b.description} — infeasible: {b.reason or b.status}")
             continue
-        s = savings.get(b.name)
+        energy, cost, carbon = _saved(savings.get(b.name))
         rows.append(
             (
                 b.name,
                 "ok",
                 num(b.totals.energy_kwh),
-                _saving(s, "energy_kwh", "energy_pct"),
+                energy,
                 num(b.totals.cost_usd),
-                _saving(s, "cost_usd", "cost_pct"),
+                cost,
                 num(b.totals.carbon_kg),
-                _saving(s, "carbon_kg", "carbon_pct"),
+                carbon,
             )
         )
         notes.append(f"{b.name}: {b.description}")
