@@ -30,7 +30,7 @@ from planner.documents.forecast import (
     GridDocument,
     ModelForecastDocument,
 )
-from planner.documents.plan import PlanDocument, plan_document
+from planner.documents.plan import PlanDocument, as_document
 from planner.documents.plan_parts import AllocationDocument, ModelDocument
 from planner.result import Plan
 
@@ -144,11 +144,6 @@ def allocation_power_w(plan: PlanDocument, a: AllocationDocument) -> list[float]
         a.replicas * c.idle_power_w_per_replica + c.energy_j_per_request * x
         for x in a.requests_per_s_by_period
     ]
-
-
-def as_document(plan: Plan | PlanDocument) -> PlanDocument:
-    """*plan* as its JSON document."""
-    return plan if isinstance(plan, PlanDocument) else plan_document(plan)
 
 
 def _deployment(doc: PlanDocument, a: AllocationDocument) -> tuple[list[Figures], float]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from planner.documents.pareto import MarkerDocument, ParetoDocument, ParetoPointDocument
-from planner.documents.plan import PlanDocument
+from planner.documents.plan import PlanDocument, as_document
 from planner.inputs import Objective, PlanningInputs
 from planner.result import Plan
 from planner.solve.optimize import solve
@@ -61,8 +61,6 @@ def _markers(
     chosen: Plan | PlanDocument, objective: str
 ) -> tuple[MarkerDocument | None, list[MarkerDocument]]:
     """The chosen plan's marker (when it has a solution) and one per feasible baseline."""
-    from planner.analysis.forecast import as_document
-
     doc = as_document(chosen)
     mine = None
     t = doc.totals

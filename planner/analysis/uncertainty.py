@@ -30,10 +30,9 @@ from planner.analysis.forecast import (
     ZERO,
     Figures,
     allocation_power_w,
-    as_document,
     figures_from_energy,
 )
-from planner.documents.plan import PlanDocument
+from planner.documents.plan import PlanDocument, as_document
 from planner.documents.plan_parts import AllocationDocument, CandidateDocument
 from planner.documents.uncertainty import (
     AllocationBandDocument,

@@ -199,6 +199,11 @@ def plan_document(plan: Plan) -> PlanDocument:
     )
 
 
+def as_document(plan: Plan | PlanDocument) -> PlanDocument:
+    """*plan* as its JSON document (a document is returned as it is)."""
+    return plan if isinstance(plan, PlanDocument) else plan_document(plan)
+
+
 def _saved(theirs: float, mine: float) -> tuple[float, float | None]:
     """What is saved against *theirs* (absolute, then % of theirs; None when theirs <= 0)."""
     return theirs - mine, 100.0 * (theirs - mine) / theirs if theirs > 0 else None

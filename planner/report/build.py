@@ -22,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planner.analysis.forecast import as_document, forecast, per_output_tokens, per_request_wh
+from planner.analysis.forecast import forecast, per_output_tokens, per_request_wh
 from planner.analysis.uncertainty import bands as plan_bands
 from planner.documents.forecast import ForecastDocument
 from planner.documents.pareto import ParetoDocument
-from planner.documents.plan import PlanDocument
+from planner.documents.plan import PlanDocument, as_document
 from planner.documents.report import (
     Assumptions,
     BaselineSummary,
