@@ -48,19 +48,32 @@ class SolveInfo:
     messages: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Allocation:
+@dataclass(frozen=True, kw_only=True)
+class Accounting:
+    """Energy, cost and carbon over the horizon (of an allocation or the fleet)."""
+
+    energy_kwh: float
+    """GPU (IT) energy (kWh)."""
+    facility_energy_kwh: float
+    """GPU energy × PUE (kWh)."""
+    gpu_cost_usd: float
+    energy_cost_usd: float
+    carbon_cost_usd: float
+    carbon_kg: float
+
+    @property
+    def cost_usd(self) -> float:
+        """GPU rent + electricity + carbon price ($)."""
+        return self.gpu_cost_usd + self.energy_cost_usd + self.carbon_cost_usd
+
+
+@dataclass(frozen=True, kw_only=True)
+class Allocation(Accounting):
     """Replicas of one candidate and the load they serve, with their accounting."""
 
     candidate: Candidate
     replicas: int
     requests_per_s_by_period: tuple[float, ...]
-    energy_kwh: float
-    facility_energy_kwh: float
-    gpu_cost_usd: float
-    energy_cost_usd: float
-    carbon_cost_usd: float
-    carbon_kg: float
     power_w_per_gpu: float
     """Time-weighted mean GPU power per GPU (W)."""
 
@@ -77,31 +90,15 @@ class Allocation:
             default=self.candidate.itl_s_at_capacity,
         )
 
-    @property
-    def cost_usd(self) -> float:
-        """GPU rent + electricity + carbon price ($)."""
-        return self.gpu_cost_usd + self.energy_cost_usd + self.carbon_cost_usd
 
-
-@dataclass(frozen=True)
-class Totals:
+@dataclass(frozen=True, kw_only=True)
+class Totals(Accounting):
     """Fleet totals over the horizon."""
 
-    energy_kwh: float
-    facility_energy_kwh: float
-    gpu_cost_usd: float
-    energy_cost_usd: float
-    carbon_cost_usd: float
-    carbon_kg: float
     mean_power_w: float
     """Time-weighted mean GPU power of the fleet (W)."""
     peak_facility_power_kw: float
     gpus: dict[str, int]
-
-    @property
-    def cost_usd(self) -> float:
-        """GPU rent + electricity + carbon price ($)."""
-        return self.gpu_cost_usd + self.energy_cost_usd + self.carbon_cost_usd
 
 
 @dataclass(frozen=True)
