@@ -206,17 +206,16 @@ def pareto(
 
 def pareto_lines(front: ParetoDocument) -> list[str]:
     """The front as a text table with the chosen plan and the baselines below it."""
-    from planner.report.blocks import num
+    from planner.report.blocks import gpus_text, num
 
     lines = [
         f"Estimated energy ↔ cost Pareto front of {front.scenario}",
         f"{'point':<12} {'facility kWh':>14} {'cost $':>14} {'CO2e kg':>12}  GPUs",
     ]
     for p in front.points:
-        gpus = ", ".join(f"{n}× {g}" for g, n in p.gpus.items())
         lines.append(
             f"{p.label:<12} {num(p.facility_energy_kwh, 6):>14} "
-            f"{num(p.cost_usd, 6):>14} {num(p.carbon_kg, 5):>12}  {gpus}"
+            f"{num(p.cost_usd, 6):>14} {num(p.carbon_kg, 5):>12}  {gpus_text(p.gpus)}"
         )
     marks = ([front.chosen] if front.chosen else []) + list(front.baselines)
     if marks:

@@ -44,6 +44,11 @@ def band_text(band: BandDocument | None, digits: int = 3) -> str:
     return f"{num(band.low, digits)} – {num(band.high, digits)}"
 
 
+def gpus_text(gpus: dict[str, int]) -> str:
+    """'2× L4, 1× H100' from GPUs by type ('' for none)."""
+    return ", ".join(f"{n}× {g}" for g, n in gpus.items())
+
+
 def rows_text(rows: dict[str, int] | int | None) -> str:
     """'power 904 rows, itl 6,506 rows' from the card's ``training_data.rows``."""
     if isinstance(rows, dict):

@@ -21,6 +21,7 @@ from planner.report.blocks import (
     Para,
     Part,
     band_text,
+    gpus_text,
     num,
     rows_text,
     table,
@@ -87,7 +88,7 @@ def _cards(report: ReportDocument) -> Cards:
 
 def _totals(report: ReportDocument) -> Part:
     h = report.headline
-    gpus = ", ".join(f"{n}× {g}" for g, n in h.gpus.items()) or "none"
+    gpus = gpus_text(h.gpus) or "none"
     return Part(
         "Fleet totals (estimated)",
         (

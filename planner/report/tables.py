@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner.documents.report import ModelSection, ReportDocument
-from planner.report.blocks import NOT_EVALUATED, Table, band_text, num, table
+from planner.report.blocks import NOT_EVALUATED, Table, band_text, gpus_text, num, table
 
 
 def metric_rows(metrics: dict[str, Any]) -> list[list[str]]:
@@ -154,7 +154,7 @@ def pareto_table(report: ReportDocument) -> Table:
             num(q.facility_energy_kwh),
             num(q.cost_usd),
             num(q.carbon_kg),
-            ", ".join(f"{n}× {g}" for g, n in q.gpus.items()),
+            gpus_text(q.gpus),
         ]
         for q in (report.pareto.points if report.pareto else [])
     ]
