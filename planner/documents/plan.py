@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from planner.documents.base import Document, dataclass_values, load_document
 from planner.documents.plan_parts import (
@@ -29,9 +29,7 @@ from planner.documents.plan_parts import (
     TotalsDocument,
 )
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs, Provenance
-
-if TYPE_CHECKING:
-    from planner.result import Allocation, Plan
+from planner.result import Allocation, Plan, itl_s_at_served_load, period_power_w
 
 #: Scalars the plan's assumptions share with :class:`~planner.inputs.PlanningInputs`.
 ECONOMICS: tuple[str, ...] = (
@@ -111,8 +109,6 @@ def load_plan(path: Path) -> PlanDocument:
 
 
 def _allocation(a: Allocation) -> AllocationDocument:
-    from planner.result import itl_s_at_served_load, period_power_w
-
     c = a.candidate
     x = a.requests_per_s_by_period
     return AllocationDocument(
