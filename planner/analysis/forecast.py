@@ -19,10 +19,10 @@ they are the horizon figures scaled to :data:`HOURS_PER_MONTH` (730 h = 8760 / 1
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Protocol
 
 from planner.documents.forecast import (
+    ZERO_FIGURES,
     DeploymentForecastDocument,
     FiguresDocument,
     ForecastDocument,
@@ -39,43 +39,6 @@ HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0
 """Hours of an average month (730 h)."""
 SECONDS_PER_HOUR = 3600.0
-
-
-@dataclass(frozen=True)
-class Figures:
-    """Energy, cost and carbon of one slice of a plan (a period, a model, the horizon, ...)."""
-
-    energy_kwh: float
-    """GPU (IT) energy (kWh)."""
-    facility_energy_kwh: float
-    """GPU energy × PUE (kWh)."""
-    electricity_cost_usd: float
-    gpu_cost_usd: float
-    """GPU-hour (rent) cost ($)."""
-    carbon_cost_usd: float
-    """Carbon price × carbon ($; 0 without a carbon price)."""
-    carbon_kg: float
-    """Operational CO2e (kg)."""
-
-    @property
-    def total_cost_usd(self) -> float:
-        """GPU-hour cost + electricity + carbon price ($)."""
-        return self.gpu_cost_usd + self.electricity_cost_usd + self.carbon_cost_usd
-
-    def __add__(self, other: Figures) -> Figures:
-        return Figures(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(Figures)))
-
-    def scaled(self, factor: float) -> Figures:
-        """Every figure multiplied by *factor*."""
-        return Figures(*(getattr(self, f.name) * factor for f in fields(Figures)))
-
-    def document(self) -> FiguresDocument:
-        """The typed form, with ``total_cost_usd`` added."""
-        values = {f.name: float(getattr(self, f.name)) for f in fields(Figures)}
-        return FiguresDocument(**values, total_cost_usd=self.total_cost_usd)
-
-
-ZERO = Figures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def grid_factor(plan: PlanDocument) -> GridDocument:
@@ -110,11 +73,13 @@ class Economics(Protocol):
         """Carbon price, USD per kg CO2; None when carbon is not priced."""
 
 
-def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: Economics) -> Figures:
+def figures_from_energy(
+    energy_kwh: float, gpu_cost_usd: float, inputs: Economics
+) -> FiguresDocument:
     """The one place GPU energy becomes facility energy, electricity cost, carbon and its price."""
     facility = energy_kwh * inputs.pue
     carbon = facility * inputs.grid_g_co2_per_kwh / 1000.0
-    return Figures(
+    return FiguresDocument.of(
         energy_kwh=energy_kwh,
         facility_energy_kwh=facility,
         electricity_cost_usd=facility * inputs.electricity_usd_per_kwh,
@@ -124,8 +89,8 @@ def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: Economic
     )
 
 
-def _sum(items: list[Figures]) -> Figures:
-    total = ZERO
+def _sum(items: list[FiguresDocument]) -> FiguresDocument:
+    total = ZERO_FIGURES
     for f in items:
         total = total + f
     return total
@@ -146,7 +111,7 @@ def allocation_power_w(plan: PlanDocument, a: AllocationDocument) -> list[float]
     ]
 
 
-def _deployment(doc: PlanDocument, a: AllocationDocument) -> tuple[list[Figures], float]:
+def _deployment(doc: PlanDocument, a: AllocationDocument) -> tuple[list[FiguresDocument], float]:
     """Figures of allocation *a* in every period and the requests it serves over the horizon."""
     hours_t = doc.assumptions.period_hours
     rent_per_h = a.replicas * doc.candidate(a.key).usd_per_hour_per_replica
@@ -163,21 +128,23 @@ def _requests(x_by_period: list[float], hours_t: list[float]) -> float:
 
 
 def _horizons(
-    horizon: Figures, hours: float
+    horizon: FiguresDocument, hours: float
 ) -> tuple[FiguresDocument, FiguresDocument, FiguresDocument]:
     """The horizon figures and their month and year scalings, as documents."""
     return (
-        horizon.document(),
-        horizon.scaled(HOURS_PER_MONTH / hours).document(),
-        horizon.scaled(HOURS_PER_YEAR / hours).document(),
+        horizon,
+        horizon.scaled(HOURS_PER_MONTH / hours),
+        horizon.scaled(HOURS_PER_YEAR / hours),
     )
 
 
-def _model(doc: PlanDocument, m: ModelDocument) -> tuple[ModelForecastDocument, list[Figures]]:
+def _model(
+    doc: PlanDocument, m: ModelDocument
+) -> tuple[ModelForecastDocument, list[FiguresDocument]]:
     """The forecast of model entry *m* and its figures per period."""
     a_ = doc.assumptions
     deployments: list[DeploymentForecastDocument] = []
-    periods: list[list[Figures]] = [[] for _ in a_.period_hours]
+    periods: list[list[FiguresDocument]] = [[] for _ in a_.period_hours]
     for a in doc.allocations:
         if a.name != m.name:
             continue
@@ -193,7 +160,7 @@ def _model(doc: PlanDocument, m: ModelDocument) -> tuple[ModelForecastDocument, 
                 gpus=a.gpus,
                 in_domain=c.in_domain,
                 requests=requests,
-                horizon=_sum(per_t).document(),
+                horizon=_sum(per_t),
             )
         )
     by_period = [_sum(p) for p in periods]
@@ -213,7 +180,7 @@ def _model(doc: PlanDocument, m: ModelDocument) -> tuple[ModelForecastDocument, 
         horizon=whole,
         per_month=month,
         per_year=year,
-        by_period=[f.document() for f in by_period],
+        by_period=by_period,
         deployments=deployments,
     )
     return model, by_period
@@ -245,7 +212,7 @@ def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> For
             horizon=whole,
             per_month=month,
             per_year=year,
-            by_period=[f.document() for f in by_period],
+            by_period=by_period,
         ),
         models=[m for m, _ in models],
     )
