@@ -56,34 +56,33 @@ def _band(band: BandDocument | None) -> str:
 def _cards(report: ReportDocument) -> Cards:
     h = report.headline
     tot = report.total_bands
-    return Cards(
+    figures = (
         (
-            Card(
-                "headline-energy",
-                f"Estimated GPU energy, {num(h.hours)} h (kWh)",
-                num(h.estimated_energy_kwh),
-                _band(tot.energy_kwh if tot else None),
-            ),
-            Card(
-                "headline-facility-energy",
-                "Estimated facility energy incl. PUE (kWh)",
-                num(h.estimated_facility_energy_kwh),
-                _band(tot.facility_energy_kwh if tot else None),
-            ),
-            Card(
-                "headline-co2e",
-                "Estimated CO2e (kg)",
-                num(h.estimated_co2e_kg),
-                _band(tot.carbon_kg if tot else None),
-            ),
-            Card(
-                "headline-cost",
-                "Estimated total cost ($)",
-                num(h.estimated_cost_usd),
-                _band(tot.cost_usd if tot else None),
-            ),
-        )
+            "headline-energy",
+            f"Estimated GPU energy, {num(h.hours)} h (kWh)",
+            h.estimated_energy_kwh,
+            tot.energy_kwh if tot else None,
+        ),
+        (
+            "headline-facility-energy",
+            "Estimated facility energy incl. PUE (kWh)",
+            h.estimated_facility_energy_kwh,
+            tot.facility_energy_kwh if tot else None,
+        ),
+        (
+            "headline-co2e",
+            "Estimated CO2e (kg)",
+            h.estimated_co2e_kg,
+            tot.carbon_kg if tot else None,
+        ),
+        (
+            "headline-cost",
+            "Estimated total cost ($)",
+            h.estimated_cost_usd,
+            tot.cost_usd if tot else None,
+        ),
     )
+    return Cards(tuple(Card(ident, label, num(v), _band(b)) for ident, label, v, b in figures))
 
 
 def _totals(report: ReportDocument) -> Part:
