@@ -1,4 +1,6 @@
-"""The optimiser's result: :class:`Plan`, its accounting, its JSON contract and invariant checks.
+"""The optimiser's result: :class:`Plan`, its accounting and invariant checks.
+
+Its JSON contract is :func:`planner.documents.plan.plan_document` (documents sit above results).
 
 Accounting (one place, shared by the optimiser's objective, the plan and the baselines):
 
@@ -18,12 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
 
 from planner.inputs import Candidate, PlanningInputs
-
-if TYPE_CHECKING:
-    from planner.documents.plan import PlanDocument
 
 LOAD_TOLERANCE = 1e-5
 """Relative tolerance (of max(1, value)) of the invariant checks."""
@@ -50,19 +48,32 @@ class SolveInfo:
     messages: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Allocation:
+@dataclass(frozen=True, kw_only=True)
+class Accounting:
+    """Energy, cost and carbon over the horizon (of an allocation or the fleet)."""
+
+    energy_kwh: float
+    """GPU (IT) energy (kWh)."""
+    facility_energy_kwh: float
+    """GPU energy × PUE (kWh)."""
+    gpu_cost_usd: float
+    energy_cost_usd: float
+    carbon_cost_usd: float
+    carbon_kg: float
+
+    @property
+    def cost_usd(self) -> float:
+        """GPU rent + electricity + carbon price ($)."""
+        return self.gpu_cost_usd + self.energy_cost_usd + self.carbon_cost_usd
+
+
+@dataclass(frozen=True, kw_only=True)
+class Allocation(Accounting):
     """Replicas of one candidate and the load they serve, with their accounting."""
 
     candidate: Candidate
     replicas: int
     requests_per_s_by_period: tuple[float, ...]
-    energy_kwh: float
-    facility_energy_kwh: float
-    gpu_cost_usd: float
-    energy_cost_usd: float
-    carbon_cost_usd: float
-    carbon_kg: float
     power_w_per_gpu: float
     """Time-weighted mean GPU power per GPU (W)."""
 
@@ -79,31 +90,15 @@ class Allocation:
             default=self.candidate.itl_s_at_capacity,
         )
 
-    @property
-    def cost_usd(self) -> float:
-        """GPU rent + electricity + carbon price ($)."""
-        return self.gpu_cost_usd + self.energy_cost_usd + self.carbon_cost_usd
 
-
-@dataclass(frozen=True)
-class Totals:
+@dataclass(frozen=True, kw_only=True)
+class Totals(Accounting):
     """Fleet totals over the horizon."""
 
-    energy_kwh: float
-    facility_energy_kwh: float
-    gpu_cost_usd: float
-    energy_cost_usd: float
-    carbon_cost_usd: float
-    carbon_kg: float
     mean_power_w: float
     """Time-weighted mean GPU power of the fleet (W)."""
     peak_facility_power_kw: float
     gpus: dict[str, int]
-
-    @property
-    def cost_usd(self) -> float:
-        """GPU rent + electricity + carbon price ($)."""
-        return self.gpu_cost_usd + self.energy_cost_usd + self.carbon_cost_usd
 
 
 @dataclass(frozen=True)
@@ -134,38 +129,6 @@ class Plan:
     def has_solution(self) -> bool:
         """True when the plan has allocations to report (optimal or feasible)."""
         return self.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE)
-
-    def savings(self) -> list[dict[str, Any]]:
-        """Savings of this plan against every feasible baseline (absolute and % of baseline)."""
-        if self.totals is None:
-            return []
-        out: list[dict[str, Any]] = []
-        mine = _metrics(self.totals)
-        for b in self.baselines:
-            if b.totals is None:
-                continue
-            entry: dict[str, Any] = {"baseline": b.name}
-            for key, theirs in _metrics(b.totals).items():
-                entry[key] = theirs - mine[key]
-                entry[f"{key.rsplit('_', 1)[0]}_pct"] = (
-                    100.0 * (theirs - mine[key]) / theirs if theirs > 0 else None
-                )
-            out.append(entry)
-        return out
-
-    def to_document(self) -> PlanDocument:
-        """The typed JSON contract (:class:`planner.documents.plan.PlanDocument`)."""
-        from planner.documents.plan import plan_document
-
-        return plan_document(self)
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """The stable JSON contract of issue 5 as plain JSON values."""
-        return self.to_document().to_json_dict()
-
-
-def _metrics(t: Totals) -> dict[str, float]:
-    return {"energy_kwh": t.energy_kwh, "cost_usd": t.cost_usd, "carbon_kg": t.carbon_kg}
 
 
 def period_power_w(c: Candidate, replicas: int, x_by_period: tuple[float, ...]) -> list[float]:

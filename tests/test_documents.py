@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from planner.cli.app import app
 from planner.documents import SCHEMA_NAMES, schema_text
-from planner.documents.plan import PlanDocument, load_plan
+from planner.documents.plan import PlanDocument, load_plan, plan_document
 from planner.pipeline import PlanRun, plan_file
 from planner.text import to_json
 from predictors.api import Predictor
@@ -78,13 +78,13 @@ def test_committed_schemas_are_current(name: str) -> None:
 
 
 def test_plan_document_round_trip_keeps_keys_and_values(run: PlanRun) -> None:
-    text = to_json(run.plan.to_json_dict())
+    text = to_json(plan_document(run.plan).to_json_dict())
     again = PlanDocument.model_validate(json.loads(text))
     assert to_json(again.to_json_dict()) == text
 
 
 def test_plan_records_provenance_and_intervals(run: PlanRun) -> None:
-    doc = run.plan.to_document()
+    doc = plan_document(run.plan)
     a = doc.assumptions
     assert a.engine == run.scenario.engine and a.robust is False
     assert a.grid_region == "FR" and a.grid_year is not None and a.capacity_headroom == 1.0
@@ -160,7 +160,8 @@ def test_report_from_plan_imports_no_predictor(plan_json: Path, tmp_path: Path) 
 
 
 def test_every_statement_is_rendered_in_every_format(run: PlanRun) -> None:
-    from planner.report.build import ESTIMATE_NOTE, METHOD_TEXT, make_report
+    from planner.report.build import ESTIMATE_NOTE, make_report
+    from planner.report.card_info import METHOD_TEXT
     from planner.report.render import render_report
 
     report, _ = make_report(run.plan, run.predictor_card)
@@ -249,5 +250,5 @@ def test_saved_plan_rebuilds_the_optimiser_inputs(run: PlanRun) -> None:
 
     from planner.documents.plan import planning_inputs_of
 
-    doc = PlanDocument.model_validate(json.loads(to_json(run.plan.to_json_dict())))
+    doc = PlanDocument.model_validate(json.loads(to_json(plan_document(run.plan).to_json_dict())))
     assert planning_inputs_of(doc) == replace(run.inputs, gpu_info={})

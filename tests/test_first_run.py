@@ -30,7 +30,7 @@ from planner.cli.app import app, main
 from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_text
 from planner.paths import scenarios_dir
 from planner.pipeline import PlanRun, plan_file
-from planner.report import sections
+from planner.report import blocks
 from planner.report.plan_view import (
     ALLOCATION_COLUMNS,
     COMPACT_ALLOCATION_COLUMNS,
@@ -408,8 +408,8 @@ def test_ms_text_keeps_sub_millisecond_slas() -> None:
 
 def test_round_off_below_1e_9_prints_as_zero() -> None:
     for value in (1.1e-14, -3e-10, 9.99e-10, 0.0):
-        assert num(value) == "0" and sections.num(value) == "0"
-    assert num(2e-9) != "0" and sections.num(2e-9) != "0"
+        assert num(value) == "0" and blocks.num(value) == "0"
+    assert num(2e-9) != "0" and blocks.num(2e-9) != "0"
     assert diff_fmt(1.1e-14) == "0" and diff_fmt([1.1e-14, 2.5]) == "[0, 2.5]"
 
 

@@ -10,11 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.analysis.diff import diff_files, diff_plans, load_plan_json
-from planner.analysis.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, GridFactor, forecast
+from planner.analysis.forecast import HOURS_PER_MONTH, HOURS_PER_YEAR, forecast
 from planner.analysis.pareto import nondominated, pareto_front
 from planner.analysis.uncertainty import bands
 from planner.cli.app import app
-from planner.documents.plan import load_plan
+from planner.documents.forecast import GridDocument
+from planner.documents.pareto import ParetoPointDocument
+from planner.documents.plan import load_plan, plan_document, plan_json
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs
 from planner.result import Plan
 from planner.solve.optimize import solve
@@ -87,11 +89,12 @@ def test_forecast_hand_arithmetic(plan: Plan) -> None:
     # 2 replicas (peak 3 req/s, 2 req/s each); power 2·100 W + 50 J × x
     (a,) = plan.allocations
     assert a.replicas == 2
-    fc = forecast(plan, GridFactor(400.0, "DE", 2023, "catalog"))
-    p1, p2 = fc.by_period
+    grid = GridDocument(g_co2_per_kwh=400.0, region="DE", year=2023, source="catalog")
+    fc = forecast(plan, grid)
+    p1, p2 = fc.total.by_period
     assert p1.energy_kwh == pytest.approx((200 + 150) * 10 / 1000)  # 3.5 kWh
     assert p2.energy_kwh == pytest.approx((200 + 50) * 14 / 1000)  # 3.5 kWh
-    h = fc.horizon
+    h = fc.total.horizon
     assert h.energy_kwh == pytest.approx(7.0)
     assert h.facility_energy_kwh == pytest.approx(10.5)
     assert h.electricity_cost_usd == pytest.approx(2.1)
@@ -105,8 +108,8 @@ def test_forecast_hand_arithmetic(plan: Plan) -> None:
     assert h.total_cost_usd == pytest.approx(plan.totals.cost_usd)
     assert h.carbon_kg == pytest.approx(plan.totals.carbon_kg)
     # month / year scaling of a 24 h horizon
-    assert fc.per_month.energy_kwh == pytest.approx(7.0 * HOURS_PER_MONTH / 24)
-    assert fc.per_year.carbon_kg == pytest.approx(4.2 * HOURS_PER_YEAR / 24)
+    assert fc.total.per_month.energy_kwh == pytest.approx(7.0 * HOURS_PER_MONTH / 24)
+    assert fc.total.per_year.carbon_kg == pytest.approx(4.2 * HOURS_PER_YEAR / 24)
     (m,) = fc.models
     assert m.requests == pytest.approx((3 * 10 + 1 * 14) * 3600)
     assert m.output_tokens == pytest.approx(m.requests * 200)
@@ -135,10 +138,10 @@ def test_forecast_per_model_sums_to_total() -> None:
     p = solve(inputs, baselines=False)
     fc = forecast(p)
     total = sum(m.horizon.energy_kwh for m in fc.models)
-    assert total == pytest.approx(fc.horizon.energy_kwh)
+    assert total == pytest.approx(fc.total.horizon.energy_kwh)
     assert fc.model("b").gpus == {"L4": 2}
     assert p.totals is not None
-    assert fc.horizon.facility_energy_kwh == pytest.approx(p.totals.facility_energy_kwh)
+    assert fc.total.horizon.facility_energy_kwh == pytest.approx(p.totals.facility_energy_kwh)
 
 
 def plan_with_interval(lo: float, mid: float, hi: float, tdp: float = 300.0) -> Plan:
@@ -189,13 +192,13 @@ def test_bands_hand_arithmetic_and_order() -> None:
 def test_bands_from_saved_plan_json_equal_bands_from_plan(tmp_path: Path) -> None:
     plan = plan_with_interval(120.0, MID_W, 400.0)
     path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan.to_json_dict()))
+    path.write_text(json.dumps(plan_json(plan)))
     assert bands(load_plan(path), 0.9) == bands(plan, 0.9)
 
 
 def test_bands_scale_recorded_power_above_idle() -> None:
     # any load model: the band scales the plan's recorded per-period power above idle
-    doc = plan_with_interval(120.0, MID_W, 400.0).to_document()
+    doc = plan_document(plan_with_interval(120.0, MID_W, 400.0))
     (a,) = doc.allocations
     odd = doc.model_copy(
         update={"allocations": [a.model_copy(update={"power_w_by_period": [260.0, 210.0]})]}
@@ -262,10 +265,17 @@ def test_pareto_front_monotone_and_ends() -> None:
 
 
 def test_nondominated_drops_dominated_and_ties() -> None:
-    from planner.analysis.pareto import ParetoPoint
-
-    def pt(label: str, cost: float, kwh: float) -> ParetoPoint:
-        return ParetoPoint(label, None, "optimal", kwh, kwh, cost, 0.0, {})
+    def pt(label: str, cost: float, kwh: float) -> ParetoPointDocument:
+        return ParetoPointDocument(
+            label=label,
+            epsilon_usd=None,
+            status="optimal",
+            facility_energy_kwh=kwh,
+            energy_kwh=kwh,
+            cost_usd=cost,
+            carbon_kg=0.0,
+            gpus={},
+        )
 
     kept = nondominated([pt("a", 10, 5), pt("b", 12, 6), pt("c", 11, 4), pt("d", 11, 4)])
     assert [p.label for p in kept] == ["a", "c"]
@@ -274,13 +284,13 @@ def test_nondominated_drops_dominated_and_ties() -> None:
 def test_pareto_of_infeasible_inputs_says_why() -> None:
     inputs = replace(tradeoff_inputs(), inventory={"L4": 0, "H100": 0, "A100": 0})
     front = pareto_front(inputs, points=3)
-    assert front.points == () and "infeasible" in front.messages[0]
+    assert front.points == [] and "infeasible" in front.messages[0]
 
 
 def test_diff_plans(tmp_path: Path) -> None:
-    a = solve(tradeoff_inputs()).to_json_dict()
+    a = plan_json(solve(tradeoff_inputs()))
     b_inputs = replace(tradeoff_inputs(), models=(ModelDemand("chat", "m", (9.0, 5.0), 0.05),))
-    b = solve(b_inputs).to_json_dict()
+    b = plan_json(solve(b_inputs))
     d = diff_plans(a, b)
     assert not d.identical
     assert any(c.where.startswith("models.chat.requests_per_s_by_period") for c in d.models)

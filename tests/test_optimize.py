@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planner.documents.plan import plan_json, savings_of
 from planner.inputs import (
     Candidate,
     Exclusion,
@@ -233,7 +234,7 @@ def test_budget_binding_is_explained() -> None:
 
 
 def _without_timing(plan: Plan) -> dict[str, Any]:
-    data = plan.to_json_dict()
+    data = plan_json(plan)
     data["solve"].pop("seconds")
     return data
 
@@ -256,10 +257,10 @@ def test_baselines_and_savings() -> None:
     assert replicas(plan) == {"L4": 1}
     names = [(b.name, b.feasible) for b in plan.baselines]
     assert names == [("best-tflops-per-w", True), ("h100", True), ("cheapest-per-hour", True)]
-    savings = {s["baseline"]: s for s in plan.savings()}
-    assert savings["h100"]["cost_usd"] == pytest.approx(3.0 + 0 - 0.5)
-    assert savings["h100"]["cost_pct"] == pytest.approx(100 * 2.5 / 3.0)
-    assert savings["cheapest-per-hour"]["cost_usd"] == pytest.approx(0.0)
+    savings = {s.baseline: s for s in savings_of(plan)}
+    assert savings["h100"].cost_usd == pytest.approx(3.0 + 0 - 0.5)
+    assert savings["h100"].cost_pct == pytest.approx(100 * 2.5 / 3.0)
+    assert savings["cheapest-per-hour"].cost_usd == pytest.approx(0.0)
 
 
 def test_baseline_without_h100_is_reported_infeasible() -> None:

@@ -13,12 +13,15 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli.app import app
+from planner.documents.report import ReportDocument
 from planner.pipeline import PlanRun, plan_file
-from planner.report.build import NOT_EVALUATED, build_report, card_metrics, make_report
+from planner.report.blocks import NOT_EVALUATED
+from planner.report.build import build_report, make_report
+from planner.report.card_info import card_metrics
 from planner.report.charts import accuracy_chart, all_charts, gpu_mix
 from planner.report.html import render_html
 from planner.report.markdown import render_markdown
-from planner.report.sections import metric_rows
+from planner.report.tables import metric_rows
 from predictors.api import Predictor
 
 SCENARIO = """\
@@ -66,12 +69,17 @@ def run(scenario_file: Path, predictor: Predictor) -> PlanRun:
 
 
 @pytest.fixture(scope="module")
-def report(run: PlanRun) -> dict[str, Any]:
+def report_doc(run: PlanRun) -> ReportDocument:
     data, front = make_report(
         run.plan, run.predictor_card, pareto_points=3, inputs=run.inputs, scenario_file="s.yaml"
     )
     assert front is not None
-    return data.to_json_dict()
+    return data
+
+
+@pytest.fixture(scope="module")
+def report(report_doc: ReportDocument) -> dict[str, Any]:
+    return report_doc.to_json_dict()
 
 
 def test_report_json_fields(report: dict[str, Any], run: PlanRun) -> None:
@@ -150,16 +158,14 @@ def test_card_metrics_read_from_card(run: PlanRun) -> None:
     assert metrics["cross_validation"] == NOT_EVALUATED
     assert card_metrics({"metrics": {}})["status"] == NOT_EVALUATED
     fixed = dt.datetime(2025, 1, 2, tzinfo=dt.UTC)
-    data = build_report(
-        run.plan, {**run.predictor_card, "metrics": records}, now=lambda: fixed
-    ).to_json_dict()
-    assert data["generated_at"].startswith("2025-01-02")
+    data = build_report(run.plan, {**run.predictor_card, "metrics": records}, now=lambda: fixed)
+    assert data.generated_at.startswith("2025-01-02")
     md = render_markdown(data)
     assert "| unseen gpus | power | 12.5 % | 0.9 | 88 % |" in md
 
 
-def test_markdown_sections(report: dict[str, Any]) -> None:
-    md = render_markdown(report)
+def test_markdown_sections(report_doc: ReportDocument) -> None:
+    md = render_markdown(report_doc)
     for heading in (
         "## Fleet totals (estimated)",
         "## Per model deployment (estimated)",
@@ -172,7 +178,7 @@ def test_markdown_sections(report: dict[str, Any]) -> None:
         "Pareto front",
     ):
         assert heading in md
-    metrics = report["method"]["metrics"]
+    metrics = report_doc.method.metrics
     if metrics["status"] == NOT_EVALUATED:
         assert NOT_EVALUATED in md
     else:
@@ -186,17 +192,17 @@ def test_markdown_sections(report: dict[str, Any]) -> None:
     assert re.search(r"measured (energy|power)", md) is None
 
 
-def test_html_self_contained(report: dict[str, Any], tmp_path: Path) -> None:
+def test_html_self_contained(report_doc: ReportDocument, tmp_path: Path) -> None:
     csv = tmp_path / "accuracy.predictions.csv"
     rows = ["target,split,method,measured,predicted"]
     rows += [f"power,logo,ours,{100 + i},{110 + i}" for i in range(20)]
     rows += [f"itl,lolo,ours,{0.01 + i / 1000},{0.012 + i / 1000}" for i in range(20)]
     rows += ["power,logo,paper,100,300"]
     csv.write_text("\n".join(rows) + "\n")
-    charts = all_charts(report, csv)
+    charts = all_charts(report_doc, csv)
     assert {c.key for c in charts} == {"energy_cost", "gpu_mix", "power_load", "pareto", "accuracy"}
     assert all(c.png and c.png.startswith(PNG_SIGNATURE) for c in charts)
-    html = render_html(report, charts)
+    html = render_html(report_doc, charts)
     assert "http://" not in html and "https://" not in html and "<script" not in html
     images = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html)
     assert len(images) == 5
@@ -213,9 +219,9 @@ def test_accuracy_chart_skips_with_reason(tmp_path: Path) -> None:
     assert png is None and "missing columns" in note
 
 
-def test_gpu_mix_none_without_gpus(report: dict[str, Any]) -> None:
-    empty = {**report, "headline": {**report["headline"], "gpus": {}}}
-    assert gpu_mix(empty) is None
+def test_gpu_mix_none_without_gpus(report_doc: ReportDocument) -> None:
+    headline = report_doc.headline.model_copy(update={"gpus": {}})
+    assert gpu_mix(report_doc.model_copy(update={"headline": headline})) is None
 
 
 def test_cli_report_json_and_what_if(scenario_file: Path) -> None:

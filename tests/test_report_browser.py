@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli.app import app
-from planner.report.sections import num
+from planner.report.blocks import num
 
 pytestmark = pytest.mark.browser
 

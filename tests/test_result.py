@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from planner.documents.plan import plan_json
 from planner.inputs import Objective
 from planner.result import Plan, PlanStatus, check_invariants, make_allocation, make_totals
 from planner.solve.optimize import solve
@@ -48,7 +49,7 @@ def _plan() -> Plan:
 
 
 def test_json_contract_keys_present_and_serialisable() -> None:
-    data = json.loads(json.dumps(_plan().to_json_dict()))
+    data = json.loads(json.dumps(plan_json(_plan())))
     assert CONTRACT["top"] <= set(data)
     assert data["status"] == "optimal"
     for section in ("solve", "assumptions", "totals"):
@@ -105,7 +106,7 @@ def test_check_invariants_reports_each_violation() -> None:
 
 def test_infeasible_plan_json_has_null_totals_and_messages() -> None:
     inputs = make_inputs([demand((5.0,))], [cand("A", cap=1.0)], inventory={"A": 2})
-    data = solve(inputs).to_json_dict()
+    data = plan_json(solve(inputs))
     assert data["status"] == PlanStatus.INFEASIBLE.value
     assert data["allocations"] == [] and data["totals"] is None and data["baselines"] == []
     assert data["solve"]["messages"] == ["inventory: A needs 5 GPUs, has 2"]

@@ -1,6 +1,6 @@
 """Regenerate the golden plan JSON files in tests/golden/ (run after retraining the predictors).
 
-Each golden file is the plan's JSON contract (:meth:`planner.result.Plan.to_json_dict`, as
+Each golden file is the plan's JSON contract (:func:`planner.documents.plan.plan_json`, as
 ``wattgpu plan FILE --format json`` writes it) without ``solve.seconds`` (wall-clock time).
 tests/test_golden_plans.py compares status, allocations and totals against these files::
 
@@ -33,11 +33,12 @@ def golden_dict(plan_json: dict[str, Any]) -> dict[str, Any]:
 
 def golden_text(stem: str) -> str:
     """The golden JSON text of scenarios/<stem>.yaml planned with the trained predictors."""
+    from planner.documents.plan import plan_json
     from planner.pipeline import plan_file
     from planner.text import to_json
 
     run = plan_file(REPO / "scenarios" / f"{stem}.yaml")
-    return to_json(golden_dict(run.plan.to_json_dict()))
+    return to_json(golden_dict(plan_json(run.plan)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,10 +19,10 @@ they are the horizon figures scaled to :data:`HOURS_PER_MONTH` (730 h = 8760 / 1
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Protocol
+from typing import Protocol
 
 from planner.documents.forecast import (
+    ZERO_FIGURES,
     DeploymentForecastDocument,
     FiguresDocument,
     ForecastDocument,
@@ -30,7 +30,8 @@ from planner.documents.forecast import (
     GridDocument,
     ModelForecastDocument,
 )
-from planner.documents.plan import AllocationDocument, PlanDocument, plan_document
+from planner.documents.plan import PlanDocument, as_document
+from planner.documents.plan_parts import AllocationDocument, ModelDocument
 from planner.result import Plan
 
 HOURS_PER_YEAR = 8760.0
@@ -40,214 +41,16 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0
 SECONDS_PER_HOUR = 3600.0
 
 
-@dataclass(frozen=True)
-class Figures:
-    """Energy, cost and carbon of one slice of a plan (a period, a model, the horizon, ...)."""
-
-    energy_kwh: float
-    """GPU (IT) energy (kWh)."""
-    facility_energy_kwh: float
-    """GPU energy × PUE (kWh)."""
-    electricity_cost_usd: float
-    gpu_cost_usd: float
-    """GPU-hour (rent) cost ($)."""
-    carbon_cost_usd: float
-    """Carbon price × carbon ($; 0 without a carbon price)."""
-    carbon_kg: float
-    """Operational CO2e (kg)."""
-
-    @property
-    def total_cost_usd(self) -> float:
-        """GPU-hour cost + electricity + carbon price ($)."""
-        return self.gpu_cost_usd + self.electricity_cost_usd + self.carbon_cost_usd
-
-    def __add__(self, other: Figures) -> Figures:
-        return Figures(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(Figures)))
-
-    def scaled(self, factor: float) -> Figures:
-        """Every figure multiplied by *factor*."""
-        return Figures(*(getattr(self, f.name) * factor for f in fields(Figures)))
-
-    def document(self) -> FiguresDocument:
-        """The typed form, with ``total_cost_usd`` added."""
-        values = {f.name: float(getattr(self, f.name)) for f in fields(Figures)}
-        return FiguresDocument(**values, total_cost_usd=self.total_cost_usd)
-
-    def to_dict(self) -> dict[str, float]:
-        """Plain dict with ``total_cost_usd`` added."""
-        return self.document().to_json_dict()
-
-
-ZERO = Figures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-
-
-@dataclass(frozen=True)
-class GridFactor:
-    """The grid carbon intensity used, with where it comes from."""
-
-    g_co2_per_kwh: float
-    region: str | None = None
-    year: int | None = None
-    source: str | None = None
-
-    def describe(self) -> str:
-        """One line: value, region, year and source (what is unknown is said so)."""
-        where = f"region {self.region}" if self.region else "explicit figure"
-        year = f"year {self.year}" if self.year is not None else "year not stated"
-        source = self.source or "source not stated"
-        return f"{self.g_co2_per_kwh:g} gCO2e/kWh ({where}, {year}; {source})"
-
-    def document(self) -> GridDocument:
-        """The typed form."""
-        return GridDocument(
-            g_co2_per_kwh=self.g_co2_per_kwh, region=self.region, year=self.year, source=self.source
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON values."""
-        return self.document().to_json_dict()
-
-
-def grid_factor(plan: PlanDocument) -> GridFactor:
+def grid_factor(plan: PlanDocument) -> GridDocument:
     """The plan's grid factor: the catalog region row (value, year, source) or the explicit
     ``grid_g_co2_per_kwh`` with its ``grid_year`` / ``grid_source``, as the plan records them."""
     a = plan.assumptions
-    return GridFactor(
+    return GridDocument(
         g_co2_per_kwh=a.grid_g_co2_per_kwh,
         region=a.grid_region,
         year=a.grid_year,
         source=a.grid_source,
     )
-
-
-@dataclass(frozen=True)
-class DeploymentForecast:
-    """One allocation (model entry on one GPU type and TP degree)."""
-
-    gpu: str
-    tp: int
-    replicas: int
-    gpus: int
-    in_domain: bool
-    horizon: Figures
-    requests: float
-    """Requests served over the horizon."""
-
-
-@dataclass(frozen=True)
-class ModelForecast:
-    """One model entry of the scenario."""
-
-    name: str
-    model: str
-    deployments: tuple[DeploymentForecast, ...]
-    by_period: tuple[Figures, ...]
-    horizon: Figures
-    requests: float
-    """Requests over the horizon (Σ_t requests/s × hours × 3600)."""
-    output_tokens: float
-    """Output tokens over the horizon (requests × mean output tokens)."""
-    mean_power_w: float
-    """Time-weighted mean GPU power over the horizon (W)."""
-
-    @property
-    def gpus(self) -> dict[str, int]:
-        """GPUs used by type."""
-        out: dict[str, int] = {}
-        for d in self.deployments:
-            out[d.gpu] = out.get(d.gpu, 0) + d.gpus
-        return dict(sorted(out.items()))
-
-    @property
-    def gpu_count(self) -> int:
-        """GPUs used in total."""
-        return sum(d.gpus for d in self.deployments)
-
-
-@dataclass(frozen=True)
-class Forecast:
-    """The plan's budget and carbon forecast."""
-
-    hours: float
-    period_hours: tuple[float, ...]
-    pue: float
-    electricity_usd_per_kwh: float
-    carbon_usd_per_kg: float | None
-    grid: GridFactor
-    models: tuple[ModelForecast, ...]
-    by_period: tuple[Figures, ...]
-    horizon: Figures
-
-    @property
-    def per_month(self) -> Figures:
-        """Horizon figures scaled to an average month (730 h)."""
-        return self.horizon.scaled(HOURS_PER_MONTH / self.hours)
-
-    @property
-    def per_year(self) -> Figures:
-        """Horizon figures scaled to a year (8760 h)."""
-        return self.horizon.scaled(HOURS_PER_YEAR / self.hours)
-
-    def model(self, name: str) -> ModelForecast:
-        """The forecast of model entry *name*."""
-        for m in self.models:
-            if m.name == name:
-                return m
-        raise KeyError(name)
-
-    def document(self) -> ForecastDocument:
-        """The typed form (per model and total; period, horizon, month, year)."""
-        month = HOURS_PER_MONTH / self.hours
-        year = HOURS_PER_YEAR / self.hours
-        return ForecastDocument(
-            estimated=True,
-            hours=self.hours,
-            period_hours=list(self.period_hours),
-            hours_per_month=HOURS_PER_MONTH,
-            hours_per_year=HOURS_PER_YEAR,
-            scaling="month and year = horizon figures × (730 h or 8760 h) / horizon hours",
-            pue=self.pue,
-            electricity_usd_per_kwh=self.electricity_usd_per_kwh,
-            carbon_usd_per_kg=self.carbon_usd_per_kg,
-            grid=self.grid.document(),
-            total=ForecastTotalDocument(
-                horizon=self.horizon.document(),
-                per_month=self.per_month.document(),
-                per_year=self.per_year.document(),
-                by_period=[f.document() for f in self.by_period],
-            ),
-            models=[
-                ModelForecastDocument(
-                    name=m.name,
-                    model=m.model,
-                    gpus=m.gpus,
-                    requests=m.requests,
-                    output_tokens=m.output_tokens,
-                    mean_power_w=m.mean_power_w,
-                    horizon=m.horizon.document(),
-                    per_month=m.horizon.scaled(month).document(),
-                    per_year=m.horizon.scaled(year).document(),
-                    by_period=[f.document() for f in m.by_period],
-                    deployments=[
-                        DeploymentForecastDocument(
-                            gpu=d.gpu,
-                            tp=d.tp,
-                            replicas=d.replicas,
-                            gpus=d.gpus,
-                            in_domain=d.in_domain,
-                            requests=d.requests,
-                            horizon=d.horizon.document(),
-                        )
-                        for d in m.deployments
-                    ],
-                )
-                for m in self.models
-            ],
-        )
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """Everything as plain JSON values (:class:`ForecastDocument`)."""
-        return self.document().to_json_dict()
 
 
 class Economics(Protocol):
@@ -270,11 +73,13 @@ class Economics(Protocol):
         """Carbon price, USD per kg CO2; None when carbon is not priced."""
 
 
-def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: Economics) -> Figures:
+def figures_from_energy(
+    energy_kwh: float, gpu_cost_usd: float, inputs: Economics
+) -> FiguresDocument:
     """The one place GPU energy becomes facility energy, electricity cost, carbon and its price."""
     facility = energy_kwh * inputs.pue
     carbon = facility * inputs.grid_g_co2_per_kwh / 1000.0
-    return Figures(
+    return FiguresDocument.of(
         energy_kwh=energy_kwh,
         facility_energy_kwh=facility,
         electricity_cost_usd=facility * inputs.electricity_usd_per_kwh,
@@ -284,8 +89,8 @@ def figures_from_energy(energy_kwh: float, gpu_cost_usd: float, inputs: Economic
     )
 
 
-def _sum(items: list[Figures]) -> Figures:
-    total = ZERO
+def _sum(items: list[FiguresDocument]) -> FiguresDocument:
+    total = ZERO_FIGURES
     for f in items:
         total = total + f
     return total
@@ -306,12 +111,82 @@ def allocation_power_w(plan: PlanDocument, a: AllocationDocument) -> list[float]
     ]
 
 
-def as_document(plan: Plan | PlanDocument) -> PlanDocument:
-    """*plan* as its JSON document."""
-    return plan if isinstance(plan, PlanDocument) else plan_document(plan)
+def _deployment(doc: PlanDocument, a: AllocationDocument) -> tuple[list[FiguresDocument], float]:
+    """Figures of allocation *a* in every period and the requests it serves over the horizon."""
+    hours_t = doc.assumptions.period_hours
+    rent_per_h = a.replicas * doc.candidate(a.key).usd_per_hour_per_replica
+    per_t = [
+        figures_from_energy(p * h / 1000.0, rent_per_h * h, doc.assumptions)
+        for p, h in zip(allocation_power_w(doc, a), hours_t, strict=True)
+    ]
+    return per_t, _requests(a.requests_per_s_by_period, hours_t)
 
 
-def forecast(plan: Plan | PlanDocument, grid: GridFactor | None = None) -> Forecast:
+def _requests(x_by_period: list[float], hours_t: list[float]) -> float:
+    """Requests over the horizon: Σ_t requests/s × hours × 3600."""
+    return sum(x * h * SECONDS_PER_HOUR for x, h in zip(x_by_period, hours_t, strict=True))
+
+
+def _horizons(
+    horizon: FiguresDocument, hours: float
+) -> tuple[FiguresDocument, FiguresDocument, FiguresDocument]:
+    """The horizon figures and their month and year scalings, as documents."""
+    return (
+        horizon,
+        horizon.scaled(HOURS_PER_MONTH / hours),
+        horizon.scaled(HOURS_PER_YEAR / hours),
+    )
+
+
+def _model(
+    doc: PlanDocument, m: ModelDocument
+) -> tuple[ModelForecastDocument, list[FiguresDocument]]:
+    """The forecast of model entry *m* and its figures per period."""
+    a_ = doc.assumptions
+    deployments: list[DeploymentForecastDocument] = []
+    periods: list[list[FiguresDocument]] = [[] for _ in a_.period_hours]
+    for a in doc.allocations:
+        if a.name != m.name:
+            continue
+        c = doc.candidate(a.key)
+        per_t, requests = _deployment(doc, a)
+        for t, f in enumerate(per_t):
+            periods[t].append(f)
+        deployments.append(
+            DeploymentForecastDocument(
+                gpu=c.gpu,
+                tp=c.tp,
+                replicas=a.replicas,
+                gpus=a.gpus,
+                in_domain=c.in_domain,
+                requests=requests,
+                horizon=_sum(per_t),
+            )
+        )
+    by_period = [_sum(p) for p in periods]
+    horizon = _sum(by_period)
+    served = _requests(m.requests_per_s_by_period, a_.period_hours) if deployments else 0.0
+    gpus: dict[str, int] = {}
+    for d in deployments:
+        gpus[d.gpu] = gpus.get(d.gpu, 0) + d.gpus
+    whole, month, year = _horizons(horizon, a_.hours)
+    model = ModelForecastDocument(
+        name=m.name,
+        model=m.model,
+        gpus=dict(sorted(gpus.items())),
+        requests=served,
+        output_tokens=served * m.output_tokens,
+        mean_power_w=horizon.energy_kwh * 1000.0 / a_.hours,
+        horizon=whole,
+        per_month=month,
+        per_year=year,
+        by_period=by_period,
+        deployments=deployments,
+    )
+    return model, by_period
+
+
+def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> ForecastDocument:
     """The forecast of *plan* (an infeasible plan has no allocations: every figure is 0).
 
     *grid* only labels the carbon factor (value, year, source); the value used is the plan's
@@ -319,62 +194,27 @@ def forecast(plan: Plan | PlanDocument, grid: GridFactor | None = None) -> Forec
     """
     doc = as_document(plan)
     a_ = doc.assumptions
-    hours_t = a_.period_hours
-    grid = grid or grid_factor(doc)
-    models: list[ModelForecast] = []
-    for m in doc.models:
-        deployments: list[DeploymentForecast] = []
-        periods: list[list[Figures]] = [[] for _ in hours_t]
-        for a in doc.allocations:
-            if a.name != m.name:
-                continue
-            c = doc.candidate(a.key)
-            rent_per_h = a.replicas * c.usd_per_hour_per_replica
-            per_t = [
-                figures_from_energy(p * h / 1000.0, rent_per_h * h, a_)
-                for p, h in zip(allocation_power_w(doc, a), hours_t, strict=True)
-            ]
-            for t, f in enumerate(per_t):
-                periods[t].append(f)
-            requests = sum(
-                x * h * SECONDS_PER_HOUR
-                for x, h in zip(a.requests_per_s_by_period, hours_t, strict=True)
-            )
-            deployments.append(
-                DeploymentForecast(
-                    c.gpu, c.tp, a.replicas, a.gpus, c.in_domain, _sum(per_t), requests
-                )
-            )
-        by_period = tuple(_sum(p) for p in periods)
-        horizon = _sum(list(by_period))
-        requests = sum(
-            x * h * SECONDS_PER_HOUR
-            for x, h in zip(m.requests_per_s_by_period, hours_t, strict=True)
-        )
-        served = requests if deployments else 0.0
-        models.append(
-            ModelForecast(
-                name=m.name,
-                model=m.model,
-                deployments=tuple(deployments),
-                by_period=by_period,
-                horizon=horizon,
-                requests=served,
-                output_tokens=served * m.output_tokens,
-                mean_power_w=horizon.energy_kwh * 1000.0 / a_.hours,
-            )
-        )
-    by_period_total = tuple(_sum([mf.by_period[t] for mf in models]) for t in range(len(hours_t)))
-    return Forecast(
+    models = [_model(doc, m) for m in doc.models]
+    by_period = [_sum([f[t] for _, f in models]) for t in range(len(a_.period_hours))]
+    whole, month, year = _horizons(_sum(by_period), a_.hours)
+    return ForecastDocument(
+        estimated=True,
         hours=a_.hours,
-        period_hours=tuple(hours_t),
+        period_hours=list(a_.period_hours),
+        hours_per_month=HOURS_PER_MONTH,
+        hours_per_year=HOURS_PER_YEAR,
+        scaling="month and year = horizon figures × (730 h or 8760 h) / horizon hours",
         pue=a_.pue,
         electricity_usd_per_kwh=a_.electricity_usd_per_kwh,
         carbon_usd_per_kg=a_.carbon_usd_per_kg,
-        grid=grid,
-        models=tuple(models),
-        by_period=by_period_total,
-        horizon=_sum(list(by_period_total)),
+        grid=grid or grid_factor(doc),
+        total=ForecastTotalDocument(
+            horizon=whole,
+            per_month=month,
+            per_year=year,
+            by_period=by_period,
+        ),
+        models=[m for m, _ in models],
     )
 
 

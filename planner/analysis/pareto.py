@@ -15,11 +15,10 @@ the front cost rises and facility energy falls.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from planner.documents.pareto import MarkerDocument, ParetoDocument, ParetoPointDocument
-from planner.documents.plan import PlanDocument
+from planner.documents.plan import PlanDocument, as_document
 from planner.inputs import Objective, PlanningInputs
 from planner.result import Plan
 from planner.solve.optimize import solve
@@ -34,114 +33,39 @@ EPS_SLACK = 1e-7
 """Relative slack added to each cost cap so the end plans stay feasible at their own cost."""
 
 
-@dataclass(frozen=True)
-class ParetoPoint:
-    """One solved plan on (or near) the front."""
-
-    label: str
-    epsilon_usd: float | None
-    """The cost cap of this point (None for the two end plans)."""
-    status: str
-    facility_energy_kwh: float
-    energy_kwh: float
-    cost_usd: float
-    carbon_kg: float
-    gpus: dict[str, int]
-
-    def document(self) -> ParetoPointDocument:
-        """The typed form."""
-        return ParetoPointDocument(
-            label=self.label,
-            epsilon_usd=self.epsilon_usd,
-            status=self.status,
-            facility_energy_kwh=self.facility_energy_kwh,
-            energy_kwh=self.energy_kwh,
-            cost_usd=self.cost_usd,
-            carbon_kg=self.carbon_kg,
-            gpus=dict(self.gpus),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON values."""
-        return self.document().to_json_dict()
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A plan shown beside the front (the scenario's chosen plan, a baseline)."""
-
-    label: str
-    facility_energy_kwh: float
-    cost_usd: float
-    carbon_kg: float
-
-    def document(self) -> MarkerDocument:
-        """The typed form."""
-        return MarkerDocument(
-            label=self.label,
-            facility_energy_kwh=self.facility_energy_kwh,
-            cost_usd=self.cost_usd,
-            carbon_kg=self.carbon_kg,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON values."""
-        return self.document().to_json_dict()
-
-
-@dataclass(frozen=True)
-class ParetoFront:
-    """The front (cost ascending, facility energy descending) and the markers."""
-
-    scenario: str
-    method: str
-    points: tuple[ParetoPoint, ...]
-    chosen: Marker | None
-    baselines: tuple[Marker, ...]
-    messages: tuple[str, ...] = ()
-
-    def document(self) -> ParetoDocument:
-        """The typed form."""
-        return ParetoDocument(
-            scenario=self.scenario,
-            estimated=True,
-            method=self.method,
-            points=[p.document() for p in self.points],
-            chosen=self.chosen.document() if self.chosen else None,
-            baselines=[b.document() for b in self.baselines],
-            messages=list(self.messages),
-        )
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """Plain JSON values (:class:`ParetoDocument`)."""
-        return self.document().to_json_dict()
-
-
-def _point(label: str, eps: float | None, plan: Plan) -> ParetoPoint | None:
+def _point(label: str, eps: float | None, plan: Plan) -> ParetoPointDocument | None:
     t = plan.totals
     if not plan.has_solution or t is None:
         return None
-    return ParetoPoint(
-        label,
-        eps,
-        plan.status.value,
-        t.facility_energy_kwh,
-        t.energy_kwh,
-        t.cost_usd,
-        t.carbon_kg,
-        dict(t.gpus),
+    return ParetoPointDocument(
+        label=label,
+        epsilon_usd=eps,
+        status=plan.status.value,
+        facility_energy_kwh=t.facility_energy_kwh,
+        energy_kwh=t.energy_kwh,
+        cost_usd=t.cost_usd,
+        carbon_kg=t.carbon_kg,
+        gpus=dict(t.gpus),
     )
 
 
-def _markers(chosen: Plan | PlanDocument, objective: str) -> tuple[Marker | None, list[Marker]]:
-    """The chosen plan's marker (when it has a solution) and one per feasible baseline."""
-    from planner.analysis.forecast import as_document
+def _marker(
+    label: str, facility_energy_kwh: float, cost_usd: float, carbon_kg: float
+) -> MarkerDocument:
+    return MarkerDocument(
+        label=label, facility_energy_kwh=facility_energy_kwh, cost_usd=cost_usd, carbon_kg=carbon_kg
+    )
 
+
+def _markers(
+    chosen: Plan | PlanDocument, objective: str
+) -> tuple[MarkerDocument | None, list[MarkerDocument]]:
+    """The chosen plan's marker (when it has a solution) and one per feasible baseline."""
     doc = as_document(chosen)
     mine = None
     t = doc.totals
     if t is not None and doc.has_solution:
-        mine = Marker(f"chosen ({objective})", t.facility_energy_kwh, t.cost_usd, t.carbon_kg)
+        mine = _marker(f"chosen ({objective})", t.facility_energy_kwh, t.cost_usd, t.carbon_kg)
     baselines = []
     for b in doc.baselines:
         if b.energy_kwh is None or b.cost_usd is None or b.carbon_kg is None:
@@ -149,18 +73,18 @@ def _markers(chosen: Plan | PlanDocument, objective: str) -> tuple[Marker | None
         facility = b.facility_energy_kwh
         if facility is None:  # a plan written before the key existed
             facility = b.energy_kwh * doc.assumptions.pue
-        baselines.append(Marker(f"baseline: {b.name}", facility, b.cost_usd, b.carbon_kg))
+        baselines.append(_marker(f"baseline: {b.name}", facility, b.cost_usd, b.carbon_kg))
     return mine, baselines
 
 
-def nondominated(points: list[ParetoPoint]) -> list[ParetoPoint]:
+def nondominated(points: list[ParetoPointDocument]) -> list[ParetoPointDocument]:
     """Points no other point beats on both cost and facility energy (one per tie), cost
     ascending. Tolerance: 1e-6 relative, so solver round-off does not split a point."""
 
     def le(a: float, b: float) -> bool:
         return a <= b + 1e-6 * max(1.0, abs(b))
 
-    kept: list[ParetoPoint] = []
+    kept: list[ParetoPointDocument] = []
     for p in sorted(points, key=lambda q: (q.cost_usd, q.facility_energy_kwh)):
         if kept and le(kept[-1].facility_energy_kwh, p.facility_energy_kwh):
             continue  # costs at least as much, saves no energy
@@ -174,7 +98,7 @@ def pareto_front(
     chosen: Plan | PlanDocument | None = None,
     *,
     on_point: Callable[[int, int], None] | None = None,
-) -> ParetoFront:
+) -> ParetoDocument:
     """Solve the ε-constraint front of *inputs* with *points* cost caps between the ends.
 
     *chosen*: the scenario's own plan (with baselines) to mark; its baselines are marked too.
@@ -215,11 +139,12 @@ def pareto_front(
     chosen_marker, baselines = (
         _markers(chosen, inputs.objective.minimize) if chosen is not None else (None, [])
     )
-    return ParetoFront(
+    return ParetoDocument(
         scenario=inputs.scenario,
+        estimated=True,
         method=METHOD,
-        points=tuple(nondominated(found)),
+        points=nondominated(found),
         chosen=chosen_marker,
-        baselines=tuple(baselines),
-        messages=tuple(messages),
+        baselines=baselines,
+        messages=messages,
     )

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.analysis.forecast import Figures, allocation_power_w, as_document, figures_from_energy
-from planner.documents.plan import AllocationDocument, CandidateDocument, PlanDocument
+from planner.analysis.forecast import allocation_power_w, figures_from_energy
+from planner.documents.forecast import ZERO_FIGURES, FiguresDocument
+from planner.documents.plan import PlanDocument, as_document
+from planner.documents.plan_parts import AllocationDocument, CandidateDocument
 from planner.documents.uncertainty import (
     AllocationBandDocument,
     BandDocument,
@@ -98,7 +100,9 @@ def _band(lo: float, mid: float, hi: float) -> BandDocument:
     return BandDocument(low=min(lo, mid, hi), median=mid, high=max(lo, mid, hi))
 
 
-def _figure_bands(lo: Figures, mid: Figures, hi: Figures) -> FigureBandsDocument:
+def _figure_bands(
+    lo: FiguresDocument, mid: FiguresDocument, hi: FiguresDocument
+) -> FigureBandsDocument:
     return FigureBandsDocument(
         energy_kwh=_band(lo.energy_kwh, mid.energy_kwh, hi.energy_kwh),
         facility_energy_kwh=_band(
@@ -109,7 +113,7 @@ def _figure_bands(lo: Figures, mid: Figures, hi: Figures) -> FigureBandsDocument
     )
 
 
-def _figures(doc: PlanDocument, a: AllocationDocument, factor: float) -> Figures:
+def _figures(doc: PlanDocument, a: AllocationDocument, factor: float) -> FiguresDocument:
     """Horizon figures of *a* with its power above idle multiplied by *factor*."""
     c = doc.candidate(a.key)
     idle_w = a.replicas * c.idle_power_w_per_replica
@@ -124,8 +128,9 @@ def _figures(doc: PlanDocument, a: AllocationDocument, factor: float) -> Figures
 def bands(plan: Plan | PlanDocument, level: float | None = None) -> BandsDocument:
     """Low / median / high of *plan* from the power intervals its candidates recorded."""
     doc = as_document(plan)
-    zero = Figures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    per_model: dict[str, list[Figures]] = {m.name: [zero, zero, zero] for m in doc.models}
+    per_model: dict[str, list[FiguresDocument]] = {
+        m.name: [ZERO_FIGURES, ZERO_FIGURES, ZERO_FIGURES] for m in doc.models
+    }
     rows: list[AllocationBandDocument] = []
     for a in doc.allocations:
         c = doc.candidate(a.key)
@@ -154,7 +159,7 @@ def bands(plan: Plan | PlanDocument, level: float | None = None) -> BandsDocumen
                 energy_kwh=_band(figs[0].energy_kwh, figs[1].energy_kwh, figs[2].energy_kwh),
             )
         )
-    totals = [zero, zero, zero]
+    totals = [ZERO_FIGURES, ZERO_FIGURES, ZERO_FIGURES]
     for figs in per_model.values():
         totals = [totals[i] + figs[i] for i in range(3)]
     return BandsDocument(

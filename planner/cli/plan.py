@@ -1,7 +1,7 @@
 """``wattgpu plan`` and ``wattgpu compare``: solve a scenario file, or compare GPUs for one model.
 
 ``plan`` runs :func:`planner.pipeline.plan_file` and prints the plan as a rich table (default),
-JSON (the stable contract of :meth:`planner.result.Plan.to_json_dict`), Markdown or CSV
+JSON (the stable contract of :func:`planner.documents.plan.plan_json`), Markdown or CSV
 (:mod:`planner.report.plan_view`). ``compare`` builds a one-model scenario internally and ranks
 the best fleet of each GPU type (:mod:`planner.analysis.compare`). Heavy libraries (polars,
 xgboost, OR-Tools, rich tables) are imported inside the commands so that ``wattgpu --help``

@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from planner.cli.validate import OverlayOption, SetOption
 from predictors.core.errors import WattgpuError
+
+if TYPE_CHECKING:
+    from planner.documents.pareto import ParetoDocument
 
 ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 """Written by ``wattgpu evaluate`` (relative to the working directory or the checkout)."""
@@ -183,11 +186,10 @@ def pareto(
             progress.update(f"Pareto front: solved {done} of {total} plans")
 
         front = pareto_front(src.inputs, points, src.plan, on_point=on_point)
-    data = front.to_json_dict()
     if chart is not None:
         from planner.report.charts import pareto_chart
 
-        png = pareto_chart({"pareto": data})
+        png = pareto_chart(front)
         if png is None:
             raise WattgpuError(f"--chart {chart}: the front has no points to draw")
         from predictors.core.output import write_output
@@ -195,37 +197,36 @@ def pareto(
         write_output(chart, png, inputs=[file, *(overlay or [])], option="--chart")
         typer.echo(f"wrote {chart}", err=True)
     if format_ is ParetoFormat.json:
-        typer.echo(json.dumps(data, indent=2))
+        typer.echo(json.dumps(front.to_json_dict(), indent=2))
         return
     from predictors.core.escape import terminal_text
 
-    typer.echo(terminal_text("\n".join(pareto_lines(data))))
+    typer.echo(terminal_text("\n".join(pareto_lines(front))))
 
 
-def pareto_lines(data: dict[str, Any]) -> list[str]:
+def pareto_lines(front: ParetoDocument) -> list[str]:
     """The front as a text table with the chosen plan and the baselines below it."""
-    from planner.report.sections import num
+    from planner.report.blocks import gpus_text, num
 
     lines = [
-        f"Estimated energy ↔ cost Pareto front of {data['scenario']}",
+        f"Estimated energy ↔ cost Pareto front of {front.scenario}",
         f"{'point':<12} {'facility kWh':>14} {'cost $':>14} {'CO2e kg':>12}  GPUs",
     ]
-    for p in data["points"]:
-        gpus = ", ".join(f"{n}× {g}" for g, n in p["gpus"].items())
+    for p in front.points:
         lines.append(
-            f"{p['label']:<12} {num(p['facility_energy_kwh'], 6):>14} "
-            f"{num(p['cost_usd'], 6):>14} {num(p['carbon_kg'], 5):>12}  {gpus}"
+            f"{p.label:<12} {num(p.facility_energy_kwh, 6):>14} "
+            f"{num(p.cost_usd, 6):>14} {num(p.carbon_kg, 5):>12}  {gpus_text(p.gpus)}"
         )
-    marks = ([data["chosen"]] if data.get("chosen") else []) + list(data.get("baselines") or [])
+    marks = ([front.chosen] if front.chosen else []) + list(front.baselines)
     if marks:
         lines.append("markers:")
         for m in marks:
             lines.append(
-                f"  {m['label']}: {num(m['facility_energy_kwh'], 6)} kWh, "
-                f"{num(m['cost_usd'], 6)} $, {num(m['carbon_kg'], 5)} kg CO2e"
+                f"  {m.label}: {num(m.facility_energy_kwh, 6)} kWh, "
+                f"{num(m.cost_usd, 6)} $, {num(m.carbon_kg, 5)} kg CO2e"
             )
-    lines.append(f"method: {data['method']}")
-    lines.extend(f"note: {m}" for m in data.get("messages") or [])
+    lines.append(f"method: {front.method}")
+    lines.extend(f"note: {m}" for m in front.messages)
     return lines
 
 

@@ -8,13 +8,18 @@ under docs/schemas/ (:func:`planner.documents.schema`).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from predictors.core.errors import WattgpuError
 from predictors.core.safe_read import MAX_PLAN_JSON_BYTES, load_json
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 D = TypeVar("D", bound="Document")
 
@@ -48,3 +53,9 @@ def load_document(path: Path, model: type[D], what: str, fix: str) -> D:
         return model.model_validate(data)
     except ValidationError as exc:
         raise WattgpuError(f"{path}: not a valid {what}: {first_error(exc)}; {fix}") from None
+
+
+def dataclass_values(obj: DataclassInstance, *, skip: Collection[str] = ()) -> dict[str, Any]:
+    """The fields of the dataclass instance *obj* by name (but *skip*), to build the document
+    of the same fields from it."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj) if f.name not in skip}

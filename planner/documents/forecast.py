@@ -22,6 +22,50 @@ class FiguresDocument(Document):
     total_cost_usd: float
     """GPU-hour cost + electricity + carbon price ($)."""
 
+    @classmethod
+    def of(
+        cls,
+        energy_kwh: float,
+        facility_energy_kwh: float,
+        electricity_cost_usd: float,
+        gpu_cost_usd: float,
+        carbon_cost_usd: float,
+        carbon_kg: float,
+    ) -> FiguresDocument:
+        """The figures with their ``total_cost_usd`` (GPU-hour cost + electricity + carbon)."""
+        return cls(
+            energy_kwh=energy_kwh,
+            facility_energy_kwh=facility_energy_kwh,
+            electricity_cost_usd=electricity_cost_usd,
+            gpu_cost_usd=gpu_cost_usd,
+            carbon_cost_usd=carbon_cost_usd,
+            carbon_kg=carbon_kg,
+            total_cost_usd=gpu_cost_usd + electricity_cost_usd + carbon_cost_usd,
+        )
+
+    def parts(self) -> tuple[float, float, float, float, float, float]:
+        """The six figures :meth:`of` takes, in its order (the total follows from them)."""
+        return (
+            self.energy_kwh,
+            self.facility_energy_kwh,
+            self.electricity_cost_usd,
+            self.gpu_cost_usd,
+            self.carbon_cost_usd,
+            self.carbon_kg,
+        )
+
+    def __add__(self, other: FiguresDocument) -> FiguresDocument:
+        return FiguresDocument.of(
+            *(a + b for a, b in zip(self.parts(), other.parts(), strict=True))
+        )
+
+    def scaled(self, factor: float) -> FiguresDocument:
+        """Every figure multiplied by *factor*."""
+        return FiguresDocument.of(*(a * factor for a in self.parts()))
+
+
+ZERO_FIGURES = FiguresDocument.of(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
 
 class GridDocument(Document):
     """The grid carbon intensity used, with where it comes from."""
@@ -30,6 +74,13 @@ class GridDocument(Document):
     region: str | None
     year: int | None
     source: str | None
+
+    def describe(self) -> str:
+        """One line: value, region, year and source (what is unknown is said so)."""
+        where = f"region {self.region}" if self.region else "explicit figure"
+        year = f"year {self.year}" if self.year is not None else "year not stated"
+        source = self.source or "source not stated"
+        return f"{self.g_co2_per_kwh:g} gCO2e/kWh ({where}, {year}; {source})"
 
 
 class DeploymentForecastDocument(Document):
@@ -59,6 +110,11 @@ class ModelForecastDocument(Document):
     by_period: list[FiguresDocument]
     deployments: list[DeploymentForecastDocument]
 
+    @property
+    def gpu_count(self) -> int:
+        """GPUs used in total."""
+        return sum(d.gpus for d in self.deployments)
+
 
 class ForecastTotalDocument(Document):
     """The fleet: horizon, month, year and per-period figures."""
@@ -84,3 +140,10 @@ class ForecastDocument(Document):
     grid: GridDocument
     total: ForecastTotalDocument
     models: list[ModelForecastDocument]
+
+    def model(self, name: str) -> ModelForecastDocument:
+        """The forecast of model entry *name*."""
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise KeyError(name)

@@ -11,7 +11,8 @@ from typing import Any, Literal
 from planner.documents.base import Document
 from planner.documents.forecast import ForecastDocument, GridDocument
 from planner.documents.pareto import ParetoDocument
-from planner.documents.plan import ObjectiveDocument, PlanDocument, SavingDocument
+from planner.documents.plan import PlanDocument
+from planner.documents.plan_parts import ObjectiveDocument, SavingDocument
 from planner.documents.uncertainty import BandsDocument, FigureBandsDocument
 
 
@@ -213,3 +214,13 @@ class ReportDocument(Document):
     pareto: ParetoDocument | None
     accuracy_csv: str | None
     plan: PlanDocument
+
+    @property
+    def has_solution(self) -> bool:
+        """True when the plan has allocations to report (optimal or feasible)."""
+        return self.status in ("optimal", "feasible")
+
+    @property
+    def total_bands(self) -> FigureBandsDocument | None:
+        """The fleet's uncertainty bands (None when the plan has none)."""
+        return self.uncertainty.total if self.uncertainty else None

@@ -22,36 +22,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planner.analysis.forecast import (
-    Forecast,
-    as_document,
-    forecast,
-    per_output_tokens,
-    per_request_wh,
-)
-from planner.analysis.pareto import ParetoFront
+from planner.analysis.forecast import forecast, per_output_tokens, per_request_wh
 from planner.analysis.uncertainty import bands as plan_bands
+from planner.documents.forecast import ForecastDocument
 from planner.documents.pareto import ParetoDocument
-from planner.documents.plan import PlanDocument
+from planner.documents.plan import PlanDocument, as_document
 from planner.documents.report import (
     Assumptions,
     BaselineSummary,
-    DataProvenance,
     Deployment,
     Headline,
     Load,
-    Method,
     ModelSection,
     ReportDocument,
     ScenarioRef,
     SolveSummary,
-    Source,
     SystemBoundary,
     Warnings,
 )
 from planner.documents.uncertainty import BandsDocument
 from planner.inputs import PlanningInputs
-from planner.report.sections import NOT_EVALUATED
+from planner.report.blocks import NOT_EVALUATED
+from planner.report.card_info import card_metrics, method_of, provenance_of
 from planner.result import Plan
 from predictors.core.version import __version__
 from predictors.estimators.card import ModelCard, card_of
@@ -62,14 +54,6 @@ ESTIMATE_NOTE = (
     "trained on public measurements and from the stated assumptions; none was measured on the "
     "deployed fleet."
 )
-SOURCE_NAMES: dict[str, str] = {
-    "mlenergy-v1": "ML.ENERGY leaderboard 2023 (ml-energy/benchmark, legacy data), Apache-2.0",
-    "mlenergy-v2": "ML.ENERGY benchmark 2024 (ml-energy/benchmark, vLLM), Apache-2.0",
-    "mlenergy-v3": "ML.ENERGY leaderboard v3 2025-26 (ml-energy/leaderboard, vLLM steady state)",
-    "argonne": "Argonne LLM-Inference-Bench (argonne-lcf/LLM-Inference-Bench), BSD-3-Clause",
-    "aiconfigurator": "NVIDIA AIConfigurator silicon sample (ai-dynamo/aiconfigurator), Apache-2.0",
-    "amd-mi300x": "AMD MI300X sample (cmontemuino/amd-mi300x-ml-benchmarks), Apache-2.0",
-}
 EXCLUDED: tuple[str, ...] = (
     "host CPUs, host memory and storage of the servers",
     "networking",
@@ -78,50 +62,6 @@ EXCLUDED: tuple[str, ...] = (
     "cooling and power distribution other than through the PUE factor",
     "queueing and idle capacity outside the planned replicas",
 )
-METRIC_KEYS: tuple[str, ...] = (
-    "mdape_pct",
-    "pearson_r",
-    "kendall_tau_gpu",
-    "kendall_tau_llm",
-    "coverage_90_pct",
-    "rows",
-)
-SPLIT_NAMES: dict[str, str] = {
-    "logo": "unseen_gpus",
-    "lolo": "unseen_llms",
-    "cv5": "cross_validation",
-}
-
-
-def card_metrics(card: dict[str, Any] | ModelCard) -> dict[str, Any]:
-    """Model-card metrics of our method by split (unseen GPUs = leave-one-GPU-out, unseen LLMs =
-    leave-one-LLM-out); ``status`` is "not evaluated" when the card holds none."""
-    raw = card.metrics if isinstance(card, ModelCard) else card.get("metrics")
-    records: list[dict[str, Any]] = []
-    if isinstance(raw, list):
-        records = [r for r in raw if isinstance(r, dict)]
-    elif isinstance(raw, dict):
-        for key in ("records", "summary"):
-            if isinstance(raw.get(key), list):
-                records = [r for r in raw[key] if isinstance(r, dict)]
-    records = [r for r in records if r.get("method", "ours") == "ours" and "split" in r]
-    out: dict[str, Any] = {
-        "status": "evaluated" if records else NOT_EVALUATED,
-        **{name: NOT_EVALUATED for name in SPLIT_NAMES.values()},
-    }
-    for r in records:
-        name = SPLIT_NAMES.get(str(r["split"]), str(r["split"]))
-        slot = out.get(name)
-        if not isinstance(slot, dict):
-            slot = {}
-            out[name] = slot
-        slot[str(r.get("target", "?"))] = {k: r.get(k) for k in METRIC_KEYS if k in r}
-    if not records:
-        out["note"] = (
-            "the shipped model card has no evaluation metrics; run `wattgpu evaluate "
-            "--metrics-to predictors/trained` and retrain to record them"
-        )
-    return out
 
 
 def _mean_requests_per_s(x: list[float], hours: list[float]) -> float:
@@ -129,7 +69,7 @@ def _mean_requests_per_s(x: list[float], hours: list[float]) -> float:
 
 
 def _models_section(
-    doc: PlanDocument, fc: Forecast, bands: BandsDocument | None
+    doc: PlanDocument, fc: ForecastDocument, bands: BandsDocument | None
 ) -> list[ModelSection]:
     hours = doc.assumptions.period_hours
     out = []
@@ -220,16 +160,15 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
     )
 
 
-def _assumptions(doc: PlanDocument, fc: Forecast) -> Assumptions:
+def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
     a = doc.assumptions
-    objective = a.objective.to_json_dict()
     return Assumptions(
         horizon_hours=a.hours,
         periods=a.periods,
         period_hours=a.period_hours[0] if a.period_hours else None,
         pue=a.pue,
         pue_source=a.pue_source or "set in the scenario file",
-        grid=fc.grid.document(),
+        grid=fc.grid,
         grid_text=fc.grid.describe(),
         electricity_usd_per_kwh=a.electricity_usd_per_kwh,
         carbon_usd_per_tonne=None if a.carbon_usd_per_kg is None else a.carbon_usd_per_kg * 1000,
@@ -237,7 +176,7 @@ def _assumptions(doc: PlanDocument, fc: Forecast) -> Assumptions:
         robust=a.robust,
         capacity_headroom=a.capacity_headroom,
         objective=a.objective,
-        objective_text=objective_text(objective),
+        objective_text=a.objective.describe(),
         power_cap_kw=a.power_cap_kw,
         budget_usd=a.budget_usd,
         loads=[
@@ -260,56 +199,8 @@ def _assumptions(doc: PlanDocument, fc: Forecast) -> Assumptions:
     )
 
 
-def objective_text(objective: dict[str, Any]) -> str:
-    """'weighted (cost_usd 1, carbon_kg 0.1)' or 'cost'."""
-    weights = objective.get("weights") or {}
-    if not weights:
-        return str(objective.get("minimize"))
-    parts = ", ".join(f"{k} {v:g}" for k, v in weights.items() if v)
-    return f"{objective.get('minimize')} ({parts})"
-
-
-METHOD_TEXT = (
-    "GPU power per GPU and inter-token latency are predicted by gradient-boosted trees "
-    "(XGBoost) on public GPU and model specifications plus roofline physics; a capacity "
-    "model picks each deployment's operating batch under the latency SLA; an OR-Tools "
-    "MILP chooses GPU types and replicas. Energy = (idle power per replica + energy per "
-    "request × requests/s) × hours. Formulas: docs/method.md."
-)
-
-
-def _method(card: ModelCard) -> Method:
-    versions = card.library_versions
-    return Method(
-        predictors=card.name,
-        predictors_version=versions.get("wattgpu", __version__),
-        library_versions=versions,
-        chosen_recipes={
-            k: v.get("chosen") for k, v in card.selection.items() if isinstance(v, dict)
-        },
-        reference_source=card.reference_source,
-        intervals=card.intervals,
-        units=card.units,
-        metrics=card_metrics(card),
-        description=METHOD_TEXT,
-    )
-
-
-def _provenance(card: ModelCard) -> DataProvenance:
-    td = card.training_data
-    return DataProvenance(
-        sources=[
-            Source(id=s, description=SOURCE_NAMES.get(s, s), rows=td.rows_by_source.get(s))
-            for s in td.sources
-        ],
-        rows=td.rows,
-        sha256=td.sha256,
-        note="public measurements only; no measurement of this fleet was used",
-    )
-
-
-def _headline(fc: Forecast) -> Headline:
-    totals = fc.horizon
+def _headline(fc: ForecastDocument) -> Headline:
+    totals = fc.total.horizon
     gpus_total: dict[str, int] = {}
     for mf in fc.models:
         for gpu, count in mf.gpus.items():
@@ -323,9 +214,9 @@ def _headline(fc: Forecast) -> Headline:
         estimated_co2e_kg=totals.carbon_kg,
         estimated_cost_usd=totals.total_cost_usd,
         estimated_average_power_w=totals.energy_kwh * 1000.0 / fc.hours,
-        estimated_facility_energy_kwh_per_year=fc.per_year.facility_energy_kwh,
-        estimated_co2e_kg_per_year=fc.per_year.carbon_kg,
-        estimated_cost_usd_per_year=fc.per_year.total_cost_usd,
+        estimated_facility_energy_kwh_per_year=fc.total.per_year.facility_energy_kwh,
+        estimated_co2e_kg_per_year=fc.total.per_year.carbon_kg,
+        estimated_cost_usd_per_year=fc.total.per_year.total_cost_usd,
         estimated_wh_per_1000_output_tokens=per_output_tokens(totals.energy_kwh, tokens),
         estimated_facility_wh_per_1000_output_tokens=per_output_tokens(
             totals.facility_energy_kwh, tokens
@@ -341,9 +232,9 @@ def build_report(
     plan: Plan | PlanDocument,
     card: ModelCard | dict[str, Any],
     *,
-    fc: Forecast | None = None,
+    fc: ForecastDocument | None = None,
     bands: BandsDocument | None = None,
-    front: ParetoFront | ParetoDocument | None = None,
+    front: ParetoDocument | None = None,
     scenario_file: str | None = None,
     accuracy_csv: Path | None = None,
     now: Callable[[], dt.datetime] | None = None,
@@ -356,8 +247,6 @@ def build_report(
     model_card = card_of(card)
     fc = fc or forecast(doc)
     generated = (now or (lambda: dt.datetime.now(dt.UTC)))()
-    if isinstance(front, ParetoFront):
-        front = front.document()
     return ReportDocument(
         title=TITLE,
         estimated=True,
@@ -369,7 +258,7 @@ def build_report(
         solve=SolveSummary(seconds=doc.solve.seconds, gap=doc.solve.gap),
         headline=_headline(fc),
         models=_models_section(doc, fc, bands),
-        forecast=fc.document(),
+        forecast=fc,
         uncertainty=bands,
         system_boundary=SystemBoundary(
             energy="electricity drawn by the inference GPUs (board power), idle and under load",
@@ -377,8 +266,8 @@ def build_report(
             carbon="operational (scope 2, location-based) CO2e = facility energy × grid factor",
             excluded=list(EXCLUDED),
         ),
-        method=_method(model_card),
-        data_provenance=_provenance(model_card),
+        method=method_of(model_card),
+        data_provenance=provenance_of(model_card),
         assumptions=_assumptions(doc, fc),
         warnings=_warnings(doc, model_card),
         baselines=[
@@ -408,7 +297,7 @@ def make_report(
     scenario_file: str | None = None,
     accuracy_csv: Path | None = None,
     time_limit_s: float | None = None,
-) -> tuple[ReportDocument, ParetoFront | None]:
+) -> tuple[ReportDocument, ParetoDocument | None]:
     """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report.
 
     The front re-solves the plan's own candidates under cost caps: *inputs* when given (a fresh
@@ -438,4 +327,4 @@ def make_report(
     return report, front
 
 
-__all__ = ["NOT_EVALUATED", "build_report", "card_metrics", "make_report"]
+__all__ = ["build_report", "make_report"]

@@ -11,20 +11,11 @@ from __future__ import annotations
 
 import base64
 from html import escape
-from typing import Any
 
 from planner.documents.report import ReportDocument
+from planner.report.blocks import Block, Bullets, Cards, Figure, Para, Part, Table
 from planner.report.charts import Chart
-from planner.report.sections import (
-    Block,
-    Bullets,
-    Cards,
-    Figure,
-    Para,
-    Part,
-    Table,
-    report_sections,
-)
+from planner.report.sections import report_sections
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;margin:0;
@@ -113,14 +104,13 @@ def parts_to_html(parts: list[Part], charts: list[Chart]) -> str:
     return "\n".join(out)
 
 
-def render_html(report: ReportDocument | dict[str, Any], charts: list[Chart]) -> str:
+def render_html(report: ReportDocument, charts: list[Chart]) -> str:
     """One HTML document with every part and chart of the report."""
-    data = report.to_json_dict() if isinstance(report, ReportDocument) else report
-    title = f"{data['title']} — {data['scenario']['name']}"
+    title = f"{report.title} — {report.scenario.name}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>"
-        + parts_to_html(report_sections(data), charts)
+        + parts_to_html(report_sections(report), charts)
         + "</main></body></html>\n"
     )

@@ -3,21 +3,10 @@ as headings, paragraphs, bullet lists and tables (cards and charts are HTML only
 
 from __future__ import annotations
 
-from typing import Any
-
 from planner.documents.report import ReportDocument
-from planner.report.sections import (
-    NOT_EVALUATED,
-    Block,
-    Bullets,
-    Para,
-    Part,
-    Table,
-    report_sections,
-)
+from planner.report.blocks import Block, Bullets, Para, Part, Table
+from planner.report.sections import report_sections
 from predictors.core.escape import md_text
-
-__all__ = ["NOT_EVALUATED", "parts_to_markdown", "render_markdown"]
 
 
 def _cell(text: str) -> str:
@@ -55,7 +44,6 @@ def parts_to_markdown(parts: list[Part]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_markdown(report: ReportDocument | dict[str, Any]) -> str:
+def render_markdown(report: ReportDocument) -> str:
     """The report as Markdown (same parts as the HTML and text forms)."""
-    data = report.to_json_dict() if isinstance(report, ReportDocument) else report
-    return parts_to_markdown(report_sections(data))
+    return parts_to_markdown(report_sections(report))

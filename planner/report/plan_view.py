@@ -8,15 +8,22 @@ totals, the savings against every baseline and, on request, the best feasible al
 model (with their objective delta) and the excluded candidates with their reasons. The table
 is compact by default (the columns that fit 100 characters); ``wide`` adds every column, and
 Markdown always has every column. CSV has one row per allocation with the JSON contract's
-allocation columns; JSON is :meth:`Plan.to_json_dict` with non-finite numbers written as null.
+allocation columns; JSON is :func:`~planner.documents.plan.plan_json` with non-finite numbers
+written as null.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from planner.analysis.alternatives import alternatives
+from planner.documents.plan import plan_json, savings_of
+from planner.documents.plan_parts import SavingDocument
+from planner.report.plan_choices import (
+    OUT_OF_DOMAIN_MARK,
+    alternatives_section,
+    candidate_section,
+    objective_text,
+)
 from planner.result import Allocation, Plan, PlanStatus
 from planner.text import (
     COMPACT_WIDTH,
@@ -32,22 +39,9 @@ from planner.text import (
 
 #: Rendering formats of ``wattgpu plan``.
 PLAN_FORMATS: tuple[str, ...] = ("table", "json", "md", "csv")
-#: Marker of allocations whose candidate lies outside the predictors' training domain.
-OUT_OF_DOMAIN_MARK = "†"
 
 
 # --- plan -> sections -------------------------------------------------------------------------
-
-
-def objective_text(plan: Plan) -> str:
-    """What was minimised (with weights) and the objective value reached."""
-    obj = plan.inputs.objective
-    what: str = obj.minimize
-    if what == "weighted":
-        what += " (" + ", ".join(f"{k} × {v:g}" for k, v in obj.weights.items() if v) + ")"
-    unit = {"energy": "facility kWh", "carbon": "kg CO2e", "cost": "$"}.get(obj.minimize, "")
-    value = plan.solve.objective
-    return f"minimise {what}" + ("" if value is None else f" = {num(value, unit)}")
 
 
 def header_section(plan: Plan) -> Section:
@@ -214,10 +208,15 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
     return _compact(section, COMPACT_ALLOCATION_COLUMNS, _COMPACT_ALLOCATION_NOTE)
 
 
-def _saving(saving: dict[str, Any] | None, key: str, pct_key: str) -> str:
-    if saving is None:
-        return "—"
-    return f"{num(saving[key])} ({pct(saving[pct_key])})"
+def _saved(s: SavingDocument | None) -> tuple[str, str, str]:
+    """Energy, cost and carbon saved against one baseline, each with its % ('—' without)."""
+    if s is None:
+        return ("—", "—", "—")
+    return (
+        f"{num(s.energy_kwh)} ({pct(s.energy_pct)})",
+        f"{num(s.cost_usd)} ({pct(s.cost_pct)})",
+        f"{num(s.carbon_kg)} ({pct(s.carbon_pct)})",
+    )
 
 
 #: The columns of the compact baseline table (column, heading).
@@ -233,7 +232,7 @@ COMPACT_BASELINE_COLUMNS: tuple[tuple[str, str], ...] = (
 def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
     """Every baseline's totals and what this plan saves against it (negative = costs more;
     compact: energy and cost only, infeasible baselines marked in the energy column)."""
-    savings = {s["baseline"]: s for s in plan.savings()}
+    savings = {s.baseline: s for s in savings_of(plan)}
     rows = []
     notes = []
     for b in plan.baselines:
@@ -241,17 +240,17 @@ def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
             rows.append((b.name, "infeasible", "—", "—", "—", "—", "—", "—"))
             notes.append(f"{b.name}: {b.description} — infeasible: {b.reason or b.status}")
             continue
-        s = savings.get(b.name)
+        energy, cost, carbon = _saved(savings.get(b.name))
         rows.append(
             (
                 b.name,
                 "ok",
                 num(b.totals.energy_kwh),
-                _saving(s, "energy_kwh", "energy_pct"),
+                energy,
                 num(b.totals.cost_usd),
-                _saving(s, "cost_usd", "cost_pct"),
+                cost,
                 num(b.totals.carbon_kg),
-                _saving(s, "carbon_kg", "carbon_pct"),
+                carbon,
             )
         )
         notes.append(f"{b.name}: {b.description}")
@@ -277,68 +276,6 @@ def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
     )
     return Section(
         compact.title, compact.columns, marked, compact.numeric, compact.notes, compact.footer
-    )
-
-
-def candidate_section(plan: Plan) -> Section:
-    """Every excluded candidate and why (memory, SLA, TTFT, scenario rule, price)."""
-    rows = tuple(
-        (c.name, c.gpu, str(c.tp), c.reason) for c in plan.inputs.candidates if not c.feasible
-    )
-    if not rows:
-        return Section(
-            "excluded candidates", notes=("none: every candidate considered is feasible",)
-        )
-    return Section(
-        "excluded candidates", ("model entry", "GPU", "TP", "reason"), rows, frozenset({2})
-    )
-
-
-def _signed(value: float) -> str:
-    text = num(value)
-    return f"+{text}" if text not in ("0", "—") and not text.startswith("-") else text
-
-
-def alternatives_section(plan: Plan) -> Section:
-    """Per model entry: its plan deployment and the best feasible alternatives, each as the
-    model's only deployment, with the objective delta (:mod:`planner.analysis.alternatives`)."""
-    total = plan.solve.objective
-    rows = []
-    for name, options in alternatives(plan).items():
-        if not any(o.chosen for o in options):  # the plan mixes deployments: show the mix first
-            mine = [a for a in plan.allocations if a.candidate.name == name]
-            gpus = " + ".join(a.candidate.gpu for a in mine)
-            tps = " + ".join(str(a.candidate.tp) for a in mine)
-            replicas = " + ".join(str(a.replicas) for a in mine)
-            rows.append((name, gpus, tps, replicas, "", "0", pct(0.0), "planned"))
-            name = ""
-        for k, o in enumerate(options):
-            c = o.candidate
-            share = None if not total else 100.0 * o.delta / abs(total)
-            note = "planned" if o.chosen else ""
-            if o.breaks:
-                note = "exceeds " + ", ".join(o.breaks)
-            rows.append(
-                (
-                    name if k == 0 else "",
-                    c.gpu + ("" if c.in_domain else f" {OUT_OF_DOMAIN_MARK}"),
-                    str(c.tp),
-                    str(o.replicas),
-                    f"{num(1000 * c.itl_s_at_capacity)} ms",
-                    _signed(o.delta),
-                    "—" if share is None else f"{'+' if share > 0 else ''}{pct(share)}",
-                    note,
-                )
-            )
-    columns = ("model entry", "GPU", "TP", "replicas", "ITL", "Δ objective", "Δ %", "note")
-    notes = (
-        f"Δ objective: change of the objective ({objective_text(plan)}) if the model entry "
-        "alone moved to this GPU and TP (fewest replicas for its peak load, the rest as "
-        "planned); Δ % of the plan's objective",
-        f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain",
-    )
-    return Section(
-        "best feasible alternatives", columns, tuple(rows), frozenset(range(2, 7)), notes
     )
 
 
@@ -382,7 +319,7 @@ CSV_COLUMNS: tuple[str, ...] = (
 
 def plan_csv(plan: Plan) -> str:
     """One row per allocation: the contract's allocation columns, then any extra ones."""
-    rows = plan.to_json_dict()["allocations"]
+    rows = plan_json(plan)["allocations"]
     extra = [k for k in (rows[0] if rows else {}) if k not in CSV_COLUMNS]
     return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
 
@@ -392,7 +329,7 @@ def render_plan(plan: Plan, fmt: str, *, candidates: bool = False, wide: bool = 
     compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*; Markdown
     always has every column)."""
     if fmt == "json":
-        return to_json(plan.to_json_dict())
+        return to_json(plan_json(plan))
     if fmt == "csv":
         return plan_csv(plan)
     if fmt == "md":

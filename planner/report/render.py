@@ -11,8 +11,9 @@ import textwrap
 from pathlib import Path
 
 from planner.documents.report import ReportDocument
+from planner.report.blocks import Bullets, Para, Part, Table
 from planner.report.markdown import render_markdown
-from planner.report.sections import Bullets, Para, Part, Table, report_sections
+from planner.report.sections import report_sections
 from planner.text import to_json
 
 REPORT_FORMATS: tuple[str, ...] = ("md", "html", "json", "text")
@@ -55,16 +56,15 @@ def parts_to_text(parts: list[Part]) -> str:
 
 def render_report(report: ReportDocument, fmt: str, accuracy_csv: Path | None = None) -> str:
     """*report* as text in *fmt* (one of :data:`REPORT_FORMATS`)."""
-    data = report.to_json_dict()
     if fmt == "json":
-        return to_json(data)
+        return to_json(report.to_json_dict())
     if fmt == "md":
-        return render_markdown(data)
+        return render_markdown(report)
     if fmt == "text":
-        return parts_to_text(report_sections(data))
+        return parts_to_text(report_sections(report))
     if fmt == "html":
         from planner.report.charts import all_charts
         from planner.report.html import render_html
 
-        return render_html(data, all_charts(data, accuracy_csv))
+        return render_html(report, all_charts(report, accuracy_csv))
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(REPORT_FORMATS)}")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.documents.plan import PlanDocument, load_plan, planning_inputs_of
+from planner.documents.plan import PlanDocument, load_plan, plan_document, planning_inputs_of
 from planner.inputs import PlanningInputs
 from predictors.core.errors import WattgpuError
 from predictors.estimators.card import ModelCard, card_of, load_card
@@ -58,4 +58,4 @@ def plan_source(
 
     run = plan_file(path, overrides, overlays, time_limit_s=time_limit_s, progress=progress)
     card = load_card(model_card) if model_card is not None else card_of(run.predictor_card)
-    return PlanSource(run.plan.to_document(), card, run.inputs, saved=False)
+    return PlanSource(plan_document(run.plan), card, run.inputs, saved=False)

@@ -1,0 +1,281 @@
+"""The parts of the plan JSON contract (:class:`planner.documents.plan.PlanDocument`): solve,
+assumptions, model entries, candidates, allocations, totals, baselines, savings, predictors."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import model_serializer
+
+from planner.documents.base import Document
+from planner.inputs import Exclusion, ObjectiveKind
+
+Status = Literal["optimal", "feasible", "infeasible", "error"]
+
+
+class SolveDocument(Document):
+    """How the solve went."""
+
+    seconds: float
+    """Wall-clock solve time (s)."""
+    gap: float | None
+    """Relative optimality gap (None when unknown)."""
+    bound: float | None
+    """Best bound of the objective."""
+    objective: float | None
+    """Objective value reached (unit of the objective kind)."""
+    solver: str
+    """Which solver path produced the plan."""
+    messages: list[str]
+    """Why a plan is infeasible or approximate (empty when optimal)."""
+    time_limit_s: float | None = None
+    """Solver time limit per solve (s)."""
+    relative_gap: float | None = None
+    """Relative optimality gap the solver stops at."""
+    threads: int | None = None
+    """Solver threads."""
+    seed: int | None = None
+    """Solver random seed."""
+
+
+class ObjectiveDocument(Document):
+    """What was minimised; ``weights`` only for ``weighted``."""
+
+    minimize: ObjectiveKind
+    """energy (facility kWh), cost ($), carbon (kg CO2e) or weighted."""
+    weights: dict[str, float] | None = None
+    """Weights per unit (energy_kwh, cost_usd, carbon_kg); only for weighted."""
+
+    def describe(self) -> str:
+        """'weighted (cost_usd 1, carbon_kg 0.1)' or 'cost'."""
+        if not self.weights:
+            return str(self.minimize)
+        parts = ", ".join(f"{k} {v:g}" for k, v in self.weights.items() if v)
+        return f"{self.minimize} ({parts})"
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_weights(self, handler: Any) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if out.get("weights") is None:
+            out.pop("weights", None)
+        return out
+
+
+class AssumptionsDocument(Document):
+    """Horizon, economics, limits and objective; then where the inputs came from."""
+
+    hours: float
+    """Length of the horizon (h)."""
+    periods: int
+    """Number of planning periods."""
+    period_hours: list[float]
+    """Hours of every period."""
+    pue: float
+    """Power usage effectiveness: facility energy = GPU energy × PUE."""
+    electricity_usd_per_kwh: float
+    grid_g_co2_per_kwh: float
+    """Grid carbon intensity (g CO2e per facility kWh)."""
+    carbon_usd_per_kg: float | None
+    """Carbon price ($/kg CO2e; None: no price)."""
+    power_cap_kw: float | None
+    """Facility power cap in every period (kW)."""
+    budget_usd: float | None
+    """Cap on the total cost over the horizon ($)."""
+    objective: ObjectiveDocument
+    engine: str | None = None
+    """Serving engine the candidates were predicted for."""
+    robust: bool = False
+    """True: operating points sized on the upper ITL bound."""
+    pue_source: str | None = None
+    """Where the PUE comes from (None: set in the scenario file)."""
+    grid_region: str | None = None
+    """Catalog grid region of the carbon factor (None: explicit figure)."""
+    grid_year: int | None = None
+    """Year of the grid carbon factor."""
+    grid_source: str | None = None
+    """Source of the grid carbon factor."""
+    capacity_headroom: float | None = None
+    """Fraction of the saturated request rate a replica is planned to carry."""
+
+
+class ModelDocument(Document):
+    """One model entry: load per period and SLA."""
+
+    name: str
+    model: str
+    requests_per_s_by_period: list[float]
+    """Mean arrival rate in every period (requests/s)."""
+    itl_sla_s: float
+    """Inter-token latency SLA (s)."""
+    ttft_sla_s: float | None
+    """Time-to-first-token SLA (s)."""
+    min_replicas: int
+    input_tokens: float
+    output_tokens: float
+    precision: str | None = None
+    """Weight precision the candidates were predicted at."""
+
+
+class CandidateDocument(Document):
+    """One (model entry, GPU, TP) deployment with its operating point and coefficients."""
+
+    name: str
+    model: str
+    gpu: str
+    tp: int
+    gpus_per_replica: int
+    feasible: bool
+    """False when excluded (memory, SLA, TTFT, scenario rule, price)."""
+    reason: str
+    """Why the candidate is excluded (or a note when feasible)."""
+    batch_size: int
+    """Operating concurrency (sequences) at capacity."""
+    itl_s_at_capacity: float | None
+    """Predicted ITL at the operating batch (s); null when it cannot run."""
+    max_requests_per_s_per_replica: float
+    """Planned capacity of one replica (requests/s, with headroom)."""
+    idle_power_w_per_replica: float
+    """Idle power of one replica (W)."""
+    energy_j_per_request: float
+    """Load-proportional energy per request above idle (J)."""
+    usd_per_hour_per_replica: float
+    """Price of one replica for one hour ($)."""
+    power_w_per_gpu_at_capacity: float
+    """Power per GPU at planned capacity (W)."""
+    in_domain: bool
+    """False when the prediction extrapolates outside the training domain."""
+    itl_s_lo: float | None
+    """Lower bound of the ITL interval at the operating batch (s)."""
+    itl_s_hi: float | None
+    """Upper bound of the ITL interval at the operating batch (s)."""
+    power_w_per_gpu_predicted: float | None = None
+    """Point prediction of power per GPU at the operating batch, saturated replica (W)."""
+    power_w_per_gpu_lo: float | None = None
+    """Lower bound of the power interval at the operating batch (W, unclipped)."""
+    power_w_per_gpu_hi: float | None = None
+    """Upper bound of the power interval at the operating batch (W, unclipped)."""
+    idle_power_w_per_gpu: float | None = None
+    """Catalog idle power of one GPU (W)."""
+    tdp_w_per_gpu: float | None = None
+    """Catalog board power limit (TDP) of one GPU (W)."""
+    exclusion: Exclusion = Exclusion.NONE
+    """Why an infeasible candidate is excluded, as a code: memory, itl_sla, ttft_sla, no_price,
+    rule or prediction ('' when feasible); ``reason`` says it in words."""
+    memory_needed_gb: float | None = None
+    """Memory exclusions: the weights of one replica (GB; the KV cache comes on top)."""
+    memory_usable_gb: float | None = None
+    """Memory exclusions: memory of one replica left for weights and KV cache (GB)."""
+    ttft_s: float | None = None
+    """Prefill (TTFT) estimate (s), when computed."""
+    load_curve_requests_per_s: list[float] = []
+    """Knots of the replica's power curve: per-replica rates (req/s, ascending, first 0); empty
+    for a linear candidate (idle + energy_j_per_request · rate up to capacity)."""
+    power_curve_w_per_replica: list[float] = []
+    """Mean GPU power of one replica at each knot (W), linear between knots: the curve the
+    optimiser priced (docs/method.md §4 re-computes a plan from it)."""
+    itl_curve_s: list[float] = []
+    """Mean ITL at each knot (s): the ITL at the load a replica serves."""
+    capacity_limit: str = ""
+    """What sets the capacity: itl, ttft or memory ('' for hand-built candidates)."""
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(model entry name, GPU, TP)."""
+        return (self.name, self.gpu, self.tp)
+
+
+class AllocationDocument(Document):
+    """Replicas of one candidate, the load they serve and their accounting."""
+
+    name: str
+    model: str
+    gpu: str
+    tp: int
+    replicas: int
+    gpus: int
+    requests_per_s_by_period: list[float]
+    """Load served in every period (requests/s)."""
+    batch_size: int
+    itl_s: float | None
+    """Predicted ITL at the operating batch (s)."""
+    power_w_per_gpu: float
+    """Time-weighted mean power per GPU (W)."""
+    energy_kwh: float
+    """GPU energy over the horizon (kWh)."""
+    facility_energy_kwh: float
+    """GPU energy × PUE (kWh)."""
+    cost_usd: float
+    """GPU rent + electricity + carbon price ($)."""
+    gpu_cost_usd: float
+    energy_cost_usd: float
+    carbon_cost_usd: float
+    carbon_kg: float
+    """Operational CO2e (kg)."""
+    power_w_by_period: list[float] | None = None
+    """GPU power of all replicas in every period (W); energy = Σ power × hours."""
+    itl_s_at_capacity: float | None = None
+    """ITL at the replica's capacity, at the SLA percentile (s; the same as ``itl_s``)."""
+    itl_s_at_served_load: float | None = None
+    """Mean ITL at the load each replica serves in the busiest period (s)."""
+    itl_s_at_served_load_by_period: list[float] | None = None
+    """Mean ITL at the load each replica serves, per period (s)."""
+    requests_per_s_per_replica_by_period: list[float] | None = None
+    """Load per replica in every period (requests/s; spread evenly over the replicas)."""
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(model entry name, GPU, TP)."""
+        return (self.name, self.gpu, self.tp)
+
+
+class TotalsDocument(Document):
+    """Fleet totals over the horizon."""
+
+    energy_kwh: float
+    facility_energy_kwh: float
+    cost_usd: float
+    energy_cost_usd: float
+    gpu_cost_usd: float
+    carbon_cost_usd: float
+    carbon_kg: float
+    mean_power_w: float
+    """Time-weighted mean GPU power of the fleet (W)."""
+    peak_facility_power_kw: float
+    """Highest facility power over the periods (kW)."""
+    gpus: dict[str, int]
+    """GPUs used by type."""
+
+
+class BaselineDocument(Document):
+    """A naive fleet planned by the same machinery."""
+
+    name: str
+    description: str
+    feasible: bool
+    status: str
+    reason: str
+    energy_kwh: float | None
+    cost_usd: float | None
+    carbon_kg: float | None
+    gpus: dict[str, int] | None
+    facility_energy_kwh: float | None = None
+
+
+class SavingDocument(Document):
+    """What the plan saves against one baseline (absolute and % of the baseline)."""
+
+    baseline: str
+    energy_kwh: float
+    energy_pct: float | None
+    cost_usd: float
+    cost_pct: float | None
+    carbon_kg: float
+    carbon_pct: float | None
+
+
+class PredictorsDocument(Document):
+    """Which predictors produced the candidates (identifies the model card)."""
+
+    name: str | None = None
+    version: str | None = None
+    training_data_sha256: str | None = None

@@ -1,0 +1,127 @@
+"""The building blocks of a rendered report: numbers for people and the block types.
+
+A report is a list of :class:`Part` s, each a title and a few blocks: paragraphs, bullet lists,
+tables, and two HTML-only blocks (headline :class:`Cards` and chart :class:`Figure` s).
+:mod:`planner.report.sections` fills them from the report document;
+:mod:`planner.report.markdown`, :mod:`planner.report.html` and :mod:`planner.report.render`
+lay them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from planner.documents.uncertainty import BandDocument
+from planner.text import ZERO_BELOW
+
+NOT_EVALUATED = "not evaluated"
+
+
+# --- numbers -----------------------------------------------------------------------------------
+
+
+def num(value: Any, digits: int = 3) -> str:
+    """A number for people: thousands separators, *digits* significant digits, '—' for None,
+    0 for magnitudes below :data:`~planner.text.ZERO_BELOW` (solver round-off)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    v = float(value)
+    if abs(v) < ZERO_BELOW:
+        return "0"
+    if abs(v) >= 10**digits:
+        return f"{v:,.0f}"
+    return f"{v:,.{digits}g}"
+
+
+def band_text(band: BandDocument | None, digits: int = 3) -> str:
+    """'low – high' of a band (or '—')."""
+    if band is None:
+        return "—"
+    return f"{num(band.low, digits)} – {num(band.high, digits)}"
+
+
+def gpus_text(gpus: dict[str, int]) -> str:
+    """'2× L4, 1× H100' from GPUs by type ('' for none)."""
+    return ", ".join(f"{n}× {g}" for g, n in gpus.items())
+
+
+def rows_text(rows: dict[str, int] | int | None) -> str:
+    """'power 904 rows, itl 6,506 rows' from the card's ``training_data.rows``."""
+    if isinstance(rows, dict):
+        return ", ".join(f"{k} {num(v)} rows" for k, v in sorted(rows.items()))
+    return f"{num(rows)} rows"
+
+
+# --- blocks --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Para:
+    """A paragraph; ``style`` is ``note`` (call-out), ``meta`` (small print) or ''."""
+
+    text: str
+    style: str = ""
+
+
+@dataclass(frozen=True)
+class Bullets:
+    """A bullet list; ``style`` ``warn`` marks warnings."""
+
+    items: tuple[str, ...]
+    style: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of formatted cells; ``numeric`` columns are right-aligned."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class Card:
+    """One headline figure (HTML card with an element id)."""
+
+    ident: str
+    label: str
+    value: str
+    band: str
+
+
+@dataclass(frozen=True)
+class Cards:
+    """Headline cards (HTML only: the totals table says the same)."""
+
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """The chart with this key (HTML only)."""
+
+    key: str
+
+
+Block = Para | Bullets | Table | Cards | Figure
+
+
+@dataclass(frozen=True)
+class Part:
+    """A titled part of the report (level 1: the document title)."""
+
+    title: str
+    blocks: tuple[Block, ...]
+    level: int = 2
+
+
+def table(
+    header: Iterable[str], rows: Iterable[Iterable[str]], numeric: Iterable[int] = ()
+) -> Table:
+    """A :class:`Table` of *rows* under *header*; columns in *numeric* right-aligned."""
+    return Table(tuple(header), tuple(tuple(r) for r in rows), frozenset(numeric))

@@ -1,0 +1,187 @@
+"""The report's tables, read from the typed report document: totals, per model deployment,
+baselines, Pareto points, loads and the model card's accuracy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.documents.report import ModelSection, ReportDocument
+from planner.report.blocks import NOT_EVALUATED, Table, band_text, gpus_text, num, table
+
+
+def metric_rows(metrics: dict[str, Any]) -> list[list[str]]:
+    """Rows (split, target, MdAPE, r, coverage) of the card metrics for the report tables."""
+    rows = []
+    for split in ("unseen_gpus", "unseen_llms", "cross_validation"):
+        value = metrics.get(split)
+        if not isinstance(value, dict):
+            rows.append([split.replace("_", " "), "—", NOT_EVALUATED, "—", "—"])
+            continue
+        for target, m in sorted(value.items()):
+            rows.append(
+                [
+                    split.replace("_", " "),
+                    target,
+                    f"{num(m.get('mdape_pct'))} %",
+                    num(m.get("pearson_r")),
+                    f"{num(m.get('coverage_90_pct'))} %",
+                ]
+            )
+    return rows
+
+
+def totals_table(report: ReportDocument) -> Table:
+    """Fleet totals over the horizon, their bands and per year."""
+    h = report.headline
+    tot = report.total_bands
+    rows = [
+        [
+            "GPU energy (kWh)",
+            num(h.estimated_energy_kwh),
+            band_text(tot.energy_kwh if tot else None),
+            num(report.forecast.total.per_year.energy_kwh),
+        ],
+        [
+            "facility energy incl. PUE (kWh)",
+            num(h.estimated_facility_energy_kwh),
+            band_text(tot.facility_energy_kwh if tot else None),
+            num(h.estimated_facility_energy_kwh_per_year),
+        ],
+        [
+            "CO2e (kg)",
+            num(h.estimated_co2e_kg),
+            band_text(tot.carbon_kg if tot else None),
+            num(h.estimated_co2e_kg_per_year),
+        ],
+        [
+            "total cost ($)",
+            num(h.estimated_cost_usd),
+            band_text(tot.cost_usd if tot else None),
+            num(h.estimated_cost_usd_per_year),
+        ],
+        ["average power of all GPUs together (W)", num(h.estimated_average_power_w), "—", "—"],
+        [
+            "GPU energy per 1,000 output tokens (Wh)",
+            num(h.estimated_wh_per_1000_output_tokens),
+            "—",
+            "—",
+        ],
+        [
+            "facility energy per 1,000 output tokens (Wh)",
+            num(h.estimated_facility_wh_per_1000_output_tokens),
+            "—",
+            "—",
+        ],
+    ]
+    header = ["quantity", f"over {num(h.hours)} h", "band (low – high)", "per year"]
+    return table(header, rows, {1, 3})
+
+
+MODEL_HEADER: tuple[str, ...] = (
+    "entry",
+    "model",
+    "deployment",
+    "GPUs",
+    "GPU kWh",
+    "facility kWh",
+    "Wh / 1k output tokens",
+    "Wh / request",
+    "avg W",
+    "CO2e kg",
+    "CO2e band kg",
+    "cost $",
+    "in domain",
+    "ITL ms at served load / at capacity (SLA)",
+)
+
+
+def _model_row(m: ModelSection) -> list[str]:
+    return [
+        m.name,
+        m.model,
+        ", ".join(f"{d.replicas}× {d.gpu} TP{d.tp}" for d in m.deployments),
+        str(m.gpus_used),
+        num(m.estimated_energy_kwh),
+        num(m.estimated_facility_energy_kwh),
+        num(m.estimated_wh_per_1000_output_tokens),
+        num(m.estimated_wh_per_request),
+        num(m.estimated_average_power_w),
+        num(m.estimated_co2e_kg),
+        band_text(m.uncertainty.carbon_kg if m.uncertainty else None),
+        num(m.estimated_cost_usd),
+        "yes" if m.in_domain else "NO",
+        _itl_text(m),
+    ]
+
+
+def model_table(report: ReportDocument) -> Table:
+    """Per model deployment."""
+    rows = [_model_row(m) for m in report.models]
+    return table(MODEL_HEADER, rows, {3, 4, 5, 6, 7, 8, 9, 11})
+
+
+def _itl_text(m: ModelSection) -> str:
+    """'9.4 / 42.5 (50)' per deployment: mean ITL at the load served in the busiest period /
+    ITL at capacity, SLA in brackets ('—' where a saved plan predates the served-load ITL)."""
+
+    def ms(value: float | None) -> str:
+        return num(None if value is None else 1000 * value)
+
+    parts = [f"{ms(d.itl_s_at_served_load)} / {ms(d.itl_s)}" for d in m.deployments]
+    return "; ".join(parts) + f" ({num(1000 * m.itl_sla_s)})"
+
+
+def baseline_table(report: ReportDocument) -> Table:
+    """The naive fleets planned by the same machinery."""
+    rows = [
+        [
+            b.name,
+            "yes" if b.feasible else "no",
+            num(b.estimated_energy_kwh),
+            num(b.estimated_cost_usd),
+            num(b.estimated_co2e_kg),
+        ]
+        for b in report.baselines
+    ]
+    return table(["baseline", "feasible", "GPU kWh", "cost $", "CO2e kg"], rows, {2, 3, 4})
+
+
+def pareto_table(report: ReportDocument) -> Table:
+    """The points of the energy ↔ cost front (none without a front)."""
+    rows = [
+        [
+            q.label,
+            num(q.facility_energy_kwh),
+            num(q.cost_usd),
+            num(q.carbon_kg),
+            gpus_text(q.gpus),
+        ]
+        for q in (report.pareto.points if report.pareto else [])
+    ]
+    return table(["point", "facility kWh", "cost $", "CO2e kg", "GPUs"], rows, {1, 2, 3})
+
+
+def load_table(report: ReportDocument) -> Table:
+    """The assumed load and SLA of every model entry."""
+    header = [
+        "entry",
+        "precision",
+        "mean req/s",
+        "peak req/s",
+        "input tokens",
+        "output tokens",
+        "ITL SLA ms",
+    ]
+    rows = [
+        [
+            x.name,
+            str(x.precision),
+            num(x.mean_requests_per_s),
+            num(x.peak_requests_per_s),
+            num(x.input_tokens),
+            num(x.output_tokens),
+            num(x.itl_sla_ms),
+        ]
+        for x in report.assumptions.loads
+    ]
+    return table(header, rows, {2, 3, 4, 5, 6})
