@@ -1,4 +1,4 @@
-"""A plan JSON is recomputed before it is trusted (planner.analysis.verify).
+"""A plan JSON is recomputed before it is trusted (planner.documents.verify).
 
 Untouched plans check clean; every hand edit of the hostile-input round 3 is caught and named:
 a tampered total, a negative energy, replicas beyond the inventory, a status that contradicts
@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 
-from planner.analysis.verify import plan_problems
+from planner.documents.verify import plan_problems
 
 GOLDEN = Path(__file__).parent / "golden"
 PLANS = sorted(GOLDEN.glob("*.json"))
@@ -95,3 +97,65 @@ def test_a_relative_slip_below_the_tolerance_is_accepted() -> None:
     data = _plan()
     data["totals"]["energy_kwh"] *= 1 + 1e-9
     assert plan_problems(data) == []
+
+
+def _saved(tmp_path: Path, edit: Callable[[dict[str, Any]], None] | None = None) -> Path:
+    data = _plan("paper-llama8b-low-load")
+    data["solve"]["seconds"] = 0.1  # goldens leave out the wall-clock time
+    if edit is not None:
+        edit(data)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_report_of_a_tampered_plan_exits_1_naming_the_field(tmp_path: Path) -> None:
+    path = _saved(tmp_path, _scale_total)
+    result = run_cli("report", str(path), "-f", "json", "--pareto-points", "0")
+    assert result.code == 1 and result.out == ""
+    assert result.errors and "totals.energy_kwh" in result.errors[0] and "--trust" in result.err
+
+
+def test_with_trust_it_warns_and_json_and_md_agree(tmp_path: Path) -> None:
+    path = _saved(tmp_path, _scale_total)
+    as_json = run_cli("report", str(path), "-f", "json", "--pareto-points", "0", "--trust")
+    assert as_json.code == 0, as_json.err
+    assert "warning:" in as_json.err and "totals.energy_kwh" in as_json.err
+    energy = json.loads(as_json.out)["headline"]["estimated_energy_kwh"]
+    as_md = run_cli("report", str(path), "-f", "md", "--pareto-points", "0", "--trust")
+    assert as_md.code == 0 and f"| GPU energy (kWh) | {energy:,.0f} |" in as_md.out
+    untouched = run_cli("report", str(_saved(tmp_path)), "-f", "json", "--pareto-points", "0")
+    assert json.loads(untouched.out)["headline"]["estimated_energy_kwh"] == energy
+
+
+@pytest.mark.parametrize("edit", [_renamed_model, _moved_gpu], ids=["model", "gpu"])
+def test_an_allocation_outside_the_plan_is_a_clean_error_even_with_trust(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None]
+) -> None:
+    path = _saved(tmp_path, edit)
+    for extra in ([], ["--trust"]):
+        result = run_cli("report", str(path), "--pareto-points", "0", *extra)
+        assert result.code == 1 and result.errors, result.err
+        assert "internal error" not in result.err and "allocations[0]" in result.err
+
+
+def test_diff_checks_both_plans(tmp_path: Path) -> None:
+    good = _saved(tmp_path)
+    bad_dir = tmp_path / "bad"
+    bad_dir.mkdir()
+    bad = _saved(bad_dir, _negative_energy)
+    result = run_cli("diff", str(good), str(bad))
+    assert result.code == 1 and "allocations[0].energy_kwh" in result.err
+    assert run_cli("diff", str(good), str(bad), "--trust").code == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["pareto", "paper-llama8b-low-load", "-n", "100000"],
+     ["report", "paper-llama8b-low-load", "--pareto-points", "1000"]],
+    ids=["pareto-n", "pareto-points"],
+)  # fmt: skip
+def test_front_sizes_have_an_upper_bound(args: list[str]) -> None:
+    result = run_cli(*args)
+    words = " ".join(re.sub("[│╭╮╰╯─]", " ", result.err).split())  # the usage box, unwrapped
+    assert result.code == 2 and "less than or equal to 50" in words, result.err

@@ -9,6 +9,7 @@ from other wattgpu versions compare as long as they follow it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,15 +30,18 @@ ALLOCATION_KEYS: tuple[str, ...] = ("replicas", "gpus", "energy_kwh", "cost_usd"
 RELATIVE_TOLERANCE = 1e-9
 
 
-def load_plan_json(path: str | Path) -> dict[str, Any]:
-    """Read and validate a plan JSON file (:func:`planner.documents.plan.load_plan`); one
-    WattgpuError line naming the file, the field and the fix when it is not one."""
+def load_plan_json(
+    path: str | Path, *, trust: bool = False, warn: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Read, validate and recompute a plan JSON file (:func:`planner.documents.plan.load_plan`);
+    one WattgpuError line naming the file, the field and the fix when it is not one (with
+    *trust*, recomputation problems are warnings through *warn*)."""
     from planner.documents.plan import PLAN_FIX, load_plan
 
     p = Path(path)
     if not p.is_file():
         raise WattgpuError(f"{p}: no such file; {PLAN_FIX}")
-    return load_plan(p).to_json_dict()
+    return load_plan(p, trust=trust, warn=warn).to_json_dict()
 
 
 @dataclass(frozen=True)
@@ -231,6 +235,17 @@ def diff_plans(
     return d
 
 
-def diff_files(a: str | Path, b: str | Path) -> PlanDiff:
-    """:func:`diff_plans` of two plan JSON files."""
-    return diff_plans(load_plan_json(a), load_plan_json(b), str(a), str(b))
+def diff_files(
+    a: str | Path,
+    b: str | Path,
+    *,
+    trust: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> PlanDiff:
+    """:func:`diff_plans` of two plan JSON files (each checked as in :func:`load_plan_json`)."""
+    return diff_plans(
+        load_plan_json(a, trust=trust, warn=warn),
+        load_plan_json(b, trust=trust, warn=warn),
+        str(a),
+        str(b),
+    )

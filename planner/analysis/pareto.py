@@ -21,6 +21,7 @@ from planner.documents.pareto import MarkerDocument, ParetoDocument, ParetoPoint
 from planner.documents.plan import PlanDocument, as_document
 from planner.inputs import Objective, PlanningInputs
 from planner.result import Plan
+from planner.scenario.limits import MAX_PARETO_POINTS
 from planner.solve.optimize import solve
 
 METHOD = (
@@ -104,6 +105,8 @@ def pareto_front(
     *chosen*: the scenario's own plan (with baselines) to mark; its baselines are marked too.
     *on_point*: called with (plans solved, plans to solve) after each solve (progress display).
     """
+    if points > MAX_PARETO_POINTS:
+        raise ValueError(f"points: {points} is more than the {MAX_PARETO_POINTS} allowed")
     points = max(2, points)
     total = points + 2
     report = on_point or (lambda done, of: None)

@@ -24,6 +24,14 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 
 from planner.cli.validate import OverlayOption, SetOption
+from planner.scenario.limits import (
+    MAX_CONTEXT_TOKENS,
+    MAX_HORIZON_HOURS,
+    MAX_LATENCY_MS,
+    MAX_REQUESTS_PER_S,
+    MAX_TIME_LIMIT_S,
+    MAX_USD_PER_KWH,
+)
 from predictors.core.errors import WattgpuError, did_you_mean
 
 if TYPE_CHECKING:
@@ -118,6 +126,7 @@ def plan(
         typer.Option(
             "--time-limit",
             min=0.001,
+            max=MAX_TIME_LIMIT_S,
             help="Solver time limit in seconds (default: the scenario's time_limit_s).",
         ),
     ] = None,
@@ -188,19 +197,40 @@ def _check_precision(precision: str | None) -> None:
 def compare(
     model: Annotated[str, typer.Option("--model", "-m", help="Catalog LLM id or alias.")],
     requests_per_s: Annotated[
-        float, typer.Option("--requests-per-s", min=0.0, help="Mean request rate (req/s).")
+        float,
+        typer.Option(
+            "--requests-per-s", min=0.0, max=MAX_REQUESTS_PER_S, help="Mean request rate (req/s)."
+        ),
     ],
     itl_ms: Annotated[
-        float, typer.Option("--itl-ms", min=0.001, help="Inter-token latency SLA (ms).")
+        float,
+        typer.Option(
+            "--itl-ms", min=0.001, max=MAX_LATENCY_MS, help="Inter-token latency SLA (ms)."
+        ),
     ],
     ttft_ms: Annotated[
-        float | None, typer.Option("--ttft-ms", min=0.001, help="Time-to-first-token SLA (ms).")
+        float | None,
+        typer.Option(
+            "--ttft-ms", min=0.001, max=MAX_LATENCY_MS, help="Time-to-first-token SLA (ms)."
+        ),
     ] = None,
     input_tokens: Annotated[
-        float, typer.Option("--input-tokens", min=1.0, help="Mean prompt length (tokens).")
+        float,
+        typer.Option(
+            "--input-tokens",
+            min=1.0,
+            max=MAX_CONTEXT_TOKENS,
+            help="Mean prompt length (tokens).",
+        ),
     ] = 1024.0,
     output_tokens: Annotated[
-        float, typer.Option("--output-tokens", min=1.0, help="Mean completion length (tokens).")
+        float,
+        typer.Option(
+            "--output-tokens",
+            min=1.0,
+            max=MAX_CONTEXT_TOKENS,
+            help="Mean completion length (tokens).",
+        ),
     ] = 256.0,
     gpus: Annotated[
         str | None,
@@ -219,11 +249,22 @@ def compare(
         str, typer.Option("--region", help="Grid region for CO2 and the output note.")
     ] = "US",
     hours: Annotated[
-        float, typer.Option("--hours", min=0.001, help="Horizon of the energy and cost totals.")
+        float,
+        typer.Option(
+            "--hours",
+            min=0.001,
+            max=MAX_HORIZON_HOURS,
+            help="Horizon of the energy and cost totals.",
+        ),
     ] = 8760.0,
     electricity: Annotated[
         float,
-        typer.Option("--electricity-usd-per-kwh", min=0.0, help="Electricity price ($/kWh)."),
+        typer.Option(
+            "--electricity-usd-per-kwh",
+            min=0.0,
+            max=MAX_USD_PER_KWH,
+            help="Electricity price ($/kWh).",
+        ),
     ] = 0.12,
     fmt: Annotated[
         CompareFormat, typer.Option("--format", "-f", help="table, json or csv.")

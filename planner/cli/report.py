@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from planner.cli.validate import OverlayOption, SetOption
+from planner.scenario.limits import MAX_PARETO_POINTS, MAX_TIME_LIMIT_S
 from predictors.core.errors import WattgpuError
+from predictors.core.escape import terminal_text
 
 if TYPE_CHECKING:
     from planner.documents.pareto import ParetoDocument
@@ -57,7 +59,18 @@ ReportFileArgument = Annotated[
 TimeLimitOption = Annotated[
     float | None,
     typer.Option(
-        "--time-limit", help="Solver time limit per solve in seconds (default: scenario)."
+        "--time-limit",
+        min=0.001,
+        max=MAX_TIME_LIMIT_S,
+        help="Solver time limit per solve in seconds (default: scenario).",
+    ),
+]
+TrustOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust",
+        help="Report a saved plan whose figures do not recompute from its allocations "
+        "(hand-edited or damaged) as written, with a warning per field, instead of refusing it.",
     ),
 ]
 
@@ -94,7 +107,12 @@ def report(
     overlay: OverlayOption = None,
     pareto_points: Annotated[
         int,
-        typer.Option("--pareto-points", min=0, help="Points of the energy↔cost front (0 = skip)."),
+        typer.Option(
+            "--pareto-points",
+            min=0,
+            max=MAX_PARETO_POINTS,
+            help="Points of the energy↔cost front (0 = skip).",
+        ),
     ] = 5,
     accuracy: Annotated[
         Path | None,
@@ -111,6 +129,7 @@ def report(
         ),
     ] = None,
     time_limit: TimeLimitOption = None,
+    trust: TrustOption = False,
 ) -> None:
     """Estimated energy and emissions disclosure of a plan (md, html, json or text)."""
     from planner.report.build import make_report
@@ -132,6 +151,8 @@ def report(
             model_card=model_card,
             time_limit_s=time_limit,
             progress=progress.update,
+            trust=trust,
+            warn=_warn,
         )
         csv = _accuracy_csv(accuracy)
         progress.update("writing the report (uncertainty bands, Pareto front)")
@@ -155,7 +176,10 @@ def report(
 def pareto(
     file: ReportFileArgument,
     points: Annotated[
-        int, typer.Option("--points", "-n", min=2, help="Cost caps between the ends.")
+        int,
+        typer.Option(
+            "--points", "-n", min=2, max=MAX_PARETO_POINTS, help="Cost caps between the ends."
+        ),
     ] = 7,
     format_: Annotated[ParetoFormat, typer.Option("--format", "-f")] = ParetoFormat.table,
     chart: Annotated[
@@ -164,6 +188,7 @@ def pareto(
     set_: SetOption = None,
     overlay: OverlayOption = None,
     time_limit: TimeLimitOption = None,
+    trust: TrustOption = False,
 ) -> None:
     """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
     from planner.analysis.pareto import pareto_front
@@ -174,7 +199,13 @@ def pareto(
     file = find_scenario(file)
     with Progress("planning") as progress:
         src = plan_source(
-            file, set_ or [], overlay or [], time_limit_s=time_limit, progress=progress.update
+            file,
+            set_ or [],
+            overlay or [],
+            time_limit_s=time_limit,
+            progress=progress.update,
+            trust=trust,
+            warn=_warn,
         )
         if not src.plan.has_solution:
             raise WattgpuError(
@@ -234,16 +265,21 @@ def diff(
     a: Annotated[Path, typer.Argument(help="Plan JSON (`wattgpu plan --format json`).")],
     b: Annotated[Path, typer.Argument(help="Plan JSON to compare with A.")],
     format_: Annotated[DiffFormat, typer.Option("--format", "-f")] = DiffFormat.text,
+    trust: TrustOption = False,
 ) -> None:
     """What changed between two plan JSON files: allocations, totals, status, assumptions."""
     from planner.analysis.diff import diff_files
     from predictors.core.escape import terminal_text
 
-    d = diff_files(a, b)
+    d = diff_files(a, b, trust=trust, warn=_warn)
     if format_ is DiffFormat.json:
         typer.echo(json.dumps(d.to_json_dict(), indent=2))
     else:
         typer.echo(terminal_text("\n".join(d.lines())))
+
+
+def _warn(line: str) -> None:
+    typer.echo(terminal_text(line), err=True)
 
 
 def register(app: typer.Typer) -> None:

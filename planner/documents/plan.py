@@ -11,6 +11,7 @@ front of a saved plan; no predictor needed).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from planner.documents.plan_parts import (
     Status,
     TotalsDocument,
 )
+from planner.documents.verify import checked_plan_json
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs, Provenance
 from planner.result import Allocation, Plan, itl_s_at_served_load, period_power_w
 
@@ -100,9 +102,16 @@ class PlanDocument(Document):
 PLAN_FIX = "give a file written by `wattgpu plan SCENARIO --format json`"
 
 
-def load_plan(path: Path) -> PlanDocument:
-    """Read and validate a saved plan JSON (one line naming file and field on a bad file)."""
-    return load_document(path, PlanDocument, "plan JSON", PLAN_FIX)
+def load_plan(
+    path: Path, *, trust: bool = False, warn: Callable[[str], None] | None = None
+) -> PlanDocument:
+    """Read and validate a saved plan JSON (one line naming file and field on a bad file), then
+    recompute it from its allocations and candidate curves
+    (:func:`planner.documents.verify.checked_plan_json`): a hand-edited or damaged figure is an
+    error naming the field, or with *trust* a warning through *warn*."""
+    doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX)
+    checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=warn)
+    return doc
 
 
 # --- Plan -> document ---------------------------------------------------------------------------

@@ -43,15 +43,18 @@ def plan_source(
     model_card: Path | None = None,
     time_limit_s: float | None = None,
     progress: Callable[[str], None] | None = None,
+    trust: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> PlanSource:
-    """Load the saved plan at *path*, or plan the scenario at *path* (with what-if options)."""
+    """Load the saved plan at *path* (recomputed and checked: *trust* turns its problems into
+    warnings through *warn*), or plan the scenario at *path* (with what-if options)."""
     if is_plan_json(path):
         if overrides or overlays:
             raise WattgpuError(
                 f"{path}: --set/--overlay change a scenario; a saved plan is reported as it "
                 "was planned (give the scenario YAML to plan a what-if)"
             )
-        doc = load_plan(path)
+        doc = load_plan(path, trust=trust, warn=warn)
         inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
         return PlanSource(doc, load_card(model_card), inputs, saved=True)
     from planner.pipeline import plan_file

@@ -36,3 +36,6 @@ MAX_BUDGET_USD = 1e15
 MAX_TIME_LIMIT_S = 86_400.0
 MAX_WEIGHT = 1e6
 MAX_MODELS = 10_000
+#: Most points of an energy-cost Pareto front: each is a full solve (``--points`` and
+#: ``--pareto-points`` stop above it; 50 plans already resolve every corner a report shows).
+MAX_PARETO_POINTS = 50

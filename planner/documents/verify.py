@@ -6,18 +6,21 @@ states (power per period ``n · interp(x_t / n, load curve, power curve)``, ener
 energy, cost, carbon, totals, peak facility power, GPUs per type, the objective), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
-allocations. Each problem is one line naming the JSON field; ``report`` and ``diff`` stop on
-them unless ``--trust`` is given (then they warn). The check works on the plain JSON mapping, so
-it does not depend on the document types it guards.
+allocations. Each problem is one line naming the JSON field; :func:`checked_plan_json` stops on
+them (``report``, ``pareto`` and ``diff``), unless ``--trust`` is given: then they are warnings.
+The check works on the plain JSON mapping, so it does not depend on the document types it
+guards.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+
+from predictors.core.errors import WattgpuError
 
 #: Largest relative difference between a stored figure and its recomputation.
 RELATIVE_TOLERANCE = 1e-6
@@ -164,27 +167,76 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
             yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
 
 
+def _unreportable(data: dict[str, Any]) -> list[str]:
+    """Allocations no report can be made of, even as written: their model entry or candidate
+    (name, GPU, TP) is not in the plan."""
+    by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
+    models = {m.get("name"): m.get("model") for m in data.get("models") or []}
+    out = []
+    for i, alloc in enumerate(data.get("allocations") or []):
+        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+        candidate = by_key.get(key)
+        if models.get(alloc.get("name"), object()) != alloc.get("model"):
+            out.append(
+                f"allocations[{i}].model: {alloc.get('model')!r} is not the model of entry "
+                f"{alloc.get('name')!r} in models"
+            )
+        elif candidate is None or not candidate.get("feasible", True):
+            out.append(
+                f"allocations[{i}]: ({key[0]!r}, {key[1]!r}, TP {key[2]!r}) is not a feasible "
+                "candidate of this plan"
+            )
+    return out
+
+
 def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
     by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *_inventory(data, per_replica)]
-    models = {m.get("name"): m.get("model") for m in data.get("models") or []}
-    for i, alloc in enumerate(data.get("allocations") or []):
-        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
-        candidate = by_key.get(key)
-        if models.get(alloc.get("name"), object()) != alloc.get("model"):
-            problems.append(
-                f"allocations[{i}].model: {alloc.get('model')!r} is not the model of entry "
-                f"{alloc.get('name')!r} in models"
-            )
-        elif candidate is None or not candidate.get("feasible", True):
-            problems.append(
-                f"allocations[{i}]: ({key[0]!r}, {key[1]!r}, TP {key[2]!r}) is not a feasible "
-                "candidate of this plan"
-            )
-        else:
-            problems.extend(_allocation(data, i, alloc, candidate))
+    unreportable = _unreportable(data)
+    problems += unreportable
+    if not unreportable:
+        for i, alloc in enumerate(data.get("allocations") or []):
+            key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+            problems.extend(_allocation(data, i, alloc, by_key[key]))
     if not problems:
         problems.extend(_totals(data))
     return problems
+
+
+#: Most problems printed before the rest are counted.
+MAX_SHOWN = 12
+
+
+def checked_plan_json(
+    data: dict[str, Any],
+    source: str,
+    *,
+    trust: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """*data* when it recomputes to itself; otherwise WattgpuError naming every field (at most
+    :data:`MAX_SHOWN`), or with *trust* one warning per field through *warn* (an allocation of
+    a model entry or candidate the plan does not have stays an error: there is nothing to
+    report it from)."""
+    problems = plan_problems(data)
+    if not problems:
+        return data
+    shown = [f"{source}: {p}" for p in problems[:MAX_SHOWN]]
+    if len(problems) > MAX_SHOWN:
+        shown.append(f"{source}: … and {len(problems) - MAX_SHOWN} more")
+    unreportable = _unreportable(data)
+    if trust and unreportable:
+        raise WattgpuError(
+            "\n".join(f"{source}: {p} — not reportable even with --trust" for p in unreportable)
+        )
+    if trust:
+        for line in shown:
+            (warn or (lambda _: None))(f"warning: {line} (reported as written: --trust)")
+        return data
+    shown[-1] += (
+        " — the plan was edited or damaged: plan the scenario again, or pass --trust to report "
+        "it as written"
+    )
+    raise WattgpuError("\n".join(shown))
