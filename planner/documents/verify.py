@@ -171,20 +171,22 @@ def _unreportable(data: dict[str, Any]) -> list[str]:
     """Allocations no report can be made of, even as written: their model entry or candidate
     (name, GPU, TP) is not in the plan."""
     by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
-    models = {m.get("name"): m.get("model") for m in data.get("models") or []}
+    names = {m.get("name") for m in data.get("models") or []}
     out = []
     for i, alloc in enumerate(data.get("allocations") or []):
         key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
         candidate = by_key.get(key)
-        if models.get(alloc.get("name"), object()) != alloc.get("model"):
-            out.append(
-                f"allocations[{i}].model: {alloc.get('model')!r} is not the model of entry "
-                f"{alloc.get('name')!r} in models"
-            )
+        if alloc.get("name") not in names:
+            out.append(f"allocations[{i}].name: {alloc.get('name')!r} is not a model entry")
         elif candidate is None or not candidate.get("feasible", True):
             out.append(
                 f"allocations[{i}]: ({key[0]!r}, {key[1]!r}, TP {key[2]!r}) is not a feasible "
                 "candidate of this plan"
+            )
+        elif candidate.get("model") != alloc.get("model"):
+            out.append(
+                f"allocations[{i}].model: {alloc.get('model')!r} is not the model of its "
+                f"candidate ({candidate.get('model')!r})"
             )
     return out
 
