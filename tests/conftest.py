@@ -1,10 +1,14 @@
-"""Shared fixtures: the public measurement data beside the checkout, skipped when absent."""
+"""Shared fixtures: the public measurement data beside the checkout (skipped when absent) and the
+shipped predictors, loaded once and handed to every ``Predictor.load()`` of a command."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from predictors.api import Predictor
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -21,3 +25,17 @@ def shared_data_dir() -> Path:
 @pytest.fixture(scope="session")
 def measurements_dir(shared_data_dir: Path) -> Path:
     return shared_data_dir / "measurements"
+
+
+@pytest.fixture(scope="session")
+def predictor() -> Predictor:
+    """The shipped predictors, loaded once per test session."""
+    return Predictor.load()
+
+
+@pytest.fixture
+def cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Commands run in-process reuse :func:`predictor` instead of loading the models again
+    (``pytestmark = pytest.mark.usefixtures("cached_predictor")`` in a test module)."""
+    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
+    yield

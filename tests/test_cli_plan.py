@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from typer.testing import CliRunner
 from planner.cli.app import app, main
 from planner.report.plan_view import CSV_COLUMNS
 from planner.text import num, to_json
-from predictors.api import Predictor
 from predictors.core.errors import WattgpuError
 
 runner = CliRunner()
@@ -29,15 +27,7 @@ LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
 COMPARE_GPUS = "L4,H200-NVL-141GB,A100-SXM4-80GB,H100-SXM5-80GB"
 
 
-@pytest.fixture(scope="module")
-def predictor() -> Predictor:
-    return Predictor.load()
-
-
-@pytest.fixture(autouse=True)
-def _cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
-    yield
+pytestmark = pytest.mark.usefixtures("cached_predictor")
 
 
 def _invoke(*args: str) -> Any:

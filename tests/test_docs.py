@@ -15,14 +15,12 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 from typer.testing import CliRunner
 
-from planner import Predictor
 from planner.cli.app import app
 
 REPO = Path(__file__).resolve().parent.parent
@@ -203,16 +201,12 @@ def test_readme_python_example_runs_from_an_empty_directory(tmp_path: Path) -> N
 # --- the README's plan table and the contracts ---------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def predictor() -> Predictor:
-    return Predictor.load()
+pytestmark = pytest.mark.usefixtures("cached_predictor")
 
 
 @pytest.fixture(autouse=True)
-def _cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
+def _no_user_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WATTGPU_USER_CATALOG", raising=False)
-    yield
 
 
 def _plan_lines(text: str) -> list[str]:

@@ -14,7 +14,6 @@ import json
 import re
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +55,7 @@ LLAMA_CONFIG = {
 USER_MODEL = "acme/llama-like-8b"
 
 
-@pytest.fixture(scope="module")
-def predictor() -> Predictor:
-    return Predictor.load()
-
-
-@pytest.fixture(autouse=True)
-def _cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
-    yield
+pytestmark = pytest.mark.usefixtures("cached_predictor")
 
 
 @pytest.fixture
