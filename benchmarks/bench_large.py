@@ -9,6 +9,11 @@ the shared 2-core machine's load moves the wall time. Run::
     .venv/bin/python benchmarks/bench_large.py            # both runs
     .venv/bin/python benchmarks/bench_large.py --only capped
 
+Measured 2026-12-01 after the predictor rooms and the 1 M-row predict work (quiet 2-core
+machine): plain 15.0 s wall, 16.5 s CPU, optimal; capped 9.1 s wall, 10.3 s CPU, infeasible with
+the reason (needs at least 68.7 kW in period 13). The same plan as ``--format json`` (the issue-22
+table, not timed here): 30.1 s wall, 31.6 s CPU, 1.46 GB, a 167 MB file, half of it writing the
+JSON of all 44,430 candidates with their curves.
 Measured on the final main of issue 10 (quiet 2-core machine, validity checked once per distinct
 configuration): plain 13.2 s wall, optimal; capped 9.2 s wall (8.9 s as a plain `wattgpu plan`
 run), infeasible with the reason. Earlier (machine shared with other helpers), on main as of
