@@ -268,6 +268,10 @@ def load_measurements(
     if not sources:
         raise DataError(f"{data_dir}: no measurement files of a known format found")
     raw = read_all(sources).with_row_index("_order")
+    # provenance relative to the data directory, so that the table (and the training-data hash
+    # in the model card) does not depend on where the data lies or how its path was spelled
+    root = str(data_dir).rstrip("/\\") + "/"
+    raw = raw.with_columns(pl.col("file").str.strip_prefix(root))
     all_rows = apply_rules(raw, catalog, include_doubtful=include_doubtful)
     all_rows = all_rows.sort("source", "file", "_order").drop("_order")
     table = all_rows.filter(pl.col("drop_reason").is_null()).select(list(SCHEMA))

@@ -1,0 +1,64 @@
+"""Training is reproducible byte for byte: the same data and library versions give the shipped
+boosters exactly, with one thread or two (polars, OpenMP and XGBoost thread pools).
+
+Each run is a fresh process so that the thread settings apply from its start; the model card's
+metrics come from ``wattgpu evaluate`` and are not part of the comparison (the card's other keys
+are).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from predictors.core.paths import trained_dir
+
+TRAIN = (
+    "import sys; from pathlib import Path; "
+    "from predictors.catalog.store import load_catalog; "
+    "from predictors.estimators import artifacts; "
+    "from predictors.measurements import load_measurements; "
+    "from predictors.training.train import train; "
+    "catalog = load_catalog(); "
+    "table = load_measurements(Path(sys.argv[1]), catalog).table; "
+    "artifacts.save(train(table, catalog), Path(sys.argv[2]))"
+)
+BOOSTERS = ("itl.ubj", "power.ubj", "ttft.ubj")
+
+
+def _card_without_metrics(path: Path) -> dict[str, object]:
+    card: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    card.pop("metrics", None)
+    return card
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+@pytest.mark.parametrize("threads", [1, 2])
+def test_training_gives_the_shipped_artifacts_byte_for_byte(
+    measurements_dir: Path, tmp_path: Path, threads: int
+) -> None:
+    env = {
+        **os.environ,
+        "POLARS_MAX_THREADS": str(threads),
+        "OMP_NUM_THREADS": str(threads),
+        "OPENBLAS_NUM_THREADS": str(threads),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", TRAIN, str(measurements_dir), str(tmp_path)],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    shipped = trained_dir()
+    for name in BOOSTERS:
+        assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), (
+            f"{name} differs from the shipped one with {threads} thread(s): retrain and commit"
+        )
+    assert _card_without_metrics(tmp_path / "model_card.json") == _card_without_metrics(
+        shipped / "model_card.json"
+    )
