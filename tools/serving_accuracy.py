@@ -100,6 +100,88 @@ def throughput_table(itl: pl.DataFrame, meas: pl.DataFrame) -> pl.DataFrame:
     return _summary(frame)
 
 
+#: Fewest rows a (family, dense/MoE, shape) group needs to be listed in the capacity table.
+MIN_GROUP_ROWS = 20
+
+
+def _shape(rows: pl.DataFrame) -> pl.Expr:
+    """prompt-heavy (input >= 4 x output), output-heavy (output >= input) or balanced."""
+    i, o = pl.col("input_tokens"), pl.col("output_tokens")
+    return (
+        pl.when(i >= 4 * o)
+        .then(pl.lit("prompt-heavy"))
+        .when(o >= i)
+        .then(pl.lit("output-heavy"))
+        .otherwise(pl.lit("balanced"))
+    )
+
+
+def capacity_ratio_table(itl: pl.DataFrame, meas: pl.DataFrame) -> pl.DataFrame:
+    """Signed median of predicted / measured throughput at the measured concurrency, per model
+    family, dense or MoE and prompt/output shape (groups of at least :data:`MIN_GROUP_ROWS`).
+
+    Above 1 the serving model over-states what a replica carries (the unsafe direction: too few
+    GPUs planned); below 1 it under-states it."""
+    from predictors.api import Predictor
+    from predictors.serving.grid import row_physics
+
+    predictor = Predictor.load()
+    rows = itl.join(meas, on=KEYS, how="inner").filter(
+        pl.col("output_throughput_tok_s").is_not_null() & (pl.col("output_throughput_tok_s") > 0)
+    )
+    phys = row_physics(rows, predictor)
+    b = rows["batch_size"].to_numpy()
+    out = rows["output_tokens"].to_numpy()
+    tau = rows["predicted"].to_numpy() + b * phys["prefill_s"].fill_null(0.0).to_numpy() / out
+    llms = predictor.catalog.llms.select(
+        pl.col("id").alias("model"), "family", pl.col("is_moe").cast(pl.Boolean)
+    )
+    frame = (
+        rows.with_columns(pl.Series("ratio", b / tau / rows["output_throughput_tok_s"].to_numpy()))
+        .join(llms, on="model", how="left")
+        .with_columns(
+            pl.when(pl.col("is_moe")).then(pl.lit("MoE")).otherwise(pl.lit("dense")).alias("kind"),
+            _shape(rows).alias("shape"),
+        )
+    )
+    groups = (
+        frame.group_by("family", "kind", "shape")
+        .agg(
+            pl.len().alias("rows"),
+            pl.col("ratio").median().alias("median_ratio"),
+            pl.col("ratio").quantile(0.1).alias("p10_ratio"),
+            pl.col("ratio").quantile(0.9).alias("p90_ratio"),
+        )
+        .filter(pl.col("rows") >= MIN_GROUP_ROWS)
+        .sort("family", "kind", "shape")
+    )
+    total = frame.select(
+        pl.lit("all").alias("family"),
+        pl.lit("").alias("kind"),
+        pl.lit("").alias("shape"),
+        pl.len().alias("rows"),
+        pl.col("ratio").median().alias("median_ratio"),
+        pl.col("ratio").quantile(0.1).alias("p10_ratio"),
+        pl.col("ratio").quantile(0.9).alias("p90_ratio"),
+    )
+    return pl.concat([groups, total.cast(groups.schema)])
+
+
+def _ratio_md(frame: pl.DataFrame) -> list[str]:
+    lines = [
+        "| family | dense/MoE | shape | rows | median predicted / measured | P10–P90 | "
+        "within 0.85–1.15 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in frame.iter_rows(named=True):
+        within = "yes" if 0.85 <= r["median_ratio"] <= 1.15 else "**no**"
+        lines.append(
+            f"| {r['family']} | {r['kind']} | {r['shape']} | {r['rows']:,} | "
+            f"{r['median_ratio']:.2f} | {r['p10_ratio']:.2f}–{r['p90_ratio']:.2f} | {within} |"
+        )
+    return lines
+
+
 def _poisson_mean(curve_b: np.ndarray, curve_p: np.ndarray, idle: float, mean: float) -> float:
     """E[P(K)], K ~ Poisson(mean), P linear between the (batch, power) points, idle at 0."""
     xs = np.concatenate(([0.0], curve_b))
@@ -160,7 +242,7 @@ def _md(frame: pl.DataFrame, serving: str, plain: str) -> list[str]:
     return lines
 
 
-def render(thr: pl.DataFrame, pw: pl.DataFrame) -> str:
+def render(thr: pl.DataFrame, pw: pl.DataFrame, cap: pl.DataFrame) -> str:
     lines = [
         "# Serving model: held-out accuracy (LOGO)",
         "",
@@ -177,6 +259,17 @@ def render(thr: pl.DataFrame, pw: pl.DataFrame) -> str:
         "`b / ITL(b)`.",
         "",
         *_md(thr, "serving model", "plain b/ITL"),
+        "",
+        "## Capacity: signed ratio by model family",
+        "",
+        "The same held-out serving-model throughput `b / τ(b)` divided by the measured one, per",
+        "model family, dense or MoE and shape (prompt-heavy: input ≥ 4 × output; output-heavy:",
+        f"output ≥ input; groups of at least {MIN_GROUP_ROWS} rows). The median is signed: above 1",
+        "the planner over-states what a replica carries (the unsafe direction: too few GPUs),",
+        "below 1 it under-states it. aiconfigurator rows publish no throughput in this copy, so",
+        "they are not in this table.",
+        "",
+        *_ratio_md(cap),
         "",
         "## Power at load",
         "",
@@ -202,9 +295,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output", type=Path, default=OUT)
     ns = parser.parse_args(argv)
     meas = measured(ns.data)
+    itl = held_out(ns.predictions, "itl")
     text = render(
-        throughput_table(held_out(ns.predictions, "itl"), meas),
+        throughput_table(itl, meas),
         power_table(held_out(ns.predictions, "power")),
+        capacity_ratio_table(itl, meas),
     )
     ns.output.write_text(text, encoding="utf-8")
     print(f"wrote {ns.output}")
