@@ -9,8 +9,9 @@ XGBoost models, intervals, in-domain flags). Run::
 
 Measured 2026-12-01 (quiet 2-core machine): best 0.76 s, median 0.90 s (1.55 s before the row
 messages were joined by one vectorised concatenation and the engine lookups hashed). The CLI's
-``wattgpu predict --input`` on 1,000,000 rows: 12.9 s CPU, 1.14 GB, 9.8 s wall (23.1 s CPU and
-1.62 GB before; issue 22's targets are < 10 s CPU and < 1 GB).
+``wattgpu predict --input`` on 1,000,000 rows, predicted in chunks of 200,000: 12.3-14.5 s CPU
+over repeated runs, 0.79 GB, about 11 s wall (23.1 s CPU and 1.62 GB before; issue 22's targets
+are < 10 s CPU and < 1 GB; one piece instead of chunks: 11.7 s CPU, 1.11 GB).
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
     return out.with_columns(exprs)
 
 
-def _whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
+def whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
     """Show numeric input columns as integers when every value is whole (1, not 1.0)."""
     casts = []
     for col in NUMERIC_COLUMNS:
@@ -203,7 +203,7 @@ class Predictor:
             *(TTFT_COLUMNS if with_ttft else ()),
             *(FIT_COLUMNS if with_fit else ()),
         ]
-        return pl.concat([_whole_numbers_as_int(rows), result.select(ordered)], how="horizontal")
+        return pl.concat([whole_numbers_as_int(rows), result.select(ordered)], how="horizontal")
 
     def _predict_valid(self, valid: pl.DataFrame, with_ttft: bool) -> pl.DataFrame:
         """Predictions, intervals, domain reasons and the memory verdict of valid work rows."""

@@ -401,3 +401,30 @@ def test_cli_predict_names_why_a_row_is_out_of_domain() -> None:
     assert "GPU measured   no" in result.output
     result = CliRunner().invoke(app, ["predict", "--model", LLAMA8B, "--gpu", "H100-SXM5-80GB"])
     assert "in domain      yes" in result.output and "GPU measured   yes" in result.output
+
+
+def test_rows_predicted_in_chunks_equal_rows_predicted_at_once(
+    shipped: Predictor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunking is invisible: same values, same dtypes, and a numeric column is shown as whole
+    numbers only when the whole input is (here the last chunk has the only fractional value and
+    one chunk has no parseable batch size at all)."""
+    import predictors.rows as rows_module
+
+    n = 23
+    rows = pl.DataFrame(
+        {
+            "model": [LLAMA8B] * (n - 2) + ["no-such-model", LLAMA8B],
+            "gpu": (["A30", "L40S", "H100-SXM5-80GB"] * n)[:n],
+            "batch_size": ["x", "y", "z"] + [str(1 + i % 9) for i in range(n - 4)] + ["2.5"],
+            "input_tokens": ["512"] * n,
+            "requests_per_s": [""] * (n - 3) + ["0.3", "-1", ""],
+            "note": [f"row {i}" for i in range(n)],
+        }
+    )
+    whole = predict_rows(shipped, rows)
+    monkeypatch.setattr(rows_module, "ROWS_CHUNK", 3)
+    chunked = predict_rows(shipped, rows)
+    assert chunked.schema == whole.schema
+    assert chunked.equals(whole, null_equal=True)
+    assert whole.schema["batch_size"] == pl.Float64 and whole.schema["input_tokens"] == pl.Int64

@@ -50,17 +50,26 @@ def csv_cell(value: str) -> str:
     return value
 
 
+def _risky(column: str) -> pl.Expr:
+    col = pl.col(column)
+    return (col.str.contains(r"^[=+\-@\t\r]") & ~col.str.contains(_NUMBER.pattern)).fill_null(False)
+
+
 def csv_safe_expr(column: str) -> pl.Expr:
     """Polars expression applying :func:`csv_cell` to the string column *column*."""
     col = pl.col(column)
-    risky = col.str.contains(r"^[=+\-@\t\r]") & ~col.str.contains(_NUMBER.pattern)
-    return pl.when(risky.fill_null(False)).then(pl.lit("'") + col).otherwise(col).alias(column)
+    return pl.when(_risky(column)).then(pl.lit("'") + col).otherwise(col).alias(column)
 
 
 def csv_safe_frame(frame: pl.DataFrame) -> pl.DataFrame:
-    """*frame* with :func:`csv_safe_expr` applied to every string column."""
+    """*frame* with :func:`csv_safe_expr` applied to every string column that has a risky cell
+    (the others are kept as they are, so a large frame is not copied for nothing)."""
     cols = [c for c, t in frame.schema.items() if t == pl.String]
-    return frame.with_columns(csv_safe_expr(c) for c in cols) if cols else frame
+    if not cols:
+        return frame
+    flags = frame.select(_risky(c).any().alias(c) for c in cols).row(0, named=True)
+    risky = [c for c in cols if flags[c]]
+    return frame.with_columns(csv_safe_expr(c) for c in risky) if risky else frame
 
 
 def terminal_text(value: str) -> str:
