@@ -279,3 +279,16 @@ class PredictorsDocument(Document):
     name: str | None = None
     version: str | None = None
     training_data_sha256: str | None = None
+
+
+class CandidateCountsDocument(Document):
+    """How many candidates the plan considered, and how many the JSON carries (``candidates``)."""
+
+    total: int
+    """Every candidate deployment the plan considered."""
+    feasible: int
+    """Of them, feasible ones."""
+    feasible_out_of_domain: int
+    """Feasible ones predicted outside the predictors' training domain."""
+    kept: int
+    """Candidates in this JSON's ``candidates`` list."""

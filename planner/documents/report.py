@@ -175,6 +175,8 @@ class Warnings(Document):
 
     out_of_domain_allocations: list[str]
     out_of_domain_candidates: list[str]
+    """Feasible candidates outside the training domain, of those the plan JSON carries
+    (``candidate_counts`` in the plan gives how many there were in all)."""
     messages: list[str]
 
 

@@ -137,10 +137,13 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
             "(unseen precision, engine, GPU vendor/architecture or workload range): their "
             "estimates are extrapolations"
         )
-    if considered:
+    counts = doc.candidate_counts
+    outside = counts.feasible_out_of_domain if counts else len(considered)
+    feasible = counts.feasible if counts else sum(c.feasible for c in doc.candidates)
+    if outside:
         lines.append(
-            f"{len(considered)} of {sum(c.feasible for c in doc.candidates)} feasible "
-            "candidate deployments were predicted outside the training domain"
+            f"{outside} of {feasible} feasible candidate deployments were predicted outside "
+            "the training domain"
         )
     if card_metrics(card)["status"] == NOT_EVALUATED:
         lines.append("the predictors' accuracy is not evaluated in the shipped model card")

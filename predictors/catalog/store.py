@@ -16,6 +16,7 @@ closest ids and aliases.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +42,10 @@ from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_d
 __all__ = ["Catalog", "load_catalog", "normalize_name", "validate_dir"]
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize_name(name: str) -> str:
-    """Key used for matching: lower case, letters and digits only (any script)."""
+    """Key used for matching: lower case, letters and digits only (any script); memoised, since
+    a candidate build resolves the same few names ~10⁵ times."""
     return "".join(ch for ch in name.casefold() if ch.isalnum())
 
 
@@ -87,6 +90,16 @@ class Catalog:
     _gpu_index: _Index = field(repr=False)
     _llm_index: _Index = field(repr=False)
     _region_index: _Index = field(repr=False)
+    _rows: dict[tuple[str, str], dict[str, Any]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """Rows already read (by kind and id): a candidate build asks for the same rows ~10⁵ times."""
+
+    def _row(self, kind: str, frame: pl.DataFrame, index: _Index, rid: str) -> dict[str, Any]:
+        cached = self._rows.get((kind, rid))
+        if cached is None:
+            cached = self._rows[(kind, rid)] = frame.row(index.rows[rid], named=True)
+        return dict(cached)  # a copy: callers may add keys
 
     def resolve_gpu(self, name: str) -> str:
         """GPU id for an id or alias (e.g. an nvidia-smi name); UnknownIdError otherwise."""
@@ -140,12 +153,12 @@ class Catalog:
     def gpu(self, name_or_id: str) -> dict[str, Any]:
         """All columns of one GPU row."""
         gid = self.resolve_gpu(name_or_id)
-        return self.gpus.row(self._gpu_index.rows[gid], named=True)
+        return self._row("gpu", self.gpus, self._gpu_index, gid)
 
     def llm(self, name_or_id: str) -> dict[str, Any]:
         """All columns of one LLM row."""
         lid = self.resolve_llm(name_or_id)
-        return self.llms.row(self._llm_index.rows[lid], named=True)
+        return self._row("llm", self.llms, self._llm_index, lid)
 
     def region(self, name_or_id: str) -> dict[str, Any]:
         """All columns of one grid-carbon region row."""
