@@ -94,6 +94,12 @@ class Catalog:
         default_factory=dict, repr=False, compare=False
     )
     """Rows already read (by kind and id): a candidate build asks for the same rows ~10⁵ times."""
+    _memos: dict[str, dict[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, name: str) -> dict[Any, Any]:
+        """A cache named *name* that lives as long as this catalog (for results that depend on
+        catalog rows only, such as a configuration's validity)."""
+        return self._memos.setdefault(name, {})
 
     def _row(self, kind: str, frame: pl.DataFrame, index: _Index, rid: str) -> dict[str, Any]:
         cached = self._rows.get((kind, rid))

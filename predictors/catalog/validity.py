@@ -114,7 +114,7 @@ def row_errors(
 
     *catalog* is a :class:`predictors.catalog.store.Catalog`; *models* and *gpus* are resolved ids.
     """
-    cache: dict[tuple[str, str, int], str] = {}
+    cache: dict[tuple[str, str, int], str] = catalog.memo("config_errors")  # across chunks
     llms: dict[str, dict[str, Any]] = {}
     gpu_rows: dict[str, dict[str, Any]] = {}
     out = []
