@@ -338,3 +338,12 @@ def test_cache_reuses_and_reloads_on_change(tiny_dir: Path) -> None:
     second = load_catalog(catalog_dir=tiny_dir)
     assert second is not first
     assert second.gpu("TEST-GPU")["tdp_w"] == 710.5
+
+
+@pytest.mark.parametrize("drop", ["", "gpus.csv", "pue.csv"])
+def test_missing_base_catalog_is_an_error_not_an_empty_catalog(tiny_dir: Path, drop: str) -> None:
+    target = tiny_dir.parent / "absent" if not drop else tiny_dir
+    if drop:
+        (tiny_dir / drop).unlink()
+    with pytest.raises(CatalogError, match=r"catalog directory .*fix: give a directory holding"):
+        load_catalog(catalog_dir=target)

@@ -328,7 +328,15 @@ def load_catalog(user_dir: Path | None = None, *, catalog_dir: Path | None = Non
     The overlay is *user_dir*, else ``$WATTGPU_USER_CATALOG``, else none. The cache is keyed by
     the files' paths, sizes and modification times, so edits are picked up.
     """
-    dirs = [(catalog_dir or catalogs_dir()).resolve()]
+    base = (catalog_dir or catalogs_dir()).resolve()
+    missing = [s.file_name for s in SCHEMAS if not (base / s.file_name).is_file()]
+    if missing:  # the base catalogs are whole: a missing table is never read as empty
+        what = "is not a directory" if not base.is_dir() else f"has no {', '.join(missing)}"
+        raise CatalogError(
+            f"{base}: the catalog directory {what}; fix: give a directory holding "
+            f"{', '.join(s.file_name for s in SCHEMAS)} (the bundled catalogs/ has them)"
+        )
+    dirs = [base]
     overlay = user_catalog_dir(user_dir)
     if overlay is not None:
         if not overlay.is_dir():
