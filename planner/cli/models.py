@@ -202,7 +202,8 @@ def predict(
         str | None,
         typer.Option(
             "--precision",
-            help="Weight precision (default: what a quantised checkpoint implies, else bf16).",
+            help="Weight precision (default: the checkpoint's: what a quantised name implies, "
+            "else the catalog default_dtype, fp32 served as fp16).",
         ),
     ] = None,
     batch_size: Annotated[int, typer.Option("--batch-size")] = 1,
