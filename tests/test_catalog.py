@@ -347,3 +347,18 @@ def test_missing_base_catalog_is_an_error_not_an_empty_catalog(tiny_dir: Path, d
         (tiny_dir / drop).unlink()
     with pytest.raises(CatalogError, match=r"catalog directory .*fix: give a directory holding"):
         load_catalog(catalog_dir=target)
+
+
+def test_replaced_catalog_reads_its_own_rows_not_a_cached_copy() -> None:
+    from dataclasses import replace
+
+    import polars as pl
+
+    cat = load_catalog()
+    gpu = cat.gpus["id"][0]
+    before = cat.gpu(gpu)["tdp_w"]
+    assert cat.memo("x") is cat.memo("x")
+    changed = replace(cat, gpus=cat.gpus.with_columns(pl.col("tdp_w") * 2))
+    assert changed.gpu(gpu)["tdp_w"] == 2 * before
+    assert cat.gpu(gpu)["tdp_w"] == before
+    assert changed.memo("x") is not cat.memo("x")

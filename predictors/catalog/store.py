@@ -91,10 +91,13 @@ class Catalog:
     _llm_index: _Index = field(repr=False)
     _region_index: _Index = field(repr=False)
     _rows: dict[tuple[str, str], dict[str, Any]] = field(
-        default_factory=dict, repr=False, compare=False
+        default_factory=dict, init=False, repr=False, compare=False
     )
-    """Rows already read (by kind and id): a candidate build asks for the same rows ~10⁵ times."""
-    _memos: dict[str, dict[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
+    """Rows already read (by kind and id): a candidate build asks for the same rows ~10⁵ times.
+    Not an init field, so ``dataclasses.replace`` (a catalog with changed frames) starts empty."""
+    _memos: dict[str, dict[Any, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def memo(self, name: str) -> dict[Any, Any]:
         """A cache named *name* that lives as long as this catalog (for results that depend on
