@@ -188,11 +188,40 @@ def kv_budget_bytes() -> pl.Expr:
 
 
 def max_concurrent_sequences() -> pl.Expr:
-    """How many sequences of the row's full length (input + output) fit in the KV budget."""
+    """How many sequences of the row's full length (input + output) fit in :func:`kv_budget_bytes`
+    (a feature of the paper's recipe; the memory rule is :func:`fits_in_memory`)."""
     per_seq = kv_bytes_per_token() * (pl.col("input_tokens") + pl.col("output_tokens"))
     return (kv_budget_bytes() / per_seq).clip(lower_bound=0.0)
 
 
+def engine_kv_budget_bytes() -> pl.Expr:
+    """Memory an engine gives the KV cache on all GPUs of a replica, after its reservation rules
+    (negative: the weights do not fit). vLLM-like engines use :data:`MEMORY_UTILISATION` of the
+    memory (``gpu_memory_utilization``) for weights, runtime reserve and KV; TensorRT-LLM gives the
+    KV cache that fraction of what the weights and the runtime reserve leave free."""
+    n = pl.col("gpu_count")
+    memory = pl.col("memory_gb") * 1e9 * n
+    reserve = RUNTIME_RESERVE_GB_PER_GPU * 1e9 * n
+    return (
+        pl.when(pl.col("engine") == "tensorrt-llm")
+        .then(MEMORY_UTILISATION * (memory - reserve - weight_bytes()))
+        .otherwise(MEMORY_UTILISATION * memory - reserve - weight_bytes())
+    )
+
+
+def paged_kv_bytes_per_sequence() -> pl.Expr:
+    """Paged KV cache of one running sequence at the mean length (input + output / 2), bytes."""
+    return kv_bytes_per_token() * mean_context_tokens()
+
+
+def weights_fit_in_memory() -> pl.Expr:
+    """True when the weights and the engine's reservations fit (KV budget above zero)."""
+    return engine_kv_budget_bytes() > 0
+
+
 def fits_in_memory() -> pl.Expr:
-    """True when the weights fit and at least ``batch_size`` full sequences fit beside them."""
-    return max_concurrent_sequences() >= pl.col("batch_size").clip(lower_bound=1.0)
+    """The memory rule of ``predict`` and of the serving model alike: ``batch_size`` is the mean
+    number of running sequences, each holding paged KV at the mean length (input + output / 2),
+    inside the engine's KV budget (:func:`engine_kv_budget_bytes`)."""
+    need = pl.col("batch_size").clip(lower_bound=1.0) * paged_kv_bytes_per_sequence()
+    return weights_fit_in_memory() & (engine_kv_budget_bytes() >= need)
