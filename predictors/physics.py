@@ -40,6 +40,10 @@ BYTES_PER_PARAM: dict[str, float] = {
 MEMORY_UTILISATION = 0.9
 #: Runtime reserve per GPU (activations, CUDA graphs, allocator slack), in GB.
 RUNTIME_RESERVE_GB_PER_GPU = 1.5
+#: Bytes per catalog ``memory_gb``: GPU memory is marketed in binary units (an "80 GB" H100 has
+#: 80 GiB, nvidia-smi shows 81,559 MiB; an "A100 40GB" 40,960 MiB), so a catalog GB of memory is
+#: 2**30 bytes. Weights, KV and the runtime reserve are counted in bytes (1e9 per GB).
+MEMORY_BYTES_PER_CATALOG_GB = float(2**30)
 
 _BYTES = pl.col("precision").replace_strict(BYTES_PER_PARAM, default=None, return_dtype=pl.Float64)
 
@@ -182,7 +186,8 @@ def compute_latency_s() -> pl.Expr:
 def kv_budget_bytes() -> pl.Expr:
     """Memory left for the KV cache on all GPUs of a replica (negative: weights do not fit)."""
     usable = (
-        pl.col("memory_gb") * 1e9 * MEMORY_UTILISATION - RUNTIME_RESERVE_GB_PER_GPU * 1e9
+        pl.col("memory_gb") * MEMORY_BYTES_PER_CATALOG_GB * MEMORY_UTILISATION
+        - RUNTIME_RESERVE_GB_PER_GPU * 1e9
     ) * pl.col("gpu_count")
     return usable - weight_bytes()
 
@@ -200,7 +205,7 @@ def engine_kv_budget_bytes() -> pl.Expr:
     memory (``gpu_memory_utilization``) for weights, runtime reserve and KV; TensorRT-LLM gives the
     KV cache that fraction of what the weights and the runtime reserve leave free."""
     n = pl.col("gpu_count")
-    memory = pl.col("memory_gb") * 1e9 * n
+    memory = pl.col("memory_gb") * MEMORY_BYTES_PER_CATALOG_GB * n
     reserve = RUNTIME_RESERVE_GB_PER_GPU * 1e9 * n
     return (
         pl.when(pl.col("engine") == "tensorrt-llm")

@@ -4,7 +4,7 @@
   the serving model's batch limit allows: at ``floor(KV budget / paged KV per sequence)`` running
   sequences (the mean length input + output / 2) it fits, one more sequence does not.
 * Measured configurations in ``../shared`` (skipped when absent): how many are refused for memory
-  although their weights fit, per source, at each source's mean number of running sequences
+  (weights included), per source, at each source's mean number of running sequences
   (:func:`running_sequences`, from ``data/SOURCES.md`` and the adapters): ML.ENERGY v1/v2/v3 and
   the AMD sample measure it (``batch_size``; the ML.ENERGY input lengths are assumed per task,
   ``input_tokens_assumed``); aiconfigurator's ``batch_size`` is the client concurrency ``N`` of a
@@ -33,15 +33,17 @@ MODELS = (
     "meta-llama/Llama-3.1-70B-Instruct",
     "Qwen/Qwen3-30B-A3B",
 )
-#: Refusals for memory of measured configurations whose weights fit, under the one rule at
-#: :func:`running_sequences` (measured 2026-12-01; the full-length rule at ``batch_size`` refused
-#: 117 aiconfigurator, 0, 74 and 75 ML.ENERGY v1/v2/v3 rows, weights included).
+#: Refusals for memory of measured configurations (weights included), under the one rule at
+#: :func:`running_sequences`, measured 2026-12-01 with catalog memory in GiB: aiconfigurator 46
+#: (22 with the weights fitting, 24 whose weights alone do not fit), ML.ENERGY v2 21 and v3 23
+#: (weights fit in all). With memory read as decimal GB it was 71 (17 + 54), 36 and 30; the
+#: full-length rule at ``batch_size`` refused 117, 0, 74 and 75 (aiconfigurator, ML.ENERGY v1-v3).
 REFUSED_CEILING = {
-    "aiconfigurator": 17,
+    "aiconfigurator": 46,
     "amd-mi300x": 0,
     "mlenergy-v1": 0,
-    "mlenergy-v2": 36,
-    "mlenergy-v3": 30,
+    "mlenergy-v2": 21,
+    "mlenergy-v3": 23,
 }
 #: Sources whose batch is not a count of running sequences (see the module docstring).
 NOT_JUDGED = frozenset({"argonne"})
@@ -106,11 +108,7 @@ def test_measured_configurations_refused_for_memory(measurements_dir: Path) -> N
             physics.weights_fit_in_memory().alias("weights"),
         )
     )
-    refused = dict(
-        judged.group_by("source")
-        .agg((~pl.col("fits") & pl.col("weights")).sum().alias("n"))
-        .iter_rows()
-    )
+    refused = dict(judged.group_by("source").agg((~pl.col("fits")).sum().alias("n")).iter_rows())
     for source, ceiling in REFUSED_CEILING.items():
         assert refused.get(source, 0) <= ceiling, (source, refused.get(source))
     unknown = set(refused) - set(REFUSED_CEILING)

@@ -57,9 +57,10 @@ KEYS: tuple[str, ...] = (
 
 
 def engine_max_batch(engine: str, memory_gb: float) -> int:
-    """Default maximum number of running sequences of *engine* on a GPU of *memory_gb*."""
+    """Default maximum number of running sequences of *engine* on a GPU of *memory_gb* (catalog
+    GB of memory are GiB: :data:`predictors.physics.MEMORY_BYTES_PER_CATALOG_GB`)."""
     if engine == "vllm":
-        return 1024 if memory_gb >= 70 * 1.073741824 else 256
+        return 1024 if memory_gb >= 70 else 256
     if engine in ("tensorrt-llm", "sglang"):
         return 2048
     return 256
