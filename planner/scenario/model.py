@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from planner.scenario.disclosure import Disclosure
 from planner.scenario.limits import (
     HOURS_PER_DAY,
     MAX_BUDGET_USD,
@@ -106,6 +107,10 @@ class Scenario(StrictModel):
     """Which catalog price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
     median on-demand $/GPU-hour across the providers that offer it (catalog ``usd_per_hour``);
     ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``). See catalogs/README.md."""
+    disclosure: Disclosure | None = None
+    """Optional inputs of the report's disclosure fields (persona, reporting window, embodied
+    lifetime, marginal and market-based carbon, grid profile, water, training energy); see
+    ``Disclosure``. Omitted: every field it feeds is stated as not applicable or defaulted."""
 
     @field_validator("engine", mode="before")
     @classmethod
@@ -117,7 +122,7 @@ class Scenario(StrictModel):
 
     @model_validator(mode="after")
     def _cross_field(self) -> Scenario:
-        problems = _grid_problems(self) + _model_problems(self)
+        problems = _grid_problems(self) + _model_problems(self) + _profile_problems(self)
         if self.gpus is not None and not self.gpus:
             problems.append(("gpus", "no GPU types listed — list at least one, or omit gpus"))
         if problems:
@@ -172,6 +177,31 @@ def _grid_problems(s: Scenario) -> list[tuple[str, str]]:
                 (field, "only applies to an explicit grid_g_co2_per_kwh — remove it with region")
             )
     return problems
+
+
+def _period_count(s: Scenario) -> int:
+    """Planning periods (as :func:`planner.scenario.periods.periods` counts them)."""
+    count = 1
+    for entry in s.models:
+        if entry.load.daily_profile is not None:
+            return HOURS_PER_DAY
+        if entry.load.requests_per_s_by_period is not None:
+            count = len(entry.load.requests_per_s_by_period)
+    return count
+
+
+def _profile_problems(s: Scenario) -> list[tuple[str, str]]:
+    profile = s.disclosure.grid_profile_g_co2_per_kwh if s.disclosure else None
+    periods = _period_count(s)
+    if profile is None or len(profile) == periods:
+        return []
+    return [
+        (
+            "disclosure.grid_profile_g_co2_per_kwh",
+            f"{len(profile)} values for {periods} planning period(s) — give one value per "
+            "period (24 when a model has a daily_profile)",
+        )
+    ]
 
 
 def _model_problems(s: Scenario) -> list[tuple[str, str]]:
