@@ -223,7 +223,10 @@ def test_per_model_figures_and_ranges(run: PlanRun, plan_json: dict[str, Any]) -
     hours = plan_json["assumptions"]["period_hours"]
     for md in disc.models:
         mine = [al for al in plan_json["allocations"] if al["name"] == md.name]
-        kwh = sum(p * h for al in mine for p, h in zip(al["power_w_by_period"], hours)) / 1000.0
+        kwh = (
+            sum(p * h for al in mine for p, h in zip(al["power_w_by_period"], hours, strict=True))
+            / 1000.0
+        )
         _close(md.fields["energy_gpu_kwh"].value, kwh)
         llm = LLMS[md.fields["model_id"].value]  # type: ignore[index]
         total_b = float(llm["total_params_b"])

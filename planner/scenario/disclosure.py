@@ -22,6 +22,11 @@ Persona = Literal["provider", "consumer"]
 Recipient = Literal["ai_office", "national_authorities", "downstream_providers"]
 MarketBasis = Literal["contractual_instruments", "residual_mix"]
 GridValue = Annotated[float, Field(ge=0, le=MAX_GRID_G_CO2_PER_KWH)]
+ALL_RECIPIENTS: tuple[Recipient, ...] = (
+    "ai_office",
+    "national_authorities",
+    "downstream_providers",
+)
 #: Embodied-emissions lifetime when the scenario does not set one (years).
 DEFAULT_LIFETIME_YEARS = 5.0
 MAX_LIFETIME_YEARS = 30.0
@@ -42,7 +47,7 @@ class Disclosure(StrictModel):
     """Who discloses: ``provider`` (serves the model to others) or ``consumer`` (runs it for its
     own use)."""
     recipients: list[Recipient] = Field(
-        default_factory=lambda: ["ai_office", "national_authorities", "downstream_providers"],
+        default_factory=lambda: list(ALL_RECIPIENTS),
         min_length=1,
         max_length=3,
     )
@@ -50,15 +55,15 @@ class Disclosure(StrictModel):
     reporting_start: str | None = None
     """First day of the reporting window (ISO date, e.g. 2026-01-01); the window ends
     ``horizon_hours`` later. Omitted: the window is stated as the horizon only."""
-    lifetime_years: float = Field(DEFAULT_LIFETIME_YEARS, gt=0, le=MAX_LIFETIME_YEARS)
+    lifetime_years: float = Field(default=DEFAULT_LIFETIME_YEARS, gt=0, le=MAX_LIFETIME_YEARS)
     """Service life over which a GPU's embodied emissions are amortised (years; SCI ``TS`` =
     horizon / lifetime)."""
-    resource_share: float = Field(1.0, gt=0, le=1)
+    resource_share: float = Field(default=1.0, gt=0, le=1)
     """Share of each planned GPU reserved for this fleet (SCI ``RS``; 1 = dedicated GPUs)."""
-    host_overhead_factor: float | None = Field(None, ge=1, le=10)
+    host_overhead_factor: float | None = Field(default=None, ge=1, le=10)
     """Server energy / GPU board energy (host CPUs, memory, fans, storage); when given, host
     energy is approximated as GPU energy × (factor − 1). Omitted: host excluded."""
-    wue_l_per_kwh: float | None = Field(None, ge=0, le=20)
+    wue_l_per_kwh: float | None = Field(default=None, ge=0, le=20)
     """Water usage effectiveness of the site (litres per kWh of IT energy)."""
     wue_source: str | None = None
     """Where the WUE comes from (required with ``wue_l_per_kwh``)."""
@@ -66,7 +71,7 @@ class Disclosure(StrictModel):
     """Location-based marginal grid intensity (g CO2e per kWh), as SCI asks."""
     marginal_source: str | None = None
     """Source of the marginal intensity (required with ``marginal_g_co2_per_kwh``)."""
-    marginal_year: int | None = Field(None, ge=1990, le=2100)
+    marginal_year: int | None = Field(default=None, ge=1990, le=2100)
     """Year of the marginal intensity."""
     market_g_co2_per_kwh: GridValue | None = None
     """Market-based intensity (GHG Protocol Scope 2): of the contractual instruments (PPAs,
@@ -75,18 +80,18 @@ class Disclosure(StrictModel):
     """What the market-based figure is: ``contractual_instruments`` or ``residual_mix``."""
     market_source: str | None = None
     """Source of the market-based figure (required with ``market_g_co2_per_kwh``)."""
-    market_year: int | None = Field(None, ge=1990, le=2100)
+    market_year: int | None = Field(default=None, ge=1990, le=2100)
     """Year of the market-based figure."""
-    renewable_share: float | None = Field(None, ge=0, le=1)
+    renewable_share: float | None = Field(default=None, ge=0, le=1)
     """Share of the electricity covered by renewable instruments (0–1; ESRS E1)."""
     grid_profile_g_co2_per_kwh: list[GridValue] | None = Field(
-        None, min_length=1, max_length=MAX_PERIODS
+        default=None, min_length=1, max_length=MAX_PERIODS
     )
     """Grid intensity per planning period (g CO2e per kWh): 24 values for a daily profile, or one
     per period. The disclosure shows hourly emissions from it; the plan JSON carries it."""
     grid_profile_source: str | None = None
     """Where the grid profile comes from."""
-    training_energy_kwh: float | None = Field(None, ge=0, le=MAX_TRAINING_KWH)
+    training_energy_kwh: float | None = Field(default=None, ge=0, le=MAX_TRAINING_KWH)
     """Energy of training the served models, when known (kWh); omitted: ``not_in_scope``."""
     training_source: str | None = None
     """Source of the training energy (required with ``training_energy_kwh``)."""
