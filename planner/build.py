@@ -214,6 +214,9 @@ def provenance(scenario: Scenario, card: dict[str, Any]) -> Provenance:
         predictors_version=versions.get("wattgpu") if isinstance(versions, dict) else None,
         training_data_sha256=training.get("sha256") if isinstance(training, dict) else None,
         disclosure=scenario.disclosure.model_dump(mode="json") if scenario.disclosure else None,
+        price_basis_by_gpu={
+            g: o.price_basis or "scenario usd_per_hour" for g, o in scenario.gpu_offers.items()
+        },
     )
 
 

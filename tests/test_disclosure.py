@@ -150,7 +150,8 @@ def hand(plan: dict[str, Any]) -> dict[str, float]:
     rs = d.get("resource_share", 1.0)
     ts = window_h / (lifetime * HOURS_PER_YEAR)
     m_kg = te_kg * ts * rs
-    sci_intensity = d.get("marginal_g_co2_per_kwh") or grid_g
+    marginal = d.get("marginal_g_co2_per_kwh")
+    sci_intensity = marginal if marginal is not None else grid_g
     o_kg = facility_kwh * sci_intensity / 1000.0
     out = {
         "reporting_window_hours": window_h,

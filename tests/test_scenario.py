@@ -341,15 +341,14 @@ def test_integer_inventory_rejects_fraction_and_bool(tmp_path: Path, catalog: Ca
 
 
 def test_missing_catalog_price(tmp_path: Path, catalog: Catalog) -> None:
-    # A catalog in which the A30 has no price, whatever the shipped catalog says.
+    # A catalog in which the A30 has neither a rental nor a list price (no TCO either).
     no_price = replace(
         catalog,
         gpus=catalog.gpus.with_columns(
-            pl.when(pl.col("id") == "A30")
-            .then(None)
-            .otherwise(pl.col("usd_per_hour"))
-            .alias("usd_per_hour")
+            pl.when(pl.col("id") == "A30").then(None).otherwise(pl.col(column)).alias(column)
+            for column in ("usd_per_hour", "list_price_usd")
         ),
+        _rows={},
     )
     assert no_price.gpu("A30")["usd_per_hour"] is None
     data = base()

@@ -130,6 +130,14 @@ def _default_dtype(catalog: Catalog, model: str) -> str:
     return str(catalog.llm(lid).get("default_dtype")) if lid else "not in the catalog"
 
 
+def _price_basis(doc: PlanDocument) -> dict[str, str]:
+    recorded = doc.assumptions.price_basis_by_gpu or {}
+    return {
+        gpu: recorded.get(gpu, "not recorded in the plan (written before price bases)")
+        for gpu in doc.inventory
+    }
+
+
 def _idle_active(energies: list[AllocationEnergy]) -> list[IdleActiveDocument]:
     return [
         IdleActiveDocument(
@@ -179,4 +187,5 @@ def build_disclosure(
         flops_methodology=FLOPS_METHOD,
         range_method=ranges.method,
         labels=LABELS,
+        price_basis=_price_basis(doc),
     )

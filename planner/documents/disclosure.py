@@ -108,3 +108,5 @@ class DisclosureDocument(Document):
     range_method: str
     labels: str
     """What each label means."""
+    price_basis: dict[str, str] = {}
+    """GPU type -> the basis of its hourly price (rental, TCO or the scenario's own)."""

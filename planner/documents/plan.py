@@ -178,6 +178,11 @@ def _assumptions(inputs: PlanningInputs) -> AssumptionsDocument:
             if inputs.grid_g_co2_per_kwh_by_period is not None
             else None
         ),
+        price_basis_by_gpu=(
+            dict(inputs.provenance.price_basis_by_gpu)
+            if inputs.provenance.price_basis_by_gpu is not None
+            else None
+        ),
     )
 
 
@@ -310,6 +315,7 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
             predictors_version=doc.predictors.version,
             training_data_sha256=doc.predictors.training_data_sha256,
             disclosure=a.disclosure.model_dump(mode="json") if a.disclosure else None,
+            price_basis_by_gpu=a.price_basis_by_gpu,
         ),
         grid_g_co2_per_kwh_by_period=(
             tuple(a.grid_g_co2_per_kwh_by_period)

@@ -101,11 +101,13 @@ class AssumptionsDocument(Document):
     """The scenario's ``disclosure`` section (omitted when the scenario has none)."""
     grid_g_co2_per_kwh_by_period: list[float] | None = None
     """Grid intensity per period (the scenario's grid profile; omitted when flat)."""
+    price_basis_by_gpu: dict[str, str] | None = None
+    """GPU type -> the basis of its price (rental, TCO, or the scenario's own)."""
 
     @model_serializer(mode="wrap")
     def _omit_absent_extras(self, handler: Any) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
-        for key in ("disclosure", "grid_g_co2_per_kwh_by_period"):
+        for key in ("disclosure", "grid_g_co2_per_kwh_by_period", "price_basis_by_gpu"):
             if out.get(key) is None:
                 out.pop(key, None)
         return out

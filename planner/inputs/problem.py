@@ -64,6 +64,8 @@ class Provenance:
     """Hash of the predictors' training data (identifies the model card)."""
     disclosure: Mapping[str, Any] | None = field(default=None, hash=False)
     """The scenario's ``disclosure`` section as JSON values (None: not given)."""
+    price_basis_by_gpu: Mapping[str, str] | None = field(default=None, hash=False)
+    """GPU type -> which basis its price comes from (rental, TCO or the scenario's own)."""
 
 
 @dataclass(frozen=True)

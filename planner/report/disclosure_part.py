@@ -120,6 +120,15 @@ def disclosure_part(report: ReportDocument) -> Part | None:
             {3},
         ),
     ]
+    if d.price_basis:
+        used = {h.gpu for h in d.hardware}
+        blocks.append(Para("Price basis of each GPU type (cost = GPU-hours at this price):"))
+        blocks.append(
+            table(
+                ["GPU", "planned", "price basis"],
+                ([g, "yes" if g in used else "no", b] for g, b in d.price_basis.items()),
+            )
+        )
     if d.hourly:
         blocks.append(Para("Emissions per period on the scenario's grid profile:"))
         blocks.append(

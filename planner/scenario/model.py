@@ -39,12 +39,13 @@ from planner.scenario.limits import (
     MAX_USD_PER_KWH,
 )
 from planner.scenario.sections import GpuOffer, ModelEntry, Objective, StrictModel, rule_error
+from planner.scenario.tco import RENTAL_COLUMN, Tco
 from predictors.core.errors import WattgpuError
 from predictors.core.vocab import Engine, Precision, canonical_engine
 
-PriceBasis = Literal["median", "min"]
-#: Catalog column (catalogs/gpus.csv) read for each ``price_basis``.
-PRICE_BASIS_COLUMN: dict[str, str] = {"median": "usd_per_hour", "min": "usd_per_hour_min"}
+PriceBasis = Literal["median", "min", "tco"]
+#: Catalog column (catalogs/gpus.csv) read for each rental ``price_basis``.
+PRICE_BASIS_COLUMN: dict[str, str] = RENTAL_COLUMN
 
 
 class Scenario(StrictModel):
@@ -104,9 +105,15 @@ class Scenario(StrictModel):
     models: list[ModelEntry] = Field(min_length=1, max_length=MAX_MODELS)
     """The model entries to plan (at least one)."""
     price_basis: PriceBasis = "median"
-    """Which catalog price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
+    """Which price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
     median on-demand $/GPU-hour across the providers that offer it (catalog ``usd_per_hour``);
-    ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``). See catalogs/README.md."""
+    ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``); ``tco`` = total cost of
+    ownership (purchase price, amortisation and hosting, see ``tco``). A GPU without a rental
+    price is costed on TCO under every basis. See catalogs/README.md."""
+    tco: Tco | None = None
+    """Total-cost-of-ownership settings (amortisation years, hosting per kW·month and per
+    GPU·month) for ``price_basis: tco`` and for GPUs without a rental price; omitted = 5 years,
+    no hosting cost (stated in the report)."""
     disclosure: Disclosure | None = None
     """Optional inputs of the report's disclosure fields (persona, reporting window, embodied
     lifetime, marginal and market-based carbon, grid profile, water, training energy); see

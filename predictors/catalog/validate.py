@@ -213,6 +213,7 @@ GPU_SCHEMA = Schema(
         Column("assumed_aliases", "list"),
         _f("embodied_kg_co2e"),
         _s("embodied_source"),
+        _s("list_price_source"),
     ),
     (_gpu_rules,),
 )
