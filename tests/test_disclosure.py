@@ -9,6 +9,7 @@ a slip by 10³ in any unit fails. The property test varies the scenario's disclo
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -345,3 +346,47 @@ def test_bad_disclosure_input_is_one_line_error(
     assert len(result.errors) == 1, result.err
     assert expected in result.errors[0] and str(path) in result.errors[0]
     assert "Traceback" not in result.err
+
+
+def _golden_plan(stem: str) -> PlanDocument:
+    data = json.loads((REPO / "tests" / "golden" / f"{stem}.json").read_text(encoding="utf-8"))
+    data["solve"]["seconds"] = 0.0  # the golden files leave out the run-dependent time
+    return PlanDocument.model_validate(data)
+
+
+@pytest.fixture(scope="module")
+def bundled_plans() -> dict[str, PlanDocument]:
+    plans = {stem: _golden_plan(stem) for stem in ("enterprise-fleet", "paper-llama8b-low-load")}
+    run = plan_file("eu-power-cap-carbon", predictor=Predictor.load())
+    plans["eu-power-cap-carbon"] = as_document(run.plan)
+    return plans
+
+
+@pytest.mark.parametrize(
+    "stem", ["enterprise-fleet", "paper-llama8b-low-load", "eu-power-cap-carbon"]
+)
+def test_every_field_of_every_bundled_example_in_json_md_and_html(
+    bundled_plans: dict[str, PlanDocument], stem: str
+) -> None:
+    from planner.report.html import render_html
+    from planner.text import to_json
+
+    doc = bundled_plans[stem]
+    report, _ = make_report(doc, Predictor.load().card)
+    assert report.disclosure is not None
+    data = json.loads(to_json(report.to_json_dict()))["disclosure"]
+    md, html = render_markdown(report), render_html(report, [])
+    for key, f in data["fields"].items():
+        assert (f["value"] is None) != (f["not_applicable"] is None), (stem, key)
+        assert key in md and key in html, (stem, key)
+        if f["not_applicable"]:
+            assert f"not applicable: {f['not_applicable']}"[:60] in md, (stem, key)
+    for m in data["models"]:
+        for key, f in m["fields"].items():
+            assert (f["value"] is None) != (f["not_applicable"] is None), (stem, m["name"], key)
+    assert set(data["price_basis"]) == set(doc.inventory)
+    for gpu in {a.gpu for a in doc.allocations}:
+        assert gpu in md
+    if stem == "eu-power-cap-carbon":  # the example's disclosure section is carried through
+        assert data["fields"]["reporting_window_start"]["value"] == "2026-01-01T00:00:00+00:00"
+        assert data["fields"]["energy_host_kwh"]["label"] == "modelled"
