@@ -242,6 +242,12 @@ def test_per_model_figures_and_ranges(run: PlanRun, plan_json: dict[str, Any]) -
     _close(f.p10, band.median - (band.median - band.low) * k)
     _close(f.p90, band.median + (band.high - band.median) * k)
     assert disc.fields["inference_flops"].p10 is None  # a count, no predictor uncertainty
+    # active = energy − fixed idle: its range is the energy's range minus idle
+    idle = disc.fields["energy_idle_kwh"].value
+    active = disc.fields["energy_active_kwh"]
+    assert isinstance(idle, float)
+    _close(active.p10, f.p10 - idle)
+    _close(active.p90, f.p90 - idle)
 
 
 @settings(

@@ -87,8 +87,14 @@ def fleet_fields(
         "replicas × catalog idle power × hours",
         range_source=NO_RANGE_FIXED,
     )
-    out["energy_active_kwh"] = value(
-        gpu - idle, "kWh", "modelled", "GPU energy − idle energy", factors=f, range_source=rng
+    out["energy_active_kwh"] = value(  # range: GPU energy's P10/P90 minus the fixed idle part
+        gpu - idle,
+        "kWh",
+        "modelled",
+        "GPU energy − idle energy",
+        factors=f,
+        range_source=rng,
+        offset=-idle,
     )
     tokens = sum(m.output_tokens for m in fc.models)
     requests = sum(m.requests for m in fc.models)

@@ -121,7 +121,7 @@ def model_fields(
         "GPU energy − idle energy",
         factors=f,
         range_source=rng,
-        offset=0.0,
+        offset=-idle,  # range: GPU energy's P10/P90 minus the fixed idle part
     )
     tokens = mf.output_tokens
     if tokens > 0:

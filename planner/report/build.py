@@ -60,7 +60,8 @@ ESTIMATE_NOTE = (
 EXCLUDED: tuple[str, ...] = (
     "host CPUs, host memory and storage of the servers",
     "networking",
-    "embodied emissions (manufacturing, transport, end of life of the hardware)",
+    "embodied emissions (manufacturing, transport, end of life of the hardware) from the totals "
+    "above; the disclosure fields state the GPUs' embodied share separately (SCI M)",
     "training and fine-tuning of the models",
     "cooling and power distribution other than through the PUE factor",
     "queueing and idle capacity outside the planned replicas",
