@@ -113,3 +113,23 @@ def test_quantised_model_in_a_scenario_gets_its_precision(cat: Catalog) -> None:
     assert s.models[0].precision == "fp8"
     data["models"][0]["precision"] = "bf16"  # explicit wins
     assert scenario_from_dict(data, "test", cat).models[0].precision == "bf16"
+
+
+def test_a_scenario_plans_on_gpus_without_a_rental_price(cat: Catalog) -> None:
+    """MI250 and H200 NVL have no rental price: planned on TCO, no hand-entered price, and the
+    plan (and so the report) says which basis each GPU used."""
+    from planner.documents.plan import as_document
+    from planner.pipeline import plan_scenario
+    from predictors.api import Predictor
+
+    data = scenario(tco={"amortisation_years": 3, "hosting_usd_per_kw_month": 200})
+    data["gpus"] = {"MI250": {}, "H200-NVL-141GB": {}}
+    run = plan_scenario(scenario_from_dict(data, "test", cat), Predictor.load(), baselines=False)
+    assert run.plan.has_solution, run.plan.solve.messages
+    basis = as_document(run.plan).assumptions.price_basis_by_gpu
+    assert basis is not None and set(basis) == {"MI250", "H200-NVL-141GB"}
+    assert all(b.startswith("tco:") and "no rental price" in b for b in basis.values())
+    (a,) = run.plan.allocations
+    row = cat.gpu(a.candidate.gpu)
+    hourly = row["list_price_usd"] / (3 * 8760) + 200 * row["tdp_w"] / 1000 / 730
+    assert a.candidate.usd_per_hour_per_replica == pytest.approx(hourly * a.candidate.tp)
