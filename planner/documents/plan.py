@@ -34,6 +34,7 @@ from planner.documents.plan_parts import (
 from planner.documents.verify import checked_plan_json
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs, Provenance
 from planner.result import Allocation, Plan, itl_s_at_served_load, period_power_w
+from planner.scenario.disclosure import Disclosure
 
 #: Scalars the plan's assumptions share with :class:`~planner.inputs.PlanningInputs`.
 ECONOMICS: tuple[str, ...] = (
@@ -167,6 +168,21 @@ def _assumptions(inputs: PlanningInputs) -> AssumptionsDocument:
             weights={k: float(v) for k, v in objective.weights.items()} if weighted else None,
         ),
         **{k: getattr(inputs.provenance, k) for k in ASSUMED_PROVENANCE},
+        disclosure=(
+            Disclosure.model_validate(dict(inputs.provenance.disclosure))
+            if inputs.provenance.disclosure is not None
+            else None
+        ),
+        grid_g_co2_per_kwh_by_period=(
+            list(inputs.grid_g_co2_per_kwh_by_period)
+            if inputs.grid_g_co2_per_kwh_by_period is not None
+            else None
+        ),
+        price_basis_by_gpu=(
+            dict(inputs.provenance.price_basis_by_gpu)
+            if inputs.provenance.price_basis_by_gpu is not None
+            else None
+        ),
     )
 
 
@@ -298,5 +314,12 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
             predictors=doc.predictors.name,
             predictors_version=doc.predictors.version,
             training_data_sha256=doc.predictors.training_data_sha256,
+            disclosure=a.disclosure.model_dump(mode="json") if a.disclosure else None,
+            price_basis_by_gpu=a.price_basis_by_gpu,
+        ),
+        grid_g_co2_per_kwh_by_period=(
+            tuple(a.grid_g_co2_per_kwh_by_period)
+            if a.grid_g_co2_per_kwh_by_period is not None
+            else None
         ),
     )

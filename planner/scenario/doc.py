@@ -11,8 +11,10 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from planner.scenario.disclosure import Disclosure
 from planner.scenario.model import Scenario
 from planner.scenario.sections import GpuOffer, Load, ModelEntry, Objective, ObjectiveWeights, Sla
+from planner.scenario.tco import Tco
 
 
 def _type_name(annotation: Any) -> str:
@@ -61,7 +63,17 @@ def _range(info: Any) -> str:
 def field_reference() -> str:
     """Markdown tables of every scenario model's fields (name, type, default, description)."""
     parts: list[str] = []
-    for cls in (Scenario, ObjectiveWeights, Objective, GpuOffer, ModelEntry, Load, Sla):
+    for cls in (
+        Scenario,
+        ObjectiveWeights,
+        Objective,
+        GpuOffer,
+        ModelEntry,
+        Load,
+        Sla,
+        Tco,
+        Disclosure,
+    ):
         parts.append(f"### {cls.__name__}\n\n{(cls.__doc__ or '').strip()}\n")
         parts.append("| field | type | default | description |\n|---|---|---|---|")
         hints = typing.get_type_hints(cls, include_extras=True)
