@@ -34,7 +34,13 @@ from planner.inputs import Candidate, PlanningInputs
 from planner.result import PlanStatus
 from planner.solve.columns import EXHAUSTIVE_MAX_COLUMNS as EXHAUSTIVE_MAX_COLUMNS
 from planner.solve.columns import Column, Decomposition, all_columns, neighbours
-from planner.solve.decompose import FloatArray, best_replicas, dispatch
+from planner.solve.decompose import (
+    FloatArray,
+    best_replicas,
+    dispatch,
+    price_block,
+    vectors_within,
+)
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 
 PENALTY_FACTOR = 10.0
@@ -43,6 +49,8 @@ NEIGHBOURHOOD = True
 """Re-solve the master MILP with the plan's neighbouring columns when a gap is left."""
 CG_TIME_FRACTION = 0.6
 """Share of the time limit column generation may use (the rest is for the master MILP)."""
+MAX_ENUMERATED = 20000
+"""Most columns the reduced-cost enumeration adds (above: the gap stays as it is)."""
 FRUGAL_MULTIPLIERS: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 100.0)
 """With a power cap, columns priced with power weighted by these multiples of its energy price."""
 
@@ -97,14 +105,19 @@ def solve_by_model(
     dec = Decomposition(inputs, candidates)
     zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(inputs.periods)
     first: list[Column] = []
+    floor = 0.0
     for b, block in enumerate(dec.blocks):
-        best = best_replicas(block, *dec.prices(b, zero_gpu, zero_t, 0.0))
-        if best is None:
+        found = price_block(block, *dec.prices(b, zero_gpu, zero_t, 0.0))
+        if found is None:
             return None
-        first.append(dec.column(b, best[1]))
+        first.append(dec.column(b, found.n))
+        floor += found.bound
     if not dec.linked:
         total = float(sum(col.cost for col in first))
-        return _solution(dec, first, PlanStatus.OPTIMAL, start, total, "decomposed")
+        bound = min(floor, total)
+        gap = (total - bound) / max(abs(total), 1e-9)
+        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
+        return _solution(dec, first, status, start, bound, "decomposed")
     return _column_generation(dec, first, start)
 
 
@@ -141,6 +154,12 @@ class _Priced:
     weights: list[float]
     y_gpu: FloatArray
     y_b: float
+    y_power: FloatArray | None = None
+    """Power-cap duals of the iteration that gave the bound (None: no finite bound)."""
+    floors: tuple[float, ...] = ()
+    """Per model, the lower bound of its pricing problem at those duals."""
+    duals_gpu: FloatArray | None = None
+    duals_b: float = 0.0
 
 
 def _seed(dec: Decomposition, pool: _Pool, first: list[Column]) -> None:
@@ -161,6 +180,7 @@ def _price(dec: Decomposition, pool: _Pool, cg_deadline: float) -> _Priced | Non
     """Column generation until no column prices out, the LP gap closes or time runs out."""
     inputs = dec.inputs
     bound = -math.inf
+    at_bound: tuple[FloatArray, FloatArray, float, tuple[float, ...]] | None = None
     while True:
         solved = pool.master.solve()
         if solved is None:
@@ -169,19 +189,27 @@ def _price(dec: Decomposition, pool: _Pool, cg_deadline: float) -> _Priced | Non
         weights = [var.solution_value() for var in pool.master.vars]
         lagrangian = -_bound_rhs(dec, y_gpu, y_power, y_b)
         new = 0
+        floors = []
         for b, block in enumerate(dec.blocks):
-            best = best_replicas(block, *dec.prices(b, y_gpu, y_power, y_b))
-            if best is None:
+            found = price_block(block, *dec.prices(b, y_gpu, y_power, y_b))
+            if found is None:
                 return None
-            lagrangian += best[0]
-            if best[0] < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
+            lagrangian += found.bound  # a valid lower bound of this pricing problem
+            floors.append(found.bound)
+            if found.cost < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
                 before = len(pool.master.columns)
-                pool.add(dec.column(b, best[1]))
+                pool.add(dec.column(b, found.n))
                 new += len(pool.master.columns) - before
-        bound = max(bound, lagrangian)
+        if lagrangian > bound:
+            bound = lagrangian
+            at_bound = (y_gpu, y_power, y_b, tuple(floors))
         close = lp_value - bound <= LP_GAP_FRACTION * inputs.relative_gap * max(1.0, abs(bound))
         if new == 0 or close or time.perf_counter() > cg_deadline:
-            return _Priced(bound, weights, y_gpu, y_b)
+            if at_bound is None:
+                return _Priced(bound, weights, y_gpu, y_b)
+            return _Priced(
+                bound, weights, y_gpu, y_b, at_bound[1], at_bound[3], at_bound[0], at_bound[2]
+            )
 
 
 def _add_frugal(dec: Decomposition, pool: _Pool, priced: _Priced) -> None:
@@ -254,9 +282,50 @@ def _solve_restricted(
             if sum(c.cost for c in better[0]) < sum(c.cost for c in chosen):
                 chosen = better[0]
     objective = float(sum(col.cost for col in chosen))
+    if objective - bound > inputs.relative_gap * max(1.0, abs(objective)):
+        chosen, bound = _close_gap(dec, pool, priced, chosen, deadline)
+        objective = float(sum(col.cost for col in chosen))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
     return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
+
+
+def _close_gap(
+    dec: Decomposition, pool: _Pool, priced: _Priced, chosen: list[Column], deadline: float
+) -> tuple[list[Column], float]:
+    """Reduced-cost column enumeration: with the duals y of the best Lagrangian bound LB and
+    the plan's objective U, every column of any plan cheaper than U has a reduced cost within
+    U − LB of its model's pricing floor (the other models' reduced costs are at least their
+    floors). All such columns go to the master MILP; when every model's set was enumerated in
+    full, the master MILP's bound is a bound on the whole problem (plans outside the pool cost
+    at least U). Returns the (possibly better) plan and the bound."""
+    upper = float(sum(col.cost for col in chosen))
+    bound = priced.bound
+    if priced.y_power is None or priced.duals_gpu is None or not priced.floors:
+        return chosen, bound
+    slack = upper - bound
+    total = 0
+    for b, block in enumerate(dec.blocks):
+        price_n, price_t = dec.prices(b, priced.duals_gpu, priced.y_power, priced.duals_b)
+        vectors = vectors_within(
+            block, price_n, price_t, priced.floors[b] + slack, MAX_ENUMERATED - total
+        )
+        if vectors is None or time.perf_counter() > deadline:
+            return chosen, bound
+        total += len(vectors)
+        for n in vectors:
+            pool.add(dec.column(b, n))
+    keys = {(col.block, col.n.tobytes()) for col in chosen}
+    hint = [1.0 if (c.block, c.n.tobytes()) in keys else 0.0 for c in pool.master.columns]
+    found = master_milp(pool.master, hint, deadline, gap=dec.inputs.relative_gap * LP_GAP_FRACTION)
+    if found is None:
+        return chosen, bound
+    better, milp_bound = found
+    if not better:  # no plan in the pool beats or matches U: U is optimal
+        return chosen, upper
+    if sum(col.cost for col in better) < upper:
+        chosen = better
+    return chosen, max(bound, min(milp_bound, upper))
 
 
 def _column_generation(
