@@ -129,18 +129,7 @@ def _check_keys(where: str, obj: dict[str, Any], spec: dict[str, Any]) -> None:
             assert not isinstance(value, bool), f"{where}.{key}: bool where a number is due"
 
 
-#: Known solver weakness (issue 23, "edges of limits"): since the B200 retrain the EU example's
-#: 3.9 kW cap binds hard (its uncapped optimum peaks at 4.23 kW) and price-and-branch stops at a
-#: 12 % gap to the Lagrangian bound; strict, so the mark must go when the solver closes it.
-CAP_EDGE_GAP = pytest.mark.xfail(
-    strict=True, reason="issue 23: plan at a binding power cap is not proven within 1 %"
-)
-
-
-@pytest.mark.parametrize(
-    "stem",
-    [pytest.param(s, marks=CAP_EDGE_GAP) if s == "eu-power-cap-carbon" else s for s in SCENARIOS],
-)
+@pytest.mark.parametrize("stem", SCENARIOS)
 def test_json_contract(runs: dict[str, PlanRun], stem: str) -> None:
     text = render_plan(runs[stem].plan, "json")
     assert "NaN" not in text and "Infinity" not in text

@@ -39,8 +39,8 @@ from planner.solve.decompose import (
     best_replicas,
     dispatch,
     price_block,
-    vectors_within,
 )
+from planner.solve.enumeration import Pool, Priced, close_gap, find_within
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 
 PENALTY_FACTOR = 10.0
@@ -49,8 +49,6 @@ NEIGHBOURHOOD = True
 """Re-solve the master MILP with the plan's neighbouring columns when a gap is left."""
 CG_TIME_FRACTION = 0.6
 """Share of the time limit column generation may use (the rest is for the master MILP)."""
-MAX_ENUMERATED = 20000
-"""Most columns the reduced-cost enumeration adds (above: the gap stays as it is)."""
 FRUGAL_MULTIPLIERS: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 100.0)
 """With a power cap, columns priced with power weighted by these multiples of its energy price."""
 
@@ -131,38 +129,7 @@ def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: 
     return rhs
 
 
-class _Pool:
-    """The master problem and the set of columns already in it (no column is added twice)."""
-
-    def __init__(self, master: Master) -> None:
-        self.master = master
-        self.seen: set[tuple[int, bytes]] = set()
-
-    def add(self, col: Column) -> None:
-        """Add *col* to the master unless an identical column is already there."""
-        key = (col.block, col.n.tobytes())
-        if key not in self.seen:
-            self.seen.add(key)
-            self.master.add(col)
-
-
-@dataclass(frozen=True)
-class _Priced:
-    """State after the pricing loop: the Lagrangian bound, master weights and duals."""
-
-    bound: float
-    weights: list[float]
-    y_gpu: FloatArray
-    y_b: float
-    y_power: FloatArray | None = None
-    """Power-cap duals of the iteration that gave the bound (None: no finite bound)."""
-    floors: tuple[float, ...] = ()
-    """Per model, the lower bound of its pricing problem at those duals."""
-    duals_gpu: FloatArray | None = None
-    duals_b: float = 0.0
-
-
-def _seed(dec: Decomposition, pool: _Pool, first: list[Column]) -> None:
+def _seed(dec: Decomposition, pool: Pool, first: list[Column]) -> None:
     """The start columns, plus per model one that avoids the GPU types in short supply."""
     for col in first:
         pool.add(col)
@@ -176,7 +143,7 @@ def _seed(dec: Decomposition, pool: _Pool, first: list[Column]) -> None:
             pool.add(dec.column(b, best[1]))
 
 
-def _price(dec: Decomposition, pool: _Pool, cg_deadline: float) -> _Priced | None:
+def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
     """Column generation until no column prices out, the LP gap closes or time runs out."""
     inputs = dec.inputs
     bound = -math.inf
@@ -206,13 +173,13 @@ def _price(dec: Decomposition, pool: _Pool, cg_deadline: float) -> _Priced | Non
         close = lp_value - bound <= LP_GAP_FRACTION * inputs.relative_gap * max(1.0, abs(bound))
         if new == 0 or close or time.perf_counter() > cg_deadline:
             if at_bound is None:
-                return _Priced(bound, weights, y_gpu, y_b)
-            return _Priced(
+                return Priced(bound, weights, y_gpu, y_b)
+            return Priced(
                 bound, weights, y_gpu, y_b, at_bound[1], at_bound[3], at_bound[0], at_bound[2]
             )
 
 
-def _add_frugal(dec: Decomposition, pool: _Pool, priced: _Priced) -> None:
+def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
     """Power-frugal columns (the DP with power priced M times the energy price): they give the
     master MILP combinations under the cap that the LP duals alone may not generate."""
     for mult in FRUGAL_MULTIPLIERS:
@@ -225,9 +192,9 @@ def _add_frugal(dec: Decomposition, pool: _Pool, priced: _Priced) -> None:
 
 def _solve_exhaustive(
     dec: Decomposition,
-    pool: _Pool,
+    pool: Pool,
     every: list[Column],
-    priced: _Priced,
+    priced: Priced,
     start: float,
     deadline: float,
 ) -> DecomposedSolution | None:
@@ -258,7 +225,7 @@ def _solve_exhaustive(
 
 
 def _solve_restricted(
-    dec: Decomposition, pool: _Pool, priced: _Priced, start: float, deadline: float
+    dec: Decomposition, pool: Pool, priced: Priced, start: float, deadline: float
 ) -> DecomposedSolution | None:
     """Price-and-branch: the master MILP over the generated columns, then over their
     neighbours (one replica more, less or moved) when a gap to the bound is left."""
@@ -266,7 +233,17 @@ def _solve_restricted(
     bound = priced.bound
     found = master_milp(pool.master, priced.weights, deadline)
     if found is None or not found[0]:
-        return None
+        # no plan among the generated columns: raise the bound until the columns of every
+        # plan below it are in the master and one is found (or give up with that bound)
+        located, bound = find_within(dec, pool, priced, deadline)
+        if located is None:
+            return None
+        objective = float(sum(col.cost for col in located))
+        gap = (objective - bound) / max(abs(objective), 1e-9)
+        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
+        return _solution(
+            dec, located, status, start, float(min(bound, objective)), "column-generation"
+        )
     chosen = found[0]
     gap_left = sum(col.cost for col in chosen) - bound
     if NEIGHBOURHOOD and gap_left > inputs.relative_gap * max(1.0, abs(bound)):
@@ -283,49 +260,11 @@ def _solve_restricted(
                 chosen = better[0]
     objective = float(sum(col.cost for col in chosen))
     if objective - bound > inputs.relative_gap * max(1.0, abs(objective)):
-        chosen, bound = _close_gap(dec, pool, priced, chosen, deadline)
+        chosen, bound = close_gap(dec, pool, priced, chosen, deadline)
         objective = float(sum(col.cost for col in chosen))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
     return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
-
-
-def _close_gap(
-    dec: Decomposition, pool: _Pool, priced: _Priced, chosen: list[Column], deadline: float
-) -> tuple[list[Column], float]:
-    """Reduced-cost column enumeration: with the duals y of the best Lagrangian bound LB and
-    the plan's objective U, every column of any plan cheaper than U has a reduced cost within
-    U − LB of its model's pricing floor (the other models' reduced costs are at least their
-    floors). All such columns go to the master MILP; when every model's set was enumerated in
-    full, the master MILP's bound is a bound on the whole problem (plans outside the pool cost
-    at least U). Returns the (possibly better) plan and the bound."""
-    upper = float(sum(col.cost for col in chosen))
-    bound = priced.bound
-    if priced.y_power is None or priced.duals_gpu is None or not priced.floors:
-        return chosen, bound
-    slack = upper - bound
-    total = 0
-    for b, block in enumerate(dec.blocks):
-        price_n, price_t = dec.prices(b, priced.duals_gpu, priced.y_power, priced.duals_b)
-        vectors = vectors_within(
-            block, price_n, price_t, priced.floors[b] + slack, MAX_ENUMERATED - total
-        )
-        if vectors is None or time.perf_counter() > deadline:
-            return chosen, bound
-        total += len(vectors)
-        for n in vectors:
-            pool.add(dec.column(b, n))
-    keys = {(col.block, col.n.tobytes()) for col in chosen}
-    hint = [1.0 if (c.block, c.n.tobytes()) in keys else 0.0 for c in pool.master.columns]
-    found = master_milp(pool.master, hint, deadline, gap=dec.inputs.relative_gap * LP_GAP_FRACTION)
-    if found is None:
-        return chosen, bound
-    better, milp_bound = found
-    if not better:  # no plan in the pool beats or matches U: U is optimal
-        return chosen, upper
-    if sum(col.cost for col in better) < upper:
-        chosen = better
-    return chosen, max(bound, min(milp_bound, upper))
 
 
 def _column_generation(
@@ -335,7 +274,7 @@ def _column_generation(
     deadline = start + inputs.time_limit_s
     cg_deadline = start + CG_TIME_FRACTION * inputs.time_limit_s
     penalty = PENALTY_FACTOR * max(1.0, sum(col.cost for col in first))
-    pool = _Pool(Master(dec, penalty))
+    pool = Pool(Master(dec, penalty))
     _seed(dec, pool, first)
     priced = _price(dec, pool, cg_deadline)
     if priced is None:

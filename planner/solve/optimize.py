@@ -43,7 +43,7 @@ import math
 import time
 from dataclasses import replace
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, Objective, PlanningInputs
 from planner.result import (
     BaselineResult,
     Plan,
@@ -225,6 +225,32 @@ def _polish(
     return candidates, replace(raw, status=status, seconds=seconds, bound=bound)
 
 
+def _budget_proof(inputs: PlanningInputs, start: float) -> Plan | None:
+    """No plan found under a budget: the least cost of any plan within the other limits
+    (solved with the cost objective, its bound valid). Above the budget, that is a proof of
+    infeasibility with the smallest budget that restores a plan; None when it proves nothing."""
+    assert inputs.budget_usd is not None
+    left = max(1.0, inputs.time_limit_s - (time.perf_counter() - start))
+    cheapest = solve(
+        replace(inputs, objective=Objective("cost"), budget_usd=None, time_limit_s=left),
+        baselines=False,
+    )
+    seconds = time.perf_counter() - start
+    if cheapest.status == PlanStatus.INFEASIBLE:
+        return replace(cheapest, solve=replace(cheapest.solve, seconds=seconds))
+    bound = cheapest.solve.bound
+    if not cheapest.has_solution or bound is None or bound <= inputs.budget_usd * (1 + 1e-9):
+        return None
+    found = cheapest.totals.cost_usd
+    message = (
+        f"budget: every plan within the other limits costs at least {bound:,.2f} $ (a valid "
+        f"lower bound, proven by the solver), above the budget of {inputs.budget_usd:,.2f} $; "
+        f"the cheapest plan found costs {found:,.2f} $ (raise budget_usd to at least that)"
+    )
+    info = SolveInfo(seconds, None, None, None, cheapest.solve.solver, (message,))
+    return Plan(inputs, PlanStatus.INFEASIBLE, info)
+
+
 def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
     explain infeasibility, add baselines."""
@@ -263,6 +289,8 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
             if found is not by_model.candidates:
                 solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
             plan = _plan_from(inputs, found, raw, solver)
+    if plan is None and curved and inputs.budget_usd is not None:
+        plan = _budget_proof(inputs, start)
     if plan is None:
         plan = _solve_full_milp(inputs, time.perf_counter() - start, relaxed=curved)
     if baselines and plan.has_solution:
