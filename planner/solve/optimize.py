@@ -1,15 +1,16 @@
 """The fleet optimiser: :class:`PlanningInputs` -> solver -> checked :class:`Plan`.
 
-The optimisation model: integer replicas per candidate, the load of every model routed to its
-deployments by the rule of :mod:`planner.solve.decompose` (merit order, even split over a
-deployment's replicas), and replica power from the candidate's power curve (the serving model's
-concave curve of load; hand-built candidates are linear). Before any solver, cheap bounds
+The optimisation model: integer replicas per candidate, the load of every model split freely
+across its deployments per period (even over a deployment's replicas) at the exact least watts
+on the candidates' piecewise-linear power curves as they are (:mod:`planner.solve.routing`; the
+serving model's curves are not concave; hand-built candidates are linear). Before any solver, cheap bounds
 (:mod:`planner.solve.bounds`: least facility power, least GPUs) prove infeasibility in
 milliseconds. :func:`solve` then picks how to solve it, by what links the models:
 
 * nothing links them (no power cap, no budget, no inventory that can bind): every model is
-  solved exactly on its own (:mod:`planner.solve.decompose`, a Pareto-frontier dynamic programme
-  over replica vectors with merit-order dispatch) — exact, gap 0, milliseconds per model;
+  solved on its own (:mod:`planner.solve.decompose`: branch and bound over replica vectors with
+  exact routing, :mod:`planner.solve.search`) — exact with a valid bound, gap 0 unless the
+  search is cut short;
 * linked and small (at most :data:`MONOLITHIC_MAX_MODELS` models) with linear candidates only:
   the full MILP with SCIP (:mod:`planner.solve.milp`). With power curves, column generation
   always (below); on small instances its master MILP gets every replica vector, so its proven
@@ -68,7 +69,7 @@ POLISH_MARGIN_S = 0.5
 MONOLITHIC_MAX_MODELS = 12
 """Linked instances with at most this many models go to the full MILP (linear candidates)."""
 BOUNDS_SOLVER = "bounds (least power and GPUs; no solver run)"
-DECOMPOSED_SOLVER = "decomposed (exact per-model dynamic programme)"
+DECOMPOSED_SOLVER = "decomposed (exact per-model search, free routing)"
 COLGEN_SOLVER = "column generation (GLOP master, exact pricing, SCIP master MILP)"
 
 __all__ = ["objective_prices", "plan_baselines", "solve"]
