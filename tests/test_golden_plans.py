@@ -17,12 +17,12 @@ from typing import Any
 
 import polars as pl
 import pytest
+from test_routing_oracle import deployment_pieces, oracle_watts
 
 from planner.pipeline import PlanRun, plan_file
 from planner.report.plan_view import render_plan
 from planner.result import check_invariants
 from predictors.api import Predictor
-from test_routing_oracle import deployment_pieces, oracle_watts
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = ("paper-llama8b-low-load", "enterprise-fleet", "eu-power-cap-carbon")

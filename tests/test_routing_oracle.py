@@ -78,7 +78,9 @@ def instance(
                     itl_s_at_capacity=0.02,
                     max_requests_per_s_per_replica=cap,
                     idle_power_w_per_replica=idle,
-                    energy_j_per_request=min((p - idle) / x for x, p in zip(xs[1:], ps[1:])),
+                    energy_j_per_request=min(
+                        (p - idle) / x for x, p in zip(xs[1:], ps[1:], strict=True)
+                    ),
                     usd_per_hour_per_replica=rng.uniform(0.05, 1.0),
                     power_w_per_gpu_at_capacity=top,
                     load_curve_requests_per_s=xs,
@@ -168,8 +170,10 @@ def oracle(inputs: PlanningInputs) -> float | None:
         for _, _, g in combo:
             for k, v in g.items():
                 gpus[k] = gpus.get(k, 0) + v
-        if any((inputs.inventory[g] if inputs.inventory[g] is not None else math.inf) < v
-               for g, v in gpus.items()):
+        if any(
+            (inputs.inventory[g] if inputs.inventory[g] is not None else math.inf) < v
+            for g, v in gpus.items()
+        ):
             continue
         power = np.sum([o[0] for o in combo], axis=0)
         if inputs.power_cap_kw is not None and power.max() * inputs.pue / 1000 > (
@@ -205,8 +209,9 @@ def test_plan_matches_the_exact_routing_oracle(seed: int, n_models: int, n_cands
     assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-6)
     # a binding limit: the optimum's peak power less a few per cent
     peak_kw = max(plan.totals.peak_facility_power_kw, 1e-6)
-    capped = instance(random.Random(9000 + seed), n_models, n_cands, 2 + seed % 2,
-                      power_cap_kw=peak_kw * 0.97)
+    capped = instance(
+        random.Random(9000 + seed), n_models, n_cands, 2 + seed % 2, power_cap_kw=peak_kw * 0.97
+    )
     expected = oracle(capped)
     plan = solve(capped, baselines=False)
     if expected is None:
@@ -234,8 +239,11 @@ def test_routing_equals_the_piecewise_oracle(seed: int) -> None:
     total = float(sum(ni * c[2] for ni, c in zip(n, cands, strict=True)))
     loads = np.asarray([rng.uniform(0, total) for _ in range(4)] + [0.0, total])
     got = route(
-        tuple(c[0] for c in cands), tuple(c[1] for c in cands),
-        np.asarray([c[2] for c in cands]), n, loads,
+        tuple(c[0] for c in cands),
+        tuple(c[1] for c in cands),
+        np.asarray([c[2] for c in cands]),
+        n,
+        loads,
     )
     for t, load in enumerate(loads):
         pieces = []
@@ -243,10 +251,13 @@ def test_routing_equals_the_piecewise_oracle(seed: int) -> None:
             if ni == 0:
                 continue
             bx, bw = ni * xs, ni * ds
-            pieces.append([
-                (bx[i], bx[i + 1], bw[i], (bw[i + 1] - bw[i]) / (bx[i + 1] - bx[i]))
-                for i in range(len(bx) - 1) if bx[i + 1] > bx[i]
-            ])
+            pieces.append(
+                [
+                    (bx[i], bx[i + 1], bw[i], (bw[i + 1] - bw[i]) / (bx[i + 1] - bx[i]))
+                    for i in range(len(bx) - 1)
+                    if bx[i + 1] > bx[i]
+                ]
+            )
         assert got.watts[t] == pytest.approx(oracle_watts(pieces, float(load)), rel=1e-9, abs=1e-9)
         assert got.loads[:, t].sum() == pytest.approx(load, rel=1e-12, abs=1e-12)
         caps = n * np.asarray([c[2] for c in cands])

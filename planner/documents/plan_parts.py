@@ -10,7 +10,7 @@ from pydantic import model_serializer
 from planner.documents.base import Document
 from planner.inputs import Exclusion, ObjectiveKind
 
-Status = Literal["optimal", "feasible", "infeasible", "error"]
+Status = Literal["optimal", "feasible", "infeasible", "error", "time_limit"]
 
 
 class SolveDocument(Document):

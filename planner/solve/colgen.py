@@ -36,8 +36,9 @@ from planner.solve.columns import EXHAUSTIVE_MAX_COLUMNS as EXHAUSTIVE_MAX_COLUM
 from planner.solve.columns import Column, Decomposition, all_columns, neighbours
 from planner.solve.decompose import (
     FloatArray,
-    best_replicas,
     dispatch,
+    load_watts,
+    merit_replicas,
     price_block,
 )
 from planner.solve.enumeration import Pool, Priced, close_gap, find_within
@@ -105,7 +106,14 @@ def solve_by_model(
     first: list[Column] = []
     floor = 0.0
     for b, block in enumerate(dec.blocks):
-        found = price_block(block, *dec.prices(b, zero_gpu, zero_t, 0.0))
+        prices = dec.prices(b, zero_gpu, zero_t, 0.0)
+        if dec.linked:  # a first column only: the merit-order DP's (column generation prices)
+            merit = merit_replicas(block, *prices)
+            if merit is None:
+                return None
+            first.append(dec.column(b, merit[1]))
+            continue
+        found = price_block(block, *prices)
         if found is None:
             return None
         first.append(dec.column(b, found.n))
@@ -138,16 +146,24 @@ def _seed(dec: Decomposition, pool: Pool, first: list[Column]) -> None:
     for b, block in enumerate(dec.blocks):
         restricted = dataclasses.replace(block, ub=np.where(dec.gpu_of[b] >= 0, 0, block.ub))
         zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(dec.inputs.periods)
-        best = best_replicas(restricted, *dec.prices(b, zero_gpu, zero_t, 0.0))
+        best = merit_replicas(restricted, *dec.prices(b, zero_gpu, zero_t, 0.0))
         if best is not None:
             pool.add(dec.column(b, best[1]))
 
 
 def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
-    """Column generation until no column prices out, the LP gap closes or time runs out."""
+    """Column generation until no column prices out, the LP gap closes or time runs out.
+
+    Rounds alternate: fast rounds price each model with the merit-order DP (its vector's reduced
+    cost taken with exact routing; it may miss columns, so it gives no bound); when a fast round
+    adds nothing (or time is up), an exact round prices every model by the exact search, whose
+    lower bounds give the Lagrangian bound. The loop stops after an exact round that adds
+    nothing, closes the LP gap or ends past the deadline.
+    """
     inputs = dec.inputs
     bound = -math.inf
     at_bound: tuple[FloatArray, FloatArray, float, tuple[float, ...]] | None = None
+    exact = False
     while True:
         solved = pool.master.solve()
         if solved is None:
@@ -158,25 +174,39 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
         new = 0
         floors = []
         for b, block in enumerate(dec.blocks):
-            found = price_block(block, *dec.prices(b, y_gpu, y_power, y_b))
-            if found is None:
-                return None
-            lagrangian += found.bound  # a valid lower bound of this pricing problem
-            floors.append(found.bound)
-            if found.cost < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
+            price_n, price_t = dec.prices(b, y_gpu, y_power, y_b)
+            if exact:
+                found = price_block(block, price_n, price_t)
+                if found is None:
+                    return None
+                lagrangian += found.bound  # a valid lower bound of this pricing problem
+                floors.append(found.bound)
+                cost, n = found.cost, found.n
+            else:
+                merit = merit_replicas(block, price_n, price_t)
+                if merit is None:
+                    return None
+                n = merit[1]
+                cost = float(n @ price_n + price_t @ load_watts(block, n))
+            if cost < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
                 before = len(pool.master.columns)
-                pool.add(dec.column(b, found.n))
+                pool.add(dec.column(b, n))
                 new += len(pool.master.columns) - before
+        late = time.perf_counter() > cg_deadline
+        if not exact:
+            exact = new == 0 or late
+            continue
         if lagrangian > bound:
             bound = lagrangian
             at_bound = (y_gpu, y_power, y_b, tuple(floors))
         close = lp_value - bound <= LP_GAP_FRACTION * inputs.relative_gap * max(1.0, abs(bound))
-        if new == 0 or close or time.perf_counter() > cg_deadline:
+        if new == 0 or close or late:
             if at_bound is None:
                 return Priced(bound, weights, y_gpu, y_b)
             return Priced(
                 bound, weights, y_gpu, y_b, at_bound[1], at_bound[3], at_bound[0], at_bound[2]
             )
+        exact = False
 
 
 def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
@@ -185,7 +215,7 @@ def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
     for mult in FRUGAL_MULTIPLIERS:
         y_frugal = mult * dec.base_t / dec.kw_per_e
         for b in range(len(dec.blocks)):
-            best = best_replicas(dec.blocks[b], *dec.prices(b, priced.y_gpu, y_frugal, priced.y_b))
+            best = merit_replicas(dec.blocks[b], *dec.prices(b, priced.y_gpu, y_frugal, priced.y_b))
             if best is not None:
                 pool.add(dec.column(b, best[1]))
 

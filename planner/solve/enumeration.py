@@ -123,7 +123,8 @@ def find_within(
         upper = priced.bound + step * max(1.0, base)
         if not enumerate_up_to(dec, pool, priced, upper, deadline):
             return None, bound
-        found = master_milp(pool.master, [], deadline, gap=dec.inputs.relative_gap * LP_GAP_FRACTION)
+        gap = dec.inputs.relative_gap * LP_GAP_FRACTION
+        found = master_milp(pool.master, [], deadline, gap=gap)
         if found is None:
             return None, bound
         chosen, milp_bound = found

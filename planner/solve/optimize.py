@@ -3,8 +3,8 @@
 The optimisation model: integer replicas per candidate, the load of every model split freely
 across its deployments per period (even over a deployment's replicas) at the exact least watts
 on the candidates' piecewise-linear power curves as they are (:mod:`planner.solve.routing`; the
-serving model's curves are not concave; hand-built candidates are linear). Before any solver, cheap bounds
-(:mod:`planner.solve.bounds`: least facility power, least GPUs) prove infeasibility in
+serving model's curves are not concave; hand-built candidates are linear). Before any solver,
+cheap bounds (:mod:`planner.solve.bounds`: least facility power, least GPUs) prove infeasibility in
 milliseconds. :func:`solve` then picks how to solve it, by what links the models:
 
 * nothing links them (no power cap, no budget, no inventory that can bind): every model is
@@ -129,12 +129,16 @@ def _plan_from(
         problems.append(
             f"objective: accounting gives {breakdown['objective']:.6g}, solver {raw.objective:.6g}"
         )
-    if problems and relaxed:
-        problems.insert(
-            0,
-            "no plan found: column generation found no combination within the limits and the "
-            "linear relaxation's plan breaks these on the power curves (loosen the limit)",
+    if problems and relaxed:  # not a failure: no plan found, none proven impossible
+        message = (
+            f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none proven "
+            "impossible: column generation found no combination within the limits and the "
+            "linear relaxation's plan breaks them on the power curves"
         )
+        if raw.bound is not None and math.isfinite(raw.bound):
+            message += f"; every plan has an objective of at least {raw.bound:,.6g} (a valid bound)"
+        info = SolveInfo(raw.seconds, None, None, None, solver, (message, *problems[:3]))
+        return Plan(inputs, PlanStatus.TIME_LIMIT, info)
     if problems:
         info = replace(info, messages=tuple(problems))
         return Plan(inputs, PlanStatus.ERROR, info, allocations, totals, breakdown)
@@ -182,9 +186,14 @@ def _solve_full_milp(inputs: PlanningInputs, spent_s: float, *, relaxed: bool = 
         messages = tuple(explain_infeasible(inputs))
         info = SolveInfo(raw.seconds, None, None, None, SOLVER_ID, messages)
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
-    message = f"no plan found within the time limit of {inputs.time_limit_s:g} s (or solver error)"
+    message = (
+        f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none proven "
+        "impossible (raise time_limit_s or loosen a limit)"
+    )
     return Plan(
-        inputs, PlanStatus.ERROR, SolveInfo(raw.seconds, None, None, None, SOLVER_ID, (message,))
+        inputs,
+        PlanStatus.TIME_LIMIT,
+        SolveInfo(raw.seconds, None, None, None, SOLVER_ID, (message,)),
     )
 
 
@@ -240,9 +249,10 @@ def _budget_proof(inputs: PlanningInputs, start: float) -> Plan | None:
     if cheapest.status == PlanStatus.INFEASIBLE:
         return replace(cheapest, solve=replace(cheapest.solve, seconds=seconds))
     bound = cheapest.solve.bound
-    if not cheapest.has_solution or bound is None or bound <= inputs.budget_usd * (1 + 1e-9):
+    totals = cheapest.totals
+    if totals is None or bound is None or bound <= inputs.budget_usd * (1 + 1e-9):
         return None
-    found = cheapest.totals.cost_usd
+    found = totals.cost_usd
     message = (
         f"budget: every plan within the other limits costs at least {bound:,.2f} $ (a valid "
         f"lower bound, proven by the solver), above the budget of {inputs.budget_usd:,.2f} $; "
@@ -292,6 +302,16 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
             plan = _plan_from(inputs, found, raw, solver)
     if plan is None and curved and inputs.budget_usd is not None:
         plan = _budget_proof(inputs, start)
+    if plan is None and curved and len(inputs.models) > MONOLITHIC_MAX_MODELS:
+        # the full MILP of a large curve instance only relaxes, at a large cost in time and
+        # memory: say honestly that nothing was found
+        message = (
+            f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none "
+            "proven impossible: column generation found no combination within the limits "
+            "(raise time_limit_s or loosen a limit)"
+        )
+        info = SolveInfo(time.perf_counter() - start, None, None, None, COLGEN_SOLVER, (message,))
+        plan = Plan(inputs, PlanStatus.TIME_LIMIT, info)
     if plan is None:
         plan = _solve_full_milp(inputs, time.perf_counter() - start, relaxed=curved)
     if baselines and plan.has_solution:

@@ -17,8 +17,9 @@ vertex where at most one variable is strictly inside its interval. So some optim
 deployment but one (the *free* one) at 0, at its capacity or at a convex kink (``n_k`` × a
 knot rate, :func:`anchor_knots`). For each choice of the free deployment the others' anchor
 combinations are enumerated with their summed load ``s`` and watts ``c``; the free deployment
-takes ``L − s`` on its whole curve. Every ``f`` is non-decreasing, so a combination with no more load and no fewer
-watts than another that still fits is never better (Pareto pruning, per period).
+takes ``L − s`` on its whole curve. Every ``f`` is non-decreasing, so a combination with no
+more load and no fewer watts than another that still fits is never better (Pareto pruning,
+per period).
 
 Routing depends on the replica vector and the load only, never on prices: the power price,
 the power-cap dual and the budget dual all multiply the same watts. :class:`RouteCache` keeps
@@ -59,9 +60,7 @@ def anchor_knots(curve_x: FloatArray, curve_d: FloatArray) -> npt.NDArray[np.boo
     keep[0] = keep[-1] = True
     if curve_x.size > 2:
         dx = np.diff(curve_x)
-        slope = np.divide(
-            np.diff(curve_d), dx, out=np.zeros(dx.size), where=dx > 0
-        )
+        slope = np.divide(np.diff(curve_d), dx, out=np.zeros(dx.size), where=dx > 0)
         rise = slope[1:] - slope[:-1]
         keep[1:-1] = rise > 1e-12 * np.maximum(1.0, np.abs(slope[:-1]))
     return keep
@@ -165,9 +164,9 @@ def route(
             arg = np.argmin(val, axis=0)
             vbest = val[arg, np.arange(periods)]
             better = vbest < best_w
-            for t in np.flatnonzero(better):
+            for t in np.flatnonzero(better).tolist():
                 best_w[t] = vbest[t]
-                best_free[t] = j
+                best_free[t] = np.int64(j)
                 best_idx[t] = idx[arg[t]]
                 best_x_free[t] = rr[arg[t], t]
             continue
@@ -182,7 +181,7 @@ def route(
             a = int(np.argmin(val))
             if val[a] < best_w[t]:
                 best_w[t] = float(val[a])
-                best_free[t] = j
+                best_free[t] = np.int64(j)
                 best_idx[t] = idx[ok][a]
                 best_x_free[t] = float(rr[a])
     for t in range(periods):
@@ -202,7 +201,9 @@ def route(
     return Routing(watts, out_loads)
 
 
-def _fit_loads(out_loads: FloatArray, loads: FloatArray, n: IntArray, cap: FloatArray) -> FloatArray:
+def _fit_loads(
+    out_loads: FloatArray, loads: FloatArray, n: IntArray, cap: FloatArray
+) -> FloatArray:
     """Remove rounding residue: each period's loads sum to its load exactly (within capacity)."""
     diff = loads - out_loads.sum(axis=0)
     for t in np.flatnonzero(diff != 0.0):

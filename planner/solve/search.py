@@ -184,9 +184,7 @@ def _complete(
     return rows, bound, dropped
 
 
-def _exact_cost(
-    n: IntArray, price_n: FloatArray, price_t: FloatArray, watts: FloatArray
-) -> float:
+def _exact_cost(n: IntArray, price_n: FloatArray, price_t: FloatArray, watts: FloatArray) -> float:
     return float(n @ price_n + price_t @ watts)
 
 
