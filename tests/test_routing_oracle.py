@@ -262,3 +262,35 @@ def test_routing_equals_the_piecewise_oracle(seed: int) -> None:
         assert got.loads[:, t].sum() == pytest.approx(load, rel=1e-12, abs=1e-12)
         caps = n * np.asarray([c[2] for c in cands])
         assert (got.loads[:, t] <= caps + 1e-12).all() and (got.loads[:, t] >= 0).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_least_facility_power_is_a_valid_and_tight_bound(seed: int) -> None:
+    """The power-cap proof's bound (planner.solve.proofs) never exceeds the least facility power
+    any plan draws in that period (brute force over replica vectors, oracle routing), and is
+    within 20 % of it (it relaxes the other periods' loads only)."""
+    from planner.solve.proofs import least_facility_kw
+
+    inputs = instance(random.Random(500 + seed), 2, 3, periods=3)
+    found = least_facility_kw(inputs, list(inputs.candidates))
+    assert found is not None
+    t, bound_kw = found
+    least_w = 0.0
+    for m in inputs.models:
+        cands = [c for c in inputs.candidates if c.name == m.name]
+        peak = max(m.requests_per_s_by_period)
+        ubs = [
+            max(math.ceil(peak / c.max_requests_per_s_per_replica), m.min_replicas) for c in cands
+        ]
+        best = math.inf
+        for ns in itertools.product(*(range(u + 1) for u in ubs)):
+            cap = sum(n * c.max_requests_per_s_per_replica for n, c in zip(ns, cands, strict=True))
+            if cap < peak - 1e-9 or sum(ns) < m.min_replicas:
+                continue
+            pieces = [deployment_pieces(c, n) for n, c in zip(ns, cands, strict=True) if n > 0]
+            idle = sum(n * c.idle_power_w_per_replica for n, c in zip(ns, cands, strict=True))
+            best = min(best, idle + oracle_watts(pieces, m.requests_per_s_by_period[t]))
+        least_w += best
+    least_kw = inputs.pue * least_w / 1000
+    assert bound_kw <= least_kw * (1 + 1e-9)
+    assert bound_kw >= 0.8 * least_kw

@@ -173,7 +173,11 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
         lagrangian = -_bound_rhs(dec, y_gpu, y_power, y_b)
         new = 0
         floors = []
+        cut = False
         for b, block in enumerate(dec.blocks):
+            if exact and at_bound is not None and time.perf_counter() > cg_deadline:
+                cut = True  # an exact round cut short gives no bound; keep the last one
+                break
             price_n, price_t = dec.prices(b, y_gpu, y_power, y_b)
             if exact:
                 found = price_block(block, price_n, price_t)
@@ -196,7 +200,7 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
         if not exact:
             exact = new == 0 or late
             continue
-        if lagrangian > bound:
+        if not cut and lagrangian > bound:
             bound = lagrangian
             at_bound = (y_gpu, y_power, y_b, tuple(floors))
         close = lp_value - bound <= LP_GAP_FRACTION * inputs.relative_gap * max(1.0, abs(bound))

@@ -61,6 +61,7 @@ from planner.solve.colgen import DecomposedSolution, solve_by_model
 from planner.solve.explain import explain_infeasible, no_candidate_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
+from planner.solve.proofs import least_facility_kw
 
 POLISH_MIN_S = 1.0
 """Least time left for the full-MILP polish after column generation (s)."""
@@ -262,6 +263,29 @@ def _budget_proof(inputs: PlanningInputs, start: float) -> Plan | None:
     return Plan(inputs, PlanStatus.INFEASIBLE, info)
 
 
+def _power_cap_proof(
+    inputs: PlanningInputs, candidates: list[Candidate], start: float
+) -> Plan | None:
+    """No plan found under a power cap: the exact least facility power of the busiest period
+    (:mod:`planner.solve.proofs`). Above the cap it proves infeasibility; None otherwise."""
+    assert inputs.power_cap_kw is not None
+    least = least_facility_kw(inputs, candidates)
+    if least is None or least[1] <= inputs.power_cap_kw * (1 + 1e-9):
+        return None
+    period, kw = least
+    message = (
+        f"power cap: in period {period} every plan draws at least {kw:,.6g} kW facility power "
+        f"(a valid lower bound: each model's least power, exact on its curves), above the cap "
+        f"of {inputs.power_cap_kw:g} kW (raise power_cap_kw to at least {kw:,.6g})"
+    )
+    seconds = time.perf_counter() - start
+    return Plan(
+        inputs,
+        PlanStatus.INFEASIBLE,
+        SolveInfo(seconds, None, None, None, COLGEN_SOLVER, (message,)),
+    )
+
+
 def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
     explain infeasibility, add baselines."""
@@ -302,6 +326,8 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
             plan = _plan_from(inputs, found, raw, solver)
     if plan is None and curved and inputs.budget_usd is not None:
         plan = _budget_proof(inputs, start)
+    if plan is None and curved and inputs.power_cap_kw is not None:
+        plan = _power_cap_proof(inputs, candidates, start)
     if plan is None and curved and len(inputs.models) > MONOLITHIC_MAX_MODELS:
         # the full MILP of a large curve instance only relaxes, at a large cost in time and
         # memory: say honestly that nothing was found
