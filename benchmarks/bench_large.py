@@ -14,8 +14,10 @@ Measured after issue 23 (free routing, exact search per model; machine shared, l
 gap to a valid bound (a few models' searches are cut short; the merit-order plan it replaces
 said "optimal" under its own rule); the solve alone 12.3 s. Capped (60 kW) 27.5 s wall,
 16.0 s CPU, infeasible with the reason (the bound check before any solver, unchanged).
-`--set power_cap_kw=125`: 101 s wall, 0.71 GB, status time_limit (before: 245 s, 5.9 GB,
-status error with a gap of 9e15 %) — the < 30 s target of issue 23 is not met.
+`wattgpu plan large-generated --set power_cap_kw=125`: 105 s wall, 70 s CPU, 0.77 GB, exit 1,
+proven infeasible ("in period 13 every plan draws at least 125.327 kW", the exact least-power
+proof after column generation found no plan; before: 245 s, 5.9 GB, status error with a gap of
+9e15 %) — the < 30 s target of issue 23 is not met.
 Measured 2026-12-01 after the predictor rooms and the 1 M-row predict work (quiet 2-core
 machine): plain 15.0 s wall, 16.5 s CPU, optimal; capped 9.1 s wall, 10.3 s CPU, infeasible with
 the reason (needs at least 68.7 kW in period 13). The same plan as ``--format json`` (the issue-22
