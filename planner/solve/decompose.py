@@ -135,19 +135,6 @@ def dispatch(block: ModelBlock, n: IntArray) -> FloatArray:
     return _routes(block).get(n).loads
 
 
-def merit_dispatch(block: ModelBlock, n: IntArray) -> FloatArray:
-    """Merit-order load split x[k, t] (req/s) of replica vector *n* (K × T)."""
-    x = np.zeros((len(block.candidates), block.loads.size))
-    before = np.zeros(block.loads.size)
-    for k in range(len(block.candidates)):
-        if n[k] <= 0:
-            continue
-        take = np.clip(block.loads - before, 0.0, n[k] * block.cap[k])
-        x[k] = take
-        before = before + take
-    return x
-
-
 def _pareto(c: FloatArray, cnt: IntArray, cost: FloatArray, levels: int) -> IntArray:
     """Indices of the states no other state dominates (more or equal C and count, less or
     equal cost); ties keep the first state in generation order."""
