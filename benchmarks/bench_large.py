@@ -13,6 +13,15 @@ time. Run::
     .venv/bin/python benchmarks/bench_large.py            # every run
     .venv/bin/python benchmarks/bench_large.py --only json
 
+Measured after issue 23 (free routing, exact search per model; machine shared, load average
+~6, so wall times are inflated): plain 58.9 s wall, 33.2 s CPU, status feasible with a 0.65 %
+gap to a valid bound (a few models' searches are cut short; the merit-order plan it replaces
+said "optimal" under its own rule); the solve alone 12.3 s. Capped (60 kW) 27.5 s wall,
+16.0 s CPU, infeasible with the reason (the bound check before any solver, unchanged).
+`wattgpu plan large-generated --set power_cap_kw=125`: 105 s wall, 70 s CPU, 0.77 GB, exit 1,
+proven infeasible ("in period 13 every plan draws at least 125.327 kW", the exact least-power
+proof after column generation found no plan; before: 245 s, 5.9 GB, status error with a gap of
+9e15 %) — the < 30 s target of issue 23 is not met.
 Measured 2026-12-01, issue 22 (the plan JSON carries the allocated candidates, the 5 best
 alternatives per model entry and the excluded ones: 9,747 of 44,037; machine shared with other
 work, load average 3-5): ``--format json`` 14.4-15.6 s wall, 14.2-15.3 s CPU, 0.58 GB, 22.5 MB

@@ -19,6 +19,13 @@ after 5.1 s (Lagrangian bound); linked 500 (seed 0): 7.9 s, gap 0.19 %; unlimite
 2.1 s; power-cap 500: 26.5 s, gap 0.14 %. Before issue 10 (linear power): linked 50 0.11-0.19 s,
 power-cap 50 seeds 1-2 at the 10 s limit with 0.14 % / 0.12 %.
 
+Measured after issue 23 (free routing, exact on the curves; branch-and-bound pricing; reduced-cost
+column enumeration), seed 0, 2-core machine shared with other work (load average ~6): linked
+50: optimal, 1.97 s, gap 0.023 %; unlimited 50: exact, 0.69 s; power-cap 50: 8.81 s, gap
+0.0053 %; linked 500: 23.0 s, gap 0.093 %; unlimited 500: exact, 8.2 s; power-cap 500: 53.5 s,
+gap 0.18 %. All within their targets, but slower than the merit-order rule before (which was
+not optimal under free routing).
+
 Instances are synthetic but shaped like real ones: GPU types with spread-out price, speed and
 idle power; per model a 24-hour load profile; ~25 % of (model, GPU) pairs infeasible (memory
 or SLA); large models only on TP 2/4; a third of the GPU types in short supply so that the

@@ -34,6 +34,9 @@ class PlanStatus(StrEnum):
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
     ERROR = "error"
+    """An internal failure only (a plan that breaks its own invariants)."""
+    TIME_LIMIT = "time_limit"
+    """No plan found and none proven impossible within the time limit (messages say why)."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from test_routing_oracle import deployment_pieces, oracle_watts
 
 from planner.pipeline import PlanRun, plan_file
 from planner.report.plan_view import render_plan
@@ -129,18 +130,7 @@ def _check_keys(where: str, obj: dict[str, Any], spec: dict[str, Any]) -> None:
             assert not isinstance(value, bool), f"{where}.{key}: bool where a number is due"
 
 
-#: Known solver weakness (issue 23, "edges of limits"): since the B200 retrain the EU example's
-#: 3.9 kW cap binds hard (its uncapped optimum peaks at 4.23 kW) and price-and-branch stops at a
-#: 12 % gap to the Lagrangian bound; strict, so the mark must go when the solver closes it.
-CAP_EDGE_GAP = pytest.mark.xfail(
-    strict=True, reason="issue 23: plan at a binding power cap is not proven within 1 %"
-)
-
-
-@pytest.mark.parametrize(
-    "stem",
-    [pytest.param(s, marks=CAP_EDGE_GAP) if s == "eu-power-cap-carbon" else s for s in SCENARIOS],
-)
+@pytest.mark.parametrize("stem", SCENARIOS)
 def test_json_contract(runs: dict[str, PlanRun], stem: str) -> None:
     text = render_plan(runs[stem].plan, "json")
     assert "NaN" not in text and "Infinity" not in text
@@ -294,3 +284,67 @@ def test_uncertainty_bands_are_physical(runs: dict[str, PlanRun], stem: str) -> 
     totals = runs[stem].plan.totals
     assert totals is not None
     assert b.total.energy_kwh.median == pytest.approx(totals.energy_kwh)
+
+
+@pytest.mark.parametrize("stem", SCENARIOS)
+@pytest.mark.parametrize("limit", ["budget_usd", "power_cap_kw"])
+@pytest.mark.parametrize("factor", [0.995, 1.005])
+def test_limit_just_past_the_optimum_gives_a_plan_or_a_proof(
+    runs: dict[str, PlanRun], stem: str, limit: str, factor: float
+) -> None:
+    """Issue 23, edges of limits: a budget or cap 0.5 % past the optimum's cost or peak power,
+    both ways, gives a plan within the limit (with a valid bound, gap <= 100 %) or a proven
+    infeasibility with a message, never ``error``."""
+    base = runs[stem].plan
+    value = base.totals.cost_usd if limit == "budget_usd" else base.totals.peak_facility_power_kw
+    run = plan_file(
+        REPO / "scenarios" / f"{stem}.yaml",
+        [f"{limit}={value * factor!r}"],
+        predictor=runs[stem].predictor,
+        baselines=False,
+    )
+    plan = run.plan
+    assert plan.status.value in ("optimal", "feasible", "infeasible"), plan.solve.messages
+    if plan.status.value == "infeasible":
+        assert plan.solve.messages and not plan.allocations
+        assert factor < 1.0, "a looser limit than the optimum's own cannot be infeasible"
+        return
+    assert check_invariants(plan, run.inputs) == []
+    objective = plan.objective_breakdown["objective"]
+    assert plan.solve.bound is not None and plan.solve.bound <= objective * (1 + 1e-9)
+    assert plan.solve.gap is not None and 0.0 <= plan.solve.gap <= 1.0
+    if factor > 1.0:  # the unconstrained optimum still fits: same objective
+        assert objective == pytest.approx(base.objective_breakdown["objective"], rel=1e-6)
+
+
+@pytest.mark.parametrize("stem", SCENARIOS)
+def test_example_is_optimal_on_its_curves_with_exact_routing(
+    runs: dict[str, PlanRun], stem: str
+) -> None:
+    """Issue 23, item 1: each example is proven optimal to 1e-6 against a valid bound, and every
+    model's split across its deployments is, in every period, the least watts that the
+    independent piece-by-piece oracle finds for those replicas."""
+    plan = runs[stem].plan
+    assert plan.status.value == "optimal"
+    assert plan.solve.gap is not None and plan.solve.gap <= 1e-6
+    by_model: dict[str, list[Any]] = {}
+    for a in plan.allocations:
+        by_model.setdefault(a.candidate.name, []).append(a)
+    for m in runs[stem].inputs.models:
+        allocs = by_model[m.name]
+        pieces = [deployment_pieces(a.candidate, a.replicas) for a in allocs]
+        for t, load in enumerate(m.requests_per_s_by_period):
+            served = sum(a.requests_per_s_by_period[t] for a in allocs)
+            assert served == pytest.approx(load, rel=1e-9)
+            watts = sum(
+                a.replicas
+                * (
+                    a.candidate.power_w_per_replica(a.requests_per_s_by_period[t] / a.replicas)
+                    - a.candidate.idle_power_w_per_replica
+                )
+                for a in allocs
+            )
+            assert watts == pytest.approx(oracle_watts(pieces, load), rel=1e-6, abs=1e-6), (
+                m.name,
+                t,
+            )

@@ -643,3 +643,17 @@ def test_power_cap_below_the_bound_is_reported_before_any_solver() -> None:
     assert plan.status == PlanStatus.INFEASIBLE
     assert plan.solve.solver == optimize.BOUNDS_SOLVER
     assert plan.solve.messages[0].startswith("power cap: the load needs at least 1.9")
+
+
+def test_no_plan_found_in_time_is_time_limit_not_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: when column generation finds no plan and nothing proves infeasibility, a large
+    curve instance reports ``time_limit`` (no allocations, an honest message), never ``error``
+    and never the full-MILP relaxation's plan."""
+    inputs = random_inputs(14, 6, 4, seed=3, curves=True, power_cap=True)
+    assert len(inputs.models) > optimize.MONOLITHIC_MAX_MODELS
+    monkeypatch.setattr(optimize, "solve_by_model", lambda *args: None)
+    plan = solve(inputs, baselines=False)
+    assert plan.status == PlanStatus.TIME_LIMIT
+    assert not plan.allocations and plan.solve.messages
+    assert "none proven impossible" in plan.solve.messages[0]
+    assert plan_json(plan)["status"] == "time_limit"

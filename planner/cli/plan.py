@@ -39,8 +39,10 @@ if TYPE_CHECKING:
 
 #: Exit code when the scenario has no feasible plan.
 EXIT_INFEASIBLE = 1
-#: Exit code when the solver returned no valid plan (time limit, invariant failure).
+#: Exit code when the solver returned no valid plan (invariant failure).
 EXIT_ERROR = 2
+#: Exit code when no plan was found and none proven impossible within the time limit.
+EXIT_TIME_LIMIT = 3
 
 
 class PlanFormat(enum.StrEnum):
@@ -199,6 +201,8 @@ def plan(
         raise typer.Exit(EXIT_INFEASIBLE)
     if result.status == PlanStatus.ERROR:
         raise typer.Exit(EXIT_ERROR)
+    if result.status == PlanStatus.TIME_LIMIT:
+        raise typer.Exit(EXIT_TIME_LIMIT)
 
 
 def _check_precision(precision: str | None) -> None:

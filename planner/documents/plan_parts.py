@@ -11,7 +11,7 @@ from planner.documents.base import Document
 from planner.inputs import Exclusion, ObjectiveKind
 from planner.scenario.disclosure import Disclosure
 
-Status = Literal["optimal", "feasible", "infeasible", "error"]
+Status = Literal["optimal", "feasible", "infeasible", "error", "time_limit"]
 
 
 class SolveDocument(Document):

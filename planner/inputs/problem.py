@@ -19,7 +19,7 @@ from planner.inputs.objective import Objective
 from planner.inputs.validation import fail, non_negative
 
 #: Most replicas of one candidate (model entry × GPU type × TP degree) a plan may use: keeps the
-#: exact per-model dynamic programme and the MILP bounded in time and memory at extreme loads.
+#: exact per-model search and the MILP bounded in time and memory at extreme loads.
 MAX_REPLICAS_PER_CANDIDATE = 256
 
 

@@ -287,6 +287,7 @@ def plan_sections(plan: Plan, *, candidates: bool = False, wide: bool = True) ->
         title = {
             PlanStatus.INFEASIBLE: "no plan: infeasible",
             PlanStatus.ERROR: "no valid plan: error",
+            PlanStatus.TIME_LIMIT: "no plan within the time limit",
         }.get(plan.status, "solver messages")
         sections.append(Section(title, notes=plan.solve.messages, style="red"))
     if plan.allocations:

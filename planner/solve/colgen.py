@@ -34,7 +34,14 @@ from planner.inputs import Candidate, PlanningInputs
 from planner.result import PlanStatus
 from planner.solve.columns import EXHAUSTIVE_MAX_COLUMNS as EXHAUSTIVE_MAX_COLUMNS
 from planner.solve.columns import Column, Decomposition, all_columns, neighbours
-from planner.solve.decompose import FloatArray, best_replicas, dispatch
+from planner.solve.decompose import (
+    FloatArray,
+    dispatch,
+    load_watts,
+    merit_replicas,
+    price_block,
+)
+from planner.solve.enumeration import Pool, Priced, close_gap, find_within
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 
 PENALTY_FACTOR = 10.0
@@ -97,14 +104,26 @@ def solve_by_model(
     dec = Decomposition(inputs, candidates)
     zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(inputs.periods)
     first: list[Column] = []
+    floor = 0.0
     for b, block in enumerate(dec.blocks):
-        best = best_replicas(block, *dec.prices(b, zero_gpu, zero_t, 0.0))
-        if best is None:
+        prices = dec.prices(b, zero_gpu, zero_t, 0.0)
+        if dec.linked:  # a first column only: the merit-order DP's (column generation prices)
+            merit = merit_replicas(block, *prices)
+            if merit is None:
+                return None
+            first.append(dec.column(b, merit[1]))
+            continue
+        found = price_block(block, *prices)
+        if found is None:
             return None
-        first.append(dec.column(b, best[1]))
+        first.append(dec.column(b, found.n))
+        floor += found.bound
     if not dec.linked:
         total = float(sum(col.cost for col in first))
-        return _solution(dec, first, PlanStatus.OPTIMAL, start, total, "decomposed")
+        bound = min(floor, total)
+        gap = (total - bound) / max(abs(total), 1e-9)
+        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
+        return _solution(dec, first, status, start, bound, "decomposed")
     return _column_generation(dec, first, start)
 
 
@@ -118,32 +137,7 @@ def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: 
     return rhs
 
 
-class _Pool:
-    """The master problem and the set of columns already in it (no column is added twice)."""
-
-    def __init__(self, master: Master) -> None:
-        self.master = master
-        self.seen: set[tuple[int, bytes]] = set()
-
-    def add(self, col: Column) -> None:
-        """Add *col* to the master unless an identical column is already there."""
-        key = (col.block, col.n.tobytes())
-        if key not in self.seen:
-            self.seen.add(key)
-            self.master.add(col)
-
-
-@dataclass(frozen=True)
-class _Priced:
-    """State after the pricing loop: the Lagrangian bound, master weights and duals."""
-
-    bound: float
-    weights: list[float]
-    y_gpu: FloatArray
-    y_b: float
-
-
-def _seed(dec: Decomposition, pool: _Pool, first: list[Column]) -> None:
+def _seed(dec: Decomposition, pool: Pool, first: list[Column]) -> None:
     """The start columns, plus per model one that avoids the GPU types in short supply."""
     for col in first:
         pool.add(col)
@@ -152,15 +146,24 @@ def _seed(dec: Decomposition, pool: _Pool, first: list[Column]) -> None:
     for b, block in enumerate(dec.blocks):
         restricted = dataclasses.replace(block, ub=np.where(dec.gpu_of[b] >= 0, 0, block.ub))
         zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(dec.inputs.periods)
-        best = best_replicas(restricted, *dec.prices(b, zero_gpu, zero_t, 0.0))
+        best = merit_replicas(restricted, *dec.prices(b, zero_gpu, zero_t, 0.0))
         if best is not None:
             pool.add(dec.column(b, best[1]))
 
 
-def _price(dec: Decomposition, pool: _Pool, cg_deadline: float) -> _Priced | None:
-    """Column generation until no column prices out, the LP gap closes or time runs out."""
+def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
+    """Column generation until no column prices out, the LP gap closes or time runs out.
+
+    Rounds alternate: fast rounds price each model with the merit-order DP (its vector's reduced
+    cost taken with exact routing; it may miss columns, so it gives no bound); when a fast round
+    adds nothing (or time is up), an exact round prices every model by the exact search, whose
+    lower bounds give the Lagrangian bound. The loop stops after an exact round that adds
+    nothing, closes the LP gap or ends past the deadline.
+    """
     inputs = dec.inputs
     bound = -math.inf
+    at_bound: tuple[FloatArray, FloatArray, float, tuple[float, ...]] | None = None
+    exact = False
     while True:
         solved = pool.master.solve()
         if solved is None:
@@ -169,37 +172,63 @@ def _price(dec: Decomposition, pool: _Pool, cg_deadline: float) -> _Priced | Non
         weights = [var.solution_value() for var in pool.master.vars]
         lagrangian = -_bound_rhs(dec, y_gpu, y_power, y_b)
         new = 0
+        floors = []
+        cut = False
         for b, block in enumerate(dec.blocks):
-            best = best_replicas(block, *dec.prices(b, y_gpu, y_power, y_b))
-            if best is None:
-                return None
-            lagrangian += best[0]
-            if best[0] < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
+            if exact and at_bound is not None and time.perf_counter() > cg_deadline:
+                cut = True  # an exact round cut short gives no bound; keep the last one
+                break
+            price_n, price_t = dec.prices(b, y_gpu, y_power, y_b)
+            if exact:
+                found = price_block(block, price_n, price_t)
+                if found is None:
+                    return None
+                lagrangian += found.bound  # a valid lower bound of this pricing problem
+                floors.append(found.bound)
+                cost, n = found.cost, found.n
+            else:
+                merit = merit_replicas(block, price_n, price_t)
+                if merit is None:
+                    return None
+                n = merit[1]
+                cost = float(n @ price_n + price_t @ load_watts(block, n))
+            if cost < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
                 before = len(pool.master.columns)
-                pool.add(dec.column(b, best[1]))
+                pool.add(dec.column(b, n))
                 new += len(pool.master.columns) - before
-        bound = max(bound, lagrangian)
+        late = time.perf_counter() > cg_deadline
+        if not exact:
+            exact = new == 0 or late
+            continue
+        if not cut and lagrangian > bound:
+            bound = lagrangian
+            at_bound = (y_gpu, y_power, y_b, tuple(floors))
         close = lp_value - bound <= LP_GAP_FRACTION * inputs.relative_gap * max(1.0, abs(bound))
-        if new == 0 or close or time.perf_counter() > cg_deadline:
-            return _Priced(bound, weights, y_gpu, y_b)
+        if new == 0 or close or late:
+            if at_bound is None:
+                return Priced(bound, weights, y_gpu, y_b)
+            return Priced(
+                bound, weights, y_gpu, y_b, at_bound[1], at_bound[3], at_bound[0], at_bound[2]
+            )
+        exact = False
 
 
-def _add_frugal(dec: Decomposition, pool: _Pool, priced: _Priced) -> None:
+def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
     """Power-frugal columns (the DP with power priced M times the energy price): they give the
     master MILP combinations under the cap that the LP duals alone may not generate."""
     for mult in FRUGAL_MULTIPLIERS:
         y_frugal = mult * dec.base_t / dec.kw_per_e
         for b in range(len(dec.blocks)):
-            best = best_replicas(dec.blocks[b], *dec.prices(b, priced.y_gpu, y_frugal, priced.y_b))
+            best = merit_replicas(dec.blocks[b], *dec.prices(b, priced.y_gpu, y_frugal, priced.y_b))
             if best is not None:
                 pool.add(dec.column(b, best[1]))
 
 
 def _solve_exhaustive(
     dec: Decomposition,
-    pool: _Pool,
+    pool: Pool,
     every: list[Column],
-    priced: _Priced,
+    priced: Priced,
     start: float,
     deadline: float,
 ) -> DecomposedSolution | None:
@@ -230,7 +259,7 @@ def _solve_exhaustive(
 
 
 def _solve_restricted(
-    dec: Decomposition, pool: _Pool, priced: _Priced, start: float, deadline: float
+    dec: Decomposition, pool: Pool, priced: Priced, start: float, deadline: float
 ) -> DecomposedSolution | None:
     """Price-and-branch: the master MILP over the generated columns, then over their
     neighbours (one replica more, less or moved) when a gap to the bound is left."""
@@ -238,7 +267,17 @@ def _solve_restricted(
     bound = priced.bound
     found = master_milp(pool.master, priced.weights, deadline)
     if found is None or not found[0]:
-        return None
+        # no plan among the generated columns: raise the bound until the columns of every
+        # plan below it are in the master and one is found (or give up with that bound)
+        located, bound = find_within(dec, pool, priced, deadline)
+        if located is None:
+            return None
+        objective = float(sum(col.cost for col in located))
+        gap = (objective - bound) / max(abs(objective), 1e-9)
+        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
+        return _solution(
+            dec, located, status, start, float(min(bound, objective)), "column-generation"
+        )
     chosen = found[0]
     gap_left = sum(col.cost for col in chosen) - bound
     if NEIGHBOURHOOD and gap_left > inputs.relative_gap * max(1.0, abs(bound)):
@@ -254,6 +293,9 @@ def _solve_restricted(
             if sum(c.cost for c in better[0]) < sum(c.cost for c in chosen):
                 chosen = better[0]
     objective = float(sum(col.cost for col in chosen))
+    if objective - bound > inputs.relative_gap * max(1.0, abs(objective)):
+        chosen, bound = close_gap(dec, pool, priced, chosen, deadline)
+        objective = float(sum(col.cost for col in chosen))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
     return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
@@ -266,7 +308,7 @@ def _column_generation(
     deadline = start + inputs.time_limit_s
     cg_deadline = start + CG_TIME_FRACTION * inputs.time_limit_s
     penalty = PENALTY_FACTOR * max(1.0, sum(col.cost for col in first))
-    pool = _Pool(Master(dec, penalty))
+    pool = Pool(Master(dec, penalty))
     _seed(dec, pool, first)
     priced = _price(dec, pool, cg_deadline)
     if priced is None:

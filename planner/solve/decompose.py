@@ -1,25 +1,21 @@
-"""Exact single-model subproblem of the fleet optimiser (used for decomposition and pricing).
+"""Single-model subproblem of the fleet optimiser (used for decomposition and pricing).
 
-Routing rule (part of the model, docs/method.md "Optimisation"): a model's load goes to its
-deployments in a fixed priority order — ascending energy per request above idle at full load,
-``(curve(cap) − idle) / cap`` ("merit order") — each deployment filled to its capacity before
-the next takes load, and spread evenly over that deployment's replicas. With C_{k-1} the
-capacity ahead of candidate k, it serves ``x[k,t] = clip(L_t − C_{k-1}, 0, n_k·cap_k)`` and
-its replicas draw ``n_k · D_k(x[k,t] / n_k)`` watts above idle, D_k = curve − idle (concave in
-practice, non-decreasing always). The cost of a replica vector is
+Routing (part of the model, docs/method.md "Optimisation"): per period a model's load may be
+split across its deployments in any proportion and is spread evenly over a deployment's
+replicas; the split is the exact minimum of the watts on the curves as they are
+(:mod:`planner.solve.routing`, non-concave curves included). The cost of a replica vector is
 
-    Σ_k F_k·n_k + Σ_k Σ_t v_t · n_k · D_k(x[k,t] / n_k),
+    Σ_k F_k·n_k + Σ_t v_t · W(n, L_t),
 
-where F_k >= 0 is the price of one replica over the horizon and v_t >= 0 the price of one
-watt above idle in period t. Candidate k's term depends only on (C_{k-1}, n_k); the terms of
-later candidates only on C_k and never rise when C_k grows (less residual load, D
-non-decreasing). So a state (C, replicas so far, cost) dominates every state with no more
-capacity, no more replicas and no lower cost, and the dynamic programme below, which keeps
-only that Pareto frontier per candidate, is exact for the curve. For linear candidates
-(D_k(r) = e_k·r) the rule is the optimal LP dispatch, as before.
+where F_k >= 0 is the price of one replica over the horizon, v_t >= 0 the price of one watt
+above idle in period t and W the routed watts above idle. :func:`best_replicas` finds the
+cheapest vector exactly by branch and bound (:mod:`planner.solve.search`), starting from the
+vector of a fast dynamic programme under the *merit-order* rule (deployments filled in ascending
+full-load energy per request, :func:`merit_replicas`), which is only a first plan: free routing
+is never worse than that rule, and the search proves the optimum.
 
-:func:`best_replicas` solves one model for given prices; :class:`ModelBlock` holds the data
-of one model in merit order (numpy arrays).
+:class:`ModelBlock` holds the data of one model in merit order (numpy arrays) and the cache of
+its vectors' routings.
 """
 
 from __future__ import annotations
@@ -31,6 +27,15 @@ import numpy as np
 import numpy.typing as npt
 
 from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, ModelDemand
+from planner.solve.routing import RouteCache
+from planner.solve.search import (
+    Found,
+    SearchBlock,
+    cheapest,
+    least_w_by_period,
+    least_w_per_rps,
+    within,
+)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -56,6 +61,8 @@ class ModelBlock:
     """Per candidate, the per-replica rates of its power-curve knots."""
     curve_d: tuple[FloatArray, ...] = ()
     """Per candidate, replica power above idle (W) at the knots."""
+    routes: RouteCache | None = None
+    """Exact routings of the vectors met so far (shared by copies of the block)."""
 
     @property
     def peak(self) -> float:
@@ -78,18 +85,28 @@ def make_block(
         if available is not None:
             n = min(n, available // c.gpus_per_replica)
         ub.append(n)
+    cap = np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64)
+    curve_x = tuple(np.asarray(c.curve[0], dtype=np.float64) for c in ordered)
+    curve_d = tuple(
+        np.asarray(c.curve[1], dtype=np.float64) - c.idle_power_w_per_replica for c in ordered
+    )
     return ModelBlock(
         demand,
         tuple(ordered),
-        np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64),
+        cap,
         np.asarray([merit_key(c) for c in ordered], dtype=np.float64),
         np.asarray(ub, dtype=np.int64),
         loads,
-        tuple(np.asarray(c.curve[0], dtype=np.float64) for c in ordered),
-        tuple(
-            np.asarray(c.curve[1], dtype=np.float64) - c.idle_power_w_per_replica for c in ordered
-        ),
+        curve_x,
+        curve_d,
+        RouteCache(curve_x, curve_d, cap, loads),
     )
+
+
+def _routes(block: ModelBlock) -> RouteCache:
+    if block.routes is None:
+        raise ValueError("model block built without a route cache (use make_block)")
+    return block.routes
 
 
 def merit_key(c: Candidate) -> float:
@@ -109,26 +126,13 @@ def dynamic_w(block: ModelBlock, k: int, n: IntArray | int, x: FloatArray) -> Fl
 
 
 def load_watts(block: ModelBlock, n: IntArray) -> FloatArray:
-    """Per period, watts above idle of replica vector *n* under the routing rule."""
-    x = dispatch(block, n)
-    total = np.zeros(block.loads.size)
-    for k in range(len(block.candidates)):
-        if n[k] > 0:
-            total += dynamic_w(block, k, int(n[k]), x[k])
-    return total
+    """Per period, watts above idle of replica vector *n* under exact free routing."""
+    return _routes(block).get(n).watts
 
 
 def dispatch(block: ModelBlock, n: IntArray) -> FloatArray:
-    """Merit-order load split x[k, t] (req/s) of replica vector *n* (K × T)."""
-    x = np.zeros((len(block.candidates), block.loads.size))
-    before = np.zeros(block.loads.size)
-    for k in range(len(block.candidates)):
-        if n[k] <= 0:
-            continue
-        take = np.clip(block.loads - before, 0.0, n[k] * block.cap[k])
-        x[k] = take
-        before = before + take
-    return x
+    """Exact free-routing load split x[k, t] (req/s) of replica vector *n* (K × T)."""
+    return _routes(block).get(n).loads
 
 
 def _pareto(c: FloatArray, cnt: IntArray, cost: FloatArray, levels: int) -> IntArray:
@@ -145,15 +149,71 @@ def _pareto(c: FloatArray, cnt: IntArray, cost: FloatArray, levels: int) -> IntA
     return kept
 
 
+def search_block(block: ModelBlock) -> SearchBlock:
+    """The data :mod:`planner.solve.search` needs of *block*."""
+    return SearchBlock(
+        block.cap,
+        block.ub,
+        block.peak,
+        block.demand.min_replicas,
+        block.loads,
+        np.asarray(
+            [least_w_per_rps(x, d) for x, d in zip(block.curve_x, block.curve_d, strict=True)],
+            dtype=np.float64,
+        ),
+        np.asarray(
+            [
+                least_w_by_period(x, d, block.loads)
+                for x, d in zip(block.curve_x, block.curve_d, strict=True)
+            ],
+            dtype=np.float64,
+        ).reshape(len(block.candidates), block.loads.size),
+    )
+
+
+def price_block(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) -> Found | None:
+    """Cheapest replica vector of *block* under free routing, with a valid lower bound:
+    min Σ price_n·n + Σ_t price_t · W(n, L_t). None when no vector covers the peak load."""
+    start = merit_replicas(block, price_n, price_t)
+    if start is None:
+        return None
+    return cheapest(search_block(block), price_n, price_t, start[1], lambda n: load_watts(block, n))
+
+
 def best_replicas(
     block: ModelBlock, price_n: FloatArray, price_t: FloatArray
 ) -> tuple[float, IntArray] | None:
-    """Cheapest replica vector of *block*: min Σ price_n·n + Σ_t price_t · (watts above idle).
+    """Cheapest replica vector of *block* under free routing: (cost, n), or None when no vector
+    covers the peak load. The cost is the best found; :func:`price_block` also says whether
+    it is proven and gives the lower bound."""
+    found = price_block(block, price_n, price_t)
+    return None if found is None else (found.cost, found.n)
 
-    *price_n* (per candidate, >= 0) prices one replica; *price_t* (per period, >= 0) prices
-    one watt above idle in that period (module docstring for the routing rule). Respects the
-    block's replica bounds and minimum replicas. Returns (cost, n) or None when no vector
-    covers the peak load.
+
+def vectors_within(
+    block: ModelBlock,
+    price_n: FloatArray,
+    price_t: FloatArray,
+    threshold: float,
+    max_vectors: int,
+) -> list[IntArray] | None:
+    """Every replica vector of *block* whose cost is at most *threshold* (None: too many)."""
+    return within(
+        search_block(block),
+        price_n,
+        price_t,
+        threshold,
+        lambda n: load_watts(block, n),
+        max_vectors,
+    )
+
+
+def merit_replicas(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray
+) -> tuple[float, IntArray] | None:
+    """Cheapest replica vector under the merit-order rule (module docstring): an exact
+    Pareto DP over (capacity ahead, replicas, cost); its cost is an upper estimate of the
+    free-routing cost of its vector. Returns (cost, n) or None when no vector covers the peak.
     """
     peak = block.peak
     rmin = block.demand.min_replicas

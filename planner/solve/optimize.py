@@ -1,15 +1,16 @@
 """The fleet optimiser: :class:`PlanningInputs` -> solver -> checked :class:`Plan`.
 
-The optimisation model: integer replicas per candidate, the load of every model routed to its
-deployments by the rule of :mod:`planner.solve.decompose` (merit order, even split over a
-deployment's replicas), and replica power from the candidate's power curve (the serving model's
-concave curve of load; hand-built candidates are linear). Before any solver, cheap bounds
-(:mod:`planner.solve.bounds`: least facility power, least GPUs) prove infeasibility in
+The optimisation model: integer replicas per candidate, the load of every model split freely
+across its deployments per period (even over a deployment's replicas) at the exact least watts
+on the candidates' piecewise-linear power curves as they are (:mod:`planner.solve.routing`; the
+serving model's curves are not concave; hand-built candidates are linear). Before any solver,
+cheap bounds (:mod:`planner.solve.bounds`: least facility power, least GPUs) prove infeasibility in
 milliseconds. :func:`solve` then picks how to solve it, by what links the models:
 
 * nothing links them (no power cap, no budget, no inventory that can bind): every model is
-  solved exactly on its own (:mod:`planner.solve.decompose`, a Pareto-frontier dynamic programme
-  over replica vectors with merit-order dispatch) — exact, gap 0, milliseconds per model;
+  solved on its own (:mod:`planner.solve.decompose`: branch and bound over replica vectors with
+  exact routing, :mod:`planner.solve.search`) — exact with a valid bound, gap 0 unless the
+  search is cut short;
 * linked and small (at most :data:`MONOLITHIC_MAX_MODELS` models) with linear candidates only:
   the full MILP with SCIP (:mod:`planner.solve.milp`). With power curves, column generation
   always (below); on small instances its master MILP gets every replica vector, so its proven
@@ -43,7 +44,7 @@ import math
 import time
 from dataclasses import replace
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, Objective, PlanningInputs
 from planner.result import (
     BaselineResult,
     Plan,
@@ -60,6 +61,7 @@ from planner.solve.colgen import DecomposedSolution, solve_by_model
 from planner.solve.explain import explain_infeasible, no_candidate_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
+from planner.solve.proofs import least_facility_kw
 
 POLISH_MIN_S = 1.0
 """Least time left for the full-MILP polish after column generation (s)."""
@@ -68,7 +70,7 @@ POLISH_MARGIN_S = 0.5
 MONOLITHIC_MAX_MODELS = 12
 """Linked instances with at most this many models go to the full MILP (linear candidates)."""
 BOUNDS_SOLVER = "bounds (least power and GPUs; no solver run)"
-DECOMPOSED_SOLVER = "decomposed (exact per-model dynamic programme)"
+DECOMPOSED_SOLVER = "decomposed (exact per-model search, free routing)"
 COLGEN_SOLVER = "column generation (GLOP master, exact pricing, SCIP master MILP)"
 
 __all__ = ["objective_prices", "plan_baselines", "solve"]
@@ -128,12 +130,16 @@ def _plan_from(
         problems.append(
             f"objective: accounting gives {breakdown['objective']:.6g}, solver {raw.objective:.6g}"
         )
-    if problems and relaxed:
-        problems.insert(
-            0,
-            "no plan found: column generation found no combination within the limits and the "
-            "linear relaxation's plan breaks these on the power curves (loosen the limit)",
+    if problems and relaxed:  # not a failure: no plan found, none proven impossible
+        message = (
+            f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none proven "
+            "impossible: column generation found no combination within the limits and the "
+            "linear relaxation's plan breaks them on the power curves"
         )
+        if raw.bound is not None and math.isfinite(raw.bound):
+            message += f"; every plan has an objective of at least {raw.bound:,.6g} (a valid bound)"
+        info = SolveInfo(raw.seconds, None, None, None, solver, (message, *problems[:3]))
+        return Plan(inputs, PlanStatus.TIME_LIMIT, info)
     if problems:
         info = replace(info, messages=tuple(problems))
         return Plan(inputs, PlanStatus.ERROR, info, allocations, totals, breakdown)
@@ -181,9 +187,14 @@ def _solve_full_milp(inputs: PlanningInputs, spent_s: float, *, relaxed: bool = 
         messages = tuple(explain_infeasible(inputs))
         info = SolveInfo(raw.seconds, None, None, None, SOLVER_ID, messages)
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
-    message = f"no plan found within the time limit of {inputs.time_limit_s:g} s (or solver error)"
+    message = (
+        f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none proven "
+        "impossible (raise time_limit_s or loosen a limit)"
+    )
     return Plan(
-        inputs, PlanStatus.ERROR, SolveInfo(raw.seconds, None, None, None, SOLVER_ID, (message,))
+        inputs,
+        PlanStatus.TIME_LIMIT,
+        SolveInfo(raw.seconds, None, None, None, SOLVER_ID, (message,)),
     )
 
 
@@ -225,6 +236,56 @@ def _polish(
     return candidates, replace(raw, status=status, seconds=seconds, bound=bound)
 
 
+def _budget_proof(inputs: PlanningInputs, start: float) -> Plan | None:
+    """No plan found under a budget: the least cost of any plan within the other limits
+    (solved with the cost objective, its bound valid). Above the budget, that is a proof of
+    infeasibility with the smallest budget that restores a plan; None when it proves nothing."""
+    assert inputs.budget_usd is not None
+    left = max(1.0, inputs.time_limit_s - (time.perf_counter() - start))
+    cheapest = solve(
+        replace(inputs, objective=Objective("cost"), budget_usd=None, time_limit_s=left),
+        baselines=False,
+    )
+    seconds = time.perf_counter() - start
+    if cheapest.status == PlanStatus.INFEASIBLE:
+        return replace(cheapest, solve=replace(cheapest.solve, seconds=seconds))
+    bound = cheapest.solve.bound
+    totals = cheapest.totals
+    if totals is None or bound is None or bound <= inputs.budget_usd * (1 + 1e-9):
+        return None
+    found = totals.cost_usd
+    message = (
+        f"budget: every plan within the other limits costs at least {bound:,.2f} $ (a valid "
+        f"lower bound, proven by the solver), above the budget of {inputs.budget_usd:,.2f} $; "
+        f"the cheapest plan found costs {found:,.2f} $ (raise budget_usd to at least that)"
+    )
+    info = SolveInfo(seconds, None, None, None, cheapest.solve.solver, (message,))
+    return Plan(inputs, PlanStatus.INFEASIBLE, info)
+
+
+def _power_cap_proof(
+    inputs: PlanningInputs, candidates: list[Candidate], start: float
+) -> Plan | None:
+    """No plan found under a power cap: the exact least facility power of the busiest period
+    (:mod:`planner.solve.proofs`). Above the cap it proves infeasibility; None otherwise."""
+    assert inputs.power_cap_kw is not None
+    least = least_facility_kw(inputs, candidates)
+    if least is None or least[1] <= inputs.power_cap_kw * (1 + 1e-9):
+        return None
+    period, kw = least
+    message = (
+        f"power cap: in period {period} every plan draws at least {kw:,.6g} kW facility power "
+        f"(a valid lower bound: each model's least power, exact on its curves), above the cap "
+        f"of {inputs.power_cap_kw:g} kW (raise power_cap_kw to at least {kw:,.6g})"
+    )
+    seconds = time.perf_counter() - start
+    return Plan(
+        inputs,
+        PlanStatus.INFEASIBLE,
+        SolveInfo(seconds, None, None, None, COLGEN_SOLVER, (message,)),
+    )
+
+
 def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
     explain infeasibility, add baselines."""
@@ -263,6 +324,20 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
             if found is not by_model.candidates:
                 solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
             plan = _plan_from(inputs, found, raw, solver)
+    if plan is None and curved and inputs.budget_usd is not None:
+        plan = _budget_proof(inputs, start)
+    if plan is None and curved and inputs.power_cap_kw is not None:
+        plan = _power_cap_proof(inputs, candidates, start)
+    if plan is None and curved and len(inputs.models) > MONOLITHIC_MAX_MODELS:
+        # the full MILP of a large curve instance only relaxes, at a large cost in time and
+        # memory: say honestly that nothing was found
+        message = (
+            f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none "
+            "proven impossible: column generation found no combination within the limits "
+            "(raise time_limit_s or loosen a limit)"
+        )
+        info = SolveInfo(time.perf_counter() - start, None, None, None, COLGEN_SOLVER, (message,))
+        plan = Plan(inputs, PlanStatus.TIME_LIMIT, info)
     if plan is None:
         plan = _solve_full_milp(inputs, time.perf_counter() - start, relaxed=curved)
     if baselines and plan.has_solution:

@@ -1,0 +1,138 @@
+"""Reduced-cost column enumeration: exact plans and valid bounds for column generation.
+
+With linking-row duals ``y >= 0`` and ``ℓ_b`` a lower bound of model b's pricing problem at y,
+the Lagrangian bound is ``LB = Σ_b ℓ_b − y·rhs`` and any plan (one column ``c_b`` per model)
+within the linking rows satisfies ``objective >= Σ_b rc_b(c_b) − y·rhs``, ``rc_b`` the column's
+cost plus its priced use of the linking rows. So in any plan with objective at most ``U`` every
+column has ``rc_b(c_b) <= ℓ_b + (U − LB)`` (the other models' reduced costs are at least their
+floors). :func:`planner.solve.search.within` lists all such columns exactly; with them in the
+master, the master MILP's optimum over the pool is the optimum over every plan up to ``U``.
+
+* :func:`close_gap`: ``U`` is the plan found; the master MILP then proves it (or a better one)
+  optimal.
+* :func:`find_within`: the generated columns combine into no plan within the limits. ``U`` is
+  raised in steps above ``LB``; when the pool with every column up to ``U`` still has no plan,
+  no plan costs less than ``U`` — a valid bound; when it has one, that plan is proven within
+  the step. Either stops when the columns would exceed :data:`MAX_ENUMERATED`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from planner.solve.columns import Column, Decomposition
+from planner.solve.decompose import FloatArray, vectors_within
+from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
+
+MAX_ENUMERATED = 20000
+"""Most columns one enumeration adds (above: the gap or the search stays as it is)."""
+UPWARD_STEPS: tuple[float, ...] = (1e-3, 1e-2, 0.1)
+"""Relative steps above the Lagrangian bound tried by :func:`find_within`."""
+
+
+class Pool:
+    """The master problem and the set of columns already in it (no column is added twice)."""
+
+    def __init__(self, master: Master) -> None:
+        self.master = master
+        self.seen: set[tuple[int, bytes]] = set()
+
+    def add(self, col: Column) -> None:
+        """Add *col* to the master unless an identical column is already there."""
+        key = (col.block, col.n.tobytes())
+        if key not in self.seen:
+            self.seen.add(key)
+            self.master.add(col)
+
+
+@dataclass(frozen=True)
+class Priced:
+    """State after the pricing loop: the Lagrangian bound, master weights and duals."""
+
+    bound: float
+    weights: list[float]
+    y_gpu: FloatArray
+    y_b: float
+    y_power: FloatArray | None = None
+    """Power-cap duals of the iteration that gave the bound (None: no finite bound)."""
+    floors: tuple[float, ...] = ()
+    """Per model, the lower bound of its pricing problem at those duals."""
+    duals_gpu: FloatArray | None = None
+    duals_b: float = 0.0
+
+
+def enumerate_up_to(
+    dec: Decomposition, pool: Pool, priced: Priced, upper: float, deadline: float
+) -> bool:
+    """Add every column of every plan with objective <= *upper* (module docstring); False when
+    there are too many, the duals are unknown or time ran out."""
+    if priced.y_power is None or priced.duals_gpu is None or not priced.floors:
+        return False
+    slack = upper - priced.bound
+    total = 0
+    for b, block in enumerate(dec.blocks):
+        price_n, price_t = dec.prices(b, priced.duals_gpu, priced.y_power, priced.duals_b)
+        vectors = vectors_within(
+            block, price_n, price_t, priced.floors[b] + slack, MAX_ENUMERATED - total
+        )
+        if vectors is None or time.perf_counter() > deadline:
+            return False
+        total += len(vectors)
+        for n in vectors:
+            pool.add(dec.column(b, n))
+    return True
+
+
+def _hint(pool: Pool, chosen: list[Column]) -> list[float]:
+    keys = {(col.block, col.n.tobytes()) for col in chosen}
+    return [1.0 if (c.block, c.n.tobytes()) in keys else 0.0 for c in pool.master.columns]
+
+
+def close_gap(
+    dec: Decomposition, pool: Pool, priced: Priced, chosen: list[Column], deadline: float
+) -> tuple[list[Column], float]:
+    """The plan *chosen* (objective U) proven or improved: (plan, valid bound)."""
+    upper = float(sum(col.cost for col in chosen))
+    bound = priced.bound
+    if not enumerate_up_to(dec, pool, priced, upper, deadline):
+        return chosen, bound
+    gap = dec.inputs.relative_gap * LP_GAP_FRACTION
+    found = master_milp(pool.master, _hint(pool, chosen), deadline, gap=gap)
+    if found is None:
+        return chosen, bound
+    better, milp_bound = found
+    if not better:  # pragma: no cover - the pool holds the plan itself
+        return chosen, upper
+    if sum(col.cost for col in better) < upper:
+        chosen = better
+    return chosen, max(bound, min(milp_bound, upper))
+
+
+def find_within(
+    dec: Decomposition, pool: Pool, priced: Priced, deadline: float
+) -> tuple[list[Column] | None, float]:
+    """A plan when the generated columns gave none (module docstring): (plan or None, valid
+    bound on the optimum; ``-inf`` when none is known)."""
+    bound = priced.bound
+    if not math.isfinite(bound):
+        return None, bound
+    base = abs(priced.bound)
+    for step in UPWARD_STEPS:
+        upper = priced.bound + step * max(1.0, base)
+        if not enumerate_up_to(dec, pool, priced, upper, deadline):
+            return None, bound
+        gap = dec.inputs.relative_gap * LP_GAP_FRACTION
+        found = master_milp(pool.master, [], deadline, gap=gap)
+        if found is None:
+            return None, bound
+        chosen, milp_bound = found
+        if not chosen:
+            bound = max(bound, upper)  # no plan up to `upper` exists
+            continue
+        objective = float(sum(col.cost for col in chosen))
+        if objective <= upper:
+            return chosen, max(bound, min(milp_bound, objective))
+        return close_gap(dec, pool, priced, chosen, deadline)
+    return None, bound
