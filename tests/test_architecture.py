@@ -47,6 +47,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("planner.pipeline",),
         ("planner.documents",),
         ("planner.analysis",),
+        ("planner.sweep",),
         ("planner.report",),
         ("planner.cli",),
     ),

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from planner.scenario.model import Scenario
 from planner.scenario.sections import GpuOffer, Load, ModelEntry, Objective, ObjectiveWeights, Sla
+from planner.scenario.sweep_block import AxisRange, SweepBlock, SweepGrid
 
 
 def _type_name(annotation: Any) -> str:
@@ -61,7 +62,18 @@ def _range(info: Any) -> str:
 def field_reference() -> str:
     """Markdown tables of every scenario model's fields (name, type, default, description)."""
     parts: list[str] = []
-    for cls in (Scenario, ObjectiveWeights, Objective, GpuOffer, ModelEntry, Load, Sla):
+    for cls in (
+        Scenario,
+        ObjectiveWeights,
+        Objective,
+        GpuOffer,
+        ModelEntry,
+        Load,
+        Sla,
+        SweepBlock,
+        SweepGrid,
+        AxisRange,
+    ):
         parts.append(f"### {cls.__name__}\n\n{(cls.__doc__ or '').strip()}\n")
         parts.append("| field | type | default | description |\n|---|---|---|---|")
         hints = typing.get_type_hints(cls, include_extras=True)

@@ -38,6 +38,7 @@ from planner.scenario.limits import (
     MAX_USD_PER_KWH,
 )
 from planner.scenario.sections import GpuOffer, ModelEntry, Objective, StrictModel, rule_error
+from planner.scenario.sweep_block import SweepBlock
 from predictors.core.errors import WattgpuError
 from predictors.core.vocab import Engine, Precision, canonical_engine
 
@@ -106,6 +107,9 @@ class Scenario(StrictModel):
     """Which catalog price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
     median on-demand $/GPU-hour across the providers that offer it (catalog ``usd_per_hour``);
     ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``). See catalogs/README.md."""
+    sweep: SweepBlock | None = None
+    """What ``wattgpu sweep`` varies (grids, uncertainty draws; docs/sweep.md). ``wattgpu plan``
+    ignores it."""
 
     @field_validator("engine", mode="before")
     @classmethod
