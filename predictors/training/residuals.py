@@ -87,7 +87,9 @@ def decompose(frame: pl.DataFrame) -> dict[str, Any]:
         "gpus": int(len(set(gpus))),
         "llms": int(len(set(models))),
         "mean": _round(float(np.mean(r))),
-        "quantiles": {f"q{round(q * 100):02d}": _round(float(np.quantile(r, q))) for q in QUANTILES},
+        "quantiles": {
+            f"q{round(q * 100):02d}": _round(float(np.quantile(r, q))) for q in QUANTILES
+        },
         "gpu_sd": _round(gpu_sd),
         "llm_sd": _round(llm_sd),
         "row_sd": _round(float(np.std(row, ddof=1)) if r.size > 1 else 0.0),
