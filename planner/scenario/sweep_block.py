@@ -61,20 +61,31 @@ def _axis_kind(value: Any) -> str:
     return "range" if isinstance(value, dict) or isinstance(value, AxisRange) else "values"
 
 
-def _axis(item: Any) -> Any:
-    """A list of *item* or an :class:`AxisRange` (one error message, not one per form)."""
-    return Annotated[
-        Annotated[list[item], Tag("values")] | Annotated[AxisRange, Tag("range")],  # type: ignore[valid-type]
-        Discriminator(_axis_kind),
-    ]
-
-
-LoadAxis = _axis(Multiplier)
-PriceAxis = _axis(Price)
-CarbonAxis = _axis(Carbon)
-CountAxis = _axis(Count)
-CapAxis = _axis(Cap)
-BudgetAxis = _axis(Budget)
+#: A list of values or an :class:`AxisRange` (one error message, not one per form).
+LoadAxis = Annotated[
+    Annotated[list[Multiplier], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+PriceAxis = Annotated[
+    Annotated[list[Price], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+CarbonAxis = Annotated[
+    Annotated[list[Carbon], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+CountAxis = Annotated[
+    Annotated[list[Count], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+CapAxis = Annotated[
+    Annotated[list[Cap], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+BudgetAxis = Annotated[
+    Annotated[list[Budget], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
 
 
 class SweepGrid(StrictModel):

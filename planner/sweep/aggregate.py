@@ -140,7 +140,7 @@ def tornado_grid(
     axes: list[str], points: list[dict[str, Any]], records: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Per grid axis: mean re-optimised cost at its first and last value."""
-    bars = []
+    bars: list[dict[str, Any]] = []
     for label in axes:
         key, _, sub = label.partition(".")
         values = [p[key][sub] if sub else p[key] for p in points]
@@ -168,7 +168,7 @@ def tornado_grid(
                     "swing_usd": rnd(b - a),
                 }
             )
-    bars.sort(key=lambda b: (-abs(b["swing_usd"]), b["factor"]))
+    bars.sort(key=lambda b: (-abs(float(b["swing_usd"])), str(b["factor"])))
     return bars
 
 

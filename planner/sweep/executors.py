@@ -18,6 +18,7 @@ the workers (the caller writes nothing).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import socket
 from collections.abc import Callable, Sequence
@@ -167,11 +168,11 @@ def _ray(
                 num_cpus=workers,
                 include_dashboard=False,
                 log_to_driver=False,
-                logging_level="ERROR",
+                logging_level=logging.ERROR,
                 configure_logging=True,
             )
         else:
-            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
     try:
         remote = ray.remote(num_cpus=1)(fn)
         ref = ray.put(shared)

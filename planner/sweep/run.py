@@ -12,8 +12,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from planner.documents.sweep import SweepDocument
 from planner.pipeline import PlanRun
 from planner.scenario.sweep_block import SweepBlock
@@ -196,10 +194,3 @@ def run_sweep(
         "records": [_record(r) for r in draws],
     }
     return SweepDocument.model_validate(doc)
-
-
-def fingerprint(z: np.ndarray) -> str:
-    """A short hash of the draws (tests compare engines on it)."""
-    import hashlib
-
-    return hashlib.sha256(np.ascontiguousarray(z).tobytes()).hexdigest()[:16]

@@ -48,7 +48,7 @@ def settings(
     batch_size: int = 0,
 ) -> SweepSettings:
     """The settings of the sweep: the block's values, the options on top; limits checked."""
-    block = block or SweepBlock()
+    block = block or SweepBlock.model_validate({})
     n = block.draws if draws is None else draws
     if n < 0:
         raise WattgpuError(f"--draws: must be >= 0, got {n}")

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_text
+from planner.inputs import Candidate, Exclusion, PlanningInputs, ms_text
 from planner.sweep.draws import LIGHT_MAX_BATCH, TARGETS, Sigmas
 
 GridPoint = dict[str, Any]
@@ -290,8 +290,3 @@ def drawn_inputs(table: CandidateTable, z: np.ndarray | None, point: GridPoint) 
         if key in point:
             changes[key] = float(point[key])
     return replace(base, **changes)
-
-
-def demand_of(inputs: PlanningInputs) -> dict[str, ModelDemand]:
-    """Model entry name -> demand."""
-    return {m.name: m for m in inputs.models}
