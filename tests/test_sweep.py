@@ -251,6 +251,9 @@ def test_cli_writes_a_valid_sweep_with_a_grid(tmp_path: Path) -> None:
     assert [r["point"]["load_growth"] for r in doc["grid"]] == [1.0, 1.3]
     assert doc["summary"]["draws"] == 6
     assert doc["summary"]["tornado"][0]["source"] == "grid"
+    for flag in doc["flags"]:  # the bundled paper example plans an L4, outside the domain
+        assert flag["reasons"] and flag["robust_instead"]
+        assert 0.0 <= flag["sla_probability"] <= 1.0
 
 
 def test_robust_choice_meets_its_probability(base_run: PlanRun) -> None:
@@ -263,3 +266,21 @@ def test_robust_choice_meets_its_probability(base_run: PlanRun) -> None:
     if doc.robust.chosen is not None:
         best = min(c.expected_objective for c in doc.robust.considered if c.qualifies)
         assert doc.robust.chosen.expected_objective == best
+
+
+def test_flags_are_exactly_the_allocations_out_of_domain_or_over_the_sla(
+    base_run: PlanRun,
+) -> None:
+    from planner.sweep.flags import allocation_flags, robust_plan
+
+    robust = robust_plan(base_run)
+    flags = {(f["name"], f["gpu"], f["tp"]): f for f in allocation_flags(base_run, robust, None)}
+    for a in base_run.plan.allocations:
+        c = a.candidate
+        over = c.itl_s_hi is not None and c.itl_s_hi > base_run.inputs.model(c.name).itl_sla_s
+        assert (c.key in flags) == (over or not c.in_domain)
+        if c.key in flags:
+            robust_gpus = {
+                r.candidate.gpu for r in robust.allocations if r.candidate.name == c.name
+            }
+            assert all(g in flags[c.key]["robust_instead"] for g in robust_gpus)

@@ -169,6 +169,23 @@ class RobustDocument(Document):
     considered: list[RobustCandidateDocument]
 
 
+class FlagDocument(Document):
+    """A base-plan allocation whose ITL interval misses the SLA or whose GPU is out of domain."""
+
+    name: str
+    gpu: str
+    tp: int
+    replicas: int
+    itl_s_hi_at_capacity: float | None
+    itl_sla_s: float
+    in_domain: bool
+    reasons: list[str]
+    robust_instead: str
+    """What the scenario with ``robust: true`` deploys for this model entry."""
+    sla_probability: float | None
+    """The sweep's probability that the base plan meets this entry's SLA (None: no draws)."""
+
+
 class SweepDocument(Document):
     """A sweep: settings, the base plan, per draw and grid point results, and the summary."""
 
@@ -190,3 +207,5 @@ class SweepDocument(Document):
     robust: RobustDocument | None
     records: list[RecordDocument]
     """Every draw, in draw order (failed draws with their error)."""
+    flags: list[FlagDocument] = []
+    """Base-plan allocations flagged for uncertainty (docs/sweep.md)."""

@@ -127,6 +127,17 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
         if rb.chosen is not None:
             cost = _n(rb.chosen.expected_cost_usd)
             out.append(f"Chosen: {_cell(rb.chosen.fleet)} (expected cost ${cost}).")
+    if doc.flags:
+        out += [
+            "",
+            "| flagged allocation | why | robust: true deploys instead | P(SLA met) |",
+            "|---|---|---|---|",
+        ]
+        out += [
+            f"| {_cell(f.name)} on {f.gpu} tp{f.tp} x{f.replicas} | {_cell('; '.join(f.reasons))} "
+            f"| {_cell(f.robust_instead)} | {_pct(f.sla_probability)} |"
+            for f in doc.flags
+        ]
     failed = [r for r in doc.records if r.status == "failed"]
     if failed:
         out += ["", f"Failed draws ({len(failed)}):", ""]

@@ -30,6 +30,8 @@ LLM_SPLIT = "lolo"
 LIGHT_MAX_BATCH = 8
 """Candidates with an operating batch up to this use the card's ``light`` row sd."""
 _U_EPS = 1e-12
+SOBOL_MAX_DIMS = 21_201
+"""scipy's Sobol direction numbers cover this many dimensions."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,12 @@ def standard_normals(n: int, dims: int, seed: int, sampler: str) -> np.ndarray:
 
     if n == 0 or dims == 0:
         return np.zeros((n, dims))
+    if sampler == "sobol" and dims > SOBOL_MAX_DIMS:
+        raise WattgpuError(
+            f"sweep.sampler: sobol covers at most {SOBOL_MAX_DIMS:,} dimensions and this "
+            f"scenario's draws have {dims:,} (three per feasible candidate, plus GPU, LLM, "
+            "arrival and idle effects); set sweep.sampler: lhs (--set sweep.sampler=lhs)"
+        )
     engine = _sampler(sampler, dims, seed)
     if sampler == "sobol":
         # Sobol points are balanced in powers of two: draw the next one, keep the first n.

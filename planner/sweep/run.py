@@ -19,6 +19,7 @@ from planner.sweep import aggregate
 from planner.sweep.draws import TARGETS, Sigmas, sigmas_from_card, standard_normals
 from planner.sweep.evaluate import Fleet, Item, Shared, evaluate_fleet, fleet_of, run_batch
 from planner.sweep.executors import run_batches
+from planner.sweep.flags import allocation_flags, robust_plan
 from planner.sweep.spec import SweepSettings, grid_points
 from planner.sweep.table import CandidateTable, build_table
 from predictors.core.errors import WattgpuError
@@ -178,6 +179,9 @@ def run_sweep(
             engine, shared, items[: s.draws], workers, address, step, "robust", s.batch_size
         )
         robust = aggregate.robust_choice(fleets, seen, again, s.sla_probability, names)
+    step("flags: planning the scenario with robust: true for comparison")
+    sla = summary["sla_probability"] if summary is not None else None
+    flags = allocation_flags(run, robust_plan(run), sla)
     doc = {
         "scenario": inputs.scenario,
         "method": METHOD,
@@ -192,5 +196,6 @@ def run_sweep(
         "grid": [_record(r, p) for r, p in zip(grid, points, strict=True)],
         "robust": robust,
         "records": [_record(r) for r in draws],
+        "flags": flags,
     }
     return SweepDocument.model_validate(doc)
