@@ -1,56 +1,82 @@
-"""End-to-end timing of the 500-entry scenario, plain and with an infeasible power cap.
+"""End-to-end timing of the 500-entry scenario: plain, with an infeasible power cap, as a JSON
+plan file, and the diff of two such files.
 
-Targets (issue 10): ``wattgpu plan scenarios/large-generated.yaml`` in < 30 s; the same with
-``--set power_cap_kw=60`` reported infeasible, with the reason, in < 10 s. Each run is a fresh
-process timed from start to exit (imports, YAML, predictions and the serving model for ~45k
-candidates, solve, rendering); the in-process split (build vs solve) is printed too, because
-the shared 2-core machine's load moves the wall time. Run::
+Targets: ``wattgpu plan scenarios/large-generated.yaml`` in < 30 s (issue 10); the same with
+``--set power_cap_kw=60`` reported infeasible, with the reason, in < 10 s; ``--format json``
+(issue 22) in < 30 s wall, < 15 s CPU, < 0.6 GB peak memory and a file under 40 MB; ``wattgpu
+diff`` of two such files in < 5 s and < 1 GB. Each run is a fresh process timed from start to
+exit (imports, YAML, predictions and the serving model for ~44k candidates, solve, rendering),
+its CPU time and peak resident memory measured on its own; the in-process split (build vs
+solve) is printed with ``--stages``, because the shared 2-core machine's load moves the wall
+time. Run::
 
-    .venv/bin/python benchmarks/bench_large.py            # both runs
-    .venv/bin/python benchmarks/bench_large.py --only capped
+    .venv/bin/python benchmarks/bench_large.py            # every run
+    .venv/bin/python benchmarks/bench_large.py --only json
 
-Measured 2026-12-01 after the predictor rooms and the 1 M-row predict work (quiet 2-core
-machine): plain 15.0 s wall, 16.5 s CPU, optimal; capped 9.1 s wall, 10.3 s CPU, infeasible with
-the reason (needs at least 68.7 kW in period 13). The same plan as ``--format json`` (the issue-22
-table, not timed here): 30.1 s wall, 31.6 s CPU, 1.46 GB, a 167 MB file, half of it writing the
-JSON of all 44,430 candidates with their curves.
-Measured on the final main of issue 10 (quiet 2-core machine, validity checked once per distinct
-configuration): plain 13.2 s wall, optimal; capped 9.2 s wall (8.9 s as a plain `wattgpu plan`
-run), infeasible with the reason. Earlier (machine shared with other helpers), on main as of
-13:05 (predictors v2, input hardening): plain 14.5-20.4 s wall, optimal; capped 10.1-11.2 s wall
-at load average ~1 (9.4-10.8 s before the input-hardening merge), infeasible before any solver
-("needs at least 70.4 kW facility power in period 13, cap is 60 kW"; solve stage 0.27 s),
-0.5-0.6 GB resident (before issue 10: 92-105 s, 3.9 GB, "status error"). The time is the
-candidate build: the predictors' own call on the (candidate, batch) rows (name resolution,
-validity checks, domain reasons, XGBoost) about half, the serving model and candidate checks
-most of the rest. At load average 4-8 wall time is 2-4 × the CPU time.
+Measured 2026-12-01, issue 22 (the plan JSON carries the allocated candidates, the 5 best
+alternatives per model entry and the excluded ones: 9,747 of 44,037; machine shared with other
+work, load average 3-5): ``--format json`` 14.4-15.6 s wall, 14.2-15.3 s CPU, 0.58 GB, 22.5 MB
+(before: 30.1 s wall, 31.6 s CPU, 1.46 GB, 167 MB with every candidate's curves); the diff of
+two such files 4.9 s, 0.20 GB (before: 25 s, 1.0 GB).
+Earlier, after the predictor rooms and the 1 M-row predict work (quiet 2-core machine): plain
+15.0 s wall, 16.5 s CPU, optimal; capped 9.1 s wall, 10.3 s CPU, infeasible with the reason
+(needs at least 68.7 kW in period 13).
+On the final main of issue 10: plain 13.2 s wall, optimal; capped 9.2 s wall, infeasible with
+the reason (before issue 10: 92-105 s, 3.9 GB, "status error"). The time is the candidate
+build: the predictors' own call on the (candidate, batch) rows (name resolution, validity
+checks, domain reasons, XGBoost) about half, the serving model and candidate checks most of the
+rest. At load average 4-8 wall time is 2-4 × the CPU time.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "large-generated.yaml"
-RUNS: dict[str, tuple[list[str], float]] = {
-    "plain": ([], 30.0),
-    "capped": (["--set", "power_cap_kw=60"], 10.0),
-}
+GB = 1e9
+
+#: Runs a grandchild and reports its CPU seconds and peak resident memory (bytes) on stderr's
+#: last line, so that every command is measured on its own.
+MEASURE = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:])\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(f'@@ {u.ru_utime + u.ru_stime} {u.ru_maxrss * 1024}', file=sys.stderr)\n"
+    "sys.exit(done.returncode)\n"
+)
 
 
-def wall(args: list[str]) -> tuple[float, int, str, float]:
-    """(seconds, exit code, last lines of output, child CPU seconds) of one fresh process."""
+@dataclass(frozen=True)
+class Target:
+    wall_s: float
+    cpu_s: float | None = None
+    peak_gb: float | None = None
+    file_mb: float | None = None
+
+
+@dataclass(frozen=True)
+class Measured:
+    wall_s: float
+    cpu_s: float
+    peak_gb: float
+    code: int
+    status: str
+
+
+def measure(args: list[str]) -> Measured:
+    """Wall and CPU seconds, peak memory, exit code and status lines of ``wattgpu ARGS``."""
     env = {**os.environ, "COLUMNS": "200"}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "planner.cli.app", "plan", str(SCENARIO), *args],
+        [sys.executable, "-c", MEASURE, sys.executable, "-m", "planner.cli.app", *args],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -58,10 +84,28 @@ def wall(args: list[str]) -> tuple[float, int, str, float]:
         check=False,
     )
     seconds = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    status = [line for line in done.stdout.splitlines() if line.startswith(("status", "- "))]
-    return seconds, done.returncode, "\n    ".join(status[:3]), cpu
+    tail = [line for line in done.stderr.splitlines() if line.startswith("@@ ")][-1].split()
+    lines = done.stdout.splitlines() + done.stderr.splitlines()
+    status = [line for line in lines if line.startswith(("status", "- ", "wrote", "error"))]
+    return Measured(
+        seconds, float(tail[1]), int(tail[2]) / GB, done.returncode, status[0] if status else ""
+    )
+
+
+def runs(tmp: Path) -> dict[str, tuple[list[str], Target, Path | None]]:
+    a, b = tmp / "plan-a.json", tmp / "plan-b.json"
+    plan = ["plan", str(SCENARIO)]
+    return {
+        "plain": (plan, Target(30.0), None),
+        "capped": ([*plan, "--set", "power_cap_kw=60"], Target(10.0), None),
+        "json": ([*plan, "--format", "json", "-o", str(a)], Target(30.0, 15.0, 0.6, 40.0), a),
+        "json-b": (
+            [*plan, "--format", "json", "-o", str(b), "--set", "electricity_usd_per_kwh=0.2"],
+            Target(30.0, 15.0, 0.6, 40.0),
+            b,
+        ),
+        "diff": (["diff", str(a), str(b)], Target(5.0, None, 1.0), None),
+    }
 
 
 def stages(args: list[str]) -> str:
@@ -71,7 +115,7 @@ def stages(args: list[str]) -> str:
     from planner.solve.optimize import solve
     from predictors.api import Predictor
 
-    overrides = [args[1]] if args else []
+    overrides = [args[i + 1] for i, a in enumerate(args) if a == "--set"]
     t0 = time.perf_counter()
     predictor = Predictor.load()
     scenario = load_scenario(SCENARIO, overrides, predictor.catalog)
@@ -86,20 +130,46 @@ def stages(args: list[str]) -> str:
     )
 
 
+def verdict(m: Measured, t: Target, file: Path | None) -> str:
+    """Every target of *t* against *m*, ok or MISSED."""
+    checks = [f"{m.wall_s:.1f} s wall (< {t.wall_s:g})", m.wall_s < t.wall_s]
+    out = [f"{checks[0]} {'ok' if checks[1] else 'MISSED'}"]
+    if t.cpu_s is not None:
+        out.append(f"{m.cpu_s:.1f} s CPU (< {t.cpu_s:g}) {'ok' if m.cpu_s < t.cpu_s else 'MISSED'}")
+    else:
+        out.append(f"{m.cpu_s:.1f} s CPU")
+    if t.peak_gb is not None:
+        ok = "ok" if m.peak_gb < t.peak_gb else "MISSED"
+        out.append(f"{m.peak_gb:.2f} GB peak (< {t.peak_gb:g}) {ok}")
+    if t.file_mb is not None and file is not None and file.exists():
+        mb = file.stat().st_size / 1e6
+        out.append(f"{mb:.1f} MB file (< {t.file_mb:g}) {'ok' if mb < t.file_mb else 'MISSED'}")
+    return "; ".join(out)
+
+
+#: What ``--only`` runs: the diff needs its two plan files first.
+SELECT: dict[str, tuple[str, ...]] = {
+    "plain": ("plain",),
+    "capped": ("capped",),
+    "json": ("json",),
+    "diff": ("json", "json-b", "diff"),
+}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--only", choices=list(RUNS), default=None)
+    parser.add_argument("--only", choices=list(SELECT), default=None)
     parser.add_argument("--stages", action="store_true", help="also time the stages in-process")
     ns = parser.parse_args(argv)
-    for name, (args, target) in RUNS.items():
-        if ns.only and name != ns.only:
-            continue
-        seconds, code, status, cpu = wall(args)
-        verdict = "ok" if seconds < target else "MISSED"
-        print(f"{name}: {seconds:.1f} s wall, {cpu:.1f} s CPU (target {target:g} s) [{verdict}]")
-        print(f"    exit {code}; {status}")
-        if ns.stages:
-            print(f"    {stages(args)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (args, target, file) in runs(Path(tmp)).items():
+            if ns.only and name not in SELECT[ns.only]:
+                continue
+            m = measure(args)
+            print(f"{name}: {verdict(m, target, file)}")
+            print(f"    exit {m.code}; {m.status}")
+            if ns.stages and args[0] == "plan":
+                print(f"    {stages(args)}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,11 @@ times :meth:`predictors.api.Predictor.predict` (validation, catalog joins, featu
 XGBoost models, intervals, in-domain flags). Run::
 
     python benchmarks/bench_predict.py [--rows 100000] [--repeats 3]
+    python benchmarks/bench_predict.py --cli-rows 1000000   # the CLI on a CSV (issue 22)
+
+``--cli-rows N`` writes N such rows to a CSV and runs ``wattgpu predict --input … --output …`` in
+a fresh process, measuring its CPU time and peak resident memory on their own (targets for
+1,000,000 rows: < 10 s CPU, < 1 GB).
 
 Measured 2026-12-01 (quiet 2-core machine): best 0.76 s, median 0.90 s (1.55 s before the row
 messages were joined by one vectorised concatenation and the engine lookups hashed). The CLI's
@@ -17,7 +22,11 @@ are < 10 s CPU and < 1 GB; one piece instead of chunks: 11.7 s CPU, 1.11 GB).
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -25,6 +34,40 @@ import polars as pl
 from predictors.api import Predictor
 
 TARGET_S = 2.0
+CLI_TARGET_CPU_S = 10.0
+CLI_TARGET_GB = 1.0
+#: Runs a grandchild and prints its CPU seconds and peak resident bytes on stderr's last line.
+MEASURE = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], capture_output=True)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "cpu = u.ru_utime + u.ru_stime\n"
+    "print(f'@@ {done.returncode} {cpu} {u.ru_maxrss * 1024}', file=sys.stderr)\n"
+)
+
+
+def cli_run(predictor: Predictor, n: int) -> str:
+    """``wattgpu predict --input`` on *n* rows in a fresh process: wall, CPU, peak memory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "rows.csv", Path(tmp) / "out.csv"
+        rows(predictor, n).write_csv(src)
+        command = [sys.executable, "-m", "planner.cli.app", "predict", "--input", str(src)]
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", MEASURE, *command, "--output", str(dst)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = time.perf_counter() - start
+        code, cpu, peak = done.stderr.strip().splitlines()[-1].split()[1:]
+        cpu_s, gb = float(cpu), int(peak) / 1e9
+    ok_cpu = "met" if cpu_s < CLI_TARGET_CPU_S else "MISSED"
+    ok_gb = "met" if gb < CLI_TARGET_GB else "MISSED"
+    return (
+        f"wattgpu predict --input ({n:,} rows): exit {code}, {wall:.1f} s wall, {cpu_s:.1f} s "
+        f"CPU (< {CLI_TARGET_CPU_S:g}: {ok_cpu}), {gb:.2f} GB peak (< {CLI_TARGET_GB:g}: {ok_gb})"
+    )
 
 
 def rows(predictor: Predictor, n: int, seed: int = 0) -> pl.DataFrame:
@@ -49,8 +92,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cli-rows", type=int, default=0, help="time the CLI on a CSV instead")
     args = parser.parse_args()
     predictor = Predictor.load()
+    if args.cli_rows:
+        print(cli_run(predictor, args.cli_rows))
+        return
     frame = rows(predictor, args.rows)
     predictor.predict(frame.head(100))  # warm-up (lazy imports, thread pools)
     times = []

@@ -213,7 +213,19 @@ def provenance(scenario: Scenario, card: dict[str, Any]) -> Provenance:
         predictors=card.get("name"),
         predictors_version=versions.get("wattgpu") if isinstance(versions, dict) else None,
         training_data_sha256=training.get("sha256") if isinstance(training, dict) else None,
+        disclosure=scenario.disclosure.model_dump(mode="json") if scenario.disclosure else None,
+        price_basis_by_gpu={
+            g: o.price_basis or "scenario usd_per_hour" for g, o in scenario.gpu_offers.items()
+        },
     )
+
+
+def grid_profile(scenario: Scenario) -> tuple[float, ...] | None:
+    """The scenario's grid intensity per period (None: flat; the length is checked on load)."""
+    d = scenario.disclosure
+    if d is None or d.grid_profile_g_co2_per_kwh is None:
+        return None
+    return tuple(d.grid_profile_g_co2_per_kwh)
 
 
 def check_fleet_size(models: Sequence[ModelDemand], cands: Sequence[Candidate]) -> None:
@@ -276,4 +288,5 @@ def planning_inputs(
         gpu_info=_gpu_info(scenario, predictor),
         time_limit_s=time_limit_s or scenario.time_limit_s,
         provenance=provenance(scenario, predictor.card),
+        grid_g_co2_per_kwh_by_period=grid_profile(scenario),
     )

@@ -226,11 +226,9 @@ class Predictor:
         reasons = self.domain_reasons(feats)
         need_gb = (
             physics.weight_bytes()
-            + physics.kv_bytes_per_token()
-            * pl.col("batch_size")
-            * (pl.col("input_tokens") + pl.col("output_tokens"))
+            + physics.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
         ) / 1e9
-        have_gb = pl.col("memory_gb") * physics.MEMORY_UTILISATION * pl.col("gpu_count")
+        have_gb = (physics.engine_kv_budget_bytes() + physics.weight_bytes()) / 1e9
         fits = physics.fits_in_memory().fill_null(False)
         pred = feats.select(
             "_row",
@@ -239,8 +237,9 @@ class Predictor:
             .then(pl.lit(""))
             .otherwise(
                 pl.format(
-                    "does not fit: needs {} GB for weights and the KV cache of the batch, has {} "
-                    "GB usable on {} GPU(s); raise gpu_count or lower batch_size or precision",
+                    "does not fit: needs {} GB for weights and the paged KV cache of the batch "
+                    "(running sequences at the mean length, input + output / 2), has {} GB usable "
+                    "on {} GPU(s); raise gpu_count or lower batch_size or precision",
                     need_gb.round(1),
                     have_gb.round(1),
                     pl.col("gpu_count").cast(pl.Int64),

@@ -40,6 +40,10 @@ BYTES_PER_PARAM: dict[str, float] = {
 MEMORY_UTILISATION = 0.9
 #: Runtime reserve per GPU (activations, CUDA graphs, allocator slack), in GB.
 RUNTIME_RESERVE_GB_PER_GPU = 1.5
+#: Bytes per catalog ``memory_gb``: GPU memory is marketed in binary units (an "80 GB" H100 has
+#: 80 GiB, nvidia-smi shows 81,559 MiB; an "A100 40GB" 40,960 MiB), so a catalog GB of memory is
+#: 2**30 bytes. Weights, KV and the runtime reserve are counted in bytes (1e9 per GB).
+MEMORY_BYTES_PER_CATALOG_GB = float(2**30)
 
 _BYTES = pl.col("precision").replace_strict(BYTES_PER_PARAM, default=None, return_dtype=pl.Float64)
 
@@ -182,17 +186,47 @@ def compute_latency_s() -> pl.Expr:
 def kv_budget_bytes() -> pl.Expr:
     """Memory left for the KV cache on all GPUs of a replica (negative: weights do not fit)."""
     usable = (
-        pl.col("memory_gb") * 1e9 * MEMORY_UTILISATION - RUNTIME_RESERVE_GB_PER_GPU * 1e9
+        pl.col("memory_gb") * MEMORY_BYTES_PER_CATALOG_GB * MEMORY_UTILISATION
+        - RUNTIME_RESERVE_GB_PER_GPU * 1e9
     ) * pl.col("gpu_count")
     return usable - weight_bytes()
 
 
 def max_concurrent_sequences() -> pl.Expr:
-    """How many sequences of the row's full length (input + output) fit in the KV budget."""
+    """How many sequences of the row's full length (input + output) fit in :func:`kv_budget_bytes`
+    (a feature of the paper's recipe; the memory rule is :func:`fits_in_memory`)."""
     per_seq = kv_bytes_per_token() * (pl.col("input_tokens") + pl.col("output_tokens"))
     return (kv_budget_bytes() / per_seq).clip(lower_bound=0.0)
 
 
+def engine_kv_budget_bytes() -> pl.Expr:
+    """Memory an engine gives the KV cache on all GPUs of a replica, after its reservation rules
+    (negative: the weights do not fit). vLLM-like engines use :data:`MEMORY_UTILISATION` of the
+    memory (``gpu_memory_utilization``) for weights, runtime reserve and KV; TensorRT-LLM gives the
+    KV cache that fraction of what the weights and the runtime reserve leave free."""
+    n = pl.col("gpu_count")
+    memory = pl.col("memory_gb") * MEMORY_BYTES_PER_CATALOG_GB * n
+    reserve = RUNTIME_RESERVE_GB_PER_GPU * 1e9 * n
+    return (
+        pl.when(pl.col("engine") == "tensorrt-llm")
+        .then(MEMORY_UTILISATION * (memory - reserve - weight_bytes()))
+        .otherwise(MEMORY_UTILISATION * memory - reserve - weight_bytes())
+    )
+
+
+def paged_kv_bytes_per_sequence() -> pl.Expr:
+    """Paged KV cache of one running sequence at the mean length (input + output / 2), bytes."""
+    return kv_bytes_per_token() * mean_context_tokens()
+
+
+def weights_fit_in_memory() -> pl.Expr:
+    """True when the weights and the engine's reservations fit (KV budget above zero)."""
+    return engine_kv_budget_bytes() > 0
+
+
 def fits_in_memory() -> pl.Expr:
-    """True when the weights fit and at least ``batch_size`` full sequences fit beside them."""
-    return max_concurrent_sequences() >= pl.col("batch_size").clip(lower_bound=1.0)
+    """The memory rule of ``predict`` and of the serving model alike: ``batch_size`` is the mean
+    number of running sequences, each holding paged KV at the mean length (input + output / 2),
+    inside the engine's KV budget (:func:`engine_kv_budget_bytes`)."""
+    need = pl.col("batch_size").clip(lower_bound=1.0) * paged_kv_bytes_per_sequence()
+    return weights_fit_in_memory() & (engine_kv_budget_bytes() >= need)

@@ -47,6 +47,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("planner.pipeline",),
         ("planner.documents",),
         ("planner.analysis",),
+        ("planner.disclosure",),
         ("planner.sweep",),
         ("planner.report",),
         ("planner.cli",),

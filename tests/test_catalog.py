@@ -338,3 +338,27 @@ def test_cache_reuses_and_reloads_on_change(tiny_dir: Path) -> None:
     second = load_catalog(catalog_dir=tiny_dir)
     assert second is not first
     assert second.gpu("TEST-GPU")["tdp_w"] == 710.5
+
+
+@pytest.mark.parametrize("drop", ["", "gpus.csv", "pue.csv"])
+def test_missing_base_catalog_is_an_error_not_an_empty_catalog(tiny_dir: Path, drop: str) -> None:
+    target = tiny_dir.parent / "absent" if not drop else tiny_dir
+    if drop:
+        (tiny_dir / drop).unlink()
+    with pytest.raises(CatalogError, match=r"catalog directory .*fix: give a directory holding"):
+        load_catalog(catalog_dir=target)
+
+
+def test_replaced_catalog_reads_its_own_rows_not_a_cached_copy() -> None:
+    from dataclasses import replace
+
+    import polars as pl
+
+    cat = load_catalog()
+    gpu = cat.gpus["id"][0]
+    before = cat.gpu(gpu)["tdp_w"]
+    assert cat.memo("x") is cat.memo("x")
+    changed = replace(cat, gpus=cat.gpus.with_columns(pl.col("tdp_w") * 2))
+    assert changed.gpu(gpu)["tdp_w"] == 2 * before
+    assert cat.gpu(gpu)["tdp_w"] == before
+    assert changed.memo("x") is not cat.memo("x")

@@ -95,6 +95,11 @@ def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
         ("headline-cost", "estimated_cost_usd"),
     ):
         assert f'id="{ident}">{num(headline[key])}<' in dom, ident
+    # the disclosure part renders with its fields and the report's JSON values
+    disclosure = json.loads(json_out.read_text())["disclosure"]
+    assert "Disclosure fields (EU AI Act, SCI, GHG Protocol, AI Energy Score)" in dom
+    for key in ("energy_gpu_kwh", "sci_g_co2e_per_1m_output_tokens", "embodied_kg_co2e"):
+        assert f'<td>{key}</td><td class="n">{num(disclosure["fields"][key]["value"])}<' in dom
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', dom)
     assert len(images) >= 4
     for data in images:

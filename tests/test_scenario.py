@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 import typer
 import yaml
@@ -340,18 +338,28 @@ def test_integer_inventory_rejects_fraction_and_bool(tmp_path: Path, catalog: Ca
     assert "whole number" in one_problem(tmp_path, data, catalog, "gpus.L4.available")
 
 
-def test_missing_catalog_price(tmp_path: Path, catalog: Catalog) -> None:
-    # A catalog in which the A30 has no price, whatever the shipped catalog says.
-    no_price = replace(
-        catalog,
-        gpus=catalog.gpus.with_columns(
-            pl.when(pl.col("id") == "A30")
-            .then(None)
-            .otherwise(pl.col("usd_per_hour"))
-            .alias("usd_per_hour")
-        ),
-    )
+def test_missing_catalog_price(tmp_path: Path, user_dir: Path) -> None:
+    # A user overlay in which the A30 has neither a rental nor a list price (no TCO either): a
+    # freshly loaded catalog, so no cached row of the shipped one can answer.
+    import csv
+
+    from predictors.core.paths import catalogs_dir
+
+    with (catalogs_dir() / "gpus.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    row = next(r for r in rows if r["id"] == "A30")
+    for column in ("usd_per_hour", "usd_per_hour_min", "list_price_usd", "list_price_source"):
+        row[column] = ""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "llms.csv").write_bytes((user_dir / "llms.csv").read_bytes())  # the test LLMs
+    with (overlay / "gpus.csv").open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(row))
+        writer.writeheader()
+        writer.writerow(row)
+    no_price = load_catalog(overlay)
     assert no_price.gpu("A30")["usd_per_hour"] is None
+    assert no_price.gpu("A30")["list_price_usd"] is None
     data = base()
     data["gpus"]["A30"] = {"available": 2}
     assert "set usd_per_hour" in one_problem(tmp_path, data, no_price, "gpus.A30.usd_per_hour")

@@ -19,8 +19,10 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from planner.cli import catalog as cli_catalog
 from planner.cli import data as cli_data
@@ -35,7 +37,37 @@ from predictors.core.errors import WattgpuError
 from predictors.core.escape import terminal_text
 from predictors.core.version import __version__
 
+#: Options whose value may be left out: option -> (value when bare, the values it takes).
+OPTIONAL_VALUES: dict[str, tuple[str, frozenset[str]]] = {
+    "--candidates": ("best", frozenset({"best", "all"})),
+}
+
+
+def bare_optional_values(args: list[str]) -> list[str]:
+    """*args* with every bare option of :data:`OPTIONAL_VALUES` given its default value
+    (``--candidates`` -> ``--candidates=best``; ``--candidates all`` stays), since click
+    options take a value always or never; nothing after ``--`` is touched."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return out + args[i:]
+        spec = OPTIONAL_VALUES.get(arg)
+        if spec is not None and (i + 1 >= len(args) or args[i + 1] not in spec[1]):
+            arg = f"{arg}={spec[0]}"
+        out.append(arg)
+    return out
+
+
+class _Group(TyperGroup):
+    """The root command group: bare optional values are filled in before parsing, on every way
+    in (the console script, ``python -m``, typer's test runner)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click's Context
+        return super().parse_args(ctx, bare_optional_values(args))
+
+
 app = typer.Typer(
+    cls=_Group,
     name="wattgpu",
     help="Plan LLM inference fleets: predict GPU power and latency, choose GPUs, report energy.",
     no_args_is_help=True,

@@ -196,8 +196,8 @@ def _method_text() -> str:
         f"transistors and year), {p.num_boost_round} trees, max depth {p.params['max_depth']}, "
         "power monotone non-decreasing in batch. Paper recipe: XGBoost max_depth 6, 200 trees, "
         "reg_lambda 150 on power/TDP and max_depth 5, 100 trees on log ITL with the paper's "
-        "features. Intervals: split-conformal quantiles (5 %, 95 %) of the chosen "
-        "configuration's inner out-of-fold log residuals."
+        "features. Intervals: since v3 the same locally adaptive conformal calibration as v2 "
+        "(see above), on the chosen configuration's residuals."
     )
 
 
@@ -210,7 +210,8 @@ def predict(
         str | None,
         typer.Option(
             "--precision",
-            help="Weight precision (default: what a quantised checkpoint implies, else bf16).",
+            help="Weight precision (default: the checkpoint's: what a quantised name implies, "
+            "else the catalog default_dtype, fp32 served as fp16).",
         ),
     ] = None,
     batch_size: Annotated[int, typer.Option("--batch-size")] = 1,

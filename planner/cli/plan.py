@@ -52,6 +52,14 @@ class PlanFormat(enum.StrEnum):
     csv = "csv"
 
 
+class CandidatesChoice(enum.StrEnum):
+    """Values of ``wattgpu plan --candidates`` (a bare ``--candidates`` is ``best``:
+    :func:`planner.cli.app.bare_optional_values`)."""
+
+    best = "best"
+    all = "all"
+
+
 class CompareFormat(enum.StrEnum):
     """Output formats of ``wattgpu compare``."""
 
@@ -131,13 +139,16 @@ def plan(
         ),
     ] = None,
     candidates: Annotated[
-        bool,
+        CandidatesChoice | None,
         typer.Option(
             "--candidates",
             help="Table/md: also list the best feasible alternatives per model (with the "
-            "objective change) and the excluded candidates with why.",
+            "objective change) and the excluded candidates with why (a bare --candidates is "
+            "'best'). JSON: which candidates the file carries: 'best' (the default: the "
+            "allocated ones, the 5 best feasible alternatives per model and every excluded "
+            "one) or 'all'.",
         ),
-    ] = False,
+    ] = None,
     wide: Annotated[
         bool,
         typer.Option(
@@ -169,10 +180,17 @@ def plan(
         )
     result = run.plan
     if fmt == PlanFormat.table and output is None:
-        _print_sections(plan_sections(result, candidates=candidates, wide=wide), wide=wide)
+        _print_sections(
+            plan_sections(result, candidates=candidates is not None, wide=wide), wide=wide
+        )
     else:
         _emit(
-            render_plan(result, fmt.value, candidates=candidates, wide=wide),
+            render_plan(
+                result,
+                fmt.value,
+                candidates=None if candidates is None else candidates.value,
+                wide=wide,
+            ),
             output,
             f"{fmt.value} plan",
             inputs=[path, *(overlay or [])],

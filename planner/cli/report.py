@@ -27,12 +27,15 @@ ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 
 
 class ReportFormat(StrEnum):
-    """Output format of ``wattgpu report``: Markdown, HTML, JSON or plain text."""
+    """Output format of ``wattgpu report``: Markdown, HTML, JSON, plain text, or the
+    disclosure as SPDX 3.0 JSON-LD (AI profile) or CycloneDX 1.6 JSON."""
 
     md = "md"
     html = "html"
     json = "json"
     text = "text"
+    spdx = "spdx"
+    cyclonedx = "cyclonedx"
 
 
 class ParetoFormat(StrEnum):
@@ -99,7 +102,14 @@ def report(
     file: ReportFileArgument,
     format_: Annotated[
         ReportFormat,
-        typer.Option("--format", "-f", help="md, html (one self-contained file), json or text."),
+        typer.Option(
+            "--format",
+            "-f",
+            help=(
+                "md, html (one self-contained file), json, text, spdx (SPDX 3.0 JSON-LD, "
+                "AI profile) or cyclonedx (CycloneDX 1.6 JSON)."
+            ),
+        ),
     ] = ReportFormat.md,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")

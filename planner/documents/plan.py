@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from planner.documents.base import Document, dataclass_values, load_document
+from planner.documents.kept import CandidateSelection, candidate_counts, kept_candidates
 from planner.documents.plan_parts import (
     AllocationDocument,
     AssumptionsDocument,
     BaselineDocument,
+    CandidateCountsDocument,
     CandidateDocument,
     ModelDocument,
     ObjectiveDocument,
@@ -32,6 +34,7 @@ from planner.documents.plan_parts import (
 from planner.documents.verify import checked_plan_json
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs, Provenance
 from planner.result import Allocation, Plan, itl_s_at_served_load, period_power_w
+from planner.scenario.disclosure import Disclosure
 
 #: Scalars the plan's assumptions share with :class:`~planner.inputs.PlanningInputs`.
 ECONOMICS: tuple[str, ...] = (
@@ -78,6 +81,12 @@ class PlanDocument(Document):
     """The scenario's description."""
     predictors: PredictorsDocument = PredictorsDocument()
     """Which predictors made the candidates."""
+    candidates_kept: Literal["best", "all"] = "all"
+    """Which candidates ``candidates`` holds: ``best`` (the default of ``wattgpu plan``: the
+    allocated ones, the best feasible alternatives per model and every excluded one) or ``all``
+    (``--candidates all``)."""
+    candidate_counts: CandidateCountsDocument | None = None
+    """How many candidates the plan considered and kept (null in plans written before them)."""
 
     @property
     def has_solution(self) -> bool:
@@ -159,13 +168,30 @@ def _assumptions(inputs: PlanningInputs) -> AssumptionsDocument:
             weights={k: float(v) for k, v in objective.weights.items()} if weighted else None,
         ),
         **{k: getattr(inputs.provenance, k) for k in ASSUMED_PROVENANCE},
+        disclosure=(
+            Disclosure.model_validate(dict(inputs.provenance.disclosure))
+            if inputs.provenance.disclosure is not None
+            else None
+        ),
+        grid_g_co2_per_kwh_by_period=(
+            list(inputs.grid_g_co2_per_kwh_by_period)
+            if inputs.grid_g_co2_per_kwh_by_period is not None
+            else None
+        ),
+        price_basis_by_gpu=(
+            dict(inputs.provenance.price_basis_by_gpu)
+            if inputs.provenance.price_basis_by_gpu is not None
+            else None
+        ),
     )
 
 
-def plan_document(plan: Plan) -> PlanDocument:
-    """The typed JSON contract of *plan* (what ``wattgpu plan --format json`` writes)."""
+def plan_document(plan: Plan, candidates: CandidateSelection = "best") -> PlanDocument:
+    """The typed JSON contract of *plan* (what ``wattgpu plan --format json`` writes), carrying
+    the *candidates* selection (:mod:`planner.documents.kept`)."""
     inputs = plan.inputs
     p = inputs.provenance
+    kept = kept_candidates(plan, candidates)
     return PlanDocument(
         scenario=inputs.scenario,
         status=plan.status.value,
@@ -175,7 +201,7 @@ def plan_document(plan: Plan) -> PlanDocument:
         assumptions=_assumptions(inputs),
         models=[ModelDocument(**dataclass_values(m)) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[CandidateDocument(**dataclass_values(c)) for c in inputs.candidates],
+        candidates=[CandidateDocument(**dataclass_values(c)) for c in kept],
         allocations=[_allocation(a) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
@@ -201,6 +227,8 @@ def plan_document(plan: Plan) -> PlanDocument:
             version=p.predictors_version,
             training_data_sha256=p.training_data_sha256,
         ),
+        candidates_kept=candidates,
+        candidate_counts=CandidateCountsDocument(**dataclass_values(candidate_counts(plan, kept))),
     )
 
 
@@ -240,9 +268,9 @@ def savings_of(plan: Plan) -> list[SavingDocument]:
     return out
 
 
-def plan_json(plan: Plan) -> dict[str, Any]:
+def plan_json(plan: Plan, candidates: CandidateSelection = "best") -> dict[str, Any]:
     """The stable JSON contract of *plan* as plain JSON values (:func:`plan_document`)."""
-    return plan_document(plan).to_json_dict()
+    return plan_document(plan, candidates).to_json_dict()
 
 
 # --- document -> optimiser inputs ----------------------------------------------------------------
@@ -286,5 +314,12 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
             predictors=doc.predictors.name,
             predictors_version=doc.predictors.version,
             training_data_sha256=doc.predictors.training_data_sha256,
+            disclosure=a.disclosure.model_dump(mode="json") if a.disclosure else None,
+            price_basis_by_gpu=a.price_basis_by_gpu,
+        ),
+        grid_g_co2_per_kwh_by_period=(
+            tuple(a.grid_g_co2_per_kwh_by_period)
+            if a.grid_g_co2_per_kwh_by_period is not None
+            else None
         ),
     )

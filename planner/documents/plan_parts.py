@@ -9,6 +9,7 @@ from pydantic import model_serializer
 
 from planner.documents.base import Document
 from planner.inputs import Exclusion, ObjectiveKind
+from planner.scenario.disclosure import Disclosure
 
 Status = Literal["optimal", "feasible", "infeasible", "error"]
 
@@ -96,6 +97,20 @@ class AssumptionsDocument(Document):
     """Source of the grid carbon factor."""
     capacity_headroom: float | None = None
     """Fraction of the saturated request rate a replica is planned to carry."""
+    disclosure: Disclosure | None = None
+    """The scenario's ``disclosure`` section (omitted when the scenario has none)."""
+    grid_g_co2_per_kwh_by_period: list[float] | None = None
+    """Grid intensity per period (the scenario's grid profile; omitted when flat)."""
+    price_basis_by_gpu: dict[str, str] | None = None
+    """GPU type -> the basis of its price (rental, TCO, or the scenario's own)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_extras(self, handler: Any) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        for key in ("disclosure", "grid_g_co2_per_kwh_by_period", "price_basis_by_gpu"):
+            if out.get(key) is None:
+                out.pop(key, None)
+        return out
 
 
 class ModelDocument(Document):
@@ -279,3 +294,16 @@ class PredictorsDocument(Document):
     name: str | None = None
     version: str | None = None
     training_data_sha256: str | None = None
+
+
+class CandidateCountsDocument(Document):
+    """How many candidates the plan considered, and how many the JSON carries (``candidates``)."""
+
+    total: int
+    """Every candidate deployment the plan considered."""
+    feasible: int
+    """Of them, feasible ones."""
+    feasible_out_of_domain: int
+    """Feasible ones predicted outside the predictors' training domain."""
+    kept: int
+    """Candidates in this JSON's ``candidates`` list."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from planner.documents.base import Document
+from planner.documents.disclosure import DisclosureDocument
 from planner.documents.forecast import ForecastDocument, GridDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument
@@ -175,6 +176,8 @@ class Warnings(Document):
 
     out_of_domain_allocations: list[str]
     out_of_domain_candidates: list[str]
+    """Feasible candidates outside the training domain, of those the plan JSON carries
+    (``candidate_counts`` in the plan gives how many there were in all)."""
     messages: list[str]
 
 
@@ -214,6 +217,9 @@ class ReportDocument(Document):
     pareto: ParetoDocument | None
     accuracy_csv: str | None
     plan: PlanDocument
+    disclosure: DisclosureDocument | None = None
+    """The disclosure fields (EU AI Act, SCI, GHG Protocol, AI Energy Score); None when the plan
+    has no allocations."""
 
     @property
     def has_solution(self) -> bool:

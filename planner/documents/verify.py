@@ -191,11 +191,39 @@ def _unreportable(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def _counts(data: dict[str, Any]) -> list[str]:
+    """``candidate_counts`` against the ``candidates`` the JSON carries."""
+    counts = data.get("candidate_counts")
+    if not isinstance(counts, dict):
+        return []
+    cands = data.get("candidates") or []
+    out = []
+    if counts.get("kept") != len(cands):
+        out.append(
+            f"candidate_counts.kept: {counts.get('kept')!r}, but candidates holds {len(cands)}"
+        )
+    feasible_kept = sum(bool(c.get("feasible")) for c in cands)
+    total, feasible = counts.get("total"), counts.get("feasible")
+    if not (isinstance(total, int) and isinstance(feasible, int)) or not (
+        len(cands) <= total and feasible_kept <= feasible <= total
+    ):
+        out.append(
+            f"candidate_counts: total {total!r} and feasible {feasible!r} cannot hold the "
+            f"{len(cands)} candidates ({feasible_kept} feasible) the plan carries"
+        )
+    if data.get("candidates_kept") == "all" and counts.get("total") != len(cands):
+        out.append(
+            f"candidates_kept: 'all', but candidates holds {len(cands)} of {counts.get('total')!r}"
+        )
+    return out
+
+
 def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
     by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *_inventory(data, per_replica)]
+    problems += _counts(data)
     unreportable = _unreportable(data)
     problems += unreportable
     if not unreportable:

@@ -11,6 +11,7 @@ import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from planner.inputs.candidate import Candidate
 from planner.inputs.demand import ModelDemand
@@ -61,6 +62,10 @@ class Provenance:
     """wattgpu version that trained the predictors (model card ``library_versions``)."""
     training_data_sha256: str | None = None
     """Hash of the predictors' training data (identifies the model card)."""
+    disclosure: Mapping[str, Any] | None = field(default=None, hash=False)
+    """The scenario's ``disclosure`` section as JSON values (None: not given)."""
+    price_basis_by_gpu: Mapping[str, str] | None = field(default=None, hash=False)
+    """GPU type -> which basis its price comes from (rental, TCO or the scenario's own)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,9 @@ class PlanningInputs:
     seed: int = 0
     relative_gap: float = 1e-4
     provenance: Provenance = field(default_factory=Provenance)
+    grid_g_co2_per_kwh_by_period: tuple[float, ...] | None = None
+    """Grid intensity per period (g CO2e per facility kWh; the scenario's grid profile); None =
+    the flat ``grid_g_co2_per_kwh`` in every period. The solver does not read it yet."""
 
     def __post_init__(self) -> None:
         self._check_periods_and_models()
@@ -139,6 +147,14 @@ class PlanningInputs:
             budget_usd=self.budget_usd,
             relative_gap=self.relative_gap,
         )
+        profile = self.grid_g_co2_per_kwh_by_period
+        if profile is not None:
+            if len(profile) != self.periods:
+                raise fail(
+                    "grid_g_co2_per_kwh_by_period",
+                    f"{len(profile)} values for {self.periods} periods; give one per period",
+                )
+            non_negative("grid profile", **{f"period {i}": v for i, v in enumerate(profile)})
         if not self.time_limit_s > 0:
             raise fail("time_limit_s", f"must be > 0, got {self.time_limit_s!r}")
         if self.threads < 1:

@@ -24,6 +24,8 @@ from typing import Any
 
 from planner.analysis.forecast import forecast, per_output_tokens, per_request_wh
 from planner.analysis.uncertainty import bands as plan_bands
+from planner.disclosure.build import build_disclosure
+from planner.disclosure.ranges import EnergyRanges, ranges_from_bands
 from planner.documents.forecast import ForecastDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument, as_document
@@ -45,6 +47,7 @@ from planner.inputs import PlanningInputs
 from planner.report.blocks import NOT_EVALUATED
 from planner.report.card_info import card_metrics, method_of, provenance_of
 from planner.result import Plan
+from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.version import __version__
 from predictors.estimators.card import ModelCard, card_of
 
@@ -57,7 +60,8 @@ ESTIMATE_NOTE = (
 EXCLUDED: tuple[str, ...] = (
     "host CPUs, host memory and storage of the servers",
     "networking",
-    "embodied emissions (manufacturing, transport, end of life of the hardware)",
+    "embodied emissions (manufacturing, transport, end of life of the hardware) from the totals "
+    "above; the disclosure fields state the GPUs' embodied share separately (SCI M)",
     "training and fine-tuning of the models",
     "cooling and power distribution other than through the PUE factor",
     "queueing and idle capacity outside the planned replicas",
@@ -137,10 +141,13 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
             "(unseen precision, engine, GPU vendor/architecture or workload range): their "
             "estimates are extrapolations"
         )
-    if considered:
+    counts = doc.candidate_counts
+    outside = counts.feasible_out_of_domain if counts else len(considered)
+    feasible = counts.feasible if counts else sum(c.feasible for c in doc.candidates)
+    if outside:
         lines.append(
-            f"{len(considered)} of {sum(c.feasible for c in doc.candidates)} feasible "
-            "candidate deployments were predicted outside the training domain"
+            f"{outside} of {feasible} feasible candidate deployments were predicted outside "
+            "the training domain"
         )
     if card_metrics(card)["status"] == NOT_EVALUATED:
         lines.append("the predictors' accuracy is not evaluated in the shipped model card")
@@ -238,14 +245,23 @@ def build_report(
     scenario_file: str | None = None,
     accuracy_csv: Path | None = None,
     now: Callable[[], dt.datetime] | None = None,
+    catalog: Catalog | None = None,
+    ranges: EnergyRanges | None = None,
 ) -> ReportDocument:
     """The report of *plan* described with *card* (the one source of the md / html / json forms).
 
-    A pure function of the plan document and the model card: no scenario, no predictor.
+    A pure function of the plan document, the model card and the catalog (embodied emissions,
+    LLM configs; the bundled one when not given): no scenario, no predictor. *ranges* (a sweep's
+    P10–P90) replaces the ranges derived from *bands*.
     """
     doc = as_document(plan)
     model_card = card_of(card)
     fc = fc or forecast(doc)
+    disclosure = (
+        build_disclosure(doc, fc, ranges or ranges_from_bands(bands), catalog or load_catalog())
+        if doc.has_solution
+        else None
+    )
     generated = (now or (lambda: dt.datetime.now(dt.UTC)))()
     return ReportDocument(
         title=TITLE,
@@ -285,6 +301,7 @@ def build_report(
         pareto=front,
         accuracy_csv=str(accuracy_csv) if accuracy_csv else None,
         plan=doc,
+        disclosure=disclosure,
     )
 
 

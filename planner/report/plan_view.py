@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
 from planner.documents.plan_parts import SavingDocument
 from planner.report.plan_choices import (
@@ -31,10 +32,10 @@ from planner.text import (
     Section,
     num,
     pct,
+    records_json,
     rows_to_csv,
     sections_to_markdown,
     sections_to_text,
-    to_json,
 )
 
 #: Rendering formats of ``wattgpu plan``.
@@ -324,17 +325,22 @@ def plan_csv(plan: Plan) -> str:
     return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
 
 
-def render_plan(plan: Plan, fmt: str, *, candidates: bool = False, wide: bool = False) -> str:
+def render_plan(
+    plan: Plan, fmt: str, *, candidates: CandidateSelection | None = None, wide: bool = False
+) -> str:
     """The plan as text in *fmt* (one of :data:`PLAN_FORMATS`; table = plain text, no colour,
     compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*; Markdown
-    always has every column)."""
+    always has every column). *candidates*: JSON carries that selection (default ``best``,
+    :mod:`planner.documents.kept`); table and Markdown list the alternatives and exclusions
+    when it is given."""
+    listed = candidates is not None
     if fmt == "json":
-        return to_json(plan_json(plan))
+        return records_json(plan_json(plan, candidates or "best"))
     if fmt == "csv":
         return plan_csv(plan)
     if fmt == "md":
-        return sections_to_markdown(plan_sections(plan, candidates=candidates))
+        return sections_to_markdown(plan_sections(plan, candidates=listed))
     if fmt == "table":
         width = FILE_WIDTH if wide else COMPACT_WIDTH
-        return sections_to_text(plan_sections(plan, candidates=candidates, wide=wide), width)
+        return sections_to_text(plan_sections(plan, candidates=listed, wide=wide), width)
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(PLAN_FORMATS)}")

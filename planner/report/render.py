@@ -16,7 +16,7 @@ from planner.report.markdown import render_markdown
 from planner.report.sections import report_sections
 from planner.text import to_json
 
-REPORT_FORMATS: tuple[str, ...] = ("md", "html", "json", "text")
+REPORT_FORMATS: tuple[str, ...] = ("md", "html", "json", "text", "spdx", "cyclonedx")
 #: Line width of paragraphs and bullets in the text form (tables are never wrapped).
 TEXT_WIDTH = 100
 
@@ -58,6 +58,10 @@ def render_report(report: ReportDocument, fmt: str, accuracy_csv: Path | None = 
     """*report* as text in *fmt* (one of :data:`REPORT_FORMATS`)."""
     if fmt == "json":
         return to_json(report.to_json_dict())
+    if fmt in ("spdx", "cyclonedx"):
+        from planner.disclosure.exports import export_document
+
+        return to_json(export_document(report, fmt))
     if fmt == "md":
         return render_markdown(report)
     if fmt == "text":

@@ -26,6 +26,7 @@ from planner.report.blocks import (
     rows_text,
     table,
 )
+from planner.report.disclosure_part import disclosure_part
 from planner.report.tables import (
     baseline_table,
     load_table,
@@ -232,4 +233,6 @@ def report_sections(report: ReportDocument) -> list[Part]:
         _uncertainty(report),
         _warnings(report),
     ]
+    if (disclosure := disclosure_part(report)) is not None:
+        parts.append(disclosure)
     return parts

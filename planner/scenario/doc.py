@@ -11,9 +11,11 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from planner.scenario.disclosure import Disclosure
 from planner.scenario.model import Scenario
 from planner.scenario.sections import GpuOffer, Load, ModelEntry, Objective, ObjectiveWeights, Sla
 from planner.scenario.sweep_block import AxisRange, SweepBlock, SweepGrid
+from planner.scenario.tco import Tco
 
 
 def _type_name(annotation: Any) -> str:
@@ -70,6 +72,8 @@ def field_reference() -> str:
         ModelEntry,
         Load,
         Sla,
+        Tco,
+        Disclosure,
         SweepBlock,
         SweepGrid,
         AxisRange,

@@ -27,6 +27,7 @@ from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.names import canonicalize, no_price_problem
 from planner.scenario.overrides import apply_overrides, deep_merge, shorten
 from planner.scenario.sections import GpuOffer
+from planner.scenario.tco import gpu_price
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
 from predictors.core.paths import user_catalog_dir
 from predictors.core.safe_read import check_depth, read_text
@@ -148,18 +149,26 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
     offers: dict[str, Any] = {}
     if scenario.gpus is None:
         for gpu_id in catalog.gpus["id"].to_list():
-            price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
+            row = catalog.gpu(gpu_id)
+            if scenario.price_basis != "tco" and row.get(PRICE_BASIS_COLUMN["median"]) is None:
+                continue  # rental bases: only the GPUs some provider rents out
+            price = gpu_price(row, scenario.price_basis, None, None, scenario.tco)
             if price is not None:
-                offers[gpu_id] = {"usd_per_hour": float(price)}
+                offers[gpu_id] = {"usd_per_hour": price.usd_per_hour, "price_basis": price.basis}
     else:
         for gpu_id, offer in scenario.gpus.items():
             item = offer.model_dump()
-            if offer.usd_per_hour is None:
-                price = catalog.gpu(gpu_id).get(PRICE_BASIS_COLUMN[scenario.price_basis])
-                if price is None:
-                    problems.append(no_price_problem(gpu_id, gpu_id))
-                    continue
-                item["usd_per_hour"] = float(price)
+            price = gpu_price(
+                catalog.gpu(gpu_id),
+                scenario.price_basis,
+                offer.usd_per_hour,
+                offer.purchase_price_usd,
+                scenario.tco,
+            )
+            if price is None:
+                problems.append(no_price_problem(gpu_id, gpu_id))
+                continue
+            item["usd_per_hour"], item["price_basis"] = price.usd_per_hour, price.basis
             offers[gpu_id] = item
     update["gpus"] = {k: GpuOffer.model_validate(v) for k, v in offers.items()}
     return scenario.model_copy(update=update)

@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from planner.scenario.disclosure import Disclosure
 from planner.scenario.limits import (
     HOURS_PER_DAY,
     MAX_BUDGET_USD,
@@ -39,12 +40,13 @@ from planner.scenario.limits import (
 )
 from planner.scenario.sections import GpuOffer, ModelEntry, Objective, StrictModel, rule_error
 from planner.scenario.sweep_block import SweepBlock
+from planner.scenario.tco import RENTAL_COLUMN, Tco
 from predictors.core.errors import WattgpuError
 from predictors.core.vocab import Engine, Precision, canonical_engine
 
-PriceBasis = Literal["median", "min"]
-#: Catalog column (catalogs/gpus.csv) read for each ``price_basis``.
-PRICE_BASIS_COLUMN: dict[str, str] = {"median": "usd_per_hour", "min": "usd_per_hour_min"}
+PriceBasis = Literal["median", "min", "tco"]
+#: Catalog column (catalogs/gpus.csv) read for each rental ``price_basis``.
+PRICE_BASIS_COLUMN: dict[str, str] = RENTAL_COLUMN
 
 
 class Scenario(StrictModel):
@@ -104,9 +106,19 @@ class Scenario(StrictModel):
     models: list[ModelEntry] = Field(min_length=1, max_length=MAX_MODELS)
     """The model entries to plan (at least one)."""
     price_basis: PriceBasis = "median"
-    """Which catalog price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
+    """Which price a GPU type without ``usd_per_hour`` gets: ``median`` (default) = the
     median on-demand $/GPU-hour across the providers that offer it (catalog ``usd_per_hour``);
-    ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``). See catalogs/README.md."""
+    ``min`` = the cheapest provider's (catalog ``usd_per_hour_min``); ``tco`` = total cost of
+    ownership (purchase price, amortisation and hosting, see ``tco``). A GPU without a rental
+    price is costed on TCO under every basis. See catalogs/README.md."""
+    tco: Tco | None = None
+    """Total-cost-of-ownership settings (amortisation years, hosting per kW·month and per
+    GPU·month) for ``price_basis: tco`` and for GPUs without a rental price; omitted = 5 years,
+    no hosting cost (stated in the report)."""
+    disclosure: Disclosure | None = None
+    """Optional inputs of the report's disclosure fields (persona, reporting window, embodied
+    lifetime, marginal and market-based carbon, grid profile, water, training energy); see
+    ``Disclosure``. Omitted: every field it feeds is stated as not applicable or defaulted."""
     sweep: SweepBlock | None = None
     """What ``wattgpu sweep`` varies (grids, uncertainty draws; docs/sweep.md). ``wattgpu plan``
     ignores it."""
@@ -121,7 +133,7 @@ class Scenario(StrictModel):
 
     @model_validator(mode="after")
     def _cross_field(self) -> Scenario:
-        problems = _grid_problems(self) + _model_problems(self)
+        problems = _grid_problems(self) + _model_problems(self) + _profile_problems(self)
         if self.gpus is not None and not self.gpus:
             problems.append(("gpus", "no GPU types listed — list at least one, or omit gpus"))
         if problems:
@@ -176,6 +188,31 @@ def _grid_problems(s: Scenario) -> list[tuple[str, str]]:
                 (field, "only applies to an explicit grid_g_co2_per_kwh — remove it with region")
             )
     return problems
+
+
+def _period_count(s: Scenario) -> int:
+    """Planning periods (as :func:`planner.scenario.periods.periods` counts them)."""
+    count = 1
+    for entry in s.models:
+        if entry.load.daily_profile is not None:
+            return HOURS_PER_DAY
+        if entry.load.requests_per_s_by_period is not None:
+            count = len(entry.load.requests_per_s_by_period)
+    return count
+
+
+def _profile_problems(s: Scenario) -> list[tuple[str, str]]:
+    profile = s.disclosure.grid_profile_g_co2_per_kwh if s.disclosure else None
+    periods = _period_count(s)
+    if profile is None or len(profile) == periods:
+        return []
+    return [
+        (
+            "disclosure.grid_profile_g_co2_per_kwh",
+            f"{len(profile)} values for {periods} planning period(s) — give one value per "
+            "period (24 when a model has a daily_profile)",
+        )
+    ]
 
 
 def _model_problems(s: Scenario) -> list[tuple[str, str]]:

@@ -93,7 +93,9 @@ def _canonical_gpus(
         resolved[new], first[new] = offer, key
         known = isinstance(key, str) and catalog.try_resolve_gpu(key) is not None
         no_price = isinstance(offer, dict) and offer.get("usd_per_hour") is None
-        if known and no_price and catalog.gpu(new).get("usd_per_hour") is None:
+        row = catalog.gpu(new) if known else {}
+        priceless = row.get("usd_per_hour") is None and row.get("list_price_usd") is None
+        if known and no_price and priceless and offer.get("purchase_price_usd") is None:
             problems.append(no_price_problem(key, new))
     return resolved
 
@@ -102,7 +104,8 @@ def no_price_problem(key: Any, gpu_id: str) -> Problem:
     """The problem of GPU offer ``gpus.<key>`` (catalog id *gpu_id*) that has no price."""
     return (
         format_path(["gpus", key, "usd_per_hour"]),
-        f"the catalog has no price for {gpu_id} — set usd_per_hour",
+        f"the catalog has no price for {gpu_id} (neither a rental nor a list price) — set "
+        "usd_per_hour or purchase_price_usd",
     )
 
 

@@ -116,6 +116,11 @@ class GpuOffer(StrictModel):
     loader)."""
     tp_degrees: list[int] = Field(default_factory=lambda: list(DEFAULT_TP_DEGREES))
     """Tensor-parallel degrees (GPUs per replica) the planner may use on this type."""
+    purchase_price_usd: float | None = Field(default=None, gt=0, le=1e7)
+    """Purchase price of one GPU (USD) for the TCO price; omitted = the catalog's
+    ``list_price_usd``."""
+    price_basis: str | None = None
+    """Which basis ``usd_per_hour`` comes from (set by the loader; shown in reports)."""
 
     @field_validator("tp_degrees")
     @classmethod

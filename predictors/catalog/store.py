@@ -16,6 +16,7 @@ closest ids and aliases.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +42,10 @@ from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_d
 __all__ = ["Catalog", "load_catalog", "normalize_name", "validate_dir"]
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize_name(name: str) -> str:
-    """Key used for matching: lower case, letters and digits only (any script)."""
+    """Key used for matching: lower case, letters and digits only (any script); memoised, since
+    a candidate build resolves the same few names ~10⁵ times."""
     return "".join(ch for ch in name.casefold() if ch.isalnum())
 
 
@@ -87,6 +90,25 @@ class Catalog:
     _gpu_index: _Index = field(repr=False)
     _llm_index: _Index = field(repr=False)
     _region_index: _Index = field(repr=False)
+    _rows: dict[tuple[str, str], dict[str, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Rows already read (by kind and id): a candidate build asks for the same rows ~10⁵ times.
+    Not an init field, so ``dataclasses.replace`` (a catalog with changed frames) starts empty."""
+    _memos: dict[str, dict[Any, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def memo(self, name: str) -> dict[Any, Any]:
+        """A cache named *name* that lives as long as this catalog (for results that depend on
+        catalog rows only, such as a configuration's validity)."""
+        return self._memos.setdefault(name, {})
+
+    def _row(self, kind: str, frame: pl.DataFrame, index: _Index, rid: str) -> dict[str, Any]:
+        cached = self._rows.get((kind, rid))
+        if cached is None:
+            cached = self._rows[(kind, rid)] = frame.row(index.rows[rid], named=True)
+        return dict(cached)  # a copy: callers may add keys
 
     def resolve_gpu(self, name: str) -> str:
         """GPU id for an id or alias (e.g. an nvidia-smi name); UnknownIdError otherwise."""
@@ -140,12 +162,12 @@ class Catalog:
     def gpu(self, name_or_id: str) -> dict[str, Any]:
         """All columns of one GPU row."""
         gid = self.resolve_gpu(name_or_id)
-        return self.gpus.row(self._gpu_index.rows[gid], named=True)
+        return self._row("gpu", self.gpus, self._gpu_index, gid)
 
     def llm(self, name_or_id: str) -> dict[str, Any]:
         """All columns of one LLM row."""
         lid = self.resolve_llm(name_or_id)
-        return self.llms.row(self._llm_index.rows[lid], named=True)
+        return self._row("llm", self.llms, self._llm_index, lid)
 
     def region(self, name_or_id: str) -> dict[str, Any]:
         """All columns of one grid-carbon region row."""
@@ -309,7 +331,15 @@ def load_catalog(user_dir: Path | None = None, *, catalog_dir: Path | None = Non
     The overlay is *user_dir*, else ``$WATTGPU_USER_CATALOG``, else none. The cache is keyed by
     the files' paths, sizes and modification times, so edits are picked up.
     """
-    dirs = [(catalog_dir or catalogs_dir()).resolve()]
+    base = (catalog_dir or catalogs_dir()).resolve()
+    missing = [s.file_name for s in SCHEMAS if not (base / s.file_name).is_file()]
+    if missing:  # the base catalogs are whole: a missing table is never read as empty
+        what = "is not a directory" if not base.is_dir() else f"has no {', '.join(missing)}"
+        raise CatalogError(
+            f"{base}: the catalog directory {what}; fix: give a directory holding "
+            f"{', '.join(s.file_name for s in SCHEMAS)} (the bundled catalogs/ has them)"
+        )
+    dirs = [base]
     overlay = user_catalog_dir(user_dir)
     if overlay is not None:
         if not overlay.is_dir():

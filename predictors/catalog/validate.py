@@ -103,6 +103,14 @@ def _gpu_rules(row: Row) -> list[tuple[str, str, str]]:
                 "give the idle draw, which is a fraction of TDP",
             )
         )
+    if row.get("embodied_kg_co2e") is not None and not row.get("embodied_source"):
+        out.append(
+            (
+                "embodied_source",
+                "embodied_kg_co2e given without its source",
+                "name the product carbon footprint or the estimation method",
+            )
+        )
     median, low = row.get("usd_per_hour"), row.get("usd_per_hour_min")
     if low is not None and median is None:
         out.append(
@@ -203,6 +211,9 @@ GPU_SCHEMA = Schema(
         _s("price_source"),
         _s("price_date"),
         Column("assumed_aliases", "list"),
+        _f("embodied_kg_co2e"),
+        _s("embodied_source"),
+        _s("list_price_source"),
     ),
     (_gpu_rules,),
 )

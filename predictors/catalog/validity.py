@@ -80,6 +80,8 @@ def config_problems(
     tp = gpu_count // pipeline_parallel
     heads, kv = int(llm["num_attention_heads"]), int(llm["num_kv_heads"])
     limit = node_gpu_limit(gpu.get("form_factor"))
+    if tp <= limit and tp_fits_heads(tp, heads, kv):
+        return []  # the common case, checked for every distinct configuration of a batch
     valid = ", ".join(str(t) for t in valid_tp_degrees(heads, kv, limit))
     pp_note = "" if pipeline_parallel == 1 else f" with pipeline_parallel {pipeline_parallel}"
     problems = []
@@ -112,7 +114,7 @@ def row_errors(
 
     *catalog* is a :class:`predictors.catalog.store.Catalog`; *models* and *gpus* are resolved ids.
     """
-    cache: dict[tuple[str, str, int], str] = {}
+    cache: dict[tuple[str, str, int], str] = catalog.memo("config_errors")  # across chunks
     llms: dict[str, dict[str, Any]] = {}
     gpu_rows: dict[str, dict[str, Any]] = {}
     out = []

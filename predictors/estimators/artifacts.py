@@ -3,7 +3,10 @@
 Layout of a model directory (``predictors/trained/`` for the shipped models)::
 
     model_card.json      per target: kind, features, transform, hyper-parameters, monotone
-                         constraints, interval, and for ITL the fitted step-time parameters;
+                         constraints, interval (plain quantiles, and under ``adaptive`` the
+                         locally adaptive calibration: difficulty weights, scaled quantiles and
+                         the evidence the model was trained on), and for ITL the fitted
+                         step-time parameters;
                          training domain, training-data hash and row counts, evaluation
                          metrics, library versions
     power.ubj            XGBoost booster of the power utilisation u (idle + (TDP - idle) * u)
@@ -25,7 +28,7 @@ import polars as pl
 from predictors.core.errors import WattgpuError
 from predictors.core.output import atomic_write
 from predictors.estimators.base import XgbEstimator
-from predictors.estimators.intervals import Interval
+from predictors.estimators.intervals import AdaptiveInterval, Interval
 from predictors.estimators.itl import PhysicsItlEstimator
 from predictors.estimators.power import PowerUtilEstimator, UtilInterval
 from predictors.estimators.step import StepParams
@@ -164,13 +167,27 @@ def load(directory: Path) -> TrainedModels:
     return TrainedModels(targets, card)
 
 
-def _interval_json(interval: Interval | UtilInterval) -> dict[str, Any]:
+def _interval_json(interval: Interval | UtilInterval | AdaptiveInterval) -> dict[str, Any]:
+    """The card's interval: the plain quantiles (``log_lo``/``log_hi`` or ``u_lo``/``u_hi``) and,
+    for an adaptive band, its calibration under ``adaptive``."""
+    if isinstance(interval, AdaptiveInterval):
+        lo, hi = interval.plain
+        names = ("u_lo", "u_hi") if interval.residual == "utilisation" else ("log_lo", "log_hi")
+        return {
+            "level": interval.level,
+            names[0]: lo,
+            names[1]: hi,
+            "adaptive": interval.to_json(),
+        }
     if isinstance(interval, UtilInterval):
         return {"level": interval.level, "u_lo": interval.lo, "u_hi": interval.hi}
     return {"level": interval.level, "log_lo": interval.log_lo, "log_hi": interval.log_hi}
 
 
-def _interval_of(data: dict[str, Any]) -> Interval | UtilInterval:
+def _interval_of(data: dict[str, Any]) -> Interval | UtilInterval | AdaptiveInterval:
+    plain = (data["u_lo"], data["u_hi"]) if "u_lo" in data else (data["log_lo"], data["log_hi"])
+    if "adaptive" in data:
+        return AdaptiveInterval.from_json(data["adaptive"], (float(plain[0]), float(plain[1])))
     if "u_lo" in data:
         return UtilInterval(data["u_lo"], data["u_hi"], data["level"])
     return Interval(data["log_lo"], data["log_hi"], data["level"])

@@ -24,7 +24,7 @@ from typing import Any, Protocol, Self
 import numpy as np
 import polars as pl
 
-from predictors.estimators.intervals import Interval
+from predictors.estimators.intervals import AdaptiveInterval, Interval, multiplicative_bounds
 from predictors.features import feature_matrix
 
 
@@ -49,6 +49,10 @@ class Estimator(Protocol):
         self, frame: pl.DataFrame, predicted: np.ndarray, interval: Any
     ) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper interval bounds of *predicted*."""
+        ...
+
+    def residuals(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+        """The residuals its interval is calibrated on (e.g. log(y / predicted))."""
         ...
 
 
@@ -163,8 +167,12 @@ class XgbEstimator:
         """The multiplicative conformal band of out-of-fold predictions *predicted*."""
         return Interval.calibrate(y, predicted)
 
+    def residuals(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+        """Log residuals ``log(y / predicted)`` its interval is calibrated on."""
+        return np.asarray(np.log(y / predicted))
+
     def bounds(
-        self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval
+        self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval | AdaptiveInterval
     ) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper interval bounds of *predicted*."""
-        return interval.apply(predicted)
+        return multiplicative_bounds(interval, frame, predicted)

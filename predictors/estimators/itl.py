@@ -12,8 +12,9 @@
 * ``floor``: the step's bytes at :data:`ETA_BW_MAX` of peak bandwidth and its FLOPs at
   :data:`MFU_MAX` of peak FLOPS, so no prediction implies a better-than-realistic efficiency.
 
-Intervals are multiplicative split-conformal bands on grouped out-of-fold residuals, with the
-lower bound raised to the roofline (bytes at peak bandwidth, FLOPs at peak FLOPS).
+Intervals are multiplicative locally adaptive conformal bands on grouped out-of-fold residuals
+(:mod:`predictors.estimators.intervals`), with the lower bound raised to the roofline (bytes at
+peak bandwidth, FLOPs at peak FLOPS).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from predictors.estimators.base import booster_output, train_booster, xgb_params
-from predictors.estimators.intervals import Interval
+from predictors.estimators.intervals import AdaptiveInterval, Interval, multiplicative_bounds
 from predictors.estimators.step import StepInputs, StepParams, fit_step_params, step_times
 
 #: Ceilings of achieved bandwidth and model FLOPS utilisation behind the ITL floor.
@@ -121,11 +122,15 @@ class PhysicsItlEstimator:
         """The multiplicative conformal band of out-of-fold ITL predictions *predicted* (s)."""
         return Interval.calibrate(y, predicted)
 
+    def residuals(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+        """Log residuals ``log(y / predicted)`` its interval is calibrated on."""
+        return np.asarray(np.log(y / predicted))
+
     def bounds(
-        self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval
+        self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval | AdaptiveInterval
     ) -> tuple[np.ndarray, np.ndarray]:
         """ITL bounds, s: lower at least the roofline, upper at least *predicted*."""
-        lo, hi = interval.apply(predicted)
+        lo, hi = multiplicative_bounds(interval, frame, predicted)
         x = StepInputs.of(frame)
         roofline = np.maximum(x.memory_floor_s(), x.compute_floor_s())
         return np.maximum(lo, roofline), np.maximum(hi, predicted)

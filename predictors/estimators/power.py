@@ -9,20 +9,21 @@ source), monotone non-decreasing in the three inputs that grow with batch, so:
   not depend on it).
 
 The target is ``u = (P − idle) / (TDP − idle)`` clipped to [0, 1]. Intervals are additive in
-``u``: split-conformal quantiles of grouped out-of-fold ``u`` residuals, clipped to [0, 1], hence
-inside [idle, TDP] as well. Idle is the catalog's ``idle_power_w`` (measured where published).
+``u``: locally adaptive conformal bands of grouped out-of-fold ``u`` residuals
+(:mod:`predictors.estimators.intervals`), clipped to [0, 1], hence inside [idle, TDP] as well.
+Idle is the catalog's ``idle_power_w`` (measured where published).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import polars as pl
 
 from predictors.estimators.base import booster_output, train_booster, xgb_params
-from predictors.estimators.intervals import conformal_quantiles
+from predictors.estimators.intervals import AdaptiveInterval, conformal_quantiles
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,11 @@ class UtilInterval:
         """Quantiles of out-of-fold utilisation residuals (finite-sample conformal correction)."""
         lo, hi = conformal_quantiles(measured_u - predicted_u, level)
         return UtilInterval(lo, hi, level)
+
+    def offsets(self, frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(lower ≤ 0, upper ≥ 0) offsets on ``u`` of every row of *frame* (the same)."""
+        n = frame.height
+        return np.full(n, min(self.lo, 0.0)), np.full(n, max(self.hi, 0.0))
 
 
 def _idle_tdp(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -65,6 +71,8 @@ class PowerUtilEstimator:
     monotone: dict[str, int] = field(default_factory=dict)
     booster: Any = None
     transform: str = "power_utilisation_idle_to_tdp"
+    residual_kind: ClassVar[str] = "utilisation"
+    """Its residuals are differences of utilisation (not log ratios)."""
 
     def _xgb_params(self) -> dict[str, Any]:
         fixed = {"objective": "reg:logistic", "tree_method": "hist", "seed": 0, "nthread": 1}
@@ -96,12 +104,20 @@ class PowerUtilEstimator:
         """The additive conformal band on ``u`` of out-of-fold power predictions *predicted* (W)."""
         return UtilInterval.calibrate(utilisation(frame, y), utilisation(frame, predicted))
 
+    def residuals(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+        """Utilisation residuals ``u(y) − u(predicted)`` its interval is calibrated on."""
+        return utilisation(frame, y) - utilisation(frame, predicted)
+
     def bounds(
-        self, frame: pl.DataFrame, predicted: np.ndarray, interval: UtilInterval
+        self,
+        frame: pl.DataFrame,
+        predicted: np.ndarray,
+        interval: UtilInterval | AdaptiveInterval,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper power bounds per GPU, W, inside [idle, TDP] and around *predicted*."""
         idle, tdp = _idle_tdp(frame)
         u = utilisation(frame, predicted)
-        lo = np.clip(u + min(interval.lo, 0.0), 0.0, 1.0)
-        hi = np.clip(u + max(interval.hi, 0.0), 0.0, 1.0)
+        lo_off, hi_off = interval.offsets(frame)
+        lo = np.clip(u + np.minimum(lo_off, 0.0), 0.0, 1.0)
+        hi = np.clip(u + np.maximum(hi_off, 0.0), 0.0, 1.0)
         return np.asarray(idle + (tdp - idle) * lo), np.asarray(idle + (tdp - idle) * hi)

@@ -23,7 +23,7 @@ import polars as pl
 
 from predictors import physics
 from predictors.estimators.base import XgbEstimator
-from predictors.estimators.intervals import Interval
+from predictors.estimators.intervals import AdaptiveInterval, Interval, multiplicative_bounds
 
 
 def ttft_floor_s(frame: pl.DataFrame) -> np.ndarray:
@@ -45,8 +45,8 @@ class PrefillTtftEstimator(XgbEstimator):
         return np.fmax(super().predict(frame), ttft_floor_s(frame))
 
     def bounds(
-        self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval
+        self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval | AdaptiveInterval
     ) -> tuple[np.ndarray, np.ndarray]:
         """The multiplicative band around *predicted*, its lower end raised to the floor."""
-        lo, hi = interval.apply(predicted)
+        lo, hi = multiplicative_bounds(interval, frame, predicted)
         return np.fmax(lo, ttft_floor_s(frame)), hi

@@ -36,8 +36,9 @@ from predictors.features import join_specs
 from predictors.serving.curves import BATCH_GRID, ServingCurves, monotone_curves, rising_throughput
 
 #: Fraction of GPU memory vLLM-like engines use (``gpu_memory_utilization``) and the fraction
-#: of the memory left after the weights TensorRT-LLM gives the KV cache.
-ENGINE_MEMORY_FRACTION = 0.9
+#: of the memory left after the weights TensorRT-LLM gives the KV cache: the memory rule's, in
+#: :func:`predictors.physics.engine_kv_budget_bytes`.
+ENGINE_MEMORY_FRACTION = physics.MEMORY_UTILISATION
 #: Interconnect assumed when the catalog has none (PCIe Gen4 x16, bidirectional GB/s).
 DEFAULT_INTERCONNECT_GB_S = 64.0
 #: Bytes per activation element in the TP all-reduce (16-bit activations).
@@ -56,9 +57,10 @@ KEYS: tuple[str, ...] = (
 
 
 def engine_max_batch(engine: str, memory_gb: float) -> int:
-    """Default maximum number of running sequences of *engine* on a GPU of *memory_gb*."""
+    """Default maximum number of running sequences of *engine* on a GPU of *memory_gb* (catalog
+    GB of memory are GiB: :data:`predictors.physics.MEMORY_BYTES_PER_CATALOG_GB`)."""
     if engine == "vllm":
-        return 1024 if memory_gb >= 70 * 1.073741824 else 256
+        return 1024 if memory_gb >= 70 else 256
     if engine in ("tensorrt-llm", "sglang"):
         return 2048
     return 256
@@ -104,15 +106,9 @@ def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     )
     j = join_specs(frame, predictor.catalog).join(ic, on="gpu", how="left")
     n = pl.col("gpu_count")
-    reserve = physics.RUNTIME_RESERVE_GB_PER_GPU * 1e9 * n
-    memory = pl.col("memory_gb") * 1e9 * n
     weights = physics.weight_bytes()
-    kv = (
-        pl.when(pl.col("engine") == "tensorrt-llm")
-        .then(ENGINE_MEMORY_FRACTION * (memory - reserve - weights))
-        .otherwise(ENGINE_MEMORY_FRACTION * memory - reserve - weights)
-    )
-    per_seq = physics.kv_bytes_per_token() * physics.mean_context_tokens()
+    kv = physics.engine_kv_budget_bytes()
+    per_seq = physics.paged_kv_bytes_per_sequence()
     bw = pl.col("interconnect_gb_s").fill_null(DEFAULT_INTERCONNECT_GB_S) / 2.0 * 1e9
     per_token_bytes = (
         2.0 * pl.col("num_layers") * pl.col("hidden_size") * ACTIVATION_BYTES * 2.0 * (n - 1) / n

@@ -7,17 +7,12 @@ from typing import Any
 
 import polars as pl
 
-SPLIT_TITLES = {
-    "cv5": "5-fold CV",
-    "logo": "leave-one-GPU-out (LOGO)",
-    "logo-nvidia-dc": "LOGO, NVIDIA datacenter GPUs only",
-    "logo-nvidia-dc-seen-protocol": "LOGO, NVIDIA DC, source also measured on another GPU",
-    "lolo": "leave-LLMs-out (LOLO, 10 folds)",
-    "loao": "leave-one-architecture-out (LOAO)",
-    "newer2022": "newer than training (train < 2022, test ≥ 2022)",
-    "newer2025": "newer than training (train < 2025, test ≥ 2025)",
-}
-SPLIT_ORDER = list(SPLIT_TITLES)
+from predictors.training.interval_report import interval_section
+from predictors.training.report_format import SPLIT_TITLES, fmt, sorted_by_split
+from predictors.training.report_format import table as _table
+
+_fmt, _sorted = fmt, sorted_by_split
+
 METHOD_TITLES = {
     "ours": "**wattgpu v2 (ours)**",
     "v1": "wattgpu v1",
@@ -27,20 +22,6 @@ METHOD_TITLES = {
     "roofline": "roofline",
     "prefill_roofline": "prefill roofline",
 }
-
-
-def _fmt(value: Any, digits: int = 1) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
 
 
 #: The v1 predictors' held-out numbers as published before issue 9 (docs/accuracy.md at commit
@@ -53,16 +34,6 @@ V1_PUBLISHED: dict[str, dict[str, tuple[float, float, float]]] = {
 NVDC_TARGETS = {"itl_mdape_pct": 30.0, "itl_tau_gpu": 0.8, "power_mdape_pct": 15.0}
 #: The diagnostic LOGO split of rows whose source is measured on another GPU (see accuracy.py).
 SEEN = "logo-nvidia-dc-seen-protocol"
-
-
-def _split_key(split: str) -> int:
-    return SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER)
-
-
-def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(
-        pl.col("split").map_elements(_split_key, return_dtype=pl.Int64).alias("_k")
-    ).sort(["target", "_k"])
 
 
 def method_text() -> str:
@@ -85,9 +56,16 @@ def method_text() -> str:
         "u = XGBoost (logistic) on the step's roofline compute share and busy share, batch, "
         "context, TP, precision, engine and the source indicators, monotone non-decreasing in "
         "the three inputs "
-        "that grow with batch. Intervals: split-conformal quantiles of inner grouped out-of-fold "
-        "residuals (ITL: log ratio, lower bound raised to the roofline; power: additive "
-        "in u, clipped to [idle, TDP])."
+        "that grow with batch. Intervals (v3): locally adaptive conformal bands "
+        "(`predictors/estimators/intervals.py`): residuals (ITL, TTFT: log ratio, lower bound "
+        "raised to the roofline; power: additive in u, clipped to [idle, TDP]) of the chosen "
+        "configuration refitted on folds of the training set that hold out whole GPUs, "
+        "architectures, newer GPUs, LLMs or random rows are divided by exp(d), d a non-negative "
+        "weighted sum of what the row lacks in that fold's training data (difficulty: unmeasured "
+        "GPU, architecture, vendor, few GPUs of its vendor, years newer than the newest measured "
+        "GPU, unmeasured LLM, engine or source, latency including prefill, log2 TP, MoE; weights "
+        "fitted to log |residual|), and the band is the lowest and highest conformal quantile "
+        "over those kinds of fold, times exp(d) of the predicted row."
     )
 
 
@@ -133,7 +111,7 @@ def render(
     lines += _nvdc_section(summary, meta.get("unseen_protocol"))
     lines += _stability_section(meta.get("stability"))
     lines += _dominance_section(meta.get("dominance"))
-    lines += _interval_section(summary)
+    lines += interval_section(summary)
     lines += ["## Headline: MdAPE (%) by method and split", ""]
     head = headline(summary)
     method_cols = [m for m in METHOD_TITLES if m in head.columns]
@@ -274,51 +252,6 @@ def _nvdc_section(summary: pl.DataFrame, unseen: pl.DataFrame | None = None) -> 
             "that GPU out removes the protocol from training altogether): " + "; ".join(parts) + "."
         )
     return [*lines, ""]
-
-
-def _interval_section(summary: pl.DataFrame) -> list[str]:
-    """Coverage beside width (median hi/lo) and experiment-level error, v2, every split."""
-    if "median_hi_over_lo" not in summary.columns:
-        return []
-    ours = _sorted(summary.filter(pl.col("method") == "ours"))
-    rows = [
-        [
-            r["target"],
-            SPLIT_TITLES.get(r["split"], r["split"]),
-            _fmt(int(r["rows"])),
-            _fmt(r["coverage_90_pct"]),
-            _fmt(r["median_hi_over_lo"], 2),
-            _fmt(r["interval_width_pct"]),
-            _fmt(r["mdape_pct"]),
-            _fmt(r["experiment_mape_pct"]) + f" ({int(r['experiments'])})",
-        ]
-        for r in ours.iter_rows(named=True)
-    ]
-    return [
-        "## Intervals beside their width, and experiment-level error (v2)",
-        "",
-        "An interval is only useful if it is narrow enough to plan with: the median of "
-        "`hi / lo` says how many times the upper bound is the lower one (2.0 is a band of about "
-        "±33 % around the value). Experiment MAPE is the mean absolute percentage error of the "
-        "mean per experiment (one benchmark configuration: source, LLM, GPU, GPU count, engine, "
-        "precision and token lengths, swept over batch or concurrency), the way serving "
-        "simulators report theirs; the number of experiments is in brackets.",
-        "",
-        *_table(
-            [
-                "target",
-                "split",
-                "rows",
-                "90 % coverage %",
-                "median hi/lo",
-                "mean width %",
-                "row MdAPE %",
-                "experiment MAPE % (experiments)",
-            ],
-            rows,
-        ),
-        "",
-    ]
 
 
 def _stability_section(stability: pl.DataFrame | None) -> list[str]:

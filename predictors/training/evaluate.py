@@ -130,7 +130,7 @@ def out_of_fold(
         train_frame = frame[train]
         if method in ("ours", "v1"):
             candidates = target.v1 if method == "v1" and target.v1 else target.ours
-            chosen = select(candidates, train_frame, y[train], split)
+            chosen = select(candidates, train_frame, y[train], split, calibrate=intervals)
             test_frame = frame[test]
             pred[test] = chosen.estimator.predict(test_frame)
             if intervals:

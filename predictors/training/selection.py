@@ -2,8 +2,9 @@
 
 :func:`select` scores every candidate configuration by out-of-fold MdAPE on inner folds grouped
 like the outer split (whole GPUs held out for LOGO, whole LLMs for LOLO), refits the best on the
-whole training set, and calibrates its conformal interval on the chosen configuration's
-out-of-fold residuals. Nothing outside the training set is looked at.
+whole training set, and calibrates its locally adaptive conformal interval on the chosen
+configuration's residuals on grouped folds of the same training set
+(:mod:`predictors.training.calibration`). Nothing outside the training set is looked at.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from predictors.training.calibration import calibrate as calibrate_adaptive
 from predictors.training.metrics import mdape
 from predictors.training.splits import inner_folds
 
@@ -34,8 +36,11 @@ def select(
     frame: pl.DataFrame,
     y: np.ndarray,
     split: str,
+    *,
+    calibrate: bool = True,
 ) -> Selection:
-    """Pick, refit and calibrate the best of *candidates* on this training set."""
+    """Pick, refit and calibrate the best of *candidates* on this training set (*calibrate*
+    false: no interval, ``interval`` is None, for callers that score points only)."""
     configs = candidates()
     folds = inner_folds(frame, split)
     oof = {c.name: np.full(frame.height, np.nan) for c in configs}
@@ -50,6 +55,10 @@ def select(
     best_name = min(finite, key=lambda k: finite[k]) if finite else configs[0].name
     best = next(c for c in configs if c.name == best_name)
     best.fit(frame, y)
-    pred = oof[best_name]
-    ok = np.isfinite(pred)
-    return Selection(best, best.calibrate(frame.filter(pl.Series(ok)), y[ok], pred[ok]), scores)
+    if not calibrate:
+        return Selection(best, None, scores)
+
+    def make_best() -> Any:
+        return next(c for c in candidates() if c.name == best_name)
+
+    return Selection(best, calibrate_adaptive(make_best, frame, y), scores)

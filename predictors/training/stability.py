@@ -33,7 +33,7 @@ def _logo_predictions(
     y = rows[column].to_numpy().astype(np.float64)
     pred = np.full(rows.height, np.nan)
     for _, train, test in folds(rows, "logo"):
-        chosen = select(candidates, rows[train], y[train], "logo")
+        chosen = select(candidates, rows[train], y[train], "logo", calibrate=False)
         pred[test] = chosen.estimator.predict(rows[test])
     return pred
 

@@ -93,7 +93,8 @@ def train(
         },
         "domain": training_domain(usable),
         "intervals": (
-            "90 % split-conformal, residuals out-of-fold over folds holding out whole GPUs"
+            "90 % locally adaptive conformal: residuals out-of-fold over folds holding out whole "
+            "GPUs, architectures, newer GPUs, LLMs and random rows, scaled by exp(difficulty)"
         ),
         "metrics": metrics or {},
         "library_versions": artifacts.library_versions(),

@@ -1,0 +1,238 @@
+"""Machine-readable exports of a report's disclosure: SPDX 3.0.1 (JSON-LD, AI profile) and
+CycloneDX 1.6 (JSON, model cards with ``environmentalConsiderations.energyConsumptions``).
+
+Both are plain JSON values built from the :class:`~planner.documents.report.ReportDocument`
+(no SBOM library at run time). One element per model entry: an SPDX ``ai_AIPackage`` with
+``ai_energyConsumption.ai_inferenceEnergyConsumption`` (facility kWh over the window) and every
+disclosure field as an ``ai_metric`` entry; a CycloneDX ``machine-learning-model`` component
+whose model card carries the inference energy (facility kWh, with the grid as its energy
+provider) and its location-based CO2e, every field as a ``wattgpu:disclosure:*`` property.
+Fleet fields are repeated under ``fleet.`` on every element, so each is self-contained.
+Identifiers are UUID-5s of the scenario and the generation time: the same report, the same ids.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from planner.documents.disclosure import DisclosureDocument, FieldDocument
+from planner.documents.report import ReportDocument
+from predictors.core.errors import WattgpuError
+
+SPDX_CONTEXT = "https://spdx.org/rdf/3.0.1/spdx-context.jsonld"
+CYCLONEDX_SCHEMA = "http://cyclonedx.org/schema/bom-1.6.schema.json"
+EXPORT_FORMATS = ("spdx", "cyclonedx")
+
+
+def field_text(f: FieldDocument) -> str:
+    """One field as text: 'value unit [label] P10–P90 a–b; source: …' or 'not_applicable: …'."""
+    if f.not_applicable is not None:
+        return f"not_applicable: {f.not_applicable}"
+    rng = f" P10-P90 {f.p10:.6g}-{f.p90:.6g}" if f.p10 is not None and f.p90 is not None else ""
+    shown = f"{f.value:.6g}" if isinstance(f.value, float | int) else str(f.value)
+    unit = f" {f.unit}" if f.unit else ""
+    return f"{shown}{unit} [{f.label}]{rng}; source: {f.source}"
+
+
+def _disclosure(report: ReportDocument) -> DisclosureDocument:
+    if report.disclosure is None:
+        raise WattgpuError(
+            f"plan {report.scenario.name}: status {report.status}, no allocations to disclose; "
+            "plan a feasible scenario first"
+        )
+    return report.disclosure
+
+
+def _ids(report: ReportDocument) -> uuid.UUID:
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"wattgpu:{report.scenario.name}:{report.generated_at}")
+
+
+def _entries(report: ReportDocument, name: str) -> list[tuple[str, str]]:
+    d = _disclosure(report)
+    mine = next(m for m in d.models if m.name == name)
+    pairs = [(k, field_text(f)) for k, f in mine.fields.items()]
+    pairs += [(f"fleet.{k}", field_text(f)) for k, f in d.fields.items()]
+    pairs += [("fleet.boundary." + b.component, b.treatment) for b in d.boundary]
+    return pairs
+
+
+def _kwh(report: ReportDocument, name: str) -> float:
+    f = next(m for m in _disclosure(report).models if m.name == name).fields["energy_facility_kwh"]
+    return float(f.value) if isinstance(f.value, float | int) else 0.0
+
+
+def _spdx_time(iso: str) -> str:
+    return dt.datetime.fromisoformat(iso).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def spdx_document(report: ReportDocument) -> dict[str, Any]:
+    """The report's disclosure as an SPDX 3.0.1 JSON-LD document (AI profile)."""
+    d = _disclosure(report)
+    base = f"urn:uuid:{_ids(report)}"
+    agent = f"{base}#wattgpu"
+    info = "_:creationinfo"
+    training = d.fields.get("training_energy_kwh")
+    graph: list[dict[str, Any]] = [
+        {
+            "type": "CreationInfo",
+            "@id": info,
+            "specVersion": "3.0.1",
+            "created": _spdx_time(report.generated_at),
+            "createdBy": [agent],
+            "comment": report.note,
+        },
+        {
+            "type": "SoftwareAgent",
+            "spdxId": agent,
+            "creationInfo": info,
+            "name": f"wattgpu {report.wattgpu_version}",
+        },
+    ]
+    packages = []
+    for i, m in enumerate(d.models):
+        pid = f"{base}#model-{i}"
+        packages.append(pid)
+        energy: dict[str, Any] = {
+            "type": "ai_EnergyConsumption",
+            "ai_inferenceEnergyConsumption": [
+                {
+                    "type": "ai_EnergyConsumptionDescription",
+                    "ai_energyQuantity": f"{_kwh(report, m.name):.6f}",
+                    "ai_energyUnit": "kilowattHour",
+                }
+            ],
+        }
+        if training is not None and isinstance(training.value, float | int):
+            energy["ai_trainingEnergyConsumption"] = [
+                {
+                    "type": "ai_EnergyConsumptionDescription",
+                    "ai_energyQuantity": f"{float(training.value):.6f}",
+                    "ai_energyUnit": "kilowattHour",
+                }
+            ]
+        graph.append(
+            {
+                "type": "ai_AIPackage",
+                "spdxId": pid,
+                "creationInfo": info,
+                "name": str(m.fields["model_id"].value),
+                "summary": f"model entry {m.name} of scenario {report.scenario.name}",
+                "description": (
+                    "Estimated inference energy over the reporting window: facility kWh "
+                    "(GPU energy × PUE), modelled by wattgpu; every disclosure field is an "
+                    "ai_metric entry."
+                ),
+                "software_primaryPurpose": "model",
+                "ai_energyConsumption": energy,
+                "ai_metric": [
+                    {"type": "DictionaryEntry", "key": k, "value": v}
+                    for k, v in _entries(report, m.name)
+                ],
+                "ai_standardCompliance": list(d.frameworks),
+                "ai_informationAboutApplication": d.flops_methodology,
+            }
+        )
+    graph.append(
+        {
+            "type": "SpdxDocument",
+            "spdxId": f"{base}#document",
+            "creationInfo": info,
+            "name": f"{report.title} — {report.scenario.name}",
+            "profileConformance": ["core", "software", "ai"],
+            "rootElement": packages,
+            "element": [agent, *packages],
+        }
+    )
+    return {"@context": SPDX_CONTEXT, "@graph": graph}
+
+
+def cyclonedx_document(report: ReportDocument) -> dict[str, Any]:
+    """The report's disclosure as a CycloneDX 1.6 JSON BOM (model cards)."""
+    d = _disclosure(report)
+    grid = report.assumptions.grid
+    provider = f"grid {grid.region}" if grid.region else "grid (explicit figure)"
+    components = []
+    for i, m in enumerate(d.models):
+        kwh = _kwh(report, m.name)
+        kg = m.fields.get("emissions_location_kg_co2e")
+        consumption: dict[str, Any] = {
+            "activity": "inference",
+            "energyProviders": [
+                {
+                    "description": f"{report.assumptions.grid_text} (location-based)",
+                    "organization": {"name": provider},
+                    "energySource": "unknown",
+                    "energyProvided": {"value": kwh, "unit": "kWh"},
+                }
+            ],
+            "activityEnergyCost": {"value": kwh, "unit": "kWh"},
+            "properties": [
+                {"name": f"wattgpu:disclosure:{k}", "value": v} for k, v in _entries(report, m.name)
+            ],
+        }
+        if kg is not None and isinstance(kg.value, float | int):
+            tonnes = float(kg.value) / 1000.0
+            consumption["co2CostEquivalent"] = {"value": tonnes, "unit": "tCO2eq"}
+        considerations: list[dict[str, Any]] = [consumption]
+        training = d.fields.get("training_energy_kwh")
+        if training is not None and isinstance(training.value, float | int):
+            considerations.append(
+                {
+                    "activity": "training",
+                    "energyProviders": [
+                        {
+                            "description": f"user-supplied: {training.source}",
+                            "organization": {"name": "not stated"},
+                            "energySource": "unknown",
+                            "energyProvided": {"value": float(training.value), "unit": "kWh"},
+                        }
+                    ],
+                    "activityEnergyCost": {"value": float(training.value), "unit": "kWh"},
+                }
+            )
+        components.append(
+            {
+                "type": "machine-learning-model",
+                "bom-ref": f"model-{i}",
+                "name": str(m.fields["model_id"].value),
+                "description": f"model entry {m.name} of scenario {report.scenario.name}",
+                "modelCard": {
+                    "considerations": {
+                        "environmentalConsiderations": {"energyConsumptions": considerations}
+                    }
+                },
+            }
+        )
+    return {
+        "$schema": CYCLONEDX_SCHEMA,
+        "bomFormat": "CycloneDX",
+        "specVersion": "1.6",
+        "serialNumber": f"urn:uuid:{_ids(report)}",
+        "version": 1,
+        "metadata": {
+            "timestamp": report.generated_at,
+            "tools": {
+                "components": [
+                    {"type": "application", "name": "wattgpu", "version": report.wattgpu_version}
+                ]
+            },
+            "properties": [
+                {"name": "wattgpu:note", "value": report.note},
+                {"name": "wattgpu:frameworks", "value": "; ".join(d.frameworks)},
+                {"name": "wattgpu:persona", "value": d.persona},
+                {"name": "wattgpu:recipients", "value": ", ".join(d.recipients)},
+            ],
+        },
+        "components": components,
+    }
+
+
+def export_document(report: ReportDocument, fmt: str) -> dict[str, Any]:
+    """The export *fmt* (``spdx`` or ``cyclonedx``) of *report*."""
+    if fmt == "spdx":
+        return spdx_document(report)
+    if fmt == "cyclonedx":
+        return cyclonedx_document(report)
+    raise ValueError(f"unknown export {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")

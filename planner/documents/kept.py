@@ -1,0 +1,79 @@
+"""Which candidates a plan JSON carries: every one (``--candidates all``) or, by default, the
+allocated ones, the best feasible alternatives of every model entry and every excluded one.
+
+A large scenario has tens of thousands of feasible candidates, each with its power and ITL
+curves; carrying them all made the 500-entry plan 167 MB. The default keeps what a reader and
+the plan's own checks need: the allocated candidates (their curves re-compute every figure,
+``docs/method.md`` §4), up to :data:`BEST_ALTERNATIVES` other feasible candidates per model
+entry ranked by the plan's objective per request/s at full load (the options a what-if would
+move to first), and the excluded candidates (no curves; they say why each option was refused).
+:class:`CandidateCounts` records how many there were, so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Literal
+
+from planner.inputs import Candidate, PlanningInputs
+from planner.result import Plan
+from planner.solve.coefficients import facility_kw_coefficients, objective_prices
+
+#: What ``wattgpu plan --candidates`` accepts: the default selection, or every candidate.
+CandidateSelection = Literal["best", "all"]
+CANDIDATE_SELECTIONS: tuple[str, ...] = ("best", "all")
+#: Feasible alternatives kept per model entry besides its allocated candidates.
+BEST_ALTERNATIVES = 5
+
+
+@dataclass(frozen=True)
+class CandidateCounts:
+    """How many candidates the plan considered and how many its JSON carries."""
+
+    total: int
+    feasible: int
+    feasible_out_of_domain: int
+    kept: int
+
+
+def objective_per_request(inputs: PlanningInputs, c: Candidate) -> float:
+    """The plan's objective per hour and per request/s of *c* at full load (ranking only)."""
+    per_kwh, per_usd = objective_prices(inputs)
+    kw_n, kw_x = facility_kw_coefficients(inputs, c)
+    capacity = c.max_requests_per_s_per_replica
+    if capacity <= 0.0:
+        return math.inf
+    hourly = per_kwh * (kw_n + kw_x * capacity) + per_usd * c.usd_per_hour_per_replica
+    return hourly / capacity
+
+
+def kept_candidates(plan: Plan, selection: CandidateSelection = "best") -> tuple[Candidate, ...]:
+    """The candidates a plan JSON carries, in the plan's candidate order (see module doc)."""
+    inputs = plan.inputs
+    if selection == "all":
+        return inputs.candidates
+    allocated = {a.candidate.key for a in plan.allocations}
+    by_model: dict[str, list[Candidate]] = defaultdict(list)
+    for c in inputs.candidates:
+        if c.feasible and c.key not in allocated:
+            by_model[c.name].append(c)
+    best: set[tuple[str, str, int]] = set()
+    for options in by_model.values():
+        ranked = sorted(options, key=lambda c: (objective_per_request(inputs, c), c.key))
+        best.update(c.key for c in ranked[:BEST_ALTERNATIVES])
+    return tuple(
+        c for c in inputs.candidates if not c.feasible or c.key in allocated or c.key in best
+    )
+
+
+def candidate_counts(plan: Plan, kept: tuple[Candidate, ...]) -> CandidateCounts:
+    """Counts of the plan's candidates (all of them) and of those *kept*."""
+    cands = plan.inputs.candidates
+    return CandidateCounts(
+        total=len(cands),
+        feasible=sum(c.feasible for c in cands),
+        feasible_out_of_domain=sum(c.feasible and not c.in_domain for c in cands),
+        kept=len(kept),
+    )

@@ -1,0 +1,117 @@
+"""The interval section of ``docs/accuracy.md``: coverage beside width on every split, the
+issue-17 interval targets, and what was decided after looking at held-out numbers."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from predictors.training.report_format import SPLIT_TITLES, fmt, sorted_by_split, table
+
+#: Issue 17's interval targets: coverage range on these splits, and median hi/lo per target.
+COVERAGE_TARGET_PCT = (88.0, 92.0)
+COVERAGE_SPLITS: tuple[str, ...] = ("logo", "logo-nvidia-dc", "loao", "newer2022", "newer2025")
+HI_LO_TARGET = {"itl": 2.0, "power": 1.5}
+#: Choices made after held-out numbers had been seen (stated, as issue 17 asks).
+DECIDED_AFTER_LOOKING: tuple[str, ...] = (
+    "The conformal quantiles are the lowest and highest over the kinds of calibration fold "
+    "(unmeasured GPU, architecture, newer GPU, LLM, random rows) rather than of their pooled "
+    "mixture: with the pooled quantile, held-out power coverage on LOGO was 83 % (a first run "
+    "on power only).",
+    "The difficulty features `vendor_sparse` (1 / (1 + measured GPUs of the row's vendor)) and "
+    "`itl_includes_prefill` were added after a first held-out ITL run, which gave NVIDIA "
+    "datacenter GPUs on LOGO the width of the Intel and AMD accelerators (coverage 97.7 %, "
+    "median hi/lo 11.6), whose held-out ITL is off by a factor of up to 12.",
+)
+
+
+def _met(value: float | None, ok: bool) -> str:
+    if value is None:
+        return "–"
+    return "met" if ok else "**missed**"
+
+
+def _targets(ours: pl.DataFrame) -> list[str]:
+    lo_t, hi_t = COVERAGE_TARGET_PCT
+    body = []
+    for r in ours.filter(pl.col("split").is_in(list(COVERAGE_SPLITS))).iter_rows(named=True):
+        target = str(r["target"])
+        cov, ratio = r["coverage_90_pct"], r["median_hi_over_lo"]
+        limit = HI_LO_TARGET.get(target)
+        body.append(
+            [
+                target,
+                SPLIT_TITLES.get(r["split"], r["split"]),
+                fmt(cov),
+                _met(cov, cov is not None and lo_t <= cov <= hi_t),
+                fmt(ratio, 2),
+                f"≤ {limit}" if limit else "–",
+                _met(ratio, limit is not None and ratio is not None and ratio <= limit)
+                if limit
+                else "–",
+            ]
+        )
+    return table(
+        ["target", "split", "90 % coverage %", "88–92 %", "median hi/lo", "target", ""], body
+    )
+
+
+def interval_section(summary: pl.DataFrame) -> list[str]:
+    """Coverage beside width (median hi/lo) and experiment-level error on every split, the
+    issue-17 interval targets and what was decided after looking at held-out numbers."""
+    if "median_hi_over_lo" not in summary.columns:
+        return []
+    ours = sorted_by_split(summary.filter(pl.col("method") == "ours"))
+    rows = [
+        [
+            r["target"],
+            SPLIT_TITLES.get(r["split"], r["split"]),
+            fmt(int(r["rows"])),
+            fmt(r["coverage_90_pct"]),
+            fmt(r["median_hi_over_lo"], 2),
+            fmt(r["interval_width_pct"]),
+            fmt(r["mdape_pct"]),
+            fmt(r["experiment_mape_pct"]) + f" ({int(r['experiments'])})",
+        ]
+        for r in ours.iter_rows(named=True)
+    ]
+    return [
+        "## Intervals beside their width, and experiment-level error",
+        "",
+        "An interval is only useful if it is narrow enough to plan with: the median of "
+        "`hi / lo` says how many times the upper bound is the lower one (2.0 is a band of about "
+        "±33 % around the value). The intervals are locally adaptive (v3, issue 17): each row's "
+        "band is the conformal band of scaled residuals times exp(difficulty), what the row "
+        "lacks in the training data (`predictors.estimators.intervals.difficulty`), calibrated "
+        "on folds of each training set that hold out whole GPUs, architectures, newer GPUs, "
+        "LLMs or random rows; so coverage and width are given for every split. Experiment MAPE "
+        "is the mean absolute percentage error of the mean per experiment (one benchmark "
+        "configuration: source, LLM, GPU, GPU count, engine, precision and token lengths, swept "
+        "over batch or concurrency), the way serving simulators report theirs; the number of "
+        "experiments is in brackets.",
+        "",
+        *table(
+            [
+                "target",
+                "split",
+                "rows",
+                "90 % coverage %",
+                "median hi/lo",
+                "mean width %",
+                "row MdAPE %",
+                "experiment MAPE % (experiments)",
+            ],
+            rows,
+        ),
+        "",
+        "### The issue-17 interval targets",
+        "",
+        "Coverage 88–92 % on LOGO, LOAO and each newer-than-training split; median `hi/lo` "
+        "≤ 2.0 for ITL and ≤ 1.5 for power. Judged on every held-out row, never tuned to:",
+        "",
+        *_targets(ours),
+        "",
+        "### Decided after looking at held-out numbers",
+        "",
+        *(f"- {d}" for d in DECIDED_AFTER_LOOKING),
+        "",
+    ]

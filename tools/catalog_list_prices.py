@@ -1,0 +1,93 @@
+"""Fill ``list_price_usd`` / ``list_price_source`` of catalogs/gpus.csv for the TCO price basis.
+
+Published list (launch) prices exist for 14 catalog GPUs (Epoch AI, in ``list_price_usd``
+already). For every other GPU the price is **modelled** by one stated rule, written into its
+``list_price_source``:
+
+    list_price_usd = median(list price / memory bandwidth) × memory_bandwidth_gb_s, to $100
+
+where the median runs over the data-centre GPUs (not GeForce) with a published price. Memory
+bandwidth stands in for the HBM stacks and interposer that weigh heavily in these parts' cost;
+the rule is crude (3.2 k$ for a T4, 20 k$ for an H100 PCIe, 77 k$ for a B200, 60 k$ for an
+MI325X against 15 k$ published for the MI300X). A user overlay (``--user-catalog``) or a
+scenario ``purchase_price_usd`` replaces it.
+
+    python tools/catalog_list_prices.py           # print the values
+    python tools/catalog_list_prices.py --write   # update catalogs/gpus.csv in place
+    python tools/catalog_list_prices.py --check   # exit 1 when catalogs/gpus.csv differs
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GPUS_CSV = REPO / "catalogs" / "gpus.csv"
+PUBLISHED = "published: Epoch AI ML hardware dataset (launch/list price; some analyst estimates)"
+
+
+def _published(row: dict[str, str]) -> bool:
+    return bool(row["list_price_usd"]) and not row.get("list_price_source", "").startswith(
+        "modelled"
+    )
+
+
+def usd_per_gb_s(rows: list[dict[str, str]]) -> float:
+    """Median published list price per GB/s of memory bandwidth (data-centre parts)."""
+    ratios = [
+        float(r["list_price_usd"]) / float(r["memory_bandwidth_gb_s"])
+        for r in rows
+        if _published(r) and not r["id"].startswith("RTX-")
+    ]
+    return statistics.median(ratios)
+
+
+def updated_text(text: str) -> str:
+    """The catalog text with every GPU's list price and its source."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    header = list(rows[0].keys())
+    if "list_price_source" not in header:
+        header.append("list_price_source")
+    rate = usd_per_gb_s(rows)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        if _published(row):
+            row["list_price_source"] = PUBLISHED
+        else:
+            bw = float(row["memory_bandwidth_gb_s"])
+            row["list_price_usd"] = f"{round(rate * bw, -2):.0f}"
+            row["list_price_source"] = (
+                f"modelled: {rate:.3f} $ per GB/s (median published list price / bandwidth of "
+                f"the data-centre GPUs with one) x {bw:g} GB/s; no published list price"
+            )
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    text = GPUS_CSV.read_text(encoding="utf-8")
+    new = updated_text(text)
+    if args.check:
+        return 0 if new == text else 1
+    if args.write:
+        GPUS_CSV.write_text(new, encoding="utf-8")
+        print(f"updated {GPUS_CSV}")
+        return 0
+    for row in csv.DictReader(io.StringIO(new)):
+        print(f"{row['id']}: {row['list_price_usd']} $ ({row['list_price_source'][:9]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
