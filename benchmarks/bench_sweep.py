@@ -16,6 +16,8 @@ Measured 2026-12-01 on the shared 2-core machine (load average 4.5-5 from other 
 local, 2 workers, 1,000 draws: 92.6 s wall, 69.9 s CPU, 14.2 plans per CPU-second; Dask
 LocalCluster 400 draws: 1 worker 40.0 s wall (34.1 s CPU, 11.6 plans/CPU-s), 2 workers 41.9 s
 (34.7 s CPU): speed-up 0.95x, because the second worker had no free core (docs/sweep.md).
+After merging main (disclosure v2, pred-v3): local, 2 workers, 1,000 draws 72.8 s wall, 72.0 s
+CPU, 13.7 plans per CPU-second (load average 5).
 """
 
 from __future__ import annotations
