@@ -48,6 +48,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("planner.documents",),
         ("planner.analysis",),
         ("planner.disclosure",),
+        ("planner.sweep",),
         ("planner.report",),
         ("planner.cli",),
     ),

@@ -34,6 +34,7 @@ BOOSTERS = ("itl.ubj", "power.ubj", "ttft.ubj")
 def _card_without_metrics(path: Path) -> dict[str, object]:
     card: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
     card.pop("metrics", None)
+    card.pop("residuals", None)  # written by `wattgpu evaluate` too
     return card
 
 

@@ -4,7 +4,7 @@ Each command family lives in its own module and registers itself on :data:`app`:
 ``cli_catalog`` (catalog, with ``cli_hf_import`` for import-hf), ``cli_data`` (data summary),
 ``cli_predictors`` (train, evaluate, predict), ``cli_scenarios`` (the bundled examples),
 ``cli_validate`` (validate), ``cli_plan`` (plan, compare), ``cli_report`` (report, pareto,
-diff) and ``cli_schema`` (schema).
+diff) ``cli_schema`` (schema) and ``cli_sweep`` (sweep).
 Exit codes (the README's rules): errors the user can fix
 (:class:`predictors.core.errors.WattgpuError`) print one line per problem and exit 1; a malformed
 command line (unknown option, missing argument, bad choice) is reported by typer with the usage
@@ -31,6 +31,7 @@ from planner.cli import plan as cli_plan
 from planner.cli import report as cli_report
 from planner.cli import scenarios as cli_scenarios
 from planner.cli import schema as cli_schema
+from planner.cli import sweep as cli_sweep
 from planner.cli import validate as cli_validate
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import terminal_text
@@ -99,6 +100,7 @@ for _module in (
     cli_plan,
     cli_report,
     cli_schema,
+    cli_sweep,
 ):
     _module.register(app)
 

@@ -156,6 +156,14 @@ def evaluate(
             json.dumps(records, indent=2, sort_keys=True) + "\n",
             option="--metrics-to",
         )
+        card_path = model_dir / "model_card.json"
+        if card_path.exists():
+            from predictors.training.residuals import add_residuals
+
+            vendors = dict(
+                zip(catalog.gpus["id"].to_list(), catalog.gpus["vendor"].to_list(), strict=True)
+            )
+            add_residuals(card_path, long, vendors)
     typer.echo(f"wrote {output} ({seconds:.0f} s)")
     for r in summary.iter_rows(named=True):
         typer.echo(

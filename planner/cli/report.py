@@ -20,6 +20,7 @@ from predictors.core.escape import terminal_text
 
 if TYPE_CHECKING:
     from planner.documents.pareto import ParetoDocument
+    from planner.documents.sweep import SweepDocument
 
 ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 """Written by ``wattgpu evaluate`` (relative to the working directory or the checkout)."""
@@ -140,6 +141,14 @@ def report(
     ] = None,
     time_limit: TimeLimitOption = None,
     trust: TrustOption = False,
+    sweep: Annotated[
+        Path | None,
+        typer.Option(
+            "--sweep",
+            help="Sweep JSON (`wattgpu sweep --format json`) of the same scenario: adds its "
+            "section (P10/P50/P90, SLA probabilities, fan, tornado, GPU mix); md, html, text.",
+        ),
+    ] = None,
 ) -> None:
     """Estimated energy and emissions disclosure of a plan (md, html, json or text)."""
     from planner.report.build import make_report
@@ -151,6 +160,7 @@ def report(
 
     if output is not None:
         check_not_input(output, [file, *(overlay or [])], "--output")
+    sweep_doc = _load_sweep(sweep, format_.value) if sweep is not None else None
 
     file = find_scenario(file)
     with Progress("planning") as progress:
@@ -180,7 +190,39 @@ def report(
             + "; ".join(src.plan.solve.messages or ("no solution",)),
             err=True,
         )
-    _write(render_report(data, format_.value, csv), output, [file, *(overlay or [])])
+    text = render_report(data, format_.value, csv)
+    if sweep_doc is not None:
+        text = _with_sweep(text, format_.value, sweep_doc, src.plan.scenario)
+    _write(text, output, [file, *(overlay or []), *([sweep] if sweep else [])])
+
+
+def _load_sweep(path: Path, fmt: str) -> SweepDocument:
+    from planner.documents.base import load_document
+    from planner.documents.sweep import SweepDocument
+
+    if fmt == "json":
+        raise WattgpuError(
+            "--sweep: not with --format json (the sweep JSON is its own document); use md, "
+            "html or text"
+        )
+    return load_document(
+        path, SweepDocument, "sweep JSON", "give a file written by `wattgpu sweep --format json`"
+    )
+
+
+def _with_sweep(text: str, fmt: str, doc: SweepDocument, scenario: str) -> str:
+    if doc.scenario != scenario:
+        raise WattgpuError(
+            f"--sweep: the sweep is of scenario {doc.scenario!r}, the plan of {scenario!r}; "
+            "give the sweep of the same scenario"
+        )
+    if fmt == "html":
+        from planner.report.sweep_html import add_sweep_html
+
+        return add_sweep_html(text, doc)
+    from planner.report.sweep_view import sweep_markdown
+
+    return text.rstrip("\n") + "\n\n" + sweep_markdown(doc)
 
 
 def pareto(

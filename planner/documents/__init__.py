@@ -20,6 +20,7 @@ _MODELS: dict[str, tuple[str, str]] = {
     "forecast": ("planner.documents.forecast", "ForecastDocument"),
     "pareto": ("planner.documents.pareto", "ParetoDocument"),
     "model-card": ("predictors.estimators.card", "ModelCard"),
+    "sweep": ("planner.documents.sweep", "SweepDocument"),
 }
 SCHEMA_NAMES: tuple[str, ...] = tuple(_MODELS)
 

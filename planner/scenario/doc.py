@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from planner.scenario.disclosure import Disclosure
 from planner.scenario.model import Scenario
 from planner.scenario.sections import GpuOffer, Load, ModelEntry, Objective, ObjectiveWeights, Sla
+from planner.scenario.sweep_block import AxisRange, SweepBlock, SweepGrid
 from planner.scenario.tco import Tco
 
 
@@ -73,6 +74,9 @@ def field_reference() -> str:
         Sla,
         Tco,
         Disclosure,
+        SweepBlock,
+        SweepGrid,
+        AxisRange,
     ):
         parts.append(f"### {cls.__name__}\n\n{(cls.__doc__ or '').strip()}\n")
         parts.append("| field | type | default | description |\n|---|---|---|---|")

@@ -39,6 +39,7 @@ from planner.scenario.limits import (
     MAX_USD_PER_KWH,
 )
 from planner.scenario.sections import GpuOffer, ModelEntry, Objective, StrictModel, rule_error
+from planner.scenario.sweep_block import SweepBlock
 from planner.scenario.tco import RENTAL_COLUMN, Tco
 from predictors.core.errors import WattgpuError
 from predictors.core.vocab import Engine, Precision, canonical_engine
@@ -118,6 +119,9 @@ class Scenario(StrictModel):
     """Optional inputs of the report's disclosure fields (persona, reporting window, embodied
     lifetime, marginal and market-based carbon, grid profile, water, training energy); see
     ``Disclosure``. Omitted: every field it feeds is stated as not applicable or defaulted."""
+    sweep: SweepBlock | None = None
+    """What ``wattgpu sweep`` varies (grids, uncertainty draws; docs/sweep.md). ``wattgpu plan``
+    ignores it."""
 
     @field_validator("engine", mode="before")
     @classmethod

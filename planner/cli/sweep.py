@@ -1,0 +1,141 @@
+"""``wattgpu sweep``: re-plan a scenario under uncertainty draws and what-if grids.
+
+Parses the options, plans the point estimate (:func:`planner.pipeline.plan_file`), runs
+:func:`planner.sweep.run.run_sweep` on the chosen engine and prints or writes the sweep as
+Markdown (default) or JSON (the contract, ``wattgpu schema sweep``). The output is written once,
+atomically, at the end: an interrupted sweep (Ctrl-C) leaves no file.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planner.cli.validate import OverlayOption, SetOption
+
+
+class SweepFormat(enum.StrEnum):
+    """Output formats of ``wattgpu sweep``."""
+
+    md = "md"
+    json = "json"
+
+
+def sweep(
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Scenario YAML file or a bundled example's name (default: enterprise-fleet)."
+        ),
+    ] = None,
+    draws: Annotated[
+        int | None,
+        typer.Option(
+            "--draws",
+            "-n",
+            help="Uncertainty draws (default: the sweep block's; max 100,000 without --force).",
+        ),
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the draws.")] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", help="local (default), dask or ray.")
+    ] = "local",
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            max=4096,
+            help="Worker processes (local, or a local Dask/Ray).",
+        ),
+    ] = 1,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address", help="Dask scheduler (tcp://host:8786) or Ray cluster (host:6379) address."
+        ),
+    ] = None,
+    choose: Annotated[str, typer.Option("--choose", help="none (default) or robust.")] = "none",
+    sla_probability: Annotated[
+        float,
+        typer.Option(
+            "--sla-probability",
+            help="--choose robust: least share of draws meeting every SLA, cap and budget.",
+        ),
+    ] = 0.95,
+    force: Annotated[
+        bool, typer.Option("--force", help="Allow more draws or grid points than the limits.")
+    ] = False,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=0, help="Draws per task (0: automatic).")
+    ] = 0,
+    fmt: Annotated[
+        SweepFormat, typer.Option("--format", "-f", help="md (default) or json (the contract).")
+    ] = SweepFormat.md,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    set_: SetOption = None,
+    overlay: OverlayOption = None,
+) -> None:
+    """Re-plan a scenario under uncertainty draws and what-if grids (docs/sweep.md)."""
+    from planner.paths import default_scenario
+    from planner.pipeline import plan_file
+    from planner.report.sweep_view import sweep_markdown
+    from planner.scenario.bundled import find_scenario
+    from planner.sweep.executors import check_engine
+    from planner.sweep.run import run_sweep
+    from planner.sweep.spec import settings
+    from planner.text import to_json
+    from predictors.core.output import check_not_input, write_output
+    from predictors.core.progress import Progress
+
+    check_engine(engine)
+    path = find_scenario(file) if file is not None else default_scenario()
+    if output is not None:
+        check_not_input(output, [path, *(overlay or [])], "--output")
+    with Progress("sweeping") as progress:
+        run = plan_file(path, set_ or [], overlay or [], baselines=False, progress=progress.update)
+        block = run.scenario.sweep
+        s = settings(
+            block,
+            draws=draws,
+            seed=seed,
+            choose=choose,
+            sla_probability=sla_probability,
+            force=force,
+            batch_size=batch_size,
+        )
+
+        def step(text: str) -> None:
+            if progress.enabled:
+                progress.update(text)
+            else:
+                typer.echo(f"  {text}", err=True)
+
+        doc = run_sweep(
+            run,
+            block,
+            s,
+            engine=engine,
+            workers=workers,
+            address=address,
+            force=force,
+            progress=step,
+        )
+    text = to_json(doc.to_json_dict()) if fmt == SweepFormat.json else sweep_markdown(doc)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    write_output(output, text, inputs=[path, *(overlay or [])])
+    typer.echo(f"wrote {fmt.value} sweep to {output}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sweep`` to *app*."""
+    app.command("sweep")(sweep)

@@ -1,0 +1,51 @@
+"""The sweep section of an HTML report: the Markdown section's paragraphs and tables as HTML,
+with the fan, tornado and GPU-mix charts embedded (``wattgpu report PLAN --sweep SWEEP``)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from planner.documents.sweep import SweepDocument
+from planner.report.html import _figure
+from planner.report.sweep_charts import sweep_charts
+from planner.report.sweep_view import sweep_markdown
+
+
+def _cells(line: str) -> list[str]:
+    inner = line.strip().strip("|")
+    return [c.strip().replace("\\|", "|") for c in inner.split(" | ")]
+
+
+def _table(lines: list[str]) -> str:
+    head, body = _cells(lines[0]), [_cells(line) for line in lines[2:]]
+    th = "".join(f"<th>{escape(c)}</th>" for c in head)
+    rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in body)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def sweep_html(doc: SweepDocument) -> str:
+    """The sweep as an HTML ``<section>`` (headings, paragraphs, tables, charts)."""
+    out: list[str] = ['<section id="sweep">']
+    table: list[str] = []
+    for line in [*sweep_markdown(doc).splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:
+            out.append(_table(table))
+            table = []
+        if line.startswith("## "):
+            out.append(f"<h2>{escape(line[3:])}</h2>")
+        elif line.startswith("- "):
+            out.append(f"<p>• {escape(line[2:])}</p>")
+        elif line.strip():
+            out.append(f"<p>{escape(line)}</p>")
+    out += [_figure(chart) for chart in sweep_charts(doc)]
+    out.append("</section>")
+    return "".join(out)
+
+
+def add_sweep_html(page: str, doc: SweepDocument) -> str:
+    """*page* (a whole report) with the sweep section before the end of its ``<main>``."""
+    head, sep, tail = page.rpartition("</main>")
+    return f"{head}{sweep_html(doc)}{sep}{tail}" if sep else page + sweep_html(doc)

@@ -1,0 +1,124 @@
+"""The ``sweep:`` block of a scenario: grids of what-if values and the uncertainty draws.
+
+``wattgpu sweep`` (:mod:`planner.sweep`) reads it; ``wattgpu plan`` ignores it. Every grid axis
+is a list of values or a range (``{start: 1.0, stop: 1.3, steps: 4}``: ``steps`` evenly spaced
+values from start to stop, both included). The grid is the cartesian product of the axes given;
+each grid point is re-planned at the point estimate (no draws). Values are checked like the
+scenario's own fields: finite, non-negative, below the scenario limits.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag
+
+from planner.scenario.limits import (
+    MAX_BUDGET_USD,
+    MAX_GPUS,
+    MAX_GRID_G_CO2_PER_KWH,
+    MAX_POWER_CAP_KW,
+    MAX_PROFILE_MULTIPLIER,
+    MAX_USD_PER_KWH,
+)
+from planner.scenario.sections import StrictModel
+
+#: Most values of one grid axis range.
+MAX_AXIS_STEPS = 1_000
+#: Most uncertainty draws of one sweep (``--draws``; more needs ``--force``).
+MAX_DRAWS = 100_000
+#: Most grid points (the product of the axes' lengths) without ``--force``.
+MAX_GRID_POINTS = 10_000
+
+
+class AxisRange(StrictModel):
+    """``steps`` evenly spaced values from ``start`` to ``stop`` (both included)."""
+
+    start: float = Field(ge=0)
+    """First value (>= 0)."""
+    stop: float = Field(ge=0)
+    """Last value (>= 0)."""
+    steps: int = Field(ge=1, le=MAX_AXIS_STEPS)
+    """Number of values (1 gives ``start`` alone)."""
+
+    def values(self) -> tuple[float, ...]:
+        """The values of the range, in order."""
+        if self.steps == 1:
+            return (self.start,)
+        step = (self.stop - self.start) / (self.steps - 1)
+        return tuple(self.start + i * step for i in range(self.steps))
+
+
+Multiplier = Annotated[float, Field(ge=0, le=MAX_PROFILE_MULTIPLIER)]
+Price = Annotated[float, Field(ge=0, le=MAX_USD_PER_KWH)]
+Carbon = Annotated[float, Field(ge=0, le=MAX_GRID_G_CO2_PER_KWH)]
+Count = Annotated[int, Field(ge=0, le=MAX_GPUS)]
+Cap = Annotated[float, Field(gt=0, le=MAX_POWER_CAP_KW)]
+Budget = Annotated[float, Field(gt=0, le=MAX_BUDGET_USD)]
+
+
+def _axis_kind(value: Any) -> str:
+    return "range" if isinstance(value, dict) or isinstance(value, AxisRange) else "values"
+
+
+#: A list of values or an :class:`AxisRange` (one error message, not one per form).
+LoadAxis = Annotated[
+    Annotated[list[Multiplier], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+PriceAxis = Annotated[
+    Annotated[list[Price], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+CarbonAxis = Annotated[
+    Annotated[list[Carbon], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+CountAxis = Annotated[
+    Annotated[list[Count], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+CapAxis = Annotated[
+    Annotated[list[Cap], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+BudgetAxis = Annotated[
+    Annotated[list[Budget], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Discriminator(_axis_kind),
+]
+
+
+class SweepGrid(StrictModel):
+    """Grid axes (each a list of values or a range); the grid is their cartesian product."""
+
+    load_growth: LoadAxis | None = None
+    """Multiplier of every model's load (1.3 = 30 % growth)."""
+    model_load: dict[str, LoadAxis] | None = None
+    """Per model entry name: a multiplier of that entry's load."""
+    electricity_usd_per_kwh: PriceAxis | None = None
+    """Electricity price (USD per facility kWh)."""
+    grid_g_co2_per_kwh: CarbonAxis | None = None
+    """Grid carbon intensity (g CO2e per kWh)."""
+    gpu_available: dict[str, CountAxis] | None = None
+    """Per GPU type (catalog id as in ``gpus:``): GPUs available (a range is rounded down)."""
+    power_cap_kw: CapAxis | None = None
+    """Facility power cap (kW)."""
+    budget_usd: BudgetAxis | None = None
+    """Budget over the horizon (USD)."""
+
+
+class SweepBlock(StrictModel):
+    """What ``wattgpu sweep`` varies: grids and uncertainty draws (docs/sweep.md)."""
+
+    grid: SweepGrid = Field(default_factory=SweepGrid)
+    """What-if axes, re-planned at the point estimate."""
+    draws: int = Field(0, ge=0)
+    """Uncertainty draws (``--draws`` overrides; at most 100,000 without ``--force``)."""
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    """Seed of the draws (``numpy.random.SeedSequence``)."""
+    sampler: Literal["sobol", "lhs"] = "sobol"
+    """Quasi-random sampler of ``scipy.stats.qmc``: scrambled Sobol or Latin hypercube."""
+    arrival_rate_sd: float = Field(0.1, ge=0, le=3)
+    """Log-sd of each model entry's arrival rate (0.1: about ±10 % at one sd)."""
+    idle_power_sd: float = Field(0.1, ge=0, le=3)
+    """Log-sd of each GPU type's idle power (one draw per GPU type)."""

@@ -1,0 +1,267 @@
+"""From the per-draw records to the sweep's summary: quantiles, SLA probabilities, regret,
+plan stability, the fan and tornado data and the robust choice (docs/method.md, "Sweep")."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from planner.sweep.draws import TARGETS
+from planner.sweep.evaluate import Fleet
+from planner.sweep.table import Layout
+
+FIGURES: tuple[str, ...] = (
+    "energy_kwh",
+    "facility_energy_kwh",
+    "cost_usd",
+    "carbon_kg",
+    "objective",
+)
+MAX_ALTERNATIVES = 10
+MAX_TORNADO = 12
+MAX_ROBUST_FLEETS = 16
+"""Most distinct re-optimised fleets (most frequent first) the robust choice evaluates."""
+TAIL_Z = 0.8416212335729143
+"""The normal's 80 % quantile: the tornado's 'low' and 'high' are the fifths beyond ±it."""
+
+
+def rnd(value: float) -> float:
+    """*value* to 10 significant digits (the JSON's precision)."""
+    return float(f"{value:.10g}")
+
+
+def quantiles(values: list[float]) -> dict[str, float | None]:
+    """P10, P50, P90 and mean (None for no values)."""
+    if not values:
+        return {"p10": None, "p50": None, "p90": None, "mean": None}
+    arr = np.asarray(values, dtype=np.float64)
+    p10, p50, p90 = np.percentile(arr, [10, 50, 90])
+    return {"p10": rnd(p10), "p50": rnd(p50), "p90": rnd(p90), "mean": rnd(float(arr.mean()))}
+
+
+def _share(flags: list[bool]) -> float | None:
+    return rnd(sum(flags) / len(flags)) if flags else None
+
+
+def all_met(outcome: dict[str, Any]) -> bool:
+    """Every SLA, the power cap, the budget and the inventory hold."""
+    return (
+        all(outcome["sla_met"].values())
+        and outcome["power_cap_met"]
+        and outcome["budget_met"]
+        and outcome.get("inventory_met", True)
+    )
+
+
+def mix_text(gpus: dict[str, int]) -> str:
+    """``GPU×n, ...`` of a GPU mix."""
+    return ", ".join(f"{g}×{n}" for g, n in gpus.items())
+
+
+def _stability(with_plan: list[dict[str, Any]], base: Fleet) -> dict[str, Any]:
+    fleets = Counter(r["fleet"].identity for r in with_plan)
+    first: dict[Any, Fleet] = {}
+    for r in with_plan:
+        first.setdefault(r["fleet"].identity, r["fleet"])
+    mixes = Counter(tuple(r["fleet"].gpu_mix().items()) for r in with_plan)
+    n = len(with_plan)
+    order = sorted(fleets.items(), key=lambda kv: (-kv[1], first[kv[0]].label()))
+    return {
+        "same_fleet_share": rnd(fleets.get(base.identity, 0) / n) if n else None,
+        "same_gpu_mix_share": rnd(mixes.get(tuple(base.gpu_mix().items()), 0) / n) if n else None,
+        "alternatives": [
+            {"fleet": first[k].label(), "gpus": first[k].gpu_mix(), "share": rnd(c / n)}
+            for k, c in order[:MAX_ALTERNATIVES]
+        ],
+        "gpu_mix_frequency": [
+            {"fleet": "", "gpus": dict(k), "share": rnd(c / n)}
+            for k, c in sorted(mixes.items(), key=lambda kv: (-kv[1], kv[0]))
+        ],
+    }
+
+
+def _fan(records: list[dict[str, Any]], hours: tuple[float, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {"period_hours": [rnd(h) for h in hours]}
+    for which in ("base", "optimal"):
+        rows = [r[which]["facility_energy_kwh_by_period"] for r in records if which in r]
+        arr = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(hours))
+        for q in (10, 50, 90):
+            values = np.percentile(arr, q, axis=0) if rows else np.zeros(len(hours))
+            out[f"{which}_p{q}"] = [rnd(v) for v in values]
+    return out
+
+
+def _factor_names(layout: Layout, model_names: list[str]) -> list[tuple[str, int]]:
+    names = []
+    for target in TARGETS:
+        off = layout.offset(target)
+        names += [(f"{target} error, GPU {g}", off + i) for i, g in enumerate(layout.gpus)]
+        names += [
+            (f"{target} error, LLM {m}", off + len(layout.gpus) + i)
+            for i, m in enumerate(layout.llms)
+        ]
+    names += [(f"arrival rate, {m}", layout.arrival + i) for i, m in enumerate(model_names)]
+    names += [(f"idle power, {g}", layout.idle + i) for i, g in enumerate(layout.gpus)]
+    return names
+
+
+def tornado_draws(
+    records: list[dict[str, Any]], z: np.ndarray, layout: Layout, model_names: list[str]
+) -> list[dict[str, Any]]:
+    """Per named factor: mean re-optimised cost in its lowest and highest fifth."""
+    rows = [(r["index"], r["optimal"]["cost_usd"]) for r in records if "optimal" in r]
+    if len(rows) < 10:
+        return []
+    idx = np.array([i for i, _ in rows])
+    cost = np.array([c for _, c in rows])
+    bars = []
+    for name, col in _factor_names(layout, model_names):
+        values = z[idx, col]
+        low, high = cost[values <= -TAIL_Z], cost[values >= TAIL_Z]
+        if low.size and high.size and np.ptp(values) > 0:
+            lo, hi = float(low.mean()), float(high.mean())
+            bars.append((abs(hi - lo), name, lo, hi))
+    bars.sort(key=lambda b: (-b[0], b[1]))
+    return [
+        {
+            "factor": n,
+            "source": "draws",
+            "low_cost_usd": rnd(lo),
+            "high_cost_usd": rnd(hi),
+            "swing_usd": rnd(hi - lo),
+        }
+        for _, n, lo, hi in bars[:MAX_TORNADO]
+    ]
+
+
+def tornado_grid(
+    axes: list[str], points: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per grid axis: mean re-optimised cost at its first and last value."""
+    bars: list[dict[str, Any]] = []
+    for label in axes:
+        key, _, sub = label.partition(".")
+        values = [p[key][sub] if sub else p[key] for p in points]
+        lo_v, hi_v = min(values), max(values)
+        if lo_v == hi_v:
+            continue
+        lo = [
+            r["optimal"]["cost_usd"]
+            for r, v in zip(records, values, strict=True)
+            if v == lo_v and "optimal" in r
+        ]
+        hi = [
+            r["optimal"]["cost_usd"]
+            for r, v in zip(records, values, strict=True)
+            if v == hi_v and "optimal" in r
+        ]
+        if lo and hi:
+            a, b = float(np.mean(lo)), float(np.mean(hi))
+            bars.append(
+                {
+                    "factor": f"grid {label} {lo_v:g} → {hi_v:g}",
+                    "source": "grid",
+                    "low_cost_usd": rnd(a),
+                    "high_cost_usd": rnd(b),
+                    "swing_usd": rnd(b - a),
+                }
+            )
+    bars.sort(key=lambda b: (-abs(float(b["swing_usd"])), str(b["factor"])))
+    return bars
+
+
+def summary(
+    records: list[dict[str, Any]], base: Fleet, hours: tuple[float, ...], model_names: list[str]
+) -> dict[str, Any]:
+    """The summary of the draws' records (:class:`planner.documents.sweep.SummaryDocument`)."""
+    with_plan = [r for r in records if "optimal" in r]
+    evaluated = [r for r in records if "base" in r]
+    # Regret only where the base plan is a valid plan for the draw (every SLA, cap, budget):
+    # elsewhere it is cheaper than the optimum because it under-serves.
+    valid = [r for r in with_plan if all_met(r["base"])]
+    regret = [r["base"]["objective"] - r["optimal"]["objective"] for r in valid]
+    relative = [
+        (r["base"]["objective"] - r["optimal"]["objective"]) / r["optimal"]["objective"]
+        for r in valid
+        if r["optimal"]["objective"] > 0
+    ]
+    return {
+        "draws": len(records),
+        "draws_with_plan": len(with_plan),
+        "draws_infeasible": sum(r["status"] == "infeasible" for r in records),
+        "draws_failed": sum(r["status"] == "failed" for r in records),
+        "optimal": {f: quantiles([r["optimal"][f] for r in with_plan]) for f in FIGURES},
+        "base": {f: quantiles([r["base"][f] for r in evaluated]) for f in FIGURES},
+        "sla_probability": {
+            m: _share([r["base"]["sla_met"][m] for r in evaluated]) for m in model_names
+        },
+        "power_cap_probability": _share([r["base"]["power_cap_met"] for r in evaluated]),
+        "budget_probability": _share([r["base"]["budget_met"] for r in evaluated]),
+        "all_met_probability": _share([all_met(r["base"]) for r in evaluated]),
+        "regret_objective": quantiles(regret),
+        "regret_relative": quantiles(relative),
+        "stability": _stability(with_plan, base),
+        "fan": _fan(records, hours),
+        "tornado": [],
+    }
+
+
+def robust_fleets(records: list[dict[str, Any]], base: Fleet) -> tuple[list[Fleet], list[float]]:
+    """The base fleet and the most frequent re-optimised fleets, with their seen shares."""
+    with_plan = [r for r in records if "fleet" in r]
+    counts = Counter(r["fleet"].identity for r in with_plan)
+    first: dict[Any, Fleet] = {}
+    for r in with_plan:
+        first.setdefault(r["fleet"].identity, r["fleet"])
+    n = max(len(with_plan), 1)
+    order = sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]].label()))
+    fleets = [base] + [first[k] for k, _ in order if k != base.identity][: MAX_ROBUST_FLEETS - 1]
+    return fleets, [counts.get(f.identity, 0) / n for f in fleets]
+
+
+def robust_choice(
+    fleets: list[Fleet],
+    seen: list[float],
+    records: list[dict[str, Any]],
+    p: float,
+    model_names: list[str],
+) -> dict[str, Any]:
+    """The robust choice among *fleets* from the second pass's *records* (each with
+    ``fleets``: one outcome per fleet per draw)."""
+    ok = [r for r in records if "fleets" in r]
+    considered = []
+    for j, (fleet, share) in enumerate(zip(fleets, seen, strict=True)):
+        outs = [r["fleets"][j] for r in ok]
+        sla = {m: sum(o["sla_met"][m] for o in outs) / len(outs) for m in model_names}
+        cap = sum(o["power_cap_met"] for o in outs) / len(outs)
+        budget = sum(o["budget_met"] for o in outs) / len(outs)
+        qualifies = min([*sla.values(), cap, budget]) >= p - 1e-12
+        considered.append(
+            {
+                "fleet": fleet.label(),
+                "gpus": fleet.gpu_mix(),
+                "seen_share": rnd(share),
+                "is_base": j == 0,
+                "expected_objective": rnd(float(np.mean([o["objective"] for o in outs]))),
+                "expected_cost_usd": rnd(float(np.mean([o["cost_usd"] for o in outs]))),
+                "sla_probability": {m: rnd(v) for m, v in sla.items()},
+                "power_cap_probability": rnd(cap),
+                "budget_probability": rnd(budget),
+                "qualifies": qualifies,
+            }
+        )
+    good = [c for c in considered if c["qualifies"]]
+    chosen = min(good, key=lambda c: (c["expected_objective"], c["fleet"])) if good else None
+    if chosen is None:
+        reason = (
+            f"none of the {len(considered)} fleets seen meets every SLA, the cap and the budget "
+            f"in {p:.0%} of the {len(ok)} draws; lower --sla-probability or loosen the scenario"
+        )
+    else:
+        reason = (
+            f"least expected objective among the {len(good)} of {len(considered)} fleets seen "
+            f"that meet every SLA, the cap and the budget in at least {p:.0%} of {len(ok)} draws"
+        )
+    return {"sla_probability": p, "chosen": chosen, "reason": reason, "considered": considered}

@@ -1,0 +1,185 @@
+"""One draw or grid point: re-optimise, and re-evaluate fixed fleets under it.
+
+A :class:`Fleet` is a plan's replicas per candidate and, per period, the share of its model's
+load each deployment carries. :func:`evaluate_fleet` prices a fleet under a draw's inputs with
+the plan accounting of :mod:`planner.result` (replica power on the drawn curve at the load per
+replica, held at the curve's end above capacity; rent, electricity, carbon) and checks each
+model's SLA (every deployment's load per replica within its drawn capacity, the candidate
+feasible under the draw), the power cap and the budget. :func:`run_item` is the task body every
+engine runs: the solver through its public entry point :func:`planner.solve.optimize.solve`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from planner.inputs import Candidate, PlanningInputs
+from planner.result import Plan
+from planner.solve.optimize import objective_prices, solve
+from planner.sweep.table import CandidateTable, GridPoint, drawn_inputs
+
+Key = tuple[str, str, int]
+CAPACITY_TOLERANCE = 1e-6
+"""Relative slack of the load-within-capacity check."""
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Replicas per candidate and each deployment's share of its model's load per period."""
+
+    replicas: tuple[tuple[Key, int], ...]
+    shares: tuple[tuple[float, ...], ...]
+
+    @property
+    def identity(self) -> tuple[tuple[str, str, int, int], ...]:
+        """(model entry, GPU, TP, replicas) of every deployment: what makes two fleets equal."""
+        return tuple((*k, n) for k, n in self.replicas)
+
+    def label(self) -> str:
+        """The deployments as text: ``entry GPU×TP ×replicas; ...``."""
+        return "; ".join(f"{name} {gpu} tp{tp} x{n}" for (name, gpu, tp), n in self.replicas)
+
+    def gpu_mix(self) -> dict[str, int]:
+        """GPUs per type (replicas × TP)."""
+        out: dict[str, int] = {}
+        for (_, gpu, tp), n in self.replicas:
+            out[gpu] = out.get(gpu, 0) + n * tp
+        return dict(sorted(out.items()))
+
+
+def fleet_of(plan: Plan) -> Fleet:
+    """The :class:`Fleet` of a solved *plan*."""
+    totals: dict[str, np.ndarray] = {}
+    for a in plan.allocations:
+        load = np.asarray(a.requests_per_s_by_period, dtype=np.float64)
+        totals[a.candidate.name] = totals.get(a.candidate.name, 0.0) + load
+    replicas, shares = [], []
+    for a in plan.allocations:
+        load = np.asarray(a.requests_per_s_by_period, dtype=np.float64)
+        total = totals[a.candidate.name]
+        share = np.divide(load, total, out=np.zeros_like(load), where=total > 0)
+        replicas.append((a.candidate.key, a.replicas))
+        shares.append(tuple(float(s) for s in share))
+    return Fleet(tuple(replicas), tuple(shares))
+
+
+def _even_shares(fleet: Fleet) -> list[tuple[float, ...]]:
+    """Shares with periods where a model had no load split by replicas instead."""
+    count: dict[str, int] = {}
+    for (name, _, _), n in fleet.replicas:
+        count[name] = count.get(name, 0) + n
+    sums: dict[str, np.ndarray] = {}
+    for ((name, _, _), _), share in zip(fleet.replicas, fleet.shares, strict=True):
+        sums[name] = sums.get(name, 0.0) + np.asarray(share)
+    out = []
+    for ((name, _, _), n), share in zip(fleet.replicas, fleet.shares, strict=True):
+        even = n / count[name]
+        out.append(tuple(s if sums[name][p] > 0 else even for p, s in enumerate(share)))
+    return out
+
+
+def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
+    """Energy, cost, carbon, per-period facility energy and the SLA/cap/budget checks."""
+    by_key: dict[Key, Candidate] = {c.key: c for c in inputs.candidates}
+    hours = np.asarray(inputs.period_hours)
+    power_w = np.zeros(len(hours))
+    rent = 0.0
+    served = {m.name: False for m in inputs.models}
+    sla = {m.name: True for m in inputs.models}
+    for (key, n), share in zip(fleet.replicas, _even_shares(fleet), strict=True):
+        c = by_key[key]
+        demand = inputs.model(key[0])
+        served[key[0]] = True
+        rent += n * c.usd_per_hour_per_replica * inputs.hours
+        for p, rate in enumerate(demand.requests_per_s_by_period):
+            per_replica = share[p] * rate / n
+            cap = c.max_requests_per_s_per_replica
+            if not c.feasible or per_replica > cap * (1 + CAPACITY_TOLERANCE) + 1e-12:
+                sla[key[0]] = False
+            power_w[p] += n * c.power_w_per_replica(min(per_replica, cap))
+    for m in inputs.models:
+        if not served[m.name] and max(m.requests_per_s_by_period) > 0:
+            sla[m.name] = False
+    energy_by_period = power_w * hours / 1000.0
+    facility_by_period = energy_by_period * inputs.pue
+    facility = float(facility_by_period.sum())
+    carbon_kg = facility * inputs.grid_g_co2_per_kwh / 1000.0
+    cost = (
+        rent
+        + facility * inputs.electricity_usd_per_kwh
+        + carbon_kg * (inputs.carbon_usd_per_kg or 0.0)
+    )
+    peak_kw = float((power_w * inputs.pue / 1000.0).max(initial=0.0))
+    inventory_ok = all(
+        inputs.inventory.get(g) is None or n <= (inputs.inventory.get(g) or 0)
+        for g, n in fleet.gpu_mix().items()
+    )
+    per_kwh, per_rent = objective_prices(inputs)
+    cap_ok = inputs.power_cap_kw is None or peak_kw <= inputs.power_cap_kw * (1 + 1e-9)
+    budget_ok = inputs.budget_usd is None or cost <= inputs.budget_usd * (1 + 1e-9)
+    return {
+        "energy_kwh": float(energy_by_period.sum()),
+        "facility_energy_kwh": facility,
+        "cost_usd": cost,
+        "carbon_kg": carbon_kg,
+        "objective": per_kwh * facility + per_rent * rent,
+        "peak_facility_power_kw": peak_kw,
+        "facility_energy_kwh_by_period": [float(v) for v in facility_by_period],
+        "sla_met": sla,
+        "power_cap_met": cap_ok,
+        "budget_met": budget_ok,
+        "inventory_met": inventory_ok,
+    }
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every worker gets once: the candidate table and the fleets to re-evaluate."""
+
+    table: CandidateTable
+    base: Fleet
+    fleets: tuple[Fleet, ...] = ()
+    """Extra fleets to evaluate on every item (the robust choice's second pass)."""
+    optimise: bool = True
+    """False: only evaluate the fleets (the robust pass needs no re-optimisation)."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One draw (``z`` set) or grid point (``z`` None) to run."""
+
+    kind: str
+    index: int
+    z: np.ndarray | None
+    point: GridPoint
+
+
+def run_item(shared: Shared, item: Item) -> dict[str, Any]:
+    """Re-optimise and re-evaluate under *item*; a failure is recorded with its error."""
+    record: dict[str, Any] = {"kind": item.kind, "index": item.index}
+    try:
+        inputs = drawn_inputs(shared.table, item.z, item.point)
+        if shared.optimise:
+            plan = solve(inputs, baselines=False)
+            record["status"] = plan.status.value
+            if plan.has_solution:
+                fleet = fleet_of(plan)
+                record["optimal"] = evaluate_fleet(fleet, inputs)
+                record["fleet"] = fleet
+            else:
+                record["messages"] = list(plan.solve.messages)
+        record["base"] = evaluate_fleet(shared.base, inputs)
+        if shared.fleets:
+            record["fleets"] = [evaluate_fleet(f, inputs) for f in shared.fleets]
+    except Exception as exc:  # recorded, never dropped: the sweep reports failed draws
+        record["status"] = "failed"
+        record["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return record
+
+
+def run_batch(shared: Shared, items: list[Item]) -> list[dict[str, Any]]:
+    """:func:`run_item` over a batch, in order (the task every engine runs)."""
+    return [run_item(shared, item) for item in items]

@@ -1,0 +1,144 @@
+"""The settings of one sweep and its grid points (from the ``sweep:`` block and the options).
+
+:func:`grid_points` expands the block's axes into the cartesian product (axis order as in
+:class:`planner.scenario.sweep_block.SweepGrid`, values in the order given). The limits
+(:data:`~planner.scenario.sweep_block.MAX_DRAWS` draws,
+:data:`~planner.scenario.sweep_block.MAX_GRID_POINTS` grid points) stop a sweep unless
+``--force``; a grid name that is not a model entry or a GPU of the scenario is an error with a
+did-you-mean.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from planner.inputs import PlanningInputs
+from planner.scenario.sweep_block import MAX_DRAWS, MAX_GRID_POINTS, AxisRange, SweepBlock
+from predictors.core.errors import WattgpuError, did_you_mean
+
+CHOICES: tuple[str, ...] = ("none", "robust")
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """Everything a sweep needs besides the scenario."""
+
+    draws: int
+    seed: int
+    sampler: str
+    arrival_rate_sd: float
+    idle_power_sd: float
+    choose: str = "none"
+    sla_probability: float = 0.95
+    batch_size: int = 0
+    """Draws per task (0: chosen from the number of draws and workers)."""
+
+
+def settings(
+    block: SweepBlock | None,
+    *,
+    draws: int | None,
+    seed: int | None,
+    choose: str,
+    sla_probability: float,
+    force: bool,
+    batch_size: int = 0,
+) -> SweepSettings:
+    """The settings of the sweep: the block's values, the options on top; limits checked."""
+    block = block or SweepBlock.model_validate({})
+    n = block.draws if draws is None else draws
+    if n < 0:
+        raise WattgpuError(f"--draws: must be >= 0, got {n}")
+    if n > MAX_DRAWS and not force:
+        raise WattgpuError(
+            f"--draws: {n:,} draws is above the limit of {MAX_DRAWS:,}; give fewer or add --force"
+        )
+    if choose not in CHOICES:
+        raise WattgpuError(
+            f"--choose: unknown choice {choose!r}{did_you_mean(choose, CHOICES)}; use "
+            f"{', '.join(CHOICES)}"
+        )
+    if not (math.isfinite(sla_probability) and 0.0 < sla_probability <= 1.0):
+        raise WattgpuError(f"--sla-probability: must be in (0, 1], got {sla_probability!r}")
+    if choose == "robust" and n == 0:
+        raise WattgpuError("--choose robust: needs uncertainty draws; add --draws N (e.g. 200)")
+    if batch_size < 0:
+        raise WattgpuError(f"--batch-size: must be >= 0, got {batch_size}")
+    return SweepSettings(
+        draws=n,
+        seed=block.seed if seed is None else seed,
+        sampler=block.sampler,
+        arrival_rate_sd=block.arrival_rate_sd,
+        idle_power_sd=block.idle_power_sd,
+        choose=choose,
+        sla_probability=sla_probability,
+        batch_size=batch_size,
+    )
+
+
+def _values(axis: list[float] | list[int] | AxisRange) -> tuple[float, ...]:
+    return axis.values() if isinstance(axis, AxisRange) else tuple(float(v) for v in axis)
+
+
+def _axes(block: SweepBlock, inputs: PlanningInputs) -> list[tuple[str, str | None, tuple]]:
+    grid = block.grid
+    names = [m.name for m in inputs.models]
+    axes: list[tuple[str, str | None, tuple]] = []
+    for key in ("load_growth", "electricity_usd_per_kwh", "grid_g_co2_per_kwh"):
+        axis = getattr(grid, key)
+        if axis is not None:
+            axes.append((key, None, _values(axis)))
+    for name, axis in (grid.model_load or {}).items():
+        if name not in names:
+            raise WattgpuError(
+                f"sweep.grid.model_load.{name}: no model entry named {name!r}"
+                f"{did_you_mean(name, names)}; use one of the scenario's model names"
+            )
+        axes.append(("model_load", name, _values(axis)))
+    for gpu, axis in (grid.gpu_available or {}).items():
+        if gpu not in inputs.inventory:
+            raise WattgpuError(
+                f"sweep.grid.gpu_available.{gpu}: GPU {gpu!r} is not in the scenario"
+                f"{did_you_mean(gpu, list(inputs.inventory))}; use a GPU id listed under gpus:"
+            )
+        axes.append(("gpu_available", gpu, tuple(float(math.floor(v)) for v in _values(axis))))
+    for key in ("power_cap_kw", "budget_usd"):
+        axis = getattr(grid, key)
+        if axis is not None:
+            axes.append((key, None, _values(axis)))
+    return axes
+
+
+def axis_label(key: str, sub: str | None) -> str:
+    """``key`` or ``key.sub`` of a grid axis."""
+    return f"{key}.{sub}" if sub else key
+
+
+def grid_points(
+    block: SweepBlock | None, inputs: PlanningInputs, *, force: bool
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """(axis labels, the grid points) of *block*; no axes gives no points."""
+    if block is None:
+        return [], []
+    axes = _axes(block, inputs)
+    if not axes:
+        return [], []
+    size = math.prod(len(values) for _, _, values in axes)
+    if size > MAX_GRID_POINTS and not force:
+        raise WattgpuError(
+            f"sweep.grid: {size:,} grid points is above the limit of {MAX_GRID_POINTS:,}; "
+            "use fewer values or add --force"
+        )
+    points = []
+    for combo in itertools.product(*(values for _, _, values in axes)):
+        point: dict[str, Any] = {}
+        for (key, sub, _), value in zip(axes, combo, strict=True):
+            if sub is None:
+                point[key] = value
+            else:
+                point.setdefault(key, {})[sub] = value
+        points.append(point)
+    return [axis_label(k, s) for k, s, _ in axes], points

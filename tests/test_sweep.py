@@ -1,0 +1,286 @@
+"""``wattgpu sweep``: engines agree byte for byte, draws rescale the candidate table within the
+physics, the accounting matches the plan's, the summary's numbers follow from the records, and
+bad input is one line with nothing written."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.documents import schema_text
+from planner.pipeline import PlanRun, plan_file
+from planner.sweep.draws import sigmas_from_card, standard_normals
+from planner.sweep.evaluate import Item, Shared, evaluate_fleet, fleet_of, run_item
+from planner.sweep.executors import run_batches
+from planner.sweep.run import run_sweep
+from planner.sweep.spec import settings as sweep_settings
+from planner.sweep.table import build_table, drawn_candidates
+from planner.text import to_json
+from predictors.api import Predictor
+from predictors.training.residuals import decompose
+from tests.cli_runner import run_cli
+
+pytestmark = pytest.mark.usefixtures("cached_predictor")
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def base_run(predictor: Predictor) -> PlanRun:
+    return plan_file("enterprise-fleet", predictor=predictor, baselines=False)
+
+
+def _table(run: PlanRun):  # type: ignore[no-untyped-def]
+    cat = run.predictor.catalog.gpus
+    vendor = dict(zip(cat["id"].to_list(), cat["vendor"].to_list(), strict=True))
+    gpus = {c.gpu: vendor[c.gpu] for c in run.inputs.candidates}
+    return build_table(run.inputs, sigmas_from_card(run.predictor_card, gpus), 0.1, 0.1)
+
+
+def _sweep_json(run: PlanRun, engine: str, workers: int, draws: int, choose: str) -> str:
+    s = sweep_settings(None, draws=draws, seed=7, choose=choose, sla_probability=0.5, force=False)
+    doc = run_sweep(run, None, s, engine=engine, workers=workers)
+    return to_json(doc.to_json_dict())
+
+
+def test_local_engine_gives_the_same_bytes_with_one_and_two_workers(base_run: PlanRun) -> None:
+    one = _sweep_json(base_run, "local", 1, 8, "none")
+    two = _sweep_json(base_run, "local", 2, 8, "none")
+    assert one == two
+    doc = json.loads(one)
+    assert doc["summary"]["draws"] == 8 and len(doc["records"]) == 8
+
+
+@pytest.mark.slow
+def test_forty_draws_are_byte_identical_on_local_dask_and_ray(base_run: PlanRun) -> None:
+    pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    local = _sweep_json(base_run, "local", 2, 40, "robust")
+    dask = _sweep_json(base_run, "dask", 2, 40, "robust")  # a real LocalCluster, 2 workers
+    ray = _sweep_json(base_run, "ray", 2, 40, "robust")  # a real local ray.init
+    assert local == dask == ray
+    doc = json.loads(local)
+    assert (
+        doc["summary"]["draws_with_plan"]
+        + doc["summary"]["draws_infeasible"]
+        + doc["summary"]["draws_failed"]
+        == 40
+    )
+    assert doc["robust"]["considered"][0]["is_base"]
+
+
+def test_the_base_fleet_priced_at_the_point_estimate_is_the_plan(base_run: PlanRun) -> None:
+    out = evaluate_fleet(fleet_of(base_run.plan), base_run.inputs)
+    totals = base_run.plan.totals
+    for key in ("energy_kwh", "facility_energy_kwh", "cost_usd", "carbon_kg"):
+        assert out[key] == pytest.approx(getattr(totals, key), rel=1e-9)
+    assert all(out["sla_met"].values()) and out["power_cap_met"] and out["budget_met"]
+
+
+def test_a_zero_draw_is_the_point_estimate(base_run: PlanRun) -> None:
+    table = _table(base_run)
+    record = run_item(
+        Shared(table, fleet_of(base_run.plan)), Item("draw", 0, np.zeros(table.layout.dims), {})
+    )
+    assert record["status"] == "optimal"
+    assert record["fleet"].identity == fleet_of(base_run.plan).identity
+    assert record["optimal"]["cost_usd"] == pytest.approx(base_run.plan.totals.cost_usd, rel=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), scale=st.floats(0.0, 3.0))
+def test_drawn_candidates_keep_the_physics(base_run: PlanRun, seed: int, scale: float) -> None:
+    """Every candidate of the default scenario (six GPU types) under any draw: capacity never
+    above the point estimate's, power non-decreasing in load and within [0, TDP × GPUs], ITL at
+    capacity within the SLA, and the ITL curve scaled by one factor."""
+    table = _table(base_run)
+    z = np.random.default_rng(seed).standard_normal(table.layout.dims) * scale
+    drawn = drawn_candidates(table, z)
+    sla = {m.name: m.itl_sla_s for m in base_run.inputs.models}
+    for base, c in zip(base_run.inputs.candidates, drawn, strict=True):
+        if not c.feasible:
+            continue
+        assert base.feasible
+        assert c.max_requests_per_s_per_replica <= base.max_requests_per_s_per_replica * (1 + 1e-12)
+        ps = c.power_curve_w_per_replica
+        assert all(b >= a for a, b in zip(ps, ps[1:], strict=False))
+        assert ps[0] >= 0
+        if c.tdp_w_per_gpu is not None:
+            assert ps[-1] <= c.tdp_w_per_gpu * c.gpus_per_replica * (1 + 1e-9)
+        assert c.itl_s_at_capacity <= sla[c.name] * (1 + 1e-6)
+        ratio = np.array(c.itl_curve_s[:-1]) / np.array(base.itl_curve_s[: len(c.itl_curve_s) - 1])
+        assert np.allclose(ratio, ratio[0], rtol=1e-9)
+
+
+def test_summary_follows_from_the_records(base_run: PlanRun) -> None:
+    doc = json.loads(_sweep_json(base_run, "local", 1, 16, "none"))
+    records, summary = doc["records"], doc["summary"]
+    for model, p in summary["sla_probability"].items():
+        met = [r["base"]["sla_met"][model] for r in records if r["base"]]
+        assert p == pytest.approx(sum(met) / len(met))
+    costs = [r["optimal"]["cost_usd"] for r in records if r["optimal"]]
+    assert summary["optimal"]["cost_usd"]["p50"] == pytest.approx(np.percentile(costs, 50))
+    # the re-optimised plan is optimal for its draw: never dearer than a base plan that is valid
+    if summary["regret_objective"]["p10"] is not None:
+        assert summary["regret_objective"]["p10"] >= -1e-6 * abs(
+            summary["optimal"]["objective"]["p50"]
+        )
+    shares = sum(a["share"] for a in summary["stability"]["gpu_mix_frequency"])
+    assert shares == pytest.approx(1.0)
+
+
+def test_a_failed_draw_is_recorded_with_its_error(base_run: PlanRun) -> None:
+    table = _table(base_run)
+    record = run_item(Shared(table, fleet_of(base_run.plan)), Item("draw", 3, np.zeros(2), {}))
+    assert record["status"] == "failed" and record["index"] == 3
+    assert record["error"] and "\n" not in record["error"]
+
+
+def _stop(_: int) -> None:
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_stops_the_local_pool() -> None:
+    import multiprocessing
+
+    with pytest.raises(KeyboardInterrupt):
+        run_batches("local", max, 1, list(range(8)), workers=2, done=_stop)
+    for child in multiprocessing.active_children():
+        child.join(timeout=5)
+    assert not [c for c in multiprocessing.active_children() if c.is_alive()]
+
+
+def test_sobol_and_lhs_normals_are_seeded_and_standard() -> None:
+    for sampler in ("sobol", "lhs"):
+        a = standard_normals(256, 5, 11, sampler)
+        assert np.array_equal(a, standard_normals(256, 5, 11, sampler))
+        assert not np.array_equal(a, standard_normals(256, 5, 12, sampler))
+        assert abs(float(a.mean())) < 0.05 and abs(float(a.std()) - 1.0) < 0.05
+
+
+def test_residual_decomposition_recovers_known_effects() -> None:
+    rng = np.random.default_rng(0)
+    gpus, llms = [f"g{i}" for i in range(30)], [f"m{j}" for j in range(30)]
+    g_eff = dict(zip(gpus, rng.normal(0, 0.3, 30), strict=True))
+    l_eff = dict(zip(llms, rng.normal(0, 0.2, 30), strict=True))
+    rows = [(g, m) for g in gpus for m in llms for _ in range(4)]
+    r = np.array([g_eff[g] + l_eff[m] for g, m in rows]) + rng.normal(0, 0.1, len(rows))
+    frame = pl.DataFrame(
+        {
+            "gpu": [g for g, _ in rows],
+            "model": [m for _, m in rows],
+            "measured": np.exp(r),
+            "predicted": np.ones(len(rows)),
+        }
+    )
+    out = decompose(frame)
+    assert out["gpu_sd"] == pytest.approx(np.std(list(g_eff.values()), ddof=1), rel=0.1)
+    assert out["llm_sd"] == pytest.approx(np.std(list(l_eff.values()), ddof=1), rel=0.1)
+    assert out["row_sd"] == pytest.approx(0.1, rel=0.1)
+
+
+def test_the_shipped_card_has_residuals_per_target_and_split(predictor: Predictor) -> None:
+    res = predictor.card["residuals"]["targets"]
+    for target in ("power", "itl", "ttft"):
+        for split in ("logo", "lolo"):
+            assert res[target][split]["all"]["rows"] > 100
+
+
+def test_committed_sweep_schema_is_current() -> None:
+    path = REPO / "docs" / "schemas" / "sweep.schema.json"
+    assert path.read_text(encoding="utf-8") == schema_text("sweep")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--engine", "dsk", "--draws", "4"), "unknown engine 'dsk' (did you mean: dask?)"),
+        (("--draws", "100001"), "above the limit of 100,000"),
+        (("--set", "sweep.grid.load_growth=[1.0, -0.5]"), "sweep.grid.load_growth.values[1]"),
+        (("--set", "sweep.grid.budget_usd=[.nan]"), "not a finite number"),
+        (("--set", "sweep.grid.model_load={chat8b: [1, 2]}"), "did you mean: chat-8b?"),
+        (("--engine", "dask", "--address", "tcp://127.0.0.1:9", "--draws", "2"), "cannot reach"),
+        (("--draws", "2", "--address", "tcp://127.0.0.1:9"), "only for --engine dask or ray"),
+        (("--choose", "robust"), "needs uncertainty draws"),
+        ((), "nothing to sweep"),
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(
+    tmp_path: Path, args: tuple[str, ...], needle: str
+) -> None:
+    out = tmp_path / "sweep.json"
+    result = run_cli("sweep", "paper-llama8b-low-load", *args, "-f", "json", "-o", str(out))
+    assert result.code == 1, result.err
+    assert len(result.errors) == 1 and needle in result.errors[0], result.err
+    assert "Traceback" not in result.err
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_a_missing_extra_names_the_pip_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    result = run_cli("sweep", "paper-llama8b-low-load", "--engine", "ray", "--draws", "2")
+    assert result.code == 1
+    assert 'pip install "wattgpu[ray]"' in result.errors[0]
+
+
+def test_cli_writes_a_valid_sweep_with_a_grid(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    result = run_cli(
+        "sweep",
+        "paper-llama8b-low-load",
+        "--draws",
+        "6",
+        "--set",
+        "sweep.grid.load_growth={start: 1.0, stop: 1.3, steps: 2}",
+        "-f",
+        "json",
+        "-o",
+        str(out),
+    )
+    assert result.code == 0, result.err
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["grid_axes"] == ["load_growth"] and len(doc["grid"]) == 2
+    assert [r["point"]["load_growth"] for r in doc["grid"]] == [1.0, 1.3]
+    assert doc["summary"]["draws"] == 6
+    assert doc["summary"]["tornado"][0]["source"] == "grid"
+    for flag in doc["flags"]:  # the bundled paper example plans an L4, outside the domain
+        assert flag["reasons"] and flag["robust_instead"]
+        assert 0.0 <= flag["sla_probability"] <= 1.0
+
+
+def test_robust_choice_meets_its_probability(base_run: PlanRun) -> None:
+    s = sweep_settings(None, draws=24, seed=3, choose="robust", sla_probability=0.2, force=False)
+    doc = run_sweep(replace(base_run), None, s)
+    assert doc.robust is not None
+    for c in doc.robust.considered:
+        worst = min([*c.sla_probability.values(), c.power_cap_probability, c.budget_probability])
+        assert c.qualifies == (worst >= 0.2 - 1e-12)
+    if doc.robust.chosen is not None:
+        best = min(c.expected_objective for c in doc.robust.considered if c.qualifies)
+        assert doc.robust.chosen.expected_objective == best
+
+
+def test_flags_are_exactly_the_allocations_out_of_domain_or_over_the_sla(
+    base_run: PlanRun,
+) -> None:
+    from planner.sweep.flags import allocation_flags, robust_plan
+
+    robust = robust_plan(base_run)
+    flags = {(f["name"], f["gpu"], f["tp"]): f for f in allocation_flags(base_run, robust, None)}
+    for a in base_run.plan.allocations:
+        c = a.candidate
+        over = c.itl_s_hi is not None and c.itl_s_hi > base_run.inputs.model(c.name).itl_sla_s
+        assert (c.key in flags) == (over or not c.in_domain)
+        if c.key in flags:
+            robust_gpus = {
+                r.candidate.gpu for r in robust.allocations if r.candidate.name == c.name
+            }
+            assert all(g in flags[c.key]["robust_instead"] for g in robust_gpus)
