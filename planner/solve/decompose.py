@@ -21,7 +21,8 @@ its vectors' routings.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,6 +64,10 @@ class ModelBlock:
     """Per candidate, replica power above idle (W) at the knots."""
     routes: RouteCache | None = None
     """Exact routings of the vectors met so far (shared by copies of the block)."""
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Results that depend on this block alone (its search data, its cheapest vector at given
+    prices): column generation prices every block each round, most at unchanged prices. Not an
+    init field, so a copy with other loads (``dataclasses.replace``) starts empty."""
 
     @property
     def peak(self) -> float:
@@ -150,7 +155,14 @@ def _pareto(c: FloatArray, cnt: IntArray, cost: FloatArray, levels: int) -> IntA
 
 
 def search_block(block: ModelBlock) -> SearchBlock:
-    """The data :mod:`planner.solve.search` needs of *block*."""
+    """The data :mod:`planner.solve.search` needs of *block* (computed once per block)."""
+    cached = block.memo.get("search")
+    if cached is None:
+        cached = block.memo["search"] = _search_block(block)
+    return cached
+
+
+def _search_block(block: ModelBlock) -> SearchBlock:
     return SearchBlock(
         block.cap,
         block.ub,
@@ -173,11 +185,21 @@ def search_block(block: ModelBlock) -> SearchBlock:
 
 def price_block(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) -> Found | None:
     """Cheapest replica vector of *block* under free routing, with a valid lower bound:
-    min Σ price_n·n + Σ_t price_t · W(n, L_t). None when no vector covers the peak load."""
+    min Σ price_n·n + Σ_t price_t · W(n, L_t). None when no vector covers the peak load.
+    The search is deterministic, so a block priced again at the same prices reuses its result."""
+    key = ("price", price_n.tobytes(), price_t.tobytes())
+    if key in block.memo:
+        return block.memo[key]
     start = merit_replicas(block, price_n, price_t)
-    if start is None:
-        return None
-    return cheapest(search_block(block), price_n, price_t, start[1], lambda n: load_watts(block, n))
+    found = (
+        None
+        if start is None
+        else cheapest(
+            search_block(block), price_n, price_t, start[1], lambda n: load_watts(block, n)
+        )
+    )
+    block.memo[key] = found
+    return found
 
 
 def best_replicas(
