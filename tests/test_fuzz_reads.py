@@ -151,7 +151,15 @@ def odd_paths(tmp_path: Path) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("kind", ["FIFO", "symbolic link loop", "dangling symbolic link", "device"])
-@pytest.mark.parametrize("command", ["validate", "plan", "report"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "validate",
+        # plan and report share validate's check; each case is a fresh process (~1.5 s)
+        pytest.param("plan", marks=pytest.mark.slow),
+        pytest.param("report", marks=pytest.mark.slow),
+    ],
+)
 def test_scenario_path_that_is_not_a_regular_file(
     odd_paths: dict[str, Path], kind: str, command: str, tmp_path: Path
 ) -> None:

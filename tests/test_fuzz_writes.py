@@ -31,6 +31,7 @@ from predictors.core.output import atomic_write, write_output
 LLAMA_CONFIG = Path(__file__).parent / "fixtures" / "llama8b_config.json"
 
 
+@pytest.mark.slow  # 8 fresh processes (~5 s)
 def test_eight_concurrent_imports_keep_all_eight_rows(tmp_path: Path) -> None:
     config = LLAMA_CONFIG
     catalog = tmp_path / "uc"
@@ -167,6 +168,7 @@ def _wattgpu(*args: str, stdout: Any, env: dict[str, str] | None = None) -> Any:
     )
 
 
+@pytest.mark.slow  # a fresh process
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
 def test_full_stdout_is_one_clean_line() -> None:
     with open("/dev/full", "w") as full:
@@ -177,6 +179,7 @@ def test_full_stdout_is_one_clean_line() -> None:
     assert "internal error" not in done.stderr.decode()
 
 
+@pytest.mark.slow  # a fresh process
 def test_ascii_only_stdout_replaces_what_it_cannot_show() -> None:
     done = _wattgpu("plan", "paper-llama8b-low-load", stdout=subprocess.PIPE,
                     env={"PYTHONIOENCODING": "ascii"})  # fmt: skip

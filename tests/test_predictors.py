@@ -347,6 +347,7 @@ def test_shipped_model_card_is_complete() -> None:
     assert card["training_data"]["rows"]["itl"] > 3000
 
 
+@pytest.mark.slow  # 11 s; tests/test_reproducible_training.py (slow) checks it byte for byte
 @pytest.mark.shared_data
 def test_shipped_artifacts_reproduce_from_the_public_data(
     measurements_dir: Path, shipped: Predictor, tmp_path: Path

@@ -61,6 +61,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return width, height
 
 
+@pytest.mark.slow  # starts headless Chromium (~5 s)
 def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
     browser = _chromium()
     scenario = tmp_path / "s.yaml"

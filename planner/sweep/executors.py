@@ -91,6 +91,24 @@ def _call_local(fn: BatchFn, batch: Any) -> Any:
     return fn(_SHARED, batch)
 
 
+def _stop_pool(pool: ProcessPoolExecutor, before: set[Any]) -> None:
+    """Stop *pool* now (Ctrl-C, a failed batch): terminate its workers, cancel what has not
+    started, let its manager thread end (it is what starts workers), then end any worker it
+    started meanwhile, so that no child process outlives the call."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()  # before shutdown(), which forgets them
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        manager.join(timeout=10)
+    for proc in set(multiprocessing.active_children()) - before:
+        proc.terminate()
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(timeout=5)
+
+
 def _local(fn: BatchFn, shared: Any, batches: Sequence[Any], workers: int, done: Done) -> list[Any]:
     if workers <= 1:  # no pool: the same function in this process
         out = []
@@ -100,6 +118,7 @@ def _local(fn: BatchFn, shared: Any, batches: Sequence[Any], workers: int, done:
         return out
     ctx = multiprocessing.get_context("spawn")
     results: list[Any] = [None] * len(batches)
+    before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(
         workers, mp_context=ctx, initializer=_init_worker, initargs=(shared,)
     )
@@ -112,9 +131,7 @@ def _local(fn: BatchFn, shared: Any, batches: Sequence[Any], workers: int, done:
                 results[i] = fut.result()
                 done(i)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
+        _stop_pool(pool, before)
         raise
     pool.shutdown()
     return results
