@@ -357,10 +357,12 @@ def _key(c: Candidate) -> float:
 
 
 def brute_force(inputs: PlanningInputs) -> float | None:
-    """Optimal objective by enumeration; no LP. For fixed replicas the load of a model fills
-    its candidates in ascending full-load energy per request, spread evenly over a
-    candidate's replicas (for linear candidates that is the optimal dispatch; for curves it is
-    the model's routing rule), each candidate drawing its curve's power."""
+    """Best objective by enumeration under the merit-order rule; no LP. For fixed replicas the
+    load of a model fills its candidates in ascending full-load energy per request, spread
+    evenly over a candidate's replicas. For linear candidates that is the optimal dispatch, so
+    this is the optimum; for curves the planner routes freely (issue 23), so this is an upper
+    bound of its optimum, whose exactness tests/test_routing_oracle.py checks with an exact
+    routing oracle (enumerating the exact routing here would take hours)."""
     cands = [c for c in inputs.candidates if c.feasible]
     kg = inputs.grid_g_co2_per_kwh / 1000
     usd_kwh = inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0) * kg
@@ -440,7 +442,7 @@ def test_optimum_equals_brute_force(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", seeds(16, fast=4))
-def test_curved_optimum_equals_brute_force(seed: int) -> None:
+def test_curved_optimum_is_at_most_the_merit_order_brute_force(seed: int) -> None:
     """Concave power curves: the optimiser (DP when unlinked, column generation with every
     column on these small linked instances) is exact on the curve."""
     inputs = random_instance(random.Random(100 + seed), n_models=2, n_cands=3, curved=True)
@@ -451,12 +453,14 @@ def test_curved_optimum_equals_brute_force(seed: int) -> None:
         assert plan.status == PlanStatus.INFEASIBLE and plan.solve.messages
         return
     assert plan.status == PlanStatus.OPTIMAL, plan.solve.messages
-    assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-6, abs=1e-9)
+    # free routing is never worse than the merit-order rule (and equal on these concave curves
+    # unless routing around a deployment pays)
+    assert plan.objective_breakdown["objective"] <= expected * (1 + 1e-6) + 1e-9
 
 
 # all slow (6 s each): the default run checks exactness on curves in tests/test_routing_oracle.py
 @pytest.mark.parametrize("seed", seeds(8, fast=0))
-def test_curved_decomposition_equals_brute_force(seed: int) -> None:
+def test_curved_decomposition_is_at_most_the_merit_order_brute_force(seed: int) -> None:
     inputs = _unlinked(
         random_instance(random.Random(200 + seed), n_models=2, n_cands=3, periods=3, curved=True)
     )
@@ -464,7 +468,9 @@ def test_curved_decomposition_equals_brute_force(seed: int) -> None:
     expected = brute_force(inputs)
     assert expected is not None
     assert plan.status == PlanStatus.OPTIMAL and plan.solve.solver == DECOMPOSED_SOLVER
-    assert plan.objective_breakdown["objective"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    # free routing is never worse than the merit-order rule (seed 5 routes around a deployment:
+    # 16.979 against 17.707); exactness is tests/test_routing_oracle.py's
+    assert plan.objective_breakdown["objective"] <= expected * (1 + 1e-9) + 1e-9
     # power below the linear chord: the curve is what is accounted
     for a in plan.allocations:
         c, n = a.candidate, a.replicas
