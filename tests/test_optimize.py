@@ -443,8 +443,9 @@ def test_optimum_equals_brute_force(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", seeds(16, fast=4))
 def test_curved_optimum_is_at_most_the_merit_order_brute_force(seed: int) -> None:
-    """Concave power curves: the optimiser (DP when unlinked, column generation with every
-    column on these small linked instances) is exact on the curve."""
+    """Concave power curves: the optimiser (search when unlinked, column generation with every
+    column on these small linked instances) is never worse than the merit-order rule on the
+    curves (its exactness under free routing: tests/test_routing_oracle.py)."""
     inputs = random_instance(random.Random(100 + seed), n_models=2, n_cands=3, curved=True)
     plan = solve(inputs, baselines=False)
     expected = brute_force(inputs)
