@@ -13,6 +13,11 @@ time. Run::
     .venv/bin/python benchmarks/bench_large.py            # every run
     .venv/bin/python benchmarks/bench_large.py --only json
 
+Measured 2026-12-01 on the merged main (issue 22's JSON selection and issue 23's exact solver),
+quiet 2-core machine (load average 0.3): ``--format json`` 39.2 s wall, 33.8 s CPU, 0.70 GB,
+16.8 MB (the same scenario at 0.2 $/kWh: 23.4 s wall, 25.3 s CPU); the diff of the two files
+3.2 s, 0.19 GB. The < 15 s CPU and < 0.6 GB targets of issue 22, and issue 10's < 30 s, are missed
+since the exact routing search (about 2-3 × the merit-order solve on this scenario).
 Measured after issue 23 (free routing, exact search per model; machine shared, load average
 ~6, so wall times are inflated): plain 58.9 s wall, 33.2 s CPU, status feasible with a 0.65 %
 gap to a valid bound (a few models' searches are cut short; the merit-order plan it replaces
