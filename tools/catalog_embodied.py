@@ -20,14 +20,12 @@ exists, replaces the row's value in a user overlay (``--user-catalog``).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-GPUS_CSV = REPO / "catalogs" / "gpus.csv"
+from catalog_column import column_tool
+
 REFERENCE_KG_CO2E = 318.0
 """Per-GPU embodied emissions of an 8 × A100 server (Chien et al., HotCarbon '23)."""
 REFERENCE_TDP_W = 400.0
@@ -65,21 +63,11 @@ def updated_text(text: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true")
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args()
-    text = GPUS_CSV.read_text(encoding="utf-8")
-    new = updated_text(text)
-    if args.check:
-        return 0 if new == text else 1
-    if args.write:
-        GPUS_CSV.write_text(new, encoding="utf-8")
-        print(f"updated {GPUS_CSV}")
-        return 0
-    for row in csv.DictReader(io.StringIO(new)):
-        print(f"{row['id']}: {row['embodied_kg_co2e']} kg CO2e")
-    return 0
+    return column_tool(
+        (__doc__ or "").splitlines()[0],
+        updated_text,
+        lambda row: f"{row['id']}: {row['embodied_kg_co2e']} kg CO2e",
+    )
 
 
 if __name__ == "__main__":

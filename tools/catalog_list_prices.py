@@ -19,15 +19,13 @@ scenario ``purchase_price_usd`` replaces it.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import statistics
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-GPUS_CSV = REPO / "catalogs" / "gpus.csv"
+from catalog_column import column_tool
+
 PUBLISHED = "published: Epoch AI ML hardware dataset (launch/list price; some analyst estimates)"
 
 
@@ -72,21 +70,11 @@ def updated_text(text: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true")
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args()
-    text = GPUS_CSV.read_text(encoding="utf-8")
-    new = updated_text(text)
-    if args.check:
-        return 0 if new == text else 1
-    if args.write:
-        GPUS_CSV.write_text(new, encoding="utf-8")
-        print(f"updated {GPUS_CSV}")
-        return 0
-    for row in csv.DictReader(io.StringIO(new)):
-        print(f"{row['id']}: {row['list_price_usd']} $ ({row['list_price_source'][:9]})")
-    return 0
+    return column_tool(
+        (__doc__ or "").splitlines()[0],
+        updated_text,
+        lambda row: f"{row['id']}: {row['list_price_usd']} $ ({row['list_price_source'][:9]})",
+    )
 
 
 if __name__ == "__main__":
