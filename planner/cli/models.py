@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -126,7 +127,8 @@ def evaluate(
     summary = summarise(long)
     seconds = time.perf_counter() - start
     meta = {
-        "data": str(directory),
+        # relative to the checkout, so the committed report names no machine's path
+        "data": os.path.relpath(directory.resolve(), Path(__file__).resolve().parents[2]),
         "rows": {t: target_rows(frame, TARGETS[t]).height for t in TARGETS},
         "sources": sorted(frame["source"].unique().to_list()),
         "gpus": sorted(frame["gpu"].unique().to_list()),
