@@ -2,7 +2,8 @@
 
 This package's interface is the names below; import them from ``planner.inputs``. Inside:
 :mod:`.objective` (what to minimise), :mod:`.demand` (a model entry's load and SLA),
-:mod:`.candidate` (a deployment and its curves), :mod:`.problem` (:class:`PlanningInputs`,
+:mod:`.candidate` (a deployment and its curves), :mod:`.failover` (capacity that survives lost
+replicas or nodes), :mod:`.problem` (:class:`PlanningInputs`,
 GPU facts, provenance) and :mod:`.validation` (the checks they share).
 
 :mod:`planner.scenario.model` and :mod:`planner.capacity` turn a scenario file into a
@@ -18,6 +19,15 @@ them, docs/method.md §3); a hand-built candidate without a curve has the linear
 
 from planner.inputs.candidate import Candidate, Exclusion, ms_text
 from planner.inputs.demand import ModelDemand
+from planner.inputs.failover import (
+    DEFAULT_GPUS_PER_NODE,
+    Failover,
+    FailoverUnit,
+    replicas_per_unit,
+    surviving_capacity,
+    unit_text,
+    worst_loss,
+)
 from planner.inputs.objective import (
     DEFAULT_OBJECTIVE,
     OBJECTIVE_KINDS,
@@ -33,12 +43,15 @@ from planner.inputs.problem import (
 )
 
 __all__ = [
+    "DEFAULT_GPUS_PER_NODE",
     "DEFAULT_OBJECTIVE",
     "MAX_REPLICAS_PER_CANDIDATE",
     "OBJECTIVE_KINDS",
     "WEIGHT_KEYS",
     "Candidate",
     "Exclusion",
+    "Failover",
+    "FailoverUnit",
     "GpuInfo",
     "ModelDemand",
     "Objective",
@@ -46,4 +59,8 @@ __all__ = [
     "PlanningInputs",
     "Provenance",
     "ms_text",
+    "replicas_per_unit",
+    "surviving_capacity",
+    "unit_text",
+    "worst_loss",
 ]

@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from planner.analysis.failover import (
+    FAILOVER_COLUMNS,
+    FAILOVER_NOTE,
+    failover_cells,
+    plan_failover_rows,
+)
 from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
 from planner.documents.plan_parts import SavingDocument
@@ -280,6 +286,16 @@ def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
     )
 
 
+def failover_section(plan: Plan) -> Section | None:
+    """Per model entry with failover: the capacity after its worst losses against the peak,
+    and whether failover drove its replica count (None when no entry has failover)."""
+    if not any(m.failover for m in plan.inputs.models):
+        return None
+    rows = plan_failover_rows(plan)
+    cells = tuple(tuple(failover_cells(r, num)) for r in rows)
+    return Section("failover", FAILOVER_COLUMNS, cells, frozenset(range(2, 7)), (FAILOVER_NOTE,))
+
+
 def plan_sections(plan: Plan, *, candidates: bool = False, wide: bool = True) -> list[Section]:
     """The format-neutral content of the table and Markdown forms (*wide*: every column)."""
     sections = [header_section(plan)]
@@ -292,6 +308,8 @@ def plan_sections(plan: Plan, *, candidates: bool = False, wide: bool = True) ->
         sections.append(Section(title, notes=plan.solve.messages, style="red"))
     if plan.allocations:
         sections.append(allocation_section(plan, wide=wide))
+        if (failover := failover_section(plan)) is not None:
+            sections.append(failover)
     if plan.baselines:
         sections.append(baseline_section(plan, wide=wide))
     if candidates:

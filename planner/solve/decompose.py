@@ -20,14 +20,22 @@ its vectors' routings.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, ModelDemand
+from planner.inputs import (
+    DEFAULT_GPUS_PER_NODE,
+    MAX_REPLICAS_PER_CANDIDATE,
+    Candidate,
+    ModelDemand,
+    replicas_per_unit,
+)
+from planner.solve.coefficients import single_deployment_replicas
+from planner.solve.failover import CAPACITY_RTOL, repaired, survives
 from planner.solve.routing import RouteCache
 from planner.solve.search import (
     Found,
@@ -40,8 +48,6 @@ from planner.solve.search import (
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-CAPACITY_RTOL = 1e-9
-"""Capacity within this relative distance of the peak counts as covering it."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,10 @@ class ModelBlock:
     """Per candidate, replica power above idle (W) at the knots."""
     routes: RouteCache | None = None
     """Exact routings of the vectors met so far (shared by copies of the block)."""
+    failover_k: int = 0
+    """Loss units the capacity must survive (0: no failover; :mod:`planner.inputs.failover`)."""
+    per_unit: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Per candidate, replicas per loss unit (1 for replicas, per node for nodes; empty: k = 0)."""
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Results that depend on this block alone (its search data, its cheapest vector at given
     prices): column generation prices every block each round, most at unchanged prices. Not an
@@ -76,15 +86,30 @@ class ModelBlock:
 
 
 def make_block(
-    demand: ModelDemand, candidates: list[Candidate], inventory: dict[str, int | None]
+    demand: ModelDemand,
+    candidates: list[Candidate],
+    inventory: Mapping[str, int | None],
+    gpus_per_node: Mapping[str, int] | None = None,
 ) -> ModelBlock:
-    """A :class:`ModelBlock` for *demand* with *candidates* (sorted stably by the merit key)."""
+    """A :class:`ModelBlock` for *demand* with *candidates* (sorted stably by the merit key);
+    *gpus_per_node* sizes the loss units of node failover."""
     ordered = sorted(candidates, key=merit_key)
     loads = np.asarray(demand.requests_per_s_by_period, dtype=np.float64)
     peak = float(loads.max())
+    k = demand.failover.count if demand.failover is not None else 0
+    per_unit = [
+        replicas_per_unit(
+            demand.failover,
+            c.gpus_per_replica,
+            (gpus_per_node or {}).get(c.gpu, DEFAULT_GPUS_PER_NODE),
+        )
+        for c in ordered
+    ]
     ub = []
-    for c in ordered:
-        n = max(math.ceil(peak / c.max_requests_per_s_per_replica), demand.min_replicas)
+    for c, r in zip(ordered, per_unit, strict=True):
+        n = single_deployment_replicas(
+            peak, c.max_requests_per_s_per_replica, k, r, demand.min_replicas
+        )
         n = min(n, MAX_REPLICAS_PER_CANDIDATE)
         available = inventory.get(c.gpu)
         if available is not None:
@@ -105,7 +130,17 @@ def make_block(
         curve_x,
         curve_d,
         RouteCache(curve_x, curve_d, cap, loads),
+        k,
+        np.asarray(per_unit if k else [], dtype=np.int64),
     )
+
+
+def covers(block: ModelBlock, n: IntArray) -> bool:
+    """True when replica vector *n* carries the peak load, with its failover losses if any."""
+    tol = CAPACITY_RTOL * max(1.0, block.peak)
+    if not block.failover_k:
+        return float(n @ block.cap) >= block.peak - tol
+    return bool(survives(block.cap, block.per_unit, block.failover_k, block.peak, n)[0])
 
 
 def _routes(block: ModelBlock) -> RouteCache:
@@ -180,6 +215,8 @@ def _search_block(block: ModelBlock) -> SearchBlock:
             ],
             dtype=np.float64,
         ).reshape(len(block.candidates), block.loads.size),
+        block.failover_k,
+        block.per_unit,
     )
 
 
@@ -236,6 +273,8 @@ def merit_replicas(
     """Cheapest replica vector under the merit-order rule (module docstring): an exact
     Pareto DP over (capacity ahead, replicas, cost); its cost is an upper estimate of the
     free-routing cost of its vector. Returns (cost, n) or None when no vector covers the peak.
+    With failover the DP's vector is topped up with spare replicas
+    (:func:`planner.solve.failover.repaired`) and its cost is the exact free-routing one.
     """
     peak = block.peak
     rmin = block.demand.min_replicas
@@ -274,4 +313,11 @@ def merit_replicas(
         parents, ns = layers[k]
         replicas[k] = ns[best]
         best = int(parents[best])
+    if block.failover_k:  # spare replicas added until the vector survives its losses
+        fixed = repaired(
+            block.cap, block.per_unit, block.failover_k, block.ub, peak, replicas, price_n
+        )
+        if fixed is None:
+            return None
+        return float(fixed @ price_n + price_t @ load_watts(block, fixed)), fixed
     return total, replicas

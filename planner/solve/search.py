@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from planner.solve.failover import merge_units
 from planner.solve.routing import FloatArray, IntArray
 
 WattsOf = Callable[[IntArray], FloatArray]
@@ -68,6 +69,10 @@ class SearchBlock:
     """Per candidate, the least watts above idle per req/s on its curve."""
     least_w: FloatArray
     """Per candidate and period, ``q_k(L_t)`` of the module docstring (K × T)."""
+    failover_k: int = 0
+    """Loss units the capacity must survive (:mod:`planner.solve.failover`; 0: none)."""
+    per_unit: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Per candidate, replicas per loss unit (read when ``failover_k > 0``)."""
 
 
 @dataclass(frozen=True)
@@ -122,9 +127,14 @@ def _complete(
     returned), else None.
 
     Candidates are branched on in ascending least watts per req/s, so the energy term of the
-    bound tightens as the efficient candidates are decided.
+    bound tightens as the efficient candidates are decided. With failover each state keeps its
+    k largest loss units, and the peak still to cover is measured against the capacity left
+    after losing them (it grows by at most the capacity added, :mod:`planner.solve.failover`).
     """
     order = np.argsort(sb.least_w_per_rps, kind="stable")
+    fail_k = sb.failover_k
+    top = np.zeros((1, fail_k))
+    unit = sb.per_unit[order] if fail_k else sb.per_unit
     cap, ub, q_k, p_n = sb.cap[order], sb.ub[order], sb.least_w[order], price_n[order]
     k_all = cap.size
     tol = 1e-9 * max(1.0, sb.peak)
@@ -153,7 +163,12 @@ def _complete(
         rent = rent[parent] + mm * p_n[j]
         covered = covered[parent] + mm * cap[j]
         count = count[parent] + mm
-        left = np.maximum(sb.peak - tol - covered, 0.0)
+        if fail_k:
+            top = merge_units(top[parent], mm, float(cap[j]), int(unit[j]), fail_k)
+            survive = covered - top.sum(axis=1)
+        else:
+            survive = covered
+        left = np.maximum(sb.peak - tol - survive, 0.0)
         missing = np.maximum(sb.min_replicas - count, 0)
         with np.errstate(invalid="ignore"):  # 0 · inf where nothing is left to cover
             rest = np.maximum(
@@ -162,7 +177,7 @@ def _complete(
             )
         bound = rent + rest + np.where(mm > 0, e_some[parent], e_none[parent])
         if j == k_all - 1:
-            ok = (covered >= sb.peak - tol) & (count >= sb.min_replicas) & (bound <= limit)
+            ok = (survive >= sb.peak - tol) & (count >= sb.min_replicas) & (bound <= limit)
         else:
             ok = np.isfinite(bound) & (bound <= limit)
         keep = np.flatnonzero(ok)
@@ -175,6 +190,8 @@ def _complete(
         layers.append((parent[keep], mm[keep]))
         q_min = np.where((mm[keep] > 0)[:, None], with_j[parent[keep]], q_min[parent[keep]])
         rent, covered, count, bound = rent[keep], covered[keep], count[keep], bound[keep]
+        if fail_k:
+            top = top[keep]
     rows = np.zeros((rent.size, k_all), dtype=np.int64)
     index = np.arange(rent.size)
     for j in range(k_all - 1, -1, -1):
