@@ -37,12 +37,15 @@ from planner.solve.columns import Column, Decomposition, all_columns, neighbours
 from planner.solve.decompose import (
     FloatArray,
     dispatch,
+    fast_vector,
+    first_vector,
     load_watts,
     merit_replicas,
     price_block,
 )
 from planner.solve.enumeration import Pool, Priced, close_gap, find_within
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
+from planner.solve.peak import least_peak, peak_message
 
 PENALTY_FACTOR = 10.0
 """Elastic linking rows cost this many times the first plan's objective per unit."""
@@ -66,6 +69,8 @@ class DecomposedSolution:
     replicas: list[int]
     loads: list[tuple[float, ...]]
     method: str
+    messages: tuple[str, ...] = ()
+    """Why no plan exists, when a proof says so (status infeasible)."""
 
 
 def _solution(
@@ -107,11 +112,11 @@ def solve_by_model(
     floor = 0.0
     for b, block in enumerate(dec.blocks):
         prices = dec.prices(b, zero_gpu, zero_t, 0.0)
-        if dec.linked:  # a first column only: the merit-order DP's (column generation prices)
-            merit = merit_replicas(block, *prices)
-            if merit is None:
+        if dec.linked:  # a first column only (column generation prices the rest)
+            vector = first_vector(block, *prices)
+            if vector is None:
                 return None
-            first.append(dec.column(b, merit[1]))
+            first.append(dec.column(b, vector))
             continue
         found = price_block(block, *prices)
         if found is None:
@@ -154,8 +159,9 @@ def _seed(dec: Decomposition, pool: Pool, first: list[Column]) -> None:
 def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
     """Column generation until no column prices out, the LP gap closes or time runs out.
 
-    Rounds alternate: fast rounds price each model with the merit-order DP (its vector's reduced
-    cost taken with exact routing; it may miss columns, so it gives no bound); when a fast round
+    Rounds alternate: fast rounds price each model with the merit-order DP over the counts that
+    can price out (:func:`~planner.solve.decompose.fast_vector`; its vector's reduced cost taken
+    with exact routing; it may miss columns, so it gives no bound); when a fast round
     adds nothing (or time is up), an exact round prices every model by the exact search, whose
     lower bounds give the Lagrangian bound. The loop stops after an exact round that adds
     nothing, closes the LP gap or ends past the deadline.
@@ -187,10 +193,10 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
                 floors.append(found.bound)
                 cost, n = found.cost, found.n
             else:
-                merit = merit_replicas(block, price_n, price_t)
-                if merit is None:
-                    return None
-                n = merit[1]
+                fast = fast_vector(block, price_n, price_t, sigma[b])
+                if fast is None:
+                    continue
+                n = fast
                 cost = float(n @ price_n + price_t @ load_watts(block, n))
             if cost < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
                 before = len(pool.master.columns)
@@ -241,16 +247,7 @@ def _solve_exhaustive(
         return None
     chosen, proven = exact
     if not chosen:  # every column tried: no combination meets the linking rows
-        return DecomposedSolution(
-            PlanStatus.INFEASIBLE,
-            time.perf_counter() - start,
-            math.inf,
-            math.inf,
-            [],
-            [],
-            [],
-            "column-generation",
-        )
+        return _no_plan(start)
     objective = float(sum(col.cost for col in chosen))
     bound = max(priced.bound, min(proven, objective))
     gap = (objective - bound) / max(abs(objective), 1e-9)
@@ -301,6 +298,21 @@ def _solve_restricted(
     return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
 
 
+def _no_plan(start: float, *messages: str) -> DecomposedSolution:
+    """No plan exists (every column tried, or a proof given by *messages*)."""
+    return DecomposedSolution(
+        PlanStatus.INFEASIBLE,
+        time.perf_counter() - start,
+        math.inf,
+        math.inf,
+        [],
+        [],
+        [],
+        "column-generation",
+        messages,
+    )
+
+
 def _column_generation(
     dec: Decomposition, first: list[Column], start: float
 ) -> DecomposedSolution | None:
@@ -310,10 +322,21 @@ def _column_generation(
     penalty = PENALTY_FACTOR * max(1.0, sum(col.cost for col in first))
     pool = Pool(Master(dec, penalty))
     _seed(dec, pool, first)
+    cap_kw = inputs.power_cap_kw
+    phase_one = cap_kw is not None and not dec.gpus and not dec.has_budget
+    if phase_one:
+        assert cap_kw is not None
+        peak = least_peak(dec, first, cap_kw, cg_deadline)
+        if peak is None:
+            return None
+        if peak.bound_kw > cap_kw * (1 + 1e-9):
+            return _no_plan(start, peak_message(peak.bound_kw, cap_kw))
+        for col in peak.columns:
+            pool.add(col)
     priced = _price(dec, pool, cg_deadline)
     if priced is None:
         return None
-    if inputs.power_cap_kw is not None:
+    if cap_kw is not None and not phase_one:  # phase 1's columns are the frugal ones
         _add_frugal(dec, pool, priced)
     every = all_columns(dec)
     if every is not None:

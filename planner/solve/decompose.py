@@ -20,6 +20,7 @@ its vectors' routings.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,15 +37,11 @@ from planner.inputs import (
 )
 from planner.solve.coefficients import single_deployment_replicas
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
+from planner.solve.lagrange import lagrangian_bound
+from planner.solve.minorant import minorants
 from planner.solve.routing import RouteCache
-from planner.solve.search import (
-    Found,
-    SearchBlock,
-    cheapest,
-    least_w_by_period,
-    least_w_per_rps,
-    within,
-)
+from planner.solve.screen import make_pairs
+from planner.solve.search import Found, SearchBlock, cheapest, screen, within
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -198,23 +195,26 @@ def search_block(block: ModelBlock) -> SearchBlock:
 
 
 def _search_block(block: ModelBlock) -> SearchBlock:
+    hats = minorants(block.curve_x, block.curve_d)
+    every = np.arange(len(block.candidates))
+    one = hats.watts(every, np.ones(every.size), block.loads)
+    pairs = make_pairs(
+        block.ub,
+        block.cap,
+        block.loads,
+        lambda k, m: hats.watts(k, m, block.loads),
+        block.failover_k,
+        block.per_unit,
+    )
     return SearchBlock(
         block.cap,
         block.ub,
         block.peak,
         block.demand.min_replicas,
         block.loads,
-        np.asarray(
-            [least_w_per_rps(x, d) for x, d in zip(block.curve_x, block.curve_d, strict=True)],
-            dtype=np.float64,
-        ),
-        np.asarray(
-            [
-                least_w_by_period(x, d, block.loads)
-                for x, d in zip(block.curve_x, block.curve_d, strict=True)
-            ],
-            dtype=np.float64,
-        ).reshape(len(block.candidates), block.loads.size),
+        hats.least_w_per_rps,
+        one,
+        pairs,
         block.failover_k,
         block.per_unit,
     )
@@ -227,16 +227,104 @@ def price_block(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) -> 
     key = ("price", price_n.tobytes(), price_t.tobytes())
     if key in block.memo:
         return block.memo[key]
-    start = merit_replicas(block, price_n, price_t)
+    start = first_vector(block, price_n, price_t)
     found = (
         None
         if start is None
-        else cheapest(
-            search_block(block), price_n, price_t, start[1], lambda n: load_watts(block, n)
-        )
+        else cheapest(search_block(block), price_n, price_t, start, lambda n: load_watts(block, n))
     )
+    if found is not None and not found.complete:
+        found = _with_lagrangian(block, price_n, price_t, found)
     block.memo[key] = found
     return found
+
+
+def _with_lagrangian(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray, found: Found
+) -> Found:
+    """*found* with the larger of its bound and the Lagrangian one (:mod:`.lagrange`)."""
+    need = block.peak - CAPACITY_RTOL * max(1.0, block.peak)
+    if block.failover_k and need > 0:
+        need += block.failover_k * float(block.cap.min())
+    lagrangian = lagrangian_bound(
+        block.curve_x,
+        block.curve_d,
+        block.cap,
+        block.ub,
+        block.loads,
+        need,
+        block.demand.min_replicas,
+        price_n,
+        price_t,
+        found.n,
+    )
+    bound = max(found.bound, min(lagrangian, found.cost))
+    return dataclasses.replace(found, bound=bound, complete=bound >= found.cost)
+
+
+def single_costs(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray
+) -> tuple[FloatArray, IntArray]:
+    """Per candidate, the exact cost of serving the model alone with the fewest replicas that
+    carry its peak (after failover losses) and its minimum replicas (inf where its bound
+    does not allow them), and that count. The counts and their watts per period do not depend
+    on the prices: computed once per block."""
+    cached = block.memo.get("single")
+    if cached is None:
+        cached = block.memo["single"] = _singles(block)
+    counts, watts, allowed = cached
+    costs = np.where(allowed, counts * price_n + watts @ price_t, np.inf)
+    return costs, counts
+
+
+def _singles(block: ModelBlock) -> tuple[IntArray, FloatArray, npt.NDArray[np.bool_]]:
+    k = block.failover_k
+    counts = np.zeros(len(block.candidates), dtype=np.int64)
+    watts = np.zeros((len(block.candidates), block.loads.size))
+    allowed = np.zeros(len(block.candidates), dtype=bool)
+    for i, c in enumerate(block.candidates):
+        per = int(block.per_unit[i]) if k else 1
+        n = single_deployment_replicas(
+            block.peak, c.max_requests_per_s_per_replica, k, per, block.demand.min_replicas
+        )
+        if n > block.ub[i]:
+            continue
+        counts[i], allowed[i] = n, True
+        if n:
+            watts[i] = n * np.interp(block.loads / n, block.curve_x[i], block.curve_d[i])
+    return counts, watts, allowed
+
+
+def fast_vector(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray, threshold: float
+) -> IntArray | None:
+    """A heuristic column below *threshold*: the merit-order DP over the counts screening
+    (:func:`planner.solve.search.screen`) keeps within it. None when it finds none (exactly
+    none when screening leaves no candidate)."""
+    ub = screen(search_block(block), price_n, price_t, threshold)
+    if not ub.any():
+        return None
+    merit = merit_replicas(dataclasses.replace(block, ub=ub), price_n, price_t)
+    return None if merit is None else merit[1]
+
+
+def first_vector(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) -> IntArray | None:
+    """A good first vector for the search: the merit-order DP's over the candidates that
+    screening (:func:`planner.solve.search.screen`) keeps within the best single deployment's
+    cost, or that single deployment when it is cheaper; None when no vector covers the peak."""
+    costs, counts = single_costs(block, price_n, price_t)
+    if not np.isfinite(costs).any():
+        merit = merit_replicas(block, price_n, price_t)
+        return None if merit is None else merit[1]
+    best = int(np.argmin(costs))
+    single = np.zeros(len(block.candidates), dtype=np.int64)
+    single[best] = counts[best]
+    ub = screen(search_block(block), price_n, price_t, float(costs[best]))
+    merit = merit_replicas(dataclasses.replace(block, ub=ub), price_n, price_t)
+    if merit is None:
+        return single
+    exact = float(merit[1] @ price_n + price_t @ load_watts(block, merit[1]))
+    return merit[1] if exact < float(costs[best]) else single
 
 
 def best_replicas(
@@ -284,6 +372,9 @@ def merit_replicas(
     cost = np.zeros(1)
     layers: list[tuple[IntArray, IntArray]] = []
     for k in range(len(block.candidates)):
+        if block.ub[k] <= 0:  # only n = 0: the states stay as they are (already Pareto)
+            layers.append((np.arange(c.size), np.zeros(c.size, dtype=np.int64)))
+            continue
         cap = float(block.cap[k])
         need = np.ceil(np.maximum(peak - tol - c, 0.0) / cap - CAPACITY_RTOL).astype(np.int64)
         nmax = np.minimum(np.maximum(need, rmin - cnt), int(block.ub[k]))

@@ -312,10 +312,14 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     if curved or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
         by_model = solve_by_model(inputs, candidates)
         if by_model is not None and by_model.status == PlanStatus.INFEASIBLE:
-            messages = explain_infeasible(inputs) or [
-                "no combination of replicas meets the inventory, power cap and budget on the "
-                "power curves (every combination tried)"
-            ]
+            messages = (
+                list(by_model.messages)
+                or explain_infeasible(inputs)
+                or [
+                    "no combination of replicas meets the inventory, power cap and budget on the "
+                    "power curves (every combination tried)"
+                ]
+            )
             info = SolveInfo(by_model.seconds, None, None, None, COLGEN_SOLVER, tuple(messages))
             return Plan(inputs, PlanStatus.INFEASIBLE, info)
         if by_model is not None:
