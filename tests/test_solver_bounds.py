@@ -28,7 +28,7 @@ from test_routing_oracle import instance, wiggly_curve
 from planner.result import PlanStatus
 from planner.solve import decompose, search
 from planner.solve.columns import Decomposition
-from planner.solve.lagrange import lagrangian_bound
+from planner.solve.lagrange import lagrangian_bound, relaxation
 from planner.solve.minorant import minorants
 from planner.solve.optimize import solve
 from planner.solve.peak import least_peak
@@ -104,19 +104,16 @@ def test_lagrangian_bound_is_below_the_cheapest_vector(seed: int) -> None:
     vectors = _every_vector(block)
     costs = [_cost(block, n, pn, pt) for n in vectors]
     best = vectors[int(np.argmin(costs))]
+    sb = decompose.search_block(block)
     for start in (best, vectors[0]):
-        bound = lagrangian_bound(
-            block.curve_x,
-            block.curve_d,
-            block.cap,
-            block.ub,
-            block.loads,
-            block.peak - 1e-9 * max(1.0, block.peak),
-            block.demand.min_replicas,
-            pn,
-            pt,
-            start,
+        relaxed = relaxation(
+            block.curve_x, block.curve_d, sb.knot_x, sb.knot_d, block.loads, pn, pt, start
         )
+        assert relaxed is not None
+        for n, cost in zip(vectors, costs, strict=True):  # the linear bound, vector by vector
+            assert relaxed.constant + float(n @ relaxed.cost) <= cost * (1 + 1e-9) + 1e-9
+        need = block.peak - 1e-9 * max(1.0, block.peak)
+        bound = lagrangian_bound(relaxed, block.cap, block.ub, need, block.demand.min_replicas)
         assert bound <= min(costs) * (1 + 1e-9) + 1e-9
 
 

@@ -37,7 +37,7 @@ from planner.inputs import (
 )
 from planner.solve.coefficients import single_deployment_replicas
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
-from planner.solve.lagrange import lagrangian_bound
+from planner.solve.lagrange import lagrangian_bound, relaxation
 from planner.solve.minorant import minorants
 from planner.solve.routing import RouteCache
 from planner.solve.screen import make_pairs
@@ -205,6 +205,7 @@ def _search_block(block: ModelBlock) -> SearchBlock:
         lambda k, m: hats.watts(k, m, block.loads),
         block.failover_k,
         block.per_unit,
+        one,
     )
     return SearchBlock(
         block.cap,
@@ -215,6 +216,10 @@ def _search_block(block: ModelBlock) -> SearchBlock:
         hats.least_w_per_rps,
         one,
         pairs,
+        hats.knot_x,
+        hats.knot_d,
+        block.curve_x,
+        block.curve_d,
         block.failover_k,
         block.per_unit,
     )
@@ -246,18 +251,11 @@ def _with_lagrangian(
     need = block.peak - CAPACITY_RTOL * max(1.0, block.peak)
     if block.failover_k and need > 0:
         need += block.failover_k * float(block.cap.min())
-    lagrangian = lagrangian_bound(
-        block.curve_x,
-        block.curve_d,
-        block.cap,
-        block.ub,
-        block.loads,
-        need,
-        block.demand.min_replicas,
-        price_n,
-        price_t,
-        found.n,
+    sb = search_block(block)
+    relaxed = relaxation(
+        block.curve_x, block.curve_d, sb.knot_x, sb.knot_d, block.loads, price_n, price_t, found.n
     )
+    lagrangian = lagrangian_bound(relaxed, block.cap, block.ub, need, block.demand.min_replicas)
     bound = max(found.bound, min(lagrangian, found.cost))
     return dataclasses.replace(found, bound=bound, complete=bound >= found.cost)
 
@@ -320,6 +318,8 @@ def first_vector(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) ->
     single = np.zeros(len(block.candidates), dtype=np.int64)
     single[best] = counts[best]
     ub = screen(search_block(block), price_n, price_t, float(costs[best]))
+    if np.count_nonzero(ub) <= 1:  # only the single deployment can be within its own cost
+        return single
     merit = merit_replicas(dataclasses.replace(block, ub=ub), price_n, price_t)
     if merit is None:
         return single

@@ -43,6 +43,9 @@ class Minorants:
     intercept: FloatArray
     slope: FloatArray
     least_w_per_rps: FloatArray
+    knot_x: FloatArray
+    """The curves' knots (K × J, each padded with its last knot)."""
+    knot_d: FloatArray
 
     def watts(self, k: IntArray, n: FloatArray, loads: FloatArray) -> FloatArray:
         """``q(L_t; n_i)`` of candidate ``k_i`` for every pair i and period t (pairs × T)."""
@@ -88,4 +91,4 @@ def minorants(curve_x: tuple[FloatArray, ...], curve_d: tuple[FloatArray, ...]) 
     cut_x, cut_d = xs[rows, first], ds[rows, first]
     intercept = np.concatenate([intercept, (cut_d - tail * cut_x)[:, None]], axis=1)
     slopes = np.concatenate([np.where(body, slope, 0.0), tail[:, None]], axis=1)
-    return Minorants(intercept, slopes, least)
+    return Minorants(intercept, slopes, least, xs, ds)

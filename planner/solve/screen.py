@@ -53,6 +53,8 @@ class Pairs:
     kept: FloatArray
     start: IntArray
     """``start[j]``: the first pair of candidate j (K + 1 entries)."""
+    others_watts: FloatArray
+    """``min_{i≠j} q_i(L_t; 1)`` per candidate j (K × T; price-independent, computed once)."""
 
     def of(self, j: int) -> FloatArray:
         """``q_j(L_t; m)`` for m = 0..ub_j, row 0 inf (the candidate not in the vector)."""
@@ -67,6 +69,7 @@ def make_pairs(
     watts_of: Callable[[IntArray, FloatArray], FloatArray],
     failover_k: int,
     per_unit: IntArray,
+    least_w: FloatArray,
 ) -> Pairs:
     """The :class:`Pairs` of a block; *watts_of(k, m)* gives ``q_k(L_t; m)`` per pair."""
     counts = np.maximum(ub, 0)
@@ -76,22 +79,20 @@ def make_pairs(
     lost = failover_k * per_unit[k] if failover_k else np.zeros(k.size)
     kept = cap[k] * np.maximum(m - lost, 0.0)
     watts = watts_of(k, m.astype(np.float64)) if k.size else np.zeros((0, loads.size))
-    return Pairs(k, m, watts, kept, start)
+    return Pairs(k, m, watts, kept, start, _without_each(least_w))
 
 
 def screened_bounds(
     price_n: FloatArray,
     price_t: FloatArray,
     cap: FloatArray,
-    least_w: FloatArray,
     pairs: Pairs,
     peak: float,
     min_replicas: int,
     limit: float,
 ) -> IntArray:
     """Each candidate's largest count ``m`` with ``LB_j(m) <= limit`` (module docstring; 0 when
-    none), every (candidate, count) pair of *pairs* at once. *least_w*: ``q_i(L_t; 1)``
-    (K × T)."""
+    none), every (candidate, count) pair of *pairs* at once."""
     tol = 1e-9 * max(1.0, peak)
     ratio = np.where(cap > 0, price_n / np.maximum(cap, 1e-300), np.inf)
     k, m = pairs.candidate, pairs.count.astype(np.float64)
@@ -102,7 +103,7 @@ def screened_bounds(
             np.where(left > 0, left * _without_each(ratio)[k], 0.0),
             np.where(missing > 0, missing * _without_each(price_n)[k], 0.0),
         )
-    low = np.minimum(pairs.watts, _without_each(least_w)[k])
+    low = np.minimum(pairs.watts, pairs.others_watts[k])
     lb = m * price_n[k] + rest + np.where(np.isfinite(low), low, 0.0) @ price_t
     out = np.zeros(cap.size, dtype=np.int64)
     passing = lb <= limit

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.solve.failover import merge_units
+from planner.solve.lagrange import Relaxation, cover_floors, floor_of, relaxation
 from planner.solve.routing import FloatArray, IntArray
 from planner.solve.screen import Pairs, screened_bounds
 
@@ -74,6 +75,13 @@ class SearchBlock:
     pairs: Pairs
     """Every (candidate, count) with its minorant ``q_k(L_t; m)`` and the capacity it keeps
     after the failover losses (:mod:`planner.solve.screen`)."""
+    knot_x: FloatArray
+    """The curves' knots, K × J padded (:mod:`planner.solve.lagrange`)."""
+    knot_d: FloatArray
+    curve_x: tuple[FloatArray, ...] = ()
+    """The curves' knots, per candidate (rates from 0)."""
+    curve_d: tuple[FloatArray, ...] = ()
+    """Watts above idle at the knots, per candidate."""
     failover_k: int = 0
     """Loss units the capacity must survive (:mod:`planner.solve.failover`; 0: none)."""
     per_unit: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -100,7 +108,12 @@ def _suffix_min(values: FloatArray) -> FloatArray:
 
 
 def _complete(
-    sb: SearchBlock, price_n: FloatArray, price_t: FloatArray, threshold: float, beam: bool
+    sb: SearchBlock,
+    price_n: FloatArray,
+    price_t: FloatArray,
+    threshold: float,
+    beam: bool,
+    relaxed: Relaxation | None = None,
 ) -> tuple[IntArray, FloatArray, float] | None:
     """Complete vectors with lower bound <= *threshold* (rows, bounds) and the least bound of
     the partial vectors dropped for size (inf when none). Over :data:`MAX_STATES` partial
@@ -112,7 +125,10 @@ def _complete(
     watts per req/s, so the energy term of the bound tightens as the efficient candidates are
     decided. With failover each state keeps its k largest loss units, and the peak still to
     cover is measured against the capacity left after losing them (it grows by at most the
-    capacity added, :mod:`planner.solve.failover`).
+    capacity added, :mod:`planner.solve.failover`). With *relaxed* (the linear Lagrangian bound
+    of :mod:`planner.solve.lagrange`) a state's bound is also that bound's value of its counts
+    plus the least its completion can add to it (fractional cover of the peak left), whichever
+    is larger.
     """
     limit = threshold + RC_TOL * max(1.0, abs(threshold))
     bounds = screen(sb, price_n, price_t, threshold)
@@ -130,6 +146,9 @@ def _complete(
     suf_q = np.full((k_all + 1, sb.loads.size), np.inf)
     for j in range(k_all - 1, -1, -1):
         suf_q[j] = np.minimum(suf_q[j + 1], q_k[j])
+    lag_c = relaxed.cost[order] if relaxed is not None else np.zeros(k_all)
+    floors = cover_floors(lag_c, cap, ub) if relaxed is not None else []
+    lag = np.zeros(1)
     rent = np.zeros(1)
     covered = np.zeros(1)
     count = np.zeros(1, dtype=np.int64)
@@ -159,6 +178,9 @@ def _complete(
                 np.where(missing > 0, missing * suf_price[j + 1], 0.0),
             )
         bound = rent + rest + energy
+        if relaxed is not None:
+            lag = lag[parent] + mm * lag_c[j]
+            bound = np.maximum(bound, relaxed.constant + lag + floor_of(floors[j + 1], left))
         if j == k_all - 1:
             ok = (survive >= sb.peak - tol) & (count >= sb.min_replicas) & (bound <= limit)
         else:
@@ -173,6 +195,8 @@ def _complete(
         layers.append((parent[keep], mm[keep]))
         q_min = np.minimum(q_min[parent[keep]], q_j[mm[keep]])
         rent, covered, count, bound = rent[keep], covered[keep], count[keep], bound[keep]
+        if relaxed is not None:
+            lag = lag[keep]
         if fail_k:
             top = top[keep]
     if k_all == 0:  # every candidate screened out: no vector within the threshold
@@ -189,9 +213,7 @@ def _complete(
 def screen(sb: SearchBlock, price_n: FloatArray, price_t: FloatArray, threshold: float) -> IntArray:
     """Replica bounds no vector of cost <= *threshold* exceeds (:mod:`planner.solve.screen`)."""
     limit = threshold + RC_TOL * max(1.0, abs(threshold))
-    return screened_bounds(
-        price_n, price_t, sb.cap, sb.least_w, sb.pairs, sb.peak, sb.min_replicas, limit
-    )
+    return screened_bounds(price_n, price_t, sb.cap, sb.pairs, sb.peak, sb.min_replicas, limit)
 
 
 def _child_energy(low: FloatArray, q_j: FloatArray, price_t: FloatArray) -> FloatArray:
@@ -229,7 +251,10 @@ def cheapest(
     get = watts_of
     best_n = start
     best = _exact_cost(start, price_n, price_t, get(start))
-    found = _complete(sb, price_n, price_t, best, beam=True)
+    relaxed = relaxation(
+        sb.curve_x, sb.curve_d, sb.knot_x, sb.knot_d, sb.loads, price_n, price_t, start
+    )
+    found = _complete(sb, price_n, price_t, best, beam=True, relaxed=relaxed)
     assert found is not None
     rows, bounds, dropped = found
     for done, i in enumerate(np.argsort(bounds, kind="stable")):
