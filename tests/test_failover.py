@@ -26,9 +26,8 @@ import math
 import random
 from typing import Any
 
-import numpy as np
 import pytest
-from test_routing_oracle import instance, oracle_watts
+from test_routing_oracle import Option, best_combination, instance, oracle_watts
 
 from planner.inputs import Candidate, Failover, PlanningInputs, surviving_capacity
 from planner.result import Plan, PlanStatus, check_invariants, failover_capacity
@@ -140,10 +139,7 @@ def _watts(c: Candidate, n: int) -> list[tuple[float, float, float, float]]:
 def brute_force(inputs: PlanningInputs) -> float | None:
     """Least objective over every replica vector combination that survives its losses
     (enumerated), with the piecewise routing oracle; None when none is feasible."""
-    kind = inputs.objective.minimize
-    w = inputs.objective.weight
-    kg = inputs.grid_g_co2_per_kwh / 1000
-    per_model = []
+    per_model: list[list[Option]] = []
     for m in inputs.models:
         assert m.failover is not None
         cands = [c for c in inputs.candidates if c.name == m.name and c.feasible]
@@ -175,28 +171,7 @@ def brute_force(inputs: PlanningInputs) -> float | None:
                 gpus[c.gpu] = gpus.get(c.gpu, 0) + n * c.gpus_per_replica
             options.append((watts, rent, gpus))
         per_model.append(options)
-    best: float | None = None
-    for combo in itertools.product(*per_model):
-        gpus = {}
-        for _, _, g in combo:
-            for k, v in g.items():
-                gpus[k] = gpus.get(k, 0) + v
-        limits = {g: math.inf if n is None else n for g, n in inputs.inventory.items()}
-        if any(limits[g] < v for g, v in gpus.items()):
-            continue
-        power = np.sum([o[0] for o in combo], axis=0)
-        cap_kw = inputs.power_cap_kw
-        if cap_kw is not None and power.max() * inputs.pue / 1000 > cap_kw * (1 + 1e-9):
-            continue
-        kwh = inputs.pue * float(power @ np.asarray(inputs.period_hours)) / 1000
-        cost = sum(o[1] for o in combo) + kwh * inputs.electricity_usd_per_kwh
-        value = {
-            "energy": kwh,
-            "cost": cost,
-            "weighted": w("energy_kwh") * kwh + w("cost_usd") * cost + w("carbon_kg") * kwh * kg,
-        }[kind]
-        best = value if best is None else min(best, value)
-    return best
+    return best_combination(inputs, per_model)
 
 
 FAILOVERS = (Failover("replicas", 1), Failover("replicas", 2), Failover("nodes", 1))

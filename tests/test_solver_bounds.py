@@ -32,6 +32,7 @@ from planner.solve.lagrange import lagrangian_bound, relaxation
 from planner.solve.minorant import minorants
 from planner.solve.optimize import solve
 from planner.solve.peak import least_peak
+from planner.solve.pricing import price_block
 from planner.solve.routing import route
 
 
@@ -133,7 +134,7 @@ def test_least_peak_bound_is_valid_and_proves_a_cap_below_it(seed: int) -> None:
     least_kw = _least_peak_kw(inputs)
     dec = Decomposition(inputs, list(inputs.candidates))
     first = [
-        dec.column(b, decompose.price_block(blk, *dec.prices(b, np.zeros(0), np.zeros(3), 0.0)).n)
+        dec.column(b, price_block(blk, *dec.prices(b, np.zeros(0), np.zeros(3), 0.0)).n)
         for b, blk in enumerate(dec.blocks)
     ]
     found = least_peak(dec, first, least_kw, math.inf)  # the bound never passes least_kw

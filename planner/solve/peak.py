@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.solve.columns import Column, Decomposition
-from planner.solve.decompose import FloatArray, fast_vector, load_watts, price_block
+from planner.solve.decompose import FloatArray
+from planner.solve.pricing import round_column
 
 GAP_RTOL = 1e-4
 """The rounds stop when the LP's peak and the bound are this close (relative)."""
@@ -121,19 +122,12 @@ def least_peak(
                 cut = True
                 break
             price_n, price_t = _prices(dec, b, y)
-            if exact:
-                found = price_block(block, price_n, price_t)
-                if found is None:
-                    return None
-                total += found.bound
-                n = found.n
-            else:
-                fast = fast_vector(block, price_n, price_t, sigma[b])
-                if fast is None:
-                    continue
-                n = fast
-            value = float(n @ price_n + price_t @ load_watts(block, n))
-            if value < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
+            priced = round_column(block, price_n, price_t, sigma[b], exact)
+            if priced is None:
+                return None
+            n, value, floor = priced
+            total += floor if exact else 0.0
+            if n is not None and value < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
                 new += master.add(dec.column(b, n))
         if exact and not cut:
             bound = max(bound, total)

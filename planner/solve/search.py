@@ -21,7 +21,13 @@ level. A partial vector's lower bound is valid for every completion:
   and below what the deployment draws on ``[0, L]``, so their least is subadditive and no split
   of ``L`` over the deployments goes below it. A decided count tightens it (``q`` grows with
   ``n``); the pairs (state, count) are bounded together up to :data:`PAIR_CELLS` cells, beyond
-  that with count 1 (still valid).
+  that with count 1 (still valid);
+* the Lagrangian linear bound of :mod:`planner.solve.lagrange` (multipliers clearing the start
+  vector's market): the bound of the counts chosen plus the least a completion can add
+  (fractional cover of the peak left), when it is larger.
+
+Counts that no vector within the threshold can have are screened out first
+(:mod:`planner.solve.screen`).
 
 Partial vectors whose bound exceeds the threshold are dropped; the complete ones are evaluated
 exactly in ascending bound order. :func:`cheapest` finds the least ``rc`` (threshold: the
