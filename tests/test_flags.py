@@ -22,6 +22,7 @@ from planner.documents.verify import plan_problems
 from planner.pipeline import PlanRun, plan_file
 from planner.result import Plan
 from predictors.api import Predictor
+from predictors.core.errors import WattgpuError
 
 pytestmark = pytest.mark.usefixtures("cached_predictor")
 PAPER = "paper-llama8b-low-load"
@@ -128,6 +129,23 @@ def test_a_robust_re_solve_beyond_the_limit_is_not_run_and_says_so(
     assert [(f.robust_instead, f.robust_deployments) for f in doc.flags] == [(NOT_COMPUTED, None)]
 
 
+def test_a_robust_plan_that_cannot_be_made_leaves_the_plan_and_says_why(
+    paper: PlanRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import planner.pipeline
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise WattgpuError("robust candidates: something is wrong\nsecond line")
+
+    monkeypatch.setattr(planner.pipeline, "plan_scenario", refuse)
+    doc = uncertainty_flags(paper)
+    assert doc.robust_resolve == "not_computed" and doc.flags
+    assert (
+        doc.robust_note
+        == "robust: true could not be planned: robust candidates: something is wrong"
+    )
+
+
 def test_a_robust_plan_flags_against_itself(predictor: Predictor) -> None:
     run = plan_file(PAPER, ["robust=true"], predictor=predictor, baselines=False)
     doc = uncertainty_flags(run)
@@ -196,6 +214,8 @@ def test_report_shows_the_flags_and_with_a_sweep_their_sla_probability(tmp_path:
     assert plain.code == 0, plain.err
     part = _flags_part(plain.out)
     assert "chat-8b" in part and "P(SLA met)" not in part and "wattgpu sweep" in part
+    html = run_cli("report", PAPER, "--pareto-points", "0", "--format", "html")
+    assert html.code == 0 and "Uncertainty flags</h2>" in html.out and "chat-8b" in html.out
     sweep = tmp_path / "sweep.json"
     made = run_cli("sweep", PAPER, "--draws", "6", "-f", "json", "-o", str(sweep))
     assert made.code == 0, made.err

@@ -39,6 +39,7 @@ from planner.documents.plan import PlanDocument
 from planner.documents.sweep import SweepDocument
 from planner.inputs import PlanningInputs
 from planner.result import Plan
+from predictors.core.errors import WattgpuError
 
 if TYPE_CHECKING:  # the pipeline loads the predictors: imported where a re-solve needs it
     from planner.pipeline import PlanRun
@@ -94,9 +95,13 @@ def _robust(
     from planner.pipeline import plan_scenario
 
     step(f"flags: planning {len(names)} model entries again with robust: true")
-    plan = plan_scenario(
-        robust, run.predictor, time_limit_s=run.inputs.time_limit_s, baselines=False
-    ).plan
+    try:
+        plan = plan_scenario(
+            robust, run.predictor, time_limit_s=run.inputs.time_limit_s, baselines=False
+        ).plan
+    except WattgpuError as exc:  # the plan stands; only its robust alternative is unknown
+        first = str(exc).splitlines()[0]
+        return None, "not_computed", f"robust: true could not be planned: {first}"
     if together:
         note = (
             "the whole scenario re-solved (a power cap, budget or inventory limit links the "

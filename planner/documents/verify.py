@@ -6,10 +6,11 @@ states (power per period ``n · interp(x_t / n, load curve, power curve)``, ener
 energy, cost, carbon, totals, peak facility power, GPUs per type, the objective), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
-allocations, uncertainty flags that are not the rule's (:mod:`planner.documents.flags`). Each problem is one line naming the JSON field; :func:`checked_plan_json` stops on
-them (``report``, ``pareto`` and ``diff``), unless ``--trust`` is given: then they are warnings.
+allocations, uncertainty flags that are not the rule's (:mod:`planner.documents.flags`). Each
+problem is one line naming the JSON field; :func:`checked_plan_json` stops on them
+(``report``, ``pareto`` and ``diff``), unless ``--trust`` is given: then they are warnings.
 The check works on the plain JSON mapping, so it does not depend on the document types it
-guards.
+guards (the flag rule is a function of plain values).
 """
 
 from __future__ import annotations
