@@ -18,10 +18,11 @@ nothing here is measured.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from planner.analysis.flags import saved_plan_flags, with_sla_probability
 from planner.analysis.forecast import forecast, per_output_tokens, per_request_wh
 from planner.analysis.uncertainty import bands as plan_bands
 from planner.disclosure.build import build_disclosure
@@ -52,6 +53,8 @@ from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.version import __version__
 from predictors.estimators.card import ModelCard, card_of
 
+SlaProbability = tuple[Mapping[str, float | None], int]
+"""A sweep's probability per model entry that the plan meets its SLA, and its draws."""
 TITLE = "Estimated inference energy and emissions disclosure"
 ESTIMATE_NOTE = (
     "All figures in this report are estimates computed by wattgpu from predictive models "
@@ -258,14 +261,19 @@ def build_report(
     now: Callable[[], dt.datetime] | None = None,
     catalog: Catalog | None = None,
     ranges: EnergyRanges | None = None,
+    sla_probability: SlaProbability | None = None,
 ) -> ReportDocument:
     """The report of *plan* described with *card* (the one source of the md / html / json forms).
 
     A pure function of the plan document, the model card and the catalog (embodied emissions,
     LLM configs; the bundled one when not given): no scenario, no predictor. *ranges* (a sweep's
-    P10–P90) replaces the ranges derived from *bands*.
+    P10–P90) replaces the ranges derived from *bands*; *sla_probability* (a sweep's per-entry
+    probabilities and its number of draws) goes into the uncertainty flags.
     """
     doc = as_document(plan)
+    flags = saved_plan_flags(doc)
+    if sla_probability is not None:
+        flags = with_sla_probability(flags, *sla_probability)
     model_card = card_of(card)
     fc = fc or forecast(doc)
     disclosure = (
@@ -313,6 +321,7 @@ def build_report(
         accuracy_csv=str(accuracy_csv) if accuracy_csv else None,
         plan=doc,
         disclosure=disclosure,
+        uncertainty_flags=flags,
     )
 
 
@@ -325,6 +334,7 @@ def make_report(
     scenario_file: str | None = None,
     accuracy_csv: Path | None = None,
     time_limit_s: float | None = None,
+    sla_probability: SlaProbability | None = None,
 ) -> tuple[ReportDocument, ParetoDocument | None]:
     """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report.
 
@@ -351,6 +361,7 @@ def make_report(
         front=front,
         scenario_file=scenario_file,
         accuracy_csv=accuracy_csv,
+        sla_probability=sla_probability,
     )
     return report, front
 

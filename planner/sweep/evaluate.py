@@ -5,8 +5,9 @@ load each deployment carries. :func:`evaluate_fleet` prices a fleet under a draw
 the plan accounting of :mod:`planner.result` (replica power on the drawn curve at the load per
 replica, held at the curve's end above capacity; rent, electricity, carbon) and checks each
 model's SLA (every deployment's load per replica within its drawn capacity, the candidate
-feasible under the draw), the power cap and the budget. :func:`run_item` is the task body every
-engine runs: the solver through its public entry point :func:`planner.solve.optimize.solve`.
+feasible under the draw), the power cap and the budget. :func:`run_item` is the body of the task
+every engine runs (:func:`run_batch`): the solver through its public entry point
+:func:`planner.solve.optimize.solve`.
 """
 
 from __future__ import annotations
@@ -137,15 +138,25 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Shared:
-    """What every worker gets once: the candidate table and the fleets to re-evaluate."""
+class Pass:
+    """What a pass does with every item: re-optimise or not, and the fleets it re-evaluates
+    (small: it goes with every task, while the candidate table goes to each worker once)."""
 
-    table: CandidateTable
     base: Fleet
     fleets: tuple[Fleet, ...] = ()
     """Extra fleets to evaluate on every item (the robust choice's second pass)."""
     optimise: bool = True
     """False: only evaluate the fleets (the robust pass needs no re-optimisation)."""
+
+
+@dataclass(frozen=True)
+class Shared:
+    """One item's context on a worker: the candidate table and the pass's fleets."""
+
+    table: CandidateTable
+    base: Fleet
+    fleets: tuple[Fleet, ...] = ()
+    optimise: bool = True
 
 
 @dataclass(frozen=True)
@@ -181,6 +192,9 @@ def run_item(shared: Shared, item: Item) -> dict[str, Any]:
     return record
 
 
-def run_batch(shared: Shared, items: list[Item]) -> list[dict[str, Any]]:
-    """:func:`run_item` over a batch, in order (the task every engine runs)."""
+def run_batch(table: CandidateTable, task: tuple[Pass, list[Item]]) -> list[dict[str, Any]]:
+    """:func:`run_item` over a batch of one pass, in order (the task every engine runs; the
+    engine sent *table* to the worker once)."""
+    spec, items = task
+    shared = Shared(table, spec.base, spec.fleets, spec.optimise)
     return [run_item(shared, item) for item in items]
