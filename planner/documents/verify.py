@@ -3,7 +3,8 @@
 A plan file may have been edited by hand. :func:`plan_problems` recomputes every figure the
 reports use from the allocations and the candidates' curves, the way ``docs/method.md`` §4
 states (power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility
-energy, cost, carbon, totals, peak facility power, GPUs per type, the objective), and flags
+energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
+one —, totals, peak facility power, GPUs per type, the objective), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
 allocations, uncertainty flags that are not the rule's (:mod:`planner.documents.flags`). Each
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from planner.documents.flags import flag_reasons
+from planner.inputs import grid_by_period, grid_carbon_kg
 from predictors.core.errors import WattgpuError
 
 #: Largest relative difference between a stored figure and its recomputation.
@@ -107,7 +109,8 @@ def _allocation(
             break
     energy = float(power @ hours) / 1000.0
     facility = energy * a["pue"]
-    carbon = facility * a["grid_g_co2_per_kwh"] / 1000.0
+    grid = grid_by_period(a["grid_g_co2_per_kwh"], a.get("grid_g_co2_per_kwh_by_period"), x.size)
+    carbon = grid_carbon_kg([float(v) for v in power * hours / 1000.0 * a["pue"]], facility, grid)
     figures = {
         "energy_kwh": energy,
         "facility_energy_kwh": facility,
@@ -161,12 +164,26 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
             )
     breakdown = data.get("objective_breakdown") or {}
     if breakdown and allocations:
-        again = breakdown["usd_per_facility_kwh_weight"] * float(
-            totals.get("facility_energy_kwh", 0.0)
-        ) + breakdown["gpu_rent_weight"] * float(totals.get("gpu_cost_usd", 0.0))
+        again = (
+            breakdown["usd_per_facility_kwh_weight"] * float(totals.get("facility_energy_kwh", 0.0))
+            + breakdown.get("carbon_kg_weight", 0.0) * float(totals.get("carbon_kg", 0.0))
+            + breakdown["gpu_rent_weight"] * float(totals.get("gpu_cost_usd", 0.0))
+        )
         objective = (data.get("solve") or {}).get("objective")
         if objective is not None and _differs(objective, again):
             yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
+
+
+def _grid(data: dict[str, Any]) -> list[str]:
+    """The grid profile against the periods (carbon is recomputed on it)."""
+    a = data.get("assumptions") or {}
+    profile, periods = a.get("grid_g_co2_per_kwh_by_period"), len(a.get("period_hours") or [])
+    if profile is None or len(profile) == periods:
+        return []
+    return [
+        f"assumptions.grid_g_co2_per_kwh_by_period: {len(profile)} values for {periods} "
+        "periods (one per period)"
+    ]
 
 
 def _unreportable(data: dict[str, Any]) -> list[str]:
@@ -282,7 +299,9 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
     problems += _counts(data)
     unreportable = _unreportable(data)
     problems += unreportable
-    if not unreportable:
+    grid = _grid(data)
+    problems += grid
+    if not unreportable and not grid:
         for i, alloc in enumerate(data.get("allocations") or []):
             key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
             problems.extend(_allocation(data, i, alloc, by_key[key]))

@@ -53,6 +53,11 @@ def header_section(plan: Plan) -> Section:
     gap = "—" if s.gap is None else f"{100 * s.gap:.2f} %"
     periods = f"{i.periods} period{'s' if i.periods > 1 else ''} of {num(i.period_hours[0])} h"
     carbon_price = None if i.carbon_usd_per_kg is None else i.carbon_usd_per_kg * 1000
+    grid = f"{num(i.grid_g_co2_per_kwh)} gCO2e/kWh"
+    profile = i.grid_g_co2_per_kwh_by_period
+    if profile is not None:
+        low, high = num(min(profile)), num(max(profile))
+        grid += f" (hourly profile {low}–{high} gCO2e/kWh, used for carbon)"
     lines = (
         ("scenario", i.scenario),
         ("status", plan.status.value),
@@ -61,8 +66,8 @@ def header_section(plan: Plan) -> Section:
         ("horizon", f"{num(i.hours)} h in {periods}"),
         (
             "economics",
-            f"PUE {i.pue:g}, electricity {i.electricity_usd_per_kwh:g} $/kWh, grid "
-            f"{num(i.grid_g_co2_per_kwh)} gCO2e/kWh, carbon price {num(carbon_price, '$/t')}",
+            f"PUE {i.pue:g}, electricity {i.electricity_usd_per_kwh:g} $/kWh, grid {grid}, "
+            f"carbon price {num(carbon_price, '$/t')}",
         ),
         ("limits", f"power cap {num(i.power_cap_kw, 'kW')}, budget {num(i.budget_usd, '$')}"),
     )

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, PlanningInputs, grid_carbon_kg
 from planner.result import Plan
-from planner.solve.optimize import objective_prices, solve
+from planner.solve.optimize import objective_weights, solve
 from planner.sweep.table import CandidateTable, GridPoint, drawn_inputs
 
 Key = tuple[str, str, int]
@@ -107,7 +107,9 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
     energy_by_period = power_w * hours / 1000.0
     facility_by_period = energy_by_period * inputs.pue
     facility = float(facility_by_period.sum())
-    carbon_kg = facility * inputs.grid_g_co2_per_kwh / 1000.0
+    carbon_kg = grid_carbon_kg(
+        [float(v) for v in facility_by_period], facility, inputs.period_grid_g_co2_per_kwh
+    )
     cost = (
         rent
         + facility * inputs.electricity_usd_per_kwh
@@ -118,7 +120,6 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
         inputs.inventory.get(g) is None or n <= (inputs.inventory.get(g) or 0)
         for g, n in fleet.gpu_mix().items()
     )
-    per_kwh, per_rent = objective_prices(inputs)
     cap_ok = inputs.power_cap_kw is None or peak_kw <= inputs.power_cap_kw * (1 + 1e-9)
     budget_ok = inputs.budget_usd is None or cost <= inputs.budget_usd * (1 + 1e-9)
     return {
@@ -126,7 +127,7 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
         "facility_energy_kwh": facility,
         "cost_usd": cost,
         "carbon_kg": carbon_kg,
-        "objective": per_kwh * facility + per_rent * rent,
+        "objective": objective_weights(inputs).of(facility, carbon_kg, rent),
         "peak_facility_power_kw": peak_kw,
         "facility_energy_kwh_by_period": [float(v) for v in facility_by_period],
         "sla_met": sla,
