@@ -9,12 +9,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from predictors.api import Predictor
+from predictors.api import BATCH_INPUT_COLUMNS, Predictor
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.measurements import load_measurements
 from predictors.measurements.layouts import read_layouts
 from predictors.measurements.schema import LAYOUT_COLUMNS
-from predictors.training.train import TRAIN_ON_MEASURED_LAYOUT, training_table
+from predictors.training.train import TRAIN_ON_MEASURED_LAYOUT, prepare, training_table
 
 AGGREGATED = pl.col("source").is_in(["mlenergy-v3", "aiconfigurator"]) & ~pl.col(
     "note"
@@ -114,10 +114,30 @@ def test_wide_ep_reading_applies_only_where_the_stated_tp_cannot_run(catalog: Ca
     ]
 
 
-def test_training_keeps_the_stopgap_reading_unless_switched(table: pl.DataFrame) -> None:
-    """The shipped models were fitted on every measured row as one TP group: with the switch
-    off, training sees no layout column (so its features and data hash are unchanged)."""
-    assert TRAIN_ON_MEASURED_LAYOUT is False
+def test_training_and_evaluation_read_the_measured_layout(
+    table: pl.DataFrame, catalog: Catalog
+) -> None:
+    """With the switch on (issue 18), training and evaluation feed every row's measured layout
+    to the physics, and rows without one get the layout ``predict`` assumes."""
+    assert TRAIN_ON_MEASURED_LAYOUT is True
     seen = training_table(table)
-    assert not set(LAYOUT_COLUMNS) & set(seen.columns)
+    assert set(LAYOUT_COLUMNS) <= set(seen.columns)
     assert seen.height == table.height
+    frame = prepare(table, catalog)
+    stated = table["tensor_parallel"].is_not_null().to_numpy()
+    for col in ("tensor_parallel", "pipeline_parallel", "data_parallel"):
+        assert (frame[col].to_numpy()[stated] == table[col].to_numpy()[stated]).all(), col
+    usual = table.filter(pl.col("tensor_parallel").is_null())
+    assert usual.height > 0
+    sample = usual.unique(["model", "gpu", "gpu_count"], keep="first", maintain_order=True)
+    layout = ("tensor_parallel", "pipeline_parallel", "data_parallel")
+    fed = prepare(sample, catalog).select(layout)
+    pred = Predictor.load(catalog=catalog).predict(
+        sample.select(BATCH_INPUT_COLUMNS).with_columns(pl.col("batch_size").cast(pl.Float64))
+    )
+    ok = (pred["error"].fill_null("") == "").to_numpy()
+    assert ok.sum() > 0
+    resolved = pred.select(pl.col(c).cast(pl.Float64) for c in layout)
+    assert fed.filter(pl.Series(ok)).rows() == resolved.filter(pl.Series(ok)).rows()
+    card = Predictor.load(catalog=catalog).card["training_data"]["layout"]
+    assert card["rows"] == {"measured": int(stated.sum()), "usual_layout": usual.height}

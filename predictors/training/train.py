@@ -30,12 +30,12 @@ REFERENCE_SOURCE = "mlenergy-v3"
 RANGE_COLUMNS: tuple[str, ...] = ("log_params", "batch_size", "input_tokens", "output_tokens")
 
 
-#: Stopgap of issue 18: False trains and evaluates on every measured row read as one
-#: tensor-parallel group over one fabric (the measured layout columns are dropped), exactly as the
-#: shipped models were fitted; True feeds the measured layout (``predictors.measurements.layouts``)
-#: to the layout physics, which changes the training rows' features and needs a retrain
+#: Issue 18: True (shipped) feeds each row's measured layout (``predictors.measurements.layouts``)
+#: to the layout physics, rows without one getting the engines' usual layout as in ``predict``;
+#: False is the former stopgap (the layout columns dropped: every row one tensor-parallel group
+#: over one fabric). Changing it changes the training rows' features and needs a retrain
 #: (docs/method.md, "Parallel layouts").
-TRAIN_ON_MEASURED_LAYOUT = False
+TRAIN_ON_MEASURED_LAYOUT = True
 
 
 def training_table(table: pl.DataFrame) -> pl.DataFrame:
@@ -43,6 +43,22 @@ def training_table(table: pl.DataFrame) -> pl.DataFrame:
     if TRAIN_ON_MEASURED_LAYOUT:
         return table
     return table.drop([c for c in LAYOUT_COLUMNS if c in table.columns])
+
+
+def layout_record(table: pl.DataFrame) -> dict[str, Any]:
+    """How training read the rows' parallel layouts, for the model card."""
+    if not TRAIN_ON_MEASURED_LAYOUT or not set(LAYOUT_COLUMNS) <= set(table.columns):
+        return {"reading": "every row one tensor-parallel group over one fabric", "rows": {}}
+    stated = pl.col("tensor_parallel").is_not_null()
+    counts = table.group_by(stated.alias("stated")).len()
+    by = dict(zip(counts["stated"].to_list(), counts["len"].to_list(), strict=True))
+    return {
+        "reading": (
+            "measured layout where the source states one (docs/data.md), else the engines' "
+            "usual layout (predictors.physics.default_layout, as predict assumes)"
+        ),
+        "rows": {"measured": int(by.get(True, 0)), "usual_layout": int(by.get(False, 0))},
+    }
 
 
 def prepare(table: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
@@ -107,6 +123,7 @@ def train(
             "rows": rows,
             "sources": sorted(table["source"].unique().to_list()),
             "rows_by_source": dict(sorted(table.group_by("source").len().iter_rows())),
+            "layout": layout_record(table),
         },
         "domain": training_domain(usable),
         "intervals": (
