@@ -16,7 +16,14 @@ them, docs/method.md §3); a hand-built candidate without a curve has the linear
 (J/request × request/s = W).
 """
 
-from planner.inputs.candidate import Candidate, Exclusion, ms_text
+from planner.inputs.candidate import (
+    Candidate,
+    CandidateKey,
+    Exclusion,
+    layout_text,
+    ms_text,
+    record_key,
+)
 from planner.inputs.demand import ModelDemand
 from planner.inputs.objective import (
     DEFAULT_OBJECTIVE,
@@ -38,6 +45,7 @@ __all__ = [
     "OBJECTIVE_KINDS",
     "WEIGHT_KEYS",
     "Candidate",
+    "CandidateKey",
     "Exclusion",
     "GpuInfo",
     "ModelDemand",
@@ -45,5 +53,7 @@ __all__ = [
     "ObjectiveKind",
     "PlanningInputs",
     "Provenance",
+    "layout_text",
     "ms_text",
+    "record_key",
 ]

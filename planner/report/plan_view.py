@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
 from planner.documents.plan_parts import SavingDocument
+from planner.layouts import multi_node_notes
 from planner.report.plan_choices import (
     OUT_OF_DOMAIN_MARK,
     alternatives_section,
@@ -157,7 +158,7 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
                 (
                     m.name if k == 0 else "",
                     c.gpu + mark,
-                    str(c.tp),
+                    c.layout,
                     str(a.replicas),
                     str(a.gpus),
                     _load_text(a, inputs.period_hours),
@@ -191,6 +192,8 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
             f"{num(t.energy_cost_usd, '$')} + carbon price {num(t.carbon_cost_usd, '$')}; "
             "GPUs: " + ", ".join(f"{n} × {g}" for g, n in t.gpus.items())
         )
+    allocated = {(a.candidate.name, a.candidate.gpu) for a in plan.allocations}
+    notes.extend(multi_node_notes(inputs.candidates, allocated))
     if out_of_domain:
         notes.append(
             f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain: "
