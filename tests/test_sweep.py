@@ -278,9 +278,10 @@ def test_flags_are_exactly_the_allocations_out_of_domain_or_over_the_sla(
     for a in base_run.plan.allocations:
         c = a.candidate
         over = c.itl_s_hi is not None and c.itl_s_hi > base_run.inputs.model(c.name).itl_sla_s
-        assert (c.key in flags) == (over or not c.in_domain)
-        if c.key in flags:
+        key = (c.name, c.gpu, c.tp)  # flag records name the deployment by (name, GPU, TP)
+        assert (key in flags) == (over or not c.in_domain)
+        if key in flags:
             robust_gpus = {
                 r.candidate.gpu for r in robust.allocations if r.candidate.name == c.name
             }
-            assert all(g in flags[c.key]["robust_instead"] for g in robust_gpus)
+            assert all(g in flags[key]["robust_instead"] for g in robust_gpus)

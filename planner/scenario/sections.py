@@ -108,8 +108,9 @@ class Objective(StrictModel):
 
 
 class LayoutOption(StrictModel):
-    """One parallel layout of a replica (docs/contracts.md "Parallel layout"): ``gpu_count =
-    TP × pipeline_parallel × data_parallel``; omitted degrees take the engines' usual layout."""
+    """One parallel layout of a replica, gpu_count = TP × pipeline_parallel × data_parallel.
+
+    Omitted degrees take the engines' usual layout (docs/contracts.md, "Parallel layout")."""
 
     gpu_count: int = Field(ge=1, le=MAX_LAYOUT_DEGREE)
     """GPUs of one replica."""
