@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from planner.build import FleetSizeError, planning_inputs
-from planner.layouts import LayoutError
 from planner.inputs import PlanningInputs
+from planner.layouts import LayoutError
 from planner.result import Plan
 from planner.scenario.bundled import find_scenario
 from planner.scenario.load import load_scenario, user_catalog_path
