@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
@@ -26,7 +27,7 @@ from planner.inputs import (
     PlanningInputs,
     Provenance,
 )
-from planner.layouts import Shape, ladder, stated_shape
+from planner.layouts import Shape, base_groups, more_groups, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
 from planner.scenario.sections import ModelEntry
@@ -115,30 +116,59 @@ def _valid_degrees(degrees: Iterable[int], model: str, predictor: Predictor) -> 
     return sorted(t for t in degrees if validity.tp_fits_heads(t, int(heads), int(kv_heads)))
 
 
-def _ladder(scenario: Scenario, entry: ModelEntry, gpu: str, predictor: Predictor) -> Ladder:
-    """The layout groups of (*entry*, *gpu*) (:func:`planner.layouts.ladder`); a stated layout
+Ladder = list[list[Shape]]
+
+
+@dataclass
+class _Rungs:
+    """The layouts of one (model, GPU): the ``tp_degrees`` groups, and the groups above them
+    (:func:`planner.layouts.more_groups`) built only when a pair needs them."""
+
+    llm: dict[str, Any]
+    gpu: dict[str, Any]
+    base: Ladder
+    stated: list[Shape] | None
+    _more: Ladder | None = None
+
+    def more(self) -> Ladder:
+        if self._more is None:
+            self._more = more_groups(self.llm, self.gpu, self.base, self.stated)
+        return self._more
+
+
+def _rungs(
+    scenario: Scenario,
+    entry: ModelEntry,
+    gpu: str,
+    predictor: Predictor,
+    memo: dict[tuple[str, str, bool], _Rungs],
+) -> _Rungs:
+    """The :class:`_Rungs` of (*entry*, *gpu*), once per model and GPU in *memo*; a stated layout
     the validity rules refuse for an entry that may use the GPU is a :class:`LayoutError`."""
+    key = (entry.model, gpu, _may_use(entry, gpu))
+    if key in memo:
+        return memo[key]
     offer = scenario.gpu_offers[gpu]
     llm, row = predictor.catalog.llm(entry.model), predictor.catalog.gpu(gpu)
     degrees = _valid_degrees(offer.tp_degrees, entry.model, predictor)
     if not llm.get("num_attention_heads") or not llm.get("num_kv_heads"):
-        return [[Shape(t, 1, 1, 1, t, 1)] for t in degrees]  # the predictors say why
+        # the predictors say why they cannot predict it; no layouts beyond the degrees
+        memo[key] = _Rungs(llm, row, [[Shape(t, 1, 1, 1, t, 1)] for t in degrees], None, [])
+        return memo[key]
     stated = None
-    if offer.layouts is not None:
+    if offer.layouts is not None and _may_use(entry, gpu):
         stated = [
             stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]")
             for i, option in enumerate(offer.layouts)
-            if _may_use(entry, gpu)
         ]
-    return ladder(llm, row, degrees, stated)
+    memo[key] = _Rungs(llm, row, base_groups(llm, row, degrees), stated)
+    return memo[key]
 
 
 #: Scenarios with at most this many (entry, GPU, layout) specs of ``tp_degrees`` in all are
 #: evaluated in one first call (one predictor call instead of one per round); the same
 #: candidates are kept.
 ONE_CALL_MAX_SPECS = 4000
-
-Ladder = list[list[Shape]]
 
 
 def _stop(groups: list[list[Candidate]]) -> int | None:
@@ -160,24 +190,28 @@ def _stop(groups: list[list[Candidate]]) -> int | None:
 def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     """Every candidate considered, in (model entry, GPU, layout) order."""
     pairs = [(e, g) for e in scenario.models for g in scenario.gpu_offers]
-    pending = {(e.name, g): _ladder(scenario, e, g, predictor) for e, g in pairs}
+    memo: dict[tuple[str, str, bool], _Rungs] = {}
+    rungs = {(e.name, g): _rungs(scenario, e, g, predictor, memo) for e, g in pairs}
+    pending = {key: list(r.base) for key, r in rungs.items()}
     entries = {e.name: e for e in scenario.models}
-    top = {g: max(o.tp_degrees) for g, o in scenario.gpu_offers.items()}
-    first = {  # the groups of the tp_degrees: all in one first call when there are few
-        key: sum(1 for group in groups if group[0].gpus <= top[key[1]])
-        for key, groups in pending.items()
-    }
-    if sum(first.values()) > ONE_CALL_MAX_SPECS:
+    first = {key: len(groups) for key, groups in pending.items()}  # the tp_degrees' groups:
+    if sum(first.values()) > ONE_CALL_MAX_SPECS:  # all in one first call when there are few
         first = dict.fromkeys(pending, 1)
+    extended: set[tuple[str, str]] = set()
     chosen: dict[tuple[str, str], list[list[Candidate]]] = {key: [] for key in pending}
     done: set[tuple[str, str]] = set()
     while True:
         specs: list[CandidateSpec] = []
         sizes: list[tuple[tuple[str, str], int]] = []
         for key, groups in pending.items():
-            if key in done or not groups:
+            if key in done:
                 continue
-            take = first.pop(key, 1)
+            take = max(1, first.pop(key, 1))
+            if not groups and key not in extended:
+                extended.add(key)
+                groups.extend(rungs[key].more())
+            if not groups:
+                continue
             for group in groups[:take]:
                 specs.extend(_spec(scenario, entries[key[0]], key[1], s, predictor) for s in group)
                 sizes.append((key, len(group)))
@@ -187,7 +221,7 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
         results = iter(evaluate_candidates(specs, predictor, robust=scenario.robust))
         for key, size in sizes:
             chosen[key].append([next(results) for _ in range(size)])
-        done.update(key for key in chosen if _stop(chosen[key]) is not None)
+        done.update(key for key in dict(sizes) if _stop(chosen[key]) is not None)
     out: list[Candidate] = []
     for e, g in pairs:
         got = chosen[(e.name, g)]

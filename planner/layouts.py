@@ -95,11 +95,21 @@ def _base(llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int]
     """The ``tp_degrees`` (heads-valid, ascending): the engines' usual layout of each count; a
     count the rules refuse stays pure TP, for the predictors to refuse with their reason."""
     out = []
+    domain = validity.tp_domain_gpus(gpu)
     for t in degrees:
-        shape = _valid(llm, gpu, t, None, None)
-        ep = validity.resolve_layout(llm, gpu, t, 1, 1)
-        out.append(shape or _shape(gpu, ep or validity.Layout(t, 1, 1, 1)))
+        # inside the domain, heads-valid pure TP needs no other rule (the usual EP is valid)
+        shape = None if t > domain else _usual(llm, gpu, t)
+        shape = shape or _valid(llm, gpu, t, None, None)
+        if shape is None:
+            pure = validity.resolve_layout(llm, gpu, t, 1, 1)
+            shape = _shape(gpu, pure or validity.Layout(t, 1, 1, 1))
+        out.append(shape)
     return out
+
+
+def _usual(llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int) -> Shape | None:
+    layout = validity.resolve_layout(llm, gpu, count)
+    return None if layout is None else _shape(gpu, layout)
 
 
 def _automatic(llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int) -> list[Shape]:
@@ -144,6 +154,37 @@ def stated_shape(
     return _shape(gpu, layout)
 
 
+def grouped(shapes: Sequence[Shape], seen: set[tuple[int, int, int, int]]) -> list[list[Shape]]:
+    """*shapes* in groups of one GPU count, ascending, leaving out (and adding to *seen*) the
+    degrees already in *seen*."""
+    groups: dict[int, list[Shape]] = {}
+    for s in shapes:
+        if s.degrees not in seen:
+            seen.add(s.degrees)
+            groups.setdefault(s.gpus, []).append(s)
+    return [groups[n] for n in sorted(groups)]
+
+
+def base_groups(
+    llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int]
+) -> list[list[Shape]]:
+    """The groups of the heads-valid ``tp_degrees`` *degrees* (the bottom of :func:`ladder`)."""
+    return grouped(_base(llm, gpu, degrees), set())
+
+
+def more_groups(
+    llm: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    below: Sequence[Sequence[Shape]],
+    stated: Sequence[Shape] | None = None,
+) -> list[list[Shape]]:
+    """The groups above the ``tp_degrees`` groups *below*: rack-scale and multi-domain layouts
+    (module doc), or the offer's checked *stated* layouts (None: automatic)."""
+    top = max((s.gpus for group in below for s in group), default=0)
+    seen = {s.degrees for group in below for s in group}
+    return grouped(_automatic(llm, gpu, top) if stated is None else list(stated), seen)
+
+
 def ladder(
     llm: Mapping[str, Any],
     gpu: Mapping[str, Any],
@@ -152,16 +193,8 @@ def ladder(
 ) -> list[list[Shape]]:
     """Groups of layouts by GPU count, ascending, each layout once (module doc); *degrees* the
     heads-valid ``tp_degrees``, *stated* the offer's checked ``layouts`` (None: automatic)."""
-    base = _base(llm, gpu, degrees)
-    top = max((s.gpus for s in base), default=0)
-    extra = _automatic(llm, gpu, top) if stated is None else list(stated)
-    groups: dict[int, list[Shape]] = {}
-    seen: set[tuple[int, int, int, int]] = set()
-    for s in [*base, *extra]:
-        if s.degrees not in seen:
-            seen.add(s.degrees)
-            groups.setdefault(s.gpus, []).append(s)
-    return [groups[n] for n in sorted(groups)]
+    below = base_groups(llm, gpu, degrees)
+    return grouped([s for g in [*below, *more_groups(llm, gpu, below, stated)] for s in g], set())
 
 
 def smallest_fitting(cands: Sequence[Candidate]) -> dict[tuple[str, str], Candidate]:
