@@ -7,12 +7,15 @@ plus the next group. The groups:
 
 * the scenario's ``tp_degrees`` (pure tensor parallelism; a degree larger than the GPU's NVLink
   domain takes the engines' usual layout, TP over the domain and PP across domains);
-* then, unless the GPU offer states its own ``layouts``: **rack-scale** tensor parallelism
-  inside a larger NVLink domain (doubling the largest degree while it fits the domain and the
-  heads: TP 16, 32, 64 on a GB200/GB300 NVL72 rack), and the smallest **multi-domain** layouts
-  (2, 4, 8 domains while a replica may span them: TP over one domain × PP across domains; for
-  mixture-of-experts models also attention data parallelism across the domains with expert
-  parallelism over all the replica's GPUs, TP × DP, EP = TP × DP);
+* then, unless the GPU offer states its own ``layouts`` or its ``tp_degrees`` stop below a
+  full node (the largest heads-valid degree of one node: the user capped TP), **rack-scale**
+  tensor parallelism inside a larger NVLink domain (doubling the largest degree while it fits
+  the domain and the heads: TP 16, 32, 64 on a GB200/GB300 NVL72 rack), and the smallest
+  **pipeline** layouts over 2, 4, 8 stages while a replica may span that many domains (TP = the
+  largest heads-valid degree of one domain × PP; with TP 8 on 8-GPU nodes these are 2, 4 and 8
+  nodes; a TP below the node, e.g. 4 for 28 heads, starts inside one node); for
+  mixture-of-experts models also attention data parallelism instead of the stages (TP × DP,
+  EP = TP × DP over every GPU of the replica);
 * the offer's stated ``layouts`` (each checked by the predictors' validity rules,
   :func:`predictors.catalog.validity.layout_problems`; a layout invalid for a model entry that
   may use the GPU is a one-line error naming the rule).
@@ -36,7 +39,7 @@ from planner.scenario.sections import LayoutOption
 from predictors.catalog import validity
 from predictors.core.errors import WattgpuError
 
-#: Domains a planner-generated multi-domain replica may span (while the size rule allows).
+#: Pipeline stages of the planner-generated layouts (while the replica may span as many domains).
 MULTI_DOMAIN_COUNTS: tuple[int, ...] = (2, 4, 8)
 
 
@@ -113,9 +116,13 @@ def _usual(llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int) -> Shape 
 
 
 def _automatic(llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int) -> list[Shape]:
-    """Rack-scale TP inside the domain above *top*, then the smallest multi-domain layouts."""
+    """Rack-scale TP inside the domain above *top*, then the smallest pipeline layouts; none
+    when the offer's degrees (largest *top*) stop below a full node (the user capped TP)."""
     heads, kv = int(llm["num_attention_heads"]), int(llm["num_kv_heads"])
     domain = validity.tp_domain_gpus(gpu)
+    full_node = validity.valid_tp_degrees(heads, kv, validity.node_gpus(gpu))
+    if not full_node or top < full_node[-1]:
+        return []
     out: list[Shape] = []
     t = max(top, 1) * 2
     while t <= domain:
@@ -178,7 +185,7 @@ def more_groups(
     below: Sequence[Sequence[Shape]],
     stated: Sequence[Shape] | None = None,
 ) -> list[list[Shape]]:
-    """The groups above the ``tp_degrees`` groups *below*: rack-scale and multi-domain layouts
+    """The groups above the ``tp_degrees`` groups *below*: rack-scale and pipeline layouts
     (module doc), or the offer's checked *stated* layouts (None: automatic)."""
     top = max((s.gpus for group in below for s in group), default=0)
     seen = {s.degrees for group in below for s in group}

@@ -140,7 +140,7 @@ class GpuOffer(StrictModel):
     """Which basis ``usd_per_hour`` comes from (set by the loader; shown in reports)."""
     layouts: list[LayoutOption] | None = Field(None, max_length=MAX_LAYOUTS)
     """Multi-node / rack-scale layouts the planner may use besides ``tp_degrees``; omitted = the
-    smallest multi-domain layouts that fit (docs/method.md, "Layouts in the planner")."""
+    smallest rack-scale and multi-node layouts (docs/method.md, "Layouts in the planner")."""
 
     @field_validator("tp_degrees")
     @classmethod
