@@ -229,3 +229,18 @@ def test_invalid_stated_layout_is_one_line_naming_the_rule(
     (line,) = result.errors
     assert line.startswith(f"error: {path}: gpus.H100-SXM5-80GB.layouts[1]: ") and words in line
     assert "Traceback" not in result.err
+
+
+def test_compare_shows_the_layout_per_gpu_type(predictor: Predictor) -> None:
+    from planner.analysis.compare import CompareRequest, compare
+
+    request = CompareRequest(
+        model="deepseek-ai/DeepSeek-V3", requests_per_s=1.0, itl_ms=100, gpus=BIG_GPUS[:3]
+    )
+    rows = {r.gpu: r for r in compare(request, predictor).rows}
+    assert all(r.fits for r in rows.values()), {g: r.reason for g, r in rows.items()}
+    h100 = rows["H100-SXM5-80GB"]
+    assert h100.nodes == 2 and h100.gpus == 16 * h100.replicas
+    assert h100.deployment.endswith(f"× TP{h100.layout} on 2 nodes") and "×" in h100.layout
+    for gpu in BIG_GPUS[1:3]:  # one node of H200 or B200
+        assert rows[gpu].nodes == 1 and "nodes" not in rows[gpu].deployment
