@@ -55,7 +55,7 @@ def window(doc: PlanDocument) -> tuple[str | None, str | None]:
     return begin.isoformat(), end.isoformat()
 
 
-def _boundary(d: Disclosure) -> list[BoundaryItemDocument]:
+def _boundary(d: Disclosure, pue: float) -> list[BoundaryItemDocument]:
     host = (
         BoundaryItemDocument(
             component="host",
@@ -88,8 +88,9 @@ def _boundary(d: Disclosure) -> list[BoundaryItemDocument]:
         BoundaryItemDocument(
             component="facility",
             treatment="approximated",
-            factor=None,
-            note="cooling and power distribution through the PUE factor",
+            factor=pue,
+            note="cooling and power distribution through the PUE factor (facility energy = GPU "
+            "energy × factor)",
         ),
         BoundaryItemDocument(
             component="embodied",
@@ -180,7 +181,7 @@ def build_disclosure(
         persona=d.persona,
         fields=fields,
         models=models,
-        boundary=_boundary(d),
+        boundary=_boundary(d, doc.assumptions.pue),
         idle_active=_idle_active(energies),
         hardware=_hardware(doc, catalog),
         hourly=hourly_rows(doc, fc),

@@ -19,7 +19,7 @@ from typing import Literal
 
 from planner.inputs import Candidate, CandidateKey, PlanningInputs
 from planner.result import Plan
-from planner.solve.coefficients import facility_kw_coefficients, objective_prices
+from planner.solve.coefficients import facility_kw_coefficients, mean_kwh_weight, objective_weights
 
 #: What ``wattgpu plan --candidates`` accepts: the default selection, or every candidate.
 CandidateSelection = Literal["best", "all"]
@@ -40,7 +40,7 @@ class CandidateCounts:
 
 def objective_per_request(inputs: PlanningInputs, c: Candidate) -> float:
     """The plan's objective per hour and per request/s of *c* at full load (ranking only)."""
-    per_kwh, per_usd = objective_prices(inputs)
+    per_kwh, per_usd = mean_kwh_weight(inputs), objective_weights(inputs).per_rent_usd
     kw_n, kw_x = facility_kw_coefficients(inputs, c)
     capacity = c.max_requests_per_s_per_replica
     if capacity <= 0.0:

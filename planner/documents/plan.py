@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from planner.documents.base import Document, dataclass_values, load_document
+from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection, candidate_counts, kept_candidates
 from planner.documents.plan_parts import (
     LAYOUT_DEGREES,
@@ -95,6 +96,9 @@ class PlanDocument(Document):
     (``--candidates all``)."""
     candidate_counts: CandidateCountsDocument | None = None
     """How many candidates the plan considered and kept (null in plans written before them)."""
+    uncertainty_flags: UncertaintyFlagsDocument | None = None
+    """Allocations flagged for uncertainty, with what ``robust: true`` deploys instead
+    (:mod:`planner.documents.flags`; null in plans written before them)."""
 
     @property
     def has_solution(self) -> bool:
@@ -199,9 +203,14 @@ def _assumptions(inputs: PlanningInputs) -> AssumptionsDocument:
     )
 
 
-def plan_document(plan: Plan, candidates: CandidateSelection = "best") -> PlanDocument:
+def plan_document(
+    plan: Plan,
+    candidates: CandidateSelection = "best",
+    flags: UncertaintyFlagsDocument | None = None,
+) -> PlanDocument:
     """The typed JSON contract of *plan* (what ``wattgpu plan --format json`` writes), carrying
-    the *candidates* selection (:mod:`planner.documents.kept`)."""
+    the *candidates* selection (:mod:`planner.documents.kept`) and its uncertainty *flags*
+    (:func:`planner.analysis.flags.uncertainty_flags`; None: not computed)."""
     inputs = plan.inputs
     p = inputs.provenance
     kept = kept_candidates(plan, candidates)
@@ -242,6 +251,7 @@ def plan_document(plan: Plan, candidates: CandidateSelection = "best") -> PlanDo
         ),
         candidates_kept=candidates,
         candidate_counts=CandidateCountsDocument(**dataclass_values(candidate_counts(plan, kept))),
+        uncertainty_flags=flags,
     )
 
 
@@ -281,9 +291,13 @@ def savings_of(plan: Plan) -> list[SavingDocument]:
     return out
 
 
-def plan_json(plan: Plan, candidates: CandidateSelection = "best") -> dict[str, Any]:
+def plan_json(
+    plan: Plan,
+    candidates: CandidateSelection = "best",
+    flags: UncertaintyFlagsDocument | None = None,
+) -> dict[str, Any]:
     """The stable JSON contract of *plan* as plain JSON values (:func:`plan_document`)."""
-    return plan_document(plan, candidates).to_json_dict()
+    return plan_document(plan, candidates, flags).to_json_dict()
 
 
 # --- document -> optimiser inputs ----------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 This package's interface is the names below; import them from ``planner.inputs``. Inside:
 :mod:`.objective` (what to minimise), :mod:`.demand` (a model entry's load and SLA),
-:mod:`.candidate` (a deployment and its curves), :mod:`.problem` (:class:`PlanningInputs`,
-GPU facts, provenance) and :mod:`.validation` (the checks they share).
+:mod:`.candidate` (a deployment and its curves), :mod:`.grid` (carbon intensity per period),
+:mod:`.problem` (:class:`PlanningInputs`, GPU facts, provenance) and :mod:`.validation` (the
+checks they share).
 
 :mod:`planner.scenario.model` and :mod:`planner.capacity` turn a scenario file into a
 :class:`PlanningInputs`; solver tests build one by hand. Every number carries its unit in
@@ -25,6 +26,12 @@ from planner.inputs.candidate import (
     record_key,
 )
 from planner.inputs.demand import ModelDemand
+from planner.inputs.grid import (
+    drawn_grid_g_co2_per_kwh,
+    grid_by_period,
+    grid_carbon_kg,
+    is_flat_grid,
+)
 from planner.inputs.objective import (
     DEFAULT_OBJECTIVE,
     OBJECTIVE_KINDS,
@@ -53,6 +60,10 @@ __all__ = [
     "ObjectiveKind",
     "PlanningInputs",
     "Provenance",
+    "drawn_grid_g_co2_per_kwh",
+    "grid_by_period",
+    "grid_carbon_kg",
+    "is_flat_grid",
     "layout_text",
     "ms_text",
     "record_key",

@@ -15,6 +15,7 @@ from typing import Any
 
 from planner.inputs.candidate import Candidate, CandidateKey
 from planner.inputs.demand import ModelDemand
+from planner.inputs.grid import grid_by_period
 from planner.inputs.objective import Objective
 from planner.inputs.validation import fail, non_negative
 
@@ -95,7 +96,8 @@ class PlanningInputs:
     provenance: Provenance = field(default_factory=Provenance)
     grid_g_co2_per_kwh_by_period: tuple[float, ...] | None = None
     """Grid intensity per period (g CO2e per facility kWh; the scenario's grid profile); None =
-    the flat ``grid_g_co2_per_kwh`` in every period. The solver does not read it yet."""
+    the flat ``grid_g_co2_per_kwh`` in every period. Carbon in the objective and the accounting
+    uses it (:mod:`planner.inputs.grid`)."""
 
     def __post_init__(self) -> None:
         self._check_periods_and_models()
@@ -164,6 +166,13 @@ class PlanningInputs:
     def periods(self) -> int:
         """Number of periods."""
         return len(self.period_hours)
+
+    @functools.cached_property
+    def period_grid_g_co2_per_kwh(self) -> tuple[float, ...]:
+        """Grid intensity of every period: the profile, or the flat factor in each."""
+        return grid_by_period(
+            self.grid_g_co2_per_kwh, self.grid_g_co2_per_kwh_by_period, self.periods
+        )
 
     @property
     def hours(self) -> float:

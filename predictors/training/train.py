@@ -19,6 +19,7 @@ import polars as pl
 from predictors.catalog.store import Catalog
 from predictors.estimators import artifacts
 from predictors.features import add_features, join_specs
+from predictors.measurements.schema import LAYOUT_COLUMNS
 from predictors.training.evaluate import MIN_TARGET_ROWS, TARGETS, target_rows
 from predictors.training.selection import select
 
@@ -29,9 +30,24 @@ REFERENCE_SOURCE = "mlenergy-v3"
 RANGE_COLUMNS: tuple[str, ...] = ("log_params", "batch_size", "input_tokens", "output_tokens")
 
 
+#: Stopgap of issue 18: False trains and evaluates on every measured row read as one
+#: tensor-parallel group over one fabric (the measured layout columns are dropped), exactly as the
+#: shipped models were fitted; True feeds the measured layout (``predictors.measurements.layouts``)
+#: to the layout physics, which changes the training rows' features and needs a retrain
+#: (docs/method.md, "Parallel layouts").
+TRAIN_ON_MEASURED_LAYOUT = False
+
+
+def training_table(table: pl.DataFrame) -> pl.DataFrame:
+    """*table* as training sees it under :data:`TRAIN_ON_MEASURED_LAYOUT`."""
+    if TRAIN_ON_MEASURED_LAYOUT:
+        return table
+    return table.drop([c for c in LAYOUT_COLUMNS if c in table.columns])
+
+
 def prepare(table: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
     """Measurement rows with catalog facts and features."""
-    return add_features(join_specs(table, catalog))
+    return add_features(join_specs(training_table(table), catalog))
 
 
 def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
@@ -58,6 +74,7 @@ def train(
     table: pl.DataFrame, catalog: Catalog, metrics: dict[str, Any] | None = None
 ) -> artifacts.TrainedModels:
     """Fit power and ITL estimators on all usable rows of the canonical measurement *table*."""
+    table = training_table(table)
     frame = prepare(table, catalog)
     trained: dict[str, artifacts.TrainedTarget] = {}
     rows: dict[str, int] = {}
