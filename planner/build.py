@@ -166,8 +166,8 @@ def _rungs(
 
 
 #: Scenarios with at most this many (entry, GPU, layout) specs of ``tp_degrees`` in all are
-#: evaluated in one first call (one predictor call instead of one per round); the same
-#: candidates are kept.
+#: evaluated in one first call, and the layouts above them in one second call (one predictor call
+#: instead of one per round); the same candidates are kept.
 ONE_CALL_MAX_SPECS = 4000
 
 
@@ -194,8 +194,11 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     rungs = {(e.name, g): _rungs(scenario, e, g, predictor, memo) for e, g in pairs}
     pending = {key: list(r.base) for key, r in rungs.items()}
     entries = {e.name: e for e in scenario.models}
-    first = {key: len(groups) for key, groups in pending.items()}  # the tp_degrees' groups:
-    if sum(first.values()) > ONE_CALL_MAX_SPECS:  # all in one first call when there are few
+    # few specs: the tp_degrees' groups all in one first call, and the groups above them of the
+    # pairs that need them in one second call (the rule trims the surplus); else group by group
+    first = {key: len(groups) for key, groups in pending.items()}
+    one_call = sum(first.values()) <= ONE_CALL_MAX_SPECS
+    if not one_call:
         first = dict.fromkeys(pending, 1)
     extended: set[tuple[str, str]] = set()
     chosen: dict[tuple[str, str], list[list[Candidate]]] = {key: [] for key in pending}
@@ -210,6 +213,7 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
             if not groups and key not in extended:
                 extended.add(key)
                 groups.extend(rungs[key].more())
+                take = len(groups) if one_call else take
             if not groups:
                 continue
             for group in groups[:take]:
