@@ -320,12 +320,13 @@ def test_flags_are_exactly_the_allocations_out_of_domain_or_over_the_sla(
     for a in base_run.plan.allocations:
         c = a.candidate
         over = c.itl_s_hi is not None and c.itl_s_hi > base_run.inputs.model(c.name).itl_sla_s
-        assert (c.key in flags) == (over or not c.in_domain)
-        if c.key in flags:
+        key = (c.name, c.gpu, c.tp)  # flag records name the deployment by (name, GPU, TP)
+        assert (key in flags) == (over or not c.in_domain)
+        if key in flags:
             deployed = [
                 (r.candidate.gpu, r.candidate.tp, r.replicas)
                 for r in robust.allocations
                 if r.candidate.name == c.name
             ]
-            got = flags[c.key].robust_deployments or []
+            got = flags[key].robust_deployments or []
             assert [(d.gpu, d.tp, d.replicas) for d in got] == deployed

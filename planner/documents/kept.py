@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, CandidateKey, PlanningInputs
 from planner.result import Plan
 from planner.solve.coefficients import facility_kw_coefficients, mean_kwh_weight, objective_weights
 
@@ -59,7 +59,7 @@ def kept_candidates(plan: Plan, selection: CandidateSelection = "best") -> tuple
     for c in inputs.candidates:
         if c.feasible and c.key not in allocated:
             by_model[c.name].append(c)
-    best: set[tuple[str, str, int]] = set()
+    best: set[CandidateKey] = set()
     for options in by_model.values():
         ranked = sorted(options, key=lambda c: (objective_per_request(inputs, c), c.key))
         best.update(c.key for c in ranked[:BEST_ALTERNATIVES])

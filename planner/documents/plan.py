@@ -19,6 +19,7 @@ from planner.documents.base import Document, dataclass_values, load_document
 from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection, candidate_counts, kept_candidates
 from planner.documents.plan_parts import (
+    LAYOUT_DEGREES,
     AllocationDocument,
     AssumptionsDocument,
     BaselineDocument,
@@ -33,7 +34,14 @@ from planner.documents.plan_parts import (
     TotalsDocument,
 )
 from planner.documents.verify import checked_plan_json
-from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs, Provenance
+from planner.inputs import (
+    Candidate,
+    CandidateKey,
+    ModelDemand,
+    Objective,
+    PlanningInputs,
+    Provenance,
+)
 from planner.result import Allocation, Plan, itl_s_at_served_load, period_power_w
 from planner.scenario.disclosure import Disclosure
 
@@ -97,8 +105,8 @@ class PlanDocument(Document):
         """True when the plan has allocations to report (optimal or feasible)."""
         return self.status in ("optimal", "feasible")
 
-    def candidate(self, key: tuple[str, str, int]) -> CandidateDocument:
-        """The candidate of an allocation *key* (name, GPU, TP)."""
+    def candidate(self, key: CandidateKey) -> CandidateDocument:
+        """The candidate of an allocation *key* (name, GPU, TP, PP, DP, EP)."""
         for c in self.candidates:
             if c.key == key:
                 return c
@@ -156,6 +164,11 @@ def _allocation(a: Allocation) -> AllocationDocument:
         itl_s_at_served_load=a.itl_s_at_served_load,
         itl_s_at_served_load_by_period=itl_s_at_served_load(c, a.replicas, x),
         requests_per_s_per_replica_by_period=[v / a.replicas if a.replicas else 0.0 for v in x],
+        tensor_parallel=c.tp,
+        pipeline_parallel=c.pipeline_parallel,
+        data_parallel=c.data_parallel,
+        expert_parallel=c.expert_parallel,
+        nodes=c.nodes,
     )
 
 
@@ -210,7 +223,7 @@ def plan_document(
         assumptions=_assumptions(inputs),
         models=[ModelDocument(**dataclass_values(m)) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[CandidateDocument(**dataclass_values(c)) for c in kept],
+        candidates=[CandidateDocument(**dataclass_values(c), tensor_parallel=c.tp) for c in kept],
         allocations=[_allocation(a) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
@@ -296,6 +309,9 @@ def _candidate_of(c: CandidateDocument) -> Candidate:
         values["itl_s_at_capacity"] = math.inf
     for key in ("load_curve_requests_per_s", "power_curve_w_per_replica", "itl_curve_s"):
         values[key] = tuple(values[key])
+    del values["tensor_parallel"]  # the same as tp
+    for key in (*LAYOUT_DEGREES, "nodes"):  # plans written before layouts: pure TP
+        values[key] = values[key] or 1
     return Candidate(**values)
 
 

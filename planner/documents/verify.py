@@ -132,12 +132,19 @@ def _allocation(
         )
 
 
-def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, Any, Any], int]) -> Iterator[str]:
+def _key(record: dict[str, Any]) -> tuple[Any, ...]:
+    """A candidate's or allocation's identity: (name, GPU, TP, PP, DP, EP); plans written before
+    layouts have no layout keys (degrees 1)."""
+    layout = (record.get(k) or 1 for k in ("pipeline_parallel", "data_parallel", "expert_parallel"))
+    return (record.get("name"), record.get("gpu"), record.get("tp"), *layout)
+
+
+def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, ...], int]) -> Iterator[str]:
     """GPUs per type, counted from the replicas (and from the stored ``gpus``), against the
     inventory."""
     used: dict[str, int] = {}
     for alloc in data.get("allocations") or []:
-        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+        key = _key(alloc)
         from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
         count = max(int(alloc.get("gpus") or 0), from_replicas)
         used[alloc["gpu"]] = used.get(alloc["gpu"], 0) + count
@@ -189,18 +196,18 @@ def _grid(data: dict[str, Any]) -> list[str]:
 def _unreportable(data: dict[str, Any]) -> list[str]:
     """Allocations no report can be made of, even as written: their model entry or candidate
     (name, GPU, TP) is not in the plan."""
-    by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
+    by_key = {_key(c): c for c in data.get("candidates") or []}
     names = {m.get("name") for m in data.get("models") or []}
     out = []
     for i, alloc in enumerate(data.get("allocations") or []):
-        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+        key = _key(alloc)
         candidate = by_key.get(key)
         if alloc.get("name") not in names:
             out.append(f"allocations[{i}].name: {alloc.get('name')!r} is not a model entry")
         elif candidate is None or not candidate.get("feasible", True):
             out.append(
-                f"allocations[{i}]: ({key[0]!r}, {key[1]!r}, TP {key[2]!r}) is not a feasible "
-                "candidate of this plan"
+                f"allocations[{i}]: ({key[0]!r}, {key[1]!r}, TP {key[2]!r}, PP {key[3]!r}, DP "
+                f"{key[4]!r}, EP {key[5]!r}) is not a feasible candidate of this plan"
             )
         elif candidate.get("model") != alloc.get("model"):
             out.append(
@@ -254,7 +261,7 @@ def _flag_fields(
             yield f"{where}.{key}: {flag.get(key)!r}, but the plan gives {again[key]:.6g}"
 
 
-def _flags(data: dict[str, Any], by_key: dict[tuple[Any, Any, Any], Any]) -> Iterator[str]:
+def _flags(data: dict[str, Any], by_key: dict[tuple[Any, ...], Any]) -> Iterator[str]:
     """``uncertainty_flags`` (when present) against the rule applied to the allocations: every
     allocation the rule flags is flagged, with the candidate's ITL bound, the entry's SLA, the
     domain and the reasons; nothing else is flagged. What ``robust: true`` deploys instead
@@ -265,8 +272,8 @@ def _flags(data: dict[str, Any], by_key: dict[tuple[Any, Any, Any], Any]) -> Ite
     sla = {m.get("name"): m.get("itl_sla_s") for m in data.get("models") or []}
     expected = {}
     for alloc in data.get("allocations") or []:
-        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
-        c = by_key[key]
+        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))  # flags name (name, GPU, TP)
+        c = by_key[_key(alloc)]
         hi, in_domain = c.get("itl_s_hi"), bool(c.get("in_domain", True))
         reasons = flag_reasons(str(key[1]), hi, float(sla[key[0]]), in_domain)
         if reasons:
@@ -293,7 +300,7 @@ def _flags(data: dict[str, Any], by_key: dict[tuple[Any, Any, Any], Any]) -> Ite
 
 def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
-    by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
+    by_key = {_key(c): c for c in data.get("candidates") or []}
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *_inventory(data, per_replica)]
     problems += _counts(data)
@@ -303,7 +310,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
     problems += grid
     if not unreportable and not grid:
         for i, alloc in enumerate(data.get("allocations") or []):
-            key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+            key = _key(alloc)
             problems.extend(_allocation(data, i, alloc, by_key[key]))
         problems.extend(_flags(data, by_key))
     if not problems:

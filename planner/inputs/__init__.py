@@ -17,7 +17,14 @@ them, docs/method.md §3); a hand-built candidate without a curve has the linear
 (J/request × request/s = W).
 """
 
-from planner.inputs.candidate import Candidate, Exclusion, ms_text
+from planner.inputs.candidate import (
+    Candidate,
+    CandidateKey,
+    Exclusion,
+    layout_text,
+    ms_text,
+    record_key,
+)
 from planner.inputs.demand import ModelDemand
 from planner.inputs.grid import (
     drawn_grid_g_co2_per_kwh,
@@ -45,6 +52,7 @@ __all__ = [
     "OBJECTIVE_KINDS",
     "WEIGHT_KEYS",
     "Candidate",
+    "CandidateKey",
     "Exclusion",
     "GpuInfo",
     "ModelDemand",
@@ -56,5 +64,7 @@ __all__ = [
     "grid_by_period",
     "grid_carbon_kg",
     "is_flat_grid",
+    "layout_text",
     "ms_text",
+    "record_key",
 ]

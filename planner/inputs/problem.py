@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.inputs.candidate import Candidate
+from planner.inputs.candidate import Candidate, CandidateKey
 from planner.inputs.demand import ModelDemand
 from planner.inputs.grid import grid_by_period
 from planner.inputs.objective import Objective
@@ -124,12 +124,12 @@ class PlanningInputs:
 
     def _check_candidates(self) -> None:
         known = {m.name for m in self.models}
-        seen: set[tuple[str, str, int]] = set()
+        seen: set[CandidateKey] = set()
         for c in self.candidates:
             if c.name not in known:
                 raise fail(f"candidate {c.label}", f"no model named {c.name!r}")
             if c.key in seen:
-                raise fail(f"candidate {c.label}", "duplicate (name, gpu, tp)")
+                raise fail(f"candidate {c.label}", "duplicate (name, gpu, layout)")
             seen.add(c.key)
             if c.gpu not in self.inventory:
                 raise fail(f"candidate {c.label}", f"GPU {c.gpu!r} is not in the inventory")

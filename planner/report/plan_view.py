@@ -20,6 +20,7 @@ from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
 from planner.documents.plan_parts import SavingDocument
+from planner.layouts import multi_node_notes
 from planner.report.flag_view import flags_section
 from planner.report.plan_choices import (
     OUT_OF_DOMAIN_MARK,
@@ -164,7 +165,7 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
                 (
                     m.name if k == 0 else "",
                     c.gpu + mark,
-                    str(c.tp),
+                    c.layout,
                     str(a.replicas),
                     str(a.gpus),
                     _load_text(a, inputs.period_hours),
@@ -198,6 +199,8 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
             f"{num(t.energy_cost_usd, '$')} + carbon price {num(t.carbon_cost_usd, '$')}; "
             "GPUs: " + ", ".join(f"{n} × {g}" for g, n in t.gpus.items())
         )
+    allocated = {(a.candidate.name, a.candidate.gpu) for a in plan.allocations}
+    notes.extend(multi_node_notes(inputs.candidates, allocated))
     if out_of_domain:
         notes.append(
             f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain: "

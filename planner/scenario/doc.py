@@ -13,7 +13,15 @@ from pydantic import BaseModel
 
 from planner.scenario.disclosure import Disclosure
 from planner.scenario.model import Scenario
-from planner.scenario.sections import GpuOffer, Load, ModelEntry, Objective, ObjectiveWeights, Sla
+from planner.scenario.sections import (
+    GpuOffer,
+    LayoutOption,
+    Load,
+    ModelEntry,
+    Objective,
+    ObjectiveWeights,
+    Sla,
+)
 from planner.scenario.sweep_block import AxisRange, SweepBlock, SweepGrid
 from planner.scenario.tco import Tco
 
@@ -69,6 +77,7 @@ def field_reference() -> str:
         ObjectiveWeights,
         Objective,
         GpuOffer,
+        LayoutOption,
         ModelEntry,
         Load,
         Sla,

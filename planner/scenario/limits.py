@@ -13,6 +13,10 @@ HOURS_PER_DAY = 24
 DEFAULT_TP_DEGREES = (1, 2, 4, 8)
 #: Tensor-parallel degrees the planner knows how to model.
 SUPPORTED_TP_DEGREES = (1, 2, 4, 8, 16)
+#: Largest degree or GPU count of a stated layout (two NVL72 racks; the predictors' bound).
+MAX_LAYOUT_DEGREE = 144
+#: Most ``layouts`` per GPU offer.
+MAX_LAYOUTS = 32
 
 #: Upper bounds of the numeric fields: far above any real fleet, low enough that every product
 #: the capacity model and the solver form stays finite and well scaled.

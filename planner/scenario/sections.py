@@ -21,6 +21,8 @@ from planner.scenario.limits import (
     MAX_CONTEXT_TOKENS,
     MAX_GPUS,
     MAX_LATENCY_MS,
+    MAX_LAYOUT_DEGREE,
+    MAX_LAYOUTS,
     MAX_PERIODS,
     MAX_PROFILE_MULTIPLIER,
     MAX_REPLICAS,
@@ -105,6 +107,21 @@ class Objective(StrictModel):
         return self
 
 
+class LayoutOption(StrictModel):
+    """One parallel layout of a replica, gpu_count = TP × pipeline_parallel × data_parallel.
+
+    Omitted degrees take the engines' usual layout (docs/contracts.md, "Parallel layout")."""
+
+    gpu_count: int = Field(ge=1, le=MAX_LAYOUT_DEGREE)
+    """GPUs of one replica."""
+    pipeline_parallel: int | None = Field(None, ge=1, le=MAX_LAYOUT_DEGREE)
+    """Pipeline stages; omitted = the usual (1 inside an NVLink domain, else one per domain)."""
+    data_parallel: int | None = Field(None, ge=1, le=MAX_LAYOUT_DEGREE)
+    """Attention data-parallel ranks; omitted = 1."""
+    expert_parallel: int | None = Field(None, ge=1, le=MAX_LAYOUT_DEGREE)
+    """Expert-parallel degree of MoE layers; omitted = TP × DP (at most the experts), 1 dense."""
+
+
 class GpuOffer(StrictModel):
     """One GPU type the planner may use."""
 
@@ -121,6 +138,9 @@ class GpuOffer(StrictModel):
     ``list_price_usd``."""
     price_basis: str | None = None
     """Which basis ``usd_per_hour`` comes from (set by the loader; shown in reports)."""
+    layouts: list[LayoutOption] | None = Field(None, max_length=MAX_LAYOUTS)
+    """Multi-node / rack-scale layouts the planner may use besides ``tp_degrees``; omitted = the
+    smallest rack-scale and multi-node layouts (docs/method.md, "Layouts in the planner")."""
 
     @field_validator("tp_degrees")
     @classmethod

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, CandidateKey, PlanningInputs
 from planner.result import PlanStatus
 from planner.solve.coefficients import (
     cost_coefficients,
@@ -336,8 +336,8 @@ def run_solver(mm: MilpModel) -> RawSolution:
 
 def set_hint(
     mm: MilpModel,
-    replicas: dict[tuple[str, str, int], int],
-    loads: dict[tuple[str, str, int], tuple[float, ...]],
+    replicas: dict[CandidateKey, int],
+    loads: dict[CandidateKey, tuple[float, ...]],
 ) -> None:
     """Replace the greedy hint by a known plan (replicas and loads by candidate key)."""
     _hint_plan(

@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from planner.inputs import Candidate, PlanningInputs, grid_carbon_kg
+from planner.inputs import Candidate, CandidateKey, PlanningInputs, grid_carbon_kg, layout_text
 from planner.result import Plan
 from planner.solve.optimize import objective_weights, solve
 from planner.sweep.table import CandidateTable, GridPoint, drawn_inputs
 
-Key = tuple[str, str, int]
+Key = CandidateKey
 CAPACITY_TOLERANCE = 1e-6
 """Relative slack of the load-within-capacity check."""
 
@@ -35,19 +35,22 @@ class Fleet:
     shares: tuple[tuple[float, ...], ...]
 
     @property
-    def identity(self) -> tuple[tuple[str, str, int, int], ...]:
-        """(model entry, GPU, TP, replicas) of every deployment: what makes two fleets equal."""
+    def identity(self) -> tuple[tuple[str, str, int, int, int, int, int], ...]:
+        """(model entry, GPU, TP, PP, DP, EP, replicas) of every deployment: what makes two
+        fleets equal."""
         return tuple((*k, n) for k, n in self.replicas)
 
     def label(self) -> str:
-        """The deployments as text: ``entry GPU×TP ×replicas; ...``."""
-        return "; ".join(f"{name} {gpu} tp{tp} x{n}" for (name, gpu, tp), n in self.replicas)
+        """The deployments as text: ``entry GPU tpTP xreplicas; ...`` (``tp8×PP2`` etc.)."""
+        return "; ".join(
+            f"{k[0]} {k[1]} tp{layout_text(*k[2:]).replace(' ', '')} x{n}" for k, n in self.replicas
+        )
 
     def gpu_mix(self) -> dict[str, int]:
-        """GPUs per type (replicas × TP)."""
+        """GPUs per type (replicas × TP × PP × DP)."""
         out: dict[str, int] = {}
-        for (_, gpu, tp), n in self.replicas:
-            out[gpu] = out.get(gpu, 0) + n * tp
+        for (_, gpu, tp, pp, dp, _), n in self.replicas:
+            out[gpu] = out.get(gpu, 0) + n * tp * pp * dp
         return dict(sorted(out.items()))
 
 
@@ -70,13 +73,13 @@ def fleet_of(plan: Plan) -> Fleet:
 def _even_shares(fleet: Fleet) -> list[tuple[float, ...]]:
     """Shares with periods where a model had no load split by replicas instead."""
     count: dict[str, int] = {}
-    for (name, _, _), n in fleet.replicas:
+    for (name, *_), n in fleet.replicas:
         count[name] = count.get(name, 0) + n
     sums: dict[str, np.ndarray] = {}
-    for ((name, _, _), _), share in zip(fleet.replicas, fleet.shares, strict=True):
+    for ((name, *_), _), share in zip(fleet.replicas, fleet.shares, strict=True):
         sums[name] = sums.get(name, 0.0) + np.asarray(share)
     out = []
-    for ((name, _, _), n), share in zip(fleet.replicas, fleet.shares, strict=True):
+    for ((name, *_), n), share in zip(fleet.replicas, fleet.shares, strict=True):
         even = n / count[name]
         out.append(tuple(s if sums[name][p] > 0 else even for p, s in enumerate(share)))
     return out
