@@ -52,7 +52,7 @@ def paper(predictor: Predictor) -> PlanRun:
 
 
 def _is_flagged(run: PlanRun, key: tuple[str, str, int]) -> bool:
-    (a,) = [a for a in run.plan.allocations if a.candidate.key == key]
+    (a,) = [a for a in run.plan.allocations if a.candidate.key[:3] == key]
     c = a.candidate
     return (c.itl_s_hi is not None and c.itl_s_hi > run.inputs.model(c.name).itl_sla_s) or (
         not c.in_domain
