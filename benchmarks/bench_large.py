@@ -57,6 +57,11 @@ the reason (before issue 10: 92-105 s, 3.9 GB, "status error"). The time is the 
 build: the predictors' own call on the (candidate, batch) rows (name resolution, validity
 checks, domain reasons, XGBoost) about half, the serving model and candidate checks most of the
 rest. At load average 4-8 wall time is 2-4 × the CPU time.
+Measured 2026-12-01, issue 18 item 4 (multi-node / rack-scale layouts in the planner), `--only
+plain --stages`, branch and main run back to back on the shared 2-core machine (load average
+~3-5): layouts 47.5 s wall, 38.0 s CPU, build 11.8 s, 44,877 candidates, solve 23.9 s, feasible;
+main 43.8 s wall, 38.4 s CPU, build 11.9 s, 43,582 candidates, solve 15.0 s, feasible (the < 30 s
+target was already missed on main; the solve time moves with the load).
 """
 
 from __future__ import annotations

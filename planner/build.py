@@ -1,16 +1,19 @@
 """Scenario -> PlanningInputs: enumerate candidate deployments, run the capacity model.
 
-Tensor-parallel degrees: for every (model entry, GPU type) the scenario's ``tp_degrees`` are tried
-in ascending order. Degrees below the smallest one whose weights fit are kept as excluded
-candidates ("needs … GB"); from the smallest fitting degree on, degrees are added until one meets
-the SLA, plus the next one (a wider replica can be more efficient at a tight SLA). Larger degrees
-are not considered: more GPUs per replica only add idle power once the SLA is met.
+Layouts: for every (model entry, GPU type) the layouts of :func:`planner.layouts.ladder` (the
+scenario's ``tp_degrees``, then rack-scale and multi-node layouts or the offer's stated
+``layouts``) are tried in groups of ascending GPU count. Groups below the smallest one whose
+weights fit are kept as excluded candidates ("needs … GB"); from the smallest fitting group on,
+groups are added until one meets the SLA, plus the next one (a wider replica can be more
+efficient at a tight SLA, and a two-node replica can beat a one-node one). Larger layouts are not
+considered: more GPUs per replica only add idle power once the SLA is met.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
@@ -25,6 +28,7 @@ from planner.inputs import (
     PlanningInputs,
     Provenance,
 )
+from planner.layouts import Shape, base_groups, more_groups, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
 from planner.scenario.sections import ModelEntry
@@ -50,7 +54,7 @@ def model_precision(entry: ModelEntry, scenario: Scenario, catalog: Catalog) -> 
 
 
 def _spec(
-    scenario: Scenario, entry: ModelEntry, gpu: str, tp: int, predictor: Predictor
+    scenario: Scenario, entry: ModelEntry, gpu: str, shape: Shape, predictor: Predictor
 ) -> CandidateSpec:
     offer = scenario.gpu_offers[gpu]
     price = offer.usd_per_hour
@@ -59,15 +63,17 @@ def _spec(
         catalog_price = predictor.catalog.gpu(gpu).get(column)
         price = float(catalog_price) if catalog_price is not None else None
     excluded = ""
-    if entry.allowed_gpus is not None and gpu not in entry.allowed_gpus:
-        excluded = f"not in {entry.name}.allowed_gpus"
-    elif gpu in entry.forbidden_gpus:
-        excluded = f"in {entry.name}.forbidden_gpus"
+    if not _may_use(entry, gpu):
+        excluded = (
+            f"in {entry.name}.forbidden_gpus"
+            if gpu in entry.forbidden_gpus
+            else f"not in {entry.name}.allowed_gpus"
+        )
     return CandidateSpec(
         name=entry.name,
         model=entry.model,
         gpu=gpu,
-        tp=tp,
+        tp=shape.tp,
         engine=scenario.engine,
         precision=model_precision(entry, scenario, predictor.catalog),
         input_tokens=entry.load.input_tokens,
@@ -77,7 +83,17 @@ def _spec(
         usd_per_hour_per_gpu=price,
         excluded_reason=excluded,
         percentile=entry.sla.percentile,
+        pp=shape.pp,
+        dp=shape.dp,
+        ep=shape.ep,
+        held_gpus=shape.held,
+        nodes=shape.nodes,
     )
+
+
+def _may_use(entry: ModelEntry, gpu: str) -> bool:
+    allowed = entry.allowed_gpus is None or gpu in entry.allowed_gpus
+    return allowed and gpu not in entry.forbidden_gpus
 
 
 def _memory_fail(c: Candidate) -> bool:
@@ -101,66 +117,121 @@ def _valid_degrees(degrees: Iterable[int], model: str, predictor: Predictor) -> 
     return sorted(t for t in degrees if validity.tp_fits_heads(t, int(heads), int(kv_heads)))
 
 
-#: Scenarios with at most this many (entry, GPU, TP) specs in all are evaluated in one call
-#: (one predictor call instead of one per TP round); the same candidates are kept.
+Ladder = list[list[Shape]]
+
+
+@dataclass
+class _Rungs:
+    """The layouts of one (model, GPU): the ``tp_degrees`` groups, and the groups above them
+    (:func:`planner.layouts.more_groups`) built only when a pair needs them."""
+
+    llm: dict[str, Any]
+    gpu: dict[str, Any]
+    base: Ladder
+    stated: list[Shape] | None
+    _more: Ladder | None = None
+
+    def more(self) -> Ladder:
+        if self._more is None:
+            self._more = more_groups(self.llm, self.gpu, self.base, self.stated)
+        return self._more
+
+
+def _rungs(
+    scenario: Scenario,
+    entry: ModelEntry,
+    gpu: str,
+    predictor: Predictor,
+    memo: dict[tuple[str, str, bool], _Rungs],
+) -> _Rungs:
+    """The :class:`_Rungs` of (*entry*, *gpu*), once per model and GPU in *memo*; a stated layout
+    the validity rules refuse for an entry that may use the GPU is a :class:`LayoutError`."""
+    key = (entry.model, gpu, _may_use(entry, gpu))
+    if key in memo:
+        return memo[key]
+    offer = scenario.gpu_offers[gpu]
+    llm, row = predictor.catalog.llm(entry.model), predictor.catalog.gpu(gpu)
+    degrees = _valid_degrees(offer.tp_degrees, entry.model, predictor)
+    if not llm.get("num_attention_heads") or not llm.get("num_kv_heads"):
+        # the predictors say why they cannot predict it; no layouts beyond the degrees
+        memo[key] = _Rungs(llm, row, [[Shape(t, 1, 1, 1, t, 1)] for t in degrees], None, [])
+        return memo[key]
+    stated = None
+    if offer.layouts is not None and _may_use(entry, gpu):
+        stated = [
+            stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]")
+            for i, option in enumerate(offer.layouts)
+        ]
+    memo[key] = _Rungs(llm, row, base_groups(llm, row, degrees), stated)
+    return memo[key]
+
+
+#: Scenarios with at most this many (entry, GPU, layout) specs of ``tp_degrees`` in all are
+#: evaluated in one first call, and the layouts above them in one second call (one predictor call
+#: instead of one per round); the same candidates are kept.
 ONE_CALL_MAX_SPECS = 4000
 
 
-def _keep(got: list[Candidate]) -> int:
-    """How many of a pair's candidates (TP ascending) the TP rule keeps (module docstring)."""
+def _stop(groups: list[list[Candidate]]) -> int | None:
+    """How many of a pair's evaluated groups (GPU count ascending) the layout rule keeps, None
+    when it needs the next group too (module docstring): every group up to the first that fits in
+    memory, on to the first that meets the SLA, plus the next; or up to a final exclusion."""
     fitting = 0
     first_ok: int | None = None
-    for i, cand in enumerate(got):
-        if not _memory_fail(cand):
-            if first_ok is None and cand.feasible:
+    for i, group in enumerate(groups):
+        if not all(_memory_fail(c) for c in group):
+            if first_ok is None and any(c.feasible for c in group):
                 first_ok = fitting
             fitting += 1
-        if _final(cand) or (first_ok is not None and fitting > first_ok + 1):
+        if any(_final(c) for c in group) or (first_ok is not None and fitting > first_ok + 1):
             return i + 1
-    return len(got)
+    return None
 
 
 def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
-    """Every candidate considered, in (model entry, GPU, TP) order."""
+    """Every candidate considered, in (model entry, GPU, layout) order."""
     pairs = [(e, g) for e in scenario.models for g in scenario.gpu_offers]
-    chosen: dict[tuple[str, str], list[Candidate]] = {}
-    pending = {
-        (e.name, g): _valid_degrees(scenario.gpu_offers[g].tp_degrees, e.model, predictor)
-        for e, g in pairs
-    }
+    memo: dict[tuple[str, str, bool], _Rungs] = {}
+    rungs = {(e.name, g): _rungs(scenario, e, g, predictor, memo) for e, g in pairs}
+    pending = {key: list(r.base) for key, r in rungs.items()}
     entries = {e.name: e for e in scenario.models}
-    if sum(len(d) for d in pending.values()) <= ONE_CALL_MAX_SPECS:
-        specs = [
-            _spec(scenario, entries[key[0]], key[1], tp, predictor)
-            for key, degrees in pending.items()
-            for tp in degrees
-        ]
-        for cand in evaluate_candidates(specs, predictor, robust=scenario.robust):
-            chosen.setdefault((cand.name, cand.gpu), []).append(cand)
-        return [c for e, g in pairs for c in chosen[(e.name, g)][: _keep(chosen[(e.name, g)])]]
+    # few specs: the tp_degrees' groups all in one first call, and the groups above them of the
+    # pairs that need them in one second call (the rule trims the surplus); else group by group
+    first = {key: len(groups) for key, groups in pending.items()}
+    one_call = sum(first.values()) <= ONE_CALL_MAX_SPECS
+    if not one_call:
+        first = dict.fromkeys(pending, 1)
+    extended: set[tuple[str, str]] = set()
+    chosen: dict[tuple[str, str], list[list[Candidate]]] = {key: [] for key in pending}
     done: set[tuple[str, str]] = set()
     while True:
-        specs = []
-        for key, degrees in pending.items():
-            if key in done or not degrees:
+        specs: list[CandidateSpec] = []
+        sizes: list[tuple[tuple[str, str], int]] = []
+        for key, groups in pending.items():
+            if key in done:
                 continue
-            specs.append(_spec(scenario, entries[key[0]], key[1], degrees.pop(0), predictor))
+            take = max(1, first.pop(key, 1))
+            if not groups and key not in extended:
+                extended.add(key)
+                groups.extend(rungs[key].more())
+                take = len(groups) if one_call else take
+            if not groups:
+                continue
+            for group in groups[:take]:
+                specs.extend(_spec(scenario, entries[key[0]], key[1], s, predictor) for s in group)
+                sizes.append((key, len(group)))
+            del groups[:take]
         if not specs:
             break
-        for cand in evaluate_candidates(specs, predictor, robust=scenario.robust):
-            key = (cand.name, cand.gpu)
-            got = chosen.setdefault(key, [])
-            got.append(cand)
-            if _done(got):
-                done.add(key)
-    return [c for e, g in pairs for c in chosen.get((e.name, g), [])]
-
-
-def _done(got: list[Candidate]) -> bool:
-    """True when the TP rule needs no wider degree for this pair."""
-    fitting = [c for c in got if not _memory_fail(c)]
-    first_ok = next((i for i, c in enumerate(fitting) if c.feasible), None)
-    return _final(got[-1]) or (first_ok is not None and len(fitting) > first_ok + 1)
+        results = iter(evaluate_candidates(specs, predictor, robust=scenario.robust))
+        for key, size in sizes:
+            chosen[key].append([next(results) for _ in range(size)])
+        done.update(key for key in dict(sizes) if _stop(chosen[key]) is not None)
+    out: list[Candidate] = []
+    for e, g in pairs:
+        got = chosen[(e.name, g)]
+        out.extend(c for group in got[: _stop(got) or len(got)] for c in group)
+    return out
 
 
 def _gpu_info(scenario: Scenario, predictor: Predictor) -> dict[str, GpuInfo]:
@@ -256,7 +327,7 @@ def check_fleet_size(models: Sequence[ModelDemand], cands: Sequence[Candidate]) 
         if need > MAX_REPLICAS_PER_CANDIDATE:
             problems.append(
                 f"models[{i}].load.requests_per_s: peak {peak:,.6g} req/s for {m.name} needs "
-                f"{need:,} replicas even of its largest option ({best.gpu} TP{best.tp}), more "
+                f"{need:,} replicas even of its largest option ({best.gpu} TP{best.layout}), more "
                 f"than the {MAX_REPLICAS_PER_CANDIDATE:,} a plan may use — split the load over "
                 "several entries"
             )
@@ -299,7 +370,9 @@ def planning_inputs(
         time_limit_s=time_limit_s or scenario.time_limit_s,
         provenance=provenance(scenario, predictor.card),
         grid_g_co2_per_kwh_by_period=grid_profile(scenario),
-        gpus_per_node={
-            g: o.gpus_per_node for g, o in scenario.gpu_offers.items() if o.gpus_per_node
-        },
+        gpus_per_node=(
+            {g: validity.node_gpus(predictor.catalog.gpu(g)) for g in scenario.gpu_offers}
+            if any(m.failover and m.failover.unit == "nodes" for m in models)
+            else {}
+        ),
     )

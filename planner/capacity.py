@@ -1,4 +1,4 @@
-"""Capacity model: per (model entry, GPU type, TP degree) the capacity and the power curve.
+"""Capacity model: per (model entry, GPU type, layout) the capacity and the power curve.
 
 One vectorised call of the serving model (:mod:`predictors.serving`,
 :mod:`predictors.serving.grid`) for the whole scenario gives, per candidate (formulas in
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from planner.inputs import Candidate, Exclusion, ms_text
+from planner.inputs import Candidate, Exclusion, layout_text, ms_text
 from predictors import physics
 from predictors.api import Predictor
 from predictors.serving.curves import CURVE_B, FloatArray, interp_rows, step_time_s
@@ -55,6 +55,27 @@ class CandidateSpec:
     excluded_reason: str = ""
     percentile: float | None = None
     """SLA percentile (None: the mean)."""
+    pp: int = 1
+    """Pipeline stages (``tp`` is the tensor-parallel degree)."""
+    dp: int = 1
+    """Attention data-parallel ranks."""
+    ep: int = 1
+    """Expert-parallel degree (1 for dense models)."""
+    held_gpus: int = 0
+    """GPUs of inventory one replica takes (whole nodes or racks, docs/method.md "Layouts in
+    the planner"); 0: its ``tp × pp × dp`` GPUs."""
+    nodes: int = 1
+    """Nodes one replica spans."""
+
+    @property
+    def gpus(self) -> int:
+        """GPUs that run the replica: tp × pp × dp."""
+        return self.tp * self.pp * self.dp
+
+    @property
+    def held(self) -> int:
+        """GPUs of inventory one replica takes (at least :attr:`gpus`)."""
+        return max(self.held_gpus, self.gpus)
 
 
 def _rows(specs: list[CandidateSpec]) -> pl.DataFrame:
@@ -62,11 +83,14 @@ def _rows(specs: list[CandidateSpec]) -> pl.DataFrame:
         {
             "model": [s.model for s in specs],
             "gpu": [s.gpu for s in specs],
-            "gpu_count": [float(s.tp) for s in specs],
+            "gpu_count": [float(s.gpus) for s in specs],
             "engine": [s.engine for s in specs],
             "precision": [s.precision for s in specs],
             "input_tokens": [float(s.input_tokens) for s in specs],
             "output_tokens": [float(s.output_tokens) for s in specs],
+            "pipeline_parallel": [float(s.pp) for s in specs],
+            "data_parallel": [float(s.dp) for s in specs],
+            "expert_parallel": [float(s.ep) for s in specs],
         }
     )
 
@@ -175,8 +199,16 @@ def _identity(spec: CandidateSpec) -> dict[str, Any]:
         "model": spec.model,
         "gpu": spec.gpu,
         "tp": spec.tp,
-        "gpus_per_replica": spec.tp,
+        "gpus_per_replica": spec.held,
+        "pipeline_parallel": spec.pp,
+        "data_parallel": spec.dp,
+        "expert_parallel": spec.ep,
+        "nodes": spec.nodes,
     }
+
+
+def _shape(spec: CandidateSpec) -> str:
+    return layout_text(spec.tp, spec.pp, spec.dp, spec.ep)
 
 
 def _infeasible(
@@ -202,7 +234,7 @@ def _infeasible(
         max_requests_per_s_per_replica=0.0,
         idle_power_w_per_replica=0.0,
         energy_j_per_request=0.0,
-        usd_per_hour_per_replica=(spec.usd_per_hour_per_gpu or 0.0) * spec.tp,
+        usd_per_hour_per_replica=(spec.usd_per_hour_per_gpu or 0.0) * spec.held,
         power_w_per_gpu_at_capacity=0.0,
     )
 
@@ -214,7 +246,7 @@ def _one(
     error = table.error[i]
     if not table.fits[i] or (error == "" and table.curves.max_batch[i] < 1):
         usable = table.kv_budget_gb[i] + table.weights_gb[i]
-        reserve = physics.RUNTIME_RESERVE_GB_PER_GPU * spec.tp
+        reserve = physics.RUNTIME_RESERVE_GB_PER_GPU * spec.gpus
         memory = {
             "code": Exclusion.MEMORY,
             "memory_needed_gb": float(table.weights_gb[i]),
@@ -224,7 +256,8 @@ def _one(
             return _infeasible(
                 spec,
                 f"needs {table.weights_gb[i] + reserve:.0f} GB for weights, has "
-                f"{usable + reserve:.0f} GB usable on {spec.tp}× {spec.gpu}",
+                f"{usable + reserve:.0f} GB usable on {spec.gpus}× {spec.gpu}"
+                + ("" if spec.gpus == spec.tp else f" (TP {_shape(spec)})"),
                 **memory,  # type: ignore[arg-type]
             )
         return _infeasible(
@@ -261,8 +294,10 @@ def _one(
             code=Exclusion.NO_PRICE,
         )
     b_star, itl_cap, lo, hi = point.b_star, point.itl_cap, point.itl_lo, point.itl_hi
-    power = point.power_w_per_gpu * spec.tp
-    idle = float(table.curves.idle_w[i]) * spec.tp
+    # GPUs held but not running the replica (a partly used node or rack) idle
+    spare_w = float(table.curves.idle_w[i]) * (spec.held - spec.gpus)
+    power = point.power_w_per_gpu * spec.gpus + spare_w
+    idle = float(table.curves.idle_w[i]) * spec.held
     slope = float(((power[1:] - idle) / point.xs[1:]).min())
     xs = tuple(point.xs.tolist())
     ps = tuple(power.tolist())
@@ -277,8 +312,8 @@ def _one(
         max_requests_per_s_per_replica=xs[-1],
         idle_power_w_per_replica=idle,
         energy_j_per_request=max(0.0, slope),
-        usd_per_hour_per_replica=spec.usd_per_hour_per_gpu * spec.tp,
-        power_w_per_gpu_at_capacity=ps[-1] / spec.tp,
+        usd_per_hour_per_replica=spec.usd_per_hour_per_gpu * spec.held,
+        power_w_per_gpu_at_capacity=ps[-1] / spec.held,
         in_domain=in_domain,
         itl_s_lo=min(lo, itl_cap),
         itl_s_hi=max(hi, itl_cap),

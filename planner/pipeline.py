@@ -16,6 +16,7 @@ from typing import Any
 
 from planner.build import FleetSizeError, planning_inputs
 from planner.inputs import PlanningInputs
+from planner.layouts import LayoutError
 from planner.result import Plan
 from planner.scenario.bundled import find_scenario
 from planner.scenario.load import load_scenario, user_catalog_path
@@ -93,7 +94,5 @@ def plan_file(
         return plan_scenario(
             scenario, predictor, time_limit_s=time_limit_s, baselines=baselines, progress=progress
         )
-    except FleetSizeError as exc:
-        raise FleetSizeError(
-            "\n".join(f"{path}: {line}" for line in str(exc).splitlines())
-        ) from None
+    except (FleetSizeError, LayoutError) as exc:
+        raise type(exc)("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None

@@ -13,7 +13,9 @@ Accounting (one place, shared by the optimiser's objective, the plan and the bas
   ``energy_cost_usd`` = facility kWh × electricity $/kWh;
   ``carbon_cost_usd`` = carbon kg × carbon $/kg (0 without a carbon price);
   ``cost_usd`` = the sum of the three.
-* ``carbon_kg`` = facility kWh × grid gCO2e/kWh / 1000.
+* ``carbon_kg`` = Σ_t facility kWh in period t × the grid's gCO2e/kWh in period t / 1000 (the
+  grid profile when the scenario has one, else the flat factor: facility kWh × gCO2e/kWh / 1000;
+  :mod:`planner.inputs.grid`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from planner.inputs import Candidate, PlanningInputs, surviving_capacity
+from planner.inputs import Candidate, PlanningInputs, grid_carbon_kg, surviving_capacity
 
 LOAD_TOLERANCE = 1e-5
 """Relative tolerance (of max(1, value)) of the invariant checks."""
@@ -155,7 +157,11 @@ def make_allocation(
     power_w = period_power_w(c, replicas, x_by_period)
     energy_kwh = sum(p * h for p, h in zip(power_w, inputs.period_hours, strict=True)) / 1000.0
     facility_kwh = energy_kwh * inputs.pue
-    carbon_kg = facility_kwh * inputs.grid_g_co2_per_kwh / 1000.0
+    carbon_kg = grid_carbon_kg(
+        [p * h / 1000.0 * inputs.pue for p, h in zip(power_w, inputs.period_hours, strict=True)],
+        facility_kwh,
+        inputs.period_grid_g_co2_per_kwh,
+    )
     gpus = replicas * c.gpus_per_replica
     return Allocation(
         candidate=c,

@@ -25,8 +25,14 @@ import polars as pl
 
 from predictors import physics
 from predictors.catalog import quantised
+from predictors.catalog.row_checks import (
+    LAYOUT_COLUMNS,
+    NUMERIC_COLUMNS,
+    RESOLVED_LAYOUT_COLUMNS,
+    check_rows,
+    joined_messages,
+)
 from predictors.catalog.row_checks import MAX_VALUES as MAX_VALUES
-from predictors.catalog.row_checks import NUMERIC_COLUMNS, check_rows, joined_messages
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.paths import trained_dir
 from predictors.estimators import artifacts, domain
@@ -68,6 +74,10 @@ PREDICTION_COLUMNS: tuple[str, ...] = (
     "gpu_measured",
     "domain_reason",
 )
+#: The resolved parallel layout of each row (null where the row has an error), after every other
+#: output column: what ``gpu_count`` and the optional :data:`LAYOUT_COLUMNS` inputs resolve to
+#: (:func:`predictors.catalog.validity.resolve_layout`). Inputs of these names are replaced.
+LAYOUT_OUTPUT_COLUMNS: tuple[str, ...] = RESOLVED_LAYOUT_COLUMNS
 #: Extra columns of ``predict(..., with_ttft=True)`` (not part of the CSV contract).
 TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
 #: Extra column of ``predict(..., with_fit=True)`` (not part of the CSV contract): False where
@@ -99,6 +109,17 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
             pl.when(raw.is_null())
             .then(pl.lit(float(DEFAULTS[col])))
             .otherwise(raw.cast(pl.Float64, strict=False))
+            .alias(col)
+        )
+    for col in LAYOUT_COLUMNS:  # optional: empty = the engines' usual layout; text = NaN (error)
+        if col not in out.columns:
+            exprs.append(pl.lit(None, dtype=pl.Float64).alias(col))
+            continue
+        raw = pl.col(col).cast(pl.String).str.strip_chars()
+        exprs.append(
+            pl.when(raw.is_null() | (raw == ""))
+            .then(None)
+            .otherwise(raw.cast(pl.Float64, strict=False).fill_null(float("nan")))
             .alias(col)
         )
     return out.with_columns(exprs)
@@ -164,12 +185,18 @@ class Predictor:
         rows = quantised.fill_implied_precision(rows, self.catalog)  # explicit precision wins
         rows = normalise_rows(rows.drop([c for c in PREDICTION_COLUMNS if c in rows.columns]))
         resolved = check_rows(self.catalog, rows)
+        layout = resolved.select(
+            pl.col(f"_{a}").alias(c)
+            for a, c in zip(("tp", "pp", "dp", "ep"), LAYOUT_OUTPUT_COLUMNS, strict=True)
+        )
+        rows = rows.drop([c for c in LAYOUT_OUTPUT_COLUMNS if c in rows.columns])
         work = (
             rows.select(BATCH_INPUT_COLUMNS)
             .with_columns(
                 resolved["_model"].alias("model"),
                 resolved["_gpu"].alias("gpu"),
                 resolved["_error"],
+                *(layout[c].cast(pl.Float64) for c in LAYOUT_OUTPUT_COLUMNS),
                 pl.lit(self.card.get("reference_source", "")).alias("source"),
                 pl.lit(False).alias("itl_includes_prefill"),
             )
@@ -203,7 +230,19 @@ class Predictor:
             *(TTFT_COLUMNS if with_ttft else ()),
             *(FIT_COLUMNS if with_fit else ()),
         ]
-        return pl.concat([whole_numbers_as_int(rows), result.select(ordered)], how="horizontal")
+        shown = layout.with_columns(
+            pl.when(resolved["_error"] == "").then(pl.col(c)).alias(c)
+            for c in LAYOUT_OUTPUT_COLUMNS
+        )
+        return pl.concat(
+            [
+                whole_numbers_as_int(rows),
+                result.select(PREDICTION_COLUMNS),
+                shown,
+                result.select(ordered[len(PREDICTION_COLUMNS) :]),
+            ],
+            how="horizontal",
+        )
 
     def _predict_valid(self, valid: pl.DataFrame, with_ttft: bool) -> pl.DataFrame:
         """Predictions, intervals, domain reasons and the memory verdict of valid work rows."""
@@ -225,10 +264,10 @@ class Predictor:
         i_lo, i_hi = i_model.estimator.bounds(feats, itl, i_model.interval)
         reasons = self.domain_reasons(feats)
         need_gb = (
-            physics.weight_bytes()
+            physics.resident_weight_bytes()
             + physics.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
         ) / 1e9
-        have_gb = (physics.engine_kv_budget_bytes() + physics.weight_bytes()) / 1e9
+        have_gb = (physics.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
         fits = physics.fits_in_memory().fill_null(False)
         pred = feats.select(
             "_row",

@@ -26,6 +26,7 @@ LLM_COLUMNS: tuple[str, ...] = (
     "head_dim",
     "num_experts",
     "num_experts_per_tok",
+    "first_k_dense",
     "kv_lora_rank",
     "qk_rope_head_dim",
     "is_moe",
@@ -47,7 +48,15 @@ GPU_COLUMNS: tuple[str, ...] = (
     "fp4_tflops_dense",
     "transistors_billion",
     "interconnect_gb_s",
+    "nvlink_domain_gpus",
+    "node_gpus",
+    "scale_out_gbit_s",
+    "scale_out_latency_us",
 )
+#: The resolved parallel layout columns a frame may carry (missing or empty: the engines' usual
+#: layout, :func:`predictors.physics.default_layout`); ``expert_parallel`` is checked by
+#: :mod:`predictors.catalog.validity` and does not change the expected bytes per GPU.
+LAYOUT_COLUMNS: tuple[str, ...] = ("tensor_parallel", "pipeline_parallel", "data_parallel")
 
 #: Sources in a fixed order; the code is the nuisance feature ``source_code`` (unknown: -1) of
 #: the v1 and TTFT recipes.
@@ -262,13 +271,32 @@ def _indicators(frame: pl.DataFrame) -> list[pl.Expr]:
     ]
 
 
+def with_layout(frame: pl.DataFrame) -> pl.DataFrame:
+    """*frame* (with :func:`join_specs` columns) with every :data:`LAYOUT_COLUMNS` column, empty
+    cells filled with the engines' usual layout (:func:`predictors.physics.default_layout`)."""
+    if not any(c in frame.columns for c in LAYOUT_COLUMNS):
+        # measurement tables carry no layout yet: one tensor-parallel group over one fabric,
+        # as the shipped models were trained (docs/method.md, "Parallel layouts")
+        return frame.with_columns(
+            pl.col("gpu_count").cast(pl.Float64).alias("tensor_parallel"),
+            pl.lit(1.0).alias("pipeline_parallel"),
+            pl.lit(1.0).alias("data_parallel"),
+            pl.lit(False).alias("layout_known"),
+        )
+    missing = [c for c in LAYOUT_COLUMNS if c not in frame.columns]
+    f = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in missing)
+    return f.with_columns(*physics.default_layout(), pl.lit(True).alias("layout_known"))
+
+
 def add_features(frame: pl.DataFrame) -> pl.DataFrame:
     """Add every feature column (needs :func:`join_specs` columns and the workload columns)."""
-    f = frame.with_columns(
-        pl.col("batch_size").cast(pl.Float64).clip(lower_bound=1.0).alias("batch_size"),
-        pl.col("input_tokens").cast(pl.Float64),
-        pl.col("output_tokens").cast(pl.Float64),
-        pl.col("gpu_count").cast(pl.Float64).alias("gpu_count"),
+    f = with_layout(
+        frame.with_columns(
+            pl.col("batch_size").cast(pl.Float64).clip(lower_bound=1.0).alias("batch_size"),
+            pl.col("input_tokens").cast(pl.Float64),
+            pl.col("output_tokens").cast(pl.Float64),
+            pl.col("gpu_count").cast(pl.Float64).alias("gpu_count"),
+        )
     )
     f = f.with_columns(
         physics.bytes_per_param().alias("bytes_per_param"),
@@ -311,7 +339,7 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
         (2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size")).alias("step_flops"),
         (physics.peak_tflops() * 1e12).alias("peak_flops"),
         physics.mean_context_tokens().log().alias("log_context"),
-        pl.col("gpu_count").log().alias("log_gpu_count"),
+        pl.col("tensor_parallel").log().alias("log_gpu_count"),  # = gpu_count for pure TP
         (physics.kv_bytes_per_token()).log().alias("log_kv_bytes_per_token"),
     )
     mem = (pl.col("weight_read_bytes") + pl.col("kv_read_bytes")) / (

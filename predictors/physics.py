@@ -17,6 +17,14 @@ Conventions (see docs/method.md):
 * For mixture-of-experts models the weights read per step are the shared (non-expert) weights plus
   the experts touched by the batch: each of ``E`` experts is touched with probability
   ``1 − (1 − k/E)^b`` for ``k`` experts per token.
+* Parallel layout (columns ``tensor_parallel``, ``pipeline_parallel``, ``data_parallel``; see
+  :mod:`predictors.catalog.validity`): ``gpu_count = TP · PP · DP``. Per token cycle (the ITL) a
+  sequence's micro-batch of ``b / PP`` sequences passes every stage, so each stage re-reads its
+  weights once per micro-batch; attention-DP ranks each hold their own copy of the shared
+  weights and ``1 / DP`` of the sequences; routed experts are spread over the ``TP · DP`` GPUs of
+  a stage. Quantities below are "replica-equivalent": per-GPU bytes times ``gpu_count``, so the
+  pure tensor-parallel formulas are the special case PP = DP = 1 (exactly: every layout factor is
+  then 1).
 """
 
 from __future__ import annotations
@@ -69,6 +77,68 @@ def weight_bytes() -> pl.Expr:
     return pl.col("total_params_b") * 1e9 * _BYTES
 
 
+_TP, _PP, _DP = pl.col("tensor_parallel"), pl.col("pipeline_parallel"), pl.col("data_parallel")
+
+
+def tp_domain_gpus() -> pl.Expr:
+    """GPUs that reach each other at ``interconnect_gb_s``: the NVLink domain, at least the node
+    (:func:`predictors.catalog.validity.tp_domain_gpus`)."""
+    return pl.max_horizontal(
+        pl.col("nvlink_domain_gpus").fill_null(1), pl.col("node_gpus").fill_null(8)
+    ).cast(pl.Float64)
+
+
+def default_layout() -> list[pl.Expr]:
+    """Fill empty ``pipeline_parallel`` / ``data_parallel`` / ``tensor_parallel`` with the
+    engines' usual layout (the rule of :func:`predictors.catalog.validity.resolve_layout`): DP 1;
+    PP 1 while ``gpu_count / DP`` fits one domain, else PP across whole domains."""
+    n = pl.col("gpu_count").cast(pl.Float64)
+    dp = _DP.cast(pl.Float64).fill_null(1.0)
+    per_rank, domain = n / dp, tp_domain_gpus()
+    whole = (per_rank > domain) & ((per_rank % domain) == 0)
+    pp = _PP.cast(pl.Float64).fill_null(pl.when(whole).then(per_rank / domain).otherwise(1.0))
+    return [
+        dp.alias("data_parallel"),
+        pp.alias("pipeline_parallel"),
+        _TP.cast(pl.Float64).fill_null(n / (pp * dp)).alias("tensor_parallel"),
+    ]
+
+
+def _routed_params_b() -> pl.Expr:
+    """Routed-expert parameters (billions): with shared params S and routed R, S + R = total and
+    S + R·k/E = active (0 for dense models)."""
+    k = pl.col("num_experts_per_tok").cast(pl.Float64)
+    e = pl.col("num_experts").cast(pl.Float64)
+    routed = ((pl.col("total_params_b") - pl.col("active_params_b")) / (1.0 - k / e)).clip(
+        lower_bound=0.0
+    )
+    moe = pl.col("is_moe") & e.is_not_null() & (e > 0)
+    return pl.when(moe).then(routed.fill_null(0.0)).otherwise(0.0)
+
+
+def _shared_params_b() -> pl.Expr:
+    """Parameters (billions) of everything but the routed experts (all of a dense model)."""
+    return (pl.col("total_params_b") - _routed_params_b()).clip(lower_bound=0.0)
+
+
+def shared_weight_bytes() -> pl.Expr:
+    """Bytes of the weights every attention-DP rank holds (all but the routed experts)."""
+    return _shared_params_b() * 1e9 * _BYTES
+
+
+def stage_share() -> pl.Expr:
+    """``PP · ceil(layers / PP) / layers``: the largest pipeline stage relative to an even split
+    (1 without pipeline parallelism)."""
+    layers = pl.col("num_layers").cast(pl.Float64)
+    return _PP * (layers / _PP).ceil() / layers
+
+
+def resident_weight_bytes() -> pl.Expr:
+    """Replica-equivalent weight bytes held in memory: the largest rank's weights times
+    ``gpu_count`` (shared weights once per attention-DP rank; the largest pipeline stage)."""
+    return (weight_bytes() + shared_weight_bytes() * (_DP - 1.0)) * stage_share()
+
+
 def kv_bytes_per_token() -> pl.Expr:
     """KV-cache bytes one token of context occupies (all layers, all GPUs together).
 
@@ -107,16 +177,20 @@ def mean_context_tokens() -> pl.Expr:
 
 
 def expert_fraction_touched() -> pl.Expr:
-    """Fraction of routed-expert weights read in one decode step of the batch (1 for dense)."""
+    """Fraction of routed-expert weights read in one decode step of a micro-batch (``batch_size
+    / pipeline_parallel`` sequences; 1 for dense): the expected share of distinct experts the
+    batch's tokens route to, about k/E at one sequence and all of them at large batch."""
     k_over_e = pl.col("num_experts_per_tok").cast(pl.Float64) / pl.col("num_experts").cast(
         pl.Float64
     )
-    touched = 1.0 - (1.0 - k_over_e).pow(pl.col("batch_size").clip(lower_bound=1.0))
+    micro = (pl.col("batch_size") / _PP).clip(lower_bound=1.0)
+    touched = 1.0 - (1.0 - k_over_e).pow(micro)
     return pl.when(pl.col("is_moe")).then(touched.fill_null(1.0)).otherwise(pl.lit(1.0))
 
 
 def weight_bytes_read_per_step() -> pl.Expr:
-    """Weight bytes read in one decode step: dense weights plus the routed experts touched."""
+    """Replica-equivalent weight bytes read per token cycle: each of the PP micro-batches reads
+    its stage's shared weights (one copy per attention-DP rank) plus the routed experts touched."""
     total = pl.col("total_params_b")
     active = pl.col("active_params_b")
     k = pl.col("num_experts_per_tok").cast(pl.Float64)
@@ -124,11 +198,11 @@ def weight_bytes_read_per_step() -> pl.Expr:
     # routed expert params R and shared params S solve: S + R = total, S + R·k/E = active.
     routed = ((total - active) / (1.0 - k / e)).clip(lower_bound=0.0)
     shared = (total - routed).clip(lower_bound=0.0)
-    moe_read = (shared + routed * expert_fraction_touched()) * 1e9 * _BYTES
+    moe_read = (shared * _DP * _PP + routed * expert_fraction_touched() * _PP) * 1e9 * _BYTES
     return (
         pl.when(pl.col("is_moe") & e.is_not_null() & (e > 0))
-        .then(moe_read.fill_null(weight_bytes()))
-        .otherwise(weight_bytes())
+        .then(moe_read.fill_null(weight_bytes() * _DP * _PP))
+        .otherwise(weight_bytes() * _DP * _PP)
     )
 
 
@@ -157,14 +231,18 @@ PREFILL_MFU = 0.5
 
 
 def prefill_compute_s(mfu: float = PREFILL_MFU) -> pl.Expr:
-    """Prompt FLOPs (2 · active params · input tokens) at *mfu* of the peak of all GPUs, s."""
-    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("input_tokens")
-    return flops / (peak_tflops() * 1e12 * pl.col("gpu_count") * mfu)
+    """Prompt FLOPs (2 · active params · input tokens) at *mfu* of the peak of the GPUs of one
+    pipeline stage (the prompt passes the stages in turn; its attention and shared layers run on
+    the TP GPUs of one DP rank, its routed experts on all TP · DP GPUs), s."""
+    active = pl.col("active_params_b") + _shared_params_b() * (_DP - 1.0)
+    flops = 2.0 * active * 1e9 * pl.col("input_tokens")
+    return flops / (peak_tflops() * 1e12 * (pl.col("gpu_count") / _PP) * mfu)
 
 
 def weight_read_s() -> pl.Expr:
-    """One read of the weights at the peak bandwidth of all GPUs of the replica, s."""
-    return weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
+    """One read of the weights at the peak bandwidth of the replica's GPUs (stage by stage), s."""
+    weights = (weight_bytes() + shared_weight_bytes() * (_DP - 1.0)) * _PP
+    return weights / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
 
 
 def prefill_time_s() -> pl.Expr:
@@ -189,7 +267,7 @@ def kv_budget_bytes() -> pl.Expr:
         pl.col("memory_gb") * MEMORY_BYTES_PER_CATALOG_GB * MEMORY_UTILISATION
         - RUNTIME_RESERVE_GB_PER_GPU * 1e9
     ) * pl.col("gpu_count")
-    return usable - weight_bytes()
+    return usable - resident_weight_bytes()
 
 
 def max_concurrent_sequences() -> pl.Expr:
@@ -203,20 +281,24 @@ def engine_kv_budget_bytes() -> pl.Expr:
     """Memory an engine gives the KV cache on all GPUs of a replica, after its reservation rules
     (negative: the weights do not fit). vLLM-like engines use :data:`MEMORY_UTILISATION` of the
     memory (``gpu_memory_utilization``) for weights, runtime reserve and KV; TensorRT-LLM gives the
-    KV cache that fraction of what the weights and the runtime reserve leave free."""
+    KV cache that fraction of what the weights and the runtime reserve leave free. Per rank:
+    the weights are the largest rank's (:func:`resident_weight_bytes`), replica-equivalent."""
     n = pl.col("gpu_count")
     memory = pl.col("memory_gb") * MEMORY_BYTES_PER_CATALOG_GB * n
     reserve = RUNTIME_RESERVE_GB_PER_GPU * 1e9 * n
+    weights = resident_weight_bytes()
     return (
         pl.when(pl.col("engine") == "tensorrt-llm")
-        .then(MEMORY_UTILISATION * (memory - reserve - weight_bytes()))
-        .otherwise(MEMORY_UTILISATION * memory - reserve - weight_bytes())
+        .then(MEMORY_UTILISATION * (memory - reserve - weights))
+        .otherwise(MEMORY_UTILISATION * memory - reserve - weights)
     )
 
 
 def paged_kv_bytes_per_sequence() -> pl.Expr:
-    """Paged KV cache of one running sequence at the mean length (input + output / 2), bytes."""
-    return kv_bytes_per_token() * mean_context_tokens()
+    """Paged KV cache of one running sequence at the mean length (input + output / 2), bytes,
+    replica-equivalent on the largest pipeline stage (attention-DP ranks hold ``1 / DP`` of the
+    sequences each, so DP does not change it)."""
+    return kv_bytes_per_token() * mean_context_tokens() * stage_share()
 
 
 def weights_fit_in_memory() -> pl.Expr:

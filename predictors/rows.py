@@ -17,22 +17,24 @@ from predictors.api import (
     BATCH_INPUT_COLUMNS,
     DEFAULTS,
     FIT_COLUMNS,
+    LAYOUT_OUTPUT_COLUMNS,
     PREDICTION_COLUMNS,
     TTFT_COLUMNS,
     Predictor,
     normalise_rows,
     whole_numbers_as_int,
 )
-from predictors.catalog.row_checks import NUMERIC_COLUMNS
+from predictors.catalog.row_checks import LAYOUT_COLUMNS, NUMERIC_COLUMNS
 from predictors.serving.at_load import at_load
 
 __all__ = ["DEFAULTS", "INPUT_COLUMNS", "LOAD_COLUMNS", "OUTPUT_COLUMNS", "predict_rows"]
 
-#: ``requests_per_s`` has no default: empty means "predict at ``batch_size``".
-INPUT_COLUMNS: tuple[str, ...] = (*BATCH_INPUT_COLUMNS, "requests_per_s")
+#: ``requests_per_s`` has no default: empty means "predict at ``batch_size``"; the layout columns
+#: neither: empty means the engines' usual layout (the resolved one is in the output).
+INPUT_COLUMNS: tuple[str, ...] = (*BATCH_INPUT_COLUMNS, "requests_per_s", *LAYOUT_COLUMNS)
 #: Output columns filled only for rows with a ``requests_per_s`` (null otherwise).
 LOAD_COLUMNS: tuple[str, ...] = ("concurrency", "ttft_s_at_load", "itl_s_p90")
-OUTPUT_COLUMNS: tuple[str, ...] = (*PREDICTION_COLUMNS, *LOAD_COLUMNS)
+OUTPUT_COLUMNS: tuple[str, ...] = (*PREDICTION_COLUMNS, *LOAD_COLUMNS, *LAYOUT_OUTPUT_COLUMNS)
 _RATE = "requests_per_s"
 _RATE_ERROR = "requests_per_s: must be a positive number (or empty)"
 
@@ -58,7 +60,11 @@ def _with_rate_errors(out: pl.DataFrame, rate: pl.Series) -> pl.DataFrame:
     if not bad.any():
         return out
     bad_col = pl.lit(bad)
-    numeric = [c for c in (*PREDICTION_COLUMNS[:7], *TTFT_COLUMNS) if c in out.columns]
+    numeric = [
+        c
+        for c in (*PREDICTION_COLUMNS[:7], *TTFT_COLUMNS, *LAYOUT_OUTPUT_COLUMNS)
+        if c in out.columns
+    ]
     return out.with_columns(
         *(pl.when(bad_col).then(None).otherwise(pl.col(c)).alias(c) for c in numeric),
         *(
@@ -127,7 +133,7 @@ def _predict_chunk(
     batch_rows = batch_rows.drop([c for c in LOAD_COLUMNS if c in batch_rows.columns])
     out = predictor.predict(batch_rows, with_ttft=with_ttft, with_fit=with_fit)
     n_inputs = out.width - len(PREDICTION_COLUMNS) - len(TTFT_COLUMNS) * with_ttft
-    n_inputs -= len(FIT_COLUMNS) * with_fit
+    n_inputs -= len(FIT_COLUMNS) * with_fit + len(LAYOUT_OUTPUT_COLUMNS)
     inputs = out.columns[:n_inputs]
     where = n_inputs if position is None else position
     out = out.with_columns(rate).select(
@@ -142,6 +148,10 @@ def _predict_chunk(
         result = at_load(predictor, normalised, result)
     extras = [*(TTFT_COLUMNS if with_ttft else ()), *(FIT_COLUMNS if with_fit else ())]
     return pl.concat(
-        [out.select(*inputs[:where], _RATE, *inputs[where:]), result, out.select(extras)],
+        [
+            out.select(*inputs[:where], _RATE, *inputs[where:]),
+            result,
+            out.select(*LAYOUT_OUTPUT_COLUMNS, *extras),
+        ],
         how="horizontal",
     )

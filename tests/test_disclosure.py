@@ -312,6 +312,8 @@ def test_defaults_and_not_applicable_without_a_disclosure_section(run: PlanRun) 
     assert disc.hourly == []
     boundary = {b.component: b.treatment for b in disc.boundary}
     assert boundary["host"] == "excluded" and boundary["gpu_board"] == "included"
+    (facility,) = [b for b in disc.boundary if b.component == "facility"]
+    assert facility.treatment == "approximated" and facility.factor == doc.assumptions.pue
 
 
 def test_saved_plan_carries_the_disclosure_inputs(run: PlanRun, tmp_path: Path) -> None:

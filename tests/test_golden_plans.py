@@ -19,6 +19,7 @@ import polars as pl
 import pytest
 from test_routing_oracle import deployment_pieces, oracle_watts
 
+from planner.analysis.flags import uncertainty_flags
 from planner.pipeline import PlanRun, plan_file
 from planner.report.plan_view import render_plan
 from planner.result import check_invariants
@@ -207,7 +208,7 @@ def test_golden_plan(runs: dict[str, PlanRun], stem: str) -> None:
     golden_path = REPO / "tests" / "golden" / f"{stem}.json"
     assert golden_path.exists(), f"{golden_path} missing — run `python tools/update_golden.py`"
     want = json.loads(golden_path.read_text(encoding="utf-8"))
-    got = json.loads(render_plan(runs[stem].plan, "json"))
+    got = json.loads(render_plan(runs[stem].plan, "json", flags=uncertainty_flags(runs[stem])))
     got["solve"].pop("seconds")
     problems: list[str] = []
     for key in sorted((set(want) | set(got)) - {"solve"}):

@@ -357,15 +357,15 @@ def _key(c: Candidate) -> float:
 
 
 def brute_force(inputs: PlanningInputs) -> float | None:
-    """Best objective by enumeration under the merit-order rule; no LP. For fixed replicas the
+    """Best objective by enumeration under the merit-order rule; no LP; carbon on the grid
+    intensity of every period (the grid profile when the inputs have one). For fixed replicas the
     load of a model fills its candidates in ascending full-load energy per request, spread
     evenly over a candidate's replicas. For linear candidates that is the optimal dispatch, so
     this is the optimum; for curves the planner routes freely (issue 23), so this is an upper
     bound of its optimum, whose exactness tests/test_routing_oracle.py checks with an exact
     routing oracle (enumerating the exact routing here would take hours)."""
     cands = [c for c in inputs.candidates if c.feasible]
-    kg = inputs.grid_g_co2_per_kwh / 1000
-    usd_kwh = inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0) * kg
+    kg_t = [g / 1000 for g in inputs.period_grid_g_co2_per_kwh]  # the grid profile, or flat
     best: float | None = None
     for ns in itertools.product(range(6), repeat=len(cands)):
         gpus: dict[str, int] = {}
@@ -393,11 +393,10 @@ def brute_force(inputs: PlanningInputs) -> float | None:
                     ok = False
         if not ok:
             continue
-        kwh = (
-            inputs.pue
-            * sum(p * h for p, h in zip(power_w, inputs.period_hours, strict=True))
-            / 1000
-        )
+        kwh_t = [
+            inputs.pue * p * h / 1000 for p, h in zip(power_w, inputs.period_hours, strict=True)
+        ]
+        kwh, kg = sum(kwh_t), sum(e * k for e, k in zip(kwh_t, kg_t, strict=True))
         if (
             inputs.power_cap_kw is not None
             and max(power_w) * inputs.pue / 1000 > inputs.power_cap_kw
@@ -407,15 +406,15 @@ def brute_force(inputs: PlanningInputs) -> float | None:
             sum(n * c.usd_per_hour_per_replica for c, n in zip(cands, ns, strict=True))
             * inputs.hours
         )
-        cost = rent + kwh * usd_kwh
+        cost = rent + kwh * inputs.electricity_usd_per_kwh + kg * (inputs.carbon_usd_per_kg or 0)
         if inputs.budget_usd is not None and cost > inputs.budget_usd:
             continue
         kind, w = inputs.objective.minimize, inputs.objective.weight
         value = {
             "energy": kwh,
             "cost": cost,
-            "carbon": kwh * kg,
-            "weighted": w("energy_kwh") * kwh + w("cost_usd") * cost + w("carbon_kg") * kwh * kg,
+            "carbon": kg,
+            "weighted": w("energy_kwh") * kwh + w("cost_usd") * cost + w("carbon_kg") * kg,
         }[kind]
         best = value if best is None else min(best, value)
     return best

@@ -195,7 +195,11 @@ def test_tensor_parallelism_costs_only_communication(
     grid = catalog_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens")
     feats = _featurised(predictor, grid)
     free = dataclasses.replace(est, step=dataclasses.replace(est.step, allreduce_latency_s=0.0))
-    free_feats = feats.with_columns(pl.lit(1e12).alias("interconnect_gb_s"))
+    free_feats = feats.with_columns(
+        pl.lit(1e12).alias("interconnect_gb_s"),
+        pl.lit(1e13).alias("scale_out_gbit_s"),
+        pl.lit(0.0).alias("scale_out_latency_us"),
+    )
     itl_free = free.predict(add_features(free_feats))
     comm = step_times(est.step, StepInputs.of(feats)).comm
     keys = [k for k in WORKLOAD_KEYS if k != "gpu_count"] + ["batch_size"]

@@ -15,6 +15,7 @@ import pytest
 
 from planner.documents.kept import BEST_ALTERNATIVES, kept_candidates, objective_per_request
 from planner.documents.plan import load_plan, plan_json
+from planner.inputs import record_key
 from planner.pipeline import PlanRun, plan_file
 from planner.text import records_json, to_json
 from predictors.api import Predictor
@@ -35,7 +36,7 @@ def run(predictor: Predictor) -> PlanRun:
 def test_default_json_keeps_allocated_best_alternatives_and_exclusions(run: PlanRun) -> None:
     plan = run.plan
     data = plan_json(plan)
-    kept = {(c["name"], c["gpu"], c["tp"]) for c in data["candidates"]}
+    kept = {record_key(c) for c in data["candidates"]}
     allocated = {a.candidate.key for a in plan.allocations}
     assert allocated <= kept
     every = plan.inputs.candidates
@@ -65,7 +66,7 @@ def test_default_json_keeps_allocated_best_alternatives_and_exclusions(run: Plan
 
 def test_all_keeps_every_candidate_in_order(run: PlanRun) -> None:
     data = plan_json(run.plan, "all")
-    keys = [(c["name"], c["gpu"], c["tp"]) for c in data["candidates"]]
+    keys = [record_key(c) for c in data["candidates"]]
     assert keys == [c.key for c in run.plan.inputs.candidates]
     assert data["candidates_kept"] == "all"
     assert data["candidate_counts"]["kept"] == data["candidate_counts"]["total"] == len(keys)

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from predictors import physics
-from predictors.api import DEFAULTS, Predictor
+from predictors.api import DEFAULTS, LAYOUT_OUTPUT_COLUMNS, Predictor
 from predictors.catalog.store import load_catalog
 from predictors.core.paths import trained_dir
 from predictors.estimators import artifacts
@@ -280,8 +280,9 @@ def test_shipped_batch_contract_keeps_order_defaults_and_row_errors(shipped: Pre
     out = predict_rows(shipped, rows)
     assert out.columns[: len(rows.columns)] == rows.columns
     assert tuple(out.columns[-len(OUTPUT_COLUMNS) :]) == OUTPUT_COLUMNS
-    assert OUTPUT_COLUMNS[-6:-3] == ("error", "gpu_measured", "domain_reason")
-    assert OUTPUT_COLUMNS[-3:] == ("concurrency", "ttft_s_at_load", "itl_s_p90")
+    assert OUTPUT_COLUMNS[-10:-7] == ("error", "gpu_measured", "domain_reason")
+    assert OUTPUT_COLUMNS[-7:-4] == ("concurrency", "ttft_s_at_load", "itl_s_p90")
+    assert OUTPUT_COLUMNS[-4:] == LAYOUT_OUTPUT_COLUMNS
     assert out["extra"].to_list() == ["keep", "me", "here", "too"]
     assert out["gpu_count"].to_list() == [DEFAULTS["gpu_count"]] * 4
     assert out["input_tokens"].to_list() == [DEFAULTS["input_tokens"]] * 4

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 import re
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from typer.testing import CliRunner
@@ -18,9 +18,9 @@ from planner.pipeline import PlanRun, plan_file
 from planner.report.blocks import NOT_EVALUATED
 from planner.report.build import build_report, make_report
 from planner.report.card_info import card_metrics
-from planner.report.charts import accuracy_chart, all_charts, gpu_mix
 from planner.report.html import render_html
 from planner.report.markdown import render_markdown
+from planner.report.svg_charts import accuracy_chart, all_charts, gpu_mix
 from planner.report.tables import metric_rows
 from predictors.api import Predictor
 
@@ -201,22 +201,22 @@ def test_html_self_contained(report_doc: ReportDocument, tmp_path: Path) -> None
     csv.write_text("\n".join(rows) + "\n")
     charts = all_charts(report_doc, csv)
     assert {c.key for c in charts} == {"energy_cost", "gpu_mix", "power_load", "pareto", "accuracy"}
-    assert all(c.png and c.png.startswith(PNG_SIGNATURE) for c in charts)
+    for c in charts:  # every chart an inline SVG element that parses as XML
+        assert c.svg is not None and c.png is None, c.key
+        assert ElementTree.fromstring(c.svg).tag == "svg"
     html = render_html(report_doc, charts)
     assert "http://" not in html and "https://" not in html and "<script" not in html
-    images = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html)
-    assert len(images) == 5
-    assert all(base64.b64decode(i).startswith(PNG_SIGNATURE) for i in images)
+    assert len(re.findall(r'<figure id="chart-[a-z_]+"><svg ', html)) == 5
     assert 'id="headline-energy"' in html and 'id="headline-co2e"' in html
 
 
 def test_accuracy_chart_skips_with_reason(tmp_path: Path) -> None:
-    png, note = accuracy_chart(tmp_path / "absent.csv")
-    assert png is None and "wattgpu evaluate" in note
+    svg, note = accuracy_chart(tmp_path / "absent.csv")
+    assert svg is None and "wattgpu evaluate" in note
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("a,b\n1,2\n")
-    png, note = accuracy_chart(wrong)
-    assert png is None and "missing columns" in note
+    svg, note = accuracy_chart(wrong)
+    assert svg is None and "missing columns" in note
 
 
 def test_gpu_mix_none_without_gpus(report_doc: ReportDocument) -> None:

@@ -18,14 +18,15 @@ from planner.documents import schema_text
 from planner.pipeline import PlanRun, plan_file
 from planner.sweep.draws import sigmas_from_card, standard_normals
 from planner.sweep.evaluate import Item, Shared, evaluate_fleet, fleet_of, run_item
-from planner.sweep.executors import run_batches
-from planner.sweep.run import run_sweep
+from planner.sweep.executors import open_engine, run_batches
+from planner.sweep.run import MAX_BATCH, MIN_BATCH, batches_of, run_sweep
 from planner.sweep.spec import settings as sweep_settings
 from planner.sweep.table import build_table, drawn_candidates
 from planner.text import to_json
 from predictors.api import Predictor
 from predictors.training.residuals import decompose
 from tests.cli_runner import run_cli
+from tests.pool_probe import pid_and_shared
 
 pytestmark = pytest.mark.usefixtures("cached_predictor")
 REPO = Path(__file__).resolve().parent.parent
@@ -49,12 +50,12 @@ def _sweep_json(run: PlanRun, engine: str, workers: int, draws: int, choose: str
     return to_json(doc.to_json_dict())
 
 
-def test_local_engine_gives_the_same_bytes_with_one_and_two_workers(base_run: PlanRun) -> None:
-    one = _sweep_json(base_run, "local", 1, 8, "none")
-    two = _sweep_json(base_run, "local", 2, 8, "none")
+def test_local_engine_gives_the_same_sweep_with_one_and_two_workers(base_run: PlanRun) -> None:
+    one = json.loads(_sweep_json(base_run, "local", 1, 8, "none"))
+    two = json.loads(_sweep_json(base_run, "local", 2, 8, "robust"))  # both passes on 2 workers
+    assert two.pop("robust")["considered"][0]["is_base"] and one.pop("robust") is None
     assert one == two
-    doc = json.loads(one)
-    assert doc["summary"]["draws"] == 8 and len(doc["records"]) == 8
+    assert one["summary"]["draws"] == 8 and len(one["records"]) == 8
 
 
 @pytest.mark.slow
@@ -154,6 +155,43 @@ def test_ctrl_c_stops_the_local_pool() -> None:
     for child in multiprocessing.active_children():
         child.join(timeout=5)
     assert not [c for c in multiprocessing.active_children() if c.is_alive()]
+
+
+def test_one_engine_runs_both_passes_on_the_same_workers() -> None:
+    """The pool starts once with the shared object (its initializer): a second pass runs on the
+    workers of the first, which still hold it."""
+    import os
+
+    batches = [[i, i + 1] for i in range(0, 16, 2)]
+    with open_engine("local", 7, workers=2) as session:
+        first = session.run(pid_and_shared, batches, lambda i: None)
+        second = session.run(pid_and_shared, batches, lambda i: None)
+    assert (
+        [r[1:] for r in first]
+        == [r[1:] for r in second]
+        == [(7, 2 * i + 1) for i in range(0, 16, 2)]
+    )
+    workers = {r[0] for r in first}
+    assert os.getpid() not in workers and {r[0] for r in second} <= workers
+
+
+@given(st.integers(0, 5000), st.integers(1, 64), st.integers(0, 3))
+@settings(max_examples=300, deadline=None)
+def test_batches_are_balanced_whole_and_within_the_size_limits(
+    n: int, workers: int, requested: int
+) -> None:
+    items = list(range(n))
+    batches = batches_of(items, workers, 0 if requested == 0 else 7 * requested)  # type: ignore[arg-type]
+    assert [i for b in batches for i in b] == items
+    sizes = [len(b) for b in batches]
+    if requested:
+        assert all(size == 7 * requested for size in sizes[:-1])
+        return
+    if n:
+        assert max(sizes) - min(sizes) <= 1 and max(sizes) <= MAX_BATCH
+        assert len(batches) % workers == 0 or len(batches) == n  # fewer items than workers
+        if n >= MIN_BATCH * workers:
+            assert min(sizes) >= MIN_BATCH
 
 
 def test_sobol_and_lhs_normals_are_seeded_and_standard() -> None:
@@ -271,16 +309,24 @@ def test_robust_choice_meets_its_probability(base_run: PlanRun) -> None:
 def test_flags_are_exactly_the_allocations_out_of_domain_or_over_the_sla(
     base_run: PlanRun,
 ) -> None:
-    from planner.sweep.flags import allocation_flags, robust_plan
+    from planner.analysis.flags import uncertainty_flags
 
-    robust = robust_plan(base_run)
-    flags = {(f["name"], f["gpu"], f["tp"]): f for f in allocation_flags(base_run, robust, None)}
+    robust = plan_file(
+        "enterprise-fleet", ["robust=true"], predictor=base_run.predictor, baselines=False
+    ).plan
+    doc = uncertainty_flags(base_run)
+    assert doc.robust_resolve == "all_entries"  # the inventory links the entries
+    flags = {(f.name, f.gpu, f.tp): f for f in doc.flags}
     for a in base_run.plan.allocations:
         c = a.candidate
         over = c.itl_s_hi is not None and c.itl_s_hi > base_run.inputs.model(c.name).itl_sla_s
-        assert (c.key in flags) == (over or not c.in_domain)
-        if c.key in flags:
-            robust_gpus = {
-                r.candidate.gpu for r in robust.allocations if r.candidate.name == c.name
-            }
-            assert all(g in flags[c.key]["robust_instead"] for g in robust_gpus)
+        key = (c.name, c.gpu, c.tp)  # flag records name the deployment by (name, GPU, TP)
+        assert (key in flags) == (over or not c.in_domain)
+        if key in flags:
+            deployed = [
+                (r.candidate.gpu, r.candidate.tp, r.replicas)
+                for r in robust.allocations
+                if r.candidate.name == c.name
+            ]
+            got = flags[key].robust_deployments or []
+            assert [(d.gpu, d.tp, d.replicas) for d in got] == deployed

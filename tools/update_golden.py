@@ -1,7 +1,8 @@
 """Regenerate the golden plan JSON files in tests/golden/ (run after retraining the predictors).
 
-Each golden file is the plan's JSON contract (:func:`planner.documents.plan.plan_json`, as
-``wattgpu plan FILE --format json`` writes it) without ``solve.seconds`` (wall-clock time).
+Each golden file is the plan's JSON contract (:func:`planner.documents.plan.plan_json` with
+its uncertainty flags, as ``wattgpu plan FILE --format json`` writes it) without
+``solve.seconds`` (wall-clock time).
 tests/test_golden_plans.py compares status, allocations and totals against these files::
 
     python tools/update_golden.py            # every scenario of GOLDEN_SCENARIOS
@@ -33,12 +34,13 @@ def golden_dict(plan_json: dict[str, Any]) -> dict[str, Any]:
 
 def golden_text(stem: str) -> str:
     """The golden JSON text of scenarios/<stem>.yaml planned with the trained predictors."""
+    from planner.analysis.flags import uncertainty_flags
     from planner.documents.plan import plan_json
     from planner.pipeline import plan_file
     from planner.text import to_json
 
     run = plan_file(REPO / "scenarios" / f"{stem}.yaml")
-    return to_json(golden_dict(plan_json(run.plan)))
+    return to_json(golden_dict(plan_json(run.plan, flags=uncertainty_flags(run))))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,7 @@
 For each model entry of a solved plan, every feasible candidate is priced as the model's only
 deployment — the fewest replicas that carry its peak load (and its ``min_replicas``) serving all
 of its load — with the same accounting and objective prices as the plan
-(:func:`planner.result.make_allocation`, :func:`planner.solve.milp.objective_prices`). Its
+(:func:`planner.result.make_allocation`, :func:`planner.solve.coefficients.objective_weights`). Its
 *objective delta* is that value minus what the model's allocations contribute to the plan's
 objective, with every other model left as planned: exact for that swap, so a negative delta
 can only come from a fleet limit (inventory, power cap, budget) that the swap would break,
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from planner.inputs import Candidate, PlanningInputs
 from planner.result import Allocation, Plan, make_allocation, period_power_w
-from planner.solve.milp import objective_prices, replica_bound
+from planner.solve.coefficients import objective_weights, replica_bound
 
 #: Alternatives listed per model entry (besides the plan's own deployment).
 ALTERNATIVES_PER_MODEL = 3
@@ -40,8 +40,7 @@ class Alternative:
 
 def allocation_objective(a: Allocation, inputs: PlanningInputs) -> float:
     """What one allocation contributes to the plan's objective."""
-    per_kwh, per_rent = objective_prices(inputs)
-    return per_kwh * a.facility_energy_kwh + per_rent * a.gpu_cost_usd
+    return objective_weights(inputs).of(a.facility_energy_kwh, a.carbon_kg, a.gpu_cost_usd)
 
 
 def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, ...]:

@@ -61,7 +61,8 @@ class CompareRow:
     reason: str
     priced: bool
     deployment: str
-    """e.g. ``2 × TP1`` or ``1 × TP2 + 1 × TP1``; empty when it does not fit."""
+    """e.g. ``2 × TP1``, ``1 × TP2 + 1 × TP1`` or ``1 × TP8×PP2 on 2 nodes``; empty when it
+    does not fit."""
     tp: int | None
     replicas: int
     gpus: int
@@ -74,6 +75,11 @@ class CompareRow:
     in_domain: bool | None
     itl_ms_at_served_load: float | None = None
     """Mean ITL at the load each replica serves (``itl_ms`` is the ITL at capacity)."""
+    layout: str = ""
+    """The layout of the largest deployment's replica (``8`` for TP 8, ``8×PP2``; empty when it
+    does not fit)."""
+    nodes: int | None = None
+    """Nodes one replica of that deployment spans (1 inside one node)."""
 
 
 @dataclass(frozen=True)
@@ -210,7 +216,7 @@ def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: flo
         fits=True,
         reason="" if priced else f"no $/hour for {gpu} in the catalog: cost not ranked",
         priced=priced,
-        deployment=" + ".join(f"{a.replicas} × TP{a.candidate.tp}" for a in allocs),
+        deployment=" + ".join(f"{a.replicas} × TP{_layout(a.candidate)}" for a in allocs),
         tp=allocs[0].candidate.tp,
         replicas=sum(a.replicas for a in allocs),
         gpus=gpus,
@@ -222,7 +228,14 @@ def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: flo
         cost_usd=cost,
         in_domain=all(a.candidate.in_domain for a in allocs),
         itl_ms_at_served_load=1000.0 * max(a.itl_s_at_served_load for a in allocs),
+        layout=allocs[0].candidate.layout,
+        nodes=allocs[0].candidate.nodes,
     )
+
+
+def _layout(c: Candidate) -> str:
+    """A replica's layout with the nodes it spans when more than one: ``8×PP2 on 2 nodes``."""
+    return c.layout + (f" on {c.nodes} nodes" if c.nodes > 1 else "")
 
 
 def _rank_key(by: RankBy) -> Any:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planner.inputs import CandidateKey, layout_text, record_key
 from planner.text import ZERO_BELOW
 from predictors.core.errors import WattgpuError
 
@@ -188,8 +189,8 @@ def _compare(where: str, a: Any, b: Any, out: list[Change]) -> None:
         out.append(Change(where, a, b))
 
 
-def _key(alloc: dict[str, Any]) -> tuple[str, str, int]:
-    return (str(alloc.get("name")), str(alloc.get("gpu")), int(alloc.get("tp") or 0))
+def _key(alloc: dict[str, Any]) -> CandidateKey:
+    return record_key(alloc)
 
 
 def diff_plans(
@@ -223,7 +224,7 @@ def diff_plans(
     for k in sorted(set(b_alloc) - set(a_alloc)):
         d.added.append(b_alloc[k])
     for k in sorted(set(a_alloc) & set(b_alloc)):
-        label = f"{k[0]} on {k[1]} TP{k[2]}"
+        label = f"{k[0]} on {k[1]} TP{layout_text(k[2], k[3], k[4], k[5])}"
         for key in ALLOCATION_KEYS:
             _compare(f"{label}: {key}", a_alloc[k].get(key), b_alloc[k].get(key), d.allocations)
     a_tot, b_tot = a.get("totals") or {}, b.get("totals") or {}

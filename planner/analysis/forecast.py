@@ -5,7 +5,9 @@ plan's totals): each allocation draws the GPU power the plan recorded for every 
 (``power_w_by_period``, W); GPU energy over a period of ``h`` hours is that × h / 1000 kWh;
 facility energy = GPU energy × PUE; electricity cost = facility kWh × $/kWh; GPU-hour cost =
 replicas × $/hour per replica × hours; carbon (operational, scope 2 location-based) = facility
-kWh × grid gCO2e/kWh / 1000; the carbon price (when the scenario sets one) is a cost of its own.
+kWh × grid gCO2e/kWh / 1000 per period, on the grid profile's value of the period when the plan
+has one (else the flat factor); the carbon price (when the scenario sets one) is a cost of its
+own.
 
 The forecast is a pure function of the plan's JSON document
 (:class:`planner.documents.plan.PlanDocument`): each allocation's GPU power per period
@@ -32,6 +34,7 @@ from planner.documents.forecast import (
 )
 from planner.documents.plan import PlanDocument, as_document
 from planner.documents.plan_parts import AllocationDocument, ModelDocument
+from planner.inputs import grid_by_period
 from planner.result import Plan
 
 HOURS_PER_YEAR = 8760.0
@@ -51,6 +54,12 @@ def grid_factor(plan: PlanDocument) -> GridDocument:
         year=a.grid_year,
         source=a.grid_source,
     )
+
+
+def period_grid(plan: PlanDocument) -> tuple[float, ...]:
+    """The grid intensity of every period of *plan*: its grid profile, or the flat factor."""
+    a = plan.assumptions
+    return grid_by_period(a.grid_g_co2_per_kwh, a.grid_g_co2_per_kwh_by_period, len(a.period_hours))
 
 
 class Economics(Protocol):
@@ -74,11 +83,18 @@ class Economics(Protocol):
 
 
 def figures_from_energy(
-    energy_kwh: float, gpu_cost_usd: float, inputs: Economics
+    energy_kwh: float,
+    gpu_cost_usd: float,
+    inputs: Economics,
+    g_co2_per_kwh: float | None = None,
 ) -> FiguresDocument:
-    """The one place GPU energy becomes facility energy, electricity cost, carbon and its price."""
+    """The one place GPU energy becomes facility energy, electricity cost, carbon and its price.
+
+    *g_co2_per_kwh*: the grid intensity of the period the energy is drawn in (the grid profile's
+    value); None = the flat ``grid_g_co2_per_kwh``."""
     facility = energy_kwh * inputs.pue
-    carbon = facility * inputs.grid_g_co2_per_kwh / 1000.0
+    grid = inputs.grid_g_co2_per_kwh if g_co2_per_kwh is None else g_co2_per_kwh
+    carbon = facility * grid / 1000.0
     return FiguresDocument.of(
         energy_kwh=energy_kwh,
         facility_energy_kwh=facility,
@@ -116,8 +132,8 @@ def _deployment(doc: PlanDocument, a: AllocationDocument) -> tuple[list[FiguresD
     hours_t = doc.assumptions.period_hours
     rent_per_h = a.replicas * doc.candidate(a.key).usd_per_hour_per_replica
     per_t = [
-        figures_from_energy(p * h / 1000.0, rent_per_h * h, doc.assumptions)
-        for p, h in zip(allocation_power_w(doc, a), hours_t, strict=True)
+        figures_from_energy(p * h / 1000.0, rent_per_h * h, doc.assumptions, g)
+        for p, h, g in zip(allocation_power_w(doc, a), hours_t, period_grid(doc), strict=True)
     ]
     return per_t, _requests(a.requests_per_s_by_period, hours_t)
 
@@ -189,8 +205,9 @@ def _model(
 def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> ForecastDocument:
     """The forecast of *plan* (an infeasible plan has no allocations: every figure is 0).
 
-    *grid* only labels the carbon factor (value, year, source); the value used is the plan's
-    ``grid_g_co2_per_kwh`` so that the forecast and the plan agree. Default: the plan's label.
+    *grid* only labels the carbon factor (value, year, source); the values used are the plan's
+    (``grid_g_co2_per_kwh``, or its grid profile per period) so that the forecast and the plan
+    agree. Default: the plan's label.
     """
     doc = as_document(plan)
     a_ = doc.assumptions

@@ -9,7 +9,8 @@ it has one, stays the upper limit), so every point is solved by :func:`planner.s
 on a copy of the inputs (``dataclasses.replace``); no private solver hook is needed. This traces
 the same front as "minimise cost subject to energy ≤ ε": both are ε-constraint scalarisations of
 the same two objectives. Dominated or repeated points (solver gap, ties) are dropped, so along
-the front cost rises and facility energy falls.
+the front cost rises and facility energy falls. The last cap is the minimum-energy plan's own
+cost, so that point is the minimum-energy plan (not solved again).
 """
 
 from __future__ import annotations
@@ -129,7 +130,12 @@ def pareto_front(
             cap = eps * (1 + EPS_SLACK)
             if inputs.budget_usd is not None:
                 cap = min(cap, inputs.budget_usd)
-            plan = solve(replace(energy_inputs, budget_usd=cap), baselines=False)
+            if k == points - 1 and cap >= c_hi:
+                # the minimum-energy plan meets this cap and no plan uses less energy: it is
+                # this point's optimum, so it is not solved a second time
+                plan = hi_plan
+            else:
+                plan = solve(replace(energy_inputs, budget_usd=cap), baselines=False)
             report(k + 3, total)
             p = _point(f"ε{k + 1}", eps, plan)
             if p is None:

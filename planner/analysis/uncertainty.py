@@ -14,7 +14,8 @@ Arithmetic on the plan alone (its JSON document), stated in every output by :dat
    evaluated at the bound power. For the linear model it equals re-computing the energy per
    request ``TP · (P_bound − P_idle) / saturated req/s``.
 4. Energy (GPU and facility), electricity cost, carbon price and CO2e are re-accounted with the
-   plan's PUE, prices and grid factor; GPU-hour cost does not change. The median is the plan's
+   plan's PUE, prices and grid factor (per period on its grid profile, when it has one);
+   GPU-hour cost does not change. The median is the plan's
    own figure (point prediction).
 
 Not included: the ITL interval (it changes replicas, not the energy of a fixed plan; plan with
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.analysis.forecast import allocation_power_w, figures_from_energy
+from planner.analysis.forecast import allocation_power_w, figures_from_energy, period_grid
 from planner.documents.forecast import ZERO_FIGURES, FiguresDocument
 from planner.documents.plan import PlanDocument, as_document
 from planner.documents.plan_parts import AllocationDocument, CandidateDocument
@@ -36,6 +37,7 @@ from planner.documents.uncertainty import (
     BandsDocument,
     FigureBandsDocument,
 )
+from planner.inputs import drawn_grid_g_co2_per_kwh
 from planner.result import Plan
 from predictors.core.errors import WattgpuError
 
@@ -118,11 +120,12 @@ def _figures(doc: PlanDocument, a: AllocationDocument, factor: float) -> Figures
     c = doc.candidate(a.key)
     idle_w = a.replicas * c.idle_power_w_per_replica
     hours = doc.assumptions.period_hours
-    watt_hours = sum(
+    watt_hours = [
         (idle_w + max(0.0, p - idle_w) * factor) * h
         for p, h in zip(allocation_power_w(doc, a), hours, strict=True)
-    )
-    return figures_from_energy(watt_hours / 1000.0, a.gpu_cost_usd, doc.assumptions)
+    ]
+    grid = drawn_grid_g_co2_per_kwh(watt_hours, period_grid(doc))
+    return figures_from_energy(sum(watt_hours) / 1000.0, a.gpu_cost_usd, doc.assumptions, grid)
 
 
 def bands(plan: Plan | PlanDocument, level: float | None = None) -> BandsDocument:

@@ -103,11 +103,13 @@ def evaluate(
     """Score ours, the paper's recipe and physical baselines on CV, LOGO and LOLO splits."""
     import polars as pl
 
+    from predictors.api import Predictor
     from predictors.core.progress import Progress
     from predictors.core.version import __version__
     from predictors.training.accuracy import breakdown, run, summarise, unseen_protocol
     from predictors.training.accuracy_report import render
     from predictors.training.evaluate import TARGETS, target_rows
+    from predictors.training.layout_report import by_layout
     from predictors.training.stability import seed_stability
     from predictors.training.train import prepare
 
@@ -138,6 +140,7 @@ def evaluate(
         "dominance": _dominance(),
         "stability": stability,
         "unseen_protocol": unseen_protocol(long),
+        "layouts": by_layout(long, frame, Predictor.load(catalog=catalog)),
     }
     text = render(summary, breakdown(long, "source", "logo"), breakdown(long, "gpu", "logo"), meta)
     write_output(output, text)

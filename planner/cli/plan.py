@@ -164,6 +164,7 @@ def plan(
     plan exists (status infeasible; the reasons are printed), 2 when the solver found no valid
     plan within the time limit (status error) or the command line is malformed.
     """
+    from planner.analysis.flags import uncertainty_flags
     from planner.paths import default_scenario
     from planner.pipeline import plan_file
     from planner.report.plan_view import plan_sections, render_plan
@@ -180,11 +181,13 @@ def plan(
         run = plan_file(
             path, set_ or [], overlay or [], time_limit_s=time_limit, progress=progress.update
         )
+        flags = None
+        if fmt != PlanFormat.csv:
+            flags = uncertainty_flags(run, progress=progress.update)
     result = run.plan
     if fmt == PlanFormat.table and output is None:
-        _print_sections(
-            plan_sections(result, candidates=candidates is not None, wide=wide), wide=wide
-        )
+        sections = plan_sections(result, candidates=candidates is not None, wide=wide, flags=flags)
+        _print_sections(sections, wide=wide)
     else:
         _emit(
             render_plan(
@@ -192,6 +195,7 @@ def plan(
                 fmt.value,
                 candidates=None if candidates is None else candidates.value,
                 wide=wide,
+                flags=flags,
             ),
             output,
             f"{fmt.value} plan",

@@ -20,6 +20,7 @@ from predictors.core.escape import terminal_text
 
 if TYPE_CHECKING:
     from planner.documents.pareto import ParetoDocument
+    from planner.documents.plan import PlanDocument
     from planner.documents.sweep import SweepDocument
 
 ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
@@ -173,7 +174,10 @@ def report(
             progress=progress.update,
             trust=trust,
             warn=_warn,
+            flags=True,
         )
+        if sweep_doc is not None:
+            _check_sweep(sweep_doc, src.plan.scenario)
         csv = _accuracy_csv(accuracy)
         progress.update("writing the report (uncertainty bands, Pareto front)")
         data, _ = make_report(
@@ -183,6 +187,7 @@ def report(
             inputs=src.inputs,
             scenario_file=str(file),
             accuracy_csv=csv,
+            sla_probability=_sla_probability(sweep_doc, src.plan),
         )
     if not src.plan.has_solution:
         typer.echo(
@@ -192,7 +197,7 @@ def report(
         )
     text = render_report(data, format_.value, csv)
     if sweep_doc is not None:
-        text = _with_sweep(text, format_.value, sweep_doc, src.plan.scenario)
+        text = _with_sweep(text, format_.value, sweep_doc)
     _write(text, output, [file, *(overlay or []), *([sweep] if sweep else [])])
 
 
@@ -210,12 +215,31 @@ def _load_sweep(path: Path, fmt: str) -> SweepDocument:
     )
 
 
-def _with_sweep(text: str, fmt: str, doc: SweepDocument, scenario: str) -> str:
+def _check_sweep(doc: SweepDocument, scenario: str) -> None:
     if doc.scenario != scenario:
         raise WattgpuError(
             f"--sweep: the sweep is of scenario {doc.scenario!r}, the plan of {scenario!r}; "
             "give the sweep of the same scenario"
         )
+
+
+def _sla_probability(
+    doc: SweepDocument | None, plan: PlanDocument
+) -> tuple[dict[str, float | None], int] | None:
+    from planner.analysis.flags import sweep_sla_probability
+
+    if doc is None:
+        return None
+    found = sweep_sla_probability(doc, plan)
+    if found is None and doc.summary is not None:
+        _warn(
+            "warning: --sweep: the sweep's base plan is not this plan (other deployments): its "
+            "SLA probabilities are left out of the flags (sweep the same scenario and --set)"
+        )
+    return found
+
+
+def _with_sweep(text: str, fmt: str, doc: SweepDocument) -> str:
     if fmt == "html":
         from planner.report.sweep_html import add_sweep_html
 

@@ -55,7 +55,7 @@ def window(doc: PlanDocument) -> tuple[str | None, str | None]:
     return begin.isoformat(), end.isoformat()
 
 
-def _boundary(d: Disclosure) -> list[BoundaryItemDocument]:
+def _boundary(d: Disclosure, pue: float) -> list[BoundaryItemDocument]:
     host = (
         BoundaryItemDocument(
             component="host",
@@ -88,8 +88,9 @@ def _boundary(d: Disclosure) -> list[BoundaryItemDocument]:
         BoundaryItemDocument(
             component="facility",
             treatment="approximated",
-            factor=None,
-            note="cooling and power distribution through the PUE factor",
+            factor=pue,
+            note="cooling and power distribution through the PUE factor (facility energy = GPU "
+            "energy × factor)",
         ),
         BoundaryItemDocument(
             component="embodied",
@@ -117,7 +118,7 @@ def _hardware(doc: PlanDocument, catalog: Catalog) -> list[HardwareDocument]:
                 gpus=a.gpus,
                 tp=a.tp,
                 replicas=a.replicas,
-                layout=f"{a.replicas} replica(s) × TP{a.tp} on {a.gpu}",
+                layout=f"{a.replicas} replica(s) × TP{a.layout} on {a.gpu}",
                 engine=doc.assumptions.engine,
                 precision=precision,
             )
@@ -180,7 +181,7 @@ def build_disclosure(
         persona=d.persona,
         fields=fields,
         models=models,
-        boundary=_boundary(d),
+        boundary=_boundary(d, doc.assumptions.pue),
         idle_active=_idle_active(energies),
         hardware=_hardware(doc, catalog),
         hourly=hourly_rows(doc, fc),

@@ -124,7 +124,7 @@ def emission_fields(
             "modelled",
             "Σ period facility energy × grid profile ("
             + (d.grid_profile_source or "source not stated")
-            + ")",
+            + "), the plan's carbon_kg (the carbon of its objective)",
             factors=f,
             range_source=rng,
         )

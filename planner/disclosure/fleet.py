@@ -54,7 +54,9 @@ def fleet_fields(
         if end
         else not_applicable("", no_start)
     )
-    out["reporting_window_hours"] = value(a.hours, "h", "user-supplied", "scenario horizon_hours")
+    out["reporting_window_hours"] = value(
+        a.hours, "h", "user-supplied", "scenario horizon_hours", range_source=NO_RANGE_INPUT
+    )
     gpu = sum(e.energy_kwh for e in energies)
     out["energy_gpu_kwh"] = value(gpu, "kWh", "modelled", PREDICTED, factors=f, range_source=rng)
     out["energy_gpu_mwh"] = value(

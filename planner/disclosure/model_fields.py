@@ -7,6 +7,7 @@ from __future__ import annotations
 from planner.disclosure.energy import AllocationEnergy
 from planner.disclosure.fields import (
     NO_RANGE_FIXED,
+    NO_RANGE_INPUT,
     NO_RANGE_PUBLISHED,
     not_applicable,
     sig2,
@@ -71,9 +72,19 @@ def model_fields(
     m = doc.model(mf.name)
     f = ranges.of(mf.name)
     rng = ranges.method
-    fields["requests"] = value(mf.requests, "requests", "user-supplied", "scenario load × hours")
+    fields["requests"] = value(
+        mf.requests,
+        "requests",
+        "user-supplied",
+        "scenario load × hours",
+        range_source=NO_RANGE_INPUT,
+    )
     fields["output_tokens"] = value(
-        mf.output_tokens, "tokens", "user-supplied", "requests × scenario output_tokens"
+        mf.output_tokens,
+        "tokens",
+        "user-supplied",
+        "requests × scenario output_tokens",
+        range_source=NO_RANGE_INPUT,
     )
     if llm is None:
         fields["inference_flops_per_request"] = not_applicable("FLOP", "model not in catalog")

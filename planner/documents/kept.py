@@ -17,9 +17,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, CandidateKey, PlanningInputs
 from planner.result import Plan
-from planner.solve.coefficients import facility_kw_coefficients, objective_prices
+from planner.solve.coefficients import facility_kw_coefficients, mean_kwh_weight, objective_weights
 
 #: What ``wattgpu plan --candidates`` accepts: the default selection, or every candidate.
 CandidateSelection = Literal["best", "all"]
@@ -40,7 +40,7 @@ class CandidateCounts:
 
 def objective_per_request(inputs: PlanningInputs, c: Candidate) -> float:
     """The plan's objective per hour and per request/s of *c* at full load (ranking only)."""
-    per_kwh, per_usd = objective_prices(inputs)
+    per_kwh, per_usd = mean_kwh_weight(inputs), objective_weights(inputs).per_rent_usd
     kw_n, kw_x = facility_kw_coefficients(inputs, c)
     capacity = c.max_requests_per_s_per_replica
     if capacity <= 0.0:
@@ -59,7 +59,7 @@ def kept_candidates(plan: Plan, selection: CandidateSelection = "best") -> tuple
     for c in inputs.candidates:
         if c.feasible and c.key not in allocated:
             by_model[c.name].append(c)
-    best: set[tuple[str, str, int]] = set()
+    best: set[CandidateKey] = set()
     for options in by_model.values():
         ranked = sorted(options, key=lambda c: (objective_per_request(inputs, c), c.key))
         best.update(c.key for c in ranked[:BEST_ALTERNATIVES])

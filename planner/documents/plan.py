@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from planner.documents.base import Document, dataclass_values, load_document
+from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection, candidate_counts, kept_candidates
 from planner.documents.plan_parts import (
+    LAYOUT_DEGREES,
     AllocationDocument,
     AssumptionsDocument,
     BaselineDocument,
@@ -35,6 +37,7 @@ from planner.documents.plan_parts import (
 from planner.documents.verify import checked_plan_json
 from planner.inputs import (
     Candidate,
+    CandidateKey,
     Failover,
     ModelDemand,
     Objective,
@@ -101,14 +104,17 @@ class PlanDocument(Document):
     (``--candidates all``)."""
     candidate_counts: CandidateCountsDocument | None = None
     """How many candidates the plan considered and kept (null in plans written before them)."""
+    uncertainty_flags: UncertaintyFlagsDocument | None = None
+    """Allocations flagged for uncertainty, with what ``robust: true`` deploys instead
+    (:mod:`planner.documents.flags`; null in plans written before them)."""
 
     @property
     def has_solution(self) -> bool:
         """True when the plan has allocations to report (optimal or feasible)."""
         return self.status in ("optimal", "feasible")
 
-    def candidate(self, key: tuple[str, str, int]) -> CandidateDocument:
-        """The candidate of an allocation *key* (name, GPU, TP)."""
+    def candidate(self, key: CandidateKey) -> CandidateDocument:
+        """The candidate of an allocation *key* (name, GPU, TP, PP, DP, EP)."""
         for c in self.candidates:
             if c.key == key:
                 return c
@@ -166,6 +172,11 @@ def _allocation(a: Allocation) -> AllocationDocument:
         itl_s_at_served_load=a.itl_s_at_served_load,
         itl_s_at_served_load_by_period=itl_s_at_served_load(c, a.replicas, x),
         requests_per_s_per_replica_by_period=[v / a.replicas if a.replicas else 0.0 for v in x],
+        tensor_parallel=c.tp,
+        pipeline_parallel=c.pipeline_parallel,
+        data_parallel=c.data_parallel,
+        expert_parallel=c.expert_parallel,
+        nodes=c.nodes,
     )
 
 
@@ -218,9 +229,14 @@ def _model(plan: Plan, m: ModelDemand) -> ModelDocument:
     )
 
 
-def plan_document(plan: Plan, candidates: CandidateSelection = "best") -> PlanDocument:
+def plan_document(
+    plan: Plan,
+    candidates: CandidateSelection = "best",
+    flags: UncertaintyFlagsDocument | None = None,
+) -> PlanDocument:
     """The typed JSON contract of *plan* (what ``wattgpu plan --format json`` writes), carrying
-    the *candidates* selection (:mod:`planner.documents.kept`)."""
+    the *candidates* selection (:mod:`planner.documents.kept`) and its uncertainty *flags*
+    (:func:`planner.analysis.flags.uncertainty_flags`; None: not computed)."""
     inputs = plan.inputs
     p = inputs.provenance
     kept = kept_candidates(plan, candidates)
@@ -233,7 +249,7 @@ def plan_document(plan: Plan, candidates: CandidateSelection = "best") -> PlanDo
         assumptions=_assumptions(inputs),
         models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[CandidateDocument(**dataclass_values(c)) for c in kept],
+        candidates=[CandidateDocument(**dataclass_values(c), tensor_parallel=c.tp) for c in kept],
         allocations=[_allocation(a) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
@@ -261,6 +277,7 @@ def plan_document(plan: Plan, candidates: CandidateSelection = "best") -> PlanDo
         ),
         candidates_kept=candidates,
         candidate_counts=CandidateCountsDocument(**dataclass_values(candidate_counts(plan, kept))),
+        uncertainty_flags=flags,
     )
 
 
@@ -300,9 +317,13 @@ def savings_of(plan: Plan) -> list[SavingDocument]:
     return out
 
 
-def plan_json(plan: Plan, candidates: CandidateSelection = "best") -> dict[str, Any]:
+def plan_json(
+    plan: Plan,
+    candidates: CandidateSelection = "best",
+    flags: UncertaintyFlagsDocument | None = None,
+) -> dict[str, Any]:
     """The stable JSON contract of *plan* as plain JSON values (:func:`plan_document`)."""
-    return plan_document(plan, candidates).to_json_dict()
+    return plan_document(plan, candidates, flags).to_json_dict()
 
 
 # --- document -> optimiser inputs ----------------------------------------------------------------
@@ -314,6 +335,9 @@ def _candidate_of(c: CandidateDocument) -> Candidate:
         values["itl_s_at_capacity"] = math.inf
     for key in ("load_curve_requests_per_s", "power_curve_w_per_replica", "itl_curve_s"):
         values[key] = tuple(values[key])
+    del values["tensor_parallel"]  # the same as tp
+    for key in (*LAYOUT_DEGREES, "nodes"):  # plans written before layouts: pure TP
+        values[key] = values[key] or 1
     return Candidate(**values)
 
 

@@ -8,8 +8,11 @@ from typing import Any, Literal
 from pydantic import Field, model_serializer, model_validator
 
 from planner.documents.base import Document
-from planner.inputs import Exclusion, ObjectiveKind
+from planner.inputs import CandidateKey, Exclusion, ObjectiveKind, layout_text, record_key
 from planner.scenario.disclosure import Disclosure
+
+#: The layout keys of candidate and allocation records besides ``tp``.
+LAYOUT_DEGREES = ("pipeline_parallel", "data_parallel", "expert_parallel")
 
 Status = Literal["optimal", "feasible", "infeasible", "error", "time_limit"]
 
@@ -177,7 +180,7 @@ class ModelDocument(Document):
 
 
 class CandidateDocument(Document):
-    """One (model entry, GPU, TP) deployment with its operating point and coefficients."""
+    """One (model entry, GPU, layout) deployment with its operating point and coefficients."""
 
     name: str
     model: str
@@ -237,11 +240,28 @@ class CandidateDocument(Document):
     """Mean ITL at each knot (s): the ITL at the load a replica serves."""
     capacity_limit: str = ""
     """What sets the capacity: itl, ttft or memory ('' for hand-built candidates)."""
+    tensor_parallel: int | None = None
+    """Tensor-parallel degree of one replica (the same as ``tp``; null in plans written before
+    layouts)."""
+    pipeline_parallel: int | None = None
+    """Pipeline stages of one replica (null in plans written before layouts: 1)."""
+    data_parallel: int | None = None
+    """Attention data-parallel ranks of one replica (null in older plans: 1)."""
+    expert_parallel: int | None = None
+    """Expert-parallel degree of the MoE layers, 1 for dense models (null in older plans: 1)."""
+    nodes: int | None = None
+    """Nodes (servers, or GB200/GB300 compute trays) one replica spans (1 inside one node;
+    null in older plans)."""
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        """(model entry name, GPU, TP)."""
-        return (self.name, self.gpu, self.tp)
+    def key(self) -> CandidateKey:
+        """(model entry name, GPU, TP, PP, DP, EP)."""
+        return record_key({k: getattr(self, k) for k in ("name", "gpu", "tp", *LAYOUT_DEGREES)})
+
+    @property
+    def layout(self) -> str:
+        """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
+        return layout_text(*self.key[2:])
 
 
 class AllocationDocument(Document):
@@ -281,11 +301,28 @@ class AllocationDocument(Document):
     """Mean ITL at the load each replica serves, per period (s)."""
     requests_per_s_per_replica_by_period: list[float] | None = None
     """Load per replica in every period (requests/s; spread evenly over the replicas)."""
+    tensor_parallel: int | None = None
+    """Tensor-parallel degree of one replica (the same as ``tp``; null in plans written before
+    layouts)."""
+    pipeline_parallel: int | None = None
+    """Pipeline stages of one replica (null in plans written before layouts: 1)."""
+    data_parallel: int | None = None
+    """Attention data-parallel ranks of one replica (null in older plans: 1)."""
+    expert_parallel: int | None = None
+    """Expert-parallel degree of the MoE layers, 1 for dense models (null in older plans: 1)."""
+    nodes: int | None = None
+    """Nodes (servers, or GB200/GB300 compute trays) one replica spans (1 inside one node;
+    null in older plans)."""
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        """(model entry name, GPU, TP)."""
-        return (self.name, self.gpu, self.tp)
+    def key(self) -> CandidateKey:
+        """(model entry name, GPU, TP, PP, DP, EP)."""
+        return record_key({k: getattr(self, k) for k in ("name", "gpu", "tp", *LAYOUT_DEGREES)})
+
+    @property
+    def layout(self) -> str:
+        """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
+        return layout_text(*self.key[2:])
 
 
 class TotalsDocument(Document):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from planner.documents.base import Document
 from planner.documents.disclosure import DisclosureDocument
+from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.forecast import ForecastDocument, GridDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument
@@ -220,6 +221,9 @@ class ReportDocument(Document):
     disclosure: DisclosureDocument | None = None
     """The disclosure fields (EU AI Act, SCI, GHG Protocol, AI Energy Score); None when the plan
     has no allocations."""
+    uncertainty_flags: UncertaintyFlagsDocument | None = None
+    """The plan's uncertainty flags (its ``uncertainty_flags``, or the rule applied to a plan
+    written before them), with a sweep's SLA probabilities when ``--sweep`` is given."""
 
     @property
     def has_solution(self) -> bool:

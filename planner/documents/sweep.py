@@ -8,6 +8,7 @@ produced a result (linear interpolation, numpy's default); ``None`` where no dra
 from __future__ import annotations
 
 from planner.documents.base import Document
+from planner.documents.flags import FlagDocument
 
 
 class QuantilesDocument(Document):
@@ -167,23 +168,6 @@ class RobustDocument(Document):
     chosen: RobustCandidateDocument | None
     reason: str
     considered: list[RobustCandidateDocument]
-
-
-class FlagDocument(Document):
-    """A base-plan allocation whose ITL interval misses the SLA or whose GPU is out of domain."""
-
-    name: str
-    gpu: str
-    tp: int
-    replicas: int
-    itl_s_hi_at_capacity: float | None
-    itl_sla_s: float
-    in_domain: bool
-    reasons: list[str]
-    robust_instead: str
-    """What the scenario with ``robust: true`` deploys for this model entry."""
-    sla_probability: float | None
-    """The sweep's probability that the base plan meets this entry's SLA (None: no draws)."""
 
 
 class SweepDocument(Document):

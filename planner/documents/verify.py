@@ -3,14 +3,16 @@
 A plan file may have been edited by hand. :func:`plan_problems` recomputes every figure the
 reports use from the allocations and the candidates' curves, the way ``docs/method.md`` §4
 states (power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility
-energy, cost, carbon, totals, peak facility power, GPUs per type, the objective, the capacity
-left after the worst failover losses), and flags
+energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
+one —, totals, peak facility power, GPUs per type, the objective, the capacity left after the
+worst failover losses), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
-allocations. Each problem is one line naming the JSON field; :func:`checked_plan_json` stops on
-them (``report``, ``pareto`` and ``diff``), unless ``--trust`` is given: then they are warnings.
+allocations, uncertainty flags that are not the rule's (:mod:`planner.documents.flags`). Each
+problem is one line naming the JSON field; :func:`checked_plan_json` stops on them
+(``report``, ``pareto`` and ``diff``), unless ``--trust`` is given: then they are warnings.
 The check works on the plain JSON mapping, so it does not depend on the document types it
-guards.
+guards (the flag rule is a function of plain values).
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from planner.inputs import DEFAULT_GPUS_PER_NODE, surviving_capacity
+from planner.documents.flags import flag_reasons
+from planner.inputs import (
+    DEFAULT_GPUS_PER_NODE,
+    grid_by_period,
+    grid_carbon_kg,
+    surviving_capacity,
+)
 from predictors.core.errors import WattgpuError
 
 #: Largest relative difference between a stored figure and its recomputation.
@@ -107,7 +115,8 @@ def _allocation(
             break
     energy = float(power @ hours) / 1000.0
     facility = energy * a["pue"]
-    carbon = facility * a["grid_g_co2_per_kwh"] / 1000.0
+    grid = grid_by_period(a["grid_g_co2_per_kwh"], a.get("grid_g_co2_per_kwh_by_period"), x.size)
+    carbon = grid_carbon_kg([float(v) for v in power * hours / 1000.0 * a["pue"]], facility, grid)
     figures = {
         "energy_kwh": energy,
         "facility_energy_kwh": facility,
@@ -129,12 +138,19 @@ def _allocation(
         )
 
 
-def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, Any, Any], int]) -> Iterator[str]:
+def _key(record: dict[str, Any]) -> tuple[Any, ...]:
+    """A candidate's or allocation's identity: (name, GPU, TP, PP, DP, EP); plans written before
+    layouts have no layout keys (degrees 1)."""
+    layout = (record.get(k) or 1 for k in ("pipeline_parallel", "data_parallel", "expert_parallel"))
+    return (record.get("name"), record.get("gpu"), record.get("tp"), *layout)
+
+
+def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, ...], int]) -> Iterator[str]:
     """GPUs per type, counted from the replicas (and from the stored ``gpus``), against the
     inventory."""
     used: dict[str, int] = {}
     for alloc in data.get("allocations") or []:
-        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+        key = _key(alloc)
         from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
         count = max(int(alloc.get("gpus") or 0), from_replicas)
         used[alloc["gpu"]] = used.get(alloc["gpu"], 0) + count
@@ -161,9 +177,11 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
             )
     breakdown = data.get("objective_breakdown") or {}
     if breakdown and allocations:
-        again = breakdown["usd_per_facility_kwh_weight"] * float(
-            totals.get("facility_energy_kwh", 0.0)
-        ) + breakdown["gpu_rent_weight"] * float(totals.get("gpu_cost_usd", 0.0))
+        again = (
+            breakdown["usd_per_facility_kwh_weight"] * float(totals.get("facility_energy_kwh", 0.0))
+            + breakdown.get("carbon_kg_weight", 0.0) * float(totals.get("carbon_kg", 0.0))
+            + breakdown["gpu_rent_weight"] * float(totals.get("gpu_cost_usd", 0.0))
+        )
         objective = (data.get("solve") or {}).get("objective")
         if objective is not None and _differs(objective, again):
             yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
@@ -179,7 +197,7 @@ def _failover(data: dict[str, Any], by_key: dict[Any, dict[str, Any]]) -> Iterat
             continue
         nodes = failover.get("nodes")
         mine = [a for a in data.get("allocations") or [] if a.get("name") == m.get("name")]
-        cands = [by_key[(a.get("name"), a.get("gpu"), a.get("tp"))] for a in mine]
+        cands = [by_key[_key(a)] for a in mine]
         per_unit = [
             max(1, int(node_gpus.get(c["gpu"], DEFAULT_GPUS_PER_NODE)) // c["gpus_per_replica"])
             if nodes
@@ -203,21 +221,33 @@ def _failover(data: dict[str, Any], by_key: dict[Any, dict[str, Any]]) -> Iterat
             yield f"{where}: {again:.6g} req/s is below the peak load {peak:.6g} req/s"
 
 
+def _grid(data: dict[str, Any]) -> list[str]:
+    """The grid profile against the periods (carbon is recomputed on it)."""
+    a = data.get("assumptions") or {}
+    profile, periods = a.get("grid_g_co2_per_kwh_by_period"), len(a.get("period_hours") or [])
+    if profile is None or len(profile) == periods:
+        return []
+    return [
+        f"assumptions.grid_g_co2_per_kwh_by_period: {len(profile)} values for {periods} "
+        "periods (one per period)"
+    ]
+
+
 def _unreportable(data: dict[str, Any]) -> list[str]:
     """Allocations no report can be made of, even as written: their model entry or candidate
     (name, GPU, TP) is not in the plan."""
-    by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
+    by_key = {_key(c): c for c in data.get("candidates") or []}
     names = {m.get("name") for m in data.get("models") or []}
     out = []
     for i, alloc in enumerate(data.get("allocations") or []):
-        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+        key = _key(alloc)
         candidate = by_key.get(key)
         if alloc.get("name") not in names:
             out.append(f"allocations[{i}].name: {alloc.get('name')!r} is not a model entry")
         elif candidate is None or not candidate.get("feasible", True):
             out.append(
-                f"allocations[{i}]: ({key[0]!r}, {key[1]!r}, TP {key[2]!r}) is not a feasible "
-                "candidate of this plan"
+                f"allocations[{i}]: ({key[0]!r}, {key[1]!r}, TP {key[2]!r}, PP {key[3]!r}, DP "
+                f"{key[4]!r}, EP {key[5]!r}) is not a feasible candidate of this plan"
             )
         elif candidate.get("model") != alloc.get("model"):
             out.append(
@@ -254,19 +284,76 @@ def _counts(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def _flag_fields(
+    where: str, flag: dict[str, Any], alloc: dict[str, Any], again: dict[str, Any]
+) -> Iterator[str]:
+    """The derivable fields of one flag against what the allocation and candidate give."""
+    if flag.get("replicas") != alloc.get("replicas"):
+        yield f"{where}.replicas: {flag.get('replicas')!r}, the allocation has {alloc['replicas']}"
+    for key in ("in_domain", "reasons"):
+        if flag.get(key) != again[key]:
+            yield f"{where}.{key}: {flag.get(key)!r}, but the candidate gives {again[key]!r}"
+    for key in ("itl_s_hi_at_capacity", "itl_sla_s"):
+        if again[key] is None:
+            if flag.get(key) is not None:
+                yield f"{where}.{key}: {flag.get(key)!r}, but the plan has none"
+        elif _differs(flag.get(key), again[key]):
+            yield f"{where}.{key}: {flag.get(key)!r}, but the plan gives {again[key]:.6g}"
+
+
+def _flags(data: dict[str, Any], by_key: dict[tuple[Any, ...], Any]) -> Iterator[str]:
+    """``uncertainty_flags`` (when present) against the rule applied to the allocations: every
+    allocation the rule flags is flagged, with the candidate's ITL bound, the entry's SLA, the
+    domain and the reasons; nothing else is flagged. What ``robust: true`` deploys instead
+    needs the predictors and is not recomputed."""
+    block = data.get("uncertainty_flags")
+    if not isinstance(block, dict):
+        return
+    sla = {m.get("name"): m.get("itl_sla_s") for m in data.get("models") or []}
+    expected = {}
+    for alloc in data.get("allocations") or []:
+        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))  # flags name (name, GPU, TP)
+        c = by_key[_key(alloc)]
+        hi, in_domain = c.get("itl_s_hi"), bool(c.get("in_domain", True))
+        reasons = flag_reasons(str(key[1]), hi, float(sla[key[0]]), in_domain)
+        if reasons:
+            again = {"itl_s_hi_at_capacity": hi, "itl_sla_s": sla[key[0]]}
+            expected[key] = (alloc, {**again, "in_domain": in_domain, "reasons": reasons})
+    seen = set()
+    for i, flag in enumerate(block.get("flags") or []):
+        key = (flag.get("name"), flag.get("gpu"), flag.get("tp"))
+        where = f"uncertainty_flags.flags[{i}]"
+        if key not in expected or key in seen:
+            yield (
+                f"{where}: {key[0]!r} on {key[1]!r} TP {key[2]!r} is not an allocation the "
+                "rule flags (or is flagged twice)"
+            )
+            continue
+        seen.add(key)
+        yield from _flag_fields(where, flag, *expected[key])
+    for key in (k for k in expected if k not in seen):
+        yield (
+            f"uncertainty_flags.flags: the allocation {key[0]!r} on {key[1]!r} TP {key[2]!r} is "
+            f"not flagged, but {expected[key][1]['reasons'][0]}"
+        )
+
+
 def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
-    by_key = {(c.get("name"), c.get("gpu"), c.get("tp")): c for c in data.get("candidates") or []}
+    by_key = {_key(c): c for c in data.get("candidates") or []}
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *_inventory(data, per_replica)]
     problems += _counts(data)
     unreportable = _unreportable(data)
     problems += unreportable
-    if not unreportable:
+    grid = _grid(data)
+    problems += grid
+    if not unreportable and not grid:
         for i, alloc in enumerate(data.get("allocations") or []):
-            key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))
+            key = _key(alloc)
             problems.extend(_allocation(data, i, alloc, by_key[key]))
         problems.extend(_failover(data, by_key))
+        problems.extend(_flags(data, by_key))
     if not problems:
         problems.extend(_totals(data))
     return problems

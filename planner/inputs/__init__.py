@@ -2,9 +2,9 @@
 
 This package's interface is the names below; import them from ``planner.inputs``. Inside:
 :mod:`.objective` (what to minimise), :mod:`.demand` (a model entry's load and SLA),
-:mod:`.candidate` (a deployment and its curves), :mod:`.failover` (capacity that survives lost
-replicas or nodes), :mod:`.problem` (:class:`PlanningInputs`,
-GPU facts, provenance) and :mod:`.validation` (the checks they share).
+:mod:`.candidate` (a deployment and its curves), :mod:`.grid` (carbon intensity per period),
+:mod:`.failover` (capacity that survives lost replicas or nodes), :mod:`.problem`
+(:class:`PlanningInputs`, GPU facts, provenance) and :mod:`.validation` (the checks they share).
 
 :mod:`planner.scenario.model` and :mod:`planner.capacity` turn a scenario file into a
 :class:`PlanningInputs`; solver tests build one by hand. Every number carries its unit in
@@ -17,7 +17,14 @@ them, docs/method.md §3); a hand-built candidate without a curve has the linear
 (J/request × request/s = W).
 """
 
-from planner.inputs.candidate import Candidate, Exclusion, ms_text
+from planner.inputs.candidate import (
+    Candidate,
+    CandidateKey,
+    Exclusion,
+    layout_text,
+    ms_text,
+    record_key,
+)
 from planner.inputs.demand import ModelDemand
 from planner.inputs.failover import (
     DEFAULT_GPUS_PER_NODE,
@@ -27,6 +34,12 @@ from planner.inputs.failover import (
     surviving_capacity,
     unit_text,
     worst_loss,
+)
+from planner.inputs.grid import (
+    drawn_grid_g_co2_per_kwh,
+    grid_by_period,
+    grid_carbon_kg,
+    is_flat_grid,
 )
 from planner.inputs.objective import (
     DEFAULT_OBJECTIVE,
@@ -49,6 +62,7 @@ __all__ = [
     "OBJECTIVE_KINDS",
     "WEIGHT_KEYS",
     "Candidate",
+    "CandidateKey",
     "Exclusion",
     "Failover",
     "FailoverUnit",
@@ -58,9 +72,15 @@ __all__ = [
     "ObjectiveKind",
     "PlanningInputs",
     "Provenance",
+    "drawn_grid_g_co2_per_kwh",
+    "grid_by_period",
+    "grid_carbon_kg",
+    "is_flat_grid",
+    "layout_text",
     "ms_text",
     "replicas_per_unit",
     "surviving_capacity",
     "unit_text",
     "worst_loss",
+    "record_key",
 ]

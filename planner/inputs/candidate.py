@@ -1,4 +1,4 @@
-"""A candidate deployment (model entry × GPU type × TP degree) and its power and ITL curves.
+"""A candidate deployment (model entry × GPU type × parallel layout) and its power and ITL curves.
 
 The power of one replica serving ``x`` requests/s is its power curve (:attr:`Candidate.curve`:
 the serving model's mean power at the curve's knots, linear between them, docs/method.md §3); a
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from planner.inputs.validation import fail, non_negative
 
@@ -33,6 +35,35 @@ def ms_text(seconds: float) -> str:
     of 0.1 ms prints as 0.1, never as 0)."""
     ms = 1000.0 * seconds
     return f"{ms:,.0f}" if abs(ms) >= 10 or not math.isfinite(ms) else f"{ms:.3g}"
+
+
+#: (model entry name, GPU, TP, PP, DP, EP): a candidate's identity.
+CandidateKey = tuple[str, str, int, int, int, int]
+
+
+def record_key(record: Mapping[str, Any]) -> CandidateKey:
+    """The :data:`CandidateKey` of a plan JSON candidate or allocation record (plans written
+    before layouts have no layout keys: pure tensor parallelism, degrees 1)."""
+
+    def degree(key: str) -> int:
+        return int(record.get(key) or 1)
+
+    return (
+        str(record.get("name")),
+        str(record.get("gpu")),
+        int(record.get("tp") or 0),
+        degree("pipeline_parallel"),
+        degree("data_parallel"),
+        degree("expert_parallel"),
+    )
+
+
+def layout_text(tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
+    """A layout in a table's TP column: ``8`` for pure tensor parallelism 8 (as before layouts);
+    ``8×PP2``, ``8×DP2 EP16``; EP is shown with attention data parallelism (otherwise it is the
+    engines' usual TP × DP)."""
+    text = str(tp) + (f"×PP{pp}" if pp > 1 else "") + (f"×DP{dp}" if dp > 1 else "")
+    return text + (f" EP{ep}" if dp > 1 and ep > 1 else "")
 
 
 class Exclusion(StrEnum):
@@ -107,6 +138,14 @@ class Candidate:
     """Mean ITL at each knot (s): the ITL at the load a replica serves."""
     capacity_limit: str = ""
     """What sets the capacity: 'itl', 'ttft' or 'memory' ('' for hand-built candidates)."""
+    pipeline_parallel: int = 1
+    """Pipeline stages of one replica (``tp`` is its tensor-parallel degree)."""
+    data_parallel: int = 1
+    """Attention data-parallel ranks of one replica."""
+    expert_parallel: int = 1
+    """Expert-parallel degree of the MoE layers (1 for dense models)."""
+    nodes: int = 1
+    """Nodes (servers, or GB200/GB300 compute trays) one replica spans; 1 inside one node."""
 
     @property
     def curve(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -129,19 +168,38 @@ class Candidate:
         return _interp(rate, self.load_curve_requests_per_s, self.itl_curve_s)
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        """(model entry name, GPU, TP): unique within a :class:`PlanningInputs`."""
-        return (self.name, self.gpu, self.tp)
+    def key(self) -> CandidateKey:
+        """(model entry name, GPU, TP, PP, DP, EP): unique within a :class:`PlanningInputs`."""
+        return (
+            self.name,
+            self.gpu,
+            self.tp,
+            self.pipeline_parallel,
+            self.data_parallel,
+            self.expert_parallel,
+        )
+
+    @property
+    def layout(self) -> str:
+        """The replica's layout, compactly (:func:`layout_text`): ``8`` for pure TP 8, ``8×PP2``."""
+        return layout_text(*self.key[2:])
 
     @property
     def label(self) -> str:
-        """``name,gpu,tp`` as used in constraint names."""
-        return f"{self.name},{self.gpu},{self.tp}"
+        """``name,gpu,tp`` (plus ``×PP…`` etc. for other layouts) as used in constraint names."""
+        shape = layout_text(
+            self.tp, self.pipeline_parallel, self.data_parallel, self.expert_parallel
+        )
+        return f"{self.name},{self.gpu},{shape.replace(' ', '')}"
 
     def __post_init__(self) -> None:
         where = f"candidate {self.label}"
-        if self.tp < 1 or self.gpus_per_replica < 1:
-            raise fail(where, "tp and gpus_per_replica must be >= 1")
+        if min(self.tp, self.gpus_per_replica, self.pipeline_parallel, self.data_parallel) < 1:
+            raise fail(where, "tp, gpus_per_replica and the layout degrees must be >= 1")
+        if self.expert_parallel < 1 or self.nodes < 1:
+            raise fail(where, "expert_parallel and nodes must be >= 1")
+        if self.gpus_per_replica < self.tp * self.pipeline_parallel * self.data_parallel:
+            raise fail(where, "gpus_per_replica must hold tp × pipeline_parallel × data_parallel")
         if self.batch_size < 0:
             raise fail(where, f"batch_size must be >= 0, got {self.batch_size}")
         non_negative(

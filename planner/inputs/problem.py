@@ -13,9 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.inputs.candidate import Candidate
+from planner.inputs.candidate import Candidate, CandidateKey
 from planner.inputs.demand import ModelDemand
 from planner.inputs.failover import DEFAULT_GPUS_PER_NODE, replicas_per_unit
+from planner.inputs.grid import grid_by_period
 from planner.inputs.objective import Objective
 from planner.inputs.validation import fail, non_negative
 
@@ -96,10 +97,11 @@ class PlanningInputs:
     provenance: Provenance = field(default_factory=Provenance)
     grid_g_co2_per_kwh_by_period: tuple[float, ...] | None = None
     """Grid intensity per period (g CO2e per facility kWh; the scenario's grid profile); None =
-    the flat ``grid_g_co2_per_kwh`` in every period. The solver does not read it yet."""
+    the flat ``grid_g_co2_per_kwh`` in every period. Carbon in the objective and the accounting
+    uses it (:mod:`planner.inputs.grid`)."""
     gpus_per_node: Mapping[str, int] = field(default_factory=dict)
-    """GPU type -> GPUs per node, for node failover (types not listed:
-    :data:`~planner.inputs.failover.DEFAULT_GPUS_PER_NODE`)."""
+    """GPU type -> GPUs per node (the catalog's ``node_gpus``), for node failover (types not
+    listed: :data:`~planner.inputs.failover.DEFAULT_GPUS_PER_NODE`)."""
 
     def __post_init__(self) -> None:
         self._check_periods_and_models()
@@ -126,12 +128,12 @@ class PlanningInputs:
 
     def _check_candidates(self) -> None:
         known = {m.name for m in self.models}
-        seen: set[tuple[str, str, int]] = set()
+        seen: set[CandidateKey] = set()
         for c in self.candidates:
             if c.name not in known:
                 raise fail(f"candidate {c.label}", f"no model named {c.name!r}")
             if c.key in seen:
-                raise fail(f"candidate {c.label}", "duplicate (name, gpu, tp)")
+                raise fail(f"candidate {c.label}", "duplicate (name, gpu, layout)")
             seen.add(c.key)
             if c.gpu not in self.inventory:
                 raise fail(f"candidate {c.label}", f"GPU {c.gpu!r} is not in the inventory")
@@ -171,6 +173,13 @@ class PlanningInputs:
     def periods(self) -> int:
         """Number of periods."""
         return len(self.period_hours)
+
+    @functools.cached_property
+    def period_grid_g_co2_per_kwh(self) -> tuple[float, ...]:
+        """Grid intensity of every period: the profile, or the flat factor in each."""
+        return grid_by_period(
+            self.grid_g_co2_per_kwh, self.grid_g_co2_per_kwh_by_period, self.periods
+        )
 
     @property
     def hours(self) -> float:

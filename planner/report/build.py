@@ -18,10 +18,11 @@ nothing here is measured.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from planner.analysis.flags import saved_plan_flags, with_sla_probability
 from planner.analysis.forecast import forecast, per_output_tokens, per_request_wh
 from planner.analysis.uncertainty import bands as plan_bands
 from planner.disclosure.build import build_disclosure
@@ -47,10 +48,13 @@ from planner.inputs import PlanningInputs
 from planner.report.blocks import NOT_EVALUATED
 from planner.report.card_info import card_metrics, method_of, provenance_of
 from planner.result import Plan
+from planner.text import num
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.version import __version__
 from predictors.estimators.card import ModelCard, card_of
 
+SlaProbability = tuple[Mapping[str, float | None], int]
+"""A sweep's probability per model entry that the plan meets its SLA, and its draws."""
 TITLE = "Estimated inference energy and emissions disclosure"
 ESTIMATE_NOTE = (
     "All figures in this report are estimates computed by wattgpu from predictive models "
@@ -167,6 +171,16 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
     )
 
 
+def _profile_text(profile: list[float] | None) -> str:
+    """What the plan's grid profile adds to the grid factor's line ('' without one)."""
+    if profile is None:
+        return ""
+    return (
+        f"; hourly profile {num(min(profile))}–{num(max(profile))} gCO2e/kWh over "
+        f"{len(profile)} periods, used for the plan's carbon"
+    )
+
+
 def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
     a = doc.assumptions
     return Assumptions(
@@ -176,7 +190,7 @@ def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
         pue=a.pue,
         pue_source=a.pue_source or "set in the scenario file",
         grid=fc.grid,
-        grid_text=fc.grid.describe(),
+        grid_text=fc.grid.describe() + _profile_text(a.grid_g_co2_per_kwh_by_period),
         electricity_usd_per_kwh=a.electricity_usd_per_kwh,
         carbon_usd_per_tonne=None if a.carbon_usd_per_kg is None else a.carbon_usd_per_kg * 1000,
         engine=a.engine,
@@ -247,14 +261,19 @@ def build_report(
     now: Callable[[], dt.datetime] | None = None,
     catalog: Catalog | None = None,
     ranges: EnergyRanges | None = None,
+    sla_probability: SlaProbability | None = None,
 ) -> ReportDocument:
     """The report of *plan* described with *card* (the one source of the md / html / json forms).
 
     A pure function of the plan document, the model card and the catalog (embodied emissions,
     LLM configs; the bundled one when not given): no scenario, no predictor. *ranges* (a sweep's
-    P10–P90) replaces the ranges derived from *bands*.
+    P10–P90) replaces the ranges derived from *bands*; *sla_probability* (a sweep's per-entry
+    probabilities and its number of draws) goes into the uncertainty flags.
     """
     doc = as_document(plan)
+    flags = saved_plan_flags(doc)
+    if sla_probability is not None:
+        flags = with_sla_probability(flags, *sla_probability)
     model_card = card_of(card)
     fc = fc or forecast(doc)
     disclosure = (
@@ -302,6 +321,7 @@ def build_report(
         accuracy_csv=str(accuracy_csv) if accuracy_csv else None,
         plan=doc,
         disclosure=disclosure,
+        uncertainty_flags=flags,
     )
 
 
@@ -314,6 +334,7 @@ def make_report(
     scenario_file: str | None = None,
     accuracy_csv: Path | None = None,
     time_limit_s: float | None = None,
+    sla_probability: SlaProbability | None = None,
 ) -> tuple[ReportDocument, ParetoDocument | None]:
     """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report.
 
@@ -340,6 +361,7 @@ def make_report(
         front=front,
         scenario_file=scenario_file,
         accuracy_csv=accuracy_csv,
+        sla_probability=sla_probability,
     )
     return report, front
 

@@ -72,6 +72,16 @@ def _model_table(d: DisclosureDocument) -> Block:
     )
 
 
+def _checkpoints(d: DisclosureDocument) -> Block:
+    """The ``checkpoint`` field of every model entry, with its source (not in the table)."""
+    items = []
+    for m in d.models:
+        f = m.fields.get("checkpoint")
+        if f is not None:
+            items.append(f"{m.name}: {field_value(f)}" + (f" ({f.source})" if f.source else ""))
+    return Para("checkpoint of each model entry: " + "; ".join(items) + ".")
+
+
 def disclosure_part(report: ReportDocument) -> Part | None:
     """The disclosure part (None when the report has no disclosure)."""
     d = report.disclosure
@@ -85,6 +95,7 @@ def disclosure_part(report: ReportDocument) -> Part | None:
         _fleet_table(d),
         Para("Per model entry (every field with its unit, label and range is in the JSON):"),
         _model_table(d),
+        _checkpoints(d),
         Para("System boundary (machine-readable in the JSON):"),
         table(
             ["component", "treatment", "factor", "note"],

@@ -1,4 +1,5 @@
-"""The report as one self-contained HTML file (inline CSS, PNG charts embedded as base64).
+"""The report as one self-contained HTML file (inline CSS, charts as inline SVG; the sweep
+section's PNG charts embedded as base64).
 
 No scripts, fonts or images are fetched at view time: the file opens offline in any browser.
 The parts are those of :func:`planner.report.sections.report_sections` (the same as the
@@ -33,6 +34,7 @@ table{border-collapse:collapse;width:100%;font-size:.85em;margin:8px 0}
 th,td{border-bottom:1px solid #e3e6ea;padding:4px 6px;text-align:left;vertical-align:top}
 th{background:#f0f2f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .warn{color:#a33}figure{margin:16px 0}figure img{max-width:100%;border:1px solid #e3e6ea}
+figure svg{display:block;max-width:100%;height:auto;border:1px solid #e3e6ea;background:#fff}
 figcaption{color:#5b6473;font-size:.85em}.skip{color:#5b6473;font-style:italic}
 """
 
@@ -65,16 +67,15 @@ def _cards(block: Cards) -> str:
 
 
 def _figure(chart: Chart) -> str:
+    caption = f"<figcaption>{escape(chart.title)}</figcaption>"
+    if chart.svg is not None:
+        return f'<figure id="chart-{escape(chart.key)}">{chart.svg}{caption}</figure>'
     if chart.png is None:
-        return (
-            f"<figure><figcaption>{escape(chart.title)}</figcaption>"
-            f'<p class="skip">Chart skipped: {escape(chart.note)}</p></figure>'
-        )
+        return f'<figure>{caption}<p class="skip">Chart skipped: {escape(chart.note)}</p></figure>'
     data = base64.b64encode(chart.png).decode("ascii")
     return (
         f'<figure id="chart-{escape(chart.key)}"><img alt="{escape(chart.title)}" '
-        f'src="data:image/png;base64,{data}"><figcaption>{escape(chart.title)}</figcaption>'
-        "</figure>"
+        f'src="data:image/png;base64,{data}">{caption}</figure>'
     )
 
 

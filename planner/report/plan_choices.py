@@ -5,6 +5,7 @@ alternatives per model entry and the candidates it excluded (sections of
 from __future__ import annotations
 
 from planner.analysis.alternatives import alternatives
+from planner.layouts import multi_node_notes
 from planner.result import Plan
 from planner.text import Section, num, pct
 
@@ -26,14 +27,15 @@ def objective_text(plan: Plan) -> str:
 def candidate_section(plan: Plan) -> Section:
     """Every excluded candidate and why (memory, SLA, TTFT, scenario rule, price)."""
     rows = tuple(
-        (c.name, c.gpu, str(c.tp), c.reason) for c in plan.inputs.candidates if not c.feasible
+        (c.name, c.gpu, c.layout, c.reason) for c in plan.inputs.candidates if not c.feasible
     )
     if not rows:
         return Section(
             "excluded candidates", notes=("none: every candidate considered is feasible",)
         )
+    notes = tuple(multi_node_notes(plan.inputs.candidates))
     return Section(
-        "excluded candidates", ("model entry", "GPU", "TP", "reason"), rows, frozenset({2})
+        "excluded candidates", ("model entry", "GPU", "TP", "reason"), rows, frozenset({2}), notes
     )
 
 
@@ -51,7 +53,7 @@ def alternatives_section(plan: Plan) -> Section:
         if not any(o.chosen for o in options):  # the plan mixes deployments: show the mix first
             mine = [a for a in plan.allocations if a.candidate.name == name]
             gpus = " + ".join(a.candidate.gpu for a in mine)
-            tps = " + ".join(str(a.candidate.tp) for a in mine)
+            tps = " + ".join(a.candidate.layout for a in mine)
             replicas = " + ".join(str(a.replicas) for a in mine)
             rows.append((name, gpus, tps, replicas, "", "0", pct(0.0), "planned"))
             name = ""
@@ -65,7 +67,7 @@ def alternatives_section(plan: Plan) -> Section:
                 (
                     name if k == 0 else "",
                     c.gpu + ("" if c.in_domain else f" {OUT_OF_DOMAIN_MARK}"),
-                    str(c.tp),
+                    c.layout,
                     str(o.replicas),
                     f"{num(1000 * c.itl_s_at_capacity)} ms",
                     _signed(o.delta),

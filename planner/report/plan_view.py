@@ -22,9 +22,12 @@ from planner.analysis.failover import (
     failover_cells,
     plan_failover_rows,
 )
+from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
 from planner.documents.plan_parts import SavingDocument
+from planner.layouts import multi_node_notes
+from planner.report.flag_view import flags_section
 from planner.report.plan_choices import (
     OUT_OF_DOMAIN_MARK,
     alternatives_section,
@@ -57,6 +60,11 @@ def header_section(plan: Plan) -> Section:
     gap = "—" if s.gap is None else f"{100 * s.gap:.2f} %"
     periods = f"{i.periods} period{'s' if i.periods > 1 else ''} of {num(i.period_hours[0])} h"
     carbon_price = None if i.carbon_usd_per_kg is None else i.carbon_usd_per_kg * 1000
+    grid = f"{num(i.grid_g_co2_per_kwh)} gCO2e/kWh"
+    profile = i.grid_g_co2_per_kwh_by_period
+    if profile is not None:
+        low, high = num(min(profile)), num(max(profile))
+        grid += f" (hourly profile {low}–{high} gCO2e/kWh, used for carbon)"
     lines = (
         ("scenario", i.scenario),
         ("status", plan.status.value),
@@ -65,8 +73,8 @@ def header_section(plan: Plan) -> Section:
         ("horizon", f"{num(i.hours)} h in {periods}"),
         (
             "economics",
-            f"PUE {i.pue:g}, electricity {i.electricity_usd_per_kwh:g} $/kWh, grid "
-            f"{num(i.grid_g_co2_per_kwh)} gCO2e/kWh, carbon price {num(carbon_price, '$/t')}",
+            f"PUE {i.pue:g}, electricity {i.electricity_usd_per_kwh:g} $/kWh, grid {grid}, "
+            f"carbon price {num(carbon_price, '$/t')}",
         ),
         ("limits", f"power cap {num(i.power_cap_kw, 'kW')}, budget {num(i.budget_usd, '$')}"),
     )
@@ -163,7 +171,7 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
                 (
                     m.name if k == 0 else "",
                     c.gpu + mark,
-                    str(c.tp),
+                    c.layout,
                     str(a.replicas),
                     str(a.gpus),
                     _load_text(a, inputs.period_hours),
@@ -197,6 +205,8 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
             f"{num(t.energy_cost_usd, '$')} + carbon price {num(t.carbon_cost_usd, '$')}; "
             "GPUs: " + ", ".join(f"{n} × {g}" for g, n in t.gpus.items())
         )
+    allocated = {(a.candidate.name, a.candidate.gpu) for a in plan.allocations}
+    notes.extend(multi_node_notes(inputs.candidates, allocated))
     if out_of_domain:
         notes.append(
             f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain: "
@@ -296,8 +306,15 @@ def failover_section(plan: Plan) -> Section | None:
     return Section("failover", FAILOVER_COLUMNS, cells, frozenset(range(2, 7)), (FAILOVER_NOTE,))
 
 
-def plan_sections(plan: Plan, *, candidates: bool = False, wide: bool = True) -> list[Section]:
-    """The format-neutral content of the table and Markdown forms (*wide*: every column)."""
+def plan_sections(
+    plan: Plan,
+    *,
+    candidates: bool = False,
+    wide: bool = True,
+    flags: UncertaintyFlagsDocument | None = None,
+) -> list[Section]:
+    """The format-neutral content of the table and Markdown forms (*wide*: every column), with
+    the uncertainty *flags* under the allocations when any allocation is flagged."""
     sections = [header_section(plan)]
     if plan.solve.messages:
         title = {
@@ -310,6 +327,8 @@ def plan_sections(plan: Plan, *, candidates: bool = False, wide: bool = True) ->
         sections.append(allocation_section(plan, wide=wide))
         if (failover := failover_section(plan)) is not None:
             sections.append(failover)
+    if (flagged := flags_section(flags)) is not None:
+        sections.append(flagged)
     if plan.baselines:
         sections.append(baseline_section(plan, wide=wide))
     if candidates:
@@ -345,21 +364,28 @@ def plan_csv(plan: Plan) -> str:
 
 
 def render_plan(
-    plan: Plan, fmt: str, *, candidates: CandidateSelection | None = None, wide: bool = False
+    plan: Plan,
+    fmt: str,
+    *,
+    candidates: CandidateSelection | None = None,
+    wide: bool = False,
+    flags: UncertaintyFlagsDocument | None = None,
 ) -> str:
     """The plan as text in *fmt* (one of :data:`PLAN_FORMATS`; table = plain text, no colour,
     compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*; Markdown
     always has every column). *candidates*: JSON carries that selection (default ``best``,
     :mod:`planner.documents.kept`); table and Markdown list the alternatives and exclusions
-    when it is given."""
+    when it is given. *flags* (:func:`planner.analysis.flags.uncertainty_flags`): the JSON's
+    ``uncertainty_flags`` and the table and Markdown's flags section (CSV has none)."""
     listed = candidates is not None
     if fmt == "json":
-        return records_json(plan_json(plan, candidates or "best"))
+        return records_json(plan_json(plan, candidates or "best", flags))
     if fmt == "csv":
         return plan_csv(plan)
     if fmt == "md":
-        return sections_to_markdown(plan_sections(plan, candidates=listed))
+        return sections_to_markdown(plan_sections(plan, candidates=listed, flags=flags))
     if fmt == "table":
         width = FILE_WIDTH if wide else COMPACT_WIDTH
-        return sections_to_text(plan_sections(plan, candidates=listed, wide=wide), width)
+        sections = plan_sections(plan, candidates=listed, wide=wide, flags=flags)
+        return sections_to_text(sections, width)
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(PLAN_FORMATS)}")

@@ -67,8 +67,8 @@ def render_report(report: ReportDocument, fmt: str, accuracy_csv: Path | None = 
     if fmt == "text":
         return parts_to_text(report_sections(report))
     if fmt == "html":
-        from planner.report.charts import all_charts
         from planner.report.html import render_html
+        from planner.report.svg_charts import all_charts
 
         return render_html(report, all_charts(report, accuracy_csv))
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(REPORT_FORMATS)}")

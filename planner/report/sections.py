@@ -33,6 +33,7 @@ from planner.report.blocks import (
     table,
 )
 from planner.report.disclosure_part import disclosure_part
+from planner.report.flag_view import flag_notes, flag_table
 from planner.report.tables import (
     baseline_table,
     load_table,
@@ -206,6 +207,24 @@ def _uncertainty(report: ReportDocument) -> Part:
     return Part("Uncertainty", (Para(text),))
 
 
+def _flags(report: ReportDocument) -> Part | None:
+    """The flagged allocations (none: no part)."""
+    doc = report.uncertainty_flags
+    if doc is None or not doc.flags:
+        return None
+    header, rows = flag_table(doc)
+    intro = (
+        f"{len(doc.flags)} planned deployment(s) may miss their SLA or rest on extrapolated "
+        "predictions; each with what planning with robust: true (capacity sized on the upper "
+        "ITL bound) deploys instead."
+    )
+    numeric = {2, 3, 6} & set(range(len(header)))
+    return Part(
+        "Uncertainty flags",
+        (Para(intro), table(header, rows, numeric), Bullets(flag_notes(doc), "warn")),
+    )
+
+
 def _warnings(report: ReportDocument) -> Part:
     w = report.warnings
     blocks: list[Block] = [Bullets(tuple(w.messages) or ("none",), "warn")]
@@ -235,6 +254,8 @@ def report_sections(report: ReportDocument) -> list[Part]:
     ]
     if (failover := _failover(report)) is not None:
         parts.append(failover)
+    if (flags := _flags(report)) is not None:
+        parts.append(flags)
     if report.baselines:
         parts.append(Part("Against naive fleets (same machinery)", (baseline_table(report),)))
     if report.pareto:

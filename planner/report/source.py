@@ -45,9 +45,11 @@ def plan_source(
     progress: Callable[[str], None] | None = None,
     trust: bool = False,
     warn: Callable[[str], None] | None = None,
+    flags: bool = False,
 ) -> PlanSource:
     """Load the saved plan at *path* (recomputed and checked: *trust* turns its problems into
-    warnings through *warn*), or plan the scenario at *path* (with what-if options)."""
+    warnings through *warn*), or plan the scenario at *path* (with what-if options; *flags*:
+    with its uncertainty flags, :func:`planner.analysis.flags.uncertainty_flags`)."""
     if is_plan_json(path):
         if overrides or overlays:
             raise WattgpuError(
@@ -57,8 +59,10 @@ def plan_source(
         doc = load_plan(path, trust=trust, warn=warn)
         inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
         return PlanSource(doc, load_card(model_card), inputs, saved=True)
+    from planner.analysis.flags import uncertainty_flags
     from planner.pipeline import plan_file
 
     run = plan_file(path, overrides, overlays, time_limit_s=time_limit_s, progress=progress)
     card = load_card(model_card) if model_card is not None else card_of(run.predictor_card)
-    return PlanSource(plan_document(run.plan), card, run.inputs, saved=False)
+    found = uncertainty_flags(run, progress=progress) if flags else None
+    return PlanSource(plan_document(run.plan, flags=found), card, run.inputs, saved=False)

@@ -88,7 +88,8 @@ class Disclosure(StrictModel):
         default=None, min_length=1, max_length=MAX_PERIODS
     )
     """Grid intensity per planning period (g CO2e per kWh): 24 values for a daily profile, or one
-    per period. The disclosure shows hourly emissions from it; the plan JSON carries it."""
+    per period. The optimiser plans carbon on it (objective, carbon price, budget, every
+    ``carbon_kg``); the disclosure shows hourly emissions from it; the plan JSON carries it."""
     grid_profile_source: str | None = None
     """Where the grid profile comes from."""
     training_energy_kwh: float | None = Field(default=None, ge=0, le=MAX_TRAINING_KWH)

@@ -16,6 +16,7 @@ from planner.scenario.model import Scenario
 from planner.scenario.sections import (
     Failover,
     GpuOffer,
+    LayoutOption,
     Load,
     ModelEntry,
     Objective,
@@ -77,6 +78,7 @@ def field_reference() -> str:
         ObjectiveWeights,
         Objective,
         GpuOffer,
+        LayoutOption,
         ModelEntry,
         Load,
         Sla,

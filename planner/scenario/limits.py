@@ -13,6 +13,10 @@ HOURS_PER_DAY = 24
 DEFAULT_TP_DEGREES = (1, 2, 4, 8)
 #: Tensor-parallel degrees the planner knows how to model.
 SUPPORTED_TP_DEGREES = (1, 2, 4, 8, 16)
+#: Largest degree or GPU count of a stated layout (two NVL72 racks; the predictors' bound).
+MAX_LAYOUT_DEGREE = 144
+#: Most ``layouts`` per GPU offer.
+MAX_LAYOUTS = 32
 
 #: Upper bounds of the numeric fields: far above any real fleet, low enough that every product
 #: the capacity model and the solver form stays finite and well scaled.
@@ -27,8 +31,6 @@ MAX_REPLICAS = 16
 #: Most lost replicas or nodes a ``failover`` entry may plan for (the replica search grows with
 #: it like with ``min_replicas``).
 MAX_FAILOVER = 16
-#: Most GPUs in one node (``gpus_per_node`` of a GPU offer).
-MAX_GPUS_PER_NODE = 256
 MAX_GPUS = 1_000_000
 MAX_USD_PER_GPU_HOUR = 1e4
 MAX_HORIZON_HOURS = 1e6

@@ -21,8 +21,9 @@ from planner.scenario.limits import (
     MAX_CONTEXT_TOKENS,
     MAX_FAILOVER,
     MAX_GPUS,
-    MAX_GPUS_PER_NODE,
     MAX_LATENCY_MS,
+    MAX_LAYOUT_DEGREE,
+    MAX_LAYOUTS,
     MAX_PERIODS,
     MAX_PROFILE_MULTIPLIER,
     MAX_REPLICAS,
@@ -107,6 +108,21 @@ class Objective(StrictModel):
         return self
 
 
+class LayoutOption(StrictModel):
+    """One parallel layout of a replica, gpu_count = TP × pipeline_parallel × data_parallel.
+
+    Omitted degrees take the engines' usual layout (docs/contracts.md, "Parallel layout")."""
+
+    gpu_count: int = Field(ge=1, le=MAX_LAYOUT_DEGREE)
+    """GPUs of one replica."""
+    pipeline_parallel: int | None = Field(None, ge=1, le=MAX_LAYOUT_DEGREE)
+    """Pipeline stages; omitted = the usual (1 inside an NVLink domain, else one per domain)."""
+    data_parallel: int | None = Field(None, ge=1, le=MAX_LAYOUT_DEGREE)
+    """Attention data-parallel ranks; omitted = 1."""
+    expert_parallel: int | None = Field(None, ge=1, le=MAX_LAYOUT_DEGREE)
+    """Expert-parallel degree of MoE layers; omitted = TP × DP (at most the experts), 1 dense."""
+
+
 class GpuOffer(StrictModel):
     """One GPU type the planner may use."""
 
@@ -123,9 +139,9 @@ class GpuOffer(StrictModel):
     ``list_price_usd``."""
     price_basis: str | None = None
     """Which basis ``usd_per_hour`` comes from (set by the loader; shown in reports)."""
-    gpus_per_node: int | None = Field(None, ge=1, le=MAX_GPUS_PER_NODE)
-    """GPUs of this type in one node (server), for ``failover: {nodes: k}``: a deployment of TP
-    degree t puts ``gpus_per_node // t`` replicas on each of its nodes; omitted = 8."""
+    layouts: list[LayoutOption] | None = Field(None, max_length=MAX_LAYOUTS)
+    """Multi-node / rack-scale layouts the planner may use besides ``tp_degrees``; omitted = the
+    smallest rack-scale and multi-node layouts (docs/method.md, "Layouts in the planner")."""
 
     @field_validator("tp_degrees")
     @classmethod
@@ -232,8 +248,9 @@ class Sla(StrictModel):
 class Failover(StrictModel):
     """Spare capacity: the load must still be carried, within the SLA, with any ``replicas``
     replicas or any ``nodes`` nodes of the model entry down (give one of the two). Nodes: each
-    deployment fills whole nodes of its GPU type (``gpus_per_node``), nodes not shared; a
-    lost node takes out every replica on it. The spare replicas are powered and paid for."""
+    deployment fills whole nodes of its GPU type (the catalog's ``node_gpus``), nodes not
+    shared; a lost node takes out every replica on it. The spare replicas are powered and paid
+    for."""
 
     replicas: int | None = Field(None, ge=0, le=MAX_FAILOVER)
     """Replicas that may be down at once (N+k); 0 = no failover."""

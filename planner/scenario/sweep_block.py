@@ -98,7 +98,8 @@ class SweepGrid(StrictModel):
     electricity_usd_per_kwh: PriceAxis | None = None
     """Electricity price (USD per facility kWh)."""
     grid_g_co2_per_kwh: CarbonAxis | None = None
-    """Grid carbon intensity (g CO2e per kWh)."""
+    """Grid carbon intensity (g CO2e per kWh) in every period: a grid point replaces the
+    scenario's grid profile (``disclosure.grid_profile_g_co2_per_kwh``) by this flat factor."""
     gpu_available: dict[str, CountAxis] | None = None
     """Per GPU type (catalog id as in ``gpus:``): GPUs available (a range is rounded down)."""
     power_cap_kw: CapAxis | None = None

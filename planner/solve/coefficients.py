@@ -1,49 +1,130 @@
 """The prices of the fleet problem: what one replica and one request/s of a candidate cost.
 
-:func:`objective_prices` weighs facility kWh against GPU rent for the scenario's objective;
-:func:`facility_kw_coefficients` and :func:`cost_coefficients` give a candidate's facility power
-and its dollars over the horizon (carbon price included); :func:`replica_bound` is the most
-replicas of a candidate a plan can need. The MILP (:mod:`planner.solve.milp`) and the
+:func:`kwh_weight_by_period` weighs a facility kWh in every period for the scenario's objective
+(carbon on the grid intensity of that period: the hourly profile when the scenario has one) and
+:func:`objective_weights` gives the weights of the objective's terms (facility kWh, carbon kg,
+GPU rent); :func:`facility_kw_coefficients` and :func:`cost_coefficients` give a candidate's
+facility power and its dollars over the horizon (carbon price included); :func:`replica_bound`
+is the most replicas of a candidate a plan can need. The MILP (:mod:`planner.solve.milp`) and the
 decomposition (:mod:`planner.solve.columns`) both build their rows from these.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, PlanningInputs
+from planner.inputs import (
+    MAX_REPLICAS_PER_CANDIDATE,
+    Candidate,
+    Objective,
+    PlanningInputs,
+    is_flat_grid,
+)
 
 
-def kg_co2_per_kwh(inputs: PlanningInputs) -> float:
-    """kg of CO2 per kWh of the inputs' grid."""
-    return inputs.grid_g_co2_per_kwh / 1000.0
+def kg_co2_per_kwh_by_period(inputs: PlanningInputs) -> tuple[float, ...]:
+    """kg of CO2 per facility kWh of the inputs' grid in every period (profile or flat)."""
+    return tuple(g / 1000.0 for g in inputs.period_grid_g_co2_per_kwh)
 
 
-def usd_per_facility_kwh(inputs: PlanningInputs) -> float:
-    """$ per facility kWh: the electricity price plus the carbon price of the grid's CO2."""
-    return inputs.electricity_usd_per_kwh + (inputs.carbon_usd_per_kg or 0.0) * kg_co2_per_kwh(
-        inputs
+def usd_per_facility_kwh_by_period(inputs: PlanningInputs) -> tuple[float, ...]:
+    """$ per facility kWh in every period: the electricity price plus the carbon price of the
+    grid's CO2 in that period."""
+    price = inputs.carbon_usd_per_kg or 0.0
+    return tuple(
+        inputs.electricity_usd_per_kwh + price * kg for kg in kg_co2_per_kwh_by_period(inputs)
     )
 
 
-def objective_prices(inputs: PlanningInputs) -> tuple[float, float]:
-    """(weight per facility kWh, weight per $ of GPU rent) of the objective.
-
-    energy: (1, 0); carbon: (kg/kWh, 0); cost: ($/kWh + carbon $/kg · kg/kWh, 1);
-    weighted: w_energy_kwh + w_cost_usd · cost's kWh price + w_carbon_kg · kg/kWh, w_cost_usd.
-    """
-    kg_per_kwh = kg_co2_per_kwh(inputs)
-    usd_per_kwh = usd_per_facility_kwh(inputs)
-    obj = inputs.objective
+def _kwh_weight(obj: Objective, kg_per_kwh: float, usd_per_kwh: float) -> float:
+    """Weight of one facility kWh at *kg_per_kwh* CO2 and *usd_per_kwh* (carbon price in)."""
     if obj.minimize == "energy":
-        return 1.0, 0.0
+        return 1.0
     if obj.minimize == "carbon":
-        return kg_per_kwh, 0.0
+        return kg_per_kwh
     if obj.minimize == "cost":
-        return usd_per_kwh, 1.0
-    w_cost = obj.weight("cost_usd")
-    per_kwh = obj.weight("energy_kwh") + w_cost * usd_per_kwh + obj.weight("carbon_kg") * kg_per_kwh
-    return per_kwh, w_cost
+        return usd_per_kwh
+    return (
+        obj.weight("energy_kwh")
+        + obj.weight("cost_usd") * usd_per_kwh
+        + obj.weight("carbon_kg") * kg_per_kwh
+    )
+
+
+def _rent_weight(obj: Objective) -> float:
+    if obj.minimize in ("energy", "carbon"):
+        return 0.0
+    return 1.0 if obj.minimize == "cost" else obj.weight("cost_usd")
+
+
+def flat_grid(inputs: PlanningInputs) -> bool:
+    """True when one grid intensity covers every period (no profile, or a constant one)."""
+    return is_flat_grid(inputs.period_grid_g_co2_per_kwh)
+
+
+def kwh_weight_by_period(inputs: PlanningInputs) -> tuple[float, ...]:
+    """Weight of one facility kWh in every period: energy 1; carbon kg/kWh_t; cost $/kWh_t
+    (carbon price in); weighted w_energy_kwh + w_cost_usd · $/kWh_t + w_carbon_kg · kg/kWh_t."""
+    kg_t = kg_co2_per_kwh_by_period(inputs)
+    usd_t = usd_per_facility_kwh_by_period(inputs)
+    return tuple(
+        _kwh_weight(inputs.objective, kg, usd) for kg, usd in zip(kg_t, usd_t, strict=True)
+    )
+
+
+def over_horizon(inputs: PlanningInputs, weight_by_period: tuple[float, ...], kw: float) -> float:
+    """Weight of *kw* facility kW drawn in every hour of the horizon: Σ_t weight_t · kw · h_t,
+    or weight · kw · hours when the grid is flat (the one-factor form, to the last bit)."""
+    if flat_grid(inputs):
+        return weight_by_period[0] * kw * inputs.hours
+    return kw * sum(w * h for w, h in zip(weight_by_period, inputs.period_hours, strict=True))
+
+
+@dataclass(frozen=True)
+class ObjectiveWeights:
+    """objective = per_facility_kwh · facility kWh + per_carbon_kg · carbon kg + per_rent_usd ·
+    GPU rent $. On a flat grid the carbon part is folded into the kWh weight (per_carbon_kg = 0);
+    with an hourly grid profile per_facility_kwh holds the rest and carbon (kg on the hourly
+    factors) is weighted on its own."""
+
+    per_facility_kwh: float
+    per_carbon_kg: float
+    per_rent_usd: float
+    folded: bool = True
+    """True when carbon is folded into the kWh weight (flat grid)."""
+
+    def of(self, facility_kwh: float, carbon_kg: float, gpu_cost_usd: float) -> float:
+        """The objective of an accounting (an allocation, a fleet, a plan's totals)."""
+        return (
+            self.per_facility_kwh * facility_kwh
+            + self.per_carbon_kg * carbon_kg
+            + self.per_rent_usd * gpu_cost_usd
+        )
+
+
+def objective_weights(inputs: PlanningInputs) -> ObjectiveWeights:
+    """The objective's weights (:class:`ObjectiveWeights`) for the inputs' objective and grid."""
+    obj = inputs.objective
+    rent = _rent_weight(obj)
+    if flat_grid(inputs):
+        return ObjectiveWeights(kwh_weight_by_period(inputs)[0], 0.0, rent)
+    price = inputs.carbon_usd_per_kg or 0.0
+    per_kg = {"energy": 0.0, "carbon": 1.0, "cost": price}.get(
+        obj.minimize, obj.weight("cost_usd") * price + obj.weight("carbon_kg")
+    )
+    return ObjectiveWeights(
+        _kwh_weight(obj, 0.0, inputs.electricity_usd_per_kwh), per_kg, rent, folded=False
+    )
+
+
+def mean_kwh_weight(inputs: PlanningInputs) -> float:
+    """Hours-weighted mean weight of one facility kWh over the periods (ranking only); on a flat
+    grid the one weight itself."""
+    weights = kwh_weight_by_period(inputs)
+    if flat_grid(inputs):
+        return weights[0]
+    return over_horizon(inputs, weights, 1.0) / inputs.hours
 
 
 def facility_kw_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, float]:
@@ -56,10 +137,14 @@ def facility_kw_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[floa
 
 def cost_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, list[float]]:
     """($ per replica, [$ per req/s in period t]) over the horizon, carbon price included."""
-    usd_per_kwh = usd_per_facility_kwh(inputs)
+    usd_t = usd_per_facility_kwh_by_period(inputs)
     kw_n, kw_x = facility_kw_coefficients(inputs, c)
-    per_n = c.usd_per_hour_per_replica * inputs.hours + kw_n * inputs.hours * usd_per_kwh
-    return per_n, [kw_x * h * usd_per_kwh for h in inputs.period_hours]
+    rent = c.usd_per_hour_per_replica * inputs.hours
+    if flat_grid(inputs):
+        per_n = rent + kw_n * inputs.hours * usd_t[0]
+    else:
+        per_n = rent + kw_n * sum(u * h for u, h in zip(usd_t, inputs.period_hours, strict=True))
+    return per_n, [kw_x * h * u for h, u in zip(inputs.period_hours, usd_t, strict=True)]
 
 
 def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:

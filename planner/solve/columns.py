@@ -19,8 +19,11 @@ from planner.inputs import Candidate, PlanningInputs
 from planner.solve.coefficients import (
     cost_coefficients,
     facility_kw_coefficients,
-    objective_prices,
-    usd_per_facility_kwh,
+    flat_grid,
+    kwh_weight_by_period,
+    objective_weights,
+    over_horizon,
+    usd_per_facility_kwh_by_period,
 )
 from planner.solve.decompose import (
     FloatArray,
@@ -65,13 +68,16 @@ class Decomposition:
         ]
         self.gpus = self._binding_gpus()
         gpu_row = {g: i for i, g in enumerate(self.gpus)}
-        per_kwh, per_rent = objective_prices(inputs)
+        per_kwh = kwh_weight_by_period(inputs)
+        per_rent = objective_weights(inputs).per_rent_usd
         hours = np.asarray(inputs.period_hours, dtype=np.float64)
-        self.usd_per_kwh = usd_per_facility_kwh(inputs)
+        self.flat = flat_grid(inputs)
+        self.usd_per_kwh = np.asarray(usd_per_facility_kwh_by_period(inputs), dtype=np.float64)
+        """$ per facility kWh in every period (carbon price on the period's grid intensity)."""
         self.kw_per_e = inputs.pue / 1000.0
         """Facility kW per (J/request × request/s)."""
         self.hours = hours
-        self.base_t = per_kwh * self.kw_per_e * hours
+        self.base_t = np.asarray(per_kwh, dtype=np.float64) * self.kw_per_e * hours
         self.obj_n: list[FloatArray] = []
         self.kw_n: list[FloatArray] = []
         self.budget_n: list[FloatArray] = []
@@ -83,7 +89,7 @@ class Decomposition:
             self.obj_n.append(
                 np.asarray(
                     [
-                        per_kwh * k * inputs.hours
+                        over_horizon(inputs, per_kwh, k)
                         + per_rent * c.usd_per_hour_per_replica * inputs.hours
                         for k, c in zip(kw, block.candidates, strict=True)
                     ],
@@ -157,10 +163,14 @@ class Decomposition:
             cost=float(n @ self.obj_n[b] + self.base_t @ e_load),
             gpu_use=gpu_use,
             power_kw=float(n @ self.kw_n[b]) + self.kw_per_e * e_load,
-            budget_usd=float(
-                n @ self.budget_n[b] + self.kw_per_e * self.usd_per_kwh * (self.hours @ e_load)
-            ),
+            budget_usd=float(n @ self.budget_n[b] + self._load_usd(e_load)),
         )
+
+    def _load_usd(self, e_load: FloatArray) -> float:
+        """$ of the facility energy of *e_load* (watts above idle per period) over the horizon."""
+        if self.flat:
+            return float(self.kw_per_e * self.usd_per_kwh[0] * (self.hours @ e_load))
+        return float(self.kw_per_e * ((self.usd_per_kwh * self.hours) @ e_load))
 
 
 def all_columns(dec: Decomposition) -> list[Column] | None:

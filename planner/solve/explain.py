@@ -36,7 +36,8 @@ def _memory_message(cands: list[Candidate]) -> str | None:
     tried = [c for c in cands if c.gpu in full]
     largest = max(tried, key=lambda c: (c.memory_usable_gb or 0.0, -c.tp, c.gpu))
     needed, usable = largest.memory_needed_gb, largest.memory_usable_gb
-    where = f"{largest.tp}× {largest.gpu}"
+    gpus = largest.tp * largest.pipeline_parallel * largest.data_parallel
+    where = f"{gpus}× {largest.gpu}" + ("" if gpus == largest.tp else f", TP {largest.layout}")
     if needed is None or usable is None:
         return f"does not fit in memory on {', '.join(full)} (largest TP option {where})"
     return (
@@ -53,7 +54,7 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         sla = f"SLA {ms_text(m.itl_sla_s)} ms"
         if math.isfinite(best.itl_s_at_capacity):
             achieved = ms_text(best.itl_s_at_capacity)
-            why = f"best ITL achievable {achieved} ms ({best.gpu} TP{best.tp}) > {sla}"
+            why = f"best ITL achievable {achieved} ms ({best.gpu} TP{best.layout}) > {sla}"
         else:
             why = f"no ITL prediction to compare with the {sla}"
         out.append(f"misses the ITL SLA on {_gpu_list(itl)}: {why}")
@@ -62,7 +63,7 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         best = min(ttft, key=lambda c: (c.ttft_s or 0.0, c.gpu, c.tp))
         out.append(
             f"misses the TTFT SLA on {_gpu_list(ttft)}: best TTFT (prefill estimate) "
-            f"{ms_text(best.ttft_s or 0.0)} ms ({best.gpu} TP{best.tp}) > SLA "
+            f"{ms_text(best.ttft_s or 0.0)} ms ({best.gpu} TP{best.layout}) > SLA "
             f"{ms_text(m.ttft_sla_s)} ms"
         )
     return out
@@ -79,12 +80,12 @@ def _other_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         out.append(f"no $/hour for {gpus}: set gpus.<GPU>.usd_per_hour")
     for c in cands:
         if c.exclusion == Exclusion.PREDICTION:
-            out.append(f"cannot predict {c.gpu} TP{c.tp}: {c.reason}")
+            out.append(f"cannot predict {c.gpu} TP{c.layout}: {c.reason}")
     uncoded = [c for c in cands if not c.feasible and c.exclusion == Exclusion.NONE]
     if uncoded:
         out.append(
             "not usable: "
-            + ", ".join(f"{c.gpu} TP{c.tp} ({c.reason or 'no reason'})" for c in uncoded)
+            + ", ".join(f"{c.gpu} TP{c.layout} ({c.reason or 'no reason'})" for c in uncoded)
         )
     return out
 

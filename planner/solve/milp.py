@@ -14,8 +14,10 @@ For candidates with a power curve (the capacity model's), e_j is the curve's lea
 idle, a linear under-estimate: this MILP is then a relaxation (its bound and its infeasibility
 proofs are valid; its plans are re-priced on the curves, :mod:`planner.solve.optimize`),
 so facility energy (kWh) = PUE · Σ_t h_t · power_t / 1000 and GPU rent ($) = Σ_c usd_h[c]·H·n[c]
-with H = Σ_t h_t. The objective is ``a · facility kWh + b · GPU rent $`` with (a, b) from
-:func:`objective_prices` (see :mod:`planner.result` for the accounting of each term).
+with H = Σ_t h_t. The objective is ``Σ_t a_t · facility kWh_t + b · GPU rent $`` with a_t the
+weight of a facility kWh in period t (:func:`~planner.solve.coefficients.kwh_weight_by_period`:
+carbon on that period's grid intensity) and b the rent weight (see :mod:`planner.result` for the
+accounting of each term).
 
 Used by :mod:`planner.solve.optimize` for small linked instances, as the fallback of the
 decomposition and (with elastic families) by :mod:`planner.solve.explain`.
@@ -36,12 +38,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, CandidateKey, PlanningInputs
 from planner.result import PlanStatus
 from planner.solve.coefficients import (
     cost_coefficients,
     facility_kw_coefficients,
-    objective_prices,
+    flat_grid,
+    kwh_weight_by_period,
+    objective_weights,
+    over_horizon,
     replica_bound,
 )
 from planner.solve.failover import add_failover
@@ -185,7 +190,7 @@ def add_min_replicas(mm: MilpModel) -> None:
 
 
 def add_objective(mm: MilpModel) -> None:
-    """minimise a · facility kWh + b · GPU rent $  ((a, b) = :func:`objective_prices`).
+    """minimise Σ_t a_t · facility kWh_t + b · GPU rent $  (a_t per period, module docstring).
 
     With elastic families (infeasibility diagnosis) minimise instead Σ slack / max(1, limit):
     the smallest relative relaxation that makes the problem feasible.
@@ -197,15 +202,17 @@ def add_objective(mm: MilpModel) -> None:
             for _, limit, var in entries:
                 obj.SetCoefficient(var, 1.0 / max(1.0, limit))
         return
-    per_kwh, per_rent = objective_prices(mm.inputs)
+    per_kwh = kwh_weight_by_period(mm.inputs)
+    per_rent = objective_weights(mm.inputs).per_rent_usd
     hours = mm.inputs.hours
     for i, c in enumerate(mm.candidates):
         kw_n, kw_x = facility_kw_coefficients(mm.inputs, c)
         obj.SetCoefficient(
-            mm.n[i], per_kwh * kw_n * hours + per_rent * c.usd_per_hour_per_replica * hours
+            mm.n[i],
+            over_horizon(mm.inputs, per_kwh, kw_n) + per_rent * c.usd_per_hour_per_replica * hours,
         )
         for t, h in enumerate(mm.inputs.period_hours):
-            obj.SetCoefficient(mm.x[i][t], per_kwh * kw_x * h)
+            obj.SetCoefficient(mm.x[i][t], per_kwh[t] * kw_x * h)
 
 
 def add_greedy_hint(mm: MilpModel) -> None:
@@ -216,7 +223,9 @@ def add_greedy_hint(mm: MilpModel) -> None:
     """
     if mm.elastic:
         return
-    per_kwh, per_rent = objective_prices(mm.inputs)
+    per_kwh = kwh_weight_by_period(mm.inputs)
+    per_rent = objective_weights(mm.inputs).per_rent_usd
+    flat = flat_grid(mm.inputs)
     hours, left = mm.inputs.hours, dict(mm.inputs.inventory)
     hint = [0] * len(mm.candidates)
     order = sorted(mm.inputs.models, key=lambda m: -max(m.requests_per_s_by_period))
@@ -231,10 +240,17 @@ def add_greedy_hint(mm: MilpModel) -> None:
             if free is not None and n * c.gpus_per_replica > free:
                 continue
             kw_n, kw_x = facility_kw_coefficients(mm.inputs, c)
-            kwh = kw_n * n * hours + kw_x * sum(
-                h * x for h, x in zip(mm.inputs.period_hours, loads, strict=True)
-            )
-            value = per_kwh * kwh + per_rent * n * c.usd_per_hour_per_replica * hours
+            if flat:
+                kwh = kw_n * n * hours + kw_x * sum(
+                    h * x for h, x in zip(mm.inputs.period_hours, loads, strict=True)
+                )
+                energy = per_kwh[0] * kwh
+            else:
+                energy = sum(
+                    w * (kw_n * n + kw_x * x) * h
+                    for w, h, x in zip(per_kwh, mm.inputs.period_hours, loads, strict=True)
+                )
+            value = energy + per_rent * n * c.usd_per_hour_per_replica * hours
             if best is None or value < best[0]:
                 best = (value, i, n)
         if best is None:
@@ -325,8 +341,8 @@ def run_solver(mm: MilpModel) -> RawSolution:
 
 def set_hint(
     mm: MilpModel,
-    replicas: dict[tuple[str, str, int], int],
-    loads: dict[tuple[str, str, int], tuple[float, ...]],
+    replicas: dict[CandidateKey, int],
+    loads: dict[CandidateKey, tuple[float, ...]],
 ) -> None:
     """Replace the greedy hint by a known plan (replicas and loads by candidate key)."""
     _hint_plan(

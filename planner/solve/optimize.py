@@ -59,7 +59,7 @@ from planner.result import (
 )
 from planner.solve.baselines import baseline_specs
 from planner.solve.bounds import infeasibility_messages
-from planner.solve.coefficients import objective_prices
+from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import DecomposedSolution, solve_by_model
 from planner.solve.explain import explain_infeasible, no_candidate_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
@@ -76,7 +76,7 @@ BOUNDS_SOLVER = "bounds (least power and GPUs; no solver run)"
 DECOMPOSED_SOLVER = "decomposed (exact per-model search, free routing)"
 COLGEN_SOLVER = "column generation (GLOP master, exact pricing, SCIP master MILP)"
 
-__all__ = ["objective_prices", "plan_baselines", "solve"]
+__all__ = ["objective_weights", "plan_baselines", "solve"]
 
 
 def _gap(objective: float | None, bound: float | None) -> float | None:
@@ -109,14 +109,17 @@ def _plan_from(
     )
     allocations = tuple(make_allocation(c, n, x, inputs) for _, c, n, x in used)
     totals = make_totals(allocations, inputs)
-    per_kwh, per_rent = objective_prices(inputs)
+    weights = objective_weights(inputs)
     breakdown = {
         "facility_energy_kwh": totals.facility_energy_kwh,
         "gpu_cost_usd": totals.gpu_cost_usd,
-        "usd_per_facility_kwh_weight": per_kwh,
-        "gpu_rent_weight": per_rent,
-        "objective": per_kwh * totals.facility_energy_kwh + per_rent * totals.gpu_cost_usd,
+        "usd_per_facility_kwh_weight": weights.per_facility_kwh,
+        "gpu_rent_weight": weights.per_rent_usd,
+        "objective": weights.of(totals.facility_energy_kwh, totals.carbon_kg, totals.gpu_cost_usd),
     }
+    if not weights.folded:  # hourly grid profile: carbon (on the hourly factors) weighted apart
+        breakdown["carbon_kg"] = totals.carbon_kg
+        breakdown["carbon_kg_weight"] = weights.per_carbon_kg
     if relaxed:
         gap = _gap(breakdown["objective"], raw.bound)
         status = (

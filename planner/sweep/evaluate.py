@@ -5,8 +5,9 @@ load each deployment carries. :func:`evaluate_fleet` prices a fleet under a draw
 the plan accounting of :mod:`planner.result` (replica power on the drawn curve at the load per
 replica, held at the curve's end above capacity; rent, electricity, carbon) and checks each
 model's SLA (every deployment's load per replica within its drawn capacity, the candidate
-feasible under the draw), the power cap and the budget. :func:`run_item` is the task body every
-engine runs: the solver through its public entry point :func:`planner.solve.optimize.solve`.
+feasible under the draw), the power cap and the budget. :func:`run_item` is the body of the task
+every engine runs (:func:`run_batch`): the solver through its public entry point
+:func:`planner.solve.optimize.solve`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, CandidateKey, PlanningInputs, grid_carbon_kg, layout_text
 from planner.result import Plan
-from planner.solve.optimize import objective_prices, solve
+from planner.solve.optimize import objective_weights, solve
 from planner.sweep.table import CandidateTable, GridPoint, drawn_inputs
 
-Key = tuple[str, str, int]
+Key = CandidateKey
 CAPACITY_TOLERANCE = 1e-6
 """Relative slack of the load-within-capacity check."""
 
@@ -34,19 +35,22 @@ class Fleet:
     shares: tuple[tuple[float, ...], ...]
 
     @property
-    def identity(self) -> tuple[tuple[str, str, int, int], ...]:
-        """(model entry, GPU, TP, replicas) of every deployment: what makes two fleets equal."""
+    def identity(self) -> tuple[tuple[str, str, int, int, int, int, int], ...]:
+        """(model entry, GPU, TP, PP, DP, EP, replicas) of every deployment: what makes two
+        fleets equal."""
         return tuple((*k, n) for k, n in self.replicas)
 
     def label(self) -> str:
-        """The deployments as text: ``entry GPU×TP ×replicas; ...``."""
-        return "; ".join(f"{name} {gpu} tp{tp} x{n}" for (name, gpu, tp), n in self.replicas)
+        """The deployments as text: ``entry GPU tpTP xreplicas; ...`` (``tp8×PP2`` etc.)."""
+        return "; ".join(
+            f"{k[0]} {k[1]} tp{layout_text(*k[2:]).replace(' ', '')} x{n}" for k, n in self.replicas
+        )
 
     def gpu_mix(self) -> dict[str, int]:
-        """GPUs per type (replicas × TP)."""
+        """GPUs per type (replicas × TP × PP × DP)."""
         out: dict[str, int] = {}
-        for (_, gpu, tp), n in self.replicas:
-            out[gpu] = out.get(gpu, 0) + n * tp
+        for (_, gpu, tp, pp, dp, _), n in self.replicas:
+            out[gpu] = out.get(gpu, 0) + n * tp * pp * dp
         return dict(sorted(out.items()))
 
 
@@ -69,13 +73,13 @@ def fleet_of(plan: Plan) -> Fleet:
 def _even_shares(fleet: Fleet) -> list[tuple[float, ...]]:
     """Shares with periods where a model had no load split by replicas instead."""
     count: dict[str, int] = {}
-    for (name, _, _), n in fleet.replicas:
+    for (name, *_), n in fleet.replicas:
         count[name] = count.get(name, 0) + n
     sums: dict[str, np.ndarray] = {}
-    for ((name, _, _), _), share in zip(fleet.replicas, fleet.shares, strict=True):
+    for ((name, *_), _), share in zip(fleet.replicas, fleet.shares, strict=True):
         sums[name] = sums.get(name, 0.0) + np.asarray(share)
     out = []
-    for ((name, _, _), n), share in zip(fleet.replicas, fleet.shares, strict=True):
+    for ((name, *_), n), share in zip(fleet.replicas, fleet.shares, strict=True):
         even = n / count[name]
         out.append(tuple(s if sums[name][p] > 0 else even for p, s in enumerate(share)))
     return out
@@ -106,7 +110,9 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
     energy_by_period = power_w * hours / 1000.0
     facility_by_period = energy_by_period * inputs.pue
     facility = float(facility_by_period.sum())
-    carbon_kg = facility * inputs.grid_g_co2_per_kwh / 1000.0
+    carbon_kg = grid_carbon_kg(
+        [float(v) for v in facility_by_period], facility, inputs.period_grid_g_co2_per_kwh
+    )
     cost = (
         rent
         + facility * inputs.electricity_usd_per_kwh
@@ -117,7 +123,6 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
         inputs.inventory.get(g) is None or n <= (inputs.inventory.get(g) or 0)
         for g, n in fleet.gpu_mix().items()
     )
-    per_kwh, per_rent = objective_prices(inputs)
     cap_ok = inputs.power_cap_kw is None or peak_kw <= inputs.power_cap_kw * (1 + 1e-9)
     budget_ok = inputs.budget_usd is None or cost <= inputs.budget_usd * (1 + 1e-9)
     return {
@@ -125,7 +130,7 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
         "facility_energy_kwh": facility,
         "cost_usd": cost,
         "carbon_kg": carbon_kg,
-        "objective": per_kwh * facility + per_rent * rent,
+        "objective": objective_weights(inputs).of(facility, carbon_kg, rent),
         "peak_facility_power_kw": peak_kw,
         "facility_energy_kwh_by_period": [float(v) for v in facility_by_period],
         "sla_met": sla,
@@ -136,15 +141,25 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Shared:
-    """What every worker gets once: the candidate table and the fleets to re-evaluate."""
+class Pass:
+    """What a pass does with every item: re-optimise or not, and the fleets it re-evaluates
+    (small: it goes with every task, while the candidate table goes to each worker once)."""
 
-    table: CandidateTable
     base: Fleet
     fleets: tuple[Fleet, ...] = ()
     """Extra fleets to evaluate on every item (the robust choice's second pass)."""
     optimise: bool = True
     """False: only evaluate the fleets (the robust pass needs no re-optimisation)."""
+
+
+@dataclass(frozen=True)
+class Shared:
+    """One item's context on a worker: the candidate table and the pass's fleets."""
+
+    table: CandidateTable
+    base: Fleet
+    fleets: tuple[Fleet, ...] = ()
+    optimise: bool = True
 
 
 @dataclass(frozen=True)
@@ -180,6 +195,9 @@ def run_item(shared: Shared, item: Item) -> dict[str, Any]:
     return record
 
 
-def run_batch(shared: Shared, items: list[Item]) -> list[dict[str, Any]]:
-    """:func:`run_item` over a batch, in order (the task every engine runs)."""
+def run_batch(table: CandidateTable, task: tuple[Pass, list[Item]]) -> list[dict[str, Any]]:
+    """:func:`run_item` over a batch of one pass, in order (the task every engine runs; the
+    engine sent *table* to the worker once)."""
+    spec, items = task
+    shared = Shared(table, spec.base, spec.fleets, spec.optimise)
     return [run_item(shared, item) for item in items]

@@ -1,14 +1,18 @@
 """One small executor seam: run a batch function over batches on local processes, Dask or Ray.
 
-:func:`run_batches` takes the shared object (sent to each worker once: the local pool's
-initializer, Dask ``scatter(broadcast=True)``, Ray ``put``), the batches and a callback for
-progress, and returns the batch results in batch order, whatever order they finished in — so
-the results are the same on every engine and worker count.
+:func:`open_engine` starts the engine once and sends the shared object to every worker once
+(the local pool's initializer, Dask ``scatter(broadcast=True)``, Ray ``put``); the
+:class:`Session` it yields runs any number of passes (:meth:`Session.run`: the sweep's draws,
+then the robust choice's second pass) on the same workers and returns each pass's results in
+batch order, whatever order they finished in — so the results are the same on every engine and
+worker count. *warm* names a module every worker imports while the engine starts (the task's
+module: OR-Tools and the solver), so that a pass's first tasks do not pay for it.
+:func:`run_batches` is one pass on an engine of its own.
 
 * ``local`` (default): ``concurrent.futures.ProcessPoolExecutor`` with the ``spawn`` start
-  method, *workers* processes, one solver thread per task.
+  method, *workers* processes, one solver thread per task (one worker: this process, no pool).
 * ``dask``: ``dask.distributed.Client(address)``; without an address a ``LocalCluster`` of
-  *workers* single-threaded worker processes.
+  *workers* single-threaded worker processes (their nannies set ``OMP_NUM_THREADS=1``).
 * ``ray``: ``ray.init(address)``; without an address a local Ray with *workers* CPUs.
 
 An address is checked first (TCP connect, :data:`CONNECT_TIMEOUT_S`); an engine whose extra is
@@ -18,12 +22,14 @@ the workers (the caller writes nothing).
 
 from __future__ import annotations
 
+import importlib
 import logging
 import multiprocessing
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from predictors.core.errors import WattgpuError, did_you_mean
@@ -36,6 +42,22 @@ BatchFn = Callable[[Any, Any], Any]
 Done = Callable[[int], None]
 
 _SHARED: Any = None
+
+
+class Session(Protocol):
+    """An engine that is running: its workers hold the shared object."""
+
+    def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
+        """``[fn(shared, b) for b in batches]`` on the workers, in batch order."""
+        ...
+
+    def close(self) -> None:
+        """Stop the workers (after the last pass)."""
+        ...
+
+    def abort(self) -> None:
+        """Stop the workers now (Ctrl-C, a failed batch)."""
+        ...
 
 
 def check_engine(engine: str) -> None:
@@ -82,9 +104,15 @@ def check_address(engine: str, address: str) -> None:
         ) from None
 
 
-def _init_worker(shared: Any) -> None:
+def _import(name: str | None) -> None:
+    if name:
+        importlib.import_module(name)
+
+
+def _init_worker(shared: Any, warm: str | None = None) -> None:
     global _SHARED
     _SHARED = shared
+    _import(warm)
 
 
 def _call_local(fn: BatchFn, batch: Any) -> Any:
@@ -109,108 +137,180 @@ def _stop_pool(pool: ProcessPoolExecutor, before: set[Any]) -> None:
             proc.join(timeout=5)
 
 
-def _local(fn: BatchFn, shared: Any, batches: Sequence[Any], workers: int, done: Done) -> list[Any]:
-    if workers <= 1:  # no pool: the same function in this process
+class _InProcess:
+    """One worker: the batches run in this process, in order."""
+
+    def __init__(self, shared: Any, warm: str | None) -> None:
+        self.shared = shared
+        _import(warm)
+
+    def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
         out = []
         for i, batch in enumerate(batches):
-            out.append(fn(shared, batch))
+            out.append(fn(self.shared, batch))
             done(i)
         return out
-    ctx = multiprocessing.get_context("spawn")
-    results: list[Any] = [None] * len(batches)
-    before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=_init_worker, initargs=(shared,)
-    )
-    try:
-        pending = {pool.submit(_call_local, fn, b): i for i, b in enumerate(batches)}
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
+
+
+class _LocalPool:
+    def __init__(self, shared: Any, workers: int, warm: str | None) -> None:
+        self.before = set(multiprocessing.active_children())
+        self.pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(shared, warm),
+        )
+
+    def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
+        results: list[Any] = [None] * len(batches)
+        pending = {self.pool.submit(_call_local, fn, b): i for i, b in enumerate(batches)}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 i = pending.pop(fut)
                 results[i] = fut.result()
                 done(i)
-    except BaseException:
-        _stop_pool(pool, before)
-        raise
-    pool.shutdown()
-    return results
+        return results
+
+    def close(self) -> None:
+        self.pool.shutdown()
+
+    def abort(self) -> None:
+        _stop_pool(self.pool, self.before)
 
 
-def _dask(
-    fn: BatchFn, shared: Any, batches: Sequence[Any], workers: int, done: Done, address: str | None
-) -> list[Any]:
-    from dask.distributed import Client, LocalCluster, as_completed
+class _Dask:
+    def __init__(self, shared: Any, workers: int, address: str | None, warm: str | None) -> None:
+        from dask.distributed import Client, LocalCluster
 
-    cluster = None
-    if address is None:
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=50,
-        )
-        client = Client(cluster)
-    else:
-        client = Client(address, timeout=CONNECT_TIMEOUT_S)
-    try:
-        ref = client.scatter(shared, broadcast=True)
-        futures = [client.submit(fn, ref, b, pure=False) for b in batches]
-        index = {f.key: i for i, f in enumerate(futures)}
+        self.cluster = None
+        if address is None:
+            self.cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=50,
+            )
+            self.client = Client(self.cluster)
+        else:
+            self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
+        self.futures: list[Any] = []
+        try:
+            self.ref = self.client.scatter(shared, broadcast=True)
+            self.client.run(_import, warm)
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
+        from dask.distributed import as_completed
+
+        self.futures = [self.client.submit(fn, self.ref, b, pure=False) for b in batches]
+        index = {f.key: i for i, f in enumerate(self.futures)}
         results: list[Any] = [None] * len(batches)
-        for fut in as_completed(futures):
+        for fut in as_completed(self.futures):
             i = index[fut.key]
             results[i] = fut.result()
             done(i)
         return results
-    except BaseException:
-        client.cancel(futures if "futures" in locals() else [])
-        raise
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def abort(self) -> None:
+        self.client.cancel(self.futures)
+        self.close()
 
 
-def _ray(
-    fn: BatchFn, shared: Any, batches: Sequence[Any], workers: int, done: Done, address: str | None
-) -> list[Any]:
-    import ray
+class _Ray:
+    def __init__(self, shared: Any, workers: int, address: str | None) -> None:
+        import ray
 
-    started = not ray.is_initialized()
-    if started:
-        if address is None:
-            ray.init(
-                num_cpus=workers,
-                include_dashboard=False,
-                log_to_driver=False,
-                logging_level=logging.ERROR,
-                configure_logging=True,
-            )
-        else:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-    try:
+        self.started = not ray.is_initialized()
+        if self.started:
+            if address is None:
+                ray.init(
+                    num_cpus=workers,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    logging_level=logging.ERROR,
+                    configure_logging=True,
+                )
+            else:
+                ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+        self.ref = ray.put(shared)
+        self.pending: list[Any] = []
+
+    def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
+        import ray
+
         remote = ray.remote(num_cpus=1)(fn)
-        ref = ray.put(shared)
-        refs = [remote.remote(ref, b) for b in batches]
+        refs = [remote.remote(self.ref, b) for b in batches]
         index = {r: i for i, r in enumerate(refs)}
         results: list[Any] = [None] * len(batches)
-        pending = list(refs)
-        try:
-            while pending:
-                ready, pending = ray.wait(pending, num_returns=1)
-                for r in ready:
-                    results[index[r]] = ray.get(r)
-                    done(index[r])
-        except BaseException:
-            for r in pending:
-                ray.cancel(r, force=True)
-            raise
+        self.pending = list(refs)
+        while self.pending:
+            ready, self.pending = ray.wait(self.pending, num_returns=1)
+            for r in ready:
+                results[index[r]] = ray.get(r)
+                done(index[r])
         return results
-    finally:
-        if started:
+
+    def close(self) -> None:
+        import ray
+
+        if self.started:
             ray.shutdown()
+
+    def abort(self) -> None:
+        import ray
+
+        for r in self.pending:
+            ray.cancel(r, force=True)
+        self.close()
+
+
+@contextmanager
+def open_engine(
+    engine: str,
+    shared: Any,
+    *,
+    workers: int = 1,
+    address: str | None = None,
+    warm: str | None = None,
+) -> Iterator[Session]:
+    """Start *engine* with *shared* on every worker (module doc); stop it on leaving."""
+    check_engine(engine)
+    session: Session
+    if engine == "local":
+        if address is not None:
+            raise WattgpuError("--address: only for --engine dask or ray; leave it out for local")
+        session = _InProcess(shared, warm) if workers <= 1 else _LocalPool(shared, workers, warm)
+    else:
+        _need(engine)
+        if address is not None:
+            check_address(engine, address)
+        session = (
+            _Dask(shared, workers, address, warm)
+            if engine == "dask"
+            else _Ray(shared, workers, address)
+        )
+    try:
+        yield session
+    except BaseException:
+        session.abort()
+        raise
+    session.close()
 
 
 def run_batches(
@@ -223,16 +323,7 @@ def run_batches(
     address: str | None = None,
     done: Done | None = None,
 ) -> list[Any]:
-    """``[fn(shared, b) for b in batches]`` on *engine* (module doc), in batch order."""
-    check_engine(engine)
-    callback = done or (lambda i: None)
-    if engine == "local":
-        if address is not None:
-            raise WattgpuError("--address: only for --engine dask or ray; leave it out for local")
-        return _local(fn, shared, batches, workers, callback)
-    _need(engine)
-    if address is not None:
-        check_address(engine, address)
-    if engine == "dask":
-        return _dask(fn, shared, batches, workers, callback, address)
-    return _ray(fn, shared, batches, workers, callback, address)
+    """``[fn(shared, b) for b in batches]`` on an engine of its own (module doc), in batch
+    order."""
+    with open_engine(engine, shared, workers=workers, address=address) as session:
+        return session.run(fn, batches, done or (lambda i: None))

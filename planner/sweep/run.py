@@ -2,24 +2,28 @@
 
 :func:`run_sweep` takes a solved point-estimate :class:`~planner.pipeline.PlanRun` (its plan is
 the base plan; its candidate table is built once) and returns the
-:class:`~planner.documents.sweep.SweepDocument`. Items (draws, then grid points) go to the engine
-in batches of :func:`batch_size` items; results come back in item order whatever the engine.
+:class:`~planner.documents.sweep.SweepDocument`. The engine starts once and gets the candidate
+table once (:func:`planner.sweep.executors.open_engine`); the draws' pass and the robust
+choice's second pass run on the same workers. Items (draws, then grid points) go to it in the
+batches of :func:`batches_of` (balanced: as many per worker); results come back in item order
+whatever the engine.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
+from planner.analysis.flags import uncertainty_flags
 from planner.documents.sweep import SweepDocument
 from planner.pipeline import PlanRun
 from planner.scenario.sweep_block import SweepBlock
 from planner.sweep import aggregate
 from planner.sweep.draws import TARGETS, Sigmas, sigmas_from_card, standard_normals
-from planner.sweep.evaluate import Fleet, Item, Shared, evaluate_fleet, fleet_of, run_batch
-from planner.sweep.executors import run_batches
-from planner.sweep.flags import allocation_flags, robust_plan
+from planner.sweep.evaluate import Fleet, Item, Pass, evaluate_fleet, fleet_of, run_batch
+from planner.sweep.executors import Session, open_engine
 from planner.sweep.spec import SweepSettings, grid_points
 from planner.sweep.table import CandidateTable, build_table
 from predictors.core.errors import WattgpuError
@@ -29,6 +33,8 @@ MAX_BATCH = 50
 """Most items per task (about 4 s of work on the default scenario)."""
 MIN_BATCH = 25
 """Fewest items per task when there are enough for every worker (about 2 s of work)."""
+TASKS_PER_WORKER = 4
+"""Tasks per worker aimed at (within MIN_BATCH..MAX_BATCH items each)."""
 
 METHOD = (
     "Monte-Carlo re-planning over the point-estimate candidate table: per draw the ITL, power "
@@ -42,14 +48,22 @@ METHOD = (
 )
 
 
-def batch_size(items: int, workers: int, requested: int = 0) -> int:
-    """Items per task: *requested*, else about four tasks per worker, between MIN_BATCH (or
-    fewer, so that every worker gets a task) and MAX_BATCH."""
+def batches_of(items: list[Item], workers: int, requested: int = 0) -> list[list[Item]]:
+    """*items* in consecutive batches: of *requested* items each when given; else about
+    :data:`TASKS_PER_WORKER` per worker, never more than MAX_BATCH items and (when there are at
+    least MIN_BATCH per worker) never fewer than MIN_BATCH, their count a multiple of *workers*
+    (every worker gets as many; fewer items than workers: one each) and the items split evenly
+    (sizes differ by at most one)."""
+    n = len(items)
     if requested > 0:
-        return requested
-    workers = max(1, workers)
-    least = min(MIN_BATCH, math.ceil(items / workers))
-    return max(1, least, min(MAX_BATCH, math.ceil(items / (4 * workers))))
+        return [items[i : i + requested] for i in range(0, n, requested)]
+    w = max(1, workers)
+    least = math.ceil(n / MAX_BATCH)
+    count = max(least, min(TASKS_PER_WORKER * w, n // MIN_BATCH), 1)
+    down = w * (count // w)
+    count = down if down >= max(least, 1) else min(w * math.ceil(count / w), max(n, 1))
+    edges = [round(k * n / count) for k in range(count + 1)]
+    return [items[a:b] for a, b in zip(edges, edges[1:], strict=False) if b > a]
 
 
 def _zero_sigmas(gpus: tuple[str, ...]) -> dict[str, Sigmas]:
@@ -97,26 +111,22 @@ def _record(r: dict[str, Any], point: dict[str, Any] | None = None) -> dict[str,
 
 
 def _run(
-    engine: str,
-    shared: Shared,
+    session: Session,
+    spec: Pass,
     items: list[Item],
     workers: int,
-    address: str | None,
     progress: Progress,
     what: str,
     requested: int,
 ) -> list[dict[str, Any]]:
-    size = batch_size(len(items), workers, requested)
-    batches = [items[i : i + size] for i in range(0, len(items), size)]
+    batches = batches_of(items, workers, requested)
     finished = [0]
 
     def done(_: int) -> None:
         finished[0] += 1
-        progress(f"{what}: {finished[0]}/{len(batches)} tasks of {size} done")
+        progress(f"{what}: {finished[0]}/{len(batches)} tasks done")
 
-    results = run_batches(
-        engine, run_batch, shared, batches, workers=workers, address=address, done=done
-    )
+    results = session.run(run_batch, [(spec, b) for b in batches], done)
     return [r for batch in results for r in batch]
 
 
@@ -130,9 +140,15 @@ def run_sweep(
     address: str | None = None,
     force: bool = False,
     progress: Progress | None = None,
+    stages: dict[str, float] | None = None,
 ) -> SweepDocument:
-    """Sweep *run*'s scenario (module doc)."""
+    """Sweep *run*'s scenario (module doc). *stages*, when given, receives the wall seconds of
+    each stage: ``prepare`` (table and draws), ``start`` (the engine: workers, table sent),
+    ``draws`` (the first pass), ``robust`` (the second pass and its choice), ``stop`` (the
+    engine), ``aggregate`` (summary, tornado), ``flags``
+    (:func:`planner.analysis.flags.uncertainty_flags`) and ``document``."""
     step = progress or (lambda text: None)
+    clock = _Clock(stages)
     inputs = run.inputs
     if not run.plan.has_solution:
         raise WattgpuError(
@@ -157,31 +173,36 @@ def run_sweep(
     z = standard_normals(s.draws, table.layout.dims, s.seed, s.sampler)
     items = [Item("draw", i, z[i], {}) for i in range(s.draws)]
     items += [Item("grid", j, None, p) for j, p in enumerate(points)]
+    clock.lap("prepare")
     step(f"sweep: {s.draws} draws and {len(points)} grid points on {engine} ({workers} workers)")
-    records = _run(
-        engine, Shared(table, base), items, workers, address, step, "sweep", s.batch_size
-    )
-    draws = records[: s.draws]
-    grid = records[s.draws :]
     names = [m.name for m in inputs.models]
+    robust = None
+    with open_engine(
+        engine, table, workers=workers, address=address, warm=run_batch.__module__
+    ) as session:
+        clock.lap("start")
+        records = _run(session, Pass(base), items, workers, step, "sweep", s.batch_size)
+        clock.lap("draws")
+        draws = records[: s.draws]
+        if s.choose == "robust":
+            fleets, seen = aggregate.robust_fleets(draws, base)
+            step(f"robust choice: {len(fleets)} fleets on every draw")
+            spec = Pass(base, tuple(fleets), optimise=False)
+            again = _run(session, spec, items[: s.draws], workers, step, "robust", s.batch_size)
+            robust = aggregate.robust_choice(fleets, seen, again, s.sla_probability, names)
+            clock.lap("robust")
+    clock.lap("stop")
+    grid = records[s.draws :]
     summary = None
     if draws:
         summary = aggregate.summary(draws, base, inputs.period_hours, names)
         summary["tornado"] = aggregate.tornado_draws(draws, z, table.layout, names)
     if grid and summary is not None:
         summary["tornado"] = aggregate.tornado_grid(axes, points, grid) + summary["tornado"]
-    robust = None
-    if s.choose == "robust":
-        fleets, seen = aggregate.robust_fleets(draws, base)
-        step(f"robust choice: {len(fleets)} fleets on every draw")
-        shared = Shared(table, base, tuple(fleets), optimise=False)
-        again = _run(
-            engine, shared, items[: s.draws], workers, address, step, "robust", s.batch_size
-        )
-        robust = aggregate.robust_choice(fleets, seen, again, s.sla_probability, names)
-    step("flags: planning the scenario with robust: true for comparison")
+    clock.lap("aggregate")
     sla = summary["sla_probability"] if summary is not None else None
-    flags = allocation_flags(run, robust_plan(run), sla)
+    flags = uncertainty_flags(run, sla, draws=s.draws or None, progress=step).flags
+    clock.lap("flags")
     doc = {
         "scenario": inputs.scenario,
         "method": METHOD,
@@ -196,6 +217,22 @@ def run_sweep(
         "grid": [_record(r, p) for r, p in zip(grid, points, strict=True)],
         "robust": robust,
         "records": [_record(r) for r in draws],
-        "flags": flags,
+        "flags": [f.to_json_dict() for f in flags],
     }
-    return SweepDocument.model_validate(doc)
+    out = SweepDocument.model_validate(doc)
+    clock.lap("document")
+    return out
+
+
+class _Clock:
+    """Wall seconds per stage into *stages* (nothing when None)."""
+
+    def __init__(self, stages: dict[str, float] | None) -> None:
+        self.stages = stages
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        if self.stages is not None:
+            self.stages[name] = self.stages.get(name, 0.0) + now - self.last
+        self.last = now

@@ -289,4 +289,6 @@ def drawn_inputs(table: CandidateTable, z: np.ndarray | None, point: GridPoint) 
     for key in ("electricity_usd_per_kwh", "grid_g_co2_per_kwh", "power_cap_kw", "budget_usd"):
         if key in point:
             changes[key] = float(point[key])
+    if "grid_g_co2_per_kwh" in point:  # a grid point's factor holds in every period
+        changes["grid_g_co2_per_kwh_by_period"] = None
     return replace(base, **changes)

@@ -20,10 +20,21 @@ from predictors.core.vocab import ENGINES, PRECISIONS
 
 #: The numeric input columns of the batch contract.
 NUMERIC_COLUMNS: tuple[str, ...] = ("gpu_count", "batch_size", "input_tokens", "output_tokens")
+#: The optional layout input columns (empty: the engines' usual layout, see
+#: :func:`predictors.catalog.validity.resolve_layout`).
+LAYOUT_COLUMNS: tuple[str, ...] = validity.LAYOUT_INPUTS
+#: The resolved layout of every valid row, as output columns (in this order).
+RESOLVED_LAYOUT_COLUMNS: tuple[str, ...] = (
+    "tensor_parallel",
+    "pipeline_parallel",
+    "data_parallel",
+    "expert_parallel",
+)
 #: Largest value accepted per numeric input column (a row above it gets an error): more GPUs per
-#: replica than any NVLink domain, more sequences or tokens than any serving engine handles.
+#: replica than two NVL72 racks (the bound of each GPU type is checked with the layout), more
+#: sequences or tokens than any serving engine handles.
 MAX_VALUES: dict[str, float] = {
-    "gpu_count": 64,
+    "gpu_count": validity.MAX_DEGREE,
     "batch_size": 65_536,
     "input_tokens": 10_000_000,
     "output_tokens": 10_000_000,
@@ -96,29 +107,43 @@ def _range_error(column: str) -> pl.Expr:
     )
 
 
-def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.Series:
-    """The configuration-validity error (TP vs heads, GPUs per node) of each row of *keys*
-    (resolved ``model``, ``gpu``, ``gpu_count``), checked once per distinct configuration."""
-    distinct = keys.unique(maintain_order=True)
-    verdicts = distinct.with_columns(
-        pl.Series(
-            "_config",
-            validity.row_errors(
-                catalog,
-                distinct["model"].to_list(),
-                distinct["gpu"].to_list(),
-                distinct["gpu_count"].to_list(),
-            ),
-            dtype=pl.String,
-        )
+def _layout_error(column: str) -> pl.Expr:
+    """An error where a stated layout degree is not a whole number from 1 to the GPU bound."""
+    v = pl.col(column)
+    top = validity.MAX_DEGREE
+    bad = v.is_not_null() & (~v.is_finite() | (v < 1) | (v != v.floor()) | (v > top))
+    return (
+        pl.when(bad.fill_null(True))
+        .then(pl.lit(f"{column}: must be a whole number from 1 to {top} (or empty)"))
+        .otherwise(pl.lit(""))
     )
-    return keys.join(
-        verdicts,
-        on=["model", "gpu", "gpu_count"],
-        how="left",
-        nulls_equal=True,
-        maintain_order="left",
-    )["_config"].fill_null("")
+
+
+def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
+    """The configuration-validity error (``_config``: TP vs heads, domains, layout splits) and
+    the resolved layout (``_tp``, ``_pp``, ``_dp``, ``_ep``; null where not valid) of each row
+    of *keys* (resolved ``model``, ``gpu``, ``gpu_count`` and the stated layout degrees), checked
+    once per distinct configuration."""
+    on = ["model", "gpu", "gpu_count", *LAYOUT_COLUMNS]
+    distinct = keys.unique(maintain_order=True)
+    errors, layouts = validity.row_layouts(
+        catalog,
+        distinct["model"].to_list(),
+        distinct["gpu"].to_list(),
+        distinct["gpu_count"].to_list(),
+        list(distinct.select(LAYOUT_COLUMNS).iter_rows()),
+    )
+    shape = {
+        name: [None if lay is None else getattr(lay, attr) for lay in layouts]
+        for name, attr in zip(("_tp", "_pp", "_dp", "_ep"), ("tp", "pp", "dp", "ep"), strict=True)
+    }
+    verdicts = distinct.with_columns(
+        pl.Series("_config", errors, dtype=pl.String),
+        *(pl.Series(name, values, dtype=pl.Int64) for name, values in shape.items()),
+    )
+    return keys.join(verdicts, on=on, how="left", nulls_equal=True, maintain_order="left").select(
+        pl.col("_config").fill_null(""), "_tp", "_pp", "_dp", "_ep"
+    )
 
 
 def _context_error(catalog: Catalog, model_id: pl.Expr) -> pl.Expr:
@@ -146,8 +171,9 @@ def _context_error(catalog: Catalog, model_id: pl.Expr) -> pl.Expr:
 
 
 def check_rows(catalog: Catalog, rows: pl.DataFrame) -> pl.DataFrame:
-    """Resolved ids (``_model``, ``_gpu``) and the per-row validation error (``_error``, '' for
-    a valid row) of normalised input *rows* (:func:`predictors.api.normalise_rows`)."""
+    """Resolved ids (``_model``, ``_gpu``), the per-row validation error (``_error``, '' for
+    a valid row) and the resolved layout (``_tp``, ``_pp``, ``_dp``, ``_ep``) of normalised
+    input *rows* (:func:`predictors.api.normalise_rows`)."""
     model_map, model_err = _resolve_names(
         rows["model"], lambda name: quantised.resolve_llm(catalog, name), "model"
     )
@@ -160,15 +186,18 @@ def check_rows(catalog: Catalog, rows: pl.DataFrame) -> pl.DataFrame:
         _vocabulary_error("engine", ENGINES),
         _vocabulary_error("precision", PRECISIONS),
         *(_range_error(col) for col in NUMERIC_COLUMNS),
+        *(_layout_error(col) for col in LAYOUT_COLUMNS),
     ]
     # a count above its bound already has its error
     keys = rows.select(
-        model_id,
-        gpu_id,
+        model_id.alias("model"),
+        gpu_id.alias("gpu"),
         pl.when(pl.col("gpu_count") <= MAX_VALUES["gpu_count"]).then(pl.col("gpu_count")),
+        *(pl.col(c).cast(pl.Float64) for c in LAYOUT_COLUMNS),
     )
-    checks.append(pl.lit(pl.Series("_config", _config_errors(catalog, keys), dtype=pl.String)))
+    config = _config_errors(catalog, keys)
+    checks.append(pl.lit(config["_config"]))
     checks.append(_context_error(catalog, model_id))
     return rows.select(
         model_id.alias("_model"), gpu_id.alias("_gpu"), joined_messages(checks).alias("_error")
-    )
+    ).with_columns(config.select("_tp", "_pp", "_dp", "_ep"))

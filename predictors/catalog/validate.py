@@ -111,6 +111,15 @@ def _gpu_rules(row: Row) -> list[tuple[str, str, str]]:
                 "name the product carbon footprint or the estimation method",
             )
         )
+    fabric = ("nvlink_domain_gpus", "node_gpus", "scale_out_gbit_s", "scale_out_latency_us")
+    if any(row.get(c) is not None for c in fabric) and not row.get("fabric_source"):
+        out.append(
+            (
+                "fabric_source",
+                "NVLink domain / node / scale-out facts given without their source",
+                "name the system datasheet or the stated rule",
+            )
+        )
     median, low = row.get("usd_per_hour"), row.get("usd_per_hour_min")
     if low is not None and median is None:
         out.append(
@@ -214,6 +223,11 @@ GPU_SCHEMA = Schema(
         _f("embodied_kg_co2e"),
         _s("embodied_source"),
         _s("list_price_source"),
+        _i("nvlink_domain_gpus"),
+        _i("node_gpus"),
+        _f("scale_out_gbit_s"),
+        _f("scale_out_latency_us", at_least=0.0),
+        _s("fabric_source"),
     ),
     (_gpu_rules,),
 )

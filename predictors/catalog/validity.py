@@ -1,34 +1,43 @@
-"""Is a (model, GPU, GPU count) configuration one that a serving engine can actually run?
+"""Is a (model, GPU, GPU count, parallel layout) configuration one that serving engines run?
 
-Two rules, the ones vLLM enforces when it starts:
+A replica of ``gpu_count`` GPUs is laid out as ``gpu_count = TP × PP × DP``: tensor parallelism
+(TP) inside the GPU's tensor-parallel domain, pipeline parallelism (PP) across domains, attention
+data parallelism (DP: each rank holds its own sequences and KV cache) and, for mixture-of-experts
+models, expert parallelism (EP) of the MoE layers over the ``TP × DP`` GPUs of a stage (the rest
+of those GPUs shards each expert by tensor parallelism). This is the layout vLLM, SGLang and
+TensorRT-LLM use for DeepSeek-style models.
 
-* **Tensor parallelism and heads.** The tensor-parallel degree ``tp`` must divide the model's
-  attention heads, and either ``tp`` divides the KV heads (each GPU holds some KV heads) or the
-  KV heads divide ``tp`` (each KV head is replicated on ``tp / kv_heads`` GPUs). TP 3 for a model
-  with 32 heads and 8 KV heads is rejected; TP 16 for 8 KV heads is allowed (replication).
-* **One node.** Tensor parallelism runs inside one node: ``tp`` is at most
-  :data:`NODE_GPUS_BY_FORM_FACTOR` of the GPU's form factor. More GPUs per replica need pipeline
-  parallelism across nodes, which must be stated (``pipeline_parallel`` > 1: ``gpu_count =
-  tp × pipeline_parallel``). The predictors do not model pipeline parallelism, so ``wattgpu
-  predict`` always checks with ``pipeline_parallel = 1``.
+Without stated ``pipeline_parallel`` / ``data_parallel`` / ``expert_parallel`` the engines' usual
+layout is assumed (:func:`resolve_layout`): DP 1, TP = ``gpu_count`` while it fits one domain and
+otherwise TP = the domain with PP across domains; for MoE models EP = TP × DP.
 
-Every problem is one line ``field: what is wrong; fix`` (the style of the other row errors of
-batch predict). Nothing here raises on bad configurations.
+Rules (each problem is one line ``field: what is wrong; fix``, the style of the other row errors
+of batch predict; nothing here raises on bad configurations):
+
+* **Heads.** TP must divide the attention heads, and either TP divides the KV heads or the KV
+  heads divide TP (replication), as vLLM requires.
+* **Domain.** The tensor-parallel domain (:func:`tp_domain_gpus`) is the NVLink domain
+  (``nvlink_domain_gpus``: 8 on HGX boards, 72 on GB200/GB300 NVL72) or, for PCIe cards (NVLink
+  domain 1), the node: TP runs over PCIe inside a server. A TP larger than the domain must span
+  whole domains (SGLang and vLLM run TP 16 over two HGX nodes; its all-reduces then cross the
+  scale-out network, see docs/method.md).
+* **Size.** At most :data:`MAX_NODES` nodes or :data:`MAX_DOMAINS` NVLink domains per replica,
+  whichever holds more GPUs (HGX: 64, GB200 NVL72: 144).
+* **Splits.** ``gpu_count`` must be a multiple of PP × DP; PP at most the model's layers; EP of a
+  dense model is 1; EP at most the model's experts and a divisor of TP × DP.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-#: GPUs one node (server) holds, by catalog ``form_factor``:
-#: PCIe 8 (4U servers with 8 double-width cards); SXM2 8 (DGX-1 / HGX-1, V100); SXM3 16
-#: (DGX-2 / HGX-2); SXM4, SXM5, SXM6 8 (HGX A100 / H100 / H200 / B200 / B300 8-GPU boards);
-#: OAM 8 (AMD Instinct and Intel Gaudi 8-GPU platforms, OCP UBB); Superchip 4 (a GB200/GB300
-#: compute tray or a quad GH200 node: 2 superchips × 2 GPUs; an NVL72 rack is 18 such nodes
-#: joined by NVLink — tensor parallelism across trays is not counted as one node here);
-#: other 8.
+#: GPUs one node (server) holds, by catalog ``form_factor``, where the catalog row has no
+#: ``node_gpus``: PCIe 8 (4U servers with 8 double-width cards); SXM2 8 (DGX-1 / HGX-1); SXM3 16
+#: (DGX-2 / HGX-2); SXM4, SXM5, SXM6 8 (HGX 8-GPU boards); OAM 8 (OCP UBB); Superchip 4 (a
+#: GB200/GB300 compute tray or a quad GH200 node); other 8.
 NODE_GPUS_BY_FORM_FACTOR: dict[str, int] = {
     "PCIe": 8,
     "SXM2": 8,
@@ -41,11 +50,48 @@ NODE_GPUS_BY_FORM_FACTOR: dict[str, int] = {
     "other": 8,
 }
 DEFAULT_NODE_GPUS = 8
+#: A replica spans at most this many nodes ...
+MAX_NODES = 8
+#: ... or this many NVLink domains (two GB200 NVL72 racks), whichever holds more GPUs.
+MAX_DOMAINS = 2
+#: The layout input columns of the batch contract (empty = the engines' usual layout).
+LAYOUT_INPUTS: tuple[str, ...] = ("pipeline_parallel", "data_parallel", "expert_parallel")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A replica's resolved parallel layout: ``gpus = tp × pp × dp``; ``ep`` of the MoE layers."""
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+
+    @property
+    def gpus(self) -> int:
+        """GPUs of the replica."""
+        return self.tp * self.pp * self.dp
 
 
 def node_gpu_limit(form_factor: str | None) -> int:
     """GPUs one node of this form factor holds (:data:`NODE_GPUS_BY_FORM_FACTOR`)."""
     return NODE_GPUS_BY_FORM_FACTOR.get(form_factor or "other", DEFAULT_NODE_GPUS)
+
+
+def node_gpus(gpu: Mapping[str, Any]) -> int:
+    """GPUs per node of catalog GPU *gpu* (``node_gpus``, else by form factor)."""
+    return int(gpu.get("node_gpus") or node_gpu_limit(gpu.get("form_factor")))
+
+
+def tp_domain_gpus(gpu: Mapping[str, Any]) -> int:
+    """GPUs that reach each other at ``interconnect_gb_s``: the NVLink domain, at least the node
+    (PCIe cards: TP over PCIe inside one server)."""
+    return max(int(gpu.get("nvlink_domain_gpus") or 1), node_gpus(gpu))
+
+
+def max_replica_gpus(gpu: Mapping[str, Any]) -> int:
+    """Most GPUs of one replica: :data:`MAX_NODES` nodes or :data:`MAX_DOMAINS` domains."""
+    return max(MAX_NODES * node_gpus(gpu), MAX_DOMAINS * tp_domain_gpus(gpu))
 
 
 def tp_fits_heads(tp: int, heads: int, kv_heads: int) -> bool:
@@ -60,75 +106,171 @@ def valid_tp_degrees(heads: int, kv_heads: int, limit: int) -> list[int]:
     return [t for t in range(1, limit + 1) if tp_fits_heads(t, heads, kv_heads)]
 
 
-def config_problems(
+def _tp_ok(tp: int, heads: int, kv: int, domain: int) -> bool:
+    return tp_fits_heads(tp, heads, kv) and (tp <= domain or tp % domain == 0)
+
+
+def resolve_layout(
     llm: Mapping[str, Any],
     gpu: Mapping[str, Any],
     gpu_count: int,
-    pipeline_parallel: int = 1,
+    pipeline_parallel: int | None = None,
+    data_parallel: int | None = None,
+    expert_parallel: int | None = None,
+) -> Layout | None:
+    """The layout of *gpu_count* GPUs with the stated degrees (None: the engines' usual one);
+    None when ``gpu_count`` does not split (see :func:`layout_problems` for why)."""
+    dp = data_parallel or 1
+    if gpu_count % dp:
+        return None
+    pp = pipeline_parallel
+    if pp is None:
+        domain = tp_domain_gpus(gpu)
+        per_rank = gpu_count // dp
+        pp = 1 if per_rank <= domain or per_rank % domain else per_rank // domain
+    if gpu_count % (pp * dp):
+        return None
+    tp = gpu_count // (pp * dp)
+    if expert_parallel is not None:
+        return Layout(tp, pp, dp, expert_parallel)
+    if not llm.get("is_moe"):
+        return Layout(tp, pp, dp, 1)
+    experts = int(llm.get("num_experts") or 1)  # EP = TP × DP, at most the experts
+    return Layout(
+        tp, pp, dp, max(e for e in range(1, tp * dp + 1) if not (tp * dp) % e and e <= experts)
+    )
+
+
+def layout_problems(
+    llm: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    gpu_count: int,
+    pipeline_parallel: int | None = None,
+    data_parallel: int | None = None,
+    expert_parallel: int | None = None,
     *,
     field: str = "gpu_count",
-) -> list[str]:
-    """Problems of serving catalog model *llm* on *gpu_count* GPUs of catalog type *gpu*.
-
-    ``gpu_count = tp × pipeline_parallel``; an empty list means the configuration is valid.
-    """
-    if pipeline_parallel < 1 or gpu_count % pipeline_parallel:
-        return [
-            f"{field}: {gpu_count} GPUs do not split into {pipeline_parallel} pipeline stages; "
-            "give a gpu_count that is a multiple of pipeline_parallel"
+) -> tuple[Layout | None, list[str]]:
+    """The resolved layout (None when it has problems) and the problems of serving catalog model
+    *llm* on *gpu_count* GPUs of catalog type *gpu*; no problems means the layout is valid."""
+    gid, ff = gpu.get("id"), gpu.get("form_factor")
+    limit = max_replica_gpus(gpu)
+    if gpu_count > limit:
+        return None, [
+            f"{field}: {gpu_count} GPUs exceed the {limit} of one replica of {gid} "
+            f"({MAX_NODES} nodes of {node_gpus(gpu)} or {MAX_DOMAINS} NVLink domains of "
+            f"{tp_domain_gpus(gpu)}); use at most {limit} GPUs per replica and more replicas"
         ]
-    tp = gpu_count // pipeline_parallel
+    layout = resolve_layout(llm, gpu, gpu_count, pipeline_parallel, data_parallel, expert_parallel)
+    split = (pipeline_parallel or 1) * (data_parallel or 1)
+    if layout is None:
+        return None, [
+            f"{field}: {gpu_count} GPUs do not split into pipeline_parallel × data_parallel = "
+            f"{split}; give a gpu_count that is a multiple of {split}"
+        ]
     heads, kv = int(llm["num_attention_heads"]), int(llm["num_kv_heads"])
-    limit = node_gpu_limit(gpu.get("form_factor"))
-    if tp <= limit and tp_fits_heads(tp, heads, kv):
-        return []  # the common case, checked for every distinct configuration of a batch
-    valid = ", ".join(str(t) for t in valid_tp_degrees(heads, kv, limit))
-    pp_note = "" if pipeline_parallel == 1 else f" with pipeline_parallel {pipeline_parallel}"
-    problems = []
-    if tp > limit:
-        where = "stated" if pipeline_parallel > 1 else "not stated"
-        problems.append(
-            f"{field}: tensor parallelism {tp}{pp_note} needs {tp} GPUs in one node, but one "
-            f"{gpu.get('form_factor')} node holds at most {limit} {gpu.get('id')} (pipeline "
-            f"parallelism across nodes {where}); use a tensor-parallel degree of {valid}"
-        )
-    elif not tp_fits_heads(tp, heads, kv):
-        if heads % tp:
-            what = f"does not divide the {heads} attention heads"
+    domain = tp_domain_gpus(gpu)
+    problems: list[str] = []
+    tp = layout.tp
+    if not _tp_ok(tp, heads, kv, domain):
+        valid = ", ".join(str(t) for t in valid_tp_degrees(heads, kv, domain))
+        shape = f"tensor parallelism {tp}"
+        if layout.pp * layout.dp > 1:
+            shape += f" (= {gpu_count} / (pipeline {layout.pp} × data {layout.dp}))"
+        if not tp_fits_heads(tp, heads, kv):
+            what = (
+                f"does not divide the {heads} attention heads"
+                if heads % tp
+                else f"and the {kv} KV heads do not divide each other"
+            )
+            problems.append(
+                f"{field}: {shape} {what} of {llm.get('id')} (vLLM requires it); use a "
+                f"tensor-parallel degree of {valid}"
+            )
         else:
-            what = f"and the {kv} KV heads do not divide each other"
+            problems.append(
+                f"{field}: {shape} is larger than the {domain}-GPU NVLink domain of {gid} "
+                f"({ff}) and not a whole number of domains; use tensor parallelism {valid} "
+                "with pipeline_parallel across domains"
+            )
+    num_layers = int(llm.get("num_layers") or 1)
+    if layout.pp > num_layers:
         problems.append(
-            f"{field}: tensor parallelism {tp}{pp_note} {what} of {llm.get('id')} (vLLM requires "
-            f"it); use a tensor-parallel degree of {valid}"
+            f"pipeline_parallel: {layout.pp} stages exceed the {num_layers} layers of "
+            f"{llm.get('id')}; use at most {num_layers}"
         )
-    return problems
+    problems.extend(_expert_problems(llm, layout))
+    return (None if problems else layout), problems
 
 
-def row_errors(
+def _expert_problems(llm: Mapping[str, Any], layout: Layout) -> list[str]:
+    if not llm.get("is_moe"):
+        if layout.ep != 1:
+            return [
+                f"expert_parallel: {llm.get('id')} is a dense model (no experts); leave "
+                "expert_parallel empty or 1"
+            ]
+        return []
+    experts = int(llm.get("num_experts") or 1)
+    stage = layout.tp * layout.dp
+    if layout.ep > experts:
+        return [
+            f"expert_parallel: {layout.ep} is larger than the {experts} experts of "
+            f"{llm.get('id')}; use at most {experts}"
+        ]
+    if stage % layout.ep:
+        return [
+            f"expert_parallel: {layout.ep} does not divide the tensor_parallel × data_parallel "
+            f"= {stage} GPUs of a pipeline stage; use a divisor of {stage}"
+        ]
+    return []
+
+
+#: Largest stated layout degree (two NVL72 racks); larger ones are range errors of row_checks.
+MAX_DEGREE = 144
+
+
+def _out_of_range(value: float | None) -> bool:
+    return value is not None and not (1 <= value <= MAX_DEGREE and value == int(value))
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None or not math.isfinite(value) else int(value)
+
+
+def row_layouts(
     catalog: Any,
     models: Sequence[str | None],
     gpus: Sequence[str | None],
     gpu_counts: Sequence[float | None],
-) -> list[str]:
-    """One error text per row ('' when valid or not checkable: unresolved names, bad counts).
-
-    *catalog* is a :class:`predictors.catalog.store.Catalog`; *models* and *gpus* are resolved ids.
-    """
-    cache: dict[tuple[str, str, int], str] = catalog.memo("config_errors")  # across chunks
+    stated: Sequence[tuple[float | None, float | None, float | None]] | None = None,
+) -> tuple[list[str], list[Layout | None]]:
+    """One error text per row ('' when valid or not checkable: unresolved names, bad counts) and
+    the resolved layout (None where not valid). *stated* holds each row's ``pipeline_parallel``,
+    ``data_parallel``, ``expert_parallel`` (None: not stated). *catalog* is a
+    :class:`predictors.catalog.store.Catalog`; *models* and *gpus* are resolved ids."""
+    cache: dict[tuple[Any, ...], tuple[str, Layout | None]] = catalog.memo("layouts")
     llms: dict[str, dict[str, Any]] = {}
     gpu_rows: dict[str, dict[str, Any]] = {}
-    out = []
-    for model, gpu, count in zip(models, gpus, gpu_counts, strict=True):
+    errors: list[str] = []
+    layouts: list[Layout | None] = []
+    degrees = stated or [(None, None, None)] * len(models)
+    for model, gpu, count, given in zip(models, gpus, gpu_counts, degrees, strict=True):
         if model is None or gpu is None or count is None or not math.isfinite(count):
-            out.append("")  # unresolved names and NaN/inf counts are reported by other checks
+            errors.append("")  # unresolved names and NaN/inf counts are reported by other checks
+            layouts.append(None)
             continue
-        if count < 1 or count != int(count):
-            out.append("")  # reported by the positive-whole-number check
+        if count < 1 or count != int(count) or any(_out_of_range(g) for g in given):
+            errors.append("")  # reported by the positive-whole-number checks
+            layouts.append(None)
             continue
-        key = (model, gpu, int(count))
+        pp, dp, ep = (_whole(g) for g in given)
+        key = (model, gpu, int(count), pp, dp, ep)
         if key not in cache:
             llm = llms.get(model) or llms.setdefault(model, catalog.llm(model))
             spec = gpu_rows.get(gpu) or gpu_rows.setdefault(gpu, catalog.gpu(gpu))
-            cache[key] = "; ".join(config_problems(llm, spec, key[2]))
-        out.append(cache[key])
-    return out
+            layout, problems = layout_problems(llm, spec, key[2], pp, dp, ep)
+            cache[key] = ("; ".join(problems), layout)
+        errors.append(cache[key][0])
+        layouts.append(cache[key][1])
+    return errors, layouts

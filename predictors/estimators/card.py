@@ -33,6 +33,9 @@ class TrainingData(BaseModel):
     sources: list[str] = Field(default_factory=list)
     """Measurement source ids."""
     rows_by_source: dict[str, int] = Field(default_factory=dict)
+    layout: dict[str, Any] | None = None
+    """How each row's parallel layout was read (measured, or the engines' usual layout) and
+    the rows of each reading (absent on cards trained before issue 18's measured layouts)."""
 
 
 class ModelCard(BaseModel):

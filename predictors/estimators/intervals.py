@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy.optimize import lsq_linear
 
 #: What a row may lack, each a column of :func:`difficulty_features` (all ≥ 0).
 DIFFICULTY_FEATURES: tuple[str, ...] = (
@@ -234,7 +233,10 @@ def fit_scale_weights(
     residuals: np.ndarray, features: np.ndarray, sample_weight: np.ndarray
 ) -> dict[str, float]:
     """Non-negative weights of ``log |r| ≈ c + features · w`` (weighted least squares, free
-    intercept ``c``): how much each missing piece of evidence widens the residuals."""
+    intercept ``c``): how much each missing piece of evidence widens the residuals. (SciPy is
+    imported here, at training time only: it costs 0.5 s of every command's start-up.)"""
+    from scipy.optimize import lsq_linear
+
     ok = np.isfinite(residuals) & np.all(np.isfinite(features), axis=1)
     r, x, sw = np.abs(residuals[ok]), features[ok], sample_weight[ok]
     if r.size == 0:

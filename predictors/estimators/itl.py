@@ -29,7 +29,13 @@ import polars as pl
 
 from predictors.estimators.base import booster_output, train_booster, xgb_params
 from predictors.estimators.intervals import AdaptiveInterval, Interval, multiplicative_bounds
-from predictors.estimators.step import StepInputs, StepParams, fit_step_params, step_times
+from predictors.estimators.step import (
+    StepInputs,
+    StepParams,
+    fit_step_params,
+    layout_comm_s,
+    step_times,
+)
 
 #: Ceilings of achieved bandwidth and model FLOPS utilisation behind the ITL floor.
 ETA_BW_MAX = 0.9
@@ -45,7 +51,10 @@ def _cached_step_fit(frame: pl.DataFrame, y: np.ndarray) -> StepParams:
     """:func:`fit_step_params`, memoised on the training rows (candidates share one fit)."""
     x = StepInputs.of(frame)
     h = hashlib.sha256(np.ascontiguousarray(y, dtype=np.float64).tobytes())
+    lay = x.layout
     for arr in (x.bytes_read, x.flops, x.bandwidth_b_s, x.peak_flops, x.gpus, x.layers):
+        h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+    for arr in (lay.tp, lay.pp, lay.dp, lay.domain, lay.scale_out_b_s):
         h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
     h.update("|".join(x.engine.tolist()).encode())
     h.update("|".join(x.vendor.tolist()).encode())
@@ -85,10 +94,12 @@ class PhysicsItlEstimator:
 
     @staticmethod
     def floor_s(frame: pl.DataFrame) -> np.ndarray:
-        """The lowest ITL physics allows at realistic ceilings of bandwidth and FLOPS use."""
+        """The lowest ITL physics allows at realistic ceilings of bandwidth and FLOPS use, plus
+        the layout's all-to-all and pipeline transfers at zero latency (0 for pure TP)."""
         x = StepInputs.of(frame)
         return np.asarray(
             np.maximum(x.memory_floor_s() / ETA_BW_MAX, x.compute_floor_s() / MFU_MAX)
+            + layout_comm_s(x.layout, x.batch, x.hidden, x.layers, x.interconnect_b_s, 0.0)[1]
         )
 
     def fit(self, frame: pl.DataFrame, y: np.ndarray) -> Self:

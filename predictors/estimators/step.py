@@ -21,6 +21,25 @@ row, every GPU given the same total weight. None of them belongs to a GPU, so th
 memorise one: a GPU enters only through BW, F, IC and its vendor, and the step time is
 non-increasing in BW, F and IC and non-decreasing in batch, context and parameters. Because
 ``η_bw`` ≤ 1, ``t / κ`` is never below the memory-read floor ``bytes / (n · BW)``.
+
+Parallel layouts (``n = TP · PP · DP``, :mod:`predictors.catalog.validity`; ``bytes`` are then
+replica-equivalent, :mod:`predictors.physics`). The communication term generalises, with the
+micro-batch ``m = b / PP`` and ``m / DP`` sequences per attention-DP rank:
+
+* TP all-reduces of ``(m / DP) · hidden · 2 B`` over the TP GPUs: two per layer with DP 1 (the
+  MoE layer's expert outputs are summed by the same all-reduce, as vLLM does with EP = TP), one
+  per layer plus one per dense layer with DP > 1. A TP group larger than the NVLink domain
+  (:func:`predictors.physics.tp_domain_gpus`) runs at ``min(IC, 2 · scale-out)`` and pays the
+  scale-out latency per message.
+* Attention DP > 1, per MoE layer: dispatch and combine all-to-all of each GPU's ``m / (DP ·
+  TP) · k · hidden · 2 B`` to the other ``TP · DP − 1`` GPUs of the stage, the share outside the
+  NVLink domain over the scale-out network (``scale_out_gbit_s`` per GPU, its latency).
+* PP > 1: ``PP − 1`` activation transfers of ``(m / DP) · hidden · 2 B`` per token cycle, over
+  NVLink inside a domain and over the scale-out network where a stage boundary leaves it.
+
+With PP = DP = 1 every new factor is 1 and every new term 0, so pure tensor parallelism is
+computed exactly as before. The all-to-all and pipeline terms (:attr:`StepTimes.layout_comm`)
+are also added to the ITL floor: a layout is never predicted faster than its communication.
 """
 
 from __future__ import annotations
@@ -32,6 +51,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from predictors.estimators.layout_comm import ACTIVATION_BYTES as ACTIVATION_BYTES
+from predictors.estimators.layout_comm import LayoutInputs, layout_comm_s
 from predictors.physics import ENGINES
 
 #: Ceilings (and floors) of the fitted efficiencies: achieved bandwidth and MFU stay realistic.
@@ -44,8 +65,6 @@ ALLREDUCE_LATENCY_BOUNDS = (0.0, 50e-6)
 LAYER_OVERHEAD_BOUNDS = (0.0, 1e-3)
 #: Interconnect assumed where the catalog has none: PCIe 4.0 x16, GB/s.
 DEFAULT_INTERCONNECT_GB_S = 64.0
-#: Bytes per activation element exchanged in the tensor-parallel all-reduces.
-ACTIVATION_BYTES = 2.0
 #: Weight of the shrinkage of per-engine η_bw and overhead towards shared values.
 SHRINKAGE = 10.0
 #: Software-stack factor per GPU vendor, relative to this vendor (fixed at 1).
@@ -114,6 +133,7 @@ class StepInputs:
     batch: np.ndarray
     engine: np.ndarray
     vendor: np.ndarray
+    layout: LayoutInputs
 
     @staticmethod
     def of(frame: pl.DataFrame) -> StepInputs:
@@ -135,6 +155,7 @@ class StepInputs:
             batch=col("batch_size"),
             engine=frame["engine"].cast(pl.String).fill_null("vllm").to_numpy(),
             vendor=frame["vendor"].cast(pl.String).fill_null(REFERENCE_VENDOR).to_numpy(),
+            layout=LayoutInputs.of(frame),
         )
 
     def memory_floor_s(self) -> np.ndarray:
@@ -157,6 +178,8 @@ class StepTimes:
     comm: np.ndarray
 
     vendor_factor: np.ndarray
+    layout_comm: np.ndarray
+    """The all-to-all and pipeline part of ``comm`` (0 for pure TP), seconds."""
 
     @property
     def total(self) -> np.ndarray:
@@ -205,16 +228,12 @@ def step_times(
     top = np.maximum(memory, compute)
     with np.errstate(invalid="ignore", divide="ignore"):
         core = top * ((memory / top) ** p + (compute / top) ** p) ** (1.0 / p)
-    n = x.gpus
-    ring = 2.0 * (n - 1.0) / np.maximum(n, 1.0)
-    message = x.batch * x.hidden * ACTIVATION_BYTES
-    comm = np.where(
-        n > 1.0,
-        x.layers * 2.0 * (params.allreduce_latency_s + ring * message / x.interconnect_b_s),
-        0.0,
+    tp_comm, layout_comm = layout_comm_s(
+        x.layout, x.batch, x.hidden, x.layers, x.interconnect_b_s, params.allreduce_latency_s
     )
     overhead = x.layers * overhead_per_layer
-    return StepTimes(overhead, memory, compute, core, comm, vendor_factor)
+    comm = tp_comm + layout_comm
+    return StepTimes(overhead, memory, compute, core, comm, vendor_factor, layout_comm)
 
 
 def fit_step_params(frame: pl.DataFrame, itl_s: np.ndarray) -> StepParams:

@@ -11,6 +11,11 @@ silicon_tpot_ms`` and ``silicon_concurrency=N`` inside ``silicon_data_source``.
   workers: prefill_workers x tp x pp x dp + decode_workers x tp x pp x dp.
 - precision: the ``precision`` column (fp4 / fp8 / bf16); empty with no quant mode = bf16.
 - ``output_throughput_tok_s`` is not measured and left null.
+- layout (``agg`` rows; a disaggregated deployment is not one replica and has none): the source's
+  ``tp_size``, ``pp_size``, ``attention_dp_size`` (empty: 1) and ``moe_ep_size`` (0 or empty:
+  not stated) as ``tensor_parallel``, ``pipeline_parallel``, ``data_parallel`` and
+  ``expert_parallel``; :mod:`predictors.measurements.layouts` then reads the rows whose
+  ``tp_size`` is the world size of a wide-EP deployment (see docs/data.md).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import polars as pl
 
 from predictors.core.errors import DataError
 from predictors.measurements.schema import (
+    LAYOUT_COLUMNS,
     conform,
     empty_frame,
     frame_from_rows,
@@ -65,6 +71,19 @@ def _i(row: dict[str, Any], col: str, default: int = 1) -> int:
 def _gpus(row: dict[str, Any], prefix: str) -> int:
     shape = _i(row, f"{prefix}tp_size") * _i(row, f"{prefix}pp_size")
     return shape * max(_i(row, f"{prefix}attention_dp_size"), 1)
+
+
+def _layout(row: dict[str, Any], mode: str) -> dict[str, int | None]:
+    """The stated layout of an aggregated row (all None for disaggregated rows)."""
+    if mode != "agg":
+        return dict.fromkeys(LAYOUT_COLUMNS)
+    ep = _i(row, "moe_ep_size", 0)
+    return {
+        "tensor_parallel": _i(row, "tp_size"),
+        "pipeline_parallel": _i(row, "pp_size"),
+        "data_parallel": max(_i(row, "attention_dp_size"), 1),
+        "expert_parallel": ep if ep > 0 else None,
+    }
 
 
 def read_aiconfigurator(path: Path) -> pl.DataFrame:
@@ -119,4 +138,4 @@ def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
         "task": None,
         "input_tokens_assumed": False,
         "note": f"mode={mode} backend_version={r.get('backend_version')}",
-    }
+    } | _layout(r, mode)

@@ -37,6 +37,7 @@ from predictors.core.errors import DataError
 from predictors.measurements.aiconfigurator import is_aiconfigurator_header, read_aiconfigurator
 from predictors.measurements.amd_mi300x import is_amd_dir, read_amd_mi300x
 from predictors.measurements.argonne import is_argonne_file, read_argonne
+from predictors.measurements.layouts import read_layouts
 from predictors.measurements.mlenergy_v1 import is_v1_file, read_mlenergy_v1
 from predictors.measurements.mlenergy_v2 import FILE_PATTERN as V2_FILE
 from predictors.measurements.mlenergy_v2 import read_mlenergy_v2
@@ -273,6 +274,7 @@ def load_measurements(
     root = str(data_dir).rstrip("/\\") + "/"
     raw = raw.with_columns(pl.col("file").str.strip_prefix(root))
     all_rows = apply_rules(raw, catalog, include_doubtful=include_doubtful)
+    all_rows = read_layouts(all_rows, catalog)
     all_rows = all_rows.sort("source", "file", "_order").drop("_order")
     table = all_rows.filter(pl.col("drop_reason").is_null()).select(list(SCHEMA))
     dropped = (

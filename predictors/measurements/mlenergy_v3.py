@@ -10,6 +10,15 @@ avg_power_watts / num_gpus; ITL = median ITL (decode only); batch = measured ``a
 ``gpu_count = num_gpus`` (tensor x expert x data parallel); weight precision bfloat16 -> bf16,
 fp8 -> fp8, mxfp4 -> fp4; engine vLLM.
 
+Layout: vLLM runs ``num_gpus = tensor × data parallel`` GPUs; with ``--enable-expert-parallel``
+the MoE layers use EP = TP × DP. The records carry ``tensor_parallel`` 1 for every MoE run, also
+on 8 GPUs with ``data_parallel`` 1, which vLLM cannot run literally (TP 1 × DP 1 is one GPU): the
+benchmark passes ``num_gpus`` as the tensor-parallel size unless its per-model config sets
+``data-parallel-size`` (ml-energy/benchmark ``configs/vllm/<task>/<model>/<gpu>/``). So a row
+is read as DP = ``data_parallel`` (empty: 1), TP = ``num_gpus / DP``, EP = ``expert_parallel``
+(empty: TP × DP, the default rule); e.g. (8 GPUs, tp 1, ep 8, dp 1) is TP 8 × EP 8 and
+(8 GPUs, tp 1, ep 8, dp 8) is attention DP 8 × EP 8 (docs/data.md).
+
 The input length is not stated per row; unless a task JSON carries a mean input length
 (``avg_input_len``), we use the documented per-task assumption :data:`ASSUMED_INPUT_TOKENS` and set
 ``input_tokens_assumed = True``. GPU "H100" is the SXM part (hint given).
@@ -97,6 +106,13 @@ def _row(
     if missing:
         raise DataError(f"{file}: configuration {i} lacks {', '.join(missing)}")
     n_gpu = int(cfg["num_gpus"])
+    dp = int(cfg.get("data_parallel") or 1)
+    if n_gpu % dp:
+        raise DataError(
+            f"{file}: configuration {i}: num_gpus {n_gpu} is not a multiple of data_parallel "
+            f"{dp}; expected num_gpus = tensor x data parallel"
+        )
+    ep = cfg.get("expert_parallel")
     assumed = mean_in is None
     gpu = str(cfg["gpu_model"])
     return {
@@ -126,4 +142,8 @@ def _row(
             f"tp={cfg.get('tensor_parallel')} ep={cfg.get('expert_parallel')} "
             f"dp={cfg.get('data_parallel')} max_num_seqs={cfg.get('max_num_seqs')}"
         ),
+        "tensor_parallel": n_gpu // dp,
+        "pipeline_parallel": 1,
+        "data_parallel": dp,
+        "expert_parallel": int(ep) if ep else None,
     }

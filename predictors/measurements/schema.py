@@ -7,7 +7,11 @@ output_tokens, power_w_per_gpu, itl_s, ttft_s, output_throughput_tok_s, itl_incl
 quality`` plus the extras ``model_raw, gpu_raw, file`` and the adapter extras ``gpu_hint`` (a more
 specific GPU name the source documents, tried before ``gpu_raw`` when resolving), ``task``,
 ``input_tokens_assumed`` (True when the input length is a documented assumption rather than a
-measured value) and ``note`` (free text: parallelism, KV-cache dtype, ...).
+measured value) and ``note`` (free text: KV-cache dtype, engine version, ...), then the measured
+parallel layout :data:`LAYOUT_COLUMNS` (``tensor_parallel``, ``pipeline_parallel``,
+``data_parallel``, ``expert_parallel``; null where a source does not state one or the row is not
+one replica, e.g. disaggregated serving; ``gpu_count = TP × PP × DP``; docs/data.md states how
+each source's fields are read).
 
 ``batch_size`` is the mean number of concurrent sequences; ``arrival_rate_rps`` is null for offline
 (saturated) runs. ``quality`` is ``"ok"`` or ``"doubtful: <reason>"``.
@@ -47,7 +51,18 @@ SCHEMA: dict[str, pl.DataType] = {
     "task": pl.String(),
     "input_tokens_assumed": pl.Boolean(),
     "note": pl.String(),
+    "tensor_parallel": pl.Int64(),
+    "pipeline_parallel": pl.Int64(),
+    "data_parallel": pl.Int64(),
+    "expert_parallel": pl.Int64(),
 }
+#: The measured parallel layout of a row (the last columns of :data:`SCHEMA`).
+LAYOUT_COLUMNS: tuple[str, ...] = (
+    "tensor_parallel",
+    "pipeline_parallel",
+    "data_parallel",
+    "expert_parallel",
+)
 
 #: Columns that may be null.
 NULLABLE: frozenset[str] = frozenset(
@@ -60,6 +75,7 @@ NULLABLE: frozenset[str] = frozenset(
         "gpu_hint",
         "task",
         "note",
+        *LAYOUT_COLUMNS,
     }
 )
 
@@ -69,7 +85,7 @@ _EXTRA_DEFAULTS: dict[str, object] = {
     "task": None,
     "input_tokens_assumed": False,
     "note": None,
-}
+} | dict.fromkeys(LAYOUT_COLUMNS)
 
 #: Engines that appear in measurements: the servable ones plus two found only in data.
 ENGINES: frozenset[str] = frozenset(vocab.ENGINES) | {"deepspeed", "sambaflow"}

@@ -18,8 +18,12 @@ the physics per row (docs/method.md, "Capacity"):
 * **TP communication** of the prompt tokens: two ring all-reduces per layer of the hidden state
   per token, ``2 · layers · hidden · 2 B · 2(TP − 1)/TP`` bytes at half the catalog's
   bidirectional ``interconnect_gb_s`` (NVLink vs PCIe; 64 GB/s, PCIe Gen4, when the catalog has
-  none). The decode step's all-reduce is part of the predictors' ITL (their step model charges
-  it from the same ``interconnect_gb_s``), so it is not added again.
+  none; the scale-out network's ``scale_out_gbit_s`` when TP spans NVLink domains), plus, with
+  pipeline parallelism, each token's ``hidden · 2 B`` across the ``PP − 1`` stage boundaries
+  (over the network when the replica spans domains). The decode step's communication is part of
+  the predictors' ITL (their step model charges it from the same fabric columns), so it is not
+  added again. Layouts per :mod:`predictors.catalog.validity` (the row's optional
+  ``pipeline_parallel`` / ``data_parallel`` / ``expert_parallel``; weights and KV per rank).
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ import polars as pl
 
 from predictors import physics
 from predictors.api import Predictor
-from predictors.features import join_specs
+from predictors.catalog.row_checks import LAYOUT_COLUMNS
+from predictors.features import join_specs, with_layout
 from predictors.serving.curves import BATCH_GRID, ServingCurves, monotone_curves, rising_throughput
 
 #: Fraction of GPU memory vLLM-like engines use (``gpu_memory_utilization``) and the fraction
@@ -53,6 +58,7 @@ KEYS: tuple[str, ...] = (
     "precision",
     "input_tokens",
     "output_tokens",
+    *LAYOUT_COLUMNS,
 )
 
 
@@ -85,46 +91,49 @@ class ServingTable:
     tdp_w: list[float]
 
 
+def _keys(rows: pl.DataFrame) -> pl.DataFrame:
+    """The :data:`KEYS` columns of *rows* (layout columns empty where absent: the usual one)."""
+    missing = [c for c in LAYOUT_COLUMNS if c not in rows.columns]
+    return rows.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in missing).select(KEYS)
+
+
 def prediction_grid(rows: pl.DataFrame) -> pl.DataFrame:
     """Each row at each :data:`BATCH_GRID` batch (row-major, batch ascending)."""
     width = len(BATCH_GRID)
-    frame = rows.select(KEYS)[np.repeat(np.arange(rows.height), width)]
+    frame = _keys(rows)[np.repeat(np.arange(rows.height), width)]
     batch = pl.Series("batch_size", np.tile(np.asarray(BATCH_GRID, dtype=np.int64), rows.height))
     return frame.insert_column(5, batch)
 
 
 def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     """Per row (catalog ids, :data:`KEYS` columns): weights, KV budget, prefill, TP comm, idle."""
-    frame = rows.select(KEYS).with_columns(
+    frame = _keys(rows).with_columns(
         pl.col("gpu_count").cast(pl.Float64),
         pl.col("input_tokens").cast(pl.Float64),
         pl.col("output_tokens").cast(pl.Float64),
         pl.lit(1.0).alias("batch_size"),
     )
-    ic = predictor.catalog.gpus.select(
-        pl.col("id").alias("gpu"), pl.col("interconnect_gb_s").cast(pl.Float64, strict=False)
-    )
-    j = join_specs(frame, predictor.catalog).join(ic, on="gpu", how="left")
-    n = pl.col("gpu_count")
-    weights = physics.weight_bytes()
+    j = with_layout(join_specs(frame, predictor.catalog))
+    n = pl.col("tensor_parallel")
+    weights = physics.resident_weight_bytes()
     kv = physics.engine_kv_budget_bytes()
     per_seq = physics.paged_kv_bytes_per_sequence()
-    bw = pl.col("interconnect_gb_s").fill_null(DEFAULT_INTERCONNECT_GB_S) / 2.0 * 1e9
+    ic = pl.col("interconnect_gb_s").fill_null(DEFAULT_INTERCONNECT_GB_S)
+    net = pl.col("scale_out_gbit_s").fill_null(100.0) / 8.0 * 1e9  # one way, bytes/s
+    domain = physics.tp_domain_gpus()
+    bw = pl.when(n > domain).then(pl.min_horizontal(ic / 2.0 * 1e9, net)).otherwise(ic / 2.0 * 1e9)
     per_token_bytes = (
         2.0 * pl.col("num_layers") * pl.col("hidden_size") * ACTIVATION_BYTES * 2.0 * (n - 1) / n
     )
-    comm_token = pl.when(n > 1).then(per_token_bytes / bw).otherwise(0.0)
+    # pipeline: each prompt token's activations cross PP - 1 stage boundaries (network bound)
+    pp = pl.col("pipeline_parallel")
+    hops = (pp - 1.0) * pl.col("hidden_size") * ACTIVATION_BYTES
+    pp_bw = pl.when(n * pl.col("data_parallel") * pp > domain).then(net).otherwise(ic / 2.0 * 1e9)
+    comm_token = pl.when(n > 1).then(per_token_bytes / bw).otherwise(0.0) + hops / pp_bw
     comm_fixed = (
         pl.when(n > 1).then(2.0 * pl.col("num_layers") * ALLREDUCE_LATENCY_S).otherwise(0.0)
     )
-    compute = (
-        2.0
-        * pl.col("active_params_b")
-        * 1e9
-        * pl.col("input_tokens")
-        / (physics.peak_tflops() * 1e12 * n * physics.PREFILL_MFU)
-    )
-    prefill = compute + comm_token * pl.col("input_tokens")
+    prefill = physics.prefill_compute_s() + comm_token * pl.col("input_tokens")
     return j.select(
         (weights / 1e9).alias("weights_gb"),
         (kv / 1e9).alias("kv_budget_gb"),

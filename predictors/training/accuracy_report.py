@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from predictors.training.interval_report import interval_section
+from predictors.training.layout_report import layout_section
 from predictors.training.report_format import SPLIT_TITLES, fmt, sorted_by_split
 from predictors.training.report_format import table as _table
 
@@ -109,6 +110,7 @@ def render(
         "",
     ]
     lines += _nvdc_section(summary, meta.get("unseen_protocol"))
+    lines += layout_section(meta.get("layouts"))
     lines += _stability_section(meta.get("stability"))
     lines += _dominance_section(meta.get("dominance"))
     lines += interval_section(summary)

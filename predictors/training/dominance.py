@@ -17,8 +17,8 @@ import itertools
 
 import polars as pl
 
-from predictors.api import BATCH_INPUT_COLUMNS, Predictor
-from predictors.physics import peak_tflops
+from predictors.api import BATCH_INPUT_COLUMNS, LAYOUT_OUTPUT_COLUMNS, Predictor
+from predictors.physics import peak_tflops, tp_domain_gpus
 
 #: Allowed slack: B may be predicted at most 5 % slower than A.
 TOLERANCE = 1.05
@@ -66,6 +66,8 @@ def dominating_pairs(predictor: Predictor) -> pl.DataFrame:
         "int8_tops_dense",
         "fp4_tflops_dense",
         pl.col("interconnect_gb_s").fill_null(0.0),
+        tp_domain_gpus().alias("domain"),
+        pl.col("scale_out_gbit_s").fill_null(0.0),
     )
     specs = pl.concat(
         [gpus.with_columns(pl.lit(p).alias("precision")) for p in PRECISIONS]
@@ -85,7 +87,11 @@ def dominating_pairs(predictor: Predictor) -> pl.DataFrame:
         pl.col("gpu").alias("gpu_a"),
         "gpu_b",
         "precision",
-        (pl.col("interconnect_gb_s_b") < pl.col("interconnect_gb_s")).alias("weaker_ic"),
+        (
+            (pl.col("interconnect_gb_s_b") < pl.col("interconnect_gb_s"))
+            | (pl.col("domain_b") < pl.col("domain"))
+            | (pl.col("scale_out_gbit_s_b") < pl.col("scale_out_gbit_s"))
+        ).alias("weaker_ic"),
     )
 
 
@@ -95,10 +101,18 @@ def sweep(predictor: Predictor) -> pl.DataFrame:
     gpus = sorted(set(pairs["gpu_a"].to_list()) | set(pairs["gpu_b"].to_list()))
     rows = grid(gpus)
     pred = pl.concat(
-        [rows, predictor.predict(rows, with_ttft=True).select("itl_s", "ttft_s", "error")],
+        [
+            rows,
+            predictor.predict(rows, with_ttft=True).select(
+                "itl_s", "ttft_s", "error", *LAYOUT_OUTPUT_COLUMNS
+            ),
+        ],
         how="horizontal",
     ).filter(pl.col("error") == "")
+    # the same configuration on both GPUs: equal GPU count and equal resolved layout (a GPU
+    # whose NVLink domain is smaller needs pipeline stages where the other runs one TP group)
     keys = ["model", "gpu_count", "engine", "precision", "batch_size", "input_tokens"]
+    keys += list(LAYOUT_OUTPUT_COLUMNS)
     a = pred.select(
         pl.col("gpu").alias("gpu_a"),
         *keys,

@@ -19,6 +19,7 @@ import polars as pl
 from predictors.catalog.store import Catalog
 from predictors.estimators import artifacts
 from predictors.features import add_features, join_specs
+from predictors.measurements.schema import LAYOUT_COLUMNS
 from predictors.training.evaluate import MIN_TARGET_ROWS, TARGETS, target_rows
 from predictors.training.selection import select
 
@@ -29,9 +30,40 @@ REFERENCE_SOURCE = "mlenergy-v3"
 RANGE_COLUMNS: tuple[str, ...] = ("log_params", "batch_size", "input_tokens", "output_tokens")
 
 
+#: Issue 18: True (shipped) feeds each row's measured layout (``predictors.measurements.layouts``)
+#: to the layout physics, rows without one getting the engines' usual layout as in ``predict``;
+#: False is the former stopgap (the layout columns dropped: every row one tensor-parallel group
+#: over one fabric). Changing it changes the training rows' features and needs a retrain
+#: (docs/method.md, "Parallel layouts").
+TRAIN_ON_MEASURED_LAYOUT = True
+
+
+def training_table(table: pl.DataFrame) -> pl.DataFrame:
+    """*table* as training sees it under :data:`TRAIN_ON_MEASURED_LAYOUT`."""
+    if TRAIN_ON_MEASURED_LAYOUT:
+        return table
+    return table.drop([c for c in LAYOUT_COLUMNS if c in table.columns])
+
+
+def layout_record(table: pl.DataFrame) -> dict[str, Any]:
+    """How training read the rows' parallel layouts, for the model card."""
+    if not TRAIN_ON_MEASURED_LAYOUT or not set(LAYOUT_COLUMNS) <= set(table.columns):
+        return {"reading": "every row one tensor-parallel group over one fabric", "rows": {}}
+    stated = pl.col("tensor_parallel").is_not_null()
+    counts = table.group_by(stated.alias("stated")).len()
+    by = dict(zip(counts["stated"].to_list(), counts["len"].to_list(), strict=True))
+    return {
+        "reading": (
+            "measured layout where the source states one (docs/data.md), else the engines' "
+            "usual layout (predictors.physics.default_layout, as predict assumes)"
+        ),
+        "rows": {"measured": int(by.get(True, 0)), "usual_layout": int(by.get(False, 0))},
+    }
+
+
 def prepare(table: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
     """Measurement rows with catalog facts and features."""
-    return add_features(join_specs(table, catalog))
+    return add_features(join_specs(training_table(table), catalog))
 
 
 def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
@@ -58,6 +90,7 @@ def train(
     table: pl.DataFrame, catalog: Catalog, metrics: dict[str, Any] | None = None
 ) -> artifacts.TrainedModels:
     """Fit power and ITL estimators on all usable rows of the canonical measurement *table*."""
+    table = training_table(table)
     frame = prepare(table, catalog)
     trained: dict[str, artifacts.TrainedTarget] = {}
     rows: dict[str, int] = {}
@@ -90,6 +123,7 @@ def train(
             "rows": rows,
             "sources": sorted(table["source"].unique().to_list()),
             "rows_by_source": dict(sorted(table.group_by("source").len().iter_rows())),
+            "layout": layout_record(table),
         },
         "domain": training_domain(usable),
         "intervals": (

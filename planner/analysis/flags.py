@@ -1,0 +1,254 @@
+"""The uncertainty flags of a plan, with what ``robust: true`` deploys instead (issue 20, item 7).
+
+:func:`uncertainty_flags` flags the allocations of a solved :class:`~planner.pipeline.PlanRun`
+by the rule of :mod:`planner.documents.flags` and, only when one is flagged, plans the scenario
+again with ``robust: true`` (capacity sized on the upper ITL bound) to say what it deploys for
+each flagged model entry:
+
+* when nothing links the model entries (no power cap, no budget, no inventory limit), the
+  solver plans every entry on its own (:func:`planner.solve.colgen.solve_by_model`: an exact,
+  deterministic search per entry, no shared time budget) and the candidates of an entry are
+  predicted from that entry alone. So the flagged entries are re-solved alone: each gets the
+  deployment the whole scenario's ``robust: true`` plan gives it, at a fraction of the cost;
+* otherwise the entries share limits and the whole scenario is re-solved;
+* a re-solve of more than :data:`MAX_ROBUST_ENTRIES` entries is not run: it costs about as
+  much as the plan itself (``large-generated``: 455 of 500 entries flagged, a robust re-solve
+  of 34 s against the plan's 25 s). The flags then say so and name the command that gives it
+  (``--set robust=true``).
+
+:func:`with_sla_probability` adds a sweep's per-entry SLA probabilities;
+:func:`saved_plan_flags` flags a saved plan written before the flags existed (no predictor:
+the robust alternative is not computed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from planner.documents.flags import (
+    NOT_COMPUTED,
+    RULE,
+    DeploymentDocument,
+    FlagDocument,
+    RobustResolve,
+    UncertaintyFlagsDocument,
+    flag_reasons,
+)
+from planner.documents.plan import PlanDocument
+from planner.documents.sweep import SweepDocument
+from planner.inputs import PlanningInputs
+from planner.result import Plan
+from predictors.core.errors import WattgpuError
+
+if TYPE_CHECKING:  # the pipeline loads the predictors: imported where a re-solve needs it
+    from planner.pipeline import PlanRun
+
+MAX_ROBUST_ENTRIES = 100
+"""Most model entries a ``robust: true`` re-solve for the flags covers (module doc)."""
+
+
+def linked(inputs: PlanningInputs) -> bool:
+    """True when a limit links the model entries: a power cap, a budget or an inventory."""
+    return (
+        inputs.power_cap_kw is not None
+        or inputs.budget_usd is not None
+        or any(v is not None for v in inputs.inventory.values())
+    )
+
+
+def _deployments(plan: Plan, name: str) -> list[DeploymentDocument]:
+    return [
+        DeploymentDocument(gpu=a.candidate.gpu, tp=a.candidate.tp, replicas=a.replicas)
+        for a in plan.allocations
+        if a.candidate.name == name
+    ]
+
+
+def _text(deployments: list[DeploymentDocument]) -> str:
+    return "; ".join(f"{d.gpu} tp{d.tp} x{d.replicas}" for d in deployments) or (
+        "nothing (no deployment)"
+    )
+
+
+def _robust(
+    run: PlanRun, flagged: list[str], step: Callable[[str], None]
+) -> tuple[Plan | None, RobustResolve, str]:
+    """The robust plan that answers for the *flagged* entries, how it was found, and a note."""
+    scenario = run.scenario
+    if scenario.robust:
+        return run.plan, "already_robust", "the plan is itself planned with robust: true"
+    together = linked(run.inputs)
+    names = [m.name for m in run.inputs.models] if together else flagged
+    if len(names) > MAX_ROBUST_ENTRIES:
+        return (
+            None,
+            "not_computed",
+            f"not re-solved: it would re-plan {len(names)} model entries, more than "
+            f"{MAX_ROBUST_ENTRIES} (about the cost of this plan again); `wattgpu plan SCENARIO "
+            "--set robust=true` gives it",
+        )
+    chosen = set(names)
+    robust = scenario.model_copy(
+        update={"robust": True, "models": [e for e in scenario.models if e.name in chosen]}
+    )
+    from planner.pipeline import plan_scenario
+
+    step(f"flags: planning {len(names)} model entries again with robust: true")
+    try:
+        plan = plan_scenario(
+            robust, run.predictor, time_limit_s=run.inputs.time_limit_s, baselines=False
+        ).plan
+    except WattgpuError as exc:  # the plan stands; only its robust alternative is unknown
+        first = str(exc).splitlines()[0]
+        return None, "not_computed", f"robust: true could not be planned: {first}"
+    if together:
+        note = (
+            "the whole scenario re-solved (a power cap, budget or inventory limit links the "
+            "model entries)"
+        )
+        return plan, "all_entries", note
+    entries = "entry" if len(names) == 1 else "entries"
+    note = (
+        f"re-solved for the {len(names)} flagged model {entries} alone, which gives each the "
+        "deployment of the whole scenario's robust plan: nothing links the entries (no power "
+        "cap, budget or inventory limit)"
+    )
+    return plan, "flagged_entries", note
+
+
+def _instead(
+    robust: Plan | None, resolve: RobustResolve, name: str
+) -> tuple[str, list[DeploymentDocument] | None]:
+    if robust is None:
+        return NOT_COMPUTED, None
+    if not robust.has_solution:
+        why = "; ".join(robust.solve.messages)[:200]
+        return f"no plan (robust: true is {robust.status.value}: {why})", None
+    deployments = _deployments(robust, name)
+    suffix = " (the plan itself)" if resolve == "already_robust" else ""
+    return _text(deployments) + suffix, deployments
+
+
+def _flag(
+    name: str, gpu: str, tp: int, replicas: int, hi: float | None, sla: float, in_domain: bool
+) -> FlagDocument | None:
+    """The flag of one allocation (robust alternative not computed yet); None when the rule
+    does not flag it."""
+    reasons = flag_reasons(gpu, hi, sla, in_domain)
+    if not reasons:
+        return None
+    return FlagDocument(
+        name=name,
+        gpu=gpu,
+        tp=tp,
+        replicas=replicas,
+        itl_s_hi_at_capacity=hi,
+        itl_sla_s=sla,
+        in_domain=in_domain,
+        reasons=reasons,
+        robust_instead=NOT_COMPUTED,
+        sla_probability=None,
+    )
+
+
+def _document(
+    flags: list[FlagDocument], resolve: RobustResolve, note: str, draws: int | None = None
+) -> UncertaintyFlagsDocument:
+    return UncertaintyFlagsDocument(
+        rule=RULE,
+        robust_resolve=resolve if flags else "not_needed",
+        robust_note=note if flags else "no allocation is flagged",
+        sla_probability_draws=draws,
+        flags=flags,
+    )
+
+
+def uncertainty_flags(
+    run: PlanRun,
+    sla_probability: Mapping[str, float | None] | None = None,
+    *,
+    draws: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> UncertaintyFlagsDocument:
+    """The flags of *run*'s plan (module doc); *sla_probability* per entry from a sweep of
+    *draws* draws."""
+    found = [
+        _flag(
+            a.candidate.name,
+            a.candidate.gpu,
+            a.candidate.tp,
+            a.replicas,
+            a.candidate.itl_s_hi,
+            run.inputs.model(a.candidate.name).itl_sla_s,
+            a.candidate.in_domain,
+        )
+        for a in run.plan.allocations
+    ]
+    flags = [f for f in found if f is not None]
+    if not flags:
+        return _document([], "not_needed", "", draws)
+    flagged = list(dict.fromkeys(f.name for f in flags))
+    robust, resolve, note = _robust(run, flagged, progress or (lambda text: None))
+    probs = sla_probability or {}
+    done = []
+    for f in flags:
+        instead, deployments = _instead(robust, resolve, f.name)
+        done.append(
+            f.model_copy(
+                update={
+                    "robust_instead": instead,
+                    "robust_deployments": deployments,
+                    "sla_probability": probs.get(f.name),
+                }
+            )
+        )
+    return _document(done, resolve, note, draws)
+
+
+def with_sla_probability(
+    doc: UncertaintyFlagsDocument, sla_probability: Mapping[str, float | None], draws: int
+) -> UncertaintyFlagsDocument:
+    """*doc* with each flag's SLA probability from a sweep of *draws* draws."""
+    flags = [
+        f.model_copy(update={"sla_probability": sla_probability.get(f.name)}) for f in doc.flags
+    ]
+    return doc.model_copy(update={"flags": flags, "sla_probability_draws": draws})
+
+
+def sweep_sla_probability(
+    sweep: SweepDocument, plan: PlanDocument
+) -> tuple[dict[str, float | None], int] | None:
+    """A sweep's per-entry SLA probabilities and its draws, for the flags of *plan*: None when
+    the sweep has no draws or its base plan is another plan (other deployments; the sweep's
+    ``base.fleet`` reads ``entry GPU tpN xR; ...`` in plan order)."""
+    if sweep.summary is None:
+        return None
+    mine = "; ".join(f"{a.name} {a.gpu} tp{a.tp} x{a.replicas}" for a in plan.allocations)
+    if sweep.base.fleet != mine:
+        return None
+    return dict(sweep.summary.sla_probability), sweep.summary.draws
+
+
+def saved_plan_flags(doc: PlanDocument) -> UncertaintyFlagsDocument:
+    """The flags of a saved plan: its own, or (a plan written before them) the rule applied to
+    its allocations, without the robust alternative (that needs the predictors)."""
+    if doc.uncertainty_flags is not None:
+        return doc.uncertainty_flags
+    found = [
+        _flag(
+            a.name,
+            a.gpu,
+            a.tp,
+            a.replicas,
+            doc.candidate(a.key).itl_s_hi,
+            doc.model(a.name).itl_sla_s,
+            doc.candidate(a.key).in_domain,
+        )
+        for a in doc.allocations
+    ]
+    note = (
+        "the saved plan was written without flags, and the robust alternative needs the "
+        "predictors: plan the scenario again (`wattgpu plan SCENARIO --format json`)"
+    )
+    return _document([f for f in found if f is not None], "not_computed", note)

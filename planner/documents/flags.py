@@ -1,0 +1,88 @@
+"""Uncertainty flags of a plan's allocations (issue 20, item 7): the rule and its documents.
+
+An allocation is flagged when the upper end of its candidate's 90 % ITL interval at capacity
+(``itl_s_hi``) exceeds its model entry's ITL SLA, or when its GPU lies outside the predictors'
+training domain (``in_domain`` false). :func:`flag_reasons` is that rule on plain values, so the
+plan's flags (:mod:`planner.analysis.flags`) and the check of a saved plan
+(:mod:`planner.documents.verify`) apply the same one. Each flag also says what the scenario with
+``robust: true`` deploys for the entry instead, and the sweep's probability that the plan meets
+the entry's SLA when a sweep was run (``wattgpu report --sweep``, ``wattgpu sweep``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from planner.documents.base import Document
+from planner.inputs import ms_text
+
+RULE = (
+    "an allocation whose candidate's upper 90 % ITL bound at capacity (a replica carrying the "
+    "most load it is planned for) exceeds its entry's ITL SLA, or whose GPU lies outside the "
+    "predictors' training domain"
+)
+
+NOT_COMPUTED = "not computed (see robust_note)"
+"""``robust_instead`` when the robust alternative was not computed."""
+
+RobustResolve = Literal[
+    "not_needed", "already_robust", "flagged_entries", "all_entries", "not_computed"
+]
+
+
+def flag_reasons(gpu: str, itl_s_hi: float | None, itl_sla_s: float, in_domain: bool) -> list[str]:
+    """Why an allocation on *gpu* is flagged (:data:`RULE`); empty when it is not."""
+    reasons = []
+    if itl_s_hi is not None and itl_s_hi > itl_sla_s:
+        reasons.append(
+            f"ITL upper 90 % bound {ms_text(itl_s_hi)} ms > SLA {ms_text(itl_sla_s)} ms at capacity"
+        )
+    if not in_domain:
+        reasons.append(f"{gpu} is outside the predictors' training domain")
+    return reasons
+
+
+class DeploymentDocument(Document):
+    """One deployment: GPU type, TP degree and replicas."""
+
+    gpu: str
+    tp: int
+    replicas: int
+
+
+class FlagDocument(Document):
+    """An allocation whose ITL interval misses the SLA or whose GPU is out of domain."""
+
+    name: str
+    gpu: str
+    tp: int
+    replicas: int
+    itl_s_hi_at_capacity: float | None
+    itl_sla_s: float
+    in_domain: bool
+    reasons: list[str]
+    robust_instead: str
+    """What the scenario with ``robust: true`` deploys for this model entry (or why that is not
+    known: not computed, no plan)."""
+    sla_probability: float | None
+    """The sweep's probability that the plan meets this entry's SLA (None: no sweep, no draws)."""
+    robust_deployments: list[DeploymentDocument] | None = None
+    """The deployments of ``robust_instead`` (None when the robust plan is not known)."""
+
+
+class UncertaintyFlagsDocument(Document):
+    """The flags of a plan and how the ``robust: true`` alternative was found."""
+
+    rule: str
+    """Which allocations are flagged (:data:`RULE`)."""
+    robust_resolve: RobustResolve
+    """How ``robust_instead`` was found: ``not_needed`` (nothing flagged), ``already_robust``
+    (the plan is planned with ``robust: true``), ``flagged_entries`` (the flagged model entries
+    re-solved alone: nothing links the entries), ``all_entries`` (the whole scenario re-solved)
+    or ``not_computed`` (see ``robust_note``)."""
+    robust_note: str
+    """``robust_resolve`` in words."""
+    sla_probability_draws: int | None
+    """Draws of the sweep the SLA probabilities come from (None: no sweep)."""
+    flags: list[FlagDocument]
+    """The flagged allocations, in plan order."""

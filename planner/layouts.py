@@ -1,0 +1,233 @@
+"""The parallel layouts the planner tries per (model entry, GPU type), and the inventory a replica
+takes.
+
+Per pair the layouts form a *ladder* of groups, one group per GPU count, ascending
+(:func:`ladder`); :mod:`planner.build` evaluates it from the bottom until a layout meets the SLA,
+plus the next group. The groups:
+
+* the scenario's ``tp_degrees`` (pure tensor parallelism; a degree larger than the GPU's NVLink
+  domain takes the engines' usual layout, TP over the domain and PP across domains);
+* then, unless the GPU offer states its own ``layouts`` or its ``tp_degrees`` stop below a
+  full node (the largest heads-valid degree of one node: the user capped TP), **rack-scale**
+  tensor parallelism inside a larger NVLink domain (doubling the largest degree while it fits
+  the domain and the heads: TP 16, 32, 64 on a GB200/GB300 NVL72 rack), and the smallest
+  **pipeline** layouts over 2, 4, 8 stages while a replica may span that many domains (TP = the
+  largest heads-valid degree of one domain × PP; with TP 8 on 8-GPU nodes these are 2, 4 and 8
+  nodes; a TP below the node, e.g. 4 for 28 heads, starts inside one node); for
+  mixture-of-experts models also attention data parallelism instead of the stages (TP × DP,
+  EP = TP × DP over every GPU of the replica);
+* the offer's stated ``layouts`` (each checked by the predictors' validity rules,
+  :func:`predictors.catalog.validity.layout_problems`; a layout invalid for a model entry that
+  may use the GPU is a one-line error naming the rule).
+
+Inventory (:func:`held_gpus`): a replica inside one node takes its GPUs (replicas share nodes, as
+before layouts); a replica spanning nodes takes whole nodes, and one spanning NVLink domains
+whole domains (a replica of 12 GPUs on 8-GPU nodes takes 2 nodes = 16 GPUs; TP 64 × PP 2 on
+GB200 NVL72 takes 2 racks = 144 GPUs). The held GPUs are priced, and those not running the
+replica draw idle power.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planner.inputs import Candidate, Exclusion
+from planner.scenario.sections import LayoutOption
+from predictors.catalog import validity
+from predictors.core.errors import WattgpuError
+
+#: Pipeline stages of the planner-generated layouts (while the replica may span as many domains).
+MULTI_DOMAIN_COUNTS: tuple[int, ...] = (2, 4, 8)
+
+
+class LayoutError(WattgpuError):
+    """A scenario's stated layout that the predictors' validity rules refuse (one line each)."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One layout to try: degrees, the GPUs it runs on and the inventory it takes."""
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    held: int
+    """GPUs of inventory one replica takes (:func:`held_gpus`)."""
+    nodes: int
+
+    @property
+    def gpus(self) -> int:
+        """GPUs running the replica."""
+        return self.tp * self.pp * self.dp
+
+    @property
+    def degrees(self) -> tuple[int, int, int, int]:
+        """(TP, PP, DP, EP)."""
+        return (self.tp, self.pp, self.dp, self.ep)
+
+
+def held_gpus(gpu: Mapping[str, Any], count: int) -> tuple[int, int]:
+    """(GPUs of inventory, nodes) one replica of *count* GPUs of catalog type *gpu* takes: its
+    GPUs inside one node, whole nodes beyond one node, whole NVLink domains beyond one domain."""
+    node = validity.node_gpus(gpu)
+    domain = validity.tp_domain_gpus(gpu)
+    if count <= node:
+        return count, 1
+    unit = node if count <= domain else domain
+    held = math.ceil(count / unit) * unit
+    return held, math.ceil(held / node)
+
+
+def _shape(gpu: Mapping[str, Any], layout: validity.Layout) -> Shape:
+    held, nodes = held_gpus(gpu, layout.gpus)
+    return Shape(layout.tp, layout.pp, layout.dp, layout.ep, held, nodes)
+
+
+def _valid(
+    llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int, pp: int | None, dp: int | None
+) -> Shape | None:
+    layout, problems = validity.layout_problems(llm, gpu, count, pp, dp)
+    return None if layout is None or problems else _shape(gpu, layout)
+
+
+def _base(llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int]) -> list[Shape]:
+    """The ``tp_degrees`` (heads-valid, ascending): the engines' usual layout of each count; a
+    count the rules refuse stays pure TP, for the predictors to refuse with their reason."""
+    out = []
+    domain = validity.tp_domain_gpus(gpu)
+    for t in degrees:
+        # inside the domain, heads-valid pure TP needs no other rule (the usual EP is valid)
+        shape = None if t > domain else _usual(llm, gpu, t)
+        shape = shape or _valid(llm, gpu, t, None, None)
+        if shape is None:
+            pure = validity.resolve_layout(llm, gpu, t, 1, 1)
+            shape = _shape(gpu, pure or validity.Layout(t, 1, 1, 1))
+        out.append(shape)
+    return out
+
+
+def _usual(llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int) -> Shape | None:
+    layout = validity.resolve_layout(llm, gpu, count)
+    return None if layout is None else _shape(gpu, layout)
+
+
+def _automatic(llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int) -> list[Shape]:
+    """Rack-scale TP inside the domain above *top*, then the smallest pipeline layouts; none
+    when the offer's degrees (largest *top*) stop below a full node (the user capped TP)."""
+    heads, kv = int(llm["num_attention_heads"]), int(llm["num_kv_heads"])
+    domain = validity.tp_domain_gpus(gpu)
+    full_node = validity.valid_tp_degrees(heads, kv, validity.node_gpus(gpu))
+    if not full_node or top < full_node[-1]:
+        return []
+    out: list[Shape] = []
+    t = max(top, 1) * 2
+    while t <= domain:
+        if validity.tp_fits_heads(t, heads, kv):
+            out.extend(s for s in [_valid(llm, gpu, t, 1, 1)] if s)
+        t *= 2
+    fitting = validity.valid_tp_degrees(heads, kv, domain)
+    if not fitting:
+        return out
+    tp = fitting[-1]
+    limit = validity.max_replica_gpus(gpu)
+    for k in MULTI_DOMAIN_COUNTS:
+        if k * domain > limit:
+            break
+        out.extend(s for s in [_valid(llm, gpu, tp * k, k, 1)] if s)
+        if llm.get("is_moe"):
+            out.extend(s for s in [_valid(llm, gpu, tp * k, 1, k)] if s)
+    return out
+
+
+def stated_shape(
+    llm: Mapping[str, Any], gpu: Mapping[str, Any], option: LayoutOption, where: str
+) -> Shape:
+    """The :class:`Shape` of a scenario's stated layout; :class:`LayoutError` (one line naming
+    *where* and the rule) when the predictors' validity rules refuse it."""
+    layout, problems = validity.layout_problems(
+        llm,
+        gpu,
+        option.gpu_count,
+        option.pipeline_parallel,
+        option.data_parallel,
+        option.expert_parallel,
+    )
+    if layout is None or problems:
+        raise LayoutError(f"{where}: {problems[0]} (model {llm.get('id')})")
+    return _shape(gpu, layout)
+
+
+def grouped(shapes: Sequence[Shape], seen: set[tuple[int, int, int, int]]) -> list[list[Shape]]:
+    """*shapes* in groups of one GPU count, ascending, leaving out (and adding to *seen*) the
+    degrees already in *seen*."""
+    groups: dict[int, list[Shape]] = {}
+    for s in shapes:
+        if s.degrees not in seen:
+            seen.add(s.degrees)
+            groups.setdefault(s.gpus, []).append(s)
+    return [groups[n] for n in sorted(groups)]
+
+
+def base_groups(
+    llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int]
+) -> list[list[Shape]]:
+    """The groups of the heads-valid ``tp_degrees`` *degrees* (the bottom of :func:`ladder`)."""
+    return grouped(_base(llm, gpu, degrees), set())
+
+
+def more_groups(
+    llm: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    below: Sequence[Sequence[Shape]],
+    stated: Sequence[Shape] | None = None,
+) -> list[list[Shape]]:
+    """The groups above the ``tp_degrees`` groups *below*: rack-scale and pipeline layouts
+    (module doc), or the offer's checked *stated* layouts (None: automatic)."""
+    top = max((s.gpus for group in below for s in group), default=0)
+    seen = {s.degrees for group in below for s in group}
+    return grouped(_automatic(llm, gpu, top) if stated is None else list(stated), seen)
+
+
+def ladder(
+    llm: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    degrees: Sequence[int],
+    stated: Sequence[Shape] | None = None,
+) -> list[list[Shape]]:
+    """Groups of layouts by GPU count, ascending, each layout once (module doc); *degrees* the
+    heads-valid ``tp_degrees``, *stated* the offer's checked ``layouts`` (None: automatic)."""
+    below = base_groups(llm, gpu, degrees)
+    return grouped([s for g in [*below, *more_groups(llm, gpu, below, stated)] for s in g], set())
+
+
+def smallest_fitting(cands: Sequence[Candidate]) -> dict[tuple[str, str], Candidate]:
+    """Per (model entry, GPU) the evaluated candidate with the fewest GPUs whose weights fit
+    (not a memory exclusion; scenario rules and prediction errors say nothing about memory)."""
+    out: dict[tuple[str, str], Candidate] = {}
+    for c in cands:
+        if c.exclusion in (Exclusion.MEMORY, Exclusion.RULE, Exclusion.PREDICTION):
+            continue
+        best = out.get((c.name, c.gpu))
+        if best is None or c.gpus_per_replica < best.gpus_per_replica:
+            out[(c.name, c.gpu)] = c
+    return out
+
+
+def multi_node_notes(
+    cands: Sequence[Candidate], pairs: Collection[tuple[str, str]] | None = None
+) -> list[str]:
+    """One line per (model entry, GPU) — of *pairs* when given — whose smallest fitting layout
+    (:func:`smallest_fitting`) spans more than one node."""
+    out = []
+    for (name, gpu), c in smallest_fitting(cands).items():
+        if c.nodes > 1 and (pairs is None or (name, gpu) in pairs):
+            gpus = c.tp * c.pipeline_parallel * c.data_parallel
+            out.append(
+                f"{name} needs more than one node of {gpu}: the smallest layout that fits is "
+                f"TP {c.layout} on {gpus} GPUs ({c.nodes} nodes)"
+            )
+    return out
