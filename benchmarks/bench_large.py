@@ -13,23 +13,26 @@ time. Run::
     .venv/bin/python benchmarks/bench_large.py            # every run
     .venv/bin/python benchmarks/bench_large.py --only json
 
-Measured 2026-12-01 on branch failover (issue 23: the solver's new exact bounds — count-aware
-concave minorants, screening, the Lagrangian bound of partial vectors — and the least-peak
-phase 1 for power caps), 2-core machine shared with other helpers, load average 1.0-1.4 while
-measuring: ``--format json`` 16.7 s wall, 18.2 s CPU, 0.65 GB, 16.8 MB, status **optimal** with
-gap 0 (every model's search proven; before: feasible, gap 0.79 %, same objective 964,943 kWh);
-at 0.2 $/kWh 20.9 s wall, 22.6 s CPU, 0.65 GB; plain 21.3 s wall, 22.9 s CPU, optimal; capped
-(60 kW) 11.3 s wall, 12.9 s CPU (the bound check before any solver; the build is the time);
-diff 4.7 s, 0.19 GB. In-process, the solve with its three baselines went from 16.3 s CPU (main,
-load average 1) to 6.1 s CPU (load average 3); the peak memory, 0.65 GB, is reached by the
-candidate build, before the solve. ``wattgpu plan large-generated --set power_cap_kw=125``:
-20.1 s wall, 21.8 s CPU, 0.61 GB, exit 1, proven infeasible ("every plan draws at least
-125.559 kW facility power in its busiest period", the least-peak Lagrangian bound; before on
-the same machine: 71 s solve, status time_limit, no proof); ``power_cap_kw=126``: a plan
-(feasible, gap 0.013 %) in an 18 s solve, 0.94 GB (44 s and 2.5 GB before the master MILP's
-neighbourhood was screened: it routed every one-replica move of every model). Still missed:
-< 15 s CPU and < 0.6 GB for ``--format json``, both set by the candidate build (about 11-13 s
-CPU, 0.65 GB).
+Measured 2026-12-01 on branch failover merged with main (issue 18's layouts: 44,868
+candidates; issue 23's new exact bounds in the search — count-aware concave minorants,
+screening, the Lagrangian bound of partial vectors — and the least-peak phase 1 for power caps),
+2-core machine, load average 0.8-1.2 while measuring: ``--format json`` 25.9 s wall, 27.8 s CPU,
+0.66 GB, 18.1 MB, status feasible with gap 0.03 % (one model's search, m0299, cut at 0.48 %);
+at 0.2 $/kWh 27.5 s wall, 29.6 s CPU; plain 24.5 s wall, 26.4 s CPU; capped (60 kW) 13.4 s
+wall, 15.2 s CPU (the bound check before any solver: the build's time); diff 3.7 s, 0.20 GB.
+In-process, same load, the solve with its three baselines: 9.2 s CPU, gap 0.03 %, objective
+966,503 kWh (main: 15.9 s CPU, gap 0.67 %, objective 966,673 kWh); the candidate build is
+11.5-12.7 s and sets the peak memory (0.66 GB, reached before the solve); under cProfile the
+JSON writer's candidate selection (planner/documents/kept.py) takes another ~5 s.
+``wattgpu plan large-generated --set power_cap_kw=125``: the solve proves it infeasible in
+11.3 s CPU ("every plan draws at least 125.563 kW facility power in its busiest period", the
+least-peak Lagrangian bound; main: 85.6 s CPU, status time_limit, no proof); the whole
+command 24.2 s wall, 26.0 s CPU, 0.63 GB, exit 1 (before the merge 20.1 s wall, 0.61 GB).
+``power_cap_kw=126`` (before the merge): a plan (feasible, gap 0.013 %) in an 18 s solve,
+0.94 GB (44 s and 2.5 GB before the master MILP's neighbourhood was screened: it routed every
+one-replica move of every model).
+Still missed: < 15 s CPU and < 0.6 GB for ``--format json``, set by the candidate build and
+the JSON writer.
 Measured 2026-12-01 on the merged main (issue 22's JSON selection and issue 23's exact solver),
 quiet 2-core machine (load average 0.3): ``--format json`` 39.2 s wall, 33.8 s CPU, 0.70 GB,
 16.8 MB (the same scenario at 0.2 $/kWh: 23.4 s wall, 25.3 s CPU); the diff of the two files
