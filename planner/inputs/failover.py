@@ -9,12 +9,12 @@ capacity). Replicas are fixed over the horizon, so the condition is that of the 
 Loss units:
 
 * ``replicas``: every replica is a unit;
-* ``nodes``: every deployment (model entry × GPU type × TP) fills whole nodes of
-  ``gpus_per_node`` GPUs of its type — ``r = max(1, gpus_per_node // TP)`` replicas per node (a
-  replica wider than a node spans whole nodes of its own, and losing one of them takes it
-  out), the last node partly filled; nodes are not shared between deployments or model
-  entries. With ``n`` replicas a deployment has ``n // r`` full nodes of ``r · cap`` req/s and,
-  when ``n % r > 0``, one node of ``(n % r) · cap``.
+* ``nodes``: every deployment (model entry × GPU type × layout) fills whole nodes of its GPU
+  type (``gpus_per_node`` GPUs: the catalog's ``node_gpus``) — ``r = max(1, gpus_per_node //
+  GPUs per replica)`` replicas per node (a replica as wide as a node or wider spans whole nodes
+  of its own, and losing one of them takes it out), the last node partly filled; nodes are not
+  shared between deployments or model entries. With ``n`` replicas a deployment has ``n // r``
+  full nodes of ``r · cap`` req/s and, when ``n % r > 0``, one node of ``(n % r) · cap``.
 
 The worst k losses are the k units of largest capacity (any other choice leaves at least as
 much), so the capacity left is ``total − (sum of the k largest unit capacities)``
@@ -33,7 +33,8 @@ import numpy.typing as npt
 from planner.inputs.validation import fail
 
 FailoverUnit = Literal["replicas", "nodes"]
-#: GPUs per node of a GPU type the scenario gives no ``gpus_per_node`` for (an 8-GPU server).
+#: GPUs per node of a GPU type the inputs give no node size for (an 8-GPU server; plans built
+#: from a scenario carry the catalog's ``node_gpus`` of every type).
 DEFAULT_GPUS_PER_NODE = 8
 
 
