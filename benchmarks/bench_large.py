@@ -13,6 +13,26 @@ time. Run::
     .venv/bin/python benchmarks/bench_large.py            # every run
     .venv/bin/python benchmarks/bench_large.py --only json
 
+Measured 2026-12-01 on branch failover merged with main (issue 18's layouts: 44,868
+candidates; issue 23's new exact bounds in the search — count-aware concave minorants,
+screening, the Lagrangian bound of partial vectors — and the least-peak phase 1 for power caps),
+2-core machine, load average 0.8-1.2 while measuring: ``--format json`` 25.9 s wall, 27.8 s CPU,
+0.66 GB, 18.1 MB, status feasible with gap 0.03 % (one model's search, m0299, cut at 0.48 %);
+at 0.2 $/kWh 27.5 s wall, 29.6 s CPU; plain 24.5 s wall, 26.4 s CPU; capped (60 kW) 13.4 s
+wall, 15.2 s CPU (the bound check before any solver: the build's time); diff 3.7 s, 0.20 GB.
+In-process, same load, the solve with its three baselines: 9.2 s CPU, gap 0.03 %, objective
+966,503 kWh (main: 15.9 s CPU, gap 0.67 %, objective 966,673 kWh); the candidate build is
+11.5-12.7 s and sets the peak memory (0.66 GB, reached before the solve); under cProfile the
+JSON writer's candidate selection (planner/documents/kept.py) takes another ~5 s.
+``wattgpu plan large-generated --set power_cap_kw=125``: the solve proves it infeasible in
+11.3 s CPU ("every plan draws at least 125.563 kW facility power in its busiest period", the
+least-peak Lagrangian bound; main: 85.6 s CPU, status time_limit, no proof); the whole
+command 24.2 s wall, 26.0 s CPU, 0.63 GB, exit 1 (before the merge 20.1 s wall, 0.61 GB).
+``power_cap_kw=126`` (before the merge): a plan (feasible, gap 0.013 %) in an 18 s solve,
+0.94 GB (44 s and 2.5 GB before the master MILP's neighbourhood was screened: it routed every
+one-replica move of every model).
+Still missed: < 15 s CPU and < 0.6 GB for ``--format json``, set by the candidate build and
+the JSON writer.
 Measured 2026-12-01 on the merged main (issue 22's JSON selection and issue 23's exact solver),
 quiet 2-core machine (load average 0.3): ``--format json`` 39.2 s wall, 33.8 s CPU, 0.70 GB,
 16.8 MB (the same scenario at 0.2 $/kWh: 23.4 s wall, 25.3 s CPU); the diff of the two files

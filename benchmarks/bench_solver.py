@@ -26,6 +26,15 @@ column enumeration), seed 0, 2-core machine shared with other work (load average
 gap 0.18 %. All within their targets, but slower than the merit-order rule before (which was
 not optimal under free routing).
 
+Measured 2026-12-01 on branch failover merged with main (the search's count-aware minorants,
+screening and Lagrangian bound; least-peak phase 1 under a power cap; the neighbourhood
+screened), seed 0, with main's code run right after it on the same machine (load average
+~1.0; main in brackets), same objectives and gaps: linked 50: optimal, 0.54 s (0.95 s), gap
+0.023 %; unlimited 50: exact, 0.18 s (0.22 s); power-cap 50: optimal, 2.90 s (3.69 s), gap
+0.0053 %; linked 500: 5.64 s (10.86 s), gap 0.093 %; unlimited 500: exact, 2.19 s (3.69 s);
+power-cap 500: 11.5 s (18.1 s), gap 0.18 %. These instances have ~30 candidates per model; the
+real large-generated scenario (75-78 per model) gains more (benchmarks/bench_large.py).
+
 Instances are synthetic but shaped like real ones: GPU types with spread-out price, speed and
 idle power; per model a 24-hour load profile; ~25 % of (model, GPU) pairs infeasible (memory
 or SLA); large models only on TP 2/4; a third of the GPU types in short supply so that the

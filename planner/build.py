@@ -21,6 +21,7 @@ from planner.inputs import (
     MAX_REPLICAS_PER_CANDIDATE,
     Candidate,
     Exclusion,
+    Failover,
     GpuInfo,
     ModelDemand,
     Objective,
@@ -262,10 +263,19 @@ def demands(scenario: Scenario, catalog: Catalog) -> tuple[list[ModelDemand], tu
             input_tokens=e.load.input_tokens,
             output_tokens=e.load.output_tokens,
             precision=model_precision(e, scenario, catalog),
+            failover=failover_of(e, scenario),
         )
         for e in scenario.models
     ]
     return models, tuple([hours] * count)
+
+
+def failover_of(entry: ModelEntry, scenario: Scenario) -> Failover | None:
+    """The entry's failover, else the scenario's default; None when it is 0 or unset."""
+    chosen = entry.failover if entry.failover is not None else scenario.failover
+    if chosen is None or chosen.count == 0:
+        return None
+    return Failover("replicas" if chosen.unit == "replicas" else "nodes", chosen.count)
 
 
 def provenance(scenario: Scenario, card: dict[str, Any]) -> Provenance:
@@ -360,4 +370,9 @@ def planning_inputs(
         time_limit_s=time_limit_s or scenario.time_limit_s,
         provenance=provenance(scenario, predictor.card),
         grid_g_co2_per_kwh_by_period=grid_profile(scenario),
+        gpus_per_node=(
+            {g: validity.node_gpus(predictor.catalog.gpu(g)) for g in scenario.gpu_offers}
+            if any(m.failover and m.failover.unit == "nodes" for m in models)
+            else {}
+        ),
     )

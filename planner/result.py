@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from planner.inputs import Candidate, PlanningInputs, grid_carbon_kg
+from planner.inputs import Candidate, PlanningInputs, grid_carbon_kg, surviving_capacity
 
 LOAD_TOLERANCE = 1e-5
 """Relative tolerance (of max(1, value)) of the invariant checks."""
@@ -257,6 +257,34 @@ def _demand_problems(inputs: PlanningInputs, tally: _Tally) -> list[str]:
     return problems
 
 
+def failover_capacity(plan: Plan, name: str) -> float | None:
+    """Capacity (req/s) model entry *name* keeps after its worst failover losses (None when it
+    has no failover; :mod:`planner.inputs.failover`)."""
+    inputs = plan.inputs
+    failover = inputs.model(name).failover
+    if failover is None:
+        return None
+    mine = [a for a in plan.allocations if a.candidate.name == name]
+    caps = [a.candidate.max_requests_per_s_per_replica for a in mine]
+    per_unit = [inputs.replicas_per_unit(a.candidate) for a in mine]
+    left = surviving_capacity(caps, per_unit, failover.count, [a.replicas for a in mine])
+    return float(left[0])
+
+
+def _failover_problems(plan: Plan, inputs: PlanningInputs) -> list[str]:
+    """Model entries whose capacity after the worst failover losses is below their peak."""
+    problems = []
+    for m in inputs.models:
+        left = failover_capacity(plan, m.name)
+        peak = max(m.requests_per_s_by_period)
+        if left is not None and m.failover is not None and not _close(peak, left):
+            problems.append(
+                f"failover[{m.name}]: {left:.6g} req/s left after losing "
+                f"{m.failover.text} < peak {peak:.6g} req/s"
+            )
+    return problems
+
+
 def _fleet_problems(plan: Plan, inputs: PlanningInputs, tally: _Tally) -> list[str]:
     """Inventory, facility power cap per period and budget."""
     problems: list[str] = []
@@ -282,7 +310,8 @@ def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
 
     Checked independently of the solver: load served per model and period, capacity
     (x <= replicas × capacity), SLA (only feasible candidates with ITL at capacity within the
-    SLA), integral replicas, inventory, facility power cap per period, budget, minimum replicas.
+    SLA), integral replicas, inventory, facility power cap per period, budget, minimum replicas
+    and failover (capacity after the worst losses covers the peak).
     """
     if not plan.has_solution:
         return []
@@ -299,4 +328,9 @@ def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
             problems.append(f"allocation {a.candidate.label}: not one of the inputs' candidates")
             continue
         problems += _allocation_problems(a, inputs, tally)
-    return problems + _demand_problems(inputs, tally) + _fleet_problems(plan, inputs, tally)
+    return (
+        problems
+        + _demand_problems(inputs, tally)
+        + _fleet_problems(plan, inputs, tally)
+        + _failover_problems(plan, inputs)
+    )

@@ -140,10 +140,7 @@ def deployment_pieces(c: Candidate, n: int) -> list[tuple[float, float, float, f
 
 def oracle(inputs: PlanningInputs) -> float | None:
     """Least objective over every replica vector in the model's domain with oracle routing."""
-    kg = inputs.grid_g_co2_per_kwh / 1000
-    w = inputs.objective.weight
-    kind = inputs.objective.minimize
-    per_model = []
+    per_model: list[list[Option]] = []
     for m in inputs.models:
         cands = [c for c in inputs.candidates if c.name == m.name]
         peak = max(m.requests_per_s_by_period)
@@ -164,6 +161,18 @@ def oracle(inputs: PlanningInputs) -> float | None:
             gpus = {c.gpu: n for n, c in zip(ns, cands, strict=True)}
             options.append((watts, rent * inputs.hours, gpus))
         per_model.append(options)
+    return best_combination(inputs, per_model)
+
+
+Option = tuple[list[float], float, dict[str, int]]
+"""One model's replica vector for the oracle: watts per period, rent over the horizon, GPUs."""
+
+
+def best_combination(inputs: PlanningInputs, per_model: list[list[Option]]) -> float | None:
+    """Least objective over one option per model within the inventory, power cap and budget."""
+    kg = inputs.grid_g_co2_per_kwh / 1000
+    w = inputs.objective.weight
+    kind = inputs.objective.minimize
     best: float | None = None
     for combo in itertools.product(*per_model):
         gpus: dict[str, int] = {}

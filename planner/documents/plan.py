@@ -25,6 +25,7 @@ from planner.documents.plan_parts import (
     BaselineDocument,
     CandidateCountsDocument,
     CandidateDocument,
+    FailoverDocument,
     ModelDocument,
     ObjectiveDocument,
     PredictorsDocument,
@@ -37,12 +38,19 @@ from planner.documents.verify import checked_plan_json
 from planner.inputs import (
     Candidate,
     CandidateKey,
+    Failover,
     ModelDemand,
     Objective,
     PlanningInputs,
     Provenance,
 )
-from planner.result import Allocation, Plan, itl_s_at_served_load, period_power_w
+from planner.result import (
+    Allocation,
+    Plan,
+    failover_capacity,
+    itl_s_at_served_load,
+    period_power_w,
+)
 from planner.scenario.disclosure import Disclosure
 
 #: Scalars the plan's assumptions share with :class:`~planner.inputs.PlanningInputs`.
@@ -200,6 +208,24 @@ def _assumptions(inputs: PlanningInputs) -> AssumptionsDocument:
             if inputs.provenance.price_basis_by_gpu is not None
             else None
         ),
+        gpus_per_node=(
+            {g: inputs.node_gpus(g) for g in sorted(inputs.inventory)}
+            if any(m.failover and m.failover.unit == "nodes" for m in inputs.models)
+            else None
+        ),
+    )
+
+
+def _model(plan: Plan, m: ModelDemand) -> ModelDocument:
+    """The model entry's record; with failover, its kind and the capacity the plan keeps after
+    the worst losses."""
+    fo = m.failover
+    return ModelDocument(
+        **dataclass_values(m, skip={"failover"}),
+        failover=None if fo is None else FailoverDocument(**{fo.unit: fo.count}),
+        failover_capacity_requests_per_s=(
+            failover_capacity(plan, m.name) if fo is not None and plan.has_solution else None
+        ),
     )
 
 
@@ -221,7 +247,7 @@ def plan_document(
             **dataclass_values(plan.solve), **{k: getattr(inputs, k) for k in SOLVER_SETTINGS}
         ),
         assumptions=_assumptions(inputs),
-        models=[ModelDocument(**dataclass_values(m)) for m in inputs.models],
+        models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
         candidates=[CandidateDocument(**dataclass_values(c), tensor_parallel=c.tp) for c in kept],
         allocations=[_allocation(a) for a in plan.allocations],
@@ -316,8 +342,10 @@ def _candidate_of(c: CandidateDocument) -> Candidate:
 
 
 def _model_of(m: ModelDocument) -> ModelDemand:
-    values = m.model_dump()
+    values = m.model_dump(exclude={"failover", "failover_capacity_requests_per_s"})
     values["requests_per_s_by_period"] = tuple(m.requests_per_s_by_period)
+    if m.failover is not None:
+        values["failover"] = Failover(m.failover.unit, m.failover.count)
     return ModelDemand(**values)
 
 
@@ -352,4 +380,5 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
             if a.grid_g_co2_per_kwh_by_period is not None
             else None
         ),
+        gpus_per_node=dict(a.gpus_per_node or {}),
     )

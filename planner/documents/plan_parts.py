@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import model_serializer
+from pydantic import Field, model_serializer, model_validator
 
 from planner.documents.base import Document
 from planner.inputs import CandidateKey, Exclusion, ObjectiveKind, layout_text, record_key
@@ -15,6 +15,12 @@ from planner.scenario.disclosure import Disclosure
 LAYOUT_DEGREES = ("pipeline_parallel", "data_parallel", "expert_parallel")
 
 Status = Literal["optimal", "feasible", "infeasible", "error", "time_limit"]
+
+
+def _absent(value: Any) -> bool:
+    """Keys added after a contract was first published are left out when they do not apply,
+    so that older files and plans that do not use them stay as they were."""
+    return value is None
 
 
 class SolveDocument(Document):
@@ -106,14 +112,47 @@ class AssumptionsDocument(Document):
     """Grid intensity per period (the scenario's grid profile; omitted when flat)."""
     price_basis_by_gpu: dict[str, str] | None = None
     """GPU type -> the basis of its price (rental, TCO, or the scenario's own)."""
+    gpus_per_node: dict[str, int] | None = None
+    """GPU type -> GPUs per node, the size of a node lost under node failover (omitted when no
+    model entry has node failover)."""
 
     @model_serializer(mode="wrap")
     def _omit_absent_extras(self, handler: Any) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
-        for key in ("disclosure", "grid_g_co2_per_kwh_by_period", "price_basis_by_gpu"):
+        for key in (
+            "disclosure",
+            "grid_g_co2_per_kwh_by_period",
+            "price_basis_by_gpu",
+            "gpus_per_node",
+        ):
             if out.get(key) is None:
                 out.pop(key, None)
         return out
+
+
+class FailoverDocument(Document):
+    """How many replicas (N+k) or nodes may be down at once; one of the two is set."""
+
+    replicas: int | None = Field(None, ge=1, exclude_if=_absent)
+    """Replicas that may be down at once (N+k)."""
+    nodes: int | None = Field(None, ge=1, exclude_if=_absent)
+    """Nodes that may be down at once (each deployment fills whole nodes, not shared)."""
+
+    @model_validator(mode="after")
+    def _one_unit(self) -> FailoverDocument:
+        if (self.replicas is None) == (self.nodes is None):
+            raise ValueError("give one of replicas or nodes")
+        return self
+
+    @property
+    def unit(self) -> Literal["replicas", "nodes"]:
+        """Which units may be lost."""
+        return "replicas" if self.replicas is not None else "nodes"
+
+    @property
+    def count(self) -> int:
+        """How many units may be lost at once."""
+        return self.replicas if self.replicas is not None else (self.nodes or 0)
 
 
 class ModelDocument(Document):
@@ -132,6 +171,12 @@ class ModelDocument(Document):
     output_tokens: float
     precision: str | None = None
     """Weight precision the candidates were predicted at."""
+    failover: FailoverDocument | None = Field(None, exclude_if=_absent)
+    """Spare capacity for lost replicas or nodes (omitted when the entry has none)."""
+    failover_capacity_requests_per_s: float | None = Field(None, exclude_if=_absent)
+    """Capacity the plan keeps for this entry after its worst failover losses (req/s; the same
+    in every period, as replicas are fixed over the horizon; at least the peak load). Omitted
+    without failover or without a plan."""
 
 
 class CandidateDocument(Document):

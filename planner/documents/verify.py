@@ -4,7 +4,8 @@ A plan file may have been edited by hand. :func:`plan_problems` recomputes every
 reports use from the allocations and the candidates' curves, the way ``docs/method.md`` §4
 states (power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility
 energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
-one —, totals, peak facility power, GPUs per type, the objective), and flags
+one —, totals, peak facility power, GPUs per type, the objective, the capacity left after the
+worst failover losses), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
 allocations, uncertainty flags that are not the rule's (:mod:`planner.documents.flags`). Each
@@ -23,7 +24,12 @@ from typing import Any
 import numpy as np
 
 from planner.documents.flags import flag_reasons
-from planner.inputs import grid_by_period, grid_carbon_kg
+from planner.inputs import (
+    DEFAULT_GPUS_PER_NODE,
+    grid_by_period,
+    grid_carbon_kg,
+    surviving_capacity,
+)
 from predictors.core.errors import WattgpuError
 
 #: Largest relative difference between a stored figure and its recomputation.
@@ -181,6 +187,40 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
             yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
 
 
+def _failover(data: dict[str, Any], by_key: dict[Any, dict[str, Any]]) -> Iterator[str]:
+    """Each model entry's ``failover_capacity_requests_per_s`` recomputed from its allocations
+    (capacity left after losing its largest k replicas or nodes), and at least its peak."""
+    node_gpus = (data.get("assumptions") or {}).get("gpus_per_node") or {}
+    for i, m in enumerate(data.get("models") or []):
+        failover, stored = m.get("failover"), m.get("failover_capacity_requests_per_s")
+        if not isinstance(failover, dict) or stored is None:
+            continue
+        nodes = failover.get("nodes")
+        mine = [a for a in data.get("allocations") or [] if a.get("name") == m.get("name")]
+        cands = [by_key[_key(a)] for a in mine]
+        per_unit = [
+            max(1, int(node_gpus.get(c["gpu"], DEFAULT_GPUS_PER_NODE)) // c["gpus_per_replica"])
+            if nodes
+            else 1
+            for c in cands
+        ]
+        k = int(nodes or failover.get("replicas") or 0)
+        again = float(
+            surviving_capacity(
+                [c["max_requests_per_s_per_replica"] for c in cands],
+                per_unit,
+                k,
+                [a["replicas"] for a in mine],
+            )[0]
+        )
+        where = f"models[{i}].failover_capacity_requests_per_s"
+        peak = max(m.get("requests_per_s_by_period") or [0.0])
+        if _differs(stored, again):
+            yield f"{where}: {stored!r}, but the allocations keep {again:.6g} req/s"
+        elif again < peak * (1 - RELATIVE_TOLERANCE):
+            yield f"{where}: {again:.6g} req/s is below the peak load {peak:.6g} req/s"
+
+
 def _grid(data: dict[str, Any]) -> list[str]:
     """The grid profile against the periods (carbon is recomputed on it)."""
     a = data.get("assumptions") or {}
@@ -312,6 +352,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
         for i, alloc in enumerate(data.get("allocations") or []):
             key = _key(alloc)
             problems.extend(_allocation(data, i, alloc, by_key[key]))
+        problems.extend(_failover(data, by_key))
         problems.extend(_flags(data, by_key))
     if not problems:
         problems.extend(_totals(data))

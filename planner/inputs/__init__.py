@@ -3,8 +3,8 @@
 This package's interface is the names below; import them from ``planner.inputs``. Inside:
 :mod:`.objective` (what to minimise), :mod:`.demand` (a model entry's load and SLA),
 :mod:`.candidate` (a deployment and its curves), :mod:`.grid` (carbon intensity per period),
-:mod:`.problem` (:class:`PlanningInputs`, GPU facts, provenance) and :mod:`.validation` (the
-checks they share).
+:mod:`.failover` (capacity that survives lost replicas or nodes), :mod:`.problem`
+(:class:`PlanningInputs`, GPU facts, provenance) and :mod:`.validation` (the checks they share).
 
 :mod:`planner.scenario.model` and :mod:`planner.capacity` turn a scenario file into a
 :class:`PlanningInputs`; solver tests build one by hand. Every number carries its unit in
@@ -26,6 +26,15 @@ from planner.inputs.candidate import (
     record_key,
 )
 from planner.inputs.demand import ModelDemand
+from planner.inputs.failover import (
+    DEFAULT_GPUS_PER_NODE,
+    Failover,
+    FailoverUnit,
+    replicas_per_unit,
+    surviving_capacity,
+    unit_text,
+    worst_loss,
+)
 from planner.inputs.grid import (
     drawn_grid_g_co2_per_kwh,
     grid_by_period,
@@ -47,6 +56,7 @@ from planner.inputs.problem import (
 )
 
 __all__ = [
+    "DEFAULT_GPUS_PER_NODE",
     "DEFAULT_OBJECTIVE",
     "MAX_REPLICAS_PER_CANDIDATE",
     "OBJECTIVE_KINDS",
@@ -54,6 +64,8 @@ __all__ = [
     "Candidate",
     "CandidateKey",
     "Exclusion",
+    "Failover",
+    "FailoverUnit",
     "GpuInfo",
     "ModelDemand",
     "Objective",
@@ -66,5 +78,9 @@ __all__ = [
     "is_flat_grid",
     "layout_text",
     "ms_text",
+    "replicas_per_unit",
+    "surviving_capacity",
+    "unit_text",
+    "worst_loss",
     "record_key",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from planner.inputs.failover import Failover
 from planner.inputs.validation import fail, non_negative
 
 
@@ -30,6 +31,9 @@ class ModelDemand:
     """Mean completion length (tokens); reported only."""
     precision: str | None = None
     """Weight precision the candidates were predicted at (provenance; reported only)."""
+    failover: Failover | None = None
+    """Capacity that must survive any k lost replicas or nodes (None: no failover;
+    :mod:`planner.inputs.failover`)."""
 
     def __post_init__(self) -> None:
         where = f"model {self.name!r}"

@@ -15,6 +15,7 @@ from typing import Any
 
 from planner.inputs.candidate import Candidate, CandidateKey
 from planner.inputs.demand import ModelDemand
+from planner.inputs.failover import DEFAULT_GPUS_PER_NODE, replicas_per_unit
 from planner.inputs.grid import grid_by_period
 from planner.inputs.objective import Objective
 from planner.inputs.validation import fail, non_negative
@@ -98,6 +99,9 @@ class PlanningInputs:
     """Grid intensity per period (g CO2e per facility kWh; the scenario's grid profile); None =
     the flat ``grid_g_co2_per_kwh`` in every period. Carbon in the objective and the accounting
     uses it (:mod:`planner.inputs.grid`)."""
+    gpus_per_node: Mapping[str, int] = field(default_factory=dict)
+    """GPU type -> GPUs per node (the catalog's ``node_gpus``), for node failover (types not
+    listed: :data:`~planner.inputs.failover.DEFAULT_GPUS_PER_NODE`)."""
 
     def __post_init__(self) -> None:
         self._check_periods_and_models()
@@ -161,6 +165,9 @@ class PlanningInputs:
             raise fail("time_limit_s", f"must be > 0, got {self.time_limit_s!r}")
         if self.threads < 1:
             raise fail("threads", f"must be >= 1, got {self.threads}")
+        for gpu, count in self.gpus_per_node.items():
+            if count < 1:
+                raise fail(f"gpus_per_node {gpu!r}", f"must be >= 1, got {count}")
 
     @property
     def periods(self) -> int:
@@ -194,12 +201,25 @@ class PlanningInputs:
             out.setdefault(c.name, []).append(c)
         return out
 
+    def node_gpus(self, gpu: str) -> int:
+        """GPUs per node of *gpu* (node failover)."""
+        return self.gpus_per_node.get(gpu, DEFAULT_GPUS_PER_NODE)
+
+    def replicas_per_unit(self, c: Candidate) -> int:
+        """Replicas one failover loss unit of *c* holds (1 without node failover)."""
+        failover = self.model(c.name).failover
+        return replicas_per_unit(failover, c.gpus_per_replica, self.node_gpus(c.gpu))
+
     def model(self, name: str) -> ModelDemand:
         """The model entry called *name*."""
-        for m in self.models:
-            if m.name == name:
-                return m
-        raise fail("models", f"no model named {name!r}")
+        found = self._models_by_name.get(name)
+        if found is None:
+            raise fail("models", f"no model named {name!r}")
+        return found
+
+    @functools.cached_property
+    def _models_by_name(self) -> dict[str, ModelDemand]:
+        return {m.name: m for m in self.models}
 
     def with_candidates(self, candidates: Iterable[Candidate]) -> PlanningInputs:
         """A copy restricted to *candidates* (used by the baselines)."""

@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from planner.analysis.failover import (
+    FAILOVER_COLUMNS,
+    FAILOVER_NOTE,
+    failover_cells,
+    plan_failover_rows,
+)
 from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
@@ -290,6 +296,16 @@ def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
     )
 
 
+def failover_section(plan: Plan) -> Section | None:
+    """Per model entry with failover: the capacity after its worst losses against the peak,
+    and whether failover drove its replica count (None when no entry has failover)."""
+    if not any(m.failover for m in plan.inputs.models):
+        return None
+    rows = plan_failover_rows(plan)
+    cells = tuple(tuple(failover_cells(r, num)) for r in rows)
+    return Section("failover", FAILOVER_COLUMNS, cells, frozenset(range(2, 7)), (FAILOVER_NOTE,))
+
+
 def plan_sections(
     plan: Plan,
     *,
@@ -309,6 +325,8 @@ def plan_sections(
         sections.append(Section(title, notes=plan.solve.messages, style="red"))
     if plan.allocations:
         sections.append(allocation_section(plan, wide=wide))
+        if (failover := failover_section(plan)) is not None:
+            sections.append(failover)
     if (flagged := flags_section(flags)) is not None:
         sections.append(flagged)
     if plan.baselines:

@@ -10,6 +10,12 @@ only lay the blocks out.
 
 from __future__ import annotations
 
+from planner.analysis.failover import (
+    FAILOVER_COLUMNS,
+    FAILOVER_NOTE,
+    failover_cells,
+    failover_rows,
+)
 from planner.documents.report import ReportDocument
 from planner.documents.uncertainty import BandDocument
 from planner.report.blocks import (
@@ -228,6 +234,17 @@ def _warnings(report: ReportDocument) -> Part:
     return Part("Warnings", tuple(blocks))
 
 
+def _failover(report: ReportDocument) -> Part | None:
+    """Capacity after the worst failover losses per model entry (None: no entry has one)."""
+    rows = failover_rows(report.plan)
+    if not rows:
+        return None
+    cells = [failover_cells(r, num) for r in rows]
+    return Part(
+        "Failover capacity", (table(FAILOVER_COLUMNS, cells, range(2, 7)), Para(FAILOVER_NOTE))
+    )
+
+
 def report_sections(report: ReportDocument) -> list[Part]:
     """The whole report, in reading order."""
     parts = [
@@ -235,6 +252,8 @@ def report_sections(report: ReportDocument) -> list[Part]:
         _totals(report),
         Part("Per model deployment (estimated)", (model_table(report), Figure("power_load"))),
     ]
+    if (failover := _failover(report)) is not None:
+        parts.append(failover)
     if (flags := _flags(report)) is not None:
         parts.append(flags)
     if report.baselines:

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from planner.scenario.disclosure import Disclosure
 from planner.scenario.model import Scenario
 from planner.scenario.sections import (
+    Failover,
     GpuOffer,
     LayoutOption,
     Load,
@@ -81,6 +82,7 @@ def field_reference() -> str:
         ModelEntry,
         Load,
         Sla,
+        Failover,
         Tco,
         Disclosure,
         SweepBlock,

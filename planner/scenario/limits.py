@@ -28,6 +28,9 @@ MAX_LATENCY_MS = 3.6e6
 #: Most ``min_replicas`` per entry: the exact per-model replica search grows with it (3 entries at
 #: 8000 req/s over every catalog GPU: 30 s at 16, over 200 s at 32, on 2 cores).
 MAX_REPLICAS = 16
+#: Most lost replicas or nodes a ``failover`` entry may plan for (the replica search grows with
+#: it like with ``min_replicas``).
+MAX_FAILOVER = 16
 MAX_GPUS = 1_000_000
 MAX_USD_PER_GPU_HOUR = 1e4
 MAX_HORIZON_HOURS = 1e6

@@ -38,7 +38,14 @@ from planner.scenario.limits import (
     MAX_TIME_LIMIT_S,
     MAX_USD_PER_KWH,
 )
-from planner.scenario.sections import GpuOffer, ModelEntry, Objective, StrictModel, rule_error
+from planner.scenario.sections import (
+    Failover,
+    GpuOffer,
+    ModelEntry,
+    Objective,
+    StrictModel,
+    rule_error,
+)
 from planner.scenario.sweep_block import SweepBlock
 from planner.scenario.tco import RENTAL_COLUMN, Tco
 from predictors.core.errors import WattgpuError
@@ -122,6 +129,9 @@ class Scenario(StrictModel):
     sweep: SweepBlock | None = None
     """What ``wattgpu sweep`` varies (grids, uncertainty draws; docs/sweep.md). ``wattgpu plan``
     ignores it."""
+    failover: Failover | None = None
+    """Spare capacity of every model entry that sets no ``failover`` of its own, e.g.
+    ``{replicas: 1}`` (N+1 per model) or ``{nodes: 1}``; omitted = none."""
 
     @field_validator("engine", mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from planner.scenario.limits import (
     DEFAULT_TP_DEGREES,
     HOURS_PER_DAY,
     MAX_CONTEXT_TOKENS,
+    MAX_FAILOVER,
     MAX_GPUS,
     MAX_LATENCY_MS,
     MAX_LAYOUT_DEGREE,
@@ -244,6 +245,41 @@ class Sla(StrictModel):
     curve with ``robust: true``) and TTFT meet the limits."""
 
 
+class Failover(StrictModel):
+    """Spare capacity: the load must still be carried, within the SLA, with any ``replicas``
+    replicas or any ``nodes`` nodes of the model entry down (give one of the two). Nodes: each
+    deployment fills whole nodes of its GPU type (the catalog's ``node_gpus``), nodes not
+    shared; a lost node takes out every replica on it. The spare replicas are powered and paid
+    for."""
+
+    replicas: int | None = Field(None, ge=0, le=MAX_FAILOVER)
+    """Replicas that may be down at once (N+k); 0 = no failover."""
+    nodes: int | None = Field(None, ge=0, le=MAX_FAILOVER)
+    """Nodes that may be down at once; 0 = no failover."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Failover:
+        if self.replicas is not None and self.nodes is not None:
+            raise rule_error(
+                [("nodes", "given together with replicas — give replicas or nodes, not both")]
+            )
+        if self.replicas is None and self.nodes is None:
+            raise rule_error(
+                [("", "empty — give replicas: K or nodes: K (K = how many may be down at once)")]
+            )
+        return self
+
+    @property
+    def unit(self) -> str:
+        """``replicas`` or ``nodes``."""
+        return "replicas" if self.replicas is not None else "nodes"
+
+    @property
+    def count(self) -> int:
+        """How many units may be down at once (0 = no failover)."""
+        return self.replicas if self.replicas is not None else (self.nodes or 0)
+
+
 class ModelEntry(StrictModel):
     """One model deployment to plan: a catalog model, its load and its SLA."""
 
@@ -266,6 +302,9 @@ class ModelEntry(StrictModel):
     min_replicas: int = Field(0, ge=0, le=MAX_REPLICAS)
     """Minimum number of replicas in total over GPU types (for availability); 0 = only what the
     load needs (a model with load > 0 always gets at least one)."""
+    failover: Failover | None = None
+    """Spare capacity for lost replicas or nodes, e.g. ``{replicas: 1}`` (N+1) or ``{nodes: 1}``;
+    omitted = the scenario's ``failover``; ``{replicas: 0}`` = none for this entry."""
 
     @model_validator(mode="after")
     def _gpu_lists(self) -> ModelEntry:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import operator
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, ModelDemand, PlanningInputs
 
 
 def watts_per_request_s(c: Candidate) -> float:
@@ -40,6 +40,15 @@ def _by_model(inputs: PlanningInputs) -> dict[str, list[Candidate]]:
     return out
 
 
+def capacity_need(m: ModelDemand, cands: list[Candidate]) -> float:
+    """Capacity (req/s) model entry *m* needs at least: its peak, plus with failover k the k
+    smallest replicas it could lose (every loss unit holds at least one replica)."""
+    peak = max(m.requests_per_s_by_period)
+    if m.failover is None or peak <= 0 or not cands:
+        return peak
+    return peak + m.failover.count * min(c.max_requests_per_s_per_replica for c in cands)
+
+
 def power_messages(inputs: PlanningInputs) -> list[str]:
     """The power cap below the least facility power some period needs ([] when not)."""
     cap_kw = inputs.power_cap_kw
@@ -52,7 +61,7 @@ def power_messages(inputs: PlanningInputs) -> list[str]:
         if not cands:
             continue
         per_rps = min(watts_per_request_s(c) for c in cands)
-        peak = max(m.requests_per_s_by_period)
+        peak = capacity_need(m, cands)
         min_idle = min(c.idle_power_w_per_replica for c in cands)
         most_cap = max(c.max_requests_per_s_per_replica for c in cands)
         idle_floor = max(
@@ -83,7 +92,7 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
     need = 0.0
     for m in inputs.models:
         cands = by_model[m.name]
-        peak = max(m.requests_per_s_by_period)
+        peak = capacity_need(m, cands)
         if not cands:
             continue
         if all(inputs.inventory.get(c.gpu) is not None for c in cands):
@@ -93,9 +102,10 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
                 best[c.gpu] = max(best.get(c.gpu, 0.0), (inputs.inventory[c.gpu] or 0) * per_gpu)
             most = sum(best.values())
             if most < peak * (1 - 1e-9):
+                spare = " with its failover" if m.failover is not None else ""
                 messages.append(
-                    f"inventory: {m.name} needs {peak:.3g} req/s at its peak, all available "
-                    f"GPUs of its usable types serve at most {most:.3g} req/s"
+                    f"inventory: {m.name} needs {peak:.3g} req/s at its peak{spare}, all "
+                    f"available GPUs of its usable types serve at most {most:.3g} req/s"
                 )
         need += max(
             peak * min(c.gpus_per_replica / c.max_requests_per_s_per_replica for c in cands),

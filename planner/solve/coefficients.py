@@ -149,8 +149,26 @@ def cost_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, list
 
 def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:
     """Most replicas of *c* a plan can need: its model's peak load (or minimum replicas) at
-    *c*'s capacity, capped at :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`."""
+    *c*'s capacity — with failover k, k loss units more (:func:`single_deployment_replicas`) —
+    capped at :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`. It is also the fewest
+    replicas with which *c* alone serves its model."""
     m = inputs.model(c.name)
     peak = max(m.requests_per_s_by_period)
-    need = max(math.ceil(peak / c.max_requests_per_s_per_replica), m.min_replicas)
+    k = m.failover.count if m.failover is not None else 0
+    need = single_deployment_replicas(
+        peak, c.max_requests_per_s_per_replica, k, inputs.replicas_per_unit(c), m.min_replicas
+    )
     return min(need, MAX_REPLICAS_PER_CANDIDATE)
+
+
+def single_deployment_replicas(
+    peak: float, cap: float, k: int, per_unit: int, min_replicas: int
+) -> int:
+    """Fewest replicas of one deployment (capacity *cap*, *per_unit* replicas per loss unit)
+    that carry *peak* alone with any *k* units lost, and at least *min_replicas*: the peak's
+    replicas plus k whole units (fewer leave, after losing k full units, less than the peak);
+    more never help cover it."""
+    need = math.ceil(peak / cap)
+    if need > 0:
+        need += k * per_unit
+    return max(need, min_replicas)

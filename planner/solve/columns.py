@@ -26,10 +26,10 @@ from planner.solve.coefficients import (
     usd_per_facility_kwh_by_period,
 )
 from planner.solve.decompose import (
-    CAPACITY_RTOL,
     FloatArray,
     IntArray,
     ModelBlock,
+    covers,
     load_watts,
     make_block,
 )
@@ -63,7 +63,9 @@ class Decomposition:
         for c in candidates:
             by_name[c.name].append(c)
         inventory = dict(inputs.inventory)
-        self.blocks = [make_block(m, by_name[m.name], inventory) for m in inputs.models]
+        self.blocks = [
+            make_block(m, by_name[m.name], inventory, inputs.gpus_per_node) for m in inputs.models
+        ]
         self.gpus = self._binding_gpus()
         gpu_row = {g: i for i, g in enumerate(self.gpus)}
         per_kwh = kwh_weight_by_period(inputs)
@@ -172,34 +174,32 @@ class Decomposition:
 
 
 def all_columns(dec: Decomposition) -> list[Column] | None:
-    """Every replica vector of every model within its bounds that covers its peak and minimum
-    replicas, or None when there are more than :data:`EXHAUSTIVE_MAX_COLUMNS`."""
+    """Every replica vector of every model within its bounds that covers its peak (after its
+    failover losses) and minimum replicas, or None when there are more than
+    :data:`EXHAUSTIVE_MAX_COLUMNS`."""
     sizes = [int(np.prod(block.ub.astype(np.float64) + 1.0)) for block in dec.blocks]
     if sum(sizes) > EXHAUSTIVE_MAX_COLUMNS:
         return None
     out: list[Column] = []
     for b, block in enumerate(dec.blocks):
-        tol = CAPACITY_RTOL * max(1.0, block.peak)
         for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
             n = np.asarray(combo, dtype=np.int64)
-            if float(n @ block.cap) >= block.peak - tol and int(n.sum()) >= (
-                block.demand.min_replicas
-            ):
+            if covers(block, n) and int(n.sum()) >= block.demand.min_replicas:
                 out.append(dec.column(b, n))
     return out
 
 
 def neighbours(block: ModelBlock, n: IntArray) -> list[IntArray]:
     """Replica vectors one replica away from *n* (added, removed or moved) that still cover
-    the peak load and the minimum replicas within the block's bounds."""
-    tol = CAPACITY_RTOL * max(1.0, block.peak)
+    the peak load (after the failover losses) and the minimum replicas within the block's
+    bounds."""
     out: list[IntArray] = []
 
     def keep(m: IntArray) -> None:
         if (
             (m >= 0).all()
             and (m <= block.ub).all()
-            and float(m @ block.cap) >= block.peak - tol
+            and covers(block, m)
             and int(m.sum()) >= block.demand.min_replicas
         ):
             out.append(m)

@@ -8,40 +8,42 @@ replicas; the split is the exact minimum of the watts on the curves as they are
     Σ_k F_k·n_k + Σ_t v_t · W(n, L_t),
 
 where F_k >= 0 is the price of one replica over the horizon, v_t >= 0 the price of one watt
-above idle in period t and W the routed watts above idle. :func:`best_replicas` finds the
-cheapest vector exactly by branch and bound (:mod:`planner.solve.search`), starting from the
-vector of a fast dynamic programme under the *merit-order* rule (deployments filled in ascending
-full-load energy per request, :func:`merit_replicas`), which is only a first plan: free routing
-is never worse than that rule, and the search proves the optimum.
+above idle in period t and W the routed watts above idle.
+:func:`planner.solve.pricing.price_block` finds the cheapest vector exactly by branch and bound
+(:mod:`planner.solve.search`); a fast dynamic programme under the *merit-order* rule
+(deployments filled in ascending full-load energy per request, :func:`merit_replicas`) gives
+first plans: free routing is never worse than that rule, and the search proves the optimum.
 
-:class:`ModelBlock` holds the data of one model in merit order (numpy arrays) and the cache of
-its vectors' routings.
+:class:`ModelBlock` holds the data of one model in merit order (numpy arrays), the cache of its
+vectors' routings and the search data (:func:`search_block`); :func:`covers` says whether a
+vector carries the peak, with its failover losses.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, ModelDemand
-from planner.solve.routing import RouteCache
-from planner.solve.search import (
-    Found,
-    SearchBlock,
-    cheapest,
-    least_w_by_period,
-    least_w_per_rps,
-    within,
+from planner.inputs import (
+    DEFAULT_GPUS_PER_NODE,
+    MAX_REPLICAS_PER_CANDIDATE,
+    Candidate,
+    ModelDemand,
+    replicas_per_unit,
 )
+from planner.solve.coefficients import single_deployment_replicas
+from planner.solve.failover import CAPACITY_RTOL, repaired, survives
+from planner.solve.minorant import minorants
+from planner.solve.routing import RouteCache
+from planner.solve.screen import make_pairs
+from planner.solve.search import SearchBlock
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-CAPACITY_RTOL = 1e-9
-"""Capacity within this relative distance of the peak counts as covering it."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ class ModelBlock:
     """Per candidate, replica power above idle (W) at the knots."""
     routes: RouteCache | None = None
     """Exact routings of the vectors met so far (shared by copies of the block)."""
+    failover_k: int = 0
+    """Loss units the capacity must survive (0: no failover; :mod:`planner.inputs.failover`)."""
+    per_unit: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Per candidate, replicas per loss unit (1 for replicas, per node for nodes; empty: k = 0)."""
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Results that depend on this block alone (its search data, its cheapest vector at given
     prices): column generation prices every block each round, most at unchanged prices. Not an
@@ -76,15 +82,30 @@ class ModelBlock:
 
 
 def make_block(
-    demand: ModelDemand, candidates: list[Candidate], inventory: dict[str, int | None]
+    demand: ModelDemand,
+    candidates: list[Candidate],
+    inventory: Mapping[str, int | None],
+    gpus_per_node: Mapping[str, int] | None = None,
 ) -> ModelBlock:
-    """A :class:`ModelBlock` for *demand* with *candidates* (sorted stably by the merit key)."""
+    """A :class:`ModelBlock` for *demand* with *candidates* (sorted stably by the merit key);
+    *gpus_per_node* sizes the loss units of node failover."""
     ordered = sorted(candidates, key=merit_key)
     loads = np.asarray(demand.requests_per_s_by_period, dtype=np.float64)
     peak = float(loads.max())
+    k = demand.failover.count if demand.failover is not None else 0
+    per_unit = [
+        replicas_per_unit(
+            demand.failover,
+            c.gpus_per_replica,
+            (gpus_per_node or {}).get(c.gpu, DEFAULT_GPUS_PER_NODE),
+        )
+        for c in ordered
+    ]
     ub = []
-    for c in ordered:
-        n = max(math.ceil(peak / c.max_requests_per_s_per_replica), demand.min_replicas)
+    for c, r in zip(ordered, per_unit, strict=True):
+        n = single_deployment_replicas(
+            peak, c.max_requests_per_s_per_replica, k, r, demand.min_replicas
+        )
         n = min(n, MAX_REPLICAS_PER_CANDIDATE)
         available = inventory.get(c.gpu)
         if available is not None:
@@ -105,7 +126,17 @@ def make_block(
         curve_x,
         curve_d,
         RouteCache(curve_x, curve_d, cap, loads),
+        k,
+        np.asarray(per_unit if k else [], dtype=np.int64),
     )
+
+
+def covers(block: ModelBlock, n: IntArray) -> bool:
+    """True when replica vector *n* carries the peak load, with its failover losses if any."""
+    tol = CAPACITY_RTOL * max(1.0, block.peak)
+    if not block.failover_k:
+        return float(n @ block.cap) >= block.peak - tol
+    return bool(survives(block.cap, block.per_unit, block.failover_k, block.peak, n)[0])
 
 
 def _routes(block: ModelBlock) -> RouteCache:
@@ -163,70 +194,33 @@ def search_block(block: ModelBlock) -> SearchBlock:
 
 
 def _search_block(block: ModelBlock) -> SearchBlock:
+    hats = minorants(block.curve_x, block.curve_d)
+    every = np.arange(len(block.candidates))
+    one = hats.watts(every, np.ones(every.size), block.loads)
+    pairs = make_pairs(
+        block.ub,
+        block.cap,
+        block.loads,
+        lambda k, m: hats.watts(k, m, block.loads),
+        block.failover_k,
+        block.per_unit,
+        one,
+    )
     return SearchBlock(
         block.cap,
         block.ub,
         block.peak,
         block.demand.min_replicas,
         block.loads,
-        np.asarray(
-            [least_w_per_rps(x, d) for x, d in zip(block.curve_x, block.curve_d, strict=True)],
-            dtype=np.float64,
-        ),
-        np.asarray(
-            [
-                least_w_by_period(x, d, block.loads)
-                for x, d in zip(block.curve_x, block.curve_d, strict=True)
-            ],
-            dtype=np.float64,
-        ).reshape(len(block.candidates), block.loads.size),
-    )
-
-
-def price_block(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) -> Found | None:
-    """Cheapest replica vector of *block* under free routing, with a valid lower bound:
-    min Σ price_n·n + Σ_t price_t · W(n, L_t). None when no vector covers the peak load.
-    The search is deterministic, so a block priced again at the same prices reuses its result."""
-    key = ("price", price_n.tobytes(), price_t.tobytes())
-    if key in block.memo:
-        return block.memo[key]
-    start = merit_replicas(block, price_n, price_t)
-    found = (
-        None
-        if start is None
-        else cheapest(
-            search_block(block), price_n, price_t, start[1], lambda n: load_watts(block, n)
-        )
-    )
-    block.memo[key] = found
-    return found
-
-
-def best_replicas(
-    block: ModelBlock, price_n: FloatArray, price_t: FloatArray
-) -> tuple[float, IntArray] | None:
-    """Cheapest replica vector of *block* under free routing: (cost, n), or None when no vector
-    covers the peak load. The cost is the best found; :func:`price_block` also says whether
-    it is proven and gives the lower bound."""
-    found = price_block(block, price_n, price_t)
-    return None if found is None else (found.cost, found.n)
-
-
-def vectors_within(
-    block: ModelBlock,
-    price_n: FloatArray,
-    price_t: FloatArray,
-    threshold: float,
-    max_vectors: int,
-) -> list[IntArray] | None:
-    """Every replica vector of *block* whose cost is at most *threshold* (None: too many)."""
-    return within(
-        search_block(block),
-        price_n,
-        price_t,
-        threshold,
-        lambda n: load_watts(block, n),
-        max_vectors,
+        hats.least_w_per_rps,
+        one,
+        pairs,
+        hats.knot_x,
+        hats.knot_d,
+        block.curve_x,
+        block.curve_d,
+        block.failover_k,
+        block.per_unit,
     )
 
 
@@ -236,6 +230,8 @@ def merit_replicas(
     """Cheapest replica vector under the merit-order rule (module docstring): an exact
     Pareto DP over (capacity ahead, replicas, cost); its cost is an upper estimate of the
     free-routing cost of its vector. Returns (cost, n) or None when no vector covers the peak.
+    With failover the DP's vector is topped up with spare replicas
+    (:func:`planner.solve.failover.repaired`) and its cost is the exact free-routing one.
     """
     peak = block.peak
     rmin = block.demand.min_replicas
@@ -245,6 +241,9 @@ def merit_replicas(
     cost = np.zeros(1)
     layers: list[tuple[IntArray, IntArray]] = []
     for k in range(len(block.candidates)):
+        if block.ub[k] <= 0:  # only n = 0: the states stay as they are (already Pareto)
+            layers.append((np.arange(c.size), np.zeros(c.size, dtype=np.int64)))
+            continue
         cap = float(block.cap[k])
         need = np.ceil(np.maximum(peak - tol - c, 0.0) / cap - CAPACITY_RTOL).astype(np.int64)
         nmax = np.minimum(np.maximum(need, rmin - cnt), int(block.ub[k]))
@@ -274,4 +273,11 @@ def merit_replicas(
         parents, ns = layers[k]
         replicas[k] = ns[best]
         best = int(parents[best])
+    if block.failover_k:  # spare replicas added until the vector survives its losses
+        fixed = repaired(
+            block.cap, block.per_unit, block.failover_k, block.ub, peak, replicas, price_n
+        )
+        if fixed is None:
+            return None
+        return float(fixed @ price_n + price_t @ load_watts(block, fixed)), fixed
     return total, replicas

@@ -23,8 +23,9 @@ import time
 from dataclasses import dataclass
 
 from planner.solve.columns import Column, Decomposition
-from planner.solve.decompose import FloatArray, vectors_within
+from planner.solve.decompose import FloatArray
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
+from planner.solve.pricing import vectors_within
 
 MAX_ENUMERATED = 20000
 """Most columns one enumeration adds (above: the gap or the search stays as it is)."""

@@ -3,9 +3,9 @@
 Models that no candidate can serve are found without a solver, every one of them, each with
 every reason that applies (memory, ITL SLA, TTFT SLA, scenario rules, price), built from the
 candidates' structured :class:`~planner.inputs.Exclusion` codes and numbers. Otherwise each
-active constraint family (inventory, power cap, budget, minimum replicas) is made elastic in
-turn in the MILP of :mod:`planner.solve.milp` and the smallest relative relaxation that
-restores feasibility is reported with its numbers.
+active constraint family (inventory, power cap, budget, minimum replicas, failover) is made
+elastic in turn in the MILP of :mod:`planner.solve.milp` and the smallest relative relaxation
+that restores feasibility is reported with its numbers.
 """
 
 from __future__ import annotations
@@ -139,12 +139,21 @@ def _slack_messages(mm: MilpModel, raw: RawSolution) -> list[str]:
                     f"budget: the cheapest plan within the other limits costs "
                     f"{limit + value:,.2f} $, budget is {limit:,.2f} $"
                 )
+            elif family == "failover":
+                failover = inputs.model(what).failover
+                lost = failover.text if failover is not None else "its failover units"
+                kept = limit - value if limit - value > 1e-9 * max(1.0, limit) else 0.0
+                messages.append(
+                    f"failover: within the other limits {what} keeps at most {kept:.4g} req/s "
+                    f"after losing {lost}, its peak is {limit:.4g} req/s (lower or drop its "
+                    "failover, or loosen a limit)"
+                )
             else:
                 messages.append(
                     f"min replicas: {what} fits only {math.floor(limit - value + 1e-6)} of "
                     f"{round(limit)} replicas within the other limits"
                 )
-    del inputs, raw
+    del raw
     return messages
 
 
@@ -168,6 +177,7 @@ def explain_infeasible(inputs: PlanningInputs) -> list[str]:
                 inputs.power_cap_kw is not None,
                 inputs.budget_usd is not None,
                 any(m.min_replicas > 0 for m in inputs.models),
+                any(m.failover is not None for m in inputs.models),
             ),
             strict=True,
         )

@@ -6,6 +6,9 @@ Formulation (sets: models m, feasible candidates c = (m, GPU g, TP k), periods t
   over the horizon (rented for all of it; more replicas than that can never help);
 * x[c,t] >= 0 — requests/s that candidate c serves in period t.
 
+With failover, the rows of :mod:`planner.solve.failover` (capacity left after the worst k lost
+replicas or nodes covers the peak) are added per model entry.
+
 GPU power (W) in period t: Σ_c idle_w[c]·n[c] + e_j[c]·x[c,t]  (J/request × request/s = W).
 For candidates with a power curve (the capacity model's), e_j is the curve's least slope above
 idle, a linear under-estimate: this MILP is then a relaxation (its bound and its infeasibility
@@ -46,12 +49,13 @@ from planner.solve.coefficients import (
     over_horizon,
     replica_bound,
 )
+from planner.solve.failover import add_failover
 from planner.solve.presolve import prune_dominated
 
 SOLVER_ID = "SCIP"
 SCIP_PARAMS = ""
 """Extra SCIP settings (none: the defaults measured best)."""
-FAMILIES: tuple[str, ...] = ("inventory", "power_cap", "budget", "min_replicas")
+FAMILIES: tuple[str, ...] = ("inventory", "power_cap", "budget", "min_replicas", "failover")
 """Constraint families that may be relaxed (made elastic) to explain infeasibility."""
 
 
@@ -284,6 +288,7 @@ def build_model(inputs: PlanningInputs, elastic: frozenset[str] = frozenset()) -
     add_power_cap(mm)
     add_budget(mm)
     add_min_replicas(mm)
+    add_failover(mm)
     add_objective(mm)
     add_greedy_hint(mm)
     return mm

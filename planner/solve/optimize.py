@@ -15,6 +15,9 @@ milliseconds. :func:`solve` then picks how to solve it, by what links the models
   the full MILP with SCIP (:mod:`planner.solve.milp`). With power curves, column generation
   always (below); on small instances its master MILP gets every replica vector, so its proven
   optimum is exact (:data:`planner.solve.columns.EXHAUSTIVE_MAX_COLUMNS`);
+* a power cap the only linking row: first the least-peak column generation
+  (:mod:`planner.solve.peak`), which proves the cap infeasible (with the smallest cap that could
+  restore a plan) or hands its power-frugal columns to the cost phase below;
 * linked and larger: column generation with an exact pricing problem per model and the
   master solved as a MILP (:mod:`planner.solve.colgen`); the bound is the Lagrangian bound, so the
   gap is honest. When its gap is above the target, the full MILP runs for the time left
@@ -315,10 +318,14 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     if curved or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
         by_model = solve_by_model(inputs, candidates)
         if by_model is not None and by_model.status == PlanStatus.INFEASIBLE:
-            messages = explain_infeasible(inputs) or [
-                "no combination of replicas meets the inventory, power cap and budget on the "
-                "power curves (every combination tried)"
-            ]
+            messages = (
+                list(by_model.messages)
+                or explain_infeasible(inputs)
+                or [
+                    "no combination of replicas meets the inventory, power cap and budget on the "
+                    "power curves (every combination tried)"
+                ]
+            )
             info = SolveInfo(by_model.seconds, None, None, None, COLGEN_SOLVER, tuple(messages))
             return Plan(inputs, PlanStatus.INFEASIBLE, info)
         if by_model is not None:

@@ -14,9 +14,14 @@ def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:
     """True when a replica of d can replace a replica of c in any plan without loss.
 
     Only for linear candidates (no power curve): with curves the routing order decides the
-    split and a swap moves load between deployments, so no candidate is pruned.
+    split and a swap moves load between deployments, so no candidate is pruned. Nor under
+    node failover: a swap repacks the replicas into other nodes, and the worst node loss can
+    grow (replica failover is safe: a larger replica never leaves less after the losses).
     """
     if d.power_curve_w_per_replica or c.power_curve_w_per_replica:
+        return False
+    failover = inputs.model(c.name).failover
+    if failover is not None and failover.unit == "nodes":
         return False
     return (
         d.max_requests_per_s_per_replica >= c.max_requests_per_s_per_replica

@@ -18,7 +18,8 @@ import numpy as np
 
 from planner.inputs import Candidate, PlanningInputs
 from planner.solve.columns import Decomposition
-from planner.solve.decompose import ModelBlock, price_block
+from planner.solve.decompose import ModelBlock
+from planner.solve.pricing import price_block
 from planner.solve.routing import RouteCache
 
 PERIODS_TRIED = 1

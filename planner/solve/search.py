@@ -15,14 +15,19 @@ level. A partial vector's lower bound is valid for every completion:
 * the rest of the peak still to cover, ``R``, at the least price per req/s of capacity of the
   candidates left (``R · min p_i/cap_i``), or the minimum replicas still missing at the least
   price per replica, whichever is larger;
-* energy, per period: ``W(n, L) >= min_k q_k(L)`` over the candidates that are or may still be
-  in the vector, with ``q_k(L) = D_k(L)`` when ``D_k`` is concave on ``[0, L]`` (below its first
-  convex kink) and ``q_k(L) = s_k·L`` otherwise, ``s_k`` the least watts per req/s above idle on
-  the curve (least at a knot of a piecewise-linear curve through the origin). Valid because
-  every ``q_k`` is a concave minorant on ``[0, L]`` of what ``k`` draws with any number of
-  replicas (a concave curve through the origin is subadditive, so ``j·D(x/j) >= D(x)``), and
-  the least of concave functions through the origin is subadditive too: splitting ``L`` over
-  several deployments never goes below it (:func:`least_w_by_period`).
+* energy, per period: ``W(n, L) >= min_k q_k(L; n_k)`` over the candidates that are in the
+  vector (with their count) or may still be (count 1, the least), ``q`` the concave minorant
+  of :mod:`planner.solve.minorant` (``max(n·D̂(L/n), s·L)``): each is concave through the origin
+  and below what the deployment draws on ``[0, L]``, so their least is subadditive and no split
+  of ``L`` over the deployments goes below it. A decided count tightens it (``q`` grows with
+  ``n``); the pairs (state, count) are bounded together up to :data:`PAIR_CELLS` cells, beyond
+  that with count 1 (still valid);
+* the Lagrangian linear bound of :mod:`planner.solve.lagrange` (multipliers clearing the start
+  vector's market): the bound of the counts chosen plus the least a completion can add
+  (fractional cover of the peak left), when it is larger.
+
+Counts that no vector within the threshold can have are screened out first
+(:mod:`planner.solve.screen`).
 
 Partial vectors whose bound exceeds the threshold are dropped; the complete ones are evaluated
 exactly in ascending bound order. :func:`cheapest` finds the least ``rc`` (threshold: the
@@ -38,11 +43,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from planner.solve.failover import merge_units
+from planner.solve.lagrange import Relaxation, cover_floors, floor_of, relaxation
 from planner.solve.routing import FloatArray, IntArray
+from planner.solve.screen import Pairs, screened_bounds
 
 WattsOf = Callable[[IntArray], FloatArray]
 """Exact routing watts per period of a replica vector."""
@@ -51,6 +59,8 @@ MAX_STATES = 5_000
 """Most partial vectors kept at one level of the search."""
 MAX_EVALUATIONS = 300
 """Most complete vectors :func:`cheapest` routes exactly (in ascending bound order)."""
+PAIR_CELLS = 2_000_000
+"""Most (state × count × period) cells of one level's count-dependent energy bound."""
 RC_TOL = 1e-9
 """Relative slack on thresholds (vectors this close to a threshold are kept)."""
 
@@ -67,7 +77,21 @@ class SearchBlock:
     least_w_per_rps: FloatArray
     """Per candidate, the least watts above idle per req/s on its curve."""
     least_w: FloatArray
-    """Per candidate and period, ``q_k(L_t)`` of the module docstring (K × T)."""
+    """Per candidate and period, ``q_k(L_t; 1)`` of the module docstring (K × T)."""
+    pairs: Pairs
+    """Every (candidate, count) with its minorant ``q_k(L_t; m)`` and the capacity it keeps
+    after the failover losses (:mod:`planner.solve.screen`)."""
+    knot_x: FloatArray
+    """The curves' knots, K × J padded (:mod:`planner.solve.lagrange`)."""
+    knot_d: FloatArray
+    curve_x: tuple[FloatArray, ...] = ()
+    """The curves' knots, per candidate (rates from 0)."""
+    curve_d: tuple[FloatArray, ...] = ()
+    """Watts above idle at the knots, per candidate."""
+    failover_k: int = 0
+    """Loss units the capacity must survive (:mod:`planner.solve.failover`; 0: none)."""
+    per_unit: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Per candidate, replicas per loss unit (read when ``failover_k > 0``)."""
 
 
 @dataclass(frozen=True)
@@ -81,30 +105,6 @@ class Found:
     complete: bool
 
 
-def least_w_per_rps(curve_x: FloatArray, curve_d: FloatArray) -> float:
-    """Least ``D(r)/r`` over the knots with ``r > 0`` (the least over the whole curve)."""
-    mask = curve_x > 0
-    if not mask.any():
-        return 0.0
-    return float(np.min(curve_d[mask] / curve_x[mask]))
-
-
-def least_w_by_period(curve_x: FloatArray, curve_d: FloatArray, loads: FloatArray) -> FloatArray:
-    """``q(L_t)`` per period for one candidate (module docstring; knots from rate 0)."""
-    s_least = least_w_per_rps(curve_x, curve_d)
-    concave_to = float(curve_x[-1])
-    if curve_x.size > 2:
-        dx = np.diff(curve_x)
-        slope = np.divide(np.diff(curve_d), dx, out=np.zeros(dx.size), where=dx > 0)
-        rise = np.flatnonzero(slope[1:] - slope[:-1] > 1e-12 * np.maximum(1.0, np.abs(slope[:-1])))
-        if rise.size:
-            concave_to = float(curve_x[1 + rise[0]])
-    out: FloatArray = np.where(
-        loads <= concave_to, np.interp(loads, curve_x, curve_d), s_least * loads
-    )
-    return np.maximum(out, s_least * loads)
-
-
 def _suffix_min(values: FloatArray) -> FloatArray:
     """``out[j] = min(values[j:])``, with ``out[K] = inf``."""
     out = np.full(values.size + 1, np.inf)
@@ -114,18 +114,36 @@ def _suffix_min(values: FloatArray) -> FloatArray:
 
 
 def _complete(
-    sb: SearchBlock, price_n: FloatArray, price_t: FloatArray, threshold: float, beam: bool
+    sb: SearchBlock,
+    price_n: FloatArray,
+    price_t: FloatArray,
+    threshold: float,
+    beam: bool,
+    relaxed: Relaxation | None = None,
 ) -> tuple[IntArray, FloatArray, float] | None:
     """Complete vectors with lower bound <= *threshold* (rows, bounds) and the least bound of
     the partial vectors dropped for size (inf when none). Over :data:`MAX_STATES` partial
     vectors at a level: with *beam* the lowest-bound ones are kept (the others' least bound is
     returned), else None.
 
-    Candidates are branched on in ascending least watts per req/s, so the energy term of the
-    bound tightens as the efficient candidates are decided.
+    The counts no vector within the threshold can have are screened out first
+    (:mod:`planner.solve.screen`); the candidates left are branched on in ascending least
+    watts per req/s, so the energy term of the bound tightens as the efficient candidates are
+    decided. With failover each state keeps its k largest loss units, and the peak still to
+    cover is measured against the capacity left after losing them (it grows by at most the
+    capacity added, :mod:`planner.solve.failover`). With *relaxed* (the linear Lagrangian bound
+    of :mod:`planner.solve.lagrange`) a state's bound is also that bound's value of its counts
+    plus the least its completion can add to it (fractional cover of the peak left), whichever
+    is larger.
     """
-    order = np.argsort(sb.least_w_per_rps, kind="stable")
-    cap, ub, q_k, p_n = sb.cap[order], sb.ub[order], sb.least_w[order], price_n[order]
+    limit = threshold + RC_TOL * max(1.0, abs(threshold))
+    bounds = screen(sb, price_n, price_t, threshold)
+    active = np.flatnonzero(bounds > 0)
+    order = active[np.argsort(sb.least_w_per_rps[active], kind="stable")]
+    fail_k = sb.failover_k
+    top = np.zeros((1, fail_k))
+    unit = sb.per_unit[order] if fail_k else sb.per_unit
+    cap, ub, q_k, p_n = sb.cap[order], bounds[order], sb.least_w[order], price_n[order]
     k_all = cap.size
     tol = 1e-9 * max(1.0, sb.peak)
     ratio = np.where(cap > 0, p_n / np.maximum(cap, 1e-300), np.inf)
@@ -134,35 +152,43 @@ def _complete(
     suf_q = np.full((k_all + 1, sb.loads.size), np.inf)
     for j in range(k_all - 1, -1, -1):
         suf_q[j] = np.minimum(suf_q[j + 1], q_k[j])
+    lag_c = relaxed.cost[order] if relaxed is not None else np.zeros(k_all)
+    floors = cover_floors(lag_c, cap, ub) if relaxed is not None else []
+    lag = np.zeros(1)
     rent = np.zeros(1)
     covered = np.zeros(1)
     count = np.zeros(1, dtype=np.int64)
     q_min = np.full((1, sb.loads.size), np.inf)
-    limit = threshold + RC_TOL * max(1.0, abs(threshold))
     bound = np.zeros(1)
     dropped = math.inf
     layers: list[tuple[IntArray, IntArray]] = []
     for j in range(k_all):
         m = np.arange(int(ub[j]) + 1, dtype=np.int64)
-        # the energy bound of a child depends on its parent and on m > 0 only
-        e_none = np.where(np.isfinite(low := np.minimum(q_min, suf_q[j + 1])), low, 0.0) @ price_t
-        with_j = np.minimum(q_min, q_k[j])
-        e_some = np.where(np.isfinite(low := np.minimum(with_j, suf_q[j + 1])), low, 0.0) @ price_t
+        q_j = sb.pairs.of(int(order[j]))[: m.size]
+        energy = _child_energy(np.minimum(q_min, suf_q[j + 1]), q_j, price_t)
         parent = np.repeat(np.arange(rent.size), m.size)
         mm = np.tile(m, rent.size)
         rent = rent[parent] + mm * p_n[j]
         covered = covered[parent] + mm * cap[j]
         count = count[parent] + mm
-        left = np.maximum(sb.peak - tol - covered, 0.0)
+        if fail_k:
+            top = merge_units(top[parent], mm, float(cap[j]), int(unit[j]), fail_k)
+            survive = covered - top.sum(axis=1)
+        else:
+            survive = covered
+        left = np.maximum(sb.peak - tol - survive, 0.0)
         missing = np.maximum(sb.min_replicas - count, 0)
         with np.errstate(invalid="ignore"):  # 0 · inf where nothing is left to cover
             rest = np.maximum(
                 np.where(left > 0, left * suf_ratio[j + 1], 0.0),
                 np.where(missing > 0, missing * suf_price[j + 1], 0.0),
             )
-        bound = rent + rest + np.where(mm > 0, e_some[parent], e_none[parent])
+        bound = rent + rest + energy
+        if relaxed is not None:
+            lag = lag[parent] + mm * lag_c[j]
+            bound = np.maximum(bound, relaxed.constant + lag + floor_of(floors[j + 1], left))
         if j == k_all - 1:
-            ok = (covered >= sb.peak - tol) & (count >= sb.min_replicas) & (bound <= limit)
+            ok = (survive >= sb.peak - tol) & (count >= sb.min_replicas) & (bound <= limit)
         else:
             ok = np.isfinite(bound) & (bound <= limit)
         keep = np.flatnonzero(ok)
@@ -173,15 +199,46 @@ def _complete(
             dropped = min(dropped, float(bound[keep[part[MAX_STATES:]]].min()))
             keep = np.sort(keep[part[:MAX_STATES]])
         layers.append((parent[keep], mm[keep]))
-        q_min = np.where((mm[keep] > 0)[:, None], with_j[parent[keep]], q_min[parent[keep]])
+        q_min = np.minimum(q_min[parent[keep]], q_j[mm[keep]])
         rent, covered, count, bound = rent[keep], covered[keep], count[keep], bound[keep]
-    rows = np.zeros((rent.size, k_all), dtype=np.int64)
+        if relaxed is not None:
+            lag = lag[keep]
+        if fail_k:
+            top = top[keep]
+    if k_all == 0:  # every candidate screened out: no vector within the threshold
+        return np.zeros((0, sb.cap.size), dtype=np.int64), np.zeros(0), dropped
+    rows = np.zeros((rent.size, sb.cap.size), dtype=np.int64)
     index = np.arange(rent.size)
     for j in range(k_all - 1, -1, -1):
         parents, counts = layers[j]
         rows[:, order[j]] = counts[index]
         index = parents[index]
     return rows, bound, dropped
+
+
+def screen(sb: SearchBlock, price_n: FloatArray, price_t: FloatArray, threshold: float) -> IntArray:
+    """Replica bounds no vector of cost <= *threshold* exceeds (:mod:`planner.solve.screen`)."""
+    limit = threshold + RC_TOL * max(1.0, abs(threshold))
+    return screened_bounds(price_n, price_t, sb.cap, sb.pairs, sb.peak, sb.min_replicas, limit)
+
+
+def _child_energy(low: FloatArray, q_j: FloatArray, price_t: FloatArray) -> FloatArray:
+    """Energy bound of every child (parent-major, count-minor): the least of its parent's
+    minorants and those still to come (*low*, P × T) and its own count's (*q_j*, M × T),
+    priced per period; count 1 for every count when the pairs would exceed
+    :data:`PAIR_CELLS` (a valid, weaker bound)."""
+    p_all, m_all = low.shape[0], q_j.shape[0]
+    if p_all * m_all * low.shape[1] <= PAIR_CELLS:
+        both = np.minimum(low[:, None, :], q_j[None, :, :])
+        priced: FloatArray = np.where(np.isfinite(both), both, 0.0) @ price_t
+        return priced.ravel()
+    out = np.empty((p_all, m_all))
+    out[:, 0] = np.where(np.isfinite(low), low, 0.0) @ price_t
+    if m_all > 1:
+        some = np.minimum(low, q_j[1])
+        out[:, 1:] = (np.where(np.isfinite(some), some, 0.0) @ price_t)[:, None]
+    flat: FloatArray = out.ravel()
+    return flat
 
 
 def _exact_cost(n: IntArray, price_n: FloatArray, price_t: FloatArray, watts: FloatArray) -> float:
@@ -200,7 +257,10 @@ def cheapest(
     get = watts_of
     best_n = start
     best = _exact_cost(start, price_n, price_t, get(start))
-    found = _complete(sb, price_n, price_t, best, beam=True)
+    relaxed = relaxation(
+        sb.curve_x, sb.curve_d, sb.knot_x, sb.knot_d, sb.loads, price_n, price_t, start
+    )
+    found = _complete(sb, price_n, price_t, best, beam=True, relaxed=relaxed)
     assert found is not None
     rows, bounds, dropped = found
     for done, i in enumerate(np.argsort(bounds, kind="stable")):

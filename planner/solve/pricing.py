@@ -1,0 +1,179 @@
+"""Pricing one model block: its cheapest replica vector under free routing, with a valid bound.
+
+:func:`price_block` is the pricing problem of the decomposition and of column generation:
+``min Σ price_n·n + Σ_t price_t·W(n, L_t)`` over the block's replica vectors, by the exact
+search of :mod:`planner.solve.search` from a good first vector (:func:`first_vector`: the
+cheapest single deployment, or the merit-order DP over the counts screening keeps within its
+cost), its bound raised by the Lagrangian bound of :mod:`planner.solve.lagrange` when the
+search is cut short. :func:`fast_vector` is the heuristic column of column generation's fast
+rounds and :func:`vectors_within` the reduced-cost enumeration. The block itself (candidates
+in merit order, routing, the merit-order DP) is :mod:`planner.solve.decompose`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import numpy.typing as npt
+
+from planner.solve.coefficients import single_deployment_replicas
+from planner.solve.decompose import (
+    FloatArray,
+    IntArray,
+    ModelBlock,
+    load_watts,
+    merit_replicas,
+    search_block,
+)
+from planner.solve.failover import CAPACITY_RTOL
+from planner.solve.lagrange import lagrangian_bound, relaxation
+from planner.solve.search import Found, cheapest, screen, within
+
+
+def price_block(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) -> Found | None:
+    """Cheapest replica vector of *block* under free routing, with a valid lower bound:
+    min Σ price_n·n + Σ_t price_t · W(n, L_t). None when no vector covers the peak load.
+    The search is deterministic, so a block priced again at the same prices reuses its result."""
+    key = ("price", price_n.tobytes(), price_t.tobytes())
+    if key in block.memo:
+        return block.memo[key]
+    start = first_vector(block, price_n, price_t)
+    found = (
+        None
+        if start is None
+        else cheapest(search_block(block), price_n, price_t, start, lambda n: load_watts(block, n))
+    )
+    if found is not None and not found.complete:
+        found = _with_lagrangian(block, price_n, price_t, found)
+    block.memo[key] = found
+    return found
+
+
+def _with_lagrangian(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray, found: Found
+) -> Found:
+    """*found* with the larger of its bound and the Lagrangian one (:mod:`.lagrange`)."""
+    need = block.peak - CAPACITY_RTOL * max(1.0, block.peak)
+    if block.failover_k and need > 0:
+        need += block.failover_k * float(block.cap.min())
+    sb = search_block(block)
+    relaxed = relaxation(
+        block.curve_x, block.curve_d, sb.knot_x, sb.knot_d, block.loads, price_n, price_t, found.n
+    )
+    lagrangian = lagrangian_bound(relaxed, block.cap, block.ub, need, block.demand.min_replicas)
+    bound = max(found.bound, min(lagrangian, found.cost))
+    return dataclasses.replace(found, bound=bound, complete=bound >= found.cost)
+
+
+def single_costs(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray
+) -> tuple[FloatArray, IntArray]:
+    """Per candidate, the exact cost of serving the model alone with the fewest replicas that
+    carry its peak (after failover losses) and its minimum replicas (inf where its bound
+    does not allow them), and that count. The counts and their watts per period do not depend
+    on the prices: computed once per block."""
+    cached = block.memo.get("single")
+    if cached is None:
+        cached = block.memo["single"] = _singles(block)
+    counts, watts, allowed = cached
+    costs = np.where(allowed, counts * price_n + watts @ price_t, np.inf)
+    return costs, counts
+
+
+def _singles(block: ModelBlock) -> tuple[IntArray, FloatArray, npt.NDArray[np.bool_]]:
+    k = block.failover_k
+    counts = np.zeros(len(block.candidates), dtype=np.int64)
+    watts = np.zeros((len(block.candidates), block.loads.size))
+    allowed = np.zeros(len(block.candidates), dtype=bool)
+    for i, c in enumerate(block.candidates):
+        per = int(block.per_unit[i]) if k else 1
+        n = single_deployment_replicas(
+            block.peak, c.max_requests_per_s_per_replica, k, per, block.demand.min_replicas
+        )
+        if n > block.ub[i]:
+            continue
+        counts[i], allowed[i] = n, True
+        if n:
+            watts[i] = n * np.interp(block.loads / n, block.curve_x[i], block.curve_d[i])
+    return counts, watts, allowed
+
+
+def fast_vector(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray, threshold: float
+) -> IntArray | None:
+    """A heuristic column below *threshold*: the merit-order DP over the counts screening
+    (:func:`planner.solve.search.screen`) keeps within it. None when it finds none (exactly
+    none when screening leaves no candidate)."""
+    ub = screen(search_block(block), price_n, price_t, threshold)
+    if not ub.any():
+        return None
+    merit = merit_replicas(dataclasses.replace(block, ub=ub), price_n, price_t)
+    return None if merit is None else merit[1]
+
+
+def first_vector(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) -> IntArray | None:
+    """A good first vector for the search: the merit-order DP's over the candidates that
+    screening (:func:`planner.solve.search.screen`) keeps within the best single deployment's
+    cost, or that single deployment when it is cheaper; None when no vector covers the peak."""
+    costs, counts = single_costs(block, price_n, price_t)
+    if not np.isfinite(costs).any():
+        merit = merit_replicas(block, price_n, price_t)
+        return None if merit is None else merit[1]
+    best = int(np.argmin(costs))
+    single = np.zeros(len(block.candidates), dtype=np.int64)
+    single[best] = counts[best]
+    ub = screen(search_block(block), price_n, price_t, float(costs[best]))
+    if np.count_nonzero(ub) <= 1:  # only the single deployment can be within its own cost
+        return single
+    merit = merit_replicas(dataclasses.replace(block, ub=ub), price_n, price_t)
+    if merit is None:
+        return single
+    exact = float(merit[1] @ price_n + price_t @ load_watts(block, merit[1]))
+    return merit[1] if exact < float(costs[best]) else single
+
+
+def best_replicas(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray
+) -> tuple[float, IntArray] | None:
+    """Cheapest replica vector of *block* under free routing: (cost, n), or None when no vector
+    covers the peak load. The cost is the best found; :func:`price_block` also says whether
+    it is proven and gives the lower bound."""
+    found = price_block(block, price_n, price_t)
+    return None if found is None else (found.cost, found.n)
+
+
+def vectors_within(
+    block: ModelBlock,
+    price_n: FloatArray,
+    price_t: FloatArray,
+    threshold: float,
+    max_vectors: int,
+) -> list[IntArray] | None:
+    """Every replica vector of *block* whose cost is at most *threshold* (None: too many)."""
+    return within(
+        search_block(block),
+        price_n,
+        price_t,
+        threshold,
+        lambda n: load_watts(block, n),
+        max_vectors,
+    )
+
+
+def round_column(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray, threshold: float, exact: bool
+) -> tuple[IntArray | None, float, float] | None:
+    """The column of *block* in one pricing round of column generation: exact (the search's
+    vector, its cost and a valid lower bound of the pricing problem) or fast (the heuristic
+    column below *threshold* and its exact cost; no bound, -inf). (None, inf, bound) when a
+    round finds no column below the threshold; None when no vector covers the peak."""
+    if exact:
+        found = price_block(block, price_n, price_t)
+        if found is None:
+            return None
+        return found.n, found.cost, found.bound
+    n = fast_vector(block, price_n, price_t, threshold)
+    if n is None:
+        return None, float("inf"), -float("inf")
+    return n, float(n @ price_n + price_t @ load_watts(block, n)), -float("inf")
