@@ -602,6 +602,7 @@ def _parses(args: list[str]) -> None:
     command.make_context(ctx.info_name, rest, parent=ctx.parent)
 
 
+@pytest.mark.slow
 def test_readme_usage_commands_run_from_an_empty_directory(empty_cwd: Path) -> None:
     commands = _documented_commands()
     assert len(commands) >= 15

@@ -224,6 +224,7 @@ models: *h
 """
 
 
+@pytest.mark.slow
 def test_alias_bomb_is_bounded_in_time_and_memory(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text(ALIAS_BOMB, encoding="utf-8")
@@ -355,6 +356,7 @@ BAD_CELLS = ["nan", "NaN", "inf", "-inf", "1e400", "1e308", "-1", "0", "abc", "1
              "99999999999999999999999"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_one_nan_cell_in_100k_rows_keeps_every_other_row(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     n = 100_000
@@ -374,6 +376,7 @@ def test_one_nan_cell_in_100k_rows_keeps_every_other_row(tmp_path: Path) -> None
     assert frame["power_w_per_gpu"].drop_nulls().len() == n - 1
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from(BAD_CELLS), min_size=1, max_size=6), st.data())
 @FUZZ
 def test_bad_cells_never_stop_good_rows(
@@ -501,6 +504,7 @@ def test_import_hf_non_utf8_config_names_the_file(tmp_path: Path) -> None:
     assert_clean_error(result, str(cfg), "UTF-8")
 
 
+@pytest.mark.slow
 def test_import_hf_layers_1e30_does_not_loop(tmp_path: Path) -> None:
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({**LLAMA_CONFIG, "num_hidden_layers": 1e30}), encoding="utf-8")
@@ -531,6 +535,7 @@ hostile_values = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(st.dictionaries(st.sampled_from(sorted(LLAMA_CONFIG)), hostile_values, max_size=3))
 @FUZZ
 def test_import_hf_fuzz_either_valid_row_or_clean_error(
@@ -622,6 +627,7 @@ plan_like = st.fixed_dictionaries(
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @given(plan_like, plan_like)
 @FUZZ
 def test_diff_fuzz_never_crashes(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> None:
@@ -680,6 +686,7 @@ def test_set_fuzz_never_crashes(path: str, value: str) -> None:
         assert_clean_error(result)
 
 
+@pytest.mark.slow
 @given(st.text(max_size=200))
 @FUZZ
 def test_raw_yaml_text_fuzz_never_crashes(tmp_path: Path, text: str) -> None:

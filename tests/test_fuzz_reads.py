@@ -168,6 +168,7 @@ def test_scenario_path_that_is_not_a_regular_file(
     assert len(result.errors) == 1 and kind in result.errors[0], result.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["FIFO", "symbolic link loop", "dangling symbolic link", "device"])
 def test_config_json_that_is_not_a_regular_file(
     odd_paths: dict[str, Path], kind: str, tmp_path: Path

@@ -99,6 +99,7 @@ def test_tampered_counts_are_an_error_naming_the_field(run: PlanRun, tmp_path: P
     assert any("candidates_kept" in w for w in warned)
 
 
+@pytest.mark.slow
 def test_cli_candidates_flag_and_values(tmp_path: Path) -> None:
     bare_last = run_cli("plan", str(ENTERPRISE), "--candidates")
     bare_first = run_cli("plan", "--candidates", str(ENTERPRISE))

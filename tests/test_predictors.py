@@ -213,6 +213,7 @@ def _synthetic_table(n_per_gpu: int = 60, seed: int = 0) -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 def test_ours_transfers_to_an_unseen_gpu_on_physics_generated_data() -> None:
     frame = prepare(_synthetic_table(), load_catalog())
     itl = TARGETS["itl"]

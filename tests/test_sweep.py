@@ -50,6 +50,7 @@ def _sweep_json(run: PlanRun, engine: str, workers: int, draws: int, choose: str
     return to_json(doc.to_json_dict())
 
 
+@pytest.mark.slow
 def test_local_engine_gives_the_same_sweep_with_one_and_two_workers(base_run: PlanRun) -> None:
     one = json.loads(_sweep_json(base_run, "local", 1, 8, "none"))
     two = json.loads(_sweep_json(base_run, "local", 2, 8, "robust"))  # both passes on 2 workers
