@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field
+
 from planner.documents.base import Document, dataclass_values, load_document
 from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection, candidate_counts, kept_candidates
@@ -29,6 +31,7 @@ from planner.documents.plan_parts import (
     ModelDocument,
     ObjectiveDocument,
     PredictorsDocument,
+    RegionDocument,
     SavingDocument,
     SolveDocument,
     Status,
@@ -43,6 +46,7 @@ from planner.inputs import (
     Objective,
     PlanningInputs,
     Provenance,
+    Region,
 )
 from planner.result import (
     Allocation,
@@ -50,8 +54,10 @@ from planner.result import (
     failover_capacity,
     itl_s_at_served_load,
     period_power_w,
+    region_totals,
 )
 from planner.scenario.disclosure import Disclosure
+from planner.solve.coefficients import objective_weights
 
 #: Scalars the plan's assumptions share with :class:`~planner.inputs.PlanningInputs`.
 ECONOMICS: tuple[str, ...] = (
@@ -107,6 +113,10 @@ class PlanDocument(Document):
     uncertainty_flags: UncertaintyFlagsDocument | None = None
     """Allocations flagged for uncertainty, with what ``robust: true`` deploys instead
     (:mod:`planner.documents.flags`; null in plans written before them)."""
+    regions: list[RegionDocument] | None = Field(None, exclude_if=lambda v: v is None)
+    """The scenario's regions with their totals (omitted in plans without regions; then
+    ``assumptions`` and ``inventory`` hold the one site). With regions every allocation and
+    candidate names its ``region``, and each region's PUE, prices and grid account for it."""
 
     @property
     def has_solution(self) -> bool:
@@ -177,6 +187,7 @@ def _allocation(a: Allocation) -> AllocationDocument:
         data_parallel=c.data_parallel,
         expert_parallel=c.expert_parallel,
         nodes=c.nodes,
+        region=c.region or None,
     )
 
 
@@ -249,7 +260,14 @@ def plan_document(
         assumptions=_assumptions(inputs),
         models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[CandidateDocument(**dataclass_values(c), tensor_parallel=c.tp) for c in kept],
+        candidates=[
+            CandidateDocument(
+                **dataclass_values(c, skip={"region"}),
+                tensor_parallel=c.tp,
+                region=c.region or None,
+            )
+            for c in kept
+        ],
         allocations=[_allocation(a) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
@@ -278,7 +296,40 @@ def plan_document(
         candidates_kept=candidates,
         candidate_counts=CandidateCountsDocument(**dataclass_values(candidate_counts(plan, kept))),
         uncertainty_flags=flags,
+        regions=region_documents(plan),
     )
+
+
+def region_documents(plan: Plan) -> list[RegionDocument] | None:
+    """The plan's regions with their weights and totals (None without regions)."""
+    inputs = plan.inputs
+    if not inputs.regions:
+        return None
+    totals = region_totals(plan.allocations, inputs)
+    out = []
+    for r in inputs.regions:
+        weights = objective_weights(inputs, r)
+        t = totals[r.name]
+        out.append(
+            RegionDocument(
+                name=r.name,
+                pue=r.pue,
+                electricity_usd_per_kwh=r.electricity_usd_per_kwh,
+                grid_g_co2_per_kwh=r.grid_g_co2_per_kwh,
+                grid_g_co2_per_kwh_by_period=(
+                    None
+                    if r.grid_g_co2_per_kwh_by_period is None
+                    else list(r.grid_g_co2_per_kwh_by_period)
+                ),
+                power_cap_kw=r.power_cap_kw,
+                inventory=dict(r.inventory),
+                grid_region=r.grid_region,
+                usd_per_facility_kwh_weight=weights.per_facility_kwh,
+                carbon_kg_weight=weights.per_carbon_kg,
+                totals=TotalsDocument(**dataclass_values(t), cost_usd=t.cost_usd),
+            )
+        )
+    return out
 
 
 def as_document(plan: Plan | PlanDocument) -> PlanDocument:
@@ -336,6 +387,7 @@ def _candidate_of(c: CandidateDocument) -> Candidate:
     for key in ("load_curve_requests_per_s", "power_curve_w_per_replica", "itl_curve_s"):
         values[key] = tuple(values[key])
     del values["tensor_parallel"]  # the same as tp
+    values["region"] = values.get("region") or ""
     for key in (*LAYOUT_DEGREES, "nodes"):  # plans written before layouts: pure TP
         values[key] = values[key] or 1
     return Candidate(**values)
@@ -381,4 +433,19 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
             else None
         ),
         gpus_per_node=dict(a.gpus_per_node or {}),
+        regions=tuple(
+            Region(
+                r.name,
+                r.pue,
+                r.electricity_usd_per_kwh,
+                r.grid_g_co2_per_kwh,
+                None
+                if r.grid_g_co2_per_kwh_by_period is None
+                else tuple(r.grid_g_co2_per_kwh_by_period),
+                r.power_cap_kw,
+                dict(r.inventory),
+                r.grid_region,
+            )
+            for r in doc.regions or ()
+        ),
     )

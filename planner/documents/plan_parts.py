@@ -253,15 +253,19 @@ class CandidateDocument(Document):
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans (1 inside one node;
     null in older plans)."""
 
+    region: str | None = Field(None, exclude_if=_absent)
+    """Region the candidate runs in (omitted in plans without regions)."""
+
     @property
     def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP)."""
-        return record_key({k: getattr(self, k) for k in ("name", "gpu", "tp", *LAYOUT_DEGREES)})
+        """(model entry name, GPU, TP, PP, DP, EP, region)."""
+        keys = ("name", "gpu", "tp", *LAYOUT_DEGREES, "region")
+        return record_key({k: getattr(self, k) for k in keys})
 
     @property
     def layout(self) -> str:
         """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
-        return layout_text(*self.key[2:])
+        return layout_text(*self.key[2:6])
 
 
 class AllocationDocument(Document):
@@ -314,15 +318,19 @@ class AllocationDocument(Document):
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans (1 inside one node;
     null in older plans)."""
 
+    region: str | None = Field(None, exclude_if=_absent)
+    """Region the replicas run in (omitted in plans without regions)."""
+
     @property
     def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP)."""
-        return record_key({k: getattr(self, k) for k in ("name", "gpu", "tp", *LAYOUT_DEGREES)})
+        """(model entry name, GPU, TP, PP, DP, EP, region)."""
+        keys = ("name", "gpu", "tp", *LAYOUT_DEGREES, "region")
+        return record_key({k: getattr(self, k) for k in keys})
 
     @property
     def layout(self) -> str:
         """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
-        return layout_text(*self.key[2:])
+        return layout_text(*self.key[2:6])
 
 
 class TotalsDocument(Document):
@@ -341,6 +349,34 @@ class TotalsDocument(Document):
     """Highest facility power over the periods (kW)."""
     gpus: dict[str, int]
     """GPUs used by type."""
+
+
+class RegionDocument(Document):
+    """One region of a plan with regions: what its energy costs there, its limits, and the
+    weights of its kWh and kg in the objective (docs/method.md §4 recomputes the plan from
+    these)."""
+
+    name: str
+    pue: float
+    """Power usage effectiveness of the region's sites."""
+    electricity_usd_per_kwh: float
+    grid_g_co2_per_kwh: float
+    """Grid carbon intensity (g CO2e per facility kWh; flat)."""
+    grid_g_co2_per_kwh_by_period: list[float] | None
+    """Grid intensity per period (the region's hourly profile; null when flat)."""
+    power_cap_kw: float | None
+    """Facility power cap of the region in every period (kW; null: none)."""
+    inventory: dict[str, int | None]
+    """GPU type -> GPUs available in the region (null: unlimited)."""
+    grid_region: str | None
+    """Catalog grid region of the carbon factor (null: an explicit figure)."""
+    usd_per_facility_kwh_weight: float
+    """Weight of one facility kWh of the region in the objective."""
+    carbon_kg_weight: float
+    """Weight of one kg CO2e of the region in the objective (0 when folded into the kWh
+    weight: a flat grid)."""
+    totals: TotalsDocument
+    """The totals of the region's allocations."""
 
 
 class BaselineDocument(Document):

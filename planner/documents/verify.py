@@ -94,7 +94,7 @@ def _allocation(
     data: dict[str, Any], i: int, alloc: dict[str, Any], candidate: dict[str, Any]
 ) -> Iterator[str]:
     """Recompute one allocation's power per period and figures from its candidate's curve."""
-    a = data["assumptions"]
+    a = {**data["assumptions"], **_site(data, alloc)}
     hours = np.asarray(a["period_hours"], dtype=np.float64)
     n = alloc["replicas"]
     x = np.asarray(alloc["requests_per_s_by_period"], dtype=np.float64)
@@ -139,22 +139,50 @@ def _allocation(
 
 
 def _key(record: dict[str, Any]) -> tuple[Any, ...]:
-    """A candidate's or allocation's identity: (name, GPU, TP, PP, DP, EP); plans written before
-    layouts have no layout keys (degrees 1)."""
+    """A candidate's or allocation's identity: (name, GPU, TP, PP, DP, EP, region); plans
+    written before layouts have no layout keys (degrees 1), plans without regions no region."""
     layout = (record.get(k) or 1 for k in ("pipeline_parallel", "data_parallel", "expert_parallel"))
-    return (record.get("name"), record.get("gpu"), record.get("tp"), *layout)
+    region = record.get("region") or ""
+    return (record.get("name"), record.get("gpu"), record.get("tp"), *layout, region)
+
+
+def _regions(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The plan's regions by name ({} without regions)."""
+    return {str(r.get("name")): r for r in data.get("regions") or [] if isinstance(r, dict)}
+
+
+def _site(data: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """The figures of the region *record* runs in that replace the assumptions' (PUE,
+    electricity price, grid); {} without regions."""
+    region = _regions(data).get(str(record.get("region") or ""))
+    if region is None:
+        return {}
+    keys = ("pue", "electricity_usd_per_kwh", "grid_g_co2_per_kwh")
+    site = {k: region[k] for k in keys}
+    site["grid_g_co2_per_kwh_by_period"] = region.get("grid_g_co2_per_kwh_by_period")
+    return site
 
 
 def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, ...], int]) -> Iterator[str]:
-    """GPUs per type, counted from the replicas (and from the stored ``gpus``), against the
-    inventory."""
-    used: dict[str, int] = {}
+    """GPUs per type (per type and region with regions), counted from the replicas (and from the
+    stored ``gpus``), against the inventory (the region's)."""
+    used: dict[tuple[str, str], int] = {}
     for alloc in data.get("allocations") or []:
         key = _key(alloc)
         from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
         count = max(int(alloc.get("gpus") or 0), from_replicas)
-        used[alloc["gpu"]] = used.get(alloc["gpu"], 0) + count
-    for gpu, count in sorted(used.items()):
+        where = (alloc["gpu"], str(alloc.get("region") or ""))
+        used[where] = used.get(where, 0) + count
+    regions = _regions(data)
+    for (gpu, region), count in sorted(used.items()):
+        if region in regions:
+            available = (regions[region].get("inventory") or {}).get(gpu)
+            if available is not None and count > available:
+                yield (
+                    f"allocations: {count} {gpu} GPUs allocated in region {region}, its "
+                    f"inventory has {available}"
+                )
+            continue
         available = (data.get("inventory") or {}).get(gpu)
         if available is not None and count > available:
             yield f"allocations: {count} {gpu} GPUs allocated, the inventory has {available}"
@@ -163,20 +191,20 @@ def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, ...], int]) ->
 def _totals(data: dict[str, Any]) -> Iterator[str]:
     allocations = data.get("allocations") or []
     totals = data.get("totals") or {}
-    a = data["assumptions"]
     for key in _SUMMED:
         again = sum(float(alloc.get(key) or 0.0) for alloc in allocations)
         if key in totals and _differs(totals[key], again):
             yield f"totals.{key}: {totals[key]!r}, but the allocations add up to {again:.6g}"
     if allocations:
-        periods = np.sum([alloc.get("power_w_by_period", []) for alloc in allocations], axis=0)
-        peak = float(np.max(periods)) * a["pue"] / 1000.0
+        peak = _peak_kw(data, allocations)
         if _differs(totals.get("peak_facility_power_kw"), peak):
             yield f"totals.peak_facility_power_kw: {totals.get('peak_facility_power_kw')!r}, " + (
                 f"recomputed {peak:.6g}"
             )
     breakdown = data.get("objective_breakdown") or {}
-    if breakdown and allocations:
+    if data.get("regions"):
+        yield from _region_totals(data)
+    elif breakdown and allocations:
         again = (
             breakdown["usd_per_facility_kwh_weight"] * float(totals.get("facility_energy_kwh", 0.0))
             + breakdown.get("carbon_kg_weight", 0.0) * float(totals.get("carbon_kg", 0.0))
@@ -185,6 +213,51 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
         objective = (data.get("solve") or {}).get("objective")
         if objective is not None and _differs(objective, again):
             yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
+
+
+def _peak_kw(data: dict[str, Any], allocations: list[dict[str, Any]]) -> float:
+    """Highest facility kW over the periods: Σ GPU power × PUE (each region's with regions)."""
+    if not data.get("regions"):
+        periods = np.sum([alloc.get("power_w_by_period", []) for alloc in allocations], axis=0)
+        return float(np.max(periods)) * data["assumptions"]["pue"] / 1000.0
+    facility = np.sum(
+        [
+            np.asarray(alloc.get("power_w_by_period", []), dtype=np.float64)
+            * _site(data, alloc).get("pue", data["assumptions"]["pue"])
+            for alloc in allocations
+        ],
+        axis=0,
+    )
+    return float(np.max(facility)) / 1000.0
+
+
+def _region_totals(data: dict[str, Any]) -> Iterator[str]:
+    """Each region's totals recomputed from its allocations, and the objective as the sum over
+    regions of their kWh and kg weights plus the rent weight × GPU rent."""
+    allocations = data.get("allocations") or []
+    breakdown = data.get("objective_breakdown") or {}
+    again = 0.0
+    for i, region in enumerate(data.get("regions") or []):
+        mine = [a for a in allocations if a.get("region") == region.get("name")]
+        totals = region.get("totals") or {}
+        for key in _SUMMED:
+            value = sum(float(alloc.get(key) or 0.0) for alloc in mine)
+            if key in totals and _differs(totals[key], value):
+                yield (
+                    f"regions[{i}].totals.{key}: {totals[key]!r}, its allocations add up to "
+                    f"{value:.6g}"
+                )
+        again += (
+            float(region.get("usd_per_facility_kwh_weight", 0.0))
+            * sum(float(a.get("facility_energy_kwh") or 0.0) for a in mine)
+            + float(region.get("carbon_kg_weight", 0.0))
+            * sum(float(a.get("carbon_kg") or 0.0) for a in mine)
+            + float(breakdown.get("gpu_rent_weight", 0.0))
+            * sum(float(a.get("gpu_cost_usd") or 0.0) for a in mine)
+        )
+    objective = (data.get("solve") or {}).get("objective")
+    if allocations and objective is not None and _differs(objective, again):
+        yield f"solve.objective: {objective!r}, but the regions' totals give {again:.6g}"
 
 
 def _failover(data: dict[str, Any], by_key: dict[Any, dict[str, Any]]) -> Iterator[str]:

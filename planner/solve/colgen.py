@@ -112,23 +112,34 @@ def solve_by_model(
     """
     start = time.perf_counter()
     dec = Decomposition(inputs, candidates)
-    zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(inputs.periods)
+    zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(max(dec.power_rows, inputs.periods))
     first: list[Column] = []
-    floor = 0.0
+    best: dict[int, tuple[Column, float]] = {}  # unlinked: per model entry, (column, bound)
     for b, block in enumerate(dec.blocks):
         prices = dec.prices(b, zero_gpu, zero_t, 0.0)
         if dec.linked:  # a first column only (column generation prices the rest)
             vector = first_vector(block, *prices)
-            if vector is None:
-                return None
-            first.append(dec.column(b, vector))
+            if vector is not None:
+                first.append(dec.column(b, vector))
             continue
         found = price_block(block, *prices)
         if found is None:
-            return None
-        first.append(dec.column(b, found.n))
-        floor += found.bound
+            continue
+        col, g = dec.column(b, found.n), dec.group[b]
+        if g not in best:
+            best[g] = (col, found.bound)
+        else:  # another site of the same entry: the cheaper column, the lesser bound
+            kept, bound = best[g]
+            best[g] = (col if col.cost < kept.cost else kept, min(bound, found.bound))
+    if dec.linked and len({dec.group[col.block] for col in first}) < dec.groups:
+        return None
     if not dec.linked:
+        if len(best) < dec.groups:
+            return None
+        first = [best[g][0] for g in range(dec.groups)]
+        floor = 0.0
+        for g in range(dec.groups):
+            floor += best[g][1]
         total = float(sum(col.cost for col in first))
         bound = min(floor, total)
         gap = (total - bound) / max(abs(total), 1e-9)
@@ -139,9 +150,14 @@ def solve_by_model(
 
 def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: float) -> float:
     inputs = dec.inputs
-    rhs = sum(float(inputs.inventory[g] or 0) * y for g, y in zip(dec.gpus, y_gpu, strict=True))
-    if inputs.power_cap_kw is not None:
+    rhs = sum(float(inputs.stock[g] or 0) * y for g, y in zip(dec.gpus, y_gpu, strict=True))
+    if not dec.regional and inputs.power_cap_kw is not None:
         rhs += inputs.power_cap_kw * float(y_power.sum())
+    elif dec.regional:
+        periods = inputs.periods
+        for i, site in enumerate(dec.capped):
+            assert site.power_cap_kw is not None
+            rhs += site.power_cap_kw * float(y_power[i * periods : (i + 1) * periods].sum())
     if inputs.budget_usd is not None:
         rhs += inputs.budget_usd * y_b
     return rhs
@@ -190,17 +206,22 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
                 cut = True  # an exact round cut short gives no bound; keep the last one
                 break
             price_n, price_t = dec.prices(b, y_gpu, y_power, y_b)
-            priced = round_column(block, price_n, price_t, sigma[b], exact)
+            conv = sigma[dec.group[b]]
+            priced = round_column(block, price_n, price_t, conv, exact)
             if priced is None:
-                return None
+                if not dec.regional:
+                    return None
+                priced = (None, math.inf, math.inf)  # this site has no covering vector
             n, cost, floor = priced
             if exact:
-                lagrangian += floor  # a valid lower bound of this pricing problem
                 floors.append(floor)
-            if n is not None and cost < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
+            if n is not None and cost < conv - 1e-9 * max(1.0, abs(conv)):
                 before = len(pool.master.columns)
                 pool.add(dec.column(b, n))
                 new += len(pool.master.columns) - before
+        if exact and not cut:  # a valid lower bound of each entry's pricing problem
+            for g in range(dec.groups):
+                lagrangian += min(f for f, h in zip(floors, dec.group, strict=True) if h == g)
         late = time.perf_counter() > cg_deadline
         if not exact:
             exact = new == 0 or late
@@ -224,6 +245,11 @@ def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
     for mult in FRUGAL_MULTIPLIERS:
         y_frugal = mult * dec.base_t / dec.kw_per_e
         for b in range(len(dec.blocks)):
+            if dec.regional:  # the block's own site's energy price on its rows
+                y_frugal = np.zeros(dec.power_rows)
+                sl = dec.power_slice[b]
+                if sl is not None:
+                    y_frugal[sl] = mult * dec.base_t_of[b] / dec.kw_per_e_of[b]
             best = merit_replicas(dec.blocks[b], *dec.prices(b, priced.y_gpu, y_frugal, priced.y_b))
             if best is not None:
                 pool.add(dec.column(b, best[1]))
@@ -262,7 +288,8 @@ def _could_improve(dec: Decomposition, priced: Priced, b: int, gap: float) -> In
     if priced.y_power is None or priced.duals_gpu is None or not priced.floors:
         return None
     price_n, price_t = dec.prices(b, priced.duals_gpu, priced.y_power, priced.duals_b)
-    return screen(search_block(dec.blocks[b]), price_n, price_t, priced.floors[b] + gap)
+    floor = dec.group_floor(priced.floors, b)
+    return screen(search_block(dec.blocks[b]), price_n, price_t, floor + gap)
 
 
 def _solve_restricted(
@@ -335,7 +362,7 @@ def _column_generation(
     pool = Pool(Master(dec, penalty))
     _seed(dec, pool, first)
     cap_kw = inputs.power_cap_kw
-    phase_one = cap_kw is not None and not dec.gpus and not dec.has_budget
+    phase_one = cap_kw is not None and not dec.gpus and not dec.has_budget and not dec.regional
     if phase_one:
         assert cap_kw is not None
         peak = least_peak(dec, first, cap_kw, cg_deadline)
@@ -348,7 +375,7 @@ def _column_generation(
     priced = _price(dec, pool, cg_deadline)
     if priced is None:
         return None
-    if cap_kw is not None and not phase_one:  # phase 1's columns are the frugal ones
+    if dec.capped and not phase_one:  # phase 1's columns are the frugal ones
         _add_frugal(dec, pool, priced)
     every = all_columns(dec)
     if every is not None:
