@@ -10,7 +10,6 @@ front of a saved plan; no predictor needed).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +20,6 @@ from planner.documents.base import Document, dataclass_values, load_document
 from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection, candidate_counts, kept_candidates
 from planner.documents.plan_parts import (
-    LAYOUT_DEGREES,
     AllocationDocument,
     AssumptionsDocument,
     BaselineDocument,
@@ -31,22 +29,21 @@ from planner.documents.plan_parts import (
     ModelDocument,
     ObjectiveDocument,
     PredictorsDocument,
-    RegionDocument,
     SavingDocument,
     SolveDocument,
     Status,
     TotalsDocument,
 )
+from planner.documents.records import candidate_of, model_of
+from planner.documents.regions import RegionDocument, entry_site, region_documents, regions_of
 from planner.documents.verify import checked_plan_json
 from planner.inputs import (
     Candidate,
     CandidateKey,
-    Failover,
     ModelDemand,
     Objective,
     PlanningInputs,
     Provenance,
-    Region,
 )
 from planner.result import (
     Allocation,
@@ -54,10 +51,8 @@ from planner.result import (
     failover_capacity,
     itl_s_at_served_load,
     period_power_w,
-    region_totals,
 )
 from planner.scenario.disclosure import Disclosure
-from planner.solve.coefficients import objective_weights
 
 #: Scalars the plan's assumptions share with :class:`~planner.inputs.PlanningInputs`.
 ECONOMICS: tuple[str, ...] = (
@@ -130,6 +125,15 @@ class PlanDocument(Document):
                 return c
         raise KeyError(key)
 
+    def region(self, name: str | None) -> RegionDocument | None:
+        """The region called *name* (None without regions, or for ``None``)."""
+        return next((r for r in self.regions or () if r.name == name), None)
+
+    def entry_site(self, name: str) -> tuple[float, float]:
+        """(PUE, flat grid g CO2e/kWh) where model entry *name* runs: its region's in a plan
+        with regions (an entry is placed in one region), else the assumptions'."""
+        return entry_site(self.regions, self.allocations, name, self.assumptions)
+
     def model(self, name: str) -> ModelDocument:
         """The model entry called *name*."""
         for m in self.models:
@@ -188,6 +192,13 @@ def _allocation(a: Allocation) -> AllocationDocument:
         expert_parallel=c.expert_parallel,
         nodes=c.nodes,
         region=c.region or None,
+    )
+
+
+def _candidate(c: Candidate) -> CandidateDocument:
+    skip = {"region"}
+    return CandidateDocument(
+        **dataclass_values(c, skip=skip), tensor_parallel=c.tp, region=c.region or None
     )
 
 
@@ -260,14 +271,7 @@ def plan_document(
         assumptions=_assumptions(inputs),
         models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[
-            CandidateDocument(
-                **dataclass_values(c, skip={"region"}),
-                tensor_parallel=c.tp,
-                region=c.region or None,
-            )
-            for c in kept
-        ],
+        candidates=[_candidate(c) for c in kept],
         allocations=[_allocation(a) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
@@ -298,38 +302,6 @@ def plan_document(
         uncertainty_flags=flags,
         regions=region_documents(plan),
     )
-
-
-def region_documents(plan: Plan) -> list[RegionDocument] | None:
-    """The plan's regions with their weights and totals (None without regions)."""
-    inputs = plan.inputs
-    if not inputs.regions:
-        return None
-    totals = region_totals(plan.allocations, inputs)
-    out = []
-    for r in inputs.regions:
-        weights = objective_weights(inputs, r)
-        t = totals[r.name]
-        out.append(
-            RegionDocument(
-                name=r.name,
-                pue=r.pue,
-                electricity_usd_per_kwh=r.electricity_usd_per_kwh,
-                grid_g_co2_per_kwh=r.grid_g_co2_per_kwh,
-                grid_g_co2_per_kwh_by_period=(
-                    None
-                    if r.grid_g_co2_per_kwh_by_period is None
-                    else list(r.grid_g_co2_per_kwh_by_period)
-                ),
-                power_cap_kw=r.power_cap_kw,
-                inventory=dict(r.inventory),
-                grid_region=r.grid_region,
-                usd_per_facility_kwh_weight=weights.per_facility_kwh,
-                carbon_kg_weight=weights.per_carbon_kg,
-                totals=TotalsDocument(**dataclass_values(t), cost_usd=t.cost_usd),
-            )
-        )
-    return out
 
 
 def as_document(plan: Plan | PlanDocument) -> PlanDocument:
@@ -380,27 +352,6 @@ def plan_json(
 # --- document -> optimiser inputs ----------------------------------------------------------------
 
 
-def _candidate_of(c: CandidateDocument) -> Candidate:
-    values = c.model_dump()
-    if values["itl_s_at_capacity"] is None:  # JSON has no Infinity: an excluded candidate
-        values["itl_s_at_capacity"] = math.inf
-    for key in ("load_curve_requests_per_s", "power_curve_w_per_replica", "itl_curve_s"):
-        values[key] = tuple(values[key])
-    del values["tensor_parallel"]  # the same as tp
-    values["region"] = values.get("region") or ""
-    for key in (*LAYOUT_DEGREES, "nodes"):  # plans written before layouts: pure TP
-        values[key] = values[key] or 1
-    return Candidate(**values)
-
-
-def _model_of(m: ModelDocument) -> ModelDemand:
-    values = m.model_dump(exclude={"failover", "failover_capacity_requests_per_s"})
-    values["requests_per_s_by_period"] = tuple(m.requests_per_s_by_period)
-    if m.failover is not None:
-        values["failover"] = Failover(m.failover.unit, m.failover.count)
-    return ModelDemand(**values)
-
-
 def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) -> PlanningInputs:
     """The optimiser's inputs of a saved plan (candidates as predicted when it was planned).
 
@@ -411,8 +362,8 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
     settings["time_limit_s"] = time_limit_s or settings["time_limit_s"]
     return PlanningInputs(
         scenario=doc.scenario,
-        models=tuple(_model_of(m) for m in doc.models),
-        candidates=tuple(_candidate_of(c) for c in doc.candidates),
+        models=tuple(model_of(m) for m in doc.models),
+        candidates=tuple(candidate_of(c) for c in doc.candidates),
         inventory=dict(doc.inventory),
         period_hours=tuple(a.period_hours),
         **{k: getattr(a, k) for k in ECONOMICS},
@@ -433,19 +384,5 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
             else None
         ),
         gpus_per_node=dict(a.gpus_per_node or {}),
-        regions=tuple(
-            Region(
-                r.name,
-                r.pue,
-                r.electricity_usd_per_kwh,
-                r.grid_g_co2_per_kwh,
-                None
-                if r.grid_g_co2_per_kwh_by_period is None
-                else tuple(r.grid_g_co2_per_kwh_by_period),
-                r.power_cap_kw,
-                dict(r.inventory),
-                r.grid_region,
-            )
-            for r in doc.regions or ()
-        ),
+        regions=regions_of(doc.regions),
     )

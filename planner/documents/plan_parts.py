@@ -351,34 +351,6 @@ class TotalsDocument(Document):
     """GPUs used by type."""
 
 
-class RegionDocument(Document):
-    """One region of a plan with regions: what its energy costs there, its limits, and the
-    weights of its kWh and kg in the objective (docs/method.md §4 recomputes the plan from
-    these)."""
-
-    name: str
-    pue: float
-    """Power usage effectiveness of the region's sites."""
-    electricity_usd_per_kwh: float
-    grid_g_co2_per_kwh: float
-    """Grid carbon intensity (g CO2e per facility kWh; flat)."""
-    grid_g_co2_per_kwh_by_period: list[float] | None
-    """Grid intensity per period (the region's hourly profile; null when flat)."""
-    power_cap_kw: float | None
-    """Facility power cap of the region in every period (kW; null: none)."""
-    inventory: dict[str, int | None]
-    """GPU type -> GPUs available in the region (null: unlimited)."""
-    grid_region: str | None
-    """Catalog grid region of the carbon factor (null: an explicit figure)."""
-    usd_per_facility_kwh_weight: float
-    """Weight of one facility kWh of the region in the objective."""
-    carbon_kg_weight: float
-    """Weight of one kg CO2e of the region in the objective (0 when folded into the kWh
-    weight: a flat grid)."""
-    totals: TotalsDocument
-    """The totals of the region's allocations."""
-
-
 class BaselineDocument(Document):
     """A naive fleet planned by the same machinery."""
 

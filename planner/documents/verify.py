@@ -24,6 +24,12 @@ from typing import Any
 import numpy as np
 
 from planner.documents.flags import flag_reasons
+from planner.documents.verify_regions import (
+    inventory_problems,
+    peak_facility_kw,
+    region_total_problems,
+    site_figures,
+)
 from planner.inputs import (
     DEFAULT_GPUS_PER_NODE,
     grid_by_period,
@@ -94,7 +100,7 @@ def _allocation(
     data: dict[str, Any], i: int, alloc: dict[str, Any], candidate: dict[str, Any]
 ) -> Iterator[str]:
     """Recompute one allocation's power per period and figures from its candidate's curve."""
-    a = {**data["assumptions"], **_site(data, alloc)}
+    a = {**data["assumptions"], **site_figures(data, alloc)}
     hours = np.asarray(a["period_hours"], dtype=np.float64)
     n = alloc["replicas"]
     x = np.asarray(alloc["requests_per_s_by_period"], dtype=np.float64)
@@ -146,48 +152,6 @@ def _key(record: dict[str, Any]) -> tuple[Any, ...]:
     return (record.get("name"), record.get("gpu"), record.get("tp"), *layout, region)
 
 
-def _regions(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The plan's regions by name ({} without regions)."""
-    return {str(r.get("name")): r for r in data.get("regions") or [] if isinstance(r, dict)}
-
-
-def _site(data: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
-    """The figures of the region *record* runs in that replace the assumptions' (PUE,
-    electricity price, grid); {} without regions."""
-    region = _regions(data).get(str(record.get("region") or ""))
-    if region is None:
-        return {}
-    keys = ("pue", "electricity_usd_per_kwh", "grid_g_co2_per_kwh")
-    site = {k: region[k] for k in keys}
-    site["grid_g_co2_per_kwh_by_period"] = region.get("grid_g_co2_per_kwh_by_period")
-    return site
-
-
-def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, ...], int]) -> Iterator[str]:
-    """GPUs per type (per type and region with regions), counted from the replicas (and from the
-    stored ``gpus``), against the inventory (the region's)."""
-    used: dict[tuple[str, str], int] = {}
-    for alloc in data.get("allocations") or []:
-        key = _key(alloc)
-        from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
-        count = max(int(alloc.get("gpus") or 0), from_replicas)
-        where = (alloc["gpu"], str(alloc.get("region") or ""))
-        used[where] = used.get(where, 0) + count
-    regions = _regions(data)
-    for (gpu, region), count in sorted(used.items()):
-        if region in regions:
-            available = (regions[region].get("inventory") or {}).get(gpu)
-            if available is not None and count > available:
-                yield (
-                    f"allocations: {count} {gpu} GPUs allocated in region {region}, its "
-                    f"inventory has {available}"
-                )
-            continue
-        available = (data.get("inventory") or {}).get(gpu)
-        if available is not None and count > available:
-            yield f"allocations: {count} {gpu} GPUs allocated, the inventory has {available}"
-
-
 def _totals(data: dict[str, Any]) -> Iterator[str]:
     allocations = data.get("allocations") or []
     totals = data.get("totals") or {}
@@ -196,14 +160,14 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
         if key in totals and _differs(totals[key], again):
             yield f"totals.{key}: {totals[key]!r}, but the allocations add up to {again:.6g}"
     if allocations:
-        peak = _peak_kw(data, allocations)
+        peak = peak_facility_kw(data, allocations)
         if _differs(totals.get("peak_facility_power_kw"), peak):
             yield f"totals.peak_facility_power_kw: {totals.get('peak_facility_power_kw')!r}, " + (
                 f"recomputed {peak:.6g}"
             )
     breakdown = data.get("objective_breakdown") or {}
     if data.get("regions"):
-        yield from _region_totals(data)
+        yield from region_total_problems(data, _differs, _SUMMED)
     elif breakdown and allocations:
         again = (
             breakdown["usd_per_facility_kwh_weight"] * float(totals.get("facility_energy_kwh", 0.0))
@@ -213,51 +177,6 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
         objective = (data.get("solve") or {}).get("objective")
         if objective is not None and _differs(objective, again):
             yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
-
-
-def _peak_kw(data: dict[str, Any], allocations: list[dict[str, Any]]) -> float:
-    """Highest facility kW over the periods: Σ GPU power × PUE (each region's with regions)."""
-    if not data.get("regions"):
-        periods = np.sum([alloc.get("power_w_by_period", []) for alloc in allocations], axis=0)
-        return float(np.max(periods)) * data["assumptions"]["pue"] / 1000.0
-    facility = np.sum(
-        [
-            np.asarray(alloc.get("power_w_by_period", []), dtype=np.float64)
-            * _site(data, alloc).get("pue", data["assumptions"]["pue"])
-            for alloc in allocations
-        ],
-        axis=0,
-    )
-    return float(np.max(facility)) / 1000.0
-
-
-def _region_totals(data: dict[str, Any]) -> Iterator[str]:
-    """Each region's totals recomputed from its allocations, and the objective as the sum over
-    regions of their kWh and kg weights plus the rent weight × GPU rent."""
-    allocations = data.get("allocations") or []
-    breakdown = data.get("objective_breakdown") or {}
-    again = 0.0
-    for i, region in enumerate(data.get("regions") or []):
-        mine = [a for a in allocations if a.get("region") == region.get("name")]
-        totals = region.get("totals") or {}
-        for key in _SUMMED:
-            value = sum(float(alloc.get(key) or 0.0) for alloc in mine)
-            if key in totals and _differs(totals[key], value):
-                yield (
-                    f"regions[{i}].totals.{key}: {totals[key]!r}, its allocations add up to "
-                    f"{value:.6g}"
-                )
-        again += (
-            float(region.get("usd_per_facility_kwh_weight", 0.0))
-            * sum(float(a.get("facility_energy_kwh") or 0.0) for a in mine)
-            + float(region.get("carbon_kg_weight", 0.0))
-            * sum(float(a.get("carbon_kg") or 0.0) for a in mine)
-            + float(breakdown.get("gpu_rent_weight", 0.0))
-            * sum(float(a.get("gpu_cost_usd") or 0.0) for a in mine)
-        )
-    objective = (data.get("solve") or {}).get("objective")
-    if allocations and objective is not None and _differs(objective, again):
-        yield f"solve.objective: {objective!r}, but the regions' totals give {again:.6g}"
 
 
 def _failover(data: dict[str, Any], by_key: dict[Any, dict[str, Any]]) -> Iterator[str]:
@@ -415,7 +334,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
     by_key = {_key(c): c for c in data.get("candidates") or []}
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
-    problems = [*_negative(data), *_status(data), *_inventory(data, per_replica)]
+    problems = [*_negative(data), *_status(data), *inventory_problems(data, per_replica, _key)]
     problems += _counts(data)
     unreportable = _unreportable(data)
     problems += unreportable

@@ -180,7 +180,10 @@ class Decomposition:
         sl = self.power_slice[b]
         if sl is None:
             return self.zero_t
-        return y_power if not self.regional else y_power[sl]
+        if not self.regional:
+            return y_power
+        # callers without duals pass zeros of one period row each
+        return y_power[sl] if y_power.size == self.power_rows else self.zero_t
 
     def group_floor(self, floors: tuple[float, ...], b: int) -> float:
         """The least of *floors* (one per block) over the blocks of block *b*'s model entry."""
