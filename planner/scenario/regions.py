@@ -73,6 +73,8 @@ class RegionSpec(StrictModel):
 
 def region_problems(s: Scenario, periods: int) -> list[tuple[str, str]]:
     """The cross-field rules of ``regions`` and of the entries' ``regions`` lists."""
+    if s.regions is not None and not s.regions:
+        return [("regions", "no regions listed — list at least one, or omit regions")]
     problems: list[tuple[str, str]] = []
     names = list(s.regions or {})
     for i, entry in enumerate(s.models):
@@ -97,8 +99,6 @@ def region_problems(s: Scenario, periods: int) -> list[tuple[str, str]]:
             problems.append((f"models[{i}].regions", "empty — omit it to allow every region"))
     if s.regions is None:
         return problems
-    if not s.regions:
-        problems.append(("regions", "no regions listed — list at least one, or omit regions"))
     if s.power_cap_kw is not None:
         problems.append(
             ("power_cap_kw", "not used with regions — give each region's power_cap_kw instead")
