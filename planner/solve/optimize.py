@@ -65,7 +65,12 @@ from planner.solve.explain import explain_infeasible, no_candidate_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
 from planner.solve.proofs import least_facility_kw
-from planner.solve.regions import regional_breakdown, regional_power_messages
+from planner.solve.regions import (
+    REGION_PROOF,
+    regional_breakdown,
+    regional_cap_proof,
+    regional_power_messages,
+)
 
 POLISH_MIN_S = 1.0
 """Least time left for the full-MILP polish after column generation (s)."""
@@ -316,6 +321,10 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
         info = SolveInfo(time.perf_counter() - start, None, None, None, BOUNDS_SOLVER, tuple(quick))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
     candidates = prune_dominated(inputs, inputs.feasible_candidates())
+    proof = regional_cap_proof(inputs, candidates)  # [] without regions and caps
+    if proof:
+        info = SolveInfo(time.perf_counter() - start, None, None, None, REGION_PROOF, tuple(proof))
+        return Plan(inputs, PlanStatus.INFEASIBLE, info)
     curved = any(c.power_curve_w_per_replica for c in candidates)
     plan: Plan | None = None
     linked = (

@@ -14,16 +14,29 @@ that are specific to regions:
   whose every allowed region has ``max_t w_mrt`` above its cap cannot be placed; and when every
   region has a cap, ``Σ_m min_r w_mrt > Σ_r cap_r`` in some period proves that no plan exists.
   Both are valid lower bounds, and the messages quote them as such.
+* :func:`regional_cap_proof`: the stronger proof run before column generation when every
+  region has a cap: in the busiest period, each entry's least facility kW in each of its
+  regions, exact on its curves (the search of :mod:`planner.solve.proofs` at the region's PUE),
+  and a placement LP (entries split fractionally over their regions) whose least uniform scale
+  of the caps above 1 proves that no plan exists and says how far the caps must rise.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
+
+import numpy as np
 
 from planner.inputs import Candidate, PlanningInputs
 from planner.result import Accounting, Allocation, make_totals
 from planner.solve.bounds import least_model_w
 from planner.solve.coefficients import objective_weights
+from planner.solve.columns import Decomposition
+from planner.solve.pricing import price_block
+from planner.solve.proofs import one_period
+
+REGION_PROOF = "bounds (least facility power per region, exact on the curves; GLOP placement LP)"
 
 
 def by_region(allocations: Iterable[Allocation]) -> dict[str, list[Allocation]]:
@@ -115,3 +128,79 @@ def regional_breakdown(
         "gpu_rent_weight": objective_weights(inputs).per_rent_usd,
         "objective": regional_objective(inputs, dict(parts)),
     }
+
+
+def _busiest_period(inputs: PlanningInputs) -> int:
+    total = [
+        sum(m.requests_per_s_by_period[t] for m in inputs.models) for t in range(inputs.periods)
+    ]
+    return max(range(inputs.periods), key=lambda t: total[t])
+
+
+def least_kw_by_place(
+    inputs: PlanningInputs, candidates: list[Candidate], t: int
+) -> dict[str, dict[str, float]]:
+    """Entry -> region -> a valid lower bound on the facility kW the entry draws in period *t*
+    when placed there: the exact search on its curves (:mod:`planner.solve.proofs`'s
+    relaxation, only period t's load covered), at the region's PUE."""
+    dec = Decomposition(inputs, candidates)
+    out: dict[str, dict[str, float]] = {m.name: {} for m in inputs.models}
+    for b, block in enumerate(dec.blocks):
+        name, site = inputs.models[dec.group[b]].name, dec.site_of[b]
+        found = price_block(one_period(block, t), dec.kw_n[b], np.asarray([dec.kw_per_e_of[b]]))
+        out[name][site.name] = math.inf if found is None else found.bound
+    return out
+
+
+def cap_scale_needed(
+    least: dict[str, dict[str, float]], caps: dict[str, float | None]
+) -> float | None:
+    """The least factor s such that the entries, each split fractionally over its regions, fit
+    within s × every region's cap (an LP; a valid bound: every plan needs the caps scaled by at
+    least s); None when the LP fails."""
+    from ortools.linear_solver import pywraplp
+
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    scale = lp.NumVar(0.0, lp.infinity(), "scale")
+    rows = {r: lp.Constraint(-lp.infinity(), 0.0, f"cap[{r}]") for r, cap in caps.items() if cap}
+    for r, row in rows.items():
+        row.SetCoefficient(scale, -float(caps[r] or 0.0))
+    for name, options in least.items():
+        finite = {r: kw for r, kw in options.items() if math.isfinite(kw)}
+        if not finite:
+            return math.inf
+        conv = lp.Constraint(1.0, 1.0, f"place[{name}]")
+        for r, kw in finite.items():
+            x = lp.NumVar(0.0, 1.0, f"x[{name},{r}]")
+            conv.SetCoefficient(x, 1.0)
+            if r in rows:
+                rows[r].SetCoefficient(x, kw)
+    lp.Minimize(scale)
+    if lp.Solve() != pywraplp.Solver.OPTIMAL:
+        return None
+    return float(scale.solution_value())
+
+
+def regional_cap_proof(inputs: PlanningInputs, candidates: list[Candidate]) -> list[str]:
+    """A proof that the regions' power caps cannot be met (module docstring; [] when it proves
+    nothing): in the busiest period, each entry's exact least facility power in each region it
+    may use, and the LP that splits the entries over the regions' caps; a scale above 1 is a
+    proof, with the smallest uniform raise of the caps that could restore a plan."""
+    if not inputs.regions or not inputs.has_power_cap:
+        return []
+    t = _busiest_period(inputs)
+    least = least_kw_by_place(inputs, candidates, t)
+    caps = {r.name: r.power_cap_kw for r in inputs.regions}
+    if any(cap is None for cap in caps.values()):  # an uncapped region takes what does not fit
+        return []
+    scale = cap_scale_needed(least, caps)
+    if scale is None or scale <= 1 + 1e-9:
+        return []
+    need = sum(min(kw.values()) for kw in least.values())
+    return [
+        f"power cap: in period {t} the entries draw at least {need:,.6g} kW facility power "
+        f"together wherever they are placed (exact on their curves, a valid lower bound), and "
+        f"even split fractionally over their allowed regions they need every region's cap "
+        f"raised {scale:,.4g}× (a valid bound: raise the regions' power_cap_kw by at least "
+        f"that factor)"
+    ]
