@@ -32,7 +32,7 @@ from planner.inputs import (
 from planner.layouts import Shape, base_groups, more_groups, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
-from planner.scenario.regions import placed_candidates, region_sites
+from planner.scenario.placement import placed_candidates, region_sites
 from planner.scenario.sections import ModelEntry
 from predictors.api import Predictor
 from predictors.catalog import quantised, validity

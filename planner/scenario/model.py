@@ -149,7 +149,9 @@ class Scenario(StrictModel):
     @model_validator(mode="after")
     def _cross_field(self) -> Scenario:
         problems = _grid_problems(self) + _model_problems(self) + _profile_problems(self)
-        problems += region_problems(self, _period_count(self))
+        problems += region_problems(
+            self.regions, self.models, self.gpus, self.power_cap_kw, _period_count(self)
+        )
         if self.gpus is not None and not self.gpus:
             problems.append(("gpus", "no GPU types listed — list at least one, or omit gpus"))
         if problems:

@@ -7,20 +7,17 @@ top-level ``power_cap_kw`` is not allowed with regions: every region has its own
 entry's ``regions: [...]`` lists where it may be placed (default: every region). The planner
 places each entry in one of them (all its replicas there; docs/method.md "Regions").
 
-:class:`RegionSpec` is the section, :func:`region_problems` its cross-field rules,
-:func:`region_sites` the resolved :class:`~planner.inputs.Region` s and
-:func:`placed_candidates` every candidate once per region its entry may use.
+:class:`RegionSpec` is the section and :func:`region_problems` its cross-field rules;
+:mod:`planner.scenario.placement` resolves the regions and places the candidates in them.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Collection, Sequence
+from typing import Annotated
 
 from pydantic import Field
 
-from planner.inputs import Candidate, Region
 from planner.scenario.limits import (
     MAX_GPUS,
     MAX_GRID_G_CO2_PER_KWH,
@@ -30,11 +27,8 @@ from planner.scenario.limits import (
     MAX_USD_PER_GPU_HOUR,
     MAX_USD_PER_KWH,
 )
-from planner.scenario.sections import StrictModel
+from planner.scenario.sections import ModelEntry, StrictModel
 from predictors.core.errors import did_you_mean
-
-if TYPE_CHECKING:
-    from planner.scenario.model import Scenario
 
 GridValue = Annotated[float, Field(ge=0, le=MAX_GRID_G_CO2_PER_KWH)]
 
@@ -71,15 +65,22 @@ class RegionSpec(StrictModel):
     the scenario's ``gpus``); omitted = every type of ``gpus`` with its ``available`` count."""
 
 
-def region_problems(s: Scenario, periods: int) -> list[tuple[str, str]]:
-    """The cross-field rules of ``regions`` and of the entries' ``regions`` lists."""
-    if s.regions is not None and not s.regions:
+def region_problems(
+    regions: dict[str, RegionSpec] | None,
+    entries: Sequence[ModelEntry],
+    gpus: Collection[str] | None,
+    power_cap_kw: float | None,
+    periods: int,
+) -> list[tuple[str, str]]:
+    """The cross-field rules of ``regions`` (the scenario's *gpus* listed, its top-level
+    *power_cap_kw*, its *periods*) and of the *entries*' ``regions`` lists."""
+    if regions is not None and not regions:
         return [("regions", "no regions listed — list at least one, or omit regions")]
     problems: list[tuple[str, str]] = []
-    names = list(s.regions or {})
-    for i, entry in enumerate(s.models):
+    names = list(regions or {})
+    for i, entry in enumerate(entries):
         for j, name in enumerate(entry.regions or ()):
-            if s.regions is None:
+            if regions is None:
                 problems.append(
                     (
                         f"models[{i}].regions",
@@ -87,7 +88,7 @@ def region_problems(s: Scenario, periods: int) -> list[tuple[str, str]]:
                     )
                 )
                 break
-            if name not in s.regions:
+            if name not in regions:
                 problems.append(
                     (
                         f"models[{i}].regions[{j}]",
@@ -97,13 +98,13 @@ def region_problems(s: Scenario, periods: int) -> list[tuple[str, str]]:
                 )
         if entry.regions is not None and not entry.regions:
             problems.append((f"models[{i}].regions", "empty — omit it to allow every region"))
-    if s.regions is None:
+    if regions is None:
         return problems
-    if s.power_cap_kw is not None:
+    if power_cap_kw is not None:
         problems.append(
             ("power_cap_kw", "not used with regions — give each region's power_cap_kw instead")
         )
-    for name, spec in s.regions.items():
+    for name, spec in regions.items():
         where = f"regions.{name}"
         if spec.region is not None and spec.grid_g_co2_per_kwh is not None:
             problems.append(
@@ -119,80 +120,12 @@ def region_problems(s: Scenario, periods: int) -> list[tuple[str, str]]:
                 )
             )
         for gpu in spec.gpus or {}:
-            if s.gpus is not None and gpu not in s.gpus:
+            if gpus is not None and gpu not in gpus:
                 problems.append(
                     (
                         f"{where}.gpus.{gpu}",
-                        f"{gpu} is not listed under gpus{did_you_mean(gpu, list(s.gpus))} — add "
+                        f"{gpu} is not listed under gpus{did_you_mean(gpu, list(gpus))} — add "
                         "it to gpus or remove it here",
                     )
                 )
     return problems
-
-
-def _inventory(s: Scenario, spec: RegionSpec) -> dict[str, int | None]:
-    offers = s.gpu_offers
-    if spec.gpus is None:
-        return {g: o.available for g, o in offers.items()}
-    out: dict[str, int | None] = {}
-    for gpu, item in spec.gpus.items():
-        given = item is not None and "available" in item.model_fields_set
-        out[gpu] = item.available if given and item is not None else offers[gpu].available
-    return out
-
-
-def region_sites(s: Scenario, profile: Sequence[float] | None) -> tuple[Region, ...]:
-    """The resolved regions of a loaded scenario (empty without ``regions``); *profile* is the
-    scenario's own grid profile, which a region that gives no grid inherits."""
-    out = []
-    for name, spec in (s.regions or {}).items():
-        own_grid = spec.grid_g_co2_per_kwh is not None
-        grid = spec.grid_g_co2_per_kwh if own_grid else s.grid_value_g_co2_per_kwh
-        hourly = spec.grid_profile_g_co2_per_kwh
-        if hourly is None and not own_grid and profile is not None:
-            hourly = list(profile)
-        out.append(
-            Region(
-                name=name,
-                pue=spec.pue if spec.pue is not None else s.pue_value,
-                electricity_usd_per_kwh=(
-                    spec.electricity_usd_per_kwh
-                    if spec.electricity_usd_per_kwh is not None
-                    else s.electricity_usd_per_kwh
-                ),
-                grid_g_co2_per_kwh=float(grid or 0.0),
-                grid_g_co2_per_kwh_by_period=None if hourly is None else tuple(hourly),
-                power_cap_kw=spec.power_cap_kw,
-                inventory=_inventory(s, spec),
-                grid_region=spec.region if own_grid or spec.region else s.region,
-            )
-        )
-    return tuple(out)
-
-
-def _price(s: Scenario, region: str, c: Candidate) -> float:
-    """$/hour of one replica of *c* in *region* (the region's GPU price, else the scenario's)."""
-    spec = (s.regions or {})[region]
-    item = (spec.gpus or {}).get(c.gpu)
-    if item is None or item.usd_per_hour is None:
-        return c.usd_per_hour_per_replica
-    base = s.gpu_offers[c.gpu].usd_per_hour or 0.0
-    if base > 0:
-        return item.usd_per_hour * (c.usd_per_hour_per_replica / base)
-    return item.usd_per_hour * c.gpus_per_replica
-
-
-def placed_candidates(
-    s: Scenario, candidates: Sequence[Candidate], sites: Sequence[Region]
-) -> list[Candidate]:
-    """Every candidate once per region its entry may use that offers its GPU type, priced at
-    that region's GPU price (region order within each candidate)."""
-    allowed = {e.name: set(e.regions) if e.regions is not None else None for e in s.models}
-    out = []
-    for c in candidates:
-        for r in sites:
-            mine = allowed[c.name]
-            if (mine is None or r.name in mine) and c.gpu in r.inventory:
-                price = _price(s, r.name, c)
-                out.append(dataclasses.replace(c, region=r.name, usd_per_hour_per_replica=price))
-    return out
