@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -119,8 +120,9 @@ def scenario(*, caps: bool = True, cap_scale: float = 1.0) -> dict[str, Any]:
     return data
 
 
-def run(label: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Load, build and solve *data*; the seconds of each stage and the plan's outcome."""
+def run(label: str, data: dict[str, Any], relative_gap: float | None = None) -> dict[str, Any]:
+    """Load, build and solve *data* (at the solver's *relative_gap*; None: the planner's
+    default, 1e-4); the seconds of each stage and the plan's outcome."""
     from planner.build import planning_inputs
     from planner.scenario.load import scenario_from_dict
     from planner.solve.optimize import solve
@@ -131,6 +133,8 @@ def run(label: str, data: dict[str, Any]) -> dict[str, Any]:
     s = scenario_from_dict(data, label, predictor.catalog, base_dir=REPO)
     t1 = time.perf_counter()
     inputs = planning_inputs(s, predictor)
+    if relative_gap is not None:
+        inputs = replace(inputs, relative_gap=relative_gap)
     t2, cpu2 = time.perf_counter(), time.process_time()
     plan = solve(inputs, baselines=False)
     t3, cpu3 = time.perf_counter(), time.process_time()

@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,14 +41,14 @@ from planner.solve.columns import Column, Decomposition, all_columns, neighbours
 from planner.solve.decompose import (
     FloatArray,
     IntArray,
-    dispatch,
     merit_replicas,
     search_block,
 )
+from planner.solve.decomposed import DecomposedSolution, decomposed, solution
 from planner.solve.enumeration import Pool, Priced, close_gap, find_within
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 from planner.solve.peak import least_peak, peak_message
-from planner.solve.pricing import first_vector, price_block, round_column
+from planner.solve.pricing import first_vector, round_column
 from planner.solve.search import screen
 
 PENALTY_FACTOR = 10.0
@@ -62,89 +61,32 @@ FRUGAL_MULTIPLIERS: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 100.0)
 """With a power cap, columns priced with power weighted by these multiples of its energy price."""
 
 
-@dataclass(frozen=True)
-class DecomposedSolution:
-    """Outcome of :func:`solve_by_model` (replicas and loads in ``candidates`` order)."""
-
-    status: PlanStatus
-    seconds: float
-    objective: float
-    bound: float
-    candidates: list[Candidate]
-    replicas: list[int]
-    loads: list[tuple[float, ...]]
-    method: str
-    messages: tuple[str, ...] = ()
-    """Why no plan exists, when a proof says so (status infeasible)."""
-
-
-def _solution(
-    dec: Decomposition,
-    chosen: list[Column],
-    status: PlanStatus,
-    start: float,
-    bound: float,
-    method: str,
-) -> DecomposedSolution:
-    candidates: list[Candidate] = []
-    replicas: list[int] = []
-    loads: list[tuple[float, ...]] = []
-    for col in chosen:
-        block = dec.blocks[col.block]
-        x = dispatch(block, col.n)
-        for k, c in enumerate(block.candidates):
-            candidates.append(c)
-            replicas.append(int(col.n[k]))
-            loads.append(tuple(float(v) for v in x[k]))
-    objective = float(sum(col.cost for col in chosen))
-    return DecomposedSolution(
-        status, time.perf_counter() - start, objective, bound, candidates, replicas, loads, method
-    )
-
-
 def solve_by_model(
-    inputs: PlanningInputs, candidates: list[Candidate]
+    inputs: PlanningInputs,
+    candidates: list[Candidate],
+    *,
+    dec: Decomposition | None = None,
+    spent_s: float = 0.0,
 ) -> DecomposedSolution | None:
     """Exact decomposition, or column generation + master MILP when models are linked.
 
     Returns None when this method finds no plan (the caller falls back to the full MILP,
-    which also proves and explains infeasibility).
+    which also proves and explains infeasibility). *dec*: the decomposition of these
+    candidates when the caller has built it already; *spent_s*: seconds of the time limit the
+    caller has used before.
     """
-    start = time.perf_counter()
-    dec = Decomposition(inputs, candidates)
+    start = time.perf_counter() - spent_s
+    dec = Decomposition(inputs, candidates) if dec is None else dec
     zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(max(dec.power_rows, inputs.periods))
-    first: list[Column] = []
-    best: dict[int, tuple[Column, float]] = {}  # unlinked: per model entry, (column, bound)
-    for b, block in enumerate(dec.blocks):
-        prices = dec.prices(b, zero_gpu, zero_t, 0.0)
-        if dec.linked:  # a first column only (column generation prices the rest)
-            vector = first_vector(block, *prices)
-            if vector is not None:
-                first.append(dec.column(b, vector))
-            continue
-        found = price_block(block, *prices)
-        if found is None:
-            continue
-        col, g = dec.column(b, found.n), dec.group[b]
-        if g not in best:
-            best[g] = (col, found.bound)
-        else:  # another site of the same entry: the cheaper column, the lesser bound
-            kept, bound = best[g]
-            best[g] = (col if col.cost < kept.cost else kept, min(bound, found.bound))
-    if dec.linked and len({dec.group[col.block] for col in first}) < dec.groups:
-        return None
     if not dec.linked:
-        if len(best) < dec.groups:
-            return None
-        first = [best[g][0] for g in range(dec.groups)]
-        floor = 0.0
-        for g in range(dec.groups):
-            floor += best[g][1]
-        total = float(sum(col.cost for col in first))
-        bound = min(floor, total)
-        gap = (total - bound) / max(abs(total), 1e-9)
-        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-        return _solution(dec, first, status, start, bound, "decomposed")
+        return decomposed(dec, start)
+    first: list[Column] = []
+    for b, block in enumerate(dec.blocks):
+        vector = first_vector(block, *dec.prices(b, zero_gpu, zero_t, 0.0))
+        if vector is not None:  # a first column only (column generation prices the rest)
+            first.append(dec.column(b, vector))
+    if len({dec.group[col.block] for col in first}) < dec.groups:
+        return None
     return _column_generation(dec, first, start)
 
 
@@ -246,10 +188,11 @@ def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
         y_frugal = mult * dec.base_t / dec.kw_per_e
         for b in range(len(dec.blocks)):
             if dec.regional:  # the block's own site's energy price on its rows
-                y_frugal = np.zeros(dec.power_rows)
                 sl = dec.power_slice[b]
-                if sl is not None:
-                    y_frugal[sl] = mult * dec.base_t_of[b] / dec.kw_per_e_of[b]
+                if sl is None:
+                    continue  # no cap in its region: its frugal column is its cheapest
+                y_frugal = np.zeros(dec.power_rows)
+                y_frugal[sl] = mult * dec.base_t_of[b] / dec.kw_per_e_of[b]
             best = merit_replicas(dec.blocks[b], *dec.prices(b, priced.y_gpu, y_frugal, priced.y_b))
             if best is not None:
                 pool.add(dec.column(b, best[1]))
@@ -277,7 +220,7 @@ def _solve_exhaustive(
     bound = max(priced.bound, min(proven, objective))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-    return _solution(dec, chosen, status, start, float(bound), "column-generation")
+    return solution(dec, chosen, status, start, float(bound), "column-generation")
 
 
 def _could_improve(dec: Decomposition, priced: Priced, b: int, gap: float) -> IntArray | None:
@@ -309,7 +252,7 @@ def _solve_restricted(
         objective = float(sum(col.cost for col in located))
         gap = (objective - bound) / max(abs(objective), 1e-9)
         status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-        return _solution(
+        return solution(
             dec, located, status, start, float(min(bound, objective)), "column-generation"
         )
     chosen = found[0]
@@ -334,7 +277,7 @@ def _solve_restricted(
         objective = float(sum(col.cost for col in chosen))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-    return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
+    return solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
 
 
 def _no_plan(start: float, *messages: str) -> DecomposedSolution:

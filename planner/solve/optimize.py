@@ -60,7 +60,9 @@ from planner.result import (
 from planner.solve.baselines import baseline_specs
 from planner.solve.bounds import infeasibility_messages
 from planner.solve.coefficients import objective_weights
-from planner.solve.colgen import DecomposedSolution, solve_by_model
+from planner.solve.colgen import solve_by_model
+from planner.solve.columns import Decomposition
+from planner.solve.decomposed import DecomposedSolution
 from planner.solve.explain import explain_infeasible, no_candidate_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
@@ -321,7 +323,8 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
         info = SolveInfo(time.perf_counter() - start, None, None, None, BOUNDS_SOLVER, tuple(quick))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
     candidates = prune_dominated(inputs, inputs.feasible_candidates())
-    proof = regional_cap_proof(inputs, candidates)  # [] without regions and caps
+    dec = Decomposition(inputs, candidates) if inputs.regions else None
+    proof = regional_cap_proof(dec) if dec is not None else []  # every region capped
     if proof:
         info = SolveInfo(time.perf_counter() - start, None, None, None, REGION_PROOF, tuple(proof))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
@@ -335,7 +338,8 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     # regions: always by model (a model is placed in one region; the full MILP has no regions)
     regional = bool(inputs.regions)
     if curved or regional or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
-        by_model = solve_by_model(inputs, candidates)
+        spent = time.perf_counter() - start if regional else 0.0
+        by_model = solve_by_model(inputs, candidates, dec=dec, spent_s=spent)
         if by_model is not None and by_model.status == PlanStatus.INFEASIBLE:
             messages = (
                 list(by_model.messages)

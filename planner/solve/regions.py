@@ -137,13 +137,11 @@ def _busiest_period(inputs: PlanningInputs) -> int:
     return max(range(inputs.periods), key=lambda t: total[t])
 
 
-def least_kw_by_place(
-    inputs: PlanningInputs, candidates: list[Candidate], t: int
-) -> dict[str, dict[str, float]]:
+def least_kw_by_place(dec: Decomposition, t: int) -> dict[str, dict[str, float]]:
     """Entry -> region -> a valid lower bound on the facility kW the entry draws in period *t*
     when placed there: the exact search on its curves (:mod:`planner.solve.proofs`'s
     relaxation, only period t's load covered), at the region's PUE."""
-    dec = Decomposition(inputs, candidates)
+    inputs = dec.inputs
     out: dict[str, dict[str, float]] = {m.name: {} for m in inputs.models}
     for b, block in enumerate(dec.blocks):
         name, site = inputs.models[dec.group[b]].name, dec.site_of[b]
@@ -181,18 +179,17 @@ def cap_scale_needed(
     return float(scale.solution_value())
 
 
-def regional_cap_proof(inputs: PlanningInputs, candidates: list[Candidate]) -> list[str]:
+def regional_cap_proof(dec: Decomposition) -> list[str]:
     """A proof that the regions' power caps cannot be met (module docstring; [] when it proves
     nothing): in the busiest period, each entry's exact least facility power in each region it
     may use, and the LP that splits the entries over the regions' caps; a scale above 1 is a
     proof, with the smallest uniform raise of the caps that could restore a plan."""
-    if not inputs.regions or not inputs.has_power_cap:
+    inputs = dec.inputs
+    caps = {r.name: r.power_cap_kw for r in inputs.regions}
+    if not caps or any(cap is None for cap in caps.values()):  # an uncapped region takes the rest
         return []
     t = _busiest_period(inputs)
-    least = least_kw_by_place(inputs, candidates, t)
-    caps = {r.name: r.power_cap_kw for r in inputs.regions}
-    if any(cap is None for cap in caps.values()):  # an uncapped region takes what does not fit
-        return []
+    least = least_kw_by_place(dec, t)
     scale = cap_scale_needed(least, caps)
     if scale is None or scale <= 1 + 1e-9:
         return []
