@@ -163,6 +163,9 @@ def test_tables_and_report_show_the_region(run: PlanRun) -> None:
 
     table = render_plan(run.plan, "md")
     assert "| region |" in table and "## regions" in table
+    options = render_plan(run.plan, "md", candidates="best")
+    alternatives = options.split("## best feasible alternatives")[1].split("## ")[0]
+    assert "| region |" in alternatives and "| fr |" in alternatives
     report, _ = make_report(run.plan, run.predictor_card)
     deployments = [d.region for m in report.models for d in m.deployments]
     assert set(deployments) <= {"de", "fr"} and None not in deployments

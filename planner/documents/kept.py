@@ -40,7 +40,8 @@ class CandidateCounts:
 
 def objective_per_request(inputs: PlanningInputs, c: Candidate) -> float:
     """The plan's objective per hour and per request/s of *c* at full load (ranking only)."""
-    per_kwh, per_usd = mean_kwh_weight(inputs), objective_weights(inputs).per_rent_usd
+    site = inputs.site(c)
+    per_kwh, per_usd = mean_kwh_weight(inputs, site), objective_weights(inputs).per_rent_usd
     kw_n, kw_x = facility_kw_coefficients(inputs, c)
     capacity = c.max_requests_per_s_per_replica
     if capacity <= 0.0:
