@@ -211,3 +211,12 @@ def test_plans_without_regions_name_none() -> None:
     data = plan_json(_objective(name="paper-llama8b-low-load")[0])
     assert "regions" not in data
     assert all("region" not in r for r in (*data["allocations"], *data["candidates"]))
+
+
+def test_sweep_refuses_regions_in_one_line() -> None:
+    from tests.cli_runner import run_cli
+
+    result = run_cli("sweep", str(FIXTURE), "--draws", "5")
+    assert result.code == 1
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and "does not re-plan scenarios with regions" in lines[0], lines
