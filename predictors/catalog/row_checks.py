@@ -123,9 +123,30 @@ def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
     """The configuration-validity error (``_config``: TP vs heads, domains, layout splits) and
     the resolved layout (``_tp``, ``_pp``, ``_dp``, ``_ep``; null where not valid) of each row
     of *keys* (resolved ``model``, ``gpu``, ``gpu_count`` and the stated layout degrees), checked
-    once per distinct configuration."""
+    once per distinct configuration: the verdicts are kept in a table that lives as long as the
+    catalog, so a large input predicted in chunks checks each configuration once."""
     on = ["model", "gpu", "gpu_count", *LAYOUT_COLUMNS]
+    keys = keys.select(
+        pl.col("model").cast(pl.String),
+        pl.col("gpu").cast(pl.String),
+        *(pl.col(c).cast(pl.Float64) for c in on[2:]),
+    )
+    memo = catalog.memo("config_verdicts")
+    known: pl.DataFrame | None = memo.get("table")
     distinct = keys.unique(maintain_order=True)
+    if known is not None:
+        distinct = distinct.join(known.select(on), on=on, how="anti", nulls_equal=True)
+    if distinct.height or known is None:
+        verdicts = _verdicts(catalog, distinct)
+        known = verdicts if known is None else pl.concat([known, verdicts])
+        memo["table"] = known
+    return keys.join(known, on=on, how="left", nulls_equal=True, maintain_order="left").select(
+        pl.col("_config").fill_null(""), "_tp", "_pp", "_dp", "_ep"
+    )
+
+
+def _verdicts(catalog: Catalog, distinct: pl.DataFrame) -> pl.DataFrame:
+    """*distinct* configurations with their ``_config`` error and resolved layout."""
     errors, layouts = validity.row_layouts(
         catalog,
         distinct["model"].to_list(),
@@ -137,12 +158,9 @@ def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
         name: [None if lay is None else getattr(lay, attr) for lay in layouts]
         for name, attr in zip(("_tp", "_pp", "_dp", "_ep"), ("tp", "pp", "dp", "ep"), strict=True)
     }
-    verdicts = distinct.with_columns(
+    return distinct.with_columns(
         pl.Series("_config", errors, dtype=pl.String),
         *(pl.Series(name, values, dtype=pl.Int64) for name, values in shape.items()),
-    )
-    return keys.join(verdicts, on=on, how="left", nulls_equal=True, maintain_order="left").select(
-        pl.col("_config").fill_null(""), "_tp", "_pp", "_dp", "_ep"
     )
 
 
