@@ -102,7 +102,9 @@ class Capacity:
     """Per row, mean ITL at the knots (first = the ITL of a lone request)."""
 
 
-def _memory_ok(c: ServingCurves, b: FloatArray, tau: FloatArray) -> npt.NDArray[np.bool_]:
+def _memory_ok(
+    c: ServingCurves, b: FloatArray, tau: FloatArray | None = None
+) -> npt.NDArray[np.bool_]:
     return quantile_fits(in_system(c, b, tau), as_column(c.max_batch), MEMORY_QUANTILE)
 
 
