@@ -6,9 +6,12 @@ unit); each has ``I`` prompt and ``O`` output tokens. docs/method.md, "Disaggreg
 decode", states the model; in short:
 
 * **prefill pool**: an M/D/c queue (:mod:`predictors.serving.disagg_queue`) with ``c = x``
-  servers and the service time ``S`` of one prompt on a worker (the predictors' TTFT of one
-  prompt alone at the worker's configuration). TTFT = wait ``W_q`` + ``S`` + KV transfer
-  ``t_kv``; at a percentile, the wait's percentile.
+  servers, each prompt holding a worker for its compute time ``s = c_p`` (the prompt's FLOPs at
+  the prefill MFU plus its TP all-reduce, :func:`predictors.serving.grid.row_physics`: prompts
+  batched by tokens share the weight read, so a busy worker's throughput is compute-bound).
+  TTFT = wait ``W_q`` + ``T_1`` + KV transfer ``t_kv``, with ``T_1`` the TTFT of a lone prompt
+  (the predictors' TTFT at batch 1 on the worker: compute plus what a lone prompt waits for
+  the engine, at least ``s``); at a percentile, the wait's percentile.
 * **KV transfer**: ``bytes = kv_bytes_per_token · I`` (precision, MLA or KV heads from the
   catalog) over ``links`` parallel GPU links (the GPUs of one attention-DP rank,
   ``TP · PP``, the smaller side), NVLink when both pools sit in one NVLink domain, else the
@@ -16,7 +19,7 @@ decode", states the model; in short:
 * **decode pool**: each decode worker at ``λ / y`` is the aggregated serving model
   (:mod:`predictors.serving`) with no prefill chunks in its steps (``c_p = 0``): its decode
   concurrency ``b``, mean ITL ``τ(b)``, percentile ITL, memory check and power ``E[P(K)]``.
-* **power**: prefill GPUs at ``idle + ρ · (P_busy − idle)`` with the busy share ``ρ = λ·S / x``
+* **power**: prefill GPUs at ``idle + ρ · (P_busy − idle)`` with the busy share ``ρ = λ·s / x``
   and ``P_busy`` the power of a forward pass over the prompt's ``I`` tokens; decode GPUs at
   ``E[P(K)]``; unit power = ``x · g_p · P_p + y · g_d · P_d``.
 * **capacity**: the largest λ at which the prefill side meets the TTFT SLA (transfer included,
@@ -51,7 +54,9 @@ class PrefillPool:
     workers: FloatArray
     gpus_per_worker: FloatArray
     service_s: FloatArray
-    """S: prefill time of one prompt alone on one worker (the predictors' TTFT at batch 1)."""
+    """s: seconds one prompt occupies a worker (its compute, c_p; the queue's service time)."""
+    latency_s: FloatArray
+    """T_1: TTFT of a lone prompt on one worker (the predictors' TTFT at batch 1), >= s."""
     busy_power_w: FloatArray
     """Power per GPU while the worker runs a prefill pass (in [idle, TDP])."""
     idle_w: FloatArray
@@ -142,7 +147,7 @@ class DisaggPoint:
     prefill_utilisation: FloatArray
     ttft_wait_s: FloatArray
     ttft_s: FloatArray
-    """Mean TTFT: wait + prefill + KV transfer."""
+    """Mean TTFT: wait + lone-prompt TTFT + KV transfer."""
     kv_transfer_s: FloatArray
     decoding_per_worker: FloatArray
     itl_s: FloatArray
@@ -168,10 +173,10 @@ def prefill_power_w_per_gpu(p: PrefillPool, lam: FloatArray) -> FloatArray:
 
 
 def ttft_s(t: DisaggTable, lam: FloatArray, percentile: float | None) -> FloatArray:
-    """TTFT (mean, or at *percentile*) at unit rate *lam* (N,): wait + S + t_kv (inf when the
-    prefill queue is unstable)."""
+    """TTFT (mean, or at *percentile*) at unit rate *lam* (N,): wait + T_1 + t_kv (inf when
+    the prefill queue is unstable)."""
     wait = mdc_wait_s(t.prefill.workers, t.prefill.service_s, lam, percentile)
-    result: FloatArray = wait + t.prefill.service_s + t.kv.seconds
+    result: FloatArray = wait + t.prefill.latency_s + t.kv.seconds
     return result
 
 
@@ -190,7 +195,7 @@ def disagg_at_rate(t: DisaggTable, lam: FloatArray) -> DisaggPoint:
     fields = (
         rho,
         wait,
-        wait + t.prefill.service_s + t.kv.seconds,
+        wait + t.prefill.latency_s + t.kv.seconds,
         t.kv.seconds,
         dec.decoding,
         dec.itl_s,
@@ -224,7 +229,7 @@ class DisaggCapacity:
     itl_s_light: FloatArray
     """(N,) ITL of a lone request (at the SLA percentile: the same)."""
     ttft_s_light: FloatArray
-    """(N,) TTFT of a lone request: S + t_kv."""
+    """(N,) TTFT of a lone request: T_1 + t_kv."""
     curve_requests_per_s: list[FloatArray]
     """Per unit, ascending rates (first 0, last the capacity)."""
     curve_power_w: list[FloatArray]
@@ -373,7 +378,7 @@ def refused_table(error: list[str]) -> DisaggTable:
         grid, np.ones((n, grid.size)), np.zeros((n, grid.size)), zero, zero, zero, zero, one, zero
     )
     return DisaggTable(
-        prefill=PrefillPool(one, one, one, zero, zero, zero),
+        prefill=PrefillPool(one, one, one, one, zero, zero, zero),
         decode=curves,
         decode_workers=one,
         decode_gpus_per_worker=one,

@@ -11,9 +11,11 @@ rules of :mod:`predictors.catalog.validity`, memory at one sequence); a unit's r
 line per problem, prefixed with the side (``prefill_gpu_count: ...``), in ``DisaggTable.error``,
 never an exception (a missing column is a caller error: ``ValueError``).
 
-From the predictors, per side: the prefill service time ``S`` = TTFT of one prompt alone on a
-prefill worker (``batch_size`` 1), the busy prefill power = the power curve of the prefill
-worker at a batch of ``I`` tokens (a forward pass over the prompt's tokens), the decode
+From the predictors and the physics, per side: the prefill occupancy ``s`` = the prompt's
+compute ``c_p`` of :func:`predictors.serving.grid.row_physics`, the lone-prompt TTFT ``T_1`` =
+the predictors' TTFT on a prefill worker at ``batch_size`` 1, the busy prefill power = the
+power curve of the prefill worker at a batch of ``I`` tokens (a forward pass over the prompt's
+tokens), the decode
 worker's aggregated serving curves with the prefill chunks removed
 (:func:`predictors.serving.disagg.decode_curves`).
 """
@@ -242,11 +244,12 @@ def disagg_curves(
     inp = side["prefill"][0]["input_tokens"].to_numpy().astype(np.float64)
     busy = interp_rows(pre_c.batch, pre_c.power_w, np.minimum(inp, pre_c.batch[-1])[:, None])[:, 0]
     busy = np.clip(busy, pre_c.idle_w, np.maximum(tdp[pre_i], pre_c.idle_w))
-    service = preds["prefill"][pick]["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    lone = preds["prefill"][pick]["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    service = np.maximum(pre_c.prefill_s, 1e-9)
     dec_curves = decode_curves(dec_c)
     gcount = {s: side[s][0]["gpu_count"].to_numpy().astype(np.float64) for s in SIDES}
     for j in range(n):
-        if ok[j] and not np.isfinite(service[j]):
+        if ok[j] and not np.isfinite(lone[j]):
             error[j] = "prefill: the predictors give no prefill time for this configuration"
         elif ok[j] and dec_curves.max_batch[j] < 1:
             error[j] = (
@@ -270,7 +273,8 @@ def disagg_curves(
     prefill = PrefillPool(
         workers=workers["prefill"],
         gpus_per_worker=gcount["prefill"],
-        service_s=np.where(np.isfinite(service), service, 1.0),
+        service_s=service,
+        latency_s=np.where(np.isfinite(lone), np.maximum(lone, service), 1.0),
         busy_power_w=busy,
         idle_w=pre_c.idle_w,
         tdp_w=tdp[pre_i],
