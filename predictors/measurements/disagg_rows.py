@@ -6,9 +6,15 @@ read_aiconfigurator_disagg`) found under a data directory (the adapters' discove
 exactly as the aggregated rows are, and each side's layout read like the aggregated rows'
 (:mod:`predictors.measurements.layouts`): a MoE side with attention DP 1 whose stated TP does
 not fit the attention heads is the world size of a wide-EP deployment, read as TP 1 × attention
-DP ``tp`` × EP ``tp``. These rows are not part of the training table (which keeps reading them
-with the GPU counts summed, unchanged); they are the held-out check of
-:mod:`predictors.serving.disagg` (docs/serving-accuracy.md).
+DP ``tp`` × EP ``tp``. A side that states every degree as 1 without worker counts (GB200
+DeepSeek-R1 SGLang rows: the source's defaults, not a layout) and whose weights cannot fit one
+GPU is read as not stated: the smallest power-of-two GPU count per worker, within the NVLink
+domain, whose weights and one sequence fit in the engine's memory (the engines' usual layout
+there); ``{side}_layout_read`` says which reading a row got.
+
+The training table keeps reading the same rows as before (:func:`predictors.measurements.
+aiconfigurator.read_aiconfigurator`: GPU counts summed, no layout; unchanged); read here as units
+they are the held-out check of :mod:`predictors.serving.disagg` (docs/serving-accuracy.md).
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ from typing import Any
 
 import polars as pl
 
+from predictors import physics
+from predictors.catalog.validity import tp_domain_gpus
+from predictors.features import join_specs, with_layout
 from predictors.measurements.aiconfigurator import read_aiconfigurator_disagg
 from predictors.measurements.layouts import _is_wide_ep
 from predictors.measurements.load import Resolver, _resolve_gpu, discover
@@ -25,11 +34,71 @@ from predictors.measurements.load import Resolver, _resolve_gpu, discover
 SIDES: tuple[str, str] = ("prefill", "decode")
 
 
+#: ``{side}_layout_read`` values.
+STATED = "stated"
+SMALLEST_FITTING = "smallest fitting (every degree 1 stated, the weights do not fit one GPU)"
+
+
 class Catalog(Resolver):
     """The part of the catalog this module uses."""
 
+    llms: pl.DataFrame
+    gpus: pl.DataFrame
+
     def llm(self, name_or_id: str) -> dict[str, Any]:
         """Catalog row of an LLM."""
+
+
+def _fits(frame: pl.DataFrame, side: str, count: int, catalog: Catalog) -> pl.Series:
+    """Whether the weights and one sequence fit a worker of *count* GPUs (usual layout)."""
+    rows = frame.select(
+        "model",
+        "gpu",
+        "engine",
+        "precision",
+        "input_tokens",
+        "output_tokens",
+        pl.lit(float(count)).alias("gpu_count"),
+        pl.lit(1.0).alias("batch_size"),
+        *(pl.lit(None, pl.Float64).alias(c) for c in ("pipeline_parallel", "data_parallel")),
+    )
+    j = with_layout(join_specs(rows, catalog))  # type: ignore[arg-type]
+    return j.select(physics.fits_in_memory().fill_null(False)).to_series()
+
+
+def _unstated(frame: pl.DataFrame, side: str, catalog: Catalog) -> pl.DataFrame:
+    """The smallest-fitting reading of the module docstring for *side*."""
+    ones = (
+        pl.all_horizontal(pl.col(f"{side}_{c}") == 1 for c in ("tp", "pp", "dp"))
+        & pl.col(f"{side}_ep").fill_null(1).eq(1)
+        & ~pl.col("workers_stated")
+    )
+    frame = frame.with_columns(pl.lit(STATED).alias(f"{side}_layout_read"))
+    cand = ones & pl.col("model").is_not_null() & pl.col("gpu").is_not_null()
+    idx = frame.with_row_index("_i").filter(cand)["_i"]
+    if idx.len() == 0:
+        return frame
+    sub = frame[idx]
+    domain = max(tp_domain_gpus(catalog.gpu(g)) for g in sub["gpu"].unique().to_list())
+    count = pl.Series([None] * sub.height, dtype=pl.Int64)
+    g = 1
+    while g <= domain and count.is_null().any():
+        fit = _fits(sub, side, g, catalog)
+        count = pl.select(
+            pl.when(count.is_null() & fit).then(pl.lit(g)).otherwise(count)
+        ).to_series()
+        g *= 2
+    read = count.fill_null(1)
+    changed = read > 1
+    tp = frame[f"{side}_tp"].scatter(idx, read)
+    label = frame[f"{side}_layout_read"].scatter(
+        idx,
+        pl.select(
+            pl.when(changed).then(pl.lit(SMALLEST_FITTING)).otherwise(pl.lit(STATED))
+        ).to_series(),
+    )
+    ep = frame[f"{side}_ep"].scatter(idx.filter(changed), None)
+    return frame.with_columns(tp, label, ep)
 
 
 def _wide(frame: pl.DataFrame, side: str, catalog: Catalog) -> pl.DataFrame:
@@ -85,7 +154,7 @@ def load_disagg_rows(data_dir: Path, catalog: Catalog) -> pl.DataFrame:
         pl.col("model_raw").replace_strict(model_map, return_dtype=pl.String).alias("model"),
     )
     for side in SIDES:
-        frame = _wide(frame, side, catalog)
+        frame = _unstated(_wide(frame, side, catalog), side, catalog)
     return frame
 
 

@@ -388,3 +388,15 @@ def refused_table(error: list[str]) -> DisaggTable:
         error=error,
         in_domain=[False] * n,
     )
+
+
+def closed_loop_point(t: DisaggTable, concurrency: FloatArray) -> tuple[DisaggPoint, FloatArray]:
+    """The operating point at :func:`closed_loop_rate` and the TTFT a closed-loop benchmark of
+    *concurrency* users sees there: the model's TTFT, or where the unit saturates first the
+    time the surplus users wait, ``N / λ − (O − 1) · ITL`` (Little's law), whichever is larger."""
+    lam = closed_loop_rate(t, concurrency)
+    pt = disagg_at_rate(t, lam)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        little = np.asarray(concurrency) / lam - (t.output_tokens - 1.0) * pt.itl_s
+    ttft: FloatArray = np.fmax(pt.ttft_s, np.where(np.isfinite(pt.ttft_s), little, np.nan))
+    return pt, ttft
