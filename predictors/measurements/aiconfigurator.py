@@ -240,10 +240,11 @@ def read_aiconfigurator_disagg(path: Path) -> pl.DataFrame:
         **{f"{s}_{c}": pl.Int64 for s in ("prefill", "decode") for c in DISAGG_SIDE_COLUMNS},
     }
     frame = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
-    gpus = sum(
+    pre, dec = (
         pl.col(f"{s}_workers") * pl.col(f"{s}_tp") * pl.col(f"{s}_pp") * pl.col(f"{s}_dp")
         for s in ("prefill", "decode")
     )
+    gpus = pre + dec
     o = pl.col("output_tokens")
     rate = pl.col("concurrency") * o / (pl.col("ttft_s") + (o - 1.0) * pl.col("itl_s"))
     return frame.with_columns(

@@ -20,16 +20,16 @@ they are the held-out check of :mod:`predictors.serving.disagg` (docs/serving-ac
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from predictors import physics
+from predictors.catalog.store import Catalog
 from predictors.catalog.validity import tp_domain_gpus
 from predictors.features import join_specs, with_layout
 from predictors.measurements.aiconfigurator import read_aiconfigurator_disagg
 from predictors.measurements.layouts import _is_wide_ep
-from predictors.measurements.load import Resolver, _resolve_gpu, discover
+from predictors.measurements.load import _resolve_gpu, discover
 
 SIDES: tuple[str, str] = ("prefill", "decode")
 
@@ -37,16 +37,6 @@ SIDES: tuple[str, str] = ("prefill", "decode")
 #: ``{side}_layout_read`` values.
 STATED = "stated"
 SMALLEST_FITTING = "smallest fitting (every degree 1 stated, the weights do not fit one GPU)"
-
-
-class Catalog(Resolver):
-    """The part of the catalog this module uses."""
-
-    llms: pl.DataFrame
-    gpus: pl.DataFrame
-
-    def llm(self, name_or_id: str) -> dict[str, Any]:
-        """Catalog row of an LLM."""
 
 
 def _fits(frame: pl.DataFrame, side: str, count: int, catalog: Catalog) -> pl.Series:
@@ -62,7 +52,7 @@ def _fits(frame: pl.DataFrame, side: str, count: int, catalog: Catalog) -> pl.Se
         pl.lit(1.0).alias("batch_size"),
         *(pl.lit(None, pl.Float64).alias(c) for c in ("pipeline_parallel", "data_parallel")),
     )
-    j = with_layout(join_specs(rows, catalog))  # type: ignore[arg-type]
+    j = with_layout(join_specs(rows, catalog))
     return j.select(physics.fits_in_memory().fill_null(False)).to_series()
 
 

@@ -5,13 +5,13 @@ per worker and parallel layout. Requests arrive as a Poisson stream of rate λ (
 unit); each has ``I`` prompt and ``O`` output tokens. docs/method.md, "Disaggregated prefill and
 decode", states the model; in short:
 
-* **prefill pool**: an M/D/c queue (:mod:`predictors.serving.disagg_queue`) with ``c = x``
-  servers, each prompt holding a worker for its compute time ``s = c_p`` (the prompt's FLOPs at
-  the prefill MFU plus its TP all-reduce, :func:`predictors.serving.grid.row_physics`: prompts
-  batched by tokens share the weight read, so a busy worker's throughput is compute-bound).
-  TTFT = wait ``W_q`` + ``T_1`` + KV transfer ``t_kv``, with ``T_1`` the TTFT of a lone prompt
-  (the predictors' TTFT at batch 1 on the worker: compute plus what a lone prompt waits for
-  the engine, at least ``s``); at a percentile, the wait's percentile.
+* **prefill pool**: an M/D/c queue (:mod:`predictors.serving.disagg_queue`) with ``c`` servers
+  (the ``x`` workers, or their ``x · DP`` attention-DP ranks) and the service time
+  ``s = max(c_p, κ · T_1)`` (:class:`DisaggSettings`): ``c_p`` is the prompt's compute (its FLOPs
+  at the prefill MFU plus its TP all-reduce, :func:`predictors.serving.grid.row_physics`;
+  prompts batched by tokens share the weight read), ``T_1`` the TTFT of a lone prompt (the
+  predictors' TTFT at batch 1 on the worker, at least ``c_p``). TTFT = wait ``W_q`` + ``T_1`` +
+  KV transfer ``t_kv``; at a percentile, the wait's percentile.
 * **KV transfer**: ``bytes = kv_bytes_per_token · I`` (precision, MLA or KV heads from the
   catalog) over ``links`` parallel GPU links (the GPUs of one attention-DP rank,
   ``TP · PP``, the smaller side), NVLink when both pools sit in one NVLink domain, else the
@@ -19,7 +19,7 @@ decode", states the model; in short:
 * **decode pool**: each decode worker at ``λ / y`` is the aggregated serving model
   (:mod:`predictors.serving`) with no prefill chunks in its steps (``c_p = 0``): its decode
   concurrency ``b``, mean ITL ``τ(b)``, percentile ITL, memory check and power ``E[P(K)]``.
-* **power**: prefill GPUs at ``idle + ρ · (P_busy − idle)`` with the busy share ``ρ = λ·s / x``
+* **power**: prefill GPUs at ``idle + ρ · (P_busy − idle)`` with the busy share ``ρ = λ·s / c``
   and ``P_busy`` the power of a forward pass over the prompt's ``I`` tokens; decode GPUs at
   ``E[P(K)]``; unit power = ``x · g_p · P_p + y · g_d · P_d``.
 * **capacity**: the largest λ at which the prefill side meets the TTFT SLA (transfer included,
@@ -29,7 +29,8 @@ decode", states the model; in short:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -54,13 +55,68 @@ class PrefillPool:
     workers: FloatArray
     gpus_per_worker: FloatArray
     service_s: FloatArray
-    """s: seconds one prompt occupies a worker (its compute, c_p; the queue's service time)."""
+    """s: seconds one prompt occupies a server (the queue's service time,
+    :meth:`DisaggSettings.service_s`)."""
     latency_s: FloatArray
     """T_1: TTFT of a lone prompt on one worker (the predictors' TTFT at batch 1), >= s."""
+    servers: FloatArray
+    """c: servers of the queue (:meth:`DisaggSettings.servers`)."""
+    compute_s: FloatArray
+    """c_p: the prompt's compute on one worker (FLOPs at the prefill MFU + TP all-reduce)."""
+    ranks: FloatArray
+    """Attention data-parallel ranks per worker."""
     busy_power_w: FloatArray
     """Power per GPU while the worker runs a prefill pass (in [idle, TDP])."""
     idle_w: FloatArray
     tdp_w: FloatArray
+
+
+@dataclass(frozen=True)
+class DisaggSettings:
+    """The prefill queue's two modelling choices (the model has no fitted parameter; these are
+    chosen among :data:`SETTING_CANDIDATES` inside training folds, docs/serving-accuracy.md).
+
+    * ``lone_share`` κ: a prompt occupies a server for ``s = max(c_p, κ · T_1)`` (κ = 0: its
+      compute only, the engine's fixed latency overlapping other prompts; κ = 1: the whole
+      lone-prompt TTFT, nothing overlaps);
+    * ``per_rank``: the servers are the attention-DP ranks of the workers (``x · DP``, each
+      rank prefills its own prompts) rather than the workers (``x``).
+    """
+
+    lone_share: float = 0.0
+    per_rank: bool = False
+
+    def service_s(self, compute_s: FloatArray, latency_s: FloatArray) -> FloatArray:
+        """s = max(c_p, κ · T_1)."""
+        result: FloatArray = np.maximum(compute_s, self.lone_share * latency_s)
+        return result
+
+    def servers(self, workers: FloatArray, ranks: FloatArray) -> FloatArray:
+        """c = x · DP when ``per_rank``, else x."""
+        result: FloatArray = workers * ranks if self.per_rank else np.asarray(workers)
+        return result
+
+
+#: The candidates of :class:`DisaggSettings` (fixed before any evaluation).
+SETTING_CANDIDATES: tuple[DisaggSettings, ...] = tuple(
+    DisaggSettings(k, r) for k in (0.0, 0.25, 0.5, 1.0) for r in (False, True)
+)
+
+#: The settings of the shipped model: :data:`SETTING_CANDIDATES`' choice on every measured
+#: disaggregated row (as the shipped predictors are trained on every row; the held-out check
+#: re-chooses inside each fold), by ``wattgpu``'s tool ``tools/serving_accuracy.py``.
+DEFAULT_SETTINGS = DisaggSettings(0.0, True)
+
+
+def with_settings(t: DisaggTable, settings: DisaggSettings) -> DisaggTable:
+    """*t* with its prefill queue under *settings*."""
+    p = t.prefill
+    pool = replace(
+        p,
+        service_s=settings.service_s(p.compute_s, p.latency_s),
+        servers=settings.servers(p.workers, p.ranks),
+    )
+    return replace(t, prefill=pool)
 
 
 @dataclass(frozen=True)
@@ -167,7 +223,7 @@ def prefill_power_w_per_gpu(p: PrefillPool, lam: FloatArray) -> FloatArray:
     """Mean power per prefill GPU at unit rate *lam* (broadcast (N,) or (N, M)):
     idle + ρ · (P_busy − idle), ρ = min(λ·S / x, 1)."""
     col = (lambda a: a[:, None]) if np.ndim(lam) == 2 else (lambda a: a)
-    rho = np.clip(lam * col(p.service_s) / col(p.workers), 0.0, 1.0)
+    rho = np.clip(lam * col(p.service_s) / col(p.servers), 0.0, 1.0)
     result: FloatArray = col(p.idle_w) + rho * (col(p.busy_power_w) - col(p.idle_w))
     return result
 
@@ -175,7 +231,7 @@ def prefill_power_w_per_gpu(p: PrefillPool, lam: FloatArray) -> FloatArray:
 def ttft_s(t: DisaggTable, lam: FloatArray, percentile: float | None) -> FloatArray:
     """TTFT (mean, or at *percentile*) at unit rate *lam* (N,): wait + T_1 + t_kv (inf when
     the prefill queue is unstable)."""
-    wait = mdc_wait_s(t.prefill.workers, t.prefill.service_s, lam, percentile)
+    wait = mdc_wait_s(t.prefill.servers, t.prefill.service_s, lam, percentile)
     result: FloatArray = wait + t.prefill.latency_s + t.kv.seconds
     return result
 
@@ -185,9 +241,9 @@ def disagg_at_rate(t: DisaggTable, lam: FloatArray) -> DisaggPoint:
     lam = np.asarray(lam, dtype=np.float64)
     y = t.decode_workers
     dec = at_rate(t.decode, lam / y)
-    wait = mdc_wait_s(t.prefill.workers, t.prefill.service_s, lam, None)
+    wait = mdc_wait_s(t.prefill.servers, t.prefill.service_s, lam, None)
     stable = np.isfinite(wait) & np.isfinite(dec.itl_s) & t.ok
-    rho = lam * t.prefill.service_s / t.prefill.workers
+    rho = lam * t.prefill.service_s / t.prefill.servers
     pp_gpu = prefill_power_w_per_gpu(t.prefill, lam)
     pd_gpu = dec.power_w_per_gpu
     pp = pp_gpu * t.prefill.workers * t.prefill.gpus_per_worker
@@ -248,7 +304,7 @@ def prefill_capacity(
     """Largest unit rate whose TTFT (at *percentile*) meets *ttft_sla_s* (may hold inf) with the
     prefill queue stable; 0 where a lone prompt misses it. TTFT rises with λ: bisection."""
     sla = np.asarray(ttft_sla_s, dtype=np.float64)
-    hi = t.prefill.workers / t.prefill.service_s * (1.0 - 1e-9)
+    hi = t.prefill.servers / t.prefill.service_s * (1.0 - 1e-9)
     ok0 = ttft_s(t, np.zeros(t.rows), percentile) <= sla
     lo = np.zeros(t.rows)
     top_ok = ttft_s(t, hi, percentile) <= sla
@@ -336,7 +392,7 @@ def closed_loop_rate(t: DisaggTable, concurrency: FloatArray) -> FloatArray:
     stable rate holds fewer, that top rate (the surplus waits before prefill)."""
     n_target = np.asarray(concurrency, dtype=np.float64)
     d_top = at_rate_grid_rates(t, t.decode.max_batch[:, None])[:, 0]
-    hi = np.minimum(t.prefill.workers / t.prefill.service_s, d_top) * (1.0 - 1e-9)
+    hi = np.minimum(t.prefill.servers / t.prefill.service_s, d_top) * (1.0 - 1e-9)
     lo = np.zeros(t.rows)
 
     def held(lam: FloatArray) -> FloatArray:
@@ -354,17 +410,7 @@ def closed_loop_rate(t: DisaggTable, concurrency: FloatArray) -> FloatArray:
 
 def take_curves(c: ServingCurves, idx: npt.NDArray[np.int64]) -> ServingCurves:
     """The rows *idx* of *c* (the batch grid shared)."""
-    return ServingCurves(
-        batch=c.batch,
-        itl_s=c.itl_s[idx],
-        power_w=c.power_w[idx],
-        idle_w=c.idle_w[idx],
-        prefill_s=c.prefill_s[idx],
-        ttft_base_s=c.ttft_base_s[idx],
-        comm_s_per_token=c.comm_s_per_token[idx],
-        output_tokens=c.output_tokens[idx],
-        max_batch=c.max_batch[idx],
-    )
+    return _sub(c, idx)
 
 
 def refused_table(error: list[str]) -> DisaggTable:
@@ -378,7 +424,7 @@ def refused_table(error: list[str]) -> DisaggTable:
         grid, np.ones((n, grid.size)), np.zeros((n, grid.size)), zero, zero, zero, zero, one, zero
     )
     return DisaggTable(
-        prefill=PrefillPool(one, one, one, one, zero, zero, zero),
+        prefill=PrefillPool(one, one, one, one, one, one, one, zero, zero, zero),
         decode=curves,
         decode_workers=one,
         decode_gpus_per_worker=one,
@@ -400,3 +446,33 @@ def closed_loop_point(t: DisaggTable, concurrency: FloatArray) -> tuple[DisaggPo
         little = np.asarray(concurrency) / lam - (t.output_tokens - 1.0) * pt.itl_s
     ttft: FloatArray = np.fmax(pt.ttft_s, np.where(np.isfinite(pt.ttft_s), little, np.nan))
     return pt, ttft
+
+
+_Rows = TypeVar("_Rows", PrefillPool, ServingCurves, KvTransfer)
+
+
+def _sub(obj: _Rows, idx: npt.NDArray[np.int64]) -> _Rows:
+    """*obj* (a dataclass of per-row arrays) at rows *idx* (a shared batch grid kept)."""
+    arrays = {
+        f.name: getattr(obj, f.name)[idx]
+        for f in fields(obj)
+        if isinstance(getattr(obj, f.name), np.ndarray) and f.name != "batch"
+    }
+    return replace(obj, **arrays)
+
+
+def take_units(t: DisaggTable, idx: npt.NDArray[np.int64]) -> DisaggTable:
+    """The units *idx* of *t*."""
+
+    return replace(
+        t,
+        prefill=_sub(t.prefill, idx),
+        decode=_sub(t.decode, idx),
+        kv=_sub(t.kv, idx),
+        decode_workers=t.decode_workers[idx],
+        decode_gpus_per_worker=t.decode_gpus_per_worker[idx],
+        decode_tdp_w=t.decode_tdp_w[idx],
+        output_tokens=t.output_tokens[idx],
+        error=[t.error[i] for i in idx],
+        in_domain=[t.in_domain[i] for i in idx],
+    )

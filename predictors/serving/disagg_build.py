@@ -31,6 +31,8 @@ from predictors.catalog.validity import tp_domain_gpus
 from predictors.features import join_specs
 from predictors.serving.curves import FloatArray, interp_rows
 from predictors.serving.disagg import (
+    DEFAULT_SETTINGS,
+    DisaggSettings,
     DisaggTable,
     KvTransfer,
     PrefillPool,
@@ -203,10 +205,15 @@ def _check_columns(units: pl.DataFrame) -> None:
 
 
 def disagg_curves(
-    predictor: Predictor, units: pl.DataFrame, *, robust: bool = False
+    predictor: Predictor,
+    units: pl.DataFrame,
+    *,
+    robust: bool = False,
+    settings: DisaggSettings = DEFAULT_SETTINGS,
 ) -> DisaggTable:
     """The :class:`DisaggTable` of every unit (module docstring); *robust*: the decode side on
-    the ITL upper-bound curves, as :func:`predictors.serving.grid.serving_table`."""
+    the ITL upper-bound curves, as :func:`predictors.serving.grid.serving_table`; *settings*:
+    the prefill queue's choices (:class:`predictors.serving.disagg.DisaggSettings`)."""
     _check_columns(units)
     n = units.height
     rows = {s: _side_rows(units, s) for s in SIDES}
@@ -270,11 +277,16 @@ def disagg_curves(
         )
     )
     kv = kv_transfer(predictor, side["prefill"][0], side["decode"][0], gpus_total, links)
+    latency = np.where(np.isfinite(lone), np.maximum(lone, service), 1.0)
+    ranks = side["prefill"][1]["data_parallel"].cast(pl.Float64).fill_null(1.0).to_numpy()
     prefill = PrefillPool(
         workers=workers["prefill"],
         gpus_per_worker=gcount["prefill"],
-        service_s=service,
-        latency_s=np.where(np.isfinite(lone), np.maximum(lone, service), 1.0),
+        service_s=settings.service_s(service, latency),
+        latency_s=latency,
+        servers=settings.servers(workers["prefill"], ranks),
+        compute_s=service,
+        ranks=ranks,
         busy_power_w=busy,
         idle_w=pre_c.idle_w,
         tdp_w=tdp[pre_i],

@@ -6,10 +6,14 @@ model selection and interval calibration inside the fold) on the measurement tab
 row of that GPU (its aggregated and its disaggregated rows alike), and that GPU's disaggregated
 rows (:mod:`predictors.measurements.disagg_rows`) are predicted at their measured configuration
 through :mod:`predictors.serving.disagg` with the fold's predictors. The serving model itself has
-no fitted parameter.
+no fitted parameter; its two prefill-queue choices (:class:`predictors.serving.disagg.
+DisaggSettings`) are chosen inside each fold, on the training GPUs' disaggregated rows.
 
-Each row is a closed-loop benchmark of ``N`` concurrent users; it is predicted at the unit rate
-whose mean number in the unit is ``N`` (:func:`predictors.serving.disagg.closed_loop_point`).
+Every row is predicted in its source's measurement protocol (the source indicator the
+estimators take, :func:`in_source_protocol`), as ``wattgpu evaluate`` predicts its held-out
+rows; the planner predicts in the reference source's. Each row is a closed-loop benchmark of
+``N`` concurrent users; it is predicted at the unit rate whose mean number in the unit is
+``N`` (:func:`predictors.serving.disagg.closed_loop_point`).
 Measured throughput = ``N · O / (TTFT + (O − 1) · TPOT)`` (no throughput is published); per GPU
 over the unit's GPUs (the same count for measured and predicted, so the per-GPU ratio is the
 unit's).
@@ -17,7 +21,8 @@ unit's).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,10 +30,19 @@ import polars as pl
 
 from predictors.api import Predictor
 from predictors.catalog.store import Catalog
+from predictors.measurements.aiconfigurator import SOURCE
 from predictors.measurements.disagg_rows import as_units, load_disagg_rows
 from predictors.measurements.load import load_measurements
-from predictors.serving.disagg import closed_loop_point
+from predictors.serving.disagg import (
+    SETTING_CANDIDATES,
+    DisaggSettings,
+    DisaggTable,
+    closed_loop_point,
+    take_units,
+    with_settings,
+)
 from predictors.serving.disagg_build import disagg_curves
+from predictors.training.metrics import mdape
 from predictors.training.train import train
 
 #: Issue 19's targets.
@@ -37,10 +51,10 @@ TTFT_TARGET_PCT = 35.0
 THROUGHPUT_BAND: tuple[float, float] = (0.8, 1.25)
 
 
-def predict_rows(predictor: Predictor, rows: pl.DataFrame) -> pl.DataFrame:
+def predict_table(table: DisaggTable, rows: pl.DataFrame) -> pl.DataFrame:
     """*rows* (resolved measured disaggregated rows) with the model's ``pred_ttft_s``,
-    ``pred_itl_s``, ``pred_throughput_tok_s``, ``gpus`` and ``error`` ('' when predicted)."""
-    table = disagg_curves(predictor, as_units(rows))
+    ``pred_itl_s``, ``pred_throughput_tok_s``, ``gpus`` and ``error`` ('' when predicted),
+    *table* being their :class:`DisaggTable`."""
     pt, ttft = closed_loop_point(table, rows["concurrency"].to_numpy().astype(np.float64))
     return rows.with_columns(
         pl.Series("pred_ttft_s", ttft),
@@ -51,24 +65,83 @@ def predict_rows(predictor: Predictor, rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def held_out(data_dir: Path, catalog: Catalog) -> pl.DataFrame:
-    """Every measured disaggregated row predicted by predictors that never saw its GPU."""
-    table = load_measurements(data_dir, catalog).table
-    rows = load_disagg_rows(data_dir, catalog)
-    if rows.height == 0:
-        return rows
-    out = []
-    for gpu in sorted(rows["gpu"].drop_nulls().unique().to_list()):
-        fold = Predictor(train(table.filter(pl.col("gpu") != gpu), catalog), catalog)
-        out.append(predict_rows(fold, rows.filter(pl.col("gpu") == gpu)))
-    return pl.concat(out)
+def score(pred: pl.DataFrame) -> float:
+    """Selection score of predicted rows: the mean of their TTFT, TPOT and throughput MdAPE
+    (inf when a row is refused or not predicted)."""
+    ok = pred["error"] == ""
+    if not ok.all():
+        return math.inf
+    parts = [
+        mdape(pred[m].to_numpy(), pred[p].to_numpy())
+        for m, p in (
+            ("ttft_s", "pred_ttft_s"),
+            ("itl_s", "pred_itl_s"),
+            ("output_throughput_tok_s", "pred_throughput_tok_s"),
+        )
+    ]
+    return math.inf if any(math.isnan(v) for v in parts) else float(np.mean(parts))
+
+
+def choose(table: DisaggTable, rows: pl.DataFrame) -> tuple[DisaggSettings, dict[str, float]]:
+    """The :data:`SETTING_CANDIDATES` entry with the lowest :func:`score` on *rows* (the
+    predictable ones: refused rows are the same under every setting), and every score."""
+    keep = np.asarray([e == "" for e in table.error])
+    rows = rows.filter(pl.Series(keep))
+    table = take_units(table, np.flatnonzero(keep))
+    scores = {
+        settings_label(s): score(predict_table(with_settings(table, s), rows))
+        for s in SETTING_CANDIDATES
+    }
+    best = min(SETTING_CANDIDATES, key=lambda s: scores[settings_label(s)])
+    return best, scores
+
+
+def settings_label(s: DisaggSettings) -> str:
+    """``κ=0.25, servers=ranks`` style label of a setting."""
+    return f"κ={s.lone_share:g}, servers={'DP ranks' if s.per_rank else 'workers'}"
 
 
 @dataclass(frozen=True)
-class Summary:
-    """Per GPU (and all): rows, refused, TTFT / TPOT MdAPE, throughput ratio and MdAPE."""
+class HeldOut:
+    """Held-out predictions of every row and, per held-out GPU, the setting its fold chose."""
 
-    frame: pl.DataFrame
+    predictions: pl.DataFrame
+    chosen: dict[str, str]
+    all_rows_choice: str
+    """The choice on every row with the shipped predictors (:data:`DEFAULT_SETTINGS`' source)."""
+
+
+def in_source_protocol(predictor: Predictor, source: str = SOURCE) -> Predictor:
+    """*predictor* predicting in *source*'s measurement protocol (its nuisance indicator), as
+    the held-out evaluation of ``wattgpu evaluate`` predicts every row with its own source,
+    instead of the planner's reference source."""
+    card = {**predictor.models.card, "reference_source": source}
+    return Predictor(replace(predictor.models, card=card), predictor.catalog)
+
+
+def held_out(data_dir: Path, catalog: Catalog) -> HeldOut:
+    """Every measured disaggregated row predicted by predictors that never saw its GPU, with the
+    prefill-queue setting chosen on the fold's training GPUs' disaggregated rows."""
+    table = load_measurements(data_dir, catalog).table
+    rows = load_disagg_rows(data_dir, catalog)
+    if rows.height == 0:
+        return HeldOut(rows, {}, "")
+    units = as_units(rows)
+    out, chosen = [], {}
+    for gpu in sorted(rows["gpu"].drop_nulls().unique().to_list()):
+        fold = in_source_protocol(
+            Predictor(train(table.filter(pl.col("gpu") != gpu), catalog), catalog)
+        )
+        test = (rows["gpu"] == gpu).to_numpy()
+        built = disagg_curves(fold, units)
+        setting, _ = choose(take_units(built, np.flatnonzero(~test)), rows.filter(~pl.Series(test)))
+        chosen[gpu] = settings_label(setting)
+        part = take_units(with_settings(built, setting), np.flatnonzero(test))
+        out.append(predict_table(part, rows.filter(pl.Series(test))))
+    shipped, _ = choose(
+        disagg_curves(in_source_protocol(Predictor.load(catalog=catalog)), units), rows
+    )
+    return HeldOut(pl.concat(out), chosen, settings_label(shipped))
 
 
 def _ape(pred: str, meas: str, ok: pl.Expr) -> pl.Expr:
