@@ -22,6 +22,8 @@ worker's aggregated serving curves with the prefill chunks removed
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 
@@ -104,6 +106,21 @@ _FIELD = {
 }
 
 
+_FIELD_PREFIX = re.compile(r"^([a-z_]+: |does not fit: )")
+
+
+def _problems(error: str) -> list[str]:
+    """The problems of a batch-predict error text ('; '-joined; a problem's own '; ' kept: a
+    piece that does not start with ``field: `` continues the one before)."""
+    out: list[str] = []
+    for piece in error.split("; ") if error else []:
+        if out and not _FIELD_PREFIX.match(piece):
+            out[-1] += "; " + piece
+        else:
+            out.append(piece)
+    return out
+
+
 def _side_problem(side: str, problem: str) -> str:
     """A batch-predict problem of a side's worker row, named by the unit's column."""
     field, sep, rest = problem.strip().partition(": ")
@@ -124,7 +141,7 @@ def _side_errors(
         workers.cast(pl.Float64, strict=False).to_list(),
         strict=True,
     ):
-        problems = [_side_problem(side, p) for p in err.split("; ")] if err else []
+        problems = [_side_problem(side, p) for p in _problems(err)]
         if w is None or not np.isfinite(w) or w < 1 or w != int(w):
             problems.append(
                 f"{side}_workers: {w!r} is not a whole number of workers; give 1 or more"

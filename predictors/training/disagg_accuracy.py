@@ -127,6 +127,8 @@ def held_out(data_dir: Path, catalog: Catalog) -> HeldOut:
     if rows.height == 0:
         return HeldOut(rows, {}, "")
     units = as_units(rows)
+    # choices are made on the rows whose configuration is fully stated (worker counts too)
+    selectable = rows["workers_stated"].to_numpy()
     out, chosen = [], {}
     for gpu in sorted(rows["gpu"].drop_nulls().unique().to_list()):
         fold = in_source_protocol(
@@ -134,13 +136,14 @@ def held_out(data_dir: Path, catalog: Catalog) -> HeldOut:
         )
         test = (rows["gpu"] == gpu).to_numpy()
         built = disagg_curves(fold, units)
-        setting, _ = choose(take_units(built, np.flatnonzero(~test)), rows.filter(~pl.Series(test)))
+        train_idx = np.flatnonzero(~test & selectable)
+        setting, _ = choose(take_units(built, train_idx), rows[train_idx])
         chosen[gpu] = settings_label(setting)
         part = take_units(with_settings(built, setting), np.flatnonzero(test))
         out.append(predict_table(part, rows.filter(pl.Series(test))))
-    shipped, _ = choose(
-        disagg_curves(in_source_protocol(Predictor.load(catalog=catalog)), units), rows
-    )
+    shipped_table = disagg_curves(in_source_protocol(Predictor.load(catalog=catalog)), units)
+    idx = np.flatnonzero(selectable)
+    shipped, _ = choose(take_units(shipped_table, idx), rows[idx])
     return HeldOut(pl.concat(out), chosen, settings_label(shipped))
 
 
