@@ -32,6 +32,7 @@ from predictors.serving.disagg import (
     DisaggTable,
     disagg_at_rate,
     disagg_capacity,
+    prefill_capacity,
 )
 from predictors.serving.disagg_build import disagg_curves
 
@@ -126,10 +127,10 @@ def test_more_prefill_workers_never_raise_ttft(
         a, b = disagg_at_rate(base, lam[:, j]), disagg_at_rate(more, lam[:, j])
         assert np.all(b.ttft_s[same_link] <= a.ttft_s[same_link] * (1 + EPS))
         assert np.all(b.ttft_wait_s <= a.ttft_wait_s * (1 + EPS) + 1e-15)
+    sla = np.full(base.rows, 5.0)
     for pct in (None, 90.0):
-        a_cap = disagg_capacity(base, np.full(base.rows, np.inf), np.full(base.rows, 5.0), pct)
-        b_cap = disagg_capacity(more, np.full(base.rows, np.inf), np.full(base.rows, 5.0), pct)
-        assert np.all(b_cap.prefill_max_requests_per_s >= a_cap.prefill_max_requests_per_s)
+        a_cap, b_cap = prefill_capacity(base, sla, pct), prefill_capacity(more, sla, pct)
+        assert np.all(b_cap[same_link] >= a_cap[same_link])
 
 
 def test_more_decode_workers_never_raise_itl(

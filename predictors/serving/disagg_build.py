@@ -144,7 +144,8 @@ def _side_errors(
         problems = [_side_problem(side, p) for p in _problems(err)]
         if w is None or not np.isfinite(w) or w < 1 or w != int(w):
             problems.append(
-                f"{side}_workers: {w!r} is not a whole number of workers; give 1 or more"
+                f"{side}_workers: {'empty' if w is None else format(w, 'g')} is not a whole "
+                "number of workers; give 1 or more"
             )
         if not err and tp_given is not None and tp is not None and tp_given != tp:
             problems.append(
