@@ -8,17 +8,17 @@ entries need explained (infeasible, with a valid bound) in <= 10 s. The entries 
 SLAs) at 100 entries; the GPU types are every catalog type (the catalog has 39; the issue's
 "40 GPU types" are every type there is). Run::
 
-    .venv/bin/python benchmarks/bench_regions.py             # plan, then the infeasible caps
+    .venv/bin/python benchmarks/bench_regions.py        # plan, tight caps, infeasible caps
     .venv/bin/python benchmarks/bench_regions.py --only plan
 
 Each run is timed in-process: the scenario load, the candidate build (predictions and the
 serving model for every (entry, GPU, layout), then placed in every allowed region) and the
 solve (without baselines, the figure the target is about), with the process's CPU time.
 
-Measured 2026-12-01 (benchmarks/README.md, "Regions", has the table; load average 3-5): the plan
-optimal, gap 0.0046 %, solve 24.7-38.8 s wall / 15-17 s CPU; caps × 0.25 proven infeasible
-in 2.9-4.8 s (the regions' exact least-power proof). Tighter feasible caps (× 0.7, × 0.55) end at
-the time limit with gaps of 0.42 % / 0.79 %: the 0.1 % target is missed there.
+Measured 2026-12-01 (benchmarks/README.md, "Regions", has the table; load average 1-2): the plan
+optimal, gap 0.0046 %, solve 19.8 s; caps × 0.25 proven infeasible in 2.9 s (the regions' exact
+least-power proof). Tighter feasible caps (× 0.7) end at the time limit with a gap of 0.42 %
+(× 0.55: 0.79 %): the 0.1 % target is missed there.
 """
 
 from __future__ import annotations
@@ -176,20 +176,23 @@ def run(label: str, data: dict[str, Any], relative_gap: float | None = None) -> 
 RUNS = {
     "uncapped": lambda: ("uncapped", scenario(caps=False)),
     "plan": lambda: ("plan", scenario()),
+    "tight": lambda: ("tight (caps × 0.7)", scenario(cap_scale=0.7)),
     "infeasible": lambda: ("infeasible (caps × 0.25)", scenario(cap_scale=0.25)),
 }
+"""``plan``: the caps above; ``tight``: 0.7 × them (feasible, harder); ``infeasible``: 0.25 ×
+them (below what the entries need); ``uncapped``: no caps (where the entries go freely)."""
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--only", choices=list(RUNS), default=None)
     args = parser.parse_args(argv)
-    for key in [args.only] if args.only else ["plan", "infeasible"]:
+    for key in [args.only] if args.only else ["plan", "tight", "infeasible"]:
         label, data = RUNS[key]()
         result = run(label, data)
         for k, v in result.items():
             print(f"{k:>18}: {v}")
-        if key == "plan":
+        if key in ("plan", "tight"):
             ok = result["status"] in ("optimal", "feasible") and (result["gap_pct"] or 0) <= 0.1
             ok = ok and result["solve_s"] <= 60
             print(f"{'target':>18}: {'met' if ok else 'MISSED'} (gap <= 0.1 % in <= 60 s)")
