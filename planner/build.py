@@ -27,10 +27,12 @@ from planner.inputs import (
     Objective,
     PlanningInputs,
     Provenance,
+    fleet_inventory,
 )
 from planner.layouts import Shape, base_groups, more_groups, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
+from planner.scenario.placement import placed_candidates, region_sites
 from planner.scenario.sections import ModelEntry
 from predictors.api import Predictor
 from predictors.catalog import quantised, validity
@@ -351,11 +353,16 @@ def planning_inputs(
     )
     cands = tuple([*candidates(scenario, predictor), *extra_candidates])
     check_fleet_size(models, cands)
+    sites = region_sites(scenario, grid_profile(scenario))
+    inventory = {g: o.available for g, o in scenario.gpu_offers.items()}
+    if sites:  # every candidate once per region its entry may use (planner.scenario.regions)
+        cands = tuple(placed_candidates(scenario, cands, sites))
+        inventory = {g: fleet_inventory(sites).get(g, 0) for g in inventory}
     return PlanningInputs(
         scenario=scenario.name,
         models=tuple(models),
         candidates=cands,
-        inventory={g: o.available for g, o in scenario.gpu_offers.items()},
+        inventory=inventory,
         period_hours=period_hours,
         pue=scenario.pue_value,
         electricity_usd_per_kwh=scenario.electricity_usd_per_kwh,
@@ -375,4 +382,5 @@ def planning_inputs(
             if any(m.failover and m.failover.unit == "nodes" for m in models)
             else {}
         ),
+        regions=sites,
     )

@@ -16,6 +16,8 @@ Accounting (one place, shared by the optimiser's objective, the plan and the bas
 * ``carbon_kg`` = Σ_t facility kWh in period t × the grid's gCO2e/kWh in period t / 1000 (the
   grid profile when the scenario has one, else the flat factor: facility kWh × gCO2e/kWh / 1000;
   :mod:`planner.inputs.grid`).
+* With regions (:mod:`planner.inputs.regions`) each allocation is accounted at its region's
+  PUE, electricity price and grid; the power cap and the inventory hold per region.
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from planner.inputs import Candidate, PlanningInputs, grid_carbon_kg, surviving_capacity
+from planner.inputs import (
+    Candidate,
+    PlanningInputs,
+    grid_carbon_kg,
+    stock_key,
+    surviving_capacity,
+)
 
 LOAD_TOLERANCE = 1e-5
 """Relative tolerance (of max(1, value)) of the invariant checks."""
@@ -155,12 +163,13 @@ def make_allocation(
 ) -> Allocation:
     """Account energy, cost and carbon of one allocation (see the module docstring)."""
     power_w = period_power_w(c, replicas, x_by_period)
+    site = inputs.site(c)
     energy_kwh = sum(p * h for p, h in zip(power_w, inputs.period_hours, strict=True)) / 1000.0
-    facility_kwh = energy_kwh * inputs.pue
+    facility_kwh = energy_kwh * site.pue
     carbon_kg = grid_carbon_kg(
-        [p * h / 1000.0 * inputs.pue for p, h in zip(power_w, inputs.period_hours, strict=True)],
+        [p * h / 1000.0 * site.pue for p, h in zip(power_w, inputs.period_hours, strict=True)],
         facility_kwh,
-        inputs.period_grid_g_co2_per_kwh,
+        site.grid_by_period(inputs.periods),
     )
     gpus = replicas * c.gpus_per_replica
     return Allocation(
@@ -170,7 +179,7 @@ def make_allocation(
         energy_kwh=energy_kwh,
         facility_energy_kwh=facility_kwh,
         gpu_cost_usd=replicas * c.usd_per_hour_per_replica * inputs.hours,
-        energy_cost_usd=facility_kwh * inputs.electricity_usd_per_kwh,
+        energy_cost_usd=facility_kwh * site.electricity_usd_per_kwh,
         carbon_cost_usd=carbon_kg * (inputs.carbon_usd_per_kg or 0.0),
         carbon_kg=carbon_kg,
         power_w_per_gpu=energy_kwh * 1000.0 / inputs.hours / gpus if gpus else 0.0,
@@ -181,10 +190,14 @@ def make_totals(allocations: tuple[Allocation, ...], inputs: PlanningInputs) -> 
     """Sum allocations into fleet totals."""
     gpus: dict[str, int] = {}
     peak_w = [0.0] * inputs.periods
+    pue = inputs.pue
     for a in allocations:
         gpus[a.candidate.gpu] = gpus.get(a.candidate.gpu, 0) + a.gpus
+        scale = inputs.site(a.candidate).pue if inputs.regions else 1.0  # facility W by site
         for t, p in enumerate(period_power_w(a.candidate, a.replicas, a.requests_per_s_by_period)):
-            peak_w[t] += p
+            peak_w[t] += p * scale if inputs.regions else p
+    if inputs.regions:
+        pue = 1.0  # peak_w holds facility watts already
     energy_kwh = sum(a.energy_kwh for a in allocations)
     return Totals(
         energy_kwh=energy_kwh,
@@ -194,9 +207,19 @@ def make_totals(allocations: tuple[Allocation, ...], inputs: PlanningInputs) -> 
         carbon_cost_usd=sum(a.carbon_cost_usd for a in allocations),
         carbon_kg=sum(a.carbon_kg for a in allocations),
         mean_power_w=energy_kwh * 1000.0 / inputs.hours,
-        peak_facility_power_kw=max(peak_w, default=0.0) * inputs.pue / 1000.0,
+        peak_facility_power_kw=max(peak_w, default=0.0) * pue / 1000.0,
         gpus=dict(sorted(gpus.items())),
     )
+
+
+def region_totals(allocations: tuple[Allocation, ...], inputs: PlanningInputs) -> dict[str, Totals]:
+    """Per region (in the inputs' order), the totals of its allocations (empty without
+    regions)."""
+    out: dict[str, Totals] = {}
+    for site in inputs.regions:
+        mine = tuple(a for a in allocations if a.candidate.region == site.name)
+        out[site.name] = make_totals(mine, inputs)
+    return out
 
 
 def _close(value: float, limit: float) -> bool:
@@ -211,7 +234,11 @@ class _Tally:
     served: dict[str, list[float]]
     replicas: dict[str, int]
     gpus: dict[str, int]
-    power_w: list[float]
+    """GPUs used per :func:`~planner.inputs.stock_key` (GPU type, per region with regions)."""
+    power_w: dict[str, list[float]]
+    """Per site (region; ``""`` without regions), GPU watts per period."""
+    regions: dict[str, set[str]] = field(default_factory=dict)
+    """Per model entry, the regions its allocations run in."""
 
 
 def _allocation_problems(a: Allocation, inputs: PlanningInputs, tally: _Tally) -> list[str]:
@@ -226,7 +253,9 @@ def _allocation_problems(a: Allocation, inputs: PlanningInputs, tally: _Tally) -
     if a.replicas < 0:
         problems.append(f"allocation {c.label}: negative replicas {a.replicas}")
     tally.replicas[c.name] += a.replicas
-    tally.gpus[c.gpu] = tally.gpus.get(c.gpu, 0) + a.gpus
+    tally.gpus[stock_key(c)] = tally.gpus.get(stock_key(c), 0) + a.gpus
+    if a.replicas > 0:
+        tally.regions.setdefault(c.name, set()).add(c.region)
     cap = a.replicas * c.max_requests_per_s_per_replica
     for t, x in enumerate(a.requests_per_s_by_period):
         if x < -LOAD_TOLERANCE:
@@ -234,8 +263,9 @@ def _allocation_problems(a: Allocation, inputs: PlanningInputs, tally: _Tally) -
         if not _close(x, cap):
             problems.append(f"capacity[{c.label},{t}]: serves {x:.6g} req/s > {cap:.6g}")
         tally.served[c.name][t] += x
+    site_w = tally.power_w[c.region]
     for t, p in enumerate(period_power_w(c, a.replicas, a.requests_per_s_by_period)):
-        tally.power_w[t] += p
+        site_w[t] += p
     return problems
 
 
@@ -289,14 +319,21 @@ def _fleet_problems(plan: Plan, inputs: PlanningInputs, tally: _Tally) -> list[s
     """Inventory, facility power cap per period and budget."""
     problems: list[str] = []
     for gpu, used in sorted(tally.gpus.items()):
-        available = inputs.inventory.get(gpu)
+        available = inputs.stock.get(gpu)
         if available is not None and used > available:
             problems.append(f"inventory[{gpu}]: uses {used} GPUs, has {available}")
-    if inputs.power_cap_kw is not None:
-        for t, p in enumerate(tally.power_w):
-            kw = p * inputs.pue / 1000.0
-            if not _close(kw, inputs.power_cap_kw):
-                problems.append(f"power_cap[{t}]: {kw:.6g} kW > cap {inputs.power_cap_kw:.6g} kW")
+    for site in inputs.sites:
+        cap = site.power_cap_kw
+        if cap is None:
+            continue
+        where = f"{site.name}," if site.name else ""
+        for t, p in enumerate(tally.power_w[site.name]):
+            kw = p * site.pue / 1000.0
+            if not _close(kw, cap):
+                problems.append(f"power_cap[{where}{t}]: {kw:.6g} kW > cap {cap:.6g} kW")
+    for name, regions in sorted(tally.regions.items()):
+        if len(regions) > 1:
+            problems.append(f"regions[{name}]: placed in {sorted(regions)}, not in one region")
     if inputs.budget_usd is not None and plan.totals is not None:
         if not _close(plan.totals.cost_usd, inputs.budget_usd):
             problems.append(
@@ -311,7 +348,8 @@ def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
     Checked independently of the solver: load served per model and period, capacity
     (x <= replicas × capacity), SLA (only feasible candidates with ITL at capacity within the
     SLA), integral replicas, inventory, facility power cap per period, budget, minimum replicas
-    and failover (capacity after the worst losses covers the peak).
+    and failover (capacity after the worst losses covers the peak); with regions, inventory and
+    power cap per region and every entry in one region.
     """
     if not plan.has_solution:
         return []
@@ -319,7 +357,7 @@ def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
         served={m.name: [0.0] * inputs.periods for m in inputs.models},
         replicas={m.name: 0 for m in inputs.models},
         gpus={},
-        power_w=[0.0] * inputs.periods,
+        power_w={site.name: [0.0] * inputs.periods for site in inputs.sites},
     )
     problems: list[str] = []
     by_key = {c.key: c for c in inputs.candidates}

@@ -658,7 +658,7 @@ def test_no_plan_found_in_time_is_time_limit_not_error(monkeypatch: pytest.Monke
     and never the full-MILP relaxation's plan."""
     inputs = random_inputs(14, 6, 4, seed=3, curves=True, power_cap=True)
     assert len(inputs.models) > optimize.MONOLITHIC_MAX_MODELS
-    monkeypatch.setattr(optimize, "solve_by_model", lambda *args: None)
+    monkeypatch.setattr(optimize, "solve_by_model", lambda *args, **kwargs: None)
     plan = solve(inputs, baselines=False)
     assert plan.status == PlanStatus.TIME_LIMIT
     assert not plan.allocations and plan.solve.messages

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, PlanningInputs, stock_key
 from planner.result import Allocation, Plan, make_allocation, period_power_w
 from planner.solve.coefficients import objective_weights, replica_bound
 
@@ -39,8 +39,9 @@ class Alternative:
 
 
 def allocation_objective(a: Allocation, inputs: PlanningInputs) -> float:
-    """What one allocation contributes to the plan's objective."""
-    return objective_weights(inputs).of(a.facility_energy_kwh, a.carbon_kg, a.gpu_cost_usd)
+    """What one allocation contributes to the plan's objective (at its region's weights)."""
+    weights = objective_weights(inputs, inputs.site(a.candidate))
+    return weights.of(a.facility_energy_kwh, a.carbon_kg, a.gpu_cost_usd)
 
 
 def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, ...]:
@@ -48,20 +49,23 @@ def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, .
     exceeds."""
     others = [a for a in plan.allocations if a.candidate.name != alt.candidate.name]
     out = []
-    gpu = alt.candidate.gpu
-    available = inputs.inventory.get(gpu)
+    gpu, stock = alt.candidate.gpu, stock_key(alt.candidate)
+    available = inputs.available(alt.candidate)
     if available is not None:
-        used = alt.gpus + sum(a.gpus for a in others if a.candidate.gpu == gpu)
+        used = alt.gpus + sum(a.gpus for a in others if stock_key(a.candidate) == stock)
         if used > available:
             out.append(f"inventory of {gpu} ({used} > {available})")
-    if inputs.power_cap_kw is not None:
+    site = inputs.site(alt.candidate)
+    if site.power_cap_kw is not None:  # the cap of the site (region) it would run in
         watts = [0.0] * inputs.periods
         for a in [*others, alt]:
+            if a.candidate.region != site.name:
+                continue
             power = period_power_w(a.candidate, a.replicas, a.requests_per_s_by_period)
             watts = [w + p for w, p in zip(watts, power, strict=True)]
-        peak_kw = max(watts, default=0.0) * inputs.pue / 1000.0
-        if peak_kw > inputs.power_cap_kw * (1 + 1e-9):
-            out.append(f"power cap ({peak_kw:,.2f} > {inputs.power_cap_kw:,.2f} kW)")
+        peak_kw = max(watts, default=0.0) * site.pue / 1000.0
+        if peak_kw > site.power_cap_kw * (1 + 1e-9):
+            out.append(f"power cap ({peak_kw:,.2f} > {site.power_cap_kw:,.2f} kW)")
     if inputs.budget_usd is not None:
         cost = alt.cost_usd + sum(a.cost_usd for a in others)
         if cost > inputs.budget_usd * (1 + 1e-9):

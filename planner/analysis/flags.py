@@ -51,9 +51,9 @@ MAX_ROBUST_ENTRIES = 100
 def linked(inputs: PlanningInputs) -> bool:
     """True when a limit links the model entries: a power cap, a budget or an inventory."""
     return (
-        inputs.power_cap_kw is not None
+        inputs.has_power_cap
         or inputs.budget_usd is not None
-        or any(v is not None for v in inputs.inventory.values())
+        or any(v is not None for v in inputs.stock.values())
     )
 
 

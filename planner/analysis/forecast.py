@@ -21,6 +21,7 @@ they are the horizon figures scaled to :data:`HOURS_PER_MONTH` (730 h = 8760 / 1
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from planner.documents.forecast import (
@@ -127,13 +128,43 @@ def allocation_power_w(plan: PlanDocument, a: AllocationDocument) -> list[float]
     ]
 
 
+@dataclass(frozen=True)
+class SiteEconomics:
+    """The :class:`Economics` of one region of a plan with regions."""
+
+    pue: float
+    electricity_usd_per_kwh: float
+    grid_g_co2_per_kwh: float
+    carbon_usd_per_kg: float | None
+
+
+def allocation_economics(
+    doc: PlanDocument, a: AllocationDocument
+) -> tuple[Economics, tuple[float, ...]]:
+    """The economics and per-period grid intensity that account allocation *a*: its region's
+    in a plan with regions, else the plan's assumptions and grid."""
+    region = doc.region(a.region)
+    if region is None:
+        return doc.assumptions, period_grid(doc)
+    periods = len(doc.assumptions.period_hours)
+    grid = grid_by_period(region.grid_g_co2_per_kwh, region.grid_g_co2_per_kwh_by_period, periods)
+    site = SiteEconomics(
+        region.pue,
+        region.electricity_usd_per_kwh,
+        region.grid_g_co2_per_kwh,
+        doc.assumptions.carbon_usd_per_kg,
+    )
+    return site, grid
+
+
 def _deployment(doc: PlanDocument, a: AllocationDocument) -> tuple[list[FiguresDocument], float]:
     """Figures of allocation *a* in every period and the requests it serves over the horizon."""
     hours_t = doc.assumptions.period_hours
     rent_per_h = a.replicas * doc.candidate(a.key).usd_per_hour_per_replica
+    economics, grid_t = allocation_economics(doc, a)
     per_t = [
-        figures_from_energy(p * h / 1000.0, rent_per_h * h, doc.assumptions, g)
-        for p, h, g in zip(allocation_power_w(doc, a), hours_t, period_grid(doc), strict=True)
+        figures_from_energy(p * h / 1000.0, rent_per_h * h, economics, g)
+        for p, h, g in zip(allocation_power_w(doc, a), hours_t, grid_t, strict=True)
     ]
     return per_t, _requests(a.requests_per_s_by_period, hours_t)
 

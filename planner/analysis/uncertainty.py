@@ -27,7 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.analysis.forecast import allocation_power_w, figures_from_energy, period_grid
+from planner.analysis.forecast import (
+    allocation_economics,
+    allocation_power_w,
+    figures_from_energy,
+)
 from planner.documents.forecast import ZERO_FIGURES, FiguresDocument
 from planner.documents.plan import PlanDocument, as_document
 from planner.documents.plan_parts import AllocationDocument, CandidateDocument
@@ -124,8 +128,9 @@ def _figures(doc: PlanDocument, a: AllocationDocument, factor: float) -> Figures
         (idle_w + max(0.0, p - idle_w) * factor) * h
         for p, h in zip(allocation_power_w(doc, a), hours, strict=True)
     ]
-    grid = drawn_grid_g_co2_per_kwh(watt_hours, period_grid(doc))
-    return figures_from_energy(sum(watt_hours) / 1000.0, a.gpu_cost_usd, doc.assumptions, grid)
+    economics, grid_t = allocation_economics(doc, a)
+    grid = drawn_grid_g_co2_per_kwh(watt_hours, grid_t)
+    return figures_from_energy(sum(watt_hours) / 1000.0, a.gpu_cost_usd, economics, grid)
 
 
 def bands(plan: Plan | PlanDocument, level: float | None = None) -> BandsDocument:

@@ -16,7 +16,7 @@ import datetime as dt
 from planner.disclosure.emissions import hourly_rows
 from planner.disclosure.energy import AllocationEnergy, allocation_energy, embodied_kg_co2e
 from planner.disclosure.fields import LABELS
-from planner.disclosure.fleet import fleet_fields
+from planner.disclosure.fleet import effective_pue, fleet_fields
 from planner.disclosure.flops import METHOD as FLOPS_METHOD
 from planner.disclosure.model_fields import model_fields
 from planner.disclosure.ranges import EnergyRanges
@@ -181,7 +181,7 @@ def build_disclosure(
         persona=d.persona,
         fields=fields,
         models=models,
-        boundary=_boundary(d, doc.assumptions.pue),
+        boundary=_boundary(d, effective_pue(doc, fc)),
         idle_active=_idle_active(energies),
         hardware=_hardware(doc, catalog),
         hourly=hourly_rows(doc, fc),

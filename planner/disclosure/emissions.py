@@ -93,6 +93,9 @@ def emission_fields(
     facility = fc.total.horizon.facility_energy_kwh
     loc = facility * doc.assumptions.grid_g_co2_per_kwh / 1000.0
     src = "facility energy × location-based average intensity"
+    if doc.regions:  # every region's facility energy on its own grid (the forecast's carbon)
+        loc = fc.total.horizon.carbon_kg
+        src = "Σ regions' facility energy × their location-based intensity"
     out["emissions_location_kg_co2e"] = value(
         loc, "kg CO2e", "modelled", src, factors=f, range_source=rng
     )

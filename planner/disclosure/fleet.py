@@ -28,6 +28,14 @@ def _sum(models: list[ModelDisclosureDocument], key: str) -> float | None:
     return float(sum(v for v in values if isinstance(v, float | int)))
 
 
+def effective_pue(doc: PlanDocument, fc: ForecastDocument) -> float:
+    """The plan's PUE; with regions, facility over GPU energy of the whole fleet."""
+    horizon = fc.total.horizon
+    if doc.regions and horizon.energy_kwh > 0:
+        return horizon.facility_energy_kwh / horizon.energy_kwh
+    return doc.assumptions.pue
+
+
 def fleet_fields(
     doc: PlanDocument,
     fc: ForecastDocument,
@@ -62,8 +70,12 @@ def fleet_fields(
     out["energy_gpu_mwh"] = value(
         gpu / 1000.0, "MWh", "modelled", PREDICTED, factors=f, range_source=rng
     )
+    pue = effective_pue(doc, fc)
     facility = gpu * a.pue
     src = f"GPU energy × PUE {a.pue:g}"
+    if doc.regions:  # each allocation at its region's PUE (the forecast's facility energy)
+        facility = fc.total.horizon.facility_energy_kwh
+        src = "Σ regions' GPU energy × their PUE"
     out["energy_facility_kwh"] = value(
         facility, "kWh", "modelled", src, factors=f, range_source=rng
     )
@@ -173,10 +185,12 @@ def fleet_fields(
         else not_applicable("FLOP", "a model entry is not in the catalog")
     )
     out["pue"] = value(
-        a.pue,
+        pue,
         "ratio",
-        "modelled" if a.pue_source else "user-supplied",
-        a.pue_source or "set in the scenario file",
+        "modelled" if a.pue_source or doc.regions else "user-supplied",
+        "facility / GPU energy over the regions"
+        if doc.regions
+        else a.pue_source or "set in the scenario file",
         range_source=NO_RANGE_INPUT,
     )
     if d.wue_l_per_kwh is None:
@@ -280,7 +294,10 @@ def _embodied_and_sci(
         out["sci_g_co2e_per_1m_output_tokens"] = not_applicable("g CO2e", "no output tokens")
         return
     marginal = d.marginal_g_co2_per_kwh
-    intensity = marginal if marginal is not None else doc.assumptions.grid_g_co2_per_kwh
+    average = doc.assumptions.grid_g_co2_per_kwh
+    if doc.regions and doc.totals is not None and facility > 0:  # regions' carbon / facility
+        average = doc.totals.carbon_kg * 1000.0 / facility
+    intensity = marginal if marginal is not None else average
     which = "marginal" if marginal is not None else "location-based average (no marginal given)"
     o = facility * intensity / 1000.0
     r = tokens / 1e6

@@ -110,7 +110,7 @@ def model_fields(
         energy, "kWh", "modelled", PREDICTED, factors=f, range_source=rng
     )
     fields["energy_facility_kwh"] = value(
-        energy * doc.assumptions.pue,
+        energy * doc.entry_site(mf.name)[0],
         "kWh",
         "modelled",
         "GPU energy × PUE",
@@ -184,8 +184,8 @@ def model_fields(
             factors=f,
             range_source=rng,
         )
-    facility = energy * doc.assumptions.pue
-    grid = doc.assumptions.grid_g_co2_per_kwh
+    pue, grid = doc.entry_site(mf.name)
+    facility = energy * pue
     fields["emissions_location_kg_co2e"] = value(
         facility * grid / 1000.0,
         "kg CO2e",

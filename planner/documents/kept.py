@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
-from planner.inputs import Candidate, CandidateKey, PlanningInputs
+from planner.inputs import Candidate, CandidateKey, PlanningInputs, Region
 from planner.result import Plan
 from planner.solve.coefficients import facility_kw_coefficients, mean_kwh_weight, objective_weights
 
@@ -38,16 +38,20 @@ class CandidateCounts:
     kept: int
 
 
-def ranking_weights(inputs: PlanningInputs) -> tuple[float, float]:
-    """(weight of a facility kWh, weight of a rent $) of the inputs' objective, for ranking."""
-    return mean_kwh_weight(inputs), objective_weights(inputs).per_rent_usd
+def ranking_weights(inputs: PlanningInputs, site: Region | None = None) -> tuple[float, float]:
+    """(weight of a facility kWh, weight of a rent $) of the inputs' objective, for ranking
+    (at *site*'s prices; default: the inputs' first site)."""
+    return mean_kwh_weight(inputs, site), objective_weights(inputs).per_rent_usd
 
 
 def objective_per_request(
     inputs: PlanningInputs, c: Candidate, weights: tuple[float, float] | None = None
 ) -> float:
     """The plan's objective per hour and per request/s of *c* at full load (ranking only);
-    *weights*: :func:`ranking_weights` of *inputs* when the caller ranks many candidates."""
+    *weights*: :func:`ranking_weights` of *inputs* when the caller ranks many candidates (with
+    regions each candidate's region's own weights are used)."""
+    if inputs.regions:
+        weights = ranking_weights(inputs, inputs.site(c))
     per_kwh, per_usd = weights or ranking_weights(inputs)
     kw_n, kw_x = facility_kw_coefficients(inputs, c)
     capacity = c.max_requests_per_s_per_replica

@@ -10,16 +10,16 @@ front of a saved plan; no predictor needed).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import Field
 
 from planner.documents.base import Document, dataclass_values, load_document
 from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection, candidate_counts, kept_candidates
 from planner.documents.plan_parts import (
-    LAYOUT_DEGREES,
     AllocationDocument,
     AssumptionsDocument,
     BaselineDocument,
@@ -34,11 +34,12 @@ from planner.documents.plan_parts import (
     Status,
     TotalsDocument,
 )
+from planner.documents.records import candidate_of, model_of
+from planner.documents.regions import RegionDocument, entry_site, region_documents, regions_of
 from planner.documents.verify import checked_plan_json
 from planner.inputs import (
     Candidate,
     CandidateKey,
-    Failover,
     ModelDemand,
     Objective,
     PlanningInputs,
@@ -107,6 +108,10 @@ class PlanDocument(Document):
     uncertainty_flags: UncertaintyFlagsDocument | None = None
     """Allocations flagged for uncertainty, with what ``robust: true`` deploys instead
     (:mod:`planner.documents.flags`; null in plans written before them)."""
+    regions: list[RegionDocument] | None = Field(None, exclude_if=lambda v: v is None)
+    """The scenario's regions with their totals (omitted in plans without regions; then
+    ``assumptions`` and ``inventory`` hold the one site). With regions every allocation and
+    candidate names its ``region``, and each region's PUE, prices and grid account for it."""
 
     @property
     def has_solution(self) -> bool:
@@ -119,6 +124,15 @@ class PlanDocument(Document):
             if c.key == key:
                 return c
         raise KeyError(key)
+
+    def region(self, name: str | None) -> RegionDocument | None:
+        """The region called *name* (None without regions, or for ``None``)."""
+        return next((r for r in self.regions or () if r.name == name), None)
+
+    def entry_site(self, name: str) -> tuple[float, float]:
+        """(PUE, flat grid g CO2e/kWh) where model entry *name* runs: its region's in a plan
+        with regions (an entry is placed in one region), else the assumptions'."""
+        return entry_site(self.regions, self.allocations, name, self.assumptions)
 
     def model(self, name: str) -> ModelDocument:
         """The model entry called *name*."""
@@ -177,6 +191,14 @@ def _allocation(a: Allocation) -> AllocationDocument:
         data_parallel=c.data_parallel,
         expert_parallel=c.expert_parallel,
         nodes=c.nodes,
+        region=c.region or None,
+    )
+
+
+def _candidate(c: Candidate) -> CandidateDocument:
+    skip = {"region"}
+    return CandidateDocument(
+        **dataclass_values(c, skip=skip), tensor_parallel=c.tp, region=c.region or None
     )
 
 
@@ -249,7 +271,7 @@ def plan_document(
         assumptions=_assumptions(inputs),
         models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[CandidateDocument(**dataclass_values(c), tensor_parallel=c.tp) for c in kept],
+        candidates=[_candidate(c) for c in kept],
         allocations=[_allocation(a) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
@@ -278,6 +300,7 @@ def plan_document(
         candidates_kept=candidates,
         candidate_counts=CandidateCountsDocument(**dataclass_values(candidate_counts(plan, kept))),
         uncertainty_flags=flags,
+        regions=region_documents(plan),
     )
 
 
@@ -329,26 +352,6 @@ def plan_json(
 # --- document -> optimiser inputs ----------------------------------------------------------------
 
 
-def _candidate_of(c: CandidateDocument) -> Candidate:
-    values = c.model_dump()
-    if values["itl_s_at_capacity"] is None:  # JSON has no Infinity: an excluded candidate
-        values["itl_s_at_capacity"] = math.inf
-    for key in ("load_curve_requests_per_s", "power_curve_w_per_replica", "itl_curve_s"):
-        values[key] = tuple(values[key])
-    del values["tensor_parallel"]  # the same as tp
-    for key in (*LAYOUT_DEGREES, "nodes"):  # plans written before layouts: pure TP
-        values[key] = values[key] or 1
-    return Candidate(**values)
-
-
-def _model_of(m: ModelDocument) -> ModelDemand:
-    values = m.model_dump(exclude={"failover", "failover_capacity_requests_per_s"})
-    values["requests_per_s_by_period"] = tuple(m.requests_per_s_by_period)
-    if m.failover is not None:
-        values["failover"] = Failover(m.failover.unit, m.failover.count)
-    return ModelDemand(**values)
-
-
 def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) -> PlanningInputs:
     """The optimiser's inputs of a saved plan (candidates as predicted when it was planned).
 
@@ -359,8 +362,8 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
     settings["time_limit_s"] = time_limit_s or settings["time_limit_s"]
     return PlanningInputs(
         scenario=doc.scenario,
-        models=tuple(_model_of(m) for m in doc.models),
-        candidates=tuple(_candidate_of(c) for c in doc.candidates),
+        models=tuple(model_of(m) for m in doc.models),
+        candidates=tuple(candidate_of(c) for c in doc.candidates),
         inventory=dict(doc.inventory),
         period_hours=tuple(a.period_hours),
         **{k: getattr(a, k) for k in ECONOMICS},
@@ -381,4 +384,5 @@ def planning_inputs_of(doc: PlanDocument, *, time_limit_s: float | None = None) 
             else None
         ),
         gpus_per_node=dict(a.gpus_per_node or {}),
+        regions=regions_of(doc.regions),
     )

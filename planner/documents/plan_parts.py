@@ -253,15 +253,19 @@ class CandidateDocument(Document):
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans (1 inside one node;
     null in older plans)."""
 
+    region: str | None = Field(None, exclude_if=_absent)
+    """Region the candidate runs in (omitted in plans without regions)."""
+
     @property
     def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP)."""
-        return record_key({k: getattr(self, k) for k in ("name", "gpu", "tp", *LAYOUT_DEGREES)})
+        """(model entry name, GPU, TP, PP, DP, EP, region)."""
+        keys = ("name", "gpu", "tp", *LAYOUT_DEGREES, "region")
+        return record_key({k: getattr(self, k) for k in keys})
 
     @property
     def layout(self) -> str:
         """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
-        return layout_text(*self.key[2:])
+        return layout_text(*self.key[2:6])
 
 
 class AllocationDocument(Document):
@@ -314,15 +318,19 @@ class AllocationDocument(Document):
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans (1 inside one node;
     null in older plans)."""
 
+    region: str | None = Field(None, exclude_if=_absent)
+    """Region the replicas run in (omitted in plans without regions)."""
+
     @property
     def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP)."""
-        return record_key({k: getattr(self, k) for k in ("name", "gpu", "tp", *LAYOUT_DEGREES)})
+        """(model entry name, GPU, TP, PP, DP, EP, region)."""
+        keys = ("name", "gpu", "tp", *LAYOUT_DEGREES, "region")
+        return record_key({k: getattr(self, k) for k in keys})
 
     @property
     def layout(self) -> str:
         """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
-        return layout_text(*self.key[2:])
+        return layout_text(*self.key[2:6])
 
 
 class TotalsDocument(Document):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import Field
+
 from planner.documents.base import Document
 from planner.documents.disclosure import DisclosureDocument
 from planner.documents.flags import UncertaintyFlagsDocument
@@ -68,6 +70,8 @@ class Deployment(Document):
     itl_s_at_served_load: float | None = None
     """Mean ITL at the load each replica serves in the busiest period (s); ``itl_s`` is the
     ITL at capacity."""
+    region: str | None = Field(None, exclude_if=lambda v: v is None)
+    """Region the replicas run in (omitted in plans without regions)."""
 
 
 class ModelSection(Document):

@@ -24,6 +24,12 @@ from typing import Any
 import numpy as np
 
 from planner.documents.flags import flag_reasons
+from planner.documents.verify_regions import (
+    inventory_problems,
+    peak_facility_kw,
+    region_total_problems,
+    site_figures,
+)
 from planner.inputs import (
     DEFAULT_GPUS_PER_NODE,
     grid_by_period,
@@ -94,7 +100,7 @@ def _allocation(
     data: dict[str, Any], i: int, alloc: dict[str, Any], candidate: dict[str, Any]
 ) -> Iterator[str]:
     """Recompute one allocation's power per period and figures from its candidate's curve."""
-    a = data["assumptions"]
+    a = {**data["assumptions"], **site_figures(data, alloc)}
     hours = np.asarray(a["period_hours"], dtype=np.float64)
     n = alloc["replicas"]
     x = np.asarray(alloc["requests_per_s_by_period"], dtype=np.float64)
@@ -139,44 +145,30 @@ def _allocation(
 
 
 def _key(record: dict[str, Any]) -> tuple[Any, ...]:
-    """A candidate's or allocation's identity: (name, GPU, TP, PP, DP, EP); plans written before
-    layouts have no layout keys (degrees 1)."""
+    """A candidate's or allocation's identity: (name, GPU, TP, PP, DP, EP, region); plans
+    written before layouts have no layout keys (degrees 1), plans without regions no region."""
     layout = (record.get(k) or 1 for k in ("pipeline_parallel", "data_parallel", "expert_parallel"))
-    return (record.get("name"), record.get("gpu"), record.get("tp"), *layout)
-
-
-def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, ...], int]) -> Iterator[str]:
-    """GPUs per type, counted from the replicas (and from the stored ``gpus``), against the
-    inventory."""
-    used: dict[str, int] = {}
-    for alloc in data.get("allocations") or []:
-        key = _key(alloc)
-        from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
-        count = max(int(alloc.get("gpus") or 0), from_replicas)
-        used[alloc["gpu"]] = used.get(alloc["gpu"], 0) + count
-    for gpu, count in sorted(used.items()):
-        available = (data.get("inventory") or {}).get(gpu)
-        if available is not None and count > available:
-            yield f"allocations: {count} {gpu} GPUs allocated, the inventory has {available}"
+    region = record.get("region") or ""
+    return (record.get("name"), record.get("gpu"), record.get("tp"), *layout, region)
 
 
 def _totals(data: dict[str, Any]) -> Iterator[str]:
     allocations = data.get("allocations") or []
     totals = data.get("totals") or {}
-    a = data["assumptions"]
     for key in _SUMMED:
         again = sum(float(alloc.get(key) or 0.0) for alloc in allocations)
         if key in totals and _differs(totals[key], again):
             yield f"totals.{key}: {totals[key]!r}, but the allocations add up to {again:.6g}"
     if allocations:
-        periods = np.sum([alloc.get("power_w_by_period", []) for alloc in allocations], axis=0)
-        peak = float(np.max(periods)) * a["pue"] / 1000.0
+        peak = peak_facility_kw(data, allocations)
         if _differs(totals.get("peak_facility_power_kw"), peak):
             yield f"totals.peak_facility_power_kw: {totals.get('peak_facility_power_kw')!r}, " + (
                 f"recomputed {peak:.6g}"
             )
     breakdown = data.get("objective_breakdown") or {}
-    if breakdown and allocations:
+    if data.get("regions"):
+        yield from region_total_problems(data, _differs, _SUMMED)
+    elif breakdown and allocations:
         again = (
             breakdown["usd_per_facility_kwh_weight"] * float(totals.get("facility_energy_kwh", 0.0))
             + breakdown.get("carbon_kg_weight", 0.0) * float(totals.get("carbon_kg", 0.0))
@@ -342,7 +334,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
     by_key = {_key(c): c for c in data.get("candidates") or []}
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
-    problems = [*_negative(data), *_status(data), *_inventory(data, per_replica)]
+    problems = [*_negative(data), *_status(data), *inventory_problems(data, per_replica, _key)]
     problems += _counts(data)
     unreportable = _unreportable(data)
     problems += unreportable

@@ -3,7 +3,8 @@
 This package's interface is the names below; import them from ``planner.inputs``. Inside:
 :mod:`.objective` (what to minimise), :mod:`.demand` (a model entry's load and SLA),
 :mod:`.candidate` (a deployment and its curves), :mod:`.grid` (carbon intensity per period),
-:mod:`.failover` (capacity that survives lost replicas or nodes), :mod:`.problem`
+:mod:`.failover` (capacity that survives lost replicas or nodes), :mod:`.regions` (the sites
+a model may be placed in), :mod:`.problem`
 (:class:`PlanningInputs`, GPU facts, provenance) and :mod:`.validation` (the checks they share).
 
 :mod:`planner.scenario.model` and :mod:`planner.capacity` turn a scenario file into a
@@ -54,6 +55,12 @@ from planner.inputs.problem import (
     PlanningInputs,
     Provenance,
 )
+from planner.inputs.regions import (
+    Region,
+    fleet_inventory,
+    regional_stock,
+    stock_key,
+)
 
 __all__ = [
     "DEFAULT_GPUS_PER_NODE",
@@ -72,6 +79,7 @@ __all__ = [
     "ObjectiveKind",
     "PlanningInputs",
     "Provenance",
+    "Region",
     "drawn_grid_g_co2_per_kwh",
     "grid_by_period",
     "grid_carbon_kg",
@@ -83,4 +91,7 @@ __all__ = [
     "unit_text",
     "worst_loss",
     "record_key",
+    "fleet_inventory",
+    "regional_stock",
+    "stock_key",
 ]

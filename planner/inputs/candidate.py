@@ -37,13 +37,15 @@ def ms_text(seconds: float) -> str:
     return f"{ms:,.0f}" if abs(ms) >= 10 or not math.isfinite(ms) else f"{ms:.3g}"
 
 
-#: (model entry name, GPU, TP, PP, DP, EP): a candidate's identity.
-CandidateKey = tuple[str, str, int, int, int, int]
+#: (model entry name, GPU, TP, PP, DP, EP, region): a candidate's identity (region ``""``
+#: without regions).
+CandidateKey = tuple[str, str, int, int, int, int, str]
 
 
 def record_key(record: Mapping[str, Any]) -> CandidateKey:
     """The :data:`CandidateKey` of a plan JSON candidate or allocation record (plans written
-    before layouts have no layout keys: pure tensor parallelism, degrees 1)."""
+    before layouts have no layout keys: pure tensor parallelism, degrees 1; plans without
+    regions no ``region``: ``""``)."""
 
     def degree(key: str) -> int:
         return int(record.get(key) or 1)
@@ -55,6 +57,7 @@ def record_key(record: Mapping[str, Any]) -> CandidateKey:
         degree("pipeline_parallel"),
         degree("data_parallel"),
         degree("expert_parallel"),
+        str(record.get("region") or ""),
     )
 
 
@@ -146,6 +149,8 @@ class Candidate:
     """Expert-parallel degree of the MoE layers (1 for dense models)."""
     nodes: int = 1
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans; 1 inside one node."""
+    region: str = ""
+    """Region the replicas run in (:mod:`planner.inputs.regions`); ``""`` without regions."""
 
     @property
     def curve(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -169,7 +174,8 @@ class Candidate:
 
     @property
     def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP): unique within a :class:`PlanningInputs`."""
+        """(model entry name, GPU, TP, PP, DP, EP, region): unique within a
+        :class:`PlanningInputs`."""
         return (
             self.name,
             self.gpu,
@@ -177,12 +183,13 @@ class Candidate:
             self.pipeline_parallel,
             self.data_parallel,
             self.expert_parallel,
+            self.region,
         )
 
     @property
     def layout(self) -> str:
         """The replica's layout, compactly (:func:`layout_text`): ``8`` for pure TP 8, ``8×PP2``."""
-        return layout_text(*self.key[2:])
+        return layout_text(*self.key[2:6])
 
     @property
     def label(self) -> str:
@@ -190,7 +197,8 @@ class Candidate:
         shape = layout_text(
             self.tp, self.pipeline_parallel, self.data_parallel, self.expert_parallel
         )
-        return f"{self.name},{self.gpu},{shape.replace(' ', '')}"
+        where = f"@{self.region}" if self.region else ""
+        return f"{self.name},{self.gpu},{shape.replace(' ', '')}{where}"
 
     def __post_init__(self) -> None:
         where = f"candidate {self.label}"

@@ -18,6 +18,7 @@ from planner.inputs.demand import ModelDemand
 from planner.inputs.failover import DEFAULT_GPUS_PER_NODE, replicas_per_unit
 from planner.inputs.grid import grid_by_period
 from planner.inputs.objective import Objective
+from planner.inputs.regions import Region, check_regions, regional_stock, stock_key
 from planner.inputs.validation import fail, non_negative
 
 #: Most replicas of one candidate (model entry × GPU type × TP degree) a plan may use: keeps the
@@ -102,11 +103,19 @@ class PlanningInputs:
     gpus_per_node: Mapping[str, int] = field(default_factory=dict)
     """GPU type -> GPUs per node (the catalog's ``node_gpus``), for node failover (types not
     listed: :data:`~planner.inputs.failover.DEFAULT_GPUS_PER_NODE`)."""
+    regions: tuple[Region, ...] = ()
+    """The sites a model may be placed in (:mod:`planner.inputs.regions`), each with its PUE,
+    prices, grid, power cap and inventory; empty = one site made of the fields above. With
+    regions the top-level ``inventory`` is the fleet's (summed over regions, informative only),
+    and ``power_cap_kw`` must be None (every region has its own)."""
 
     def __post_init__(self) -> None:
         self._check_periods_and_models()
         self._check_candidates()
         self._check_numbers()
+        check_regions(self.regions, self.candidates, self.periods)
+        if self.regions and self.power_cap_kw is not None:
+            raise fail("power_cap_kw", "give the power cap of each region instead")
 
     def _check_periods_and_models(self) -> None:
         if not self.period_hours:
@@ -180,6 +189,45 @@ class PlanningInputs:
         return grid_by_period(
             self.grid_g_co2_per_kwh, self.grid_g_co2_per_kwh_by_period, self.periods
         )
+
+    @functools.cached_property
+    def sites(self) -> tuple[Region, ...]:
+        """The regions, or the one site of the top-level fields (name ``""``) without them."""
+        if self.regions:
+            return self.regions
+        only = Region(
+            "",
+            self.pue,
+            self.electricity_usd_per_kwh,
+            self.grid_g_co2_per_kwh,
+            self.grid_g_co2_per_kwh_by_period,
+            self.power_cap_kw,
+            self.inventory,
+        )
+        return (only,)
+
+    def site(self, c: Candidate) -> Region:
+        """The site candidate *c* runs in."""
+        return self._sites_by_name[c.region]
+
+    @functools.cached_property
+    def _sites_by_name(self) -> dict[str, Region]:
+        return {r.name: r for r in self.sites}
+
+    @functools.cached_property
+    def stock(self) -> Mapping[str, int | None]:
+        """Inventory by :func:`~planner.inputs.regions.stock_key`: ``inventory`` without regions,
+        ``gpu@region`` -> GPUs with them."""
+        return regional_stock(self.regions) if self.regions else self.inventory
+
+    def available(self, c: Candidate) -> int | None:
+        """GPUs of *c*'s type available in its site (None: unlimited)."""
+        return self.stock.get(stock_key(c))
+
+    @property
+    def has_power_cap(self) -> bool:
+        """True when some site has a facility power cap."""
+        return any(r.power_cap_kw is not None for r in self.sites)
 
     @property
     def hours(self) -> float:

@@ -101,6 +101,7 @@ def _models_section(
                         in_domain=doc.candidate(a.key).in_domain,
                         mean_requests_per_s=_mean_requests_per_s(a.requests_per_s_by_period, hours),
                         itl_s_at_served_load=a.itl_s_at_served_load,
+                        region=a.region,
                     )
                     for a in allocs
                 ],
@@ -297,7 +298,11 @@ def build_report(
         uncertainty=bands,
         system_boundary=SystemBoundary(
             energy="electricity drawn by the inference GPUs (board power), idle and under load",
-            facility=f"GPU energy × PUE {fc.pue:g} (cooling, power distribution of the site)",
+            facility=(
+                "GPU energy × each region's PUE (cooling, power distribution of its sites)"
+                if doc.regions
+                else f"GPU energy × PUE {fc.pue:g} (cooling, power distribution of the site)"
+            ),
             carbon="operational (scope 2, location-based) CO2e = facility energy × grid factor",
             excluded=list(EXCLUDED),
         ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from planner.analysis.alternatives import alternatives
 from planner.layouts import multi_node_notes
+from planner.report.region_view import with_regions
 from planner.result import Plan
 from planner.text import Section, num, pct
 
@@ -26,17 +27,17 @@ def objective_text(plan: Plan) -> str:
 
 def candidate_section(plan: Plan) -> Section:
     """Every excluded candidate and why (memory, SLA, TTFT, scenario rule, price)."""
-    rows = tuple(
-        (c.name, c.gpu, c.layout, c.reason) for c in plan.inputs.candidates if not c.feasible
-    )
+    excluded = [c for c in plan.inputs.candidates if not c.feasible]
+    rows = tuple((c.name, c.gpu, c.layout, c.reason) for c in excluded)
     if not rows:
         return Section(
             "excluded candidates", notes=("none: every candidate considered is feasible",)
         )
     notes = tuple(multi_node_notes(plan.inputs.candidates))
-    return Section(
+    section = Section(
         "excluded candidates", ("model entry", "GPU", "TP", "reason"), rows, frozenset({2}), notes
     )
+    return with_regions(plan, section, [c.region for c in excluded])
 
 
 def _signed(value: float) -> str:
@@ -49,6 +50,7 @@ def alternatives_section(plan: Plan) -> Section:
     model's only deployment, with the objective delta (:mod:`planner.analysis.alternatives`)."""
     total = plan.solve.objective
     rows = []
+    places: list[str] = []
     for name, options in alternatives(plan).items():
         if not any(o.chosen for o in options):  # the plan mixes deployments: show the mix first
             mine = [a for a in plan.allocations if a.candidate.name == name]
@@ -56,6 +58,7 @@ def alternatives_section(plan: Plan) -> Section:
             tps = " + ".join(a.candidate.layout for a in mine)
             replicas = " + ".join(str(a.replicas) for a in mine)
             rows.append((name, gpus, tps, replicas, "", "0", pct(0.0), "planned"))
+            places.append(mine[0].candidate.region if mine else "")
             name = ""
         for k, o in enumerate(options):
             c = o.candidate
@@ -63,6 +66,7 @@ def alternatives_section(plan: Plan) -> Section:
             note = "planned" if o.chosen else ""
             if o.breaks:
                 note = "exceeds " + ", ".join(o.breaks)
+            places.append(c.region)
             rows.append(
                 (
                     name if k == 0 else "",
@@ -82,6 +86,7 @@ def alternatives_section(plan: Plan) -> Section:
         "planned); Δ % of the plan's objective",
         f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain",
     )
-    return Section(
+    section = Section(
         "best feasible alternatives", columns, tuple(rows), frozenset(range(2, 7)), notes
     )
+    return with_regions(plan, section, places)

@@ -34,6 +34,7 @@ from planner.report.plan_choices import (
     candidate_section,
     objective_text,
 )
+from planner.report.region_view import region_lines, regions_section, with_regions
 from planner.result import Allocation, Plan, PlanStatus
 from planner.text import (
     COMPACT_WIDTH,
@@ -65,7 +66,7 @@ def header_section(plan: Plan) -> Section:
     if profile is not None:
         low, high = num(min(profile)), num(max(profile))
         grid += f" (hourly profile {low}–{high} gCO2e/kWh, used for carbon)"
-    lines = (
+    lines: tuple[tuple[str, str], ...] = (
         ("scenario", i.scenario),
         ("status", plan.status.value),
         ("solve", f"{s.seconds:.2f} s with {s.solver}, gap {gap}"),
@@ -78,6 +79,7 @@ def header_section(plan: Plan) -> Section:
         ),
         ("limits", f"power cap {num(i.power_cap_kw, 'kW')}, budget {num(i.budget_usd, '$')}"),
     )
+    lines += region_lines(i)
     style = "green" if plan.has_solution else "red"
     return Section("wattgpu plan", lines=lines, style=style)
 
@@ -153,14 +155,17 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
     columns of :data:`COMPACT_ALLOCATION_COLUMNS`)."""
     inputs = plan.inputs
     rows: list[tuple[str, ...]] = []
+    places: list[str] = []
     out_of_domain = False
     for m in inputs.models:
         mine = [a for a in plan.allocations if a.candidate.name == m.name]
         if not mine:
             rows.append((m.name, "—", "", "0", "0", "no load", "", "", "", "", "", "0"))
+            places.append("")
             continue
         for k, a in enumerate(mine):
             c = a.candidate
+            places.append(c.region)
             mark = "" if c.in_domain else f" {OUT_OF_DOMAIN_MARK}"
             out_of_domain |= not c.in_domain
             itl = (
@@ -221,8 +226,9 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         footer=footer,
     )
     if wide:
-        return _compact(section, [(c, c) for c in ALLOCATION_COLUMNS])
-    return _compact(section, COMPACT_ALLOCATION_COLUMNS, _COMPACT_ALLOCATION_NOTE)
+        return with_regions(plan, _compact(section, [(c, c) for c in ALLOCATION_COLUMNS]), places)
+    compact = _compact(section, COMPACT_ALLOCATION_COLUMNS, _COMPACT_ALLOCATION_NOTE)
+    return with_regions(plan, compact, places)
 
 
 def _saved(s: SavingDocument | None) -> tuple[str, str, str]:
@@ -325,6 +331,8 @@ def plan_sections(
         sections.append(Section(title, notes=plan.solve.messages, style="red"))
     if plan.allocations:
         sections.append(allocation_section(plan, wide=wide))
+        if (regions := regions_section(plan)) is not None:
+            sections.append(regions)
         if (failover := failover_section(plan)) is not None:
             sections.append(failover)
     if (flagged := flags_section(flags)) is not None:

@@ -99,7 +99,10 @@ def _model_row(m: ModelSection) -> list[str]:
     return [
         m.name,
         m.model,
-        ", ".join(f"{d.replicas}× {d.gpu} TP{d.tp}" for d in m.deployments),
+        ", ".join(
+            f"{d.replicas}× {d.gpu} TP{d.tp}" + (f" in {d.region}" if d.region else "")
+            for d in m.deployments
+        ),
         str(m.gpus_used),
         num(m.estimated_energy_kwh),
         num(m.estimated_facility_energy_kwh),

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from planner.scenario.disclosure import Disclosure
 from planner.scenario.model import Scenario
+from planner.scenario.regions import RegionGpu, RegionSpec
 from planner.scenario.sections import (
     Failover,
     GpuOffer,
@@ -83,6 +84,8 @@ def field_reference() -> str:
         Load,
         Sla,
         Failover,
+        RegionSpec,
+        RegionGpu,
         Tco,
         Disclosure,
         SweepBlock,

@@ -146,6 +146,13 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
         update["grid_g_co2_per_kwh"] = float(row["g_co2_per_kwh"])
         update["grid_year"] = int(row["year"]) if row.get("year") is not None else None
         update["grid_source"] = f"catalogs/grid_carbon.csv {scenario.region}: {row.get('source')}"
+    if scenario.regions is not None:
+        update["regions"] = {
+            name: spec.model_copy(update=_region_grid(spec.region, catalog))
+            if spec.region is not None
+            else spec
+            for name, spec in scenario.regions.items()
+        }
     offers: dict[str, Any] = {}
     if scenario.gpus is None:
         for gpu_id in catalog.gpus["id"].to_list():
@@ -172,6 +179,11 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
             offers[gpu_id] = item
     update["gpus"] = {k: GpuOffer.model_validate(v) for k, v in offers.items()}
     return scenario.model_copy(update=update)
+
+
+def _region_grid(region: str, catalog: Catalog) -> dict[str, Any]:
+    """The grid intensity of a region's catalog grid ``region``."""
+    return {"grid_g_co2_per_kwh": float(catalog.region(region)["g_co2_per_kwh"])}
 
 
 def context_problems(scenario: Scenario, catalog: Catalog) -> list[Problem]:

@@ -38,6 +38,7 @@ from planner.scenario.limits import (
     MAX_TIME_LIMIT_S,
     MAX_USD_PER_KWH,
 )
+from planner.scenario.regions import RegionSpec, region_problems
 from planner.scenario.sections import (
     Failover,
     GpuOffer,
@@ -132,6 +133,10 @@ class Scenario(StrictModel):
     failover: Failover | None = None
     """Spare capacity of every model entry that sets no ``failover`` of its own, e.g.
     ``{replicas: 1}`` (N+1 per model) or ``{nodes: 1}``; omitted = none."""
+    regions: dict[str, RegionSpec] | None = None
+    """Sites model entries may be placed in, keyed by a name of your choice (e.g. ``eu``,
+    ``us-east``), each with its own grid, PUE, electricity price, power cap and GPU inventory
+    (see ``RegionSpec``); omitted = one site made of the top-level fields."""
 
     @field_validator("engine", mode="before")
     @classmethod
@@ -144,6 +149,9 @@ class Scenario(StrictModel):
     @model_validator(mode="after")
     def _cross_field(self) -> Scenario:
         problems = _grid_problems(self) + _model_problems(self) + _profile_problems(self)
+        problems += region_problems(
+            self.regions, self.models, self.gpus, self.power_cap_kw, _period_count(self)
+        )
         if self.gpus is not None and not self.gpus:
             problems.append(("gpus", "no GPU types listed — list at least one, or omit gpus"))
         if problems:

@@ -52,14 +52,33 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
     for i, entry in enumerate(models if isinstance(models, list) else ()):
         if isinstance(entry, dict):
             _canonicalize_model_entry(i, entry, catalog, problems)
-    region = data.get("region")
-    if isinstance(region, str):
-        try:
-            data["region"] = catalog.resolve_region(region)
-        except UnknownIdError:
-            msg = _unknown("region", region, catalog.regions, "region_id", _REGION_FIX)
-            problems.append(("region", msg))
+    _canonical_region(data, "region", catalog, problems)
+    regions = data.get("regions")
+    for name, spec in (regions if isinstance(regions, dict) else {}).items():
+        if not isinstance(spec, dict):
+            continue
+        _canonical_region(spec, "region", catalog, problems, format_path(["regions", name]))
+        offers = spec.get("gpus")
+        if isinstance(offers, dict):
+            spec["gpus"] = {
+                _gpu_id(key, format_path(["regions", name, "gpus", key]), catalog, problems): v
+                for key, v in offers.items()
+            }
     return data, problems
+
+
+def _canonical_region(
+    data: dict[str, Any], key: str, catalog: Catalog, problems: list[Problem], where: str = ""
+) -> None:
+    """Replace ``data[key]`` (a grid region name) by its catalog id; unknown: a problem."""
+    region = data.get(key)
+    if not isinstance(region, str):
+        return
+    try:
+        data[key] = catalog.resolve_region(region)
+    except UnknownIdError:
+        msg = _unknown("region", region, catalog.regions, "region_id", _REGION_FIX)
+        problems.append((f"{where}.{key}" if where else key, msg))
 
 
 def _gpu_id(name: Any, where: str, catalog: Catalog, problems: list[Problem]) -> Any:

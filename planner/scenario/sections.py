@@ -305,6 +305,9 @@ class ModelEntry(StrictModel):
     failover: Failover | None = None
     """Spare capacity for lost replicas or nodes, e.g. ``{replicas: 1}`` (N+1) or ``{nodes: 1}``;
     omitted = the scenario's ``failover``; ``{replicas: 0}`` = none for this entry."""
+    regions: list[str] | None = None
+    """Names of the scenario's ``regions`` this entry may be placed in; omitted = every region.
+    The entry is placed in one of them (all its replicas)."""
 
     @model_validator(mode="after")
     def _gpu_lists(self) -> ModelEntry:

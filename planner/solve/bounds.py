@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import operator
 
-from planner.inputs import Candidate, ModelDemand, PlanningInputs
+from planner.inputs import Candidate, ModelDemand, PlanningInputs, stock_key
 
 
 def watts_per_request_s(c: Candidate) -> float:
@@ -49,6 +49,24 @@ def capacity_need(m: ModelDemand, cands: list[Candidate]) -> float:
     return peak + m.failover.count * min(c.max_requests_per_s_per_replica for c in cands)
 
 
+def least_model_w(m: ModelDemand, cands: list[Candidate]) -> list[float]:
+    """Per period, the least GPU watts model entry *m* draws on any of *cands* (the module
+    docstring's power bound; zeros without candidates)."""
+    if not cands:
+        return [0.0] * len(m.requests_per_s_by_period)
+    per_rps = min(watts_per_request_s(c) for c in cands)
+    peak = capacity_need(m, cands)
+    min_idle = min(c.idle_power_w_per_replica for c in cands)
+    most_cap = max(c.max_requests_per_s_per_replica for c in cands)
+    idle_floor = max(
+        peak * min(c.idle_power_w_per_replica / c.max_requests_per_s_per_replica for c in cands),
+        math.ceil(peak / most_cap - 1e-9) * min_idle,
+        m.min_replicas * min_idle,
+    )
+    slope = min(c.energy_j_per_request for c in cands)
+    return [max(load * per_rps, idle_floor + load * slope) for load in m.requests_per_s_by_period]
+
+
 def power_messages(inputs: PlanningInputs) -> list[str]:
     """The power cap below the least facility power some period needs ([] when not)."""
     cap_kw = inputs.power_cap_kw
@@ -57,22 +75,8 @@ def power_messages(inputs: PlanningInputs) -> list[str]:
     by_model = _by_model(inputs)
     need_w = [0.0] * inputs.periods
     for m in inputs.models:
-        cands = by_model[m.name]
-        if not cands:
-            continue
-        per_rps = min(watts_per_request_s(c) for c in cands)
-        peak = capacity_need(m, cands)
-        min_idle = min(c.idle_power_w_per_replica for c in cands)
-        most_cap = max(c.max_requests_per_s_per_replica for c in cands)
-        idle_floor = max(
-            peak
-            * min(c.idle_power_w_per_replica / c.max_requests_per_s_per_replica for c in cands),
-            math.ceil(peak / most_cap - 1e-9) * min_idle,
-            m.min_replicas * min_idle,
-        )
-        slope = min(c.energy_j_per_request for c in cands)
-        for t, load in enumerate(m.requests_per_s_by_period):
-            need_w[t] += max(load * per_rps, idle_floor + load * slope)
+        for t, w in enumerate(least_model_w(m, by_model[m.name])):
+            need_w[t] += w
     t_max = max(range(inputs.periods), key=lambda t: need_w[t])
     need_kw = need_w[t_max] * inputs.pue / 1000.0
     if need_kw <= cap_kw * (1 + 1e-9):
@@ -95,11 +99,12 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
         peak = capacity_need(m, cands)
         if not cands:
             continue
-        if all(inputs.inventory.get(c.gpu) is not None for c in cands):
+        if all(inputs.available(c) is not None for c in cands):
             best: dict[str, float] = {}
             for c in cands:
                 per_gpu = c.max_requests_per_s_per_replica / c.gpus_per_replica
-                best[c.gpu] = max(best.get(c.gpu, 0.0), (inputs.inventory[c.gpu] or 0) * per_gpu)
+                key = stock_key(c)
+                best[key] = max(best.get(key, 0.0), (inputs.available(c) or 0) * per_gpu)
             most = sum(best.values())
             if most < peak * (1 - 1e-9):
                 spare = " with its failover" if m.failover is not None else ""
@@ -111,8 +116,8 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
             peak * min(c.gpus_per_replica / c.max_requests_per_s_per_replica for c in cands),
             m.min_replicas * min(c.gpus_per_replica for c in cands),
         )
-    used = {c.gpu for c in inputs.feasible_candidates()}
-    limits = [inputs.inventory.get(g) for g in used]
+    used = {stock_key(c) for c in inputs.feasible_candidates()}
+    limits = [inputs.stock.get(g) for g in used]
     if used and all(v is not None for v in limits):
         have = sum(v or 0 for v in limits)
         if math.ceil(need - 1e-9) > have:

@@ -7,6 +7,10 @@ GPU rent); :func:`facility_kw_coefficients` and :func:`cost_coefficients` give a
 facility power and its dollars over the horizon (carbon price included); :func:`replica_bound`
 is the most replicas of a candidate a plan can need. The MILP (:mod:`planner.solve.milp`) and the
 decomposition (:mod:`planner.solve.columns`) both build their rows from these.
+
+With regions every price is the site's (:mod:`planner.inputs.regions`): the functions take the
+*site* (a :class:`~planner.inputs.Region`; default: the inputs' first site, which without
+regions is the one made of the top-level fields) or read it from the candidate.
 """
 
 from __future__ import annotations
@@ -19,22 +23,30 @@ from planner.inputs import (
     Candidate,
     Objective,
     PlanningInputs,
+    Region,
     is_flat_grid,
 )
 
 
-def kg_co2_per_kwh_by_period(inputs: PlanningInputs) -> tuple[float, ...]:
-    """kg of CO2 per facility kWh of the inputs' grid in every period (profile or flat)."""
-    return tuple(g / 1000.0 for g in inputs.period_grid_g_co2_per_kwh)
+def _at(inputs: PlanningInputs, site: Region | None) -> Region:
+    return inputs.sites[0] if site is None else site
 
 
-def usd_per_facility_kwh_by_period(inputs: PlanningInputs) -> tuple[float, ...]:
-    """$ per facility kWh in every period: the electricity price plus the carbon price of the
-    grid's CO2 in that period."""
+def kg_co2_per_kwh_by_period(
+    inputs: PlanningInputs, site: Region | None = None
+) -> tuple[float, ...]:
+    """kg of CO2 per facility kWh of the site's grid in every period (profile or flat)."""
+    return tuple(g / 1000.0 for g in _at(inputs, site).grid_by_period(inputs.periods))
+
+
+def usd_per_facility_kwh_by_period(
+    inputs: PlanningInputs, site: Region | None = None
+) -> tuple[float, ...]:
+    """$ per facility kWh in every period: the site's electricity price plus the carbon price of
+    its grid's CO2 in that period."""
     price = inputs.carbon_usd_per_kg or 0.0
-    return tuple(
-        inputs.electricity_usd_per_kwh + price * kg for kg in kg_co2_per_kwh_by_period(inputs)
-    )
+    usd = _at(inputs, site).electricity_usd_per_kwh
+    return tuple(usd + price * kg for kg in kg_co2_per_kwh_by_period(inputs, site))
 
 
 def _kwh_weight(obj: Objective, kg_per_kwh: float, usd_per_kwh: float) -> float:
@@ -58,25 +70,31 @@ def _rent_weight(obj: Objective) -> float:
     return 1.0 if obj.minimize == "cost" else obj.weight("cost_usd")
 
 
-def flat_grid(inputs: PlanningInputs) -> bool:
-    """True when one grid intensity covers every period (no profile, or a constant one)."""
-    return is_flat_grid(inputs.period_grid_g_co2_per_kwh)
+def flat_grid(inputs: PlanningInputs, site: Region | None = None) -> bool:
+    """True when one grid intensity covers every period of the site (no profile, or a constant
+    one)."""
+    return is_flat_grid(_at(inputs, site).grid_by_period(inputs.periods))
 
 
-def kwh_weight_by_period(inputs: PlanningInputs) -> tuple[float, ...]:
+def kwh_weight_by_period(inputs: PlanningInputs, site: Region | None = None) -> tuple[float, ...]:
     """Weight of one facility kWh in every period: energy 1; carbon kg/kWh_t; cost $/kWh_t
     (carbon price in); weighted w_energy_kwh + w_cost_usd · $/kWh_t + w_carbon_kg · kg/kWh_t."""
-    kg_t = kg_co2_per_kwh_by_period(inputs)
-    usd_t = usd_per_facility_kwh_by_period(inputs)
+    kg_t = kg_co2_per_kwh_by_period(inputs, site)
+    usd_t = usd_per_facility_kwh_by_period(inputs, site)
     return tuple(
         _kwh_weight(inputs.objective, kg, usd) for kg, usd in zip(kg_t, usd_t, strict=True)
     )
 
 
-def over_horizon(inputs: PlanningInputs, weight_by_period: tuple[float, ...], kw: float) -> float:
+def over_horizon(
+    inputs: PlanningInputs,
+    weight_by_period: tuple[float, ...],
+    kw: float,
+    site: Region | None = None,
+) -> float:
     """Weight of *kw* facility kW drawn in every hour of the horizon: Σ_t weight_t · kw · h_t,
-    or weight · kw · hours when the grid is flat (the one-factor form, to the last bit)."""
-    if flat_grid(inputs):
+    or weight · kw · hours when the site's grid is flat (the one-factor form, to the last bit)."""
+    if flat_grid(inputs, site):
         return weight_by_period[0] * kw * inputs.hours
     return kw * sum(w * h for w, h in zip(weight_by_period, inputs.period_hours, strict=True))
 
@@ -103,44 +121,46 @@ class ObjectiveWeights:
         )
 
 
-def objective_weights(inputs: PlanningInputs) -> ObjectiveWeights:
-    """The objective's weights (:class:`ObjectiveWeights`) for the inputs' objective and grid."""
+def objective_weights(inputs: PlanningInputs, site: Region | None = None) -> ObjectiveWeights:
+    """The objective's weights (:class:`ObjectiveWeights`) for the inputs' objective and the
+    site's grid and prices."""
     obj = inputs.objective
     rent = _rent_weight(obj)
-    if flat_grid(inputs):
-        return ObjectiveWeights(kwh_weight_by_period(inputs)[0], 0.0, rent)
+    if flat_grid(inputs, site):
+        return ObjectiveWeights(kwh_weight_by_period(inputs, site)[0], 0.0, rent)
     price = inputs.carbon_usd_per_kg or 0.0
     per_kg = {"energy": 0.0, "carbon": 1.0, "cost": price}.get(
         obj.minimize, obj.weight("cost_usd") * price + obj.weight("carbon_kg")
     )
-    return ObjectiveWeights(
-        _kwh_weight(obj, 0.0, inputs.electricity_usd_per_kwh), per_kg, rent, folded=False
-    )
+    usd = _at(inputs, site).electricity_usd_per_kwh
+    return ObjectiveWeights(_kwh_weight(obj, 0.0, usd), per_kg, rent, folded=False)
 
 
-def mean_kwh_weight(inputs: PlanningInputs) -> float:
+def mean_kwh_weight(inputs: PlanningInputs, site: Region | None = None) -> float:
     """Hours-weighted mean weight of one facility kWh over the periods (ranking only); on a flat
     grid the one weight itself."""
-    weights = kwh_weight_by_period(inputs)
-    if flat_grid(inputs):
+    weights = kwh_weight_by_period(inputs, site)
+    if flat_grid(inputs, site):
         return weights[0]
-    return over_horizon(inputs, weights, 1.0) / inputs.hours
+    return over_horizon(inputs, weights, 1.0, site) / inputs.hours
 
 
 def facility_kw_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, float]:
-    """(facility kW per replica, facility kW per req/s) of candidate c."""
+    """(facility kW per replica, facility kW per req/s) of candidate c (its site's PUE)."""
+    pue = inputs.site(c).pue
     return (
-        inputs.pue * c.idle_power_w_per_replica / 1000.0,
-        inputs.pue * c.energy_j_per_request / 1000.0,
+        pue * c.idle_power_w_per_replica / 1000.0,
+        pue * c.energy_j_per_request / 1000.0,
     )
 
 
 def cost_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, list[float]]:
     """($ per replica, [$ per req/s in period t]) over the horizon, carbon price included."""
-    usd_t = usd_per_facility_kwh_by_period(inputs)
+    site = inputs.site(c)
+    usd_t = usd_per_facility_kwh_by_period(inputs, site)
     kw_n, kw_x = facility_kw_coefficients(inputs, c)
     rent = c.usd_per_hour_per_replica * inputs.hours
-    if flat_grid(inputs):
+    if flat_grid(inputs, site):
         per_n = rent + kw_n * inputs.hours * usd_t[0]
     else:
         per_n = rent + kw_n * sum(u * h for u, h in zip(usd_t, inputs.period_hours, strict=True))

@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,14 +41,14 @@ from planner.solve.columns import Column, Decomposition, all_columns, neighbours
 from planner.solve.decompose import (
     FloatArray,
     IntArray,
-    dispatch,
     merit_replicas,
     search_block,
 )
+from planner.solve.decomposed import DecomposedSolution, decomposed, solution
 from planner.solve.enumeration import Pool, Priced, close_gap, find_within
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 from planner.solve.peak import least_peak, peak_message
-from planner.solve.pricing import first_vector, price_block, round_column
+from planner.solve.pricing import first_vector, round_column
 from planner.solve.search import screen
 
 PENALTY_FACTOR = 10.0
@@ -62,86 +61,45 @@ FRUGAL_MULTIPLIERS: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 100.0)
 """With a power cap, columns priced with power weighted by these multiples of its energy price."""
 
 
-@dataclass(frozen=True)
-class DecomposedSolution:
-    """Outcome of :func:`solve_by_model` (replicas and loads in ``candidates`` order)."""
-
-    status: PlanStatus
-    seconds: float
-    objective: float
-    bound: float
-    candidates: list[Candidate]
-    replicas: list[int]
-    loads: list[tuple[float, ...]]
-    method: str
-    messages: tuple[str, ...] = ()
-    """Why no plan exists, when a proof says so (status infeasible)."""
-
-
-def _solution(
-    dec: Decomposition,
-    chosen: list[Column],
-    status: PlanStatus,
-    start: float,
-    bound: float,
-    method: str,
-) -> DecomposedSolution:
-    candidates: list[Candidate] = []
-    replicas: list[int] = []
-    loads: list[tuple[float, ...]] = []
-    for col in chosen:
-        block = dec.blocks[col.block]
-        x = dispatch(block, col.n)
-        for k, c in enumerate(block.candidates):
-            candidates.append(c)
-            replicas.append(int(col.n[k]))
-            loads.append(tuple(float(v) for v in x[k]))
-    objective = float(sum(col.cost for col in chosen))
-    return DecomposedSolution(
-        status, time.perf_counter() - start, objective, bound, candidates, replicas, loads, method
-    )
-
-
 def solve_by_model(
-    inputs: PlanningInputs, candidates: list[Candidate]
+    inputs: PlanningInputs,
+    candidates: list[Candidate],
+    *,
+    dec: Decomposition | None = None,
+    spent_s: float = 0.0,
 ) -> DecomposedSolution | None:
     """Exact decomposition, or column generation + master MILP when models are linked.
 
     Returns None when this method finds no plan (the caller falls back to the full MILP,
-    which also proves and explains infeasibility).
+    which also proves and explains infeasibility). *dec*: the decomposition of these
+    candidates when the caller has built it already; *spent_s*: seconds of the time limit the
+    caller has used before.
     """
-    start = time.perf_counter()
-    dec = Decomposition(inputs, candidates)
-    zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(inputs.periods)
-    first: list[Column] = []
-    floor = 0.0
-    for b, block in enumerate(dec.blocks):
-        prices = dec.prices(b, zero_gpu, zero_t, 0.0)
-        if dec.linked:  # a first column only (column generation prices the rest)
-            vector = first_vector(block, *prices)
-            if vector is None:
-                return None
-            first.append(dec.column(b, vector))
-            continue
-        found = price_block(block, *prices)
-        if found is None:
-            return None
-        first.append(dec.column(b, found.n))
-        floor += found.bound
+    start = time.perf_counter() - spent_s
+    dec = Decomposition(inputs, candidates) if dec is None else dec
+    zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(max(dec.power_rows, inputs.periods))
     if not dec.linked:
-        total = float(sum(col.cost for col in first))
-        bound = min(floor, total)
-        gap = (total - bound) / max(abs(total), 1e-9)
-        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-        return _solution(dec, first, status, start, bound, "decomposed")
+        return decomposed(dec, start)
+    first: list[Column] = []
+    for b, block in enumerate(dec.blocks):
+        vector = first_vector(block, *dec.prices(b, zero_gpu, zero_t, 0.0))
+        if vector is not None:  # a first column only (column generation prices the rest)
+            first.append(dec.column(b, vector))
+    if len({dec.group[col.block] for col in first}) < dec.groups:
+        return None
     return _column_generation(dec, first, start)
 
 
 def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: float) -> float:
     inputs = dec.inputs
-    rhs = sum(float(inputs.inventory[g] or 0) * y for g, y in zip(dec.gpus, y_gpu, strict=True))
-    if inputs.power_cap_kw is not None:
+    rhs = sum(float(inputs.stock[g] or 0) * y for g, y in zip(dec.gpus, y_gpu, strict=True))
+    if not dec.regional and inputs.power_cap_kw is not None:
         rhs += inputs.power_cap_kw * float(y_power.sum())
+    elif dec.regional:
+        periods = inputs.periods
+        for i, site in enumerate(dec.capped):
+            assert site.power_cap_kw is not None
+            rhs += site.power_cap_kw * float(y_power[i * periods : (i + 1) * periods].sum())
     if inputs.budget_usd is not None:
         rhs += inputs.budget_usd * y_b
     return rhs
@@ -190,17 +148,22 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
                 cut = True  # an exact round cut short gives no bound; keep the last one
                 break
             price_n, price_t = dec.prices(b, y_gpu, y_power, y_b)
-            priced = round_column(block, price_n, price_t, sigma[b], exact)
+            conv = sigma[dec.group[b]]
+            priced = round_column(block, price_n, price_t, conv, exact)
             if priced is None:
-                return None
+                if not dec.regional:
+                    return None
+                priced = (None, math.inf, math.inf)  # this site has no covering vector
             n, cost, floor = priced
             if exact:
-                lagrangian += floor  # a valid lower bound of this pricing problem
                 floors.append(floor)
-            if n is not None and cost < sigma[b] - 1e-9 * max(1.0, abs(sigma[b])):
+            if n is not None and cost < conv - 1e-9 * max(1.0, abs(conv)):
                 before = len(pool.master.columns)
                 pool.add(dec.column(b, n))
                 new += len(pool.master.columns) - before
+        if exact and not cut:  # a valid lower bound of each entry's pricing problem
+            for g in range(dec.groups):
+                lagrangian += min(f for f, h in zip(floors, dec.group, strict=True) if h == g)
         late = time.perf_counter() > cg_deadline
         if not exact:
             exact = new == 0 or late
@@ -224,6 +187,12 @@ def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
     for mult in FRUGAL_MULTIPLIERS:
         y_frugal = mult * dec.base_t / dec.kw_per_e
         for b in range(len(dec.blocks)):
+            if dec.regional:  # the block's own site's energy price on its rows
+                sl = dec.power_slice[b]
+                if sl is None:
+                    continue  # no cap in its region: its frugal column is its cheapest
+                y_frugal = np.zeros(dec.power_rows)
+                y_frugal[sl] = mult * dec.base_t_of[b] / dec.kw_per_e_of[b]
             best = merit_replicas(dec.blocks[b], *dec.prices(b, priced.y_gpu, y_frugal, priced.y_b))
             if best is not None:
                 pool.add(dec.column(b, best[1]))
@@ -251,7 +220,7 @@ def _solve_exhaustive(
     bound = max(priced.bound, min(proven, objective))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-    return _solution(dec, chosen, status, start, float(bound), "column-generation")
+    return solution(dec, chosen, status, start, float(bound), "column-generation")
 
 
 def _could_improve(dec: Decomposition, priced: Priced, b: int, gap: float) -> IntArray | None:
@@ -262,7 +231,8 @@ def _could_improve(dec: Decomposition, priced: Priced, b: int, gap: float) -> In
     if priced.y_power is None or priced.duals_gpu is None or not priced.floors:
         return None
     price_n, price_t = dec.prices(b, priced.duals_gpu, priced.y_power, priced.duals_b)
-    return screen(search_block(dec.blocks[b]), price_n, price_t, priced.floors[b] + gap)
+    floor = dec.group_floor(priced.floors, b)
+    return screen(search_block(dec.blocks[b]), price_n, price_t, floor + gap)
 
 
 def _solve_restricted(
@@ -282,7 +252,7 @@ def _solve_restricted(
         objective = float(sum(col.cost for col in located))
         gap = (objective - bound) / max(abs(objective), 1e-9)
         status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-        return _solution(
+        return solution(
             dec, located, status, start, float(min(bound, objective)), "column-generation"
         )
     chosen = found[0]
@@ -307,7 +277,7 @@ def _solve_restricted(
         objective = float(sum(col.cost for col in chosen))
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-    return _solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
+    return solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
 
 
 def _no_plan(start: float, *messages: str) -> DecomposedSolution:
@@ -335,7 +305,7 @@ def _column_generation(
     pool = Pool(Master(dec, penalty))
     _seed(dec, pool, first)
     cap_kw = inputs.power_cap_kw
-    phase_one = cap_kw is not None and not dec.gpus and not dec.has_budget
+    phase_one = cap_kw is not None and not dec.gpus and not dec.has_budget and not dec.regional
     if phase_one:
         assert cap_kw is not None
         peak = least_peak(dec, first, cap_kw, cg_deadline)
@@ -348,7 +318,7 @@ def _column_generation(
     priced = _price(dec, pool, cg_deadline)
     if priced is None:
         return None
-    if cap_kw is not None and not phase_one:  # phase 1's columns are the frugal ones
+    if dec.capped and not phase_one:  # phase 1's columns are the frugal ones
         _add_frugal(dec, pool, priced)
     every = all_columns(dec)
     if every is not None:

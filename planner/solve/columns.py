@@ -5,7 +5,8 @@ each candidate's objective, facility-power and budget coefficients, and the *lin
 types whose inventory can bind, the facility power cap per period and the budget. A
 :class:`Column` is one model's replica vector priced under those rows; :func:`all_columns`
 enumerates every column of a small instance and :func:`neighbours` the vectors one replica away.
-Column generation over them is :mod:`planner.solve.colgen`.
+Column generation over them is :mod:`planner.solve.colgen`. With regions a block is one model
+entry in one site, and a plan takes one block's column per model entry.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, PlanningInputs, stock_key
 from planner.solve.coefficients import (
     cost_coefficients,
     facility_kw_coefficients,
@@ -55,41 +56,77 @@ class Column:
 
 
 class Decomposition:
-    """Model blocks, their cost coefficients and the linking rows of one instance."""
+    """Model blocks, their cost coefficients and the linking rows of one instance.
+
+    A block is one model entry's candidates in one site (:mod:`planner.inputs.regions`; without
+    regions one block per model entry). :attr:`group` maps each block to its model entry: a plan
+    takes one column per model entry, from one of its blocks (the entry is placed in one site).
+    The power rows are one per capped site and period (:attr:`power_slice` of a block: its
+    site's rows, None when its site has no cap)."""
 
     def __init__(self, inputs: PlanningInputs, candidates: list[Candidate]) -> None:
         self.inputs = inputs
-        by_name: dict[str, list[Candidate]] = {m.name: [] for m in inputs.models}
+        sites = inputs.sites
+        by_place: dict[tuple[str, str], list[Candidate]] = {}
         for c in candidates:
-            by_name[c.name].append(c)
-        inventory = dict(inputs.inventory)
-        self.blocks = [
-            make_block(m, by_name[m.name], inventory, inputs.gpus_per_node) for m in inputs.models
+            by_place.setdefault((c.name, c.region), []).append(c)
+        places = [
+            (g, m, r)
+            for g, m in enumerate(inputs.models)
+            for r in sites
+            if by_place.get((m.name, r.name)) or len(sites) == 1
         ]
+        stock = dict(inputs.stock)
+        self.blocks = [
+            make_block(m, by_place.get((m.name, r.name), []), stock, inputs.gpus_per_node)
+            for _, m, r in places
+        ]
+        self.group = [g for g, _, _ in places]
+        """Per block, the index of its model entry (its convexity row)."""
+        self.groups = len(inputs.models)
+        self.site_of = [r for _, _, r in places]
+        """Per block, its site."""
+        self.regional = bool(inputs.regions)
         self.gpus = self._binding_gpus()
         gpu_row = {g: i for i, g in enumerate(self.gpus)}
-        per_kwh = kwh_weight_by_period(inputs)
         per_rent = objective_weights(inputs).per_rent_usd
         hours = np.asarray(inputs.period_hours, dtype=np.float64)
-        self.flat = flat_grid(inputs)
-        self.usd_per_kwh = np.asarray(usd_per_facility_kwh_by_period(inputs), dtype=np.float64)
-        """$ per facility kWh in every period (carbon price on the period's grid intensity)."""
-        self.kw_per_e = inputs.pue / 1000.0
-        """Facility kW per (J/request × request/s)."""
         self.hours = hours
-        self.base_t = np.asarray(per_kwh, dtype=np.float64) * self.kw_per_e * hours
+        self.capped = [r for r in sites if r.power_cap_kw is not None]
+        """The sites with a power cap, in the order of their power rows."""
+        slices = {
+            r.name: slice(i * inputs.periods, (i + 1) * inputs.periods)
+            for i, r in enumerate(self.capped)
+        }
+        self.power_slice = [slices.get(r.name) for r in self.site_of]
+        self.power_rows = len(self.capped) * inputs.periods
+        self.zero_t = np.zeros(inputs.periods)
+        self.flat_of: list[bool] = []
+        self.usd_per_kwh_of: list[FloatArray] = []
+        """Per block, $ per facility kWh in every period (carbon price on the site's grid)."""
+        self.kw_per_e_of: list[float] = []
+        """Per block, facility kW per (J/request × request/s) at its site's PUE."""
+        self.base_t_of: list[FloatArray] = []
         self.obj_n: list[FloatArray] = []
         self.kw_n: list[FloatArray] = []
         self.budget_n: list[FloatArray] = []
         self.gpu_of: list[IntArray] = []
         self.gpr: list[FloatArray] = []
-        for block in self.blocks:
+        for block, site in zip(self.blocks, self.site_of, strict=True):
+            per_kwh = kwh_weight_by_period(inputs, site)
+            kw_per_e = site.pue / 1000.0
+            self.flat_of.append(flat_grid(inputs, site))
+            self.usd_per_kwh_of.append(
+                np.asarray(usd_per_facility_kwh_by_period(inputs, site), dtype=np.float64)
+            )
+            self.kw_per_e_of.append(kw_per_e)
+            self.base_t_of.append(np.asarray(per_kwh, dtype=np.float64) * kw_per_e * hours)
             kw = [facility_kw_coefficients(inputs, c)[0] for c in block.candidates]
             self.kw_n.append(np.asarray(kw, dtype=np.float64))
             self.obj_n.append(
                 np.asarray(
                     [
-                        over_horizon(inputs, per_kwh, k)
+                        over_horizon(inputs, per_kwh, k, site)
                         + per_rent * c.usd_per_hour_per_replica * inputs.hours
                         for k, c in zip(kw, block.candidates, strict=True)
                     ],
@@ -102,50 +139,75 @@ class Decomposition:
                 )
             )
             self.gpu_of.append(
-                np.asarray([gpu_row.get(c.gpu, -1) for c in block.candidates], dtype=np.int64)
+                np.asarray(
+                    [gpu_row.get(stock_key(c), -1) for c in block.candidates], dtype=np.int64
+                )
             )
             self.gpr.append(
                 np.asarray([c.gpus_per_replica for c in block.candidates], dtype=np.float64)
             )
+        # the one site's figures (the least-peak phase and the power proofs, no regions)
+        self.flat = self.flat_of[0]
+        self.usd_per_kwh = self.usd_per_kwh_of[0]
+        self.kw_per_e = self.kw_per_e_of[0]
+        self.base_t = self.base_t_of[0]
 
     def _binding_gpus(self) -> list[str]:
-        """Capped GPU types that all models at their replica bounds could exceed."""
+        """Capped stock (GPU types, per region with regions) that all models at their replica
+        bounds could exceed."""
         most: dict[str, int] = {}
         for block in self.blocks:
             for c, ub in zip(block.candidates, block.ub, strict=True):
-                most[c.gpu] = most.get(c.gpu, 0) + int(ub) * c.gpus_per_replica
+                most[stock_key(c)] = most.get(stock_key(c), 0) + int(ub) * c.gpus_per_replica
         return [
             g
-            for g, available in sorted(self.inputs.inventory.items())
+            for g, available in sorted(self.inputs.stock.items())
             if available is not None and most.get(g, 0) > available
         ]
 
     @property
     def linked(self) -> bool:
         """True when some constraint links the models."""
-        return bool(self.gpus) or self.inputs.power_cap_kw is not None or self.has_budget
+        return bool(self.gpus) or bool(self.capped) or self.has_budget
 
     @property
     def has_budget(self) -> bool:
         """True when the inputs set a budget."""
         return self.inputs.budget_usd is not None
 
+    def site_duals(self, b: int, y_power: FloatArray) -> FloatArray:
+        """The power-row prices of block *b*'s site, per period (zeros when it has no cap)."""
+        sl = self.power_slice[b]
+        if sl is None:
+            return self.zero_t
+        if not self.regional:
+            return y_power
+        # callers without duals pass zeros of one period row each
+        return y_power[sl] if y_power.size == self.power_rows else self.zero_t
+
+    def group_floor(self, floors: tuple[float, ...], b: int) -> float:
+        """The least of *floors* (one per block) over the blocks of block *b*'s model entry."""
+        g = self.group[b]
+        return min(f for f, h in zip(floors, self.group, strict=True) if h == g)
+
     def prices(
         self, b: int, y_gpu: FloatArray, y_power: FloatArray, y_budget: float
     ) -> tuple[FloatArray, FloatArray]:
         """Replica and per-period energy prices of block *b* under linking-row prices y."""
         gpu_of = self.gpu_of[b]
+        y_t = self.site_duals(b, y_power)
+        kw_per_e = self.kw_per_e_of[b]
         price_n = (
             self.obj_n[b]
             + np.where(gpu_of >= 0, y_gpu[np.maximum(gpu_of, 0)] if y_gpu.size else 0.0, 0.0)
             * self.gpr[b]
-            + self.kw_n[b] * float(y_power.sum())
+            + self.kw_n[b] * float(y_t.sum())
             + self.budget_n[b] * y_budget
         )
         price_t = (
-            self.base_t
-            + self.kw_per_e * y_power
-            + y_budget * self.kw_per_e * self.usd_per_kwh * self.hours
+            self.base_t_of[b]
+            + kw_per_e * y_t
+            + y_budget * kw_per_e * self.usd_per_kwh_of[b] * self.hours
         )
         return price_n, price_t
 
@@ -157,20 +219,27 @@ class Decomposition:
         for k, g in enumerate(self.gpu_of[b]):
             if g >= 0:
                 gpu_use[g] += n[k] * self.gpr[b][k]
+        power_kw = float(n @ self.kw_n[b]) + self.kw_per_e_of[b] * e_load
+        sl = self.power_slice[b]
+        if self.regional:  # the block's site's rows only
+            site_kw, power_kw = power_kw, np.zeros(self.power_rows)
+            if sl is not None:
+                power_kw[sl] = site_kw
         return Column(
             block=b,
             n=n,
-            cost=float(n @ self.obj_n[b] + self.base_t @ e_load),
+            cost=float(n @ self.obj_n[b] + self.base_t_of[b] @ e_load),
             gpu_use=gpu_use,
-            power_kw=float(n @ self.kw_n[b]) + self.kw_per_e * e_load,
-            budget_usd=float(n @ self.budget_n[b] + self._load_usd(e_load)),
+            power_kw=power_kw,
+            budget_usd=float(n @ self.budget_n[b] + self._load_usd(b, e_load)),
         )
 
-    def _load_usd(self, e_load: FloatArray) -> float:
+    def _load_usd(self, b: int, e_load: FloatArray) -> float:
         """$ of the facility energy of *e_load* (watts above idle per period) over the horizon."""
-        if self.flat:
-            return float(self.kw_per_e * self.usd_per_kwh[0] * (self.hours @ e_load))
-        return float(self.kw_per_e * ((self.usd_per_kwh * self.hours) @ e_load))
+        kw_per_e, usd = self.kw_per_e_of[b], self.usd_per_kwh_of[b]
+        if self.flat_of[b]:
+            return float(kw_per_e * usd[0] * (self.hours @ e_load))
+        return float(kw_per_e * ((usd * self.hours) @ e_load))
 
 
 def all_columns(dec: Decomposition) -> list[Column] | None:

@@ -34,6 +34,7 @@ from planner.inputs import (
     Candidate,
     ModelDemand,
     replicas_per_unit,
+    stock_key,
 )
 from planner.solve.coefficients import single_deployment_replicas
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
@@ -88,7 +89,8 @@ def make_block(
     gpus_per_node: Mapping[str, int] | None = None,
 ) -> ModelBlock:
     """A :class:`ModelBlock` for *demand* with *candidates* (sorted stably by the merit key);
-    *gpus_per_node* sizes the loss units of node failover."""
+    *inventory* is keyed by :func:`~planner.inputs.stock_key`; *gpus_per_node* sizes the loss
+    units of node failover."""
     ordered = sorted(candidates, key=merit_key)
     loads = np.asarray(demand.requests_per_s_by_period, dtype=np.float64)
     peak = float(loads.max())
@@ -107,7 +109,7 @@ def make_block(
             peak, c.max_requests_per_s_per_replica, k, r, demand.min_replicas
         )
         n = min(n, MAX_REPLICAS_PER_CANDIDATE)
-        available = inventory.get(c.gpu)
+        available = inventory.get(stock_key(c))
         if available is not None:
             n = min(n, available // c.gpus_per_replica)
         ub.append(n)

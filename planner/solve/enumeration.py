@@ -59,7 +59,7 @@ class Priced:
     y_power: FloatArray | None = None
     """Power-cap duals of the iteration that gave the bound (None: no finite bound)."""
     floors: tuple[float, ...] = ()
-    """Per model, the lower bound of its pricing problem at those duals."""
+    """Per block, the lower bound of its pricing problem at those duals."""
     duals_gpu: FloatArray | None = None
     duals_b: float = 0.0
 
@@ -75,9 +75,10 @@ def enumerate_up_to(
     total = 0
     for b, block in enumerate(dec.blocks):
         price_n, price_t = dec.prices(b, priced.duals_gpu, priced.y_power, priced.duals_b)
-        vectors = vectors_within(
-            block, price_n, price_t, priced.floors[b] + slack, MAX_ENUMERATED - total
-        )
+        threshold = dec.group_floor(priced.floors, b) + slack
+        if not math.isfinite(threshold):
+            continue  # a site where the entry has no covering vector
+        vectors = vectors_within(block, price_n, price_t, threshold, MAX_ENUMERATED - total)
         if vectors is None or time.perf_counter() > deadline:
             return False
         total += len(vectors)

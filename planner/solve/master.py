@@ -32,6 +32,8 @@ class LinkingRows:
     power: list[Any]
     budget: list[Any]
     objective: Any
+    group: list[int]
+    """Per block, its convexity row (its model entry)."""
 
     @classmethod
     def build(cls, s: Any, dec: Decomposition, *, named: bool) -> LinkingRows:
@@ -42,26 +44,29 @@ class LinkingRows:
         def name(text: str) -> str:
             return text if named else ""
 
-        conv = [s.Constraint(1.0, 1.0, name(f"conv[{b}]")) for b in range(len(dec.blocks))]
+        conv = [s.Constraint(1.0, 1.0, name(f"conv[{b}]")) for b in range(dec.groups)]
         gpu = [
-            s.Constraint(-inf, float(inputs.inventory[g] or 0), name(f"inventory[{g}]"))
+            s.Constraint(-inf, float(inputs.stock[g] or 0), name(f"inventory[{g}]"))
             for g in dec.gpus
         ]
-        cap_kw = inputs.power_cap_kw
-        power = (
-            [s.Constraint(-inf, cap_kw, name(f"power_cap[{t}]")) for t in range(inputs.periods)]
-            if cap_kw is not None
-            else []
-        )
+        power = [
+            s.Constraint(
+                -inf,
+                site.power_cap_kw,
+                name(f"power_cap[{site.name},{t}]" if site.name else f"power_cap[{t}]"),
+            )
+            for site in dec.capped
+            for t in range(inputs.periods)
+        ]
         budget_usd = inputs.budget_usd
         budget = [s.Constraint(-inf, budget_usd, name("budget"))] if budget_usd is not None else []
         objective = s.Objective()
         objective.SetMinimization()
-        return cls(conv, gpu, power, budget, objective)
+        return cls(conv, gpu, power, budget, objective, dec.group)
 
     def put(self, var: Any, col: Column) -> None:
         """Give variable *var* the coefficients of column *col* in every row."""
-        self.conv[col.block].SetCoefficient(var, 1.0)
+        self.conv[self.group[col.block]].SetCoefficient(var, 1.0)
         for ct, use in zip(self.gpu, col.gpu_use, strict=True):
             if use:
                 ct.SetCoefficient(var, float(use))
@@ -99,7 +104,8 @@ class Master:
         self.vars.append(var)
 
     def solve(self) -> tuple[float, list[float], FloatArray, FloatArray, float] | None:
-        """(objective, σ per model, y per GPU row, y per period, y budget), None on failure."""
+        """(objective, σ per model entry, y per GPU row, y per power row (per period, per capped
+        site and period with regions), y budget), None on failure."""
         from ortools.linear_solver import pywraplp
 
         if self.solver.Solve() != pywraplp.Solver.OPTIMAL:
@@ -121,7 +127,7 @@ class Master:
 def master_milp(
     master: Master, weights: list[float], deadline: float, gap: float | None = None
 ) -> tuple[list[Column], float] | None:
-    """One column per model under the linking rows (SCIP) and SCIP's bound on the master MILP;
+    """One column per model entry under the linking rows (SCIP) and SCIP's bound on the master MILP;
     ([], inf) when SCIP proves it infeasible, None when it finds no plan in time."""
     from ortools.linear_solver import pywraplp
 
@@ -133,8 +139,9 @@ def master_milp(
     for i, (col, var) in enumerate(zip(master.columns, pick, strict=True)):
         rows.put(var, col)
         weight = weights[i] if i < len(weights) else 0.0
-        if col.block not in best_weight or weight > best_weight[col.block][0]:
-            best_weight[col.block] = (weight, i)
+        group = dec.group[col.block]
+        if group not in best_weight or weight > best_weight[group][0]:
+            best_weight[group] = (weight, i)
     hint = {i for _, i in best_weight.values()}
     s.SetHint(pick, [1.0 if i in hint else 0.0 for i in range(len(pick))])
     s.SetTimeLimit(max(1000, int(1000 * (deadline - time.perf_counter()))))
@@ -152,6 +159,6 @@ def master_milp(
     chosen = [
         col for col, var in zip(master.columns, pick, strict=True) if var.solution_value() > 0.5
     ]
-    if len(chosen) != len(dec.blocks):
+    if len(chosen) != dec.groups:
         return None
     return sorted(chosen, key=lambda col: col.block), s.Objective().BestBound()

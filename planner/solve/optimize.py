@@ -60,11 +60,19 @@ from planner.result import (
 from planner.solve.baselines import baseline_specs
 from planner.solve.bounds import infeasibility_messages
 from planner.solve.coefficients import objective_weights
-from planner.solve.colgen import DecomposedSolution, solve_by_model
+from planner.solve.colgen import solve_by_model
+from planner.solve.columns import Decomposition
+from planner.solve.decomposed import DecomposedSolution
 from planner.solve.explain import explain_infeasible, no_candidate_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
 from planner.solve.proofs import least_facility_kw
+from planner.solve.regions import (
+    REGION_PROOF,
+    regional_breakdown,
+    regional_cap_proof,
+    regional_power_messages,
+)
 
 POLISH_MIN_S = 1.0
 """Least time left for the full-MILP polish after column generation (s)."""
@@ -117,7 +125,9 @@ def _plan_from(
         "gpu_rent_weight": weights.per_rent_usd,
         "objective": weights.of(totals.facility_energy_kwh, totals.carbon_kg, totals.gpu_cost_usd),
     }
-    if not weights.folded:  # hourly grid profile: carbon (on the hourly factors) weighted apart
+    if inputs.regions:  # each region's energy and carbon at its own prices (the weights vary)
+        breakdown = regional_breakdown(inputs, allocations, totals)
+    elif not weights.folded:  # hourly grid profile: carbon (on the hourly factors) weighted apart
         breakdown["carbon_kg"] = totals.carbon_kg
         breakdown["carbon_kg_weight"] = weights.per_carbon_kg
     if relaxed:
@@ -219,7 +229,12 @@ def _polish(
     )
     left_s = inputs.time_limit_s - spent_s
     curved = any(c.power_curve_w_per_replica for c in by_model.candidates)
-    if curved or by_model.status == PlanStatus.OPTIMAL or left_s - POLISH_MARGIN_S < POLISH_MIN_S:
+    if (
+        curved
+        or inputs.regions
+        or by_model.status == PlanStatus.OPTIMAL
+        or left_s - POLISH_MARGIN_S < POLISH_MIN_S
+    ):
         return by_model.candidates, raw
     mm = build_model(replace(inputs, time_limit_s=left_s - POLISH_MARGIN_S))
     set_hint(
@@ -300,27 +315,35 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     if no_sla:
         info = SolveInfo(time.perf_counter() - start, None, None, None, SOLVER_ID, tuple(no_sla))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
-    quick = infeasibility_messages(inputs)
-    if quick and len(inputs.models) <= MONOLITHIC_MAX_MODELS:
+    quick = infeasibility_messages(inputs) + regional_power_messages(inputs)
+    if quick and len(inputs.models) <= MONOLITHIC_MAX_MODELS and not inputs.regions:
         # small: the elastic re-solves give the exact relaxation needed (fast at this size)
         quick = explain_infeasible(inputs) or quick
     if quick:
         info = SolveInfo(time.perf_counter() - start, None, None, None, BOUNDS_SOLVER, tuple(quick))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
     candidates = prune_dominated(inputs, inputs.feasible_candidates())
+    dec = Decomposition(inputs, candidates) if inputs.regions else None
+    proof = regional_cap_proof(dec) if dec is not None else []  # every region capped
+    if proof:
+        info = SolveInfo(time.perf_counter() - start, None, None, None, REGION_PROOF, tuple(proof))
+        return Plan(inputs, PlanStatus.INFEASIBLE, info)
     curved = any(c.power_curve_w_per_replica for c in candidates)
     plan: Plan | None = None
     linked = (
-        inputs.power_cap_kw is not None
+        inputs.has_power_cap
         or inputs.budget_usd is not None
-        or any(v is not None for v in inputs.inventory.values())
+        or any(v is not None for v in inputs.stock.values())
     )
-    if curved or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
-        by_model = solve_by_model(inputs, candidates)
+    # regions: always by model (a model is placed in one region; the full MILP has no regions)
+    regional = bool(inputs.regions)
+    if curved or regional or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
+        spent = time.perf_counter() - start if regional else 0.0
+        by_model = solve_by_model(inputs, candidates, dec=dec, spent_s=spent)
         if by_model is not None and by_model.status == PlanStatus.INFEASIBLE:
             messages = (
                 list(by_model.messages)
-                or explain_infeasible(inputs)
+                or ([] if regional else explain_infeasible(inputs))
                 or [
                     "no combination of replicas meets the inventory, power cap and budget on the "
                     "power curves (every combination tried)"
@@ -334,11 +357,11 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
             if found is not by_model.candidates:
                 solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
             plan = _plan_from(inputs, found, raw, solver)
-    if plan is None and curved and inputs.budget_usd is not None:
+    if plan is None and (curved or regional) and inputs.budget_usd is not None:
         plan = _budget_proof(inputs, start)
     if plan is None and curved and inputs.power_cap_kw is not None:
         plan = _power_cap_proof(inputs, candidates, start)
-    if plan is None and curved and len(inputs.models) > MONOLITHIC_MAX_MODELS:
+    if plan is None and (regional or curved and len(inputs.models) > MONOLITHIC_MAX_MODELS):
         # the full MILP of a large curve instance only relaxes, at a large cost in time and
         # memory: say honestly that nothing was found
         message = (

@@ -7,7 +7,7 @@ breaking a constraint or raising the objective, so :func:`prune_dominated` remov
 
 from __future__ import annotations
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import Candidate, PlanningInputs, stock_key
 
 
 def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:
@@ -28,9 +28,10 @@ def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:
         and d.energy_j_per_request <= c.energy_j_per_request
         and d.idle_power_w_per_replica <= c.idle_power_w_per_replica
         and d.usd_per_hour_per_replica <= c.usd_per_hour_per_replica
+        and d.region == c.region
         and (
-            inputs.inventory.get(d.gpu) is None
-            or (d.gpu == c.gpu and d.gpus_per_replica <= c.gpus_per_replica)
+            inputs.available(d) is None
+            or (stock_key(d) == stock_key(c) and d.gpus_per_replica <= c.gpus_per_replica)
         )
     )
 
@@ -39,7 +40,8 @@ def prune_dominated(inputs: PlanningInputs, candidates: list[Candidate]) -> list
     """Drop candidates another candidate of the same model dominates (exact presolve).
 
     d dominates c when d has at least c's capacity and at most its energy per request, idle
-    power and $/h, and d's GPU is unlimited (or the same type with no more GPUs per replica):
+    power and $/h, runs in the same region, and d's GPU is unlimited there (or the same type
+    with no more GPUs per replica):
     swapping each replica of c for one of d keeps every constraint and does not raise any
     objective. Ties are broken by input order, so one of identical candidates survives.
     """

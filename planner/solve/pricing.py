@@ -28,21 +28,34 @@ from planner.solve.decompose import (
 )
 from planner.solve.failover import CAPACITY_RTOL
 from planner.solve.lagrange import lagrangian_bound, relaxation
-from planner.solve.search import Found, cheapest, screen, within
+from planner.solve.search import MAX_EVALUATIONS, Found, cheapest, screen, within
 
 
-def price_block(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) -> Found | None:
+def price_block(
+    block: ModelBlock,
+    price_n: FloatArray,
+    price_t: FloatArray,
+    evaluations: int = MAX_EVALUATIONS,
+) -> Found | None:
     """Cheapest replica vector of *block* under free routing, with a valid lower bound:
     min Σ price_n·n + Σ_t price_t · W(n, L_t). None when no vector covers the peak load.
-    The search is deterministic, so a block priced again at the same prices reuses its result."""
-    key = ("price", price_n.tobytes(), price_t.tobytes())
+    The search routes at most *evaluations* complete vectors; it is deterministic, so a block
+    priced again at the same prices reuses its result."""
+    key = ("price", price_n.tobytes(), price_t.tobytes(), evaluations)
     if key in block.memo:
         return block.memo[key]
     start = first_vector(block, price_n, price_t)
     found = (
         None
         if start is None
-        else cheapest(search_block(block), price_n, price_t, start, lambda n: load_watts(block, n))
+        else cheapest(
+            search_block(block),
+            price_n,
+            price_t,
+            start,
+            lambda n: load_watts(block, n),
+            evaluations,
+        )
     )
     if found is not None and not found.complete:
         found = _with_lagrangian(block, price_n, price_t, found)

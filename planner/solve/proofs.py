@@ -26,7 +26,7 @@ PERIODS_TRIED = 1
 """Periods tried, those with the largest total load first."""
 
 
-def _one_period(block: ModelBlock, t: int) -> ModelBlock:
+def one_period(block: ModelBlock, t: int) -> ModelBlock:
     """*block* with period t alone (a relaxation: only that period's load must be covered)."""
     loads = block.loads[t : t + 1].copy()
     routes = RouteCache(block.curve_x, block.curve_d, block.cap, loads)
@@ -47,7 +47,7 @@ def least_facility_kw(
         price_t = np.asarray([dec.kw_per_e])
         kw = 0.0
         for b, block in enumerate(dec.blocks):
-            found = price_block(_one_period(block, t), dec.kw_n[b], price_t)
+            found = price_block(one_period(block, t), dec.kw_n[b], price_t)
             if found is None:
                 return None
             kw += found.bound

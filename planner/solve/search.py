@@ -251,9 +251,10 @@ def cheapest(
     price_t: FloatArray,
     start: IntArray,
     watts_of: WattsOf,
+    evaluations: int = MAX_EVALUATIONS,
 ) -> Found:
     """The least-cost vector, starting from the feasible vector *start*; *watts_of(n)* gives
-    the exact routing watts per period of vector n."""
+    the exact routing watts per period of vector n; at most *evaluations* vectors are routed."""
     get = watts_of
     best_n = start
     best = _exact_cost(start, price_n, price_t, get(start))
@@ -266,7 +267,7 @@ def cheapest(
     for done, i in enumerate(np.argsort(bounds, kind="stable")):
         if bounds[i] > best + RC_TOL * max(1.0, abs(best)):
             break
-        if done >= MAX_EVALUATIONS:  # the vectors left have at least this bound
+        if done >= evaluations:  # the vectors left have at least this bound
             dropped = min(dropped, float(bounds[i]))
             break
         n = rows[i]

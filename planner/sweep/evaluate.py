@@ -35,21 +35,22 @@ class Fleet:
     shares: tuple[tuple[float, ...], ...]
 
     @property
-    def identity(self) -> tuple[tuple[str, str, int, int, int, int, int], ...]:
-        """(model entry, GPU, TP, PP, DP, EP, replicas) of every deployment: what makes two
-        fleets equal."""
+    def identity(self) -> tuple[tuple[str, str, int, int, int, int, str, int], ...]:
+        """(model entry, GPU, TP, PP, DP, EP, region, replicas) of every deployment: what makes
+        two fleets equal."""
         return tuple((*k, n) for k, n in self.replicas)
 
     def label(self) -> str:
         """The deployments as text: ``entry GPU tpTP xreplicas; ...`` (``tp8×PP2`` etc.)."""
         return "; ".join(
-            f"{k[0]} {k[1]} tp{layout_text(*k[2:]).replace(' ', '')} x{n}" for k, n in self.replicas
+            f"{k[0]} {k[1]} tp{layout_text(*k[2:6]).replace(' ', '')} x{n}"
+            for k, n in self.replicas
         )
 
     def gpu_mix(self) -> dict[str, int]:
         """GPUs per type (replicas × TP × PP × DP)."""
         out: dict[str, int] = {}
-        for (_, gpu, tp, pp, dp, _), n in self.replicas:
+        for (_, gpu, tp, pp, dp, _, _), n in self.replicas:
             out[gpu] = out.get(gpu, 0) + n * tp * pp * dp
         return dict(sorted(out.items()))
 

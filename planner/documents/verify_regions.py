@@ -1,0 +1,114 @@
+"""The regions of a plan JSON, and the inventory, in its check (:mod:`planner.documents.verify`).
+
+With regions each allocation is recomputed at its region's PUE, electricity price and grid
+(:func:`site_figures`); GPUs count against the region's inventory; the peak facility power adds
+every allocation's power × its region's PUE; each region's totals add up its allocations, and the
+objective is Σ regions (kWh weight × facility kWh + kg weight × carbon kg) + rent weight × rent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def regions_by_name(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The plan's regions by name ({} without regions)."""
+    return {str(r.get("name")): r for r in data.get("regions") or [] if isinstance(r, dict)}
+
+
+def site_figures(data: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """The figures of the region *record* runs in that replace the assumptions' (PUE,
+    electricity price, grid); {} without regions."""
+    region = regions_by_name(data).get(str(record.get("region") or ""))
+    if region is None:
+        return {}
+    keys = ("pue", "electricity_usd_per_kwh", "grid_g_co2_per_kwh")
+    site = {k: region[k] for k in keys}
+    site["grid_g_co2_per_kwh_by_period"] = region.get("grid_g_co2_per_kwh_by_period")
+    return site
+
+
+def inventory_problems(
+    data: dict[str, Any],
+    per_replica: dict[tuple[Any, ...], int],
+    key_of: Callable[[dict[str, Any]], tuple[Any, ...]],
+) -> Iterator[str]:
+    """GPUs per type (per type and region with regions), counted from the replicas (and from the
+    stored ``gpus``; *key_of*: a record's candidate key), against the inventory (the
+    region's)."""
+    used: dict[tuple[str, str], int] = {}
+    for alloc in data.get("allocations") or []:
+        key = key_of(alloc)
+        from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
+        count = max(int(alloc.get("gpus") or 0), from_replicas)
+        where = (alloc["gpu"], str(alloc.get("region") or ""))
+        used[where] = used.get(where, 0) + count
+    regions = regions_by_name(data)
+    for (gpu, region), count in sorted(used.items()):
+        if region in regions:
+            yield from region_inventory_problems(regions[region], gpu, count)
+            continue
+        available = (data.get("inventory") or {}).get(gpu)
+        if available is not None and count > available:
+            yield f"allocations: {count} {gpu} GPUs allocated, the inventory has {available}"
+
+
+def region_inventory_problems(region: dict[str, Any], gpu: str, count: int) -> Iterator[str]:
+    """*count* GPUs of type *gpu* allocated in *region* against its inventory."""
+    available = (region.get("inventory") or {}).get(gpu)
+    if available is not None and count > available:
+        yield (
+            f"allocations: {count} {gpu} GPUs allocated in region {region.get('name')}, its "
+            f"inventory has {available}"
+        )
+
+
+def peak_facility_kw(data: dict[str, Any], allocations: list[dict[str, Any]]) -> float:
+    """Highest facility kW over the periods: Σ GPU power × PUE (each region's with regions)."""
+    if not data.get("regions"):
+        periods = np.sum([alloc.get("power_w_by_period", []) for alloc in allocations], axis=0)
+        return float(np.max(periods)) * data["assumptions"]["pue"] / 1000.0
+    facility = np.sum(
+        [
+            np.asarray(alloc.get("power_w_by_period", []), dtype=np.float64)
+            * site_figures(data, alloc).get("pue", data["assumptions"]["pue"])
+            for alloc in allocations
+        ],
+        axis=0,
+    )
+    return float(np.max(facility)) / 1000.0
+
+
+def region_total_problems(
+    data: dict[str, Any], differs: Callable[[Any, float], bool], summed: Sequence[str]
+) -> Iterator[str]:
+    """Each region's totals recomputed from its allocations, and the objective as the sum over
+    regions of their kWh and kg weights plus the rent weight × GPU rent (*differs*: the
+    check's comparison; *summed*: the figures totals add up)."""
+    allocations = data.get("allocations") or []
+    breakdown = data.get("objective_breakdown") or {}
+    again = 0.0
+    for i, region in enumerate(data.get("regions") or []):
+        mine = [a for a in allocations if a.get("region") == region.get("name")]
+        totals = region.get("totals") or {}
+        for key in summed:
+            value = sum(float(alloc.get(key) or 0.0) for alloc in mine)
+            if key in totals and differs(totals[key], value):
+                yield (
+                    f"regions[{i}].totals.{key}: {totals[key]!r}, its allocations add up to "
+                    f"{value:.6g}"
+                )
+        again += (
+            float(region.get("usd_per_facility_kwh_weight", 0.0))
+            * sum(float(a.get("facility_energy_kwh") or 0.0) for a in mine)
+            + float(region.get("carbon_kg_weight", 0.0))
+            * sum(float(a.get("carbon_kg") or 0.0) for a in mine)
+            + float(breakdown.get("gpu_rent_weight", 0.0))
+            * sum(float(a.get("gpu_cost_usd") or 0.0) for a in mine)
+        )
+    objective = (data.get("solve") or {}).get("objective")
+    if allocations and objective is not None and differs(objective, again):
+        yield f"solve.objective: {objective!r}, but the regions' totals give {again:.6g}"
