@@ -182,7 +182,8 @@ def make_totals(allocations: tuple[Allocation, ...], inputs: PlanningInputs) -> 
     gpus: dict[str, int] = {}
     peak_w = [0.0] * inputs.periods
     for a in allocations:
-        gpus[a.candidate.gpu] = gpus.get(a.candidate.gpu, 0) + a.gpus
+        for gpu, held in a.candidate.gpu_use:  # a disaggregated unit: both pools' types
+            gpus[gpu] = gpus.get(gpu, 0) + a.replicas * held
         for t, p in enumerate(period_power_w(a.candidate, a.replicas, a.requests_per_s_by_period)):
             peak_w[t] += p
     energy_kwh = sum(a.energy_kwh for a in allocations)
@@ -226,7 +227,8 @@ def _allocation_problems(a: Allocation, inputs: PlanningInputs, tally: _Tally) -
     if a.replicas < 0:
         problems.append(f"allocation {c.label}: negative replicas {a.replicas}")
     tally.replicas[c.name] += a.replicas
-    tally.gpus[c.gpu] = tally.gpus.get(c.gpu, 0) + a.gpus
+    for gpu, held in c.gpu_use:
+        tally.gpus[gpu] = tally.gpus.get(gpu, 0) + a.replicas * held
     cap = a.replicas * c.max_requests_per_s_per_replica
     for t, x in enumerate(a.requests_per_s_by_period):
         if x < -LOAD_TOLERANCE:

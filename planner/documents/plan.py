@@ -19,7 +19,6 @@ from planner.documents.base import Document, dataclass_values, load_document
 from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection, candidate_counts, kept_candidates
 from planner.documents.plan_parts import (
-    LAYOUT_DEGREES,
     AllocationDocument,
     AssumptionsDocument,
     BaselineDocument,
@@ -33,6 +32,13 @@ from planner.documents.plan_parts import (
     SolveDocument,
     Status,
     TotalsDocument,
+)
+from planner.documents.pools import (
+    LAYOUT_DEGREES,
+    POOL_KEYS,
+    allocation_pools,
+    candidate_pools,
+    unit_values,
 )
 from planner.documents.verify import checked_plan_json
 from planner.inputs import (
@@ -146,7 +152,7 @@ def load_plan(
 # --- Plan -> document ---------------------------------------------------------------------------
 
 
-def _allocation(a: Allocation) -> AllocationDocument:
+def _allocation(a: Allocation, split: bool) -> AllocationDocument:
     c = a.candidate
     x = a.requests_per_s_by_period
     return AllocationDocument(
@@ -177,6 +183,7 @@ def _allocation(a: Allocation) -> AllocationDocument:
         data_parallel=c.data_parallel,
         expert_parallel=c.expert_parallel,
         nodes=c.nodes,
+        **allocation_pools(c, a.replicas, x, split),
     )
 
 
@@ -240,6 +247,7 @@ def plan_document(
     inputs = plan.inputs
     p = inputs.provenance
     kept = kept_candidates(plan, candidates)
+    split = any(c.disaggregated for c in inputs.candidates)  # plans without units: as before
     return PlanDocument(
         scenario=inputs.scenario,
         status=plan.status.value,
@@ -249,8 +257,15 @@ def plan_document(
         assumptions=_assumptions(inputs),
         models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[CandidateDocument(**dataclass_values(c), tensor_parallel=c.tp) for c in kept],
-        allocations=[_allocation(a) for a in plan.allocations],
+        candidates=[
+            CandidateDocument(
+                **dataclass_values(c, skip=POOL_KEYS),
+                tensor_parallel=c.tp,
+                **candidate_pools(c, split),
+            )
+            for c in kept
+        ],
+        allocations=[_allocation(a, split) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
             if plan.totals is not None
@@ -336,6 +351,7 @@ def _candidate_of(c: CandidateDocument) -> Candidate:
     for key in ("load_curve_requests_per_s", "power_curve_w_per_replica", "itl_curve_s"):
         values[key] = tuple(values[key])
     del values["tensor_parallel"]  # the same as tp
+    values.update(unit_values(values))
     for key in (*LAYOUT_DEGREES, "nodes"):  # plans written before layouts: pure TP
         values[key] = values[key] or 1
     return Candidate(**values)

@@ -8,11 +8,9 @@ from typing import Any, Literal
 from pydantic import Field, model_serializer, model_validator
 
 from planner.documents.base import Document
-from planner.inputs import CandidateKey, Exclusion, ObjectiveKind, layout_text, record_key
+from planner.documents.pools import KeyedRecord, PoolDocument
+from planner.inputs import Exclusion, ObjectiveKind
 from planner.scenario.disclosure import Disclosure
-
-#: The layout keys of candidate and allocation records besides ``tp``.
-LAYOUT_DEGREES = ("pipeline_parallel", "data_parallel", "expert_parallel")
 
 Status = Literal["optimal", "feasible", "infeasible", "error", "time_limit"]
 
@@ -179,7 +177,7 @@ class ModelDocument(Document):
     without failover or without a plan."""
 
 
-class CandidateDocument(Document):
+class CandidateDocument(KeyedRecord):
     """One (model entry, GPU, layout) deployment with its operating point and coefficients."""
 
     name: str
@@ -252,19 +250,15 @@ class CandidateDocument(Document):
     nodes: int | None = None
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans (1 inside one node;
     null in older plans)."""
-
-    @property
-    def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP)."""
-        return record_key({k: getattr(self, k) for k in ("name", "gpu", "tp", *LAYOUT_DEGREES)})
-
-    @property
-    def layout(self) -> str:
-        """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
-        return layout_text(*self.key[2:])
+    deployment: Literal["aggregated", "disaggregated"] | None = Field(None, exclude_if=_absent)
+    """``aggregated`` (one engine per replica) or ``disaggregated`` (a unit of prefill and
+    decode ``pools``; ``gpu`` and the layout are then its decode pool's); omitted in plans
+    without disaggregated candidates (aggregated)."""
+    pools: list[PoolDocument] | None = Field(None, exclude_if=_absent)
+    """A disaggregated unit's prefill and decode pools (:mod:`planner.documents.pools`)."""
 
 
-class AllocationDocument(Document):
+class AllocationDocument(KeyedRecord):
     """Replicas of one candidate, the load they serve and their accounting."""
 
     name: str
@@ -313,16 +307,12 @@ class AllocationDocument(Document):
     nodes: int | None = None
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans (1 inside one node;
     null in older plans)."""
-
-    @property
-    def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP)."""
-        return record_key({k: getattr(self, k) for k in ("name", "gpu", "tp", *LAYOUT_DEGREES)})
-
-    @property
-    def layout(self) -> str:
-        """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
-        return layout_text(*self.key[2:])
+    deployment: Literal["aggregated", "disaggregated"] | None = Field(None, exclude_if=_absent)
+    """``aggregated`` (one engine per replica) or ``disaggregated`` (a unit of prefill and
+    decode ``pools``; ``gpu`` and the layout are then its decode pool's); omitted in plans
+    without disaggregated candidates (aggregated)."""
+    pools: list[PoolDocument] | None = Field(None, exclude_if=_absent)
+    """A disaggregated unit's prefill and decode pools (:mod:`planner.documents.pools`)."""
 
 
 class TotalsDocument(Document):

@@ -48,6 +48,14 @@ from planner.inputs.objective import (
     Objective,
     ObjectiveKind,
 )
+from planner.inputs.pools import (
+    POOL_ROLES,
+    Deployment,
+    Pool,
+    gpu_use,
+    pool_from_record,
+    pools_text,
+)
 from planner.inputs.problem import (
     MAX_REPLICAS_PER_CANDIDATE,
     GpuInfo,
@@ -61,7 +69,10 @@ __all__ = [
     "MAX_REPLICAS_PER_CANDIDATE",
     "OBJECTIVE_KINDS",
     "WEIGHT_KEYS",
+    "POOL_ROLES",
     "Candidate",
+    "Deployment",
+    "Pool",
     "CandidateKey",
     "Exclusion",
     "Failover",
@@ -76,7 +87,10 @@ __all__ = [
     "grid_by_period",
     "grid_carbon_kg",
     "is_flat_grid",
+    "gpu_use",
     "layout_text",
+    "pool_from_record",
+    "pools_text",
     "ms_text",
     "replicas_per_unit",
     "surviving_capacity",

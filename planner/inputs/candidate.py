@@ -16,6 +16,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from planner.inputs.pools import (
+    Deployment,
+    Pool,
+    gpu_use,
+    layout_text,
+    pool_from_record,
+    pools_text,
+)
 from planner.inputs.validation import fail, non_negative
 
 
@@ -48,22 +56,15 @@ def record_key(record: Mapping[str, Any]) -> CandidateKey:
     def degree(key: str) -> int:
         return int(record.get(key) or 1)
 
+    pools = record.get("pools") if record.get("deployment") == "disaggregated" else None
     return (
         str(record.get("name")),
-        str(record.get("gpu")),
+        pools_text([pool_from_record(p) for p in pools]) if pools else str(record.get("gpu")),
         int(record.get("tp") or 0),
         degree("pipeline_parallel"),
         degree("data_parallel"),
         degree("expert_parallel"),
     )
-
-
-def layout_text(tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
-    """A layout in a table's TP column: ``8`` for pure tensor parallelism 8 (as before layouts);
-    ``8×PP2``, ``8×DP2 EP16``; EP is shown with attention data parallelism (otherwise it is the
-    engines' usual TP × DP)."""
-    text = str(tp) + (f"×PP{pp}" if pp > 1 else "") + (f"×DP{dp}" if dp > 1 else "")
-    return text + (f" EP{ep}" if dp > 1 and ep > 1 else "")
 
 
 class Exclusion(StrEnum):
@@ -146,6 +147,22 @@ class Candidate:
     """Expert-parallel degree of the MoE layers (1 for dense models)."""
     nodes: int = 1
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans; 1 inside one node."""
+    deployment: Deployment = "aggregated"
+    """``aggregated`` (one engine per replica) or ``disaggregated`` (a unit of :attr:`pools`;
+    ``gpu`` and the layout degrees are then its decode pool's)."""
+    pools: tuple[Pool, ...] = ()
+    """A disaggregated unit's prefill and decode pools (empty for aggregated replicas)."""
+
+    @property
+    def disaggregated(self) -> bool:
+        """True for a disaggregated unit (:attr:`pools`)."""
+        return self.deployment == "disaggregated"
+
+    @property
+    def gpu_use(self) -> tuple[tuple[str, int], ...]:
+        """(GPU type, GPUs of inventory) one replica takes, per type: its own for an aggregated
+        replica, both pools' for a disaggregated unit (:func:`planner.inputs.pools.gpu_use`)."""
+        return gpu_use(self.pools) if self.pools else ((self.gpu, self.gpus_per_replica),)
 
     @property
     def curve(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -172,7 +189,7 @@ class Candidate:
         """(model entry name, GPU, TP, PP, DP, EP): unique within a :class:`PlanningInputs`."""
         return (
             self.name,
-            self.gpu,
+            pools_text(self.pools) if self.pools else self.gpu,
             self.tp,
             self.pipeline_parallel,
             self.data_parallel,
@@ -181,8 +198,9 @@ class Candidate:
 
     @property
     def layout(self) -> str:
-        """The replica's layout, compactly (:func:`layout_text`): ``8`` for pure TP 8, ``8×PP2``."""
-        return layout_text(*self.key[2:])
+        """The replica's layout, compactly (:func:`layout_text`): ``8`` for pure TP 8, ``8×PP2``;
+        a disaggregated unit's pools (``1× H100 TP4 → 2× H200 TP8``)."""
+        return pools_text(self.pools) if self.pools else layout_text(*self.key[2:])
 
     @property
     def label(self) -> str:
@@ -190,6 +208,8 @@ class Candidate:
         shape = layout_text(
             self.tp, self.pipeline_parallel, self.data_parallel, self.expert_parallel
         )
+        if self.pools:
+            return f"{self.name},{pools_text(self.pools).replace(' ', '')}"
         return f"{self.name},{self.gpu},{shape.replace(' ', '')}"
 
     def __post_init__(self) -> None:
@@ -221,3 +241,15 @@ class Candidate:
             raise fail(where, "curve rates must start at 0 and ascend strictly")
         if ps and not all(map(operator.le, ps, ps[1:])):
             raise fail(where, "power curve must not decrease with load")
+        if self.disaggregated != bool(self.pools):
+            raise fail(where, "a disaggregated candidate has pools, an aggregated one none")
+        if self.pools and (
+            tuple(p.role for p in self.pools) != ("prefill", "decode")
+            or self.gpus_per_replica != sum(p.gpus for p in self.pools)
+            or self.gpu != self.pools[-1].gpu
+        ):
+            raise fail(
+                where,
+                "a disaggregated unit has a prefill then a decode pool, holds their GPUs and "
+                "runs on the decode pool's GPU type",
+            )

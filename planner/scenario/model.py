@@ -39,6 +39,7 @@ from planner.scenario.limits import (
     MAX_USD_PER_KWH,
 )
 from planner.scenario.sections import (
+    DeploymentChoice,
     Failover,
     GpuOffer,
     ModelEntry,
@@ -129,6 +130,10 @@ class Scenario(StrictModel):
     sweep: SweepBlock | None = None
     """What ``wattgpu sweep`` varies (grids, uncertainty draws; docs/sweep.md). ``wattgpu plan``
     ignores it."""
+    deployment: DeploymentChoice = "aggregated"
+    """Deployments of every model entry that sets no ``deployment`` of its own: ``aggregated``
+    (default: one engine per replica), ``disaggregated`` (units of prefill and decode pools) or
+    ``both`` (the planner picks)."""
     failover: Failover | None = None
     """Spare capacity of every model entry that sets no ``failover`` of its own, e.g.
     ``{replicas: 1}`` (N+1 per model) or ``{nodes: 1}``; omitted = none."""

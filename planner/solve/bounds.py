@@ -95,11 +95,13 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
         peak = capacity_need(m, cands)
         if not cands:
             continue
-        if all(inputs.inventory.get(c.gpu) is not None for c in cands):
+        if all(inputs.inventory.get(g) is not None for c in cands for g, _ in c.gpu_use):
+            # a unit on several types: its req/s per GPU bounds each of its types' share
             best: dict[str, float] = {}
             for c in cands:
                 per_gpu = c.max_requests_per_s_per_replica / c.gpus_per_replica
-                best[c.gpu] = max(best.get(c.gpu, 0.0), (inputs.inventory[c.gpu] or 0) * per_gpu)
+                for g, _ in c.gpu_use:
+                    best[g] = max(best.get(g, 0.0), (inputs.inventory[g] or 0) * per_gpu)
             most = sum(best.values())
             if most < peak * (1 - 1e-9):
                 spare = " with its failover" if m.failover is not None else ""
@@ -111,7 +113,7 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
             peak * min(c.gpus_per_replica / c.max_requests_per_s_per_replica for c in cands),
             m.min_replicas * min(c.gpus_per_replica for c in cands),
         )
-    used = {c.gpu for c in inputs.feasible_candidates()}
+    used = {g for c in inputs.feasible_candidates() for g, _ in c.gpu_use}
     limits = [inputs.inventory.get(g) for g in used]
     if used and all(v is not None for v in limits):
         have = sum(v or 0 for v in limits)

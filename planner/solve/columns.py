@@ -81,8 +81,8 @@ class Decomposition:
         self.obj_n: list[FloatArray] = []
         self.kw_n: list[FloatArray] = []
         self.budget_n: list[FloatArray] = []
-        self.gpu_of: list[IntArray] = []
-        self.gpr: list[FloatArray] = []
+        self.use: list[FloatArray] = []
+        """Per block: GPUs of each binding type (columns, :attr:`gpus`) one replica holds."""
         for block in self.blocks:
             kw = [facility_kw_coefficients(inputs, c)[0] for c in block.candidates]
             self.kw_n.append(np.asarray(kw, dtype=np.float64))
@@ -101,19 +101,20 @@ class Decomposition:
                     [cost_coefficients(inputs, c)[0] for c in block.candidates], dtype=np.float64
                 )
             )
-            self.gpu_of.append(
-                np.asarray([gpu_row.get(c.gpu, -1) for c in block.candidates], dtype=np.int64)
-            )
-            self.gpr.append(
-                np.asarray([c.gpus_per_replica for c in block.candidates], dtype=np.float64)
-            )
+            use = np.zeros((len(block.candidates), len(self.gpus)), dtype=np.float64)
+            for k, c in enumerate(block.candidates):
+                for g, held in c.gpu_use:
+                    if g in gpu_row:
+                        use[k, gpu_row[g]] += held
+            self.use.append(use)
 
     def _binding_gpus(self) -> list[str]:
         """Capped GPU types that all models at their replica bounds could exceed."""
         most: dict[str, int] = {}
         for block in self.blocks:
             for c, ub in zip(block.candidates, block.ub, strict=True):
-                most[c.gpu] = most.get(c.gpu, 0) + int(ub) * c.gpus_per_replica
+                for g, held in c.gpu_use:
+                    most[g] = most.get(g, 0) + int(ub) * held
         return [
             g
             for g, available in sorted(self.inputs.inventory.items())
@@ -134,11 +135,9 @@ class Decomposition:
         self, b: int, y_gpu: FloatArray, y_power: FloatArray, y_budget: float
     ) -> tuple[FloatArray, FloatArray]:
         """Replica and per-period energy prices of block *b* under linking-row prices y."""
-        gpu_of = self.gpu_of[b]
         price_n = (
             self.obj_n[b]
-            + np.where(gpu_of >= 0, y_gpu[np.maximum(gpu_of, 0)] if y_gpu.size else 0.0, 0.0)
-            * self.gpr[b]
+            + (self.use[b] @ y_gpu if y_gpu.size else 0.0)
             + self.kw_n[b] * float(y_power.sum())
             + self.budget_n[b] * y_budget
         )
@@ -153,10 +152,7 @@ class Decomposition:
         """The :class:`Column` of replica vector *n* of block *b* (merit-order dispatch)."""
         block = self.blocks[b]
         e_load = load_watts(block, n)  # watts above idle per period
-        gpu_use = np.zeros(len(self.gpus))
-        for k, g in enumerate(self.gpu_of[b]):
-            if g >= 0:
-                gpu_use[g] += n[k] * self.gpr[b][k]
+        gpu_use = n @ self.use[b] if self.gpus else np.zeros(0)
         return Column(
             block=b,
             n=n,

@@ -107,9 +107,10 @@ def make_block(
             peak, c.max_requests_per_s_per_replica, k, r, demand.min_replicas
         )
         n = min(n, MAX_REPLICAS_PER_CANDIDATE)
-        available = inventory.get(c.gpu)
-        if available is not None:
-            n = min(n, available // c.gpus_per_replica)
+        for gpu, held in c.gpu_use:
+            available = inventory.get(gpu)
+            if available is not None:
+                n = min(n, available // held)
         ub.append(n)
     cap = np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64)
     curve_x = tuple(np.asarray(c.curve[0], dtype=np.float64) for c in ordered)

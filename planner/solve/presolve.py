@@ -29,8 +29,12 @@ def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:
         and d.idle_power_w_per_replica <= c.idle_power_w_per_replica
         and d.usd_per_hour_per_replica <= c.usd_per_hour_per_replica
         and (
-            inputs.inventory.get(d.gpu) is None
-            or (d.gpu == c.gpu and d.gpus_per_replica <= c.gpus_per_replica)
+            all(inputs.inventory.get(g) is None for g, _ in d.gpu_use)
+            or (
+                len(d.gpu_use) == len(c.gpu_use) == 1
+                and d.gpu == c.gpu
+                and d.gpus_per_replica <= c.gpus_per_replica
+            )
         )
     )
 
