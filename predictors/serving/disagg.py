@@ -1,0 +1,385 @@
+"""The serving model of a disaggregated prefill/decode unit (numpy core, vectorised over rows).
+
+A unit is ``x`` prefill workers and ``y`` decode workers, each side with its own GPU type, GPUs
+per worker and parallel layout. Requests arrive as a Poisson stream of rate λ (requests/s per
+unit); each has ``I`` prompt and ``O`` output tokens. docs/method.md, "Disaggregated prefill and
+decode", states the model; in short:
+
+* **prefill pool**: an M/D/c queue (:mod:`predictors.serving.disagg_queue`) with ``c = x``
+  servers and the service time ``S`` of one prompt on a worker (the predictors' TTFT of one
+  prompt alone at the worker's configuration). TTFT = wait ``W_q`` + ``S`` + KV transfer
+  ``t_kv``; at a percentile, the wait's percentile.
+* **KV transfer**: ``bytes = kv_bytes_per_token · I`` (precision, MLA or KV heads from the
+  catalog) over ``links`` parallel GPU links (the GPUs of one attention-DP rank,
+  ``TP · PP``, the smaller side), NVLink when both pools sit in one NVLink domain, else the
+  scale-out network: ``t_kv = latency + bytes / (links · link bandwidth)``.
+* **decode pool**: each decode worker at ``λ / y`` is the aggregated serving model
+  (:mod:`predictors.serving`) with no prefill chunks in its steps (``c_p = 0``): its decode
+  concurrency ``b``, mean ITL ``τ(b)``, percentile ITL, memory check and power ``E[P(K)]``.
+* **power**: prefill GPUs at ``idle + ρ · (P_busy − idle)`` with the busy share ``ρ = λ·S / x``
+  and ``P_busy`` the power of a forward pass over the prompt's ``I`` tokens; decode GPUs at
+  ``E[P(K)]``; unit power = ``x · g_p · P_p + y · g_d · P_d``.
+* **capacity**: the largest λ at which the prefill side meets the TTFT SLA (transfer included,
+  queue stable) and the decode side the ITL SLA and its memory quantile; each constraint is
+  monotone in λ, so capacity = min(prefill capacity, y · decode-worker capacity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from predictors.serving.curves import CURVE_B, FloatArray, ServingCurves, rising_throughput
+from predictors.serving.disagg_queue import mdc_wait_s
+from predictors.serving.operating import at_rate, capacity, itl_at_percentile_s
+
+#: Fractions of the capacity at which the unit's power and latency curves are tabulated.
+CURVE_FRACTIONS: tuple[float, ...] = (
+    0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98,
+    1.0,
+)  # fmt: skip
+#: Bisection steps of the prefill capacity (relative precision 2^-40).
+_BISECT = 40
+
+
+@dataclass(frozen=True)
+class PrefillPool:
+    """Per-row inputs of the prefill side (each field (N,))."""
+
+    workers: FloatArray
+    gpus_per_worker: FloatArray
+    service_s: FloatArray
+    """S: prefill time of one prompt alone on one worker (the predictors' TTFT at batch 1)."""
+    busy_power_w: FloatArray
+    """Power per GPU while the worker runs a prefill pass (in [idle, TDP])."""
+    idle_w: FloatArray
+    tdp_w: FloatArray
+
+
+@dataclass(frozen=True)
+class KvTransfer:
+    """Per-row KV-cache transfer from the prefill to the decode worker (each field (N,))."""
+
+    bytes_per_request: FloatArray
+    links: FloatArray
+    """Parallel GPU-to-GPU links the transfer uses."""
+    link_bytes_per_s: FloatArray
+    """One-way bandwidth of one link, bytes/s."""
+    latency_s: FloatArray
+    nvlink: npt.NDArray[np.bool_]
+    """True where both pools sit in one NVLink domain."""
+
+    @property
+    def seconds(self) -> FloatArray:
+        """t_kv = latency + bytes / (links · link bandwidth)."""
+        result: FloatArray = self.latency_s + self.bytes_per_request / (
+            self.links * self.link_bytes_per_s
+        )
+        return result
+
+
+@dataclass(frozen=True)
+class DisaggTable:
+    """Everything the model needs per unit; built by :func:`predictors.serving.disagg_build.
+    disagg_curves`. Rows with a non-empty ``error`` are refused (their numbers are meaningless)."""
+
+    prefill: PrefillPool
+    decode: ServingCurves
+    """Per decode worker, c_p = 0 (no prefill chunks in its steps)."""
+    decode_workers: FloatArray
+    decode_gpus_per_worker: FloatArray
+    decode_tdp_w: FloatArray
+    kv: KvTransfer
+    output_tokens: FloatArray
+    error: list[str]
+    """Per unit: '' or the one-line reasons it cannot run ('; '-joined)."""
+    in_domain: list[bool]
+    """Per unit: both sides inside the predictors' training domain."""
+
+    @property
+    def rows(self) -> int:
+        """Number of units."""
+        return int(self.decode_workers.size)
+
+    @property
+    def ok(self) -> npt.NDArray[np.bool_]:
+        """(N,) True where the unit is not refused."""
+        return np.asarray([e == "" for e in self.error], dtype=bool)
+
+    @property
+    def gpus(self) -> FloatArray:
+        """GPUs of each unit: x · g_p + y · g_d."""
+        result: FloatArray = (
+            self.prefill.workers * self.prefill.gpus_per_worker
+            + self.decode_workers * self.decode_gpus_per_worker
+        )
+        return result
+
+    @property
+    def idle_w(self) -> FloatArray:
+        """Unit power with no load (every GPU idle), W."""
+        result: FloatArray = (
+            self.prefill.workers * self.prefill.gpus_per_worker * self.prefill.idle_w
+            + self.decode_workers * self.decode_gpus_per_worker * self.decode.idle_w
+        )
+        return result
+
+
+def decode_curves(c: ServingCurves) -> ServingCurves:
+    """*c* (aggregated curves of the decode worker's configuration) without prefill chunks."""
+    zero = np.zeros(c.rows)
+    return rising_throughput(replace(c, prefill_s=zero, ttft_base_s=zero, comm_s_per_token=zero))
+
+
+@dataclass(frozen=True)
+class DisaggPoint:
+    """The operating point of every unit at its rate (each field (N,); NaN above capacity:
+    prefill queue unstable or decode workers above their memory/engine limit)."""
+
+    requests_per_s: FloatArray
+    prefill_utilisation: FloatArray
+    ttft_wait_s: FloatArray
+    ttft_s: FloatArray
+    """Mean TTFT: wait + prefill + KV transfer."""
+    kv_transfer_s: FloatArray
+    decoding_per_worker: FloatArray
+    itl_s: FloatArray
+    itl_s_p90: FloatArray
+    prefill_power_w_per_gpu: FloatArray
+    decode_power_w_per_gpu: FloatArray
+    prefill_power_w: FloatArray
+    """Whole prefill pool, W."""
+    decode_power_w: FloatArray
+    """Whole decode pool, W."""
+    power_w: FloatArray
+    """Whole unit, W."""
+    output_throughput_tok_s: FloatArray
+
+
+def prefill_power_w_per_gpu(p: PrefillPool, lam: FloatArray) -> FloatArray:
+    """Mean power per prefill GPU at unit rate *lam* (broadcast (N,) or (N, M)):
+    idle + ρ · (P_busy − idle), ρ = min(λ·S / x, 1)."""
+    col = (lambda a: a[:, None]) if np.ndim(lam) == 2 else (lambda a: a)
+    rho = np.clip(lam * col(p.service_s) / col(p.workers), 0.0, 1.0)
+    result: FloatArray = col(p.idle_w) + rho * (col(p.busy_power_w) - col(p.idle_w))
+    return result
+
+
+def ttft_s(t: DisaggTable, lam: FloatArray, percentile: float | None) -> FloatArray:
+    """TTFT (mean, or at *percentile*) at unit rate *lam* (N,): wait + S + t_kv (inf when the
+    prefill queue is unstable)."""
+    wait = mdc_wait_s(t.prefill.workers, t.prefill.service_s, lam, percentile)
+    result: FloatArray = wait + t.prefill.service_s + t.kv.seconds
+    return result
+
+
+def disagg_at_rate(t: DisaggTable, lam: FloatArray) -> DisaggPoint:
+    """The operating point of every unit at unit rate *lam* (N,) requests/s."""
+    lam = np.asarray(lam, dtype=np.float64)
+    y = t.decode_workers
+    dec = at_rate(t.decode, lam / y)
+    wait = mdc_wait_s(t.prefill.workers, t.prefill.service_s, lam, None)
+    stable = np.isfinite(wait) & np.isfinite(dec.itl_s) & t.ok
+    rho = lam * t.prefill.service_s / t.prefill.workers
+    pp_gpu = prefill_power_w_per_gpu(t.prefill, lam)
+    pd_gpu = dec.power_w_per_gpu
+    pp = pp_gpu * t.prefill.workers * t.prefill.gpus_per_worker
+    pd = pd_gpu * y * t.decode_gpus_per_worker
+    fields = (
+        rho,
+        wait,
+        wait + t.prefill.service_s + t.kv.seconds,
+        t.kv.seconds,
+        dec.decoding,
+        dec.itl_s,
+        dec.itl_s_p90,
+        pp_gpu,
+        pd_gpu,
+        pp,
+        pd,
+        pp + pd,
+        lam * t.output_tokens,
+    )
+    return DisaggPoint(lam, *(np.where(stable, f, np.nan) for f in fields))
+
+
+@dataclass(frozen=True)
+class DisaggCapacity:
+    """Per unit: the largest rate meeting both SLAs and the curves up to it."""
+
+    max_requests_per_s: FloatArray
+    """(N,) 0 where not even the lightest load meets the SLAs (or the unit is refused)."""
+    limit: list[str]
+    """What sets the capacity (or fails at the lightest load): 'ttft' (prefill side, transfer
+    included), 'itl' or 'memory' (decode side)."""
+    prefill_max_requests_per_s: FloatArray
+    decode_max_requests_per_s: FloatArray
+    """(N,) all y decode workers together."""
+    itl_s_at_capacity: FloatArray
+    """(N,) at the SLA percentile (mean when None)."""
+    ttft_s_at_capacity: FloatArray
+    """(N,) at the SLA percentile (mean when None)."""
+    itl_s_light: FloatArray
+    """(N,) ITL of a lone request (at the SLA percentile: the same)."""
+    ttft_s_light: FloatArray
+    """(N,) TTFT of a lone request: S + t_kv."""
+    curve_requests_per_s: list[FloatArray]
+    """Per unit, ascending rates (first 0, last the capacity)."""
+    curve_power_w: list[FloatArray]
+    """Per unit, whole-unit mean power at the knots (first = every GPU idle), non-decreasing."""
+    curve_prefill_power_w_per_gpu: list[FloatArray]
+    curve_decode_power_w_per_gpu: list[FloatArray]
+    curve_itl_s: list[FloatArray]
+    """Per unit, mean ITL at the knots."""
+    curve_ttft_s: list[FloatArray]
+    """Per unit, mean TTFT at the knots."""
+
+
+def prefill_capacity(
+    t: DisaggTable, ttft_sla_s: FloatArray, percentile: float | None
+) -> FloatArray:
+    """Largest unit rate whose TTFT (at *percentile*) meets *ttft_sla_s* (may hold inf) with the
+    prefill queue stable; 0 where a lone prompt misses it. TTFT rises with λ: bisection."""
+    sla = np.asarray(ttft_sla_s, dtype=np.float64)
+    hi = t.prefill.workers / t.prefill.service_s * (1.0 - 1e-9)
+    ok0 = ttft_s(t, np.zeros(t.rows), percentile) <= sla
+    lo = np.zeros(t.rows)
+    top_ok = ttft_s(t, hi, percentile) <= sla
+    for _ in range(_BISECT):
+        mid = 0.5 * (lo + hi)
+        good = ttft_s(t, mid, percentile) <= sla
+        lo = np.where(good, mid, lo)
+        hi = np.where(good, hi, mid)
+    result: FloatArray = np.where(ok0, np.where(top_ok, hi, lo), 0.0)
+    return result
+
+
+def disagg_capacity(
+    t: DisaggTable,
+    itl_sla_s: FloatArray,
+    ttft_sla_s: FloatArray,
+    percentile: float | None,
+) -> DisaggCapacity:
+    """Capacity of every unit under the SLAs (ITL on the decode side, TTFT on the prefill side;
+    ``ttft_sla_s`` may hold inf) at the SLA *percentile* (None: means), same conventions as
+    :func:`predictors.serving.operating.capacity`, and its curves (module docstring)."""
+    n = t.rows
+    y = t.decode_workers
+    inf = np.full(n, np.inf)
+    dec = capacity(t.decode, np.asarray(itl_sla_s, dtype=np.float64), inf, percentile)
+    lam_d = dec.max_requests_per_s * y
+    lam_p = prefill_capacity(t, ttft_sla_s, percentile)
+    lam_star = np.where(t.ok, np.minimum(lam_d, lam_p), 0.0)
+    limit = [
+        "ttft" if lp < ld else str(lim)
+        for lp, ld, lim in zip(lam_p.tolist(), lam_d.tolist(), dec.limit, strict=True)
+    ]
+    fractions = np.asarray(CURVE_FRACTIONS)
+    knots = lam_star[:, None] * fractions[None, :]
+    # the decode curve's own knots (where the power curve bends) inside [0, λ*]
+    b = np.broadcast_to(np.asarray(CURVE_B), (n, len(CURVE_B)))
+    d_knots = at_rate_grid_rates(t, b)
+    grid = np.sort(np.concatenate((knots, np.minimum(d_knots, lam_star[:, None])), axis=1))
+    point = [disagg_at_rate(t, grid[:, j]) for j in range(grid.shape[1])]
+
+    def stack(name: str) -> FloatArray:
+        return np.stack([getattr(p, name) for p in point], axis=1)
+
+    power, ttft, itl = stack("power_w"), stack("ttft_s"), stack("itl_s")
+    pp, pd = stack("prefill_power_w_per_gpu"), stack("decode_power_w_per_gpu")
+    light = disagg_at_rate(t, np.zeros(n))
+    curves: tuple[list[FloatArray], ...] = ([], [], [], [], [], [])
+    for i in range(n):
+        keep = np.concatenate(([True], np.diff(grid[i]) > 0)) & np.isfinite(power[i])
+        if lam_star[i] <= 0.0 or not keep.any():
+            keep = np.zeros(grid.shape[1], dtype=bool)
+            keep[0] = True
+        idle = float(t.idle_w[i])
+        curves[0].append(grid[i][keep])
+        curves[1].append(np.maximum.accumulate(np.maximum(power[i][keep], idle)))
+        curves[2].append(pp[i][keep])
+        curves[3].append(pd[i][keep])
+        curves[4].append(itl[i][keep])
+        curves[5].append(ttft[i][keep])
+    at_cap = lam_star
+    return DisaggCapacity(
+        lam_star,
+        limit,
+        lam_p,
+        lam_d,
+        itl_at_percentile_s(t.decode, dec.decoding_at_capacity[:, None], percentile)[:, 0],
+        ttft_s(t, at_cap, percentile),
+        itl_at_percentile_s(t.decode, np.zeros((n, 1)), percentile)[:, 0],
+        light.ttft_s,
+        *curves,
+    )
+
+
+def at_rate_grid_rates(t: DisaggTable, b: FloatArray) -> FloatArray:
+    """Unit rates (N, M) at which the decode workers hold *b* sequences each: y · λ_d(b)."""
+    from predictors.serving.curves import rate_per_s
+
+    result: FloatArray = rate_per_s(t.decode, np.maximum(b, 1e-9)) * t.decode_workers[:, None]
+    return result
+
+
+def closed_loop_rate(t: DisaggTable, concurrency: FloatArray) -> FloatArray:
+    """Unit rate at which the mean number of requests in the unit is *concurrency* (N,):
+    ``λ · (TTFT(λ) + (O − 1) · ITL(λ)) = N`` (Little's law; rises with λ). Where even the top
+    stable rate holds fewer, that top rate (the surplus waits before prefill)."""
+    n_target = np.asarray(concurrency, dtype=np.float64)
+    d_top = at_rate_grid_rates(t, t.decode.max_batch[:, None])[:, 0]
+    hi = np.minimum(t.prefill.workers / t.prefill.service_s, d_top) * (1.0 - 1e-9)
+    lo = np.zeros(t.rows)
+
+    def held(lam: FloatArray) -> FloatArray:
+        pt = disagg_at_rate(t, lam)
+        result: FloatArray = lam * (pt.ttft_s + (t.output_tokens - 1.0) * pt.itl_s)
+        return result
+
+    for _ in range(_BISECT):
+        mid = 0.5 * (lo + hi)
+        below = held(mid) < n_target
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    return lo
+
+
+def take_curves(c: ServingCurves, idx: npt.NDArray[np.int64]) -> ServingCurves:
+    """The rows *idx* of *c* (the batch grid shared)."""
+    return ServingCurves(
+        batch=c.batch,
+        itl_s=c.itl_s[idx],
+        power_w=c.power_w[idx],
+        idle_w=c.idle_w[idx],
+        prefill_s=c.prefill_s[idx],
+        ttft_base_s=c.ttft_base_s[idx],
+        comm_s_per_token=c.comm_s_per_token[idx],
+        output_tokens=c.output_tokens[idx],
+        max_batch=c.max_batch[idx],
+    )
+
+
+def refused_table(error: list[str]) -> DisaggTable:
+    """A table of units that are all refused (*error* non-empty for each): zero capacity."""
+    from predictors.serving.curves import BATCH_GRID
+
+    n = len(error)
+    zero, one = np.zeros(n), np.ones(n)
+    grid = np.asarray(BATCH_GRID, dtype=np.float64)
+    curves = ServingCurves(
+        grid, np.ones((n, grid.size)), np.zeros((n, grid.size)), zero, zero, zero, zero, one, zero
+    )
+    return DisaggTable(
+        prefill=PrefillPool(one, one, one, zero, zero, zero),
+        decode=curves,
+        decode_workers=one,
+        decode_gpus_per_worker=one,
+        decode_tdp_w=zero,
+        kv=KvTransfer(zero, one, one, zero, np.zeros(n, dtype=bool)),
+        output_tokens=one,
+        error=error,
+        in_domain=[False] * n,
+    )

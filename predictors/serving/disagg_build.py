@@ -1,0 +1,292 @@
+"""Disaggregated units (rows of a DataFrame) -> :class:`predictors.serving.disagg.DisaggTable`.
+
+Input columns of a unit (one row each; :data:`UNIT_COLUMNS`): ``model, engine, precision,
+input_tokens, output_tokens`` and, per side ``s`` in ``prefill`` / ``decode``: ``s_gpu`` (catalog
+id or alias), ``s_gpu_count`` (GPUs per worker = TP × PP × DP), ``s_workers`` and the optional
+layout ``s_tp, s_pp, s_dp, s_ep`` (empty: the engines' usual layout, as in the batch contract;
+``s_tp``, when given, must equal ``s_gpu_count / (s_pp · s_dp)``).
+
+Each side is validated like a batch-predict row (names, engine, precision, ranges, the layout
+rules of :mod:`predictors.catalog.validity`, memory at one sequence); a unit's refusal is one
+line per problem, prefixed with the side (``prefill_gpu_count: ...``), in ``DisaggTable.error``,
+never an exception (a missing column is a caller error: ``ValueError``).
+
+From the predictors, per side: the prefill service time ``S`` = TTFT of one prompt alone on a
+prefill worker (``batch_size`` 1), the busy prefill power = the power curve of the prefill
+worker at a batch of ``I`` tokens (a forward pass over the prompt's tokens), the decode
+worker's aggregated serving curves with the prefill chunks removed
+(:func:`predictors.serving.disagg.decode_curves`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from predictors import physics
+from predictors.api import Predictor
+from predictors.catalog.validity import tp_domain_gpus
+from predictors.features import join_specs
+from predictors.serving.curves import FloatArray, interp_rows
+from predictors.serving.disagg import (
+    DisaggTable,
+    KvTransfer,
+    PrefillPool,
+    decode_curves,
+    refused_table,
+    take_curves,
+)
+from predictors.serving.grid import (
+    ALLREDUCE_LATENCY_S,
+    DEFAULT_INTERCONNECT_GB_S,
+    serving_table,
+)
+
+SIDES: tuple[str, str] = ("prefill", "decode")
+SHARED_COLUMNS: tuple[str, ...] = (
+    "model",
+    "engine",
+    "precision",
+    "input_tokens",
+    "output_tokens",
+)
+#: Required per side (``{side}_{name}``).
+SIDE_COLUMNS: tuple[str, ...] = ("gpu", "gpu_count", "workers")
+#: Optional per side (empty or absent: the engines' usual layout).
+SIDE_LAYOUT: tuple[str, ...] = ("tp", "pp", "dp", "ep")
+UNIT_COLUMNS: tuple[str, ...] = (
+    *SHARED_COLUMNS,
+    *(f"{s}_{c}" for s in SIDES for c in (*SIDE_COLUMNS, *SIDE_LAYOUT)),
+)
+#: Scale-out network where the catalog has none (as the layout physics assume).
+DEFAULT_SCALE_OUT_GBIT_S = 100.0
+DEFAULT_SCALE_OUT_LATENCY_US = 5.0
+_LAYOUT_INPUT = {"pp": "pipeline_parallel", "dp": "data_parallel", "ep": "expert_parallel"}
+
+
+def _side_rows(units: pl.DataFrame, side: str) -> pl.DataFrame:
+    """The batch-predict rows (batch 1) of one worker of *side* of every unit."""
+    opt = {
+        c: (
+            units[f"{side}_{c}"].cast(pl.Float64, strict=False)
+            if f"{side}_{c}" in units.columns
+            else pl.Series(f"{side}_{c}", [None] * units.height, dtype=pl.Float64)
+        )
+        for c in SIDE_LAYOUT
+    }
+    return pl.DataFrame(
+        {
+            "model": units["model"].cast(pl.String),
+            "gpu": units[f"{side}_gpu"].cast(pl.String),
+            "gpu_count": units[f"{side}_gpu_count"].cast(pl.Float64, strict=False),
+            "engine": units["engine"].cast(pl.String),
+            "precision": units["precision"].cast(pl.String),
+            "batch_size": np.ones(units.height),
+            "input_tokens": units["input_tokens"].cast(pl.Float64, strict=False),
+            "output_tokens": units["output_tokens"].cast(pl.Float64, strict=False),
+            **{_LAYOUT_INPUT[c]: opt[c] for c in ("pp", "dp", "ep")},
+            "_tp": opt["tp"],
+        }
+    )
+
+
+#: Batch-contract fields -> the unit's column of a side.
+_FIELD = {
+    "gpu": "gpu",
+    "gpu_count": "gpu_count",
+    "pipeline_parallel": "pp",
+    "data_parallel": "dp",
+    "expert_parallel": "ep",
+}
+
+
+def _side_problem(side: str, problem: str) -> str:
+    """A batch-predict problem of a side's worker row, named by the unit's column."""
+    field, sep, rest = problem.strip().partition(": ")
+    if sep and field in _FIELD:
+        return f"{side}_{_FIELD[field]}: {rest}"
+    return f"{side} worker: {problem.strip()}"
+
+
+def _side_errors(
+    side: str, rows: pl.DataFrame, pred: pl.DataFrame, workers: pl.Series
+) -> list[str]:
+    """The side's problems of every unit, each prefixed ``{side}_``, '; '-joined."""
+    out = []
+    for err, tp_given, tp, w in zip(
+        pred["error"].to_list(),
+        rows["_tp"].to_list(),
+        pred["tensor_parallel"].to_list(),
+        workers.cast(pl.Float64, strict=False).to_list(),
+        strict=True,
+    ):
+        problems = [_side_problem(side, p) for p in err.split("; ")] if err else []
+        if w is None or not np.isfinite(w) or w < 1 or w != int(w):
+            problems.append(
+                f"{side}_workers: {w!r} is not a whole number of workers; give 1 or more"
+            )
+        if not err and tp_given is not None and tp is not None and tp_given != tp:
+            problems.append(
+                f"{side}_tp: {tp_given:g} does not match {side}_gpu_count / ({side}_pp × "
+                f"{side}_dp) = {tp:g}; give {tp:g} or leave it empty"
+            )
+        out.append("; ".join(problems))
+    return out
+
+
+def _resolved(predictor: Predictor, rows: pl.DataFrame) -> pl.DataFrame:
+    cat = predictor.catalog
+    models = {m: cat.try_resolve_llm(m) for m in rows["model"].drop_nulls().unique().to_list()}
+    gpus = {g: cat.try_resolve_gpu(g) for g in rows["gpu"].drop_nulls().unique().to_list()}
+    return rows.with_columns(
+        pl.col("model").replace_strict(models, default=None, return_dtype=pl.String),
+        pl.col("gpu").replace_strict(gpus, default=None, return_dtype=pl.String),
+    )
+
+
+def _fabric(predictor: Predictor, gpus: list[str]) -> dict[str, dict[str, float]]:
+    out = {}
+    for g in set(gpus):
+        spec = predictor.catalog.gpu(g)
+        out[g] = {
+            "domain": float(tp_domain_gpus(spec)),
+            "nvlink_b_s": float(spec.get("interconnect_gb_s") or DEFAULT_INTERCONNECT_GB_S)
+            / 2.0
+            * 1e9,
+            "net_b_s": float(spec.get("scale_out_gbit_s") or DEFAULT_SCALE_OUT_GBIT_S) / 8.0 * 1e9,
+            "net_latency_s": float(spec.get("scale_out_latency_us") or DEFAULT_SCALE_OUT_LATENCY_US)
+            * 1e-6,
+        }
+    return out
+
+
+def kv_transfer(
+    predictor: Predictor,
+    pre: pl.DataFrame,
+    dec: pl.DataFrame,
+    gpus_total: FloatArray,
+    links: FloatArray,
+) -> KvTransfer:
+    """The KV transfer of every unit (*pre*/*dec*: resolved side rows of valid units)."""
+    kv = join_specs(pre.select("model", "gpu", "precision"), predictor.catalog).select(
+        physics.kv_bytes_per_token().cast(pl.Float64)
+    )
+    bytes_ = kv.to_series().fill_null(0.0).to_numpy() * pre["input_tokens"].to_numpy()
+    fab = _fabric(predictor, pre["gpu"].to_list() + dec["gpu"].to_list())
+    pg, dg = pre["gpu"].to_list(), dec["gpu"].to_list()
+    same = np.asarray(
+        [p == d and t <= fab[p]["domain"] for p, d, t in zip(pg, dg, gpus_total, strict=True)]
+    )
+    nv_bw = np.asarray([fab[p]["nvlink_b_s"] for p in pg])
+    net_bw = np.asarray(
+        [min(fab[p]["net_b_s"], fab[d]["net_b_s"]) for p, d in zip(pg, dg, strict=True)]
+    )
+    net_lat = np.asarray(
+        [max(fab[p]["net_latency_s"], fab[d]["net_latency_s"]) for p, d in zip(pg, dg, strict=True)]
+    )
+    return KvTransfer(
+        bytes_per_request=bytes_,
+        links=np.maximum(links, 1.0),
+        link_bytes_per_s=np.where(same, nv_bw, net_bw),
+        latency_s=np.where(same, ALLREDUCE_LATENCY_S, net_lat),
+        nvlink=same,
+    )
+
+
+def _check_columns(units: pl.DataFrame) -> None:
+    need = [*SHARED_COLUMNS, *(f"{s}_{c}" for s in SIDES for c in SIDE_COLUMNS)]
+    missing = [c for c in need if c not in units.columns]
+    if missing:
+        raise ValueError(f"disaggregated units lack the column(s) {', '.join(missing)}")
+
+
+def disagg_curves(
+    predictor: Predictor, units: pl.DataFrame, *, robust: bool = False
+) -> DisaggTable:
+    """The :class:`DisaggTable` of every unit (module docstring); *robust*: the decode side on
+    the ITL upper-bound curves, as :func:`predictors.serving.grid.serving_table`."""
+    _check_columns(units)
+    n = units.height
+    rows = {s: _side_rows(units, s) for s in SIDES}
+    preds = {
+        s: predictor.predict(r.drop("_tp"), with_ttft=True, with_fit=True) for s, r in rows.items()
+    }
+    errs = {s: _side_errors(s, rows[s], preds[s], units[f"{s}_workers"]) for s in SIDES}
+    error = ["; ".join(e for e in pair if e) for pair in zip(*errs.values(), strict=True)]
+    ok = np.asarray([e == "" for e in error])
+    if predictor.models.targets.get("ttft") is None:
+        error = [e or "the predictors have no TTFT model: cannot time the prefill" for e in error]
+        ok[:] = False
+    # placeholders for refused units: a valid unit's own values are never mixed in
+    ok_idx = np.flatnonzero(ok)
+    safe = ok_idx[0] if ok_idx.size else None
+    pick = np.where(ok, np.arange(n), safe if safe is not None else 0)
+    if safe is None:
+        return refused_table(error)
+    side = {}
+    for s in SIDES:
+        r = _resolved(predictor, rows[s].drop("_tp"))[pick]
+        lay = preds[s][pick].select(
+            "tensor_parallel", "pipeline_parallel", "data_parallel", "expert_parallel"
+        )
+        r = r.with_columns(
+            lay[c].cast(pl.Float64).alias(c)
+            for c in ("pipeline_parallel", "data_parallel", "expert_parallel")
+        )
+        side[s] = (r, lay)
+    both = pl.concat([side["prefill"][0], side["decode"][0]], how="vertical_relaxed")
+    table = serving_table(both.drop("batch_size"), predictor, robust=robust)
+    pre_i, dec_i = np.arange(n), np.arange(n, 2 * n)
+    pre_c, dec_c = take_curves(table.curves, pre_i), take_curves(table.curves, dec_i)
+    tdp = np.asarray(table.tdp_w, dtype=np.float64)
+    inp = side["prefill"][0]["input_tokens"].to_numpy().astype(np.float64)
+    busy = interp_rows(pre_c.batch, pre_c.power_w, np.minimum(inp, pre_c.batch[-1])[:, None])[:, 0]
+    busy = np.clip(busy, pre_c.idle_w, np.maximum(tdp[pre_i], pre_c.idle_w))
+    service = preds["prefill"][pick]["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    dec_curves = decode_curves(dec_c)
+    gcount = {s: side[s][0]["gpu_count"].to_numpy().astype(np.float64) for s in SIDES}
+    for j in range(n):
+        if ok[j] and not np.isfinite(service[j]):
+            error[j] = "prefill: the predictors give no prefill time for this configuration"
+        elif ok[j] and dec_curves.max_batch[j] < 1:
+            error[j] = (
+                "decode_gpu_count: the weights leave no room for one sequence's KV cache on a "
+                f"{gcount['decode'][j]:g}-GPU decode worker; use more GPUs per decode worker "
+                "or a lower precision"
+            )
+    workers = {
+        s: units[f"{s}_workers"].cast(pl.Float64, strict=False).fill_null(1.0).to_numpy()[pick]
+        for s in SIDES
+    }
+    gpus_total = workers["prefill"] * gcount["prefill"] + workers["decode"] * gcount["decode"]
+    links = np.minimum(
+        *(
+            side[s][1]["tensor_parallel"].cast(pl.Float64).to_numpy()
+            * side[s][1]["pipeline_parallel"].cast(pl.Float64).to_numpy()
+            for s in SIDES
+        )
+    )
+    kv = kv_transfer(predictor, side["prefill"][0], side["decode"][0], gpus_total, links)
+    prefill = PrefillPool(
+        workers=workers["prefill"],
+        gpus_per_worker=gcount["prefill"],
+        service_s=np.where(np.isfinite(service), service, 1.0),
+        busy_power_w=busy,
+        idle_w=pre_c.idle_w,
+        tdp_w=tdp[pre_i],
+    )
+    dom = [
+        bool(a and b)
+        for a, b in zip(preds["prefill"]["in_domain"], preds["decode"]["in_domain"], strict=True)
+    ]
+    return DisaggTable(
+        prefill=prefill,
+        decode=dec_curves,
+        decode_workers=workers["decode"],
+        decode_gpus_per_worker=gcount["decode"],
+        decode_tdp_w=tdp[dec_i],
+        kv=kv,
+        output_tokens=side["decode"][0]["output_tokens"].to_numpy().astype(np.float64),
+        error=error,
+        in_domain=dom,
+    )
