@@ -118,7 +118,11 @@ def _hardware(doc: PlanDocument, catalog: Catalog) -> list[HardwareDocument]:
                 gpus=a.gpus,
                 tp=a.tp,
                 replicas=a.replicas,
-                layout=f"{a.replicas} replica(s) × TP{a.layout} on {a.gpu}",
+                layout=(
+                    f"{a.replicas} unit(s) × {a.layout}"
+                    if a.pools
+                    else f"{a.replicas} replica(s) × TP{a.layout} on {a.gpu}"
+                ),
                 engine=doc.assumptions.engine,
                 precision=precision,
             )

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from planner.documents.base import Document
 from planner.inputs import (
@@ -31,6 +32,11 @@ from planner.inputs import (
 LAYOUT_DEGREES = ("pipeline_parallel", "data_parallel", "expert_parallel")
 #: The keys of a disaggregated unit, last in candidate and allocation records.
 POOL_KEYS = ("deployment", "pools")
+
+
+def absent(value: object) -> bool:
+    """Keys added later are left out when they do not apply (as in the plan records)."""
+    return value is None
 
 
 class PoolDocument(Document):
@@ -58,10 +64,10 @@ class PoolDocument(Document):
     """GPU power of the pool with no load (W)."""
     power_w_at_capacity: float
     """GPU power of the pool at the unit's capacity (W)."""
-    power_curve_w: list[float] | None = None
+    power_curve_w: list[float] | None = Field(None, exclude_if=absent)
     """Candidates: the pool's GPU power at each knot of the unit's curve (W); the pools' curves
     add up to ``power_curve_w_per_replica``."""
-    power_w_by_period: list[float] | None = None
+    power_w_by_period: list[float] | None = Field(None, exclude_if=absent)
     """Allocations: the pool's GPU power in every period (W); the pools add up to the
     allocation's ``power_w_by_period``."""
 
@@ -139,3 +145,23 @@ class KeyedRecord(Document):
         if pools:
             return pools_text([pool_from_record(p.model_dump()) for p in pools])
         return layout_text(*self.key[2:])
+
+
+def gpus_of(
+    gpu: str, gpus: int, replicas: int, pools: Sequence[PoolDocument] | None
+) -> dict[str, int]:
+    """GPUs per type of an allocation: *gpus* of *gpu*, or a unit's pools × *replicas*."""
+    if not pools:
+        return {gpu: gpus}
+    out: dict[str, int] = {}
+    for p in pools:
+        out[p.gpu] = out.get(p.gpu, 0) + p.gpus * replicas
+    return out
+
+
+def deployment_text(gpu: str, layout: object, pools: Sequence[PoolDocument] | None) -> str:
+    """``H100 TP8`` for an aggregated replica, its pools for a disaggregated unit
+    (``[3× B200 TP2 → 2× H100 TP2]``, prefill then decode workers)."""
+    if not pools:
+        return f"{gpu} TP{layout}"
+    return "[" + pools_text([pool_from_record(p.model_dump()) for p in pools]) + "]"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import Field
+
 from planner.documents.base import Document
 from planner.documents.disclosure import DisclosureDocument
 from planner.documents.flags import UncertaintyFlagsDocument
@@ -15,6 +17,7 @@ from planner.documents.forecast import ForecastDocument, GridDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument
 from planner.documents.plan_parts import ObjectiveDocument, SavingDocument
+from planner.documents.pools import PoolDocument, absent
 from planner.documents.uncertainty import BandsDocument, FigureBandsDocument
 
 
@@ -68,6 +71,8 @@ class Deployment(Document):
     itl_s_at_served_load: float | None = None
     """Mean ITL at the load each replica serves in the busiest period (s); ``itl_s`` is the
     ITL at capacity."""
+    pools: list[PoolDocument] | None = Field(None, exclude_if=absent)
+    """A disaggregated unit's pools (each of one unit; omitted for aggregated replicas)."""
 
 
 class ModelSection(Document):

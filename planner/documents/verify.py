@@ -5,7 +5,7 @@ reports use from the allocations and the candidates' curves, the way ``docs/meth
 states (power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility
 energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
 one —, totals, peak facility power, GPUs per type, the objective, the capacity left after the
-worst failover losses), and flags
+worst failover losses; a disaggregated unit's pools, :mod:`.verify_pools`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
 allocations, uncertainty flags that are not the rule's (:mod:`planner.documents.flags`). Each
@@ -24,6 +24,13 @@ from typing import Any
 import numpy as np
 
 from planner.documents.flags import flag_reasons
+from planner.documents.verify_pools import (
+    RELATIVE_TOLERANCE,
+    differs,
+    gpus_by_type,
+    pool_problems,
+    record_identity,
+)
 from planner.inputs import (
     DEFAULT_GPUS_PER_NODE,
     grid_by_period,
@@ -32,8 +39,6 @@ from planner.inputs import (
 )
 from predictors.core.errors import WattgpuError
 
-#: Largest relative difference between a stored figure and its recomputation.
-RELATIVE_TOLERANCE = 1e-6
 #: Figures of an allocation recomputed from its candidate, in the order they are checked.
 ALLOCATION_FIGURES = (
     "energy_kwh",
@@ -47,13 +52,7 @@ ALLOCATION_FIGURES = (
 _SUMMED = ALLOCATION_FIGURES
 
 
-def _differs(stored: Any, recomputed: float) -> bool:
-    if not isinstance(stored, int | float) or isinstance(stored, bool):
-        return True
-    if not math.isfinite(float(stored)):
-        return True
-    scale = max(abs(recomputed), abs(float(stored)), 1e-9)
-    return abs(float(stored) - recomputed) > RELATIVE_TOLERANCE * scale + 1e-12
+_differs = differs
 
 
 def _curve(candidate: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -138,11 +137,7 @@ def _allocation(
         )
 
 
-def _key(record: dict[str, Any]) -> tuple[Any, ...]:
-    """A candidate's or allocation's identity: (name, GPU, TP, PP, DP, EP); plans written before
-    layouts have no layout keys (degrees 1)."""
-    layout = (record.get(k) or 1 for k in ("pipeline_parallel", "data_parallel", "expert_parallel"))
-    return (record.get("name"), record.get("gpu"), record.get("tp"), *layout)
+_key = record_identity
 
 
 def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, ...], int]) -> Iterator[str]:
@@ -150,10 +145,8 @@ def _inventory(data: dict[str, Any], per_replica: dict[tuple[Any, ...], int]) ->
     inventory."""
     used: dict[str, int] = {}
     for alloc in data.get("allocations") or []:
-        key = _key(alloc)
-        from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
-        count = max(int(alloc.get("gpus") or 0), from_replicas)
-        used[alloc["gpu"]] = used.get(alloc["gpu"], 0) + count
+        for gpu, count in gpus_by_type(alloc, per_replica.get(_key(alloc), 1)).items():
+            used[gpu] = used.get(gpu, 0) + count
     for gpu, count in sorted(used.items()):
         available = (data.get("inventory") or {}).get(gpu)
         if available is not None and count > available:
@@ -353,6 +346,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
             key = _key(alloc)
             problems.extend(_allocation(data, i, alloc, by_key[key]))
         problems.extend(_failover(data, by_key))
+        problems.extend(pool_problems(data, by_key))
         problems.extend(_flags(data, by_key))
     if not problems:
         problems.extend(_totals(data))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.documents.pools import deployment_text
 from planner.documents.report import ModelSection, ReportDocument
 from planner.report.blocks import NOT_EVALUATED, Table, band_text, gpus_text, num, table
 
@@ -99,7 +100,7 @@ def _model_row(m: ModelSection) -> list[str]:
     return [
         m.name,
         m.model,
-        ", ".join(f"{d.replicas}× {d.gpu} TP{d.tp}" for d in m.deployments),
+        ", ".join(f"{d.replicas}× {deployment_text(d.gpu, d.tp, d.pools)}" for d in m.deployments),
         str(m.gpus_used),
         num(m.estimated_energy_kwh),
         num(m.estimated_facility_energy_kwh),
