@@ -48,12 +48,14 @@ def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, .
     exceeds."""
     others = [a for a in plan.allocations if a.candidate.name != alt.candidate.name]
     out = []
-    gpu = alt.candidate.gpu
-    available = inputs.inventory.get(gpu)
-    if available is not None:
-        used = alt.gpus + sum(a.gpus for a in others if a.candidate.gpu == gpu)
-        if used > available:
-            out.append(f"inventory of {gpu} ({used} > {available})")
+    for gpu, held in alt.candidate.gpu_use:
+        available = inputs.inventory.get(gpu)
+        if available is not None:
+            used = alt.replicas * held + sum(
+                a.replicas * k for a in others for g, k in a.candidate.gpu_use if g == gpu
+            )
+            if used > available:
+                out.append(f"inventory of {gpu} ({used} > {available})")
     if inputs.power_cap_kw is not None:
         watts = [0.0] * inputs.periods
         for a in [*others, alt]:
@@ -69,11 +71,25 @@ def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, .
     return tuple(out)
 
 
+def best_of_each_deployment(
+    options: list[Alternative], kept: list[Alternative]
+) -> list[Alternative]:
+    """The best aggregated and the best disaggregated option (*options* sorted best first)
+    that *kept* lacks, when the model entry has options of both deployments."""
+    best: dict[str, Alternative] = {}
+    for o in options:
+        best.setdefault(o.candidate.deployment, o)
+    if len(best) < 2:
+        return []
+    return [o for o in best.values() if o not in kept]
+
+
 def alternatives(
     plan: Plan, per_model: int = ALTERNATIVES_PER_MODEL
 ) -> dict[str, list[Alternative]]:
     """Per model entry with allocations: the plan's own single deployment (if it uses one) and
-    the *per_model* best other feasible candidates, by objective delta."""
+    the *per_model* best other feasible candidates, by objective delta; with options of both
+    deployments also the best aggregated and the best disaggregated one."""
     inputs = plan.inputs
     out: dict[str, list[Alternative]] = {}
     for m in inputs.models:
@@ -96,5 +112,5 @@ def alternatives(
         options.sort(key=lambda o: (not o.chosen, o.delta, o.candidate.key))
         kept = [o for o in options if o.chosen]
         kept += [o for o in options if not o.chosen][:per_model]
-        out[m.name] = kept
+        out[m.name] = kept + best_of_each_deployment(options, kept)
     return out

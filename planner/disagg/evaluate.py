@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from planner.disagg.units import Side, UnitSpec
-from planner.inputs import Candidate, Exclusion, Pool, ms_text, pools_text
+from planner.inputs import Candidate, Exclusion, Pool, ms_text
 from predictors.api import Predictor
 from predictors.serving.disagg import DisaggCapacity, DisaggTable, disagg_at_rate, disagg_capacity
 from predictors.serving.disagg_build import disagg_curves
@@ -126,27 +126,25 @@ def _excluded(
 ) -> Candidate:
     """The excluded candidate of a unit the model refuses or that misses the SLA."""
     pools = _pools(spec, j, table, None)
-    where = pools_text(pools)
     f = spec.facts
     ttft, itl = float(cap.ttft_s_light[j]), float(cap.itl_s_light[j])
     if error:
-        code, reason = Exclusion.PREDICTION, f"{where}: {error}"
+        code, reason = Exclusion.PREDICTION, error
     elif cap.limit[j] == "ttft" and f.ttft_sla_s is not None:
         code = Exclusion.TTFT_SLA
         kv = ms_text(float(table.kv.seconds[j]))
         reason = (
             f"TTFT {ms_text(ttft)} ms (KV transfer {kv} ms) > SLA {ms_text(f.ttft_sla_s)} ms "
-            f"even at the lightest load ({where})"
+            "even at the lightest load"
         )
     elif cap.limit[j] == "memory":
         code = Exclusion.MEMORY
-        reason = f"no room for one sequence's KV cache on the decode workers ({where})"
+        reason = "no room for one sequence's KV cache on the decode workers"
     else:
         pct = f" p{f.percentile:g}" if f.percentile is not None else ""
         code = Exclusion.ITL_SLA
         reason = (
-            f"ITL{pct} {ms_text(itl)} ms > SLA {ms_text(f.itl_sla_s)} ms even at the lightest "
-            f"load ({where})"
+            f"ITL{pct} {ms_text(itl)} ms > SLA {ms_text(f.itl_sla_s)} ms even at the lightest load"
         )
     return Candidate(
         **_identity(spec, pools),  # type: ignore[arg-type]

@@ -138,6 +138,13 @@ class KeyedRecord(Document):
         return record_key(record)
 
     @property
+    def gpu_label(self) -> str:
+        """The GPU type, or a unit's ``prefill → decode`` types when they differ."""
+        pools = getattr(self, "pools", None)
+        gpu = str(getattr(self, "gpu", ""))
+        return " → ".join(dict.fromkeys(p.gpu for p in pools)) if pools else gpu
+
+    @property
     def layout(self) -> str:
         """The replica's layout, compactly (:func:`planner.inputs.layout_text`); a unit's pools
         (:func:`planner.inputs.pools_text`)."""

@@ -50,10 +50,13 @@ from planner.inputs.objective import (
 )
 from planner.inputs.pools import (
     POOL_ROLES,
+    UNIT_NOTE,
     Deployment,
     Pool,
     gpu_use,
     pool_from_record,
+    pools_gpu_cell,
+    pools_layout_cell,
     pools_text,
 )
 from planner.inputs.problem import (
@@ -70,6 +73,7 @@ __all__ = [
     "OBJECTIVE_KINDS",
     "WEIGHT_KEYS",
     "POOL_ROLES",
+    "UNIT_NOTE",
     "Candidate",
     "Deployment",
     "Pool",
@@ -90,6 +94,8 @@ __all__ = [
     "gpu_use",
     "layout_text",
     "pool_from_record",
+    "pools_gpu_cell",
+    "pools_layout_cell",
     "pools_text",
     "ms_text",
     "replicas_per_unit",

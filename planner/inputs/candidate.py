@@ -203,6 +203,11 @@ class Candidate:
         return pools_text(self.pools) if self.pools else layout_text(*self.key[2:])
 
     @property
+    def option_text(self) -> str:
+        """``H100 TP8`` for an aggregated replica, ``[3× B200 TP2 → 2× H100 TP8]`` for a unit."""
+        return f"[{pools_text(self.pools)}]" if self.pools else f"{self.gpu} TP{self.layout}"
+
+    @property
     def label(self) -> str:
         """``name,gpu,tp`` (plus ``×PP…`` etc. for other layouts) as used in constraint names."""
         shape = layout_text(

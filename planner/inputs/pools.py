@@ -129,3 +129,22 @@ def pool_from_record(record: Mapping[str, Any]) -> Pool:
         idle_power_w=float(record.get("idle_power_w") or 0.0),
         power_curve_w=tuple(float(v) for v in record.get("power_curve_w") or ()),
     )
+
+
+#: The note under a table that shows a disaggregated unit (:func:`pools_layout_cell`).
+UNIT_NOTE = (
+    "disaggregated unit (one replica): P x×TP = x prefill workers of that TP, D y×TP = y decode "
+    "workers; GPU prefill → decode type when they differ; GPUs = both pools"
+)
+
+
+def pools_gpu_cell(pools: Sequence[Pool]) -> str:
+    """A table's GPU cell of a unit: its type, or ``B200 → H100`` (prefill → decode types)."""
+    types = list(dict.fromkeys(p.gpu for p in pools))
+    return " → ".join(types)
+
+
+def pools_layout_cell(pools: Sequence[Pool]) -> str:
+    """A table's TP cell of a unit: ``P 3×4 → D 2×8`` (3 prefill workers of TP 4, 2 decode
+    workers of TP 8; other layouts as :func:`layout_text`)."""
+    return " → ".join(f"{p.role[0].upper()} {p.workers}×{p.layout}" for p in pools)

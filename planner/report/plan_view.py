@@ -26,6 +26,7 @@ from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
 from planner.documents.plan_parts import SavingDocument
+from planner.inputs import UNIT_NOTE, pools_gpu_cell, pools_layout_cell
 from planner.layouts import multi_node_notes
 from planner.report.flag_view import flags_section
 from planner.report.plan_choices import (
@@ -170,8 +171,8 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
             rows.append(
                 (
                     m.name if k == 0 else "",
-                    c.gpu + mark,
-                    c.layout,
+                    (pools_gpu_cell(c.pools) if c.pools else c.gpu) + mark,
+                    pools_layout_cell(c.pools) if c.pools else c.layout,
                     str(a.replicas),
                     str(a.gpus),
                     _load_text(a, inputs.period_hours),
@@ -207,6 +208,8 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         )
     allocated = {(a.candidate.name, a.candidate.gpu) for a in plan.allocations}
     notes.extend(multi_node_notes(inputs.candidates, allocated))
+    if any(a.candidate.pools for a in plan.allocations):
+        notes.append(UNIT_NOTE)
     if out_of_domain:
         notes.append(
             f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain: "
