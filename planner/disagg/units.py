@@ -3,11 +3,11 @@
 
 A unit is ``x`` prefill workers and ``y`` decode workers (:data:`WORKER_RATIOS`). Per side, every
 GPU type the entry may use and that has a price, and on it the worker layouts of the entry's
-aggregated ladder (:mod:`planner.build`) whose weights fit, fewest GPUs first, at most
-:data:`MAX_LAYOUTS` (the ladder runs from the smallest that fits to one group above the smallest
-that meets the SLA as an aggregated replica: a wider worker prefills and decodes faster, wider
-ones only add idle GPUs). Both sides may use the same type or different ones: every ordered
-pair of usable (type, layout). So an entry with ``T`` usable types has at most
+aggregated ladder (:mod:`planner.build`) whose weights fit: the smallest, and the ladder's two
+widest, at most :data:`MAX_LAYOUTS` (the ladder runs from the smallest that fits to one group
+above the smallest that meets the SLA as an aggregated replica: a wider worker prefills and
+decodes faster, wider ones only add idle GPUs). Both sides may use the same type or different
+ones: every ordered pair of usable (type, layout). So an entry with ``T`` usable types has at most
 ``(3·T)² × len(WORKER_RATIOS)`` units; each is one replica of its candidate.
 """
 
@@ -32,8 +32,8 @@ WORKER_RATIOS: tuple[tuple[int, int], ...] = (
 )
 
 
-#: Worker layouts per GPU type and side: the aggregated ladder's fitting layouts from the
-#: smallest (it stops one group above the first that meets the SLA).
+#: Worker layouts per GPU type and side: the smallest fitting layout of the aggregated ladder and
+#: its two widest (the ladder stops one group above the first that meets the SLA).
 MAX_LAYOUTS = 3
 
 
@@ -83,10 +83,11 @@ class UnitSpec:
 
 def worker_layouts(cands: Sequence[Candidate]) -> list[Candidate]:
     """The aggregated candidates of one (entry, GPU) whose layouts the units' workers take
-    (module doc): those whose weights fit, fewest GPUs first, at most :data:`MAX_LAYOUTS`."""
+    (module doc), fewest GPUs first: the smallest whose weights fit and the ladder's widest
+    ones (the smallest that meets the SLA and the next), at most :data:`MAX_LAYOUTS`."""
     fitting = [c for c in cands if c.exclusion not in (Exclusion.MEMORY, Exclusion.PREDICTION)]
     fitting.sort(key=lambda c: c.tp * c.pipeline_parallel * c.data_parallel)
-    return fitting[:MAX_LAYOUTS]
+    return list(dict.fromkeys([*fitting[:1], *fitting[1:][-(MAX_LAYOUTS - 1) :]]))
 
 
 def _side(c: Candidate, workers: int) -> Side:
