@@ -2,19 +2,23 @@
 "Deployment"; docs/method.md, "Disaggregated units in the planner").
 
 A unit is ``x`` prefill workers and ``y`` decode workers (:data:`WORKER_RATIOS`). Per side, every
-GPU type the entry may use and that has a price, and on it the worker layouts of the entry's
-aggregated ladder (:mod:`planner.build`) whose weights fit: the smallest, and the ladder's two
-widest, at most :data:`MAX_LAYOUTS` (the ladder runs from the smallest that fits to one group
-above the smallest that meets the SLA as an aggregated replica: a wider worker prefills and
-decodes faster, wider ones only add idle GPUs). Both sides may use the same type or different
-ones: every ordered pair of usable (type, layout). So an entry with ``T`` usable types has at most
-``(3·T)² × len(WORKER_RATIOS)`` units; each is one replica of its candidate.
+GPU type the entry may use and that has a price, and on it worker layouts of the entry's
+aggregated ladder (:mod:`planner.build`, which runs from the smallest layout whose weights fit to
+one group above the smallest that meets the SLA as an aggregated replica): for decode workers the
+smallest that fits and the smallest that meets the SLA (else the widest that fits); for prefill
+workers these and the widest that fits. A wider worker prefills and decodes faster: a decode
+worker needs the ITL SLA, a prefill worker's time sets the TTFT; wider ones only add idle GPUs.
+Both sides may use the same type or, among the :data:`MIXED_TYPES` types whose aggregated
+replicas need the least energy per request, different ones. So an entry with ``T`` usable types
+tries at most ``6 · (T + M·(M − 1)) · len(WORKER_RATIOS)`` units (``M`` = min(T,
+MIXED_TYPES)); each is one replica of its candidate.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from planner.inputs import Candidate, Exclusion
@@ -32,9 +36,9 @@ WORKER_RATIOS: tuple[tuple[int, int], ...] = (
 )
 
 
-#: Worker layouts per GPU type and side: the smallest fitting layout of the aggregated ladder and
-#: its two widest (the ladder stops one group above the first that meets the SLA).
-MAX_LAYOUTS = 3
+#: GPU types whose pools may be mixed in one unit: those whose aggregated replicas need the
+#: least energy per request at capacity (every usable type still gets same-type units).
+MIXED_TYPES = 3
 
 
 @dataclass(frozen=True)
@@ -81,13 +85,25 @@ class UnitSpec:
     decode: Side
 
 
-def worker_layouts(cands: Sequence[Candidate]) -> list[Candidate]:
-    """The aggregated candidates of one (entry, GPU) whose layouts the units' workers take
-    (module doc), fewest GPUs first: the smallest whose weights fit and the ladder's widest
-    ones (the smallest that meets the SLA and the next), at most :data:`MAX_LAYOUTS`."""
+def worker_layouts(cands: Sequence[Candidate], role: str) -> list[Candidate]:
+    """The aggregated candidates of one (entry, GPU) whose layouts the *role* workers take
+    (module doc): the smallest whose weights fit and the smallest that meets the SLA (else the
+    widest that fits); for ``prefill`` also the widest that fits."""
     fitting = [c for c in cands if c.exclusion not in (Exclusion.MEMORY, Exclusion.PREDICTION)]
     fitting.sort(key=lambda c: c.tp * c.pipeline_parallel * c.data_parallel)
-    return list(dict.fromkeys([*fitting[:1], *fitting[1:][-(MAX_LAYOUTS - 1) :]]))
+    if not fitting:
+        return []
+    feasible = [c for c in fitting if c.feasible]
+    chosen = [fitting[0], feasible[0] if feasible else fitting[-1]]
+    return list(dict.fromkeys(chosen + (fitting[-1:] if role == "prefill" else [])))
+
+
+def _j_per_request(cands: Sequence[Candidate]) -> float:
+    """Least energy per request at capacity of the feasible aggregated candidates (inf: none)."""
+    return min(
+        (c.curve[1][-1] / c.max_requests_per_s_per_replica for c in cands if c.feasible),
+        default=math.inf,
+    )
 
 
 def _side(c: Candidate, workers: int) -> Side:
@@ -112,14 +128,17 @@ def unit_specs(
     by_gpu: dict[str, list[Candidate]] = {}
     for c in aggregated:
         by_gpu.setdefault(c.gpu, []).append(c)
-    usable: Mapping[str, list[Candidate]] = {
-        g: worker_layouts(cs)
+    usable = [
+        g
         for g, cs in by_gpu.items()
         if not any(c.exclusion in (Exclusion.RULE, Exclusion.NO_PRICE) for c in cs)
-    }
-    layouts = [c for cs in usable.values() for c in cs]
+    ]
+    mixed = set(sorted(usable, key=lambda g: _j_per_request(by_gpu[g]))[:MIXED_TYPES])
+    prefill = [c for g in usable for c in worker_layouts(by_gpu[g], "prefill")]
+    decode = [c for g in usable for c in worker_layouts(by_gpu[g], "decode")]
     return [
         UnitSpec(name, model, facts, _side(p, x), _side(d, y))
-        for p, d in itertools.product(layouts, layouts)
+        for p, d in itertools.product(prefill, decode)
+        if p.gpu == d.gpu or {p.gpu, d.gpu} <= mixed
         for x, y in WORKER_RATIOS
     ]

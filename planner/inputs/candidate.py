@@ -9,6 +9,7 @@ infeasible candidate is excluded; :func:`ms_text` writes the milliseconds of its
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Mapping
@@ -158,7 +159,7 @@ class Candidate:
         """True for a disaggregated unit (:attr:`pools`)."""
         return self.deployment == "disaggregated"
 
-    @property
+    @functools.cached_property
     def gpu_use(self) -> tuple[tuple[str, int], ...]:
         """(GPU type, GPUs of inventory) one replica takes, per type: its own for an aggregated
         replica, both pools' for a disaggregated unit (:func:`planner.inputs.pools.gpu_use`)."""

@@ -11,6 +11,7 @@ Column generation over them is :mod:`planner.solve.colgen`.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -173,7 +174,8 @@ def all_columns(dec: Decomposition) -> list[Column] | None:
     """Every replica vector of every model within its bounds that covers its peak (after its
     failover losses) and minimum replicas, or None when there are more than
     :data:`EXHAUSTIVE_MAX_COLUMNS`."""
-    sizes = [int(np.prod(block.ub.astype(np.float64) + 1.0)) for block in dec.blocks]
+    # float products: hundreds of candidates per model give inf, not an error
+    sizes = [math.prod(float(u) + 1.0 for u in block.ub) for block in dec.blocks]
     if sum(sizes) > EXHAUSTIVE_MAX_COLUMNS:
         return None
     out: list[Column] = []

@@ -130,8 +130,12 @@ def add_capacity(mm: MilpModel) -> None:
 def add_inventory(mm: MilpModel) -> None:
     """inventory[g]:  Σ_c gpus_on_g[c] · n[c] <= available[g]  (unlimited types skipped; a
     disaggregated unit counts the GPUs of both pools on their types)."""
+    by_gpu: dict[str, list[tuple[int, int]]] = {}
+    for i, c in enumerate(mm.candidates):
+        for g, k in c.gpu_use:
+            by_gpu.setdefault(g, []).append((i, k))
     for gpu, available in sorted(mm.inputs.inventory.items()):
-        use = [(i, k) for i, c in enumerate(mm.candidates) for g, k in c.gpu_use if g == gpu]
+        use = by_gpu.get(gpu, [])
         if available is None or not use:
             continue
         ct = mm.solver.Constraint(-mm.solver.infinity(), float(available), f"inventory[{gpu}]")
