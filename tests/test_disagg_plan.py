@@ -1,6 +1,6 @@
 """Disaggregated prefill/decode units as planner candidates (issue 19, planner side).
 
-On real predictions (the bundled ``disaggregated-tight-sla`` scenario): the plan chooses a
+On real predictions (the bundled ``disagg-tight-sla`` scenario): the plan chooses a
 disaggregated deployment exactly when that needs less energy than every aggregated option, and
 an aggregated one when that is cheaper, checked against the objectives of the aggregated-only
 and the disaggregated-only plans and against a brute force over replica vectors with exact
@@ -33,7 +33,7 @@ from predictors.api import Predictor
 from predictors.core.errors import WattgpuError
 from tests.test_routing_oracle import deployment_pieces, oracle_watts
 
-SCENARIO = scenarios_dir() / "disaggregated-tight-sla.yaml"
+SCENARIO = scenarios_dir() / "disagg-tight-sla.yaml"
 PAPER = scenarios_dir() / "paper-llama8b-low-load.yaml"
 
 
