@@ -14,7 +14,11 @@ every row predicted by a fold model that never saw its GPU) and the measurements
   (same source, model, GPU, engine, precision, tokens, TP) at its measured batch sizes
   (linear between them, idle at 0), and against the plain at-batch prediction ``P(b)``.
 
-Run (takes ~30 s)::
+and a third on the measured disaggregated (prefill/decode) runs: TTFT, TPOT and throughput per
+GPU of the disaggregated serving model with predictors retrained without the row's GPU
+(:mod:`predictors.training.disagg_accuracy`).
+
+Run (takes ~3 min: five fold retrains)::
 
     .venv/bin/python tools/serving_accuracy.py [--data ../shared/data/measurements]
 """
@@ -242,7 +246,9 @@ def _md(frame: pl.DataFrame, serving: str, plain: str) -> list[str]:
     return lines
 
 
-def render(thr: pl.DataFrame, pw: pl.DataFrame, cap: pl.DataFrame) -> str:
+def render(
+    thr: pl.DataFrame, pw: pl.DataFrame, cap: pl.DataFrame, disagg: list[str] | None = None
+) -> str:
     lines = [
         "# Serving model: held-out accuracy (LOGO)",
         "",
@@ -284,6 +290,7 @@ def render(thr: pl.DataFrame, pw: pl.DataFrame, cap: pl.DataFrame) -> str:
         "",
         *_md(pw, "serving model (Poisson)", "at-batch P(b)"),
         "",
+        *(disagg or []),
     ]
     return "\n".join(lines)
 
@@ -294,14 +301,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--predictions", type=Path, default=REPO / "docs/accuracy.predictions.csv")
     parser.add_argument("--output", type=Path, default=OUT)
     ns = parser.parse_args(argv)
+    from predictors.catalog.store import load_catalog
+    from predictors.core.output import atomic_write
+    from predictors.training.disagg_report import disagg_section
+
     meas = measured(ns.data)
     itl = held_out(ns.predictions, "itl")
     text = render(
         throughput_table(itl, meas),
         power_table(held_out(ns.predictions, "power")),
         capacity_ratio_table(itl, meas),
+        disagg_section(ns.data, load_catalog()),
     )
-    ns.output.write_text(text, encoding="utf-8")
+    atomic_write(ns.output, text.encode("utf-8"))
     print(f"wrote {ns.output}")
 
 

@@ -139,3 +139,117 @@ def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
         "input_tokens_assumed": False,
         "note": f"mode={mode} backend_version={r.get('backend_version')}",
     } | _layout(r, mode)
+
+
+#: Per-side columns of :func:`read_aiconfigurator_disagg` (``prefill_*`` and ``decode_*``).
+DISAGG_SIDE_COLUMNS: tuple[str, ...] = ("workers", "tp", "pp", "dp", "ep", "moe_tp")
+
+
+def _disagg_side(r: dict[str, Any], side: str) -> dict[str, Any]:
+    ep = _i(r, f"{side}_moe_ep_size", 0)
+    moe_tp = _i(r, f"{side}_moe_tp_size", 0)
+    return {
+        f"{side}_workers": _i(r, f"{side}_num_workers"),
+        f"{side}_tp": _i(r, f"{side}_tp_size"),
+        f"{side}_pp": _i(r, f"{side}_pp_size"),
+        f"{side}_dp": max(_i(r, f"{side}_attention_dp_size"), 1),
+        f"{side}_ep": ep if ep > 0 else None,
+        f"{side}_moe_tp": moe_tp if moe_tp > 0 else None,
+    }
+
+
+def _disagg_concurrency(r: dict[str, Any]) -> float | None:
+    """``silicon_concurrency``, else ``decode_batch_size`` × decode workers × decode attention
+    DP (the per-rank batch; the product equals ``silicon_concurrency`` on every row of this copy
+    that states both)."""
+    m = _CONC.search(r.get("silicon_data_source") or "")
+    if m:
+        return float(m.group(1))
+    if r.get("decode_batch_size") in (None, ""):
+        return None
+    workers = _i(r, "decode_num_workers") * max(_i(r, "decode_attention_dp_size"), 1)
+    return float(_i(r, "decode_batch_size")) * workers
+
+
+def read_aiconfigurator_disagg(path: Path) -> pl.DataFrame:
+    """The ``mode == disagg`` rows of one aiconfigurator silicon CSV, both sides' configuration
+    kept (the aggregated reading, :func:`read_aiconfigurator`, is unchanged and still sums them).
+
+    Per side (``prefill_`` / ``decode_``): ``workers`` (``*_num_workers``; empty in most rows of
+    this copy: read as 1 and flagged by ``workers_stated`` = False), ``tp``, ``pp``, ``dp``
+    (``*_attention_dp_size``, empty: 1), ``ep`` (``*_moe_ep_size``, 0 or empty: not stated) and
+    ``moe_tp``, as the source states them (the wide-EP reading needs the catalog:
+    :mod:`predictors.measurements.disagg_rows`). Both pools run on the row's ``system``.
+    ``concurrency`` = ``silicon_concurrency`` (all users of the unit; :func:`_disagg_concurrency`
+    where the source column lacks it); ``ttft_s``, ``itl_s``
+    (TPOT) in seconds. No throughput is published: the closed-loop benchmark's output rate
+    follows from Little's law, ``concurrency · osl / (TTFT + (osl − 1) · TPOT)`` tokens/s
+    (``output_throughput_tok_s``, and per GPU over all GPUs of both pools).
+    """
+    raw = pl.read_csv(path, infer_schema_length=0)
+    missing = [c for c in REQUIRED if c not in raw.columns]
+    if missing:
+        raise DataError(f"{path}: not an aiconfigurator silicon CSV (lacks {', '.join(missing)})")
+    rows = []
+    for i, r in enumerate(raw.iter_rows(named=True)):
+        if r["mode"] != "disagg":
+            continue
+        conc = _disagg_concurrency(r)
+        if conc is None:
+            raise DataError(
+                f"{path}: row {i + 2}: disagg row with neither silicon_concurrency in "
+                "silicon_data_source nor decode_batch_size; the unit's concurrency is needed"
+            )
+        stated = r.get("prefill_num_workers") not in (None, "") and r.get(
+            "decode_num_workers"
+        ) not in (None, "")
+        row: dict[str, Any] = {
+            "source": SOURCE,
+            "row": i + 2,
+            "model_raw": r["model_path"],
+            "gpu_raw": r["system"],
+            "gpu_hint": GPU_HINTS.get(r["system"]),
+            "engine": normalize_engine(r["backend"]),
+            "precision": normalize_precision(
+                r.get("precision") or r.get("gemm_quant_mode") or "bf16"
+            ),
+            "input_tokens": float(r["isl"]),
+            "output_tokens": float(r["osl"]),
+            "concurrency": conc,
+            "ttft_s": float(r["silicon_ttft_ms"]) / 1000.0,
+            "itl_s": float(r["silicon_tpot_ms"]) / 1000.0,
+            "workers_stated": stated,
+            **_disagg_side(r, "prefill"),
+            **_disagg_side(r, "decode"),
+        }
+        rows.append(row)
+    schema: dict[str, Any] = {
+        "source": pl.String,
+        "row": pl.Int64,
+        "model_raw": pl.String,
+        "gpu_raw": pl.String,
+        "gpu_hint": pl.String,
+        "engine": pl.String,
+        "precision": pl.String,
+        "input_tokens": pl.Float64,
+        "output_tokens": pl.Float64,
+        "concurrency": pl.Float64,
+        "ttft_s": pl.Float64,
+        "itl_s": pl.Float64,
+        "workers_stated": pl.Boolean,
+        **{f"{s}_{c}": pl.Int64 for s in ("prefill", "decode") for c in DISAGG_SIDE_COLUMNS},
+    }
+    frame = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    pre, dec = (
+        pl.col(f"{s}_workers") * pl.col(f"{s}_tp") * pl.col(f"{s}_pp") * pl.col(f"{s}_dp")
+        for s in ("prefill", "decode")
+    )
+    gpus = pre + dec
+    o = pl.col("output_tokens")
+    rate = pl.col("concurrency") * o / (pl.col("ttft_s") + (o - 1.0) * pl.col("itl_s"))
+    return frame.with_columns(
+        pl.lit(str(path)).alias("file"),
+        gpus.cast(pl.Int64).alias("gpu_count"),
+        rate.alias("output_throughput_tok_s"),
+        (rate / gpus).alias("output_throughput_tok_s_per_gpu"),
+    )

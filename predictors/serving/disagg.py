@@ -5,10 +5,13 @@ per worker and parallel layout. Requests arrive as a Poisson stream of rate λ (
 unit); each has ``I`` prompt and ``O`` output tokens. docs/method.md, "Disaggregated prefill and
 decode", states the model; in short:
 
-* **prefill pool**: an M/D/c queue (:mod:`predictors.serving.disagg_queue`) with ``c = x``
-  servers and the service time ``S`` of one prompt on a worker (the predictors' TTFT of one
-  prompt alone at the worker's configuration). TTFT = wait ``W_q`` + ``S`` + KV transfer
-  ``t_kv``; at a percentile, the wait's percentile.
+* **prefill pool**: an M/D/c queue (:mod:`predictors.serving.disagg_queue`) with ``c`` servers
+  (the ``x`` workers, or their ``x · DP`` attention-DP ranks) and the service time
+  ``s = max(c_p, κ · T_1)`` (:class:`DisaggSettings`): ``c_p`` is the prompt's compute (its FLOPs
+  at the prefill MFU plus its TP all-reduce, :func:`predictors.serving.grid.row_physics`;
+  prompts batched by tokens share the weight read), ``T_1`` the TTFT of a lone prompt (the
+  predictors' TTFT at batch 1 on the worker, at least ``c_p``). TTFT = wait ``W_q`` + ``T_1`` +
+  KV transfer ``t_kv``; at a percentile, the wait's percentile.
 * **KV transfer**: ``bytes = kv_bytes_per_token · I`` (precision, MLA or KV heads from the
   catalog) over ``links`` parallel GPU links (the GPUs of one attention-DP rank,
   ``TP · PP``, the smaller side), NVLink when both pools sit in one NVLink domain, else the
@@ -16,7 +19,7 @@ decode", states the model; in short:
 * **decode pool**: each decode worker at ``λ / y`` is the aggregated serving model
   (:mod:`predictors.serving`) with no prefill chunks in its steps (``c_p = 0``): its decode
   concurrency ``b``, mean ITL ``τ(b)``, percentile ITL, memory check and power ``E[P(K)]``.
-* **power**: prefill GPUs at ``idle + ρ · (P_busy − idle)`` with the busy share ``ρ = λ·S / x``
+* **power**: prefill GPUs at ``idle + ρ · (P_busy − idle)`` with the busy share ``ρ = λ·s / c``
   and ``P_busy`` the power of a forward pass over the prompt's ``I`` tokens; decode GPUs at
   ``E[P(K)]``; unit power = ``x · g_p · P_p + y · g_d · P_d``.
 * **capacity**: the largest λ at which the prefill side meets the TTFT SLA (transfer included,
@@ -26,13 +29,25 @@ decode", states the model; in short:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from predictors.serving.curves import CURVE_B, FloatArray, ServingCurves, rising_throughput
+from predictors.serving.curves import CURVE_B, FloatArray
 from predictors.serving.disagg_queue import mdc_wait_s
+from predictors.serving.disagg_table import (
+    DEFAULT_SETTINGS,
+    SETTING_CANDIDATES,
+    DisaggSettings,
+    DisaggTable,
+    KvTransfer,
+    PrefillPool,
+    decode_curves,
+    refused_table,
+    take_curves,
+    take_units,
+    with_settings,
+)
 from predictors.serving.operating import at_rate, capacity, itl_at_percentile_s
 
 #: Fractions of the capacity at which the unit's power and latency curves are tabulated.
@@ -45,95 +60,6 @@ _BISECT = 40
 
 
 @dataclass(frozen=True)
-class PrefillPool:
-    """Per-row inputs of the prefill side (each field (N,))."""
-
-    workers: FloatArray
-    gpus_per_worker: FloatArray
-    service_s: FloatArray
-    """S: prefill time of one prompt alone on one worker (the predictors' TTFT at batch 1)."""
-    busy_power_w: FloatArray
-    """Power per GPU while the worker runs a prefill pass (in [idle, TDP])."""
-    idle_w: FloatArray
-    tdp_w: FloatArray
-
-
-@dataclass(frozen=True)
-class KvTransfer:
-    """Per-row KV-cache transfer from the prefill to the decode worker (each field (N,))."""
-
-    bytes_per_request: FloatArray
-    links: FloatArray
-    """Parallel GPU-to-GPU links the transfer uses."""
-    link_bytes_per_s: FloatArray
-    """One-way bandwidth of one link, bytes/s."""
-    latency_s: FloatArray
-    nvlink: npt.NDArray[np.bool_]
-    """True where both pools sit in one NVLink domain."""
-
-    @property
-    def seconds(self) -> FloatArray:
-        """t_kv = latency + bytes / (links · link bandwidth)."""
-        result: FloatArray = self.latency_s + self.bytes_per_request / (
-            self.links * self.link_bytes_per_s
-        )
-        return result
-
-
-@dataclass(frozen=True)
-class DisaggTable:
-    """Everything the model needs per unit; built by :func:`predictors.serving.disagg_build.
-    disagg_curves`. Rows with a non-empty ``error`` are refused (their numbers are meaningless)."""
-
-    prefill: PrefillPool
-    decode: ServingCurves
-    """Per decode worker, c_p = 0 (no prefill chunks in its steps)."""
-    decode_workers: FloatArray
-    decode_gpus_per_worker: FloatArray
-    decode_tdp_w: FloatArray
-    kv: KvTransfer
-    output_tokens: FloatArray
-    error: list[str]
-    """Per unit: '' or the one-line reasons it cannot run ('; '-joined)."""
-    in_domain: list[bool]
-    """Per unit: both sides inside the predictors' training domain."""
-
-    @property
-    def rows(self) -> int:
-        """Number of units."""
-        return int(self.decode_workers.size)
-
-    @property
-    def ok(self) -> npt.NDArray[np.bool_]:
-        """(N,) True where the unit is not refused."""
-        return np.asarray([e == "" for e in self.error], dtype=bool)
-
-    @property
-    def gpus(self) -> FloatArray:
-        """GPUs of each unit: x · g_p + y · g_d."""
-        result: FloatArray = (
-            self.prefill.workers * self.prefill.gpus_per_worker
-            + self.decode_workers * self.decode_gpus_per_worker
-        )
-        return result
-
-    @property
-    def idle_w(self) -> FloatArray:
-        """Unit power with no load (every GPU idle), W."""
-        result: FloatArray = (
-            self.prefill.workers * self.prefill.gpus_per_worker * self.prefill.idle_w
-            + self.decode_workers * self.decode_gpus_per_worker * self.decode.idle_w
-        )
-        return result
-
-
-def decode_curves(c: ServingCurves) -> ServingCurves:
-    """*c* (aggregated curves of the decode worker's configuration) without prefill chunks."""
-    zero = np.zeros(c.rows)
-    return rising_throughput(replace(c, prefill_s=zero, ttft_base_s=zero, comm_s_per_token=zero))
-
-
-@dataclass(frozen=True)
 class DisaggPoint:
     """The operating point of every unit at its rate (each field (N,); NaN above capacity:
     prefill queue unstable or decode workers above their memory/engine limit)."""
@@ -142,7 +68,7 @@ class DisaggPoint:
     prefill_utilisation: FloatArray
     ttft_wait_s: FloatArray
     ttft_s: FloatArray
-    """Mean TTFT: wait + prefill + KV transfer."""
+    """Mean TTFT: wait + lone-prompt TTFT + KV transfer."""
     kv_transfer_s: FloatArray
     decoding_per_worker: FloatArray
     itl_s: FloatArray
@@ -162,16 +88,16 @@ def prefill_power_w_per_gpu(p: PrefillPool, lam: FloatArray) -> FloatArray:
     """Mean power per prefill GPU at unit rate *lam* (broadcast (N,) or (N, M)):
     idle + ρ · (P_busy − idle), ρ = min(λ·S / x, 1)."""
     col = (lambda a: a[:, None]) if np.ndim(lam) == 2 else (lambda a: a)
-    rho = np.clip(lam * col(p.service_s) / col(p.workers), 0.0, 1.0)
+    rho = np.clip(lam * col(p.service_s) / col(p.servers), 0.0, 1.0)
     result: FloatArray = col(p.idle_w) + rho * (col(p.busy_power_w) - col(p.idle_w))
     return result
 
 
 def ttft_s(t: DisaggTable, lam: FloatArray, percentile: float | None) -> FloatArray:
-    """TTFT (mean, or at *percentile*) at unit rate *lam* (N,): wait + S + t_kv (inf when the
-    prefill queue is unstable)."""
-    wait = mdc_wait_s(t.prefill.workers, t.prefill.service_s, lam, percentile)
-    result: FloatArray = wait + t.prefill.service_s + t.kv.seconds
+    """TTFT (mean, or at *percentile*) at unit rate *lam* (N,): wait + T_1 + t_kv (inf when
+    the prefill queue is unstable)."""
+    wait = mdc_wait_s(t.prefill.servers, t.prefill.service_s, lam, percentile)
+    result: FloatArray = wait + t.prefill.latency_s + t.kv.seconds
     return result
 
 
@@ -180,9 +106,9 @@ def disagg_at_rate(t: DisaggTable, lam: FloatArray) -> DisaggPoint:
     lam = np.asarray(lam, dtype=np.float64)
     y = t.decode_workers
     dec = at_rate(t.decode, lam / y)
-    wait = mdc_wait_s(t.prefill.workers, t.prefill.service_s, lam, None)
+    wait = mdc_wait_s(t.prefill.servers, t.prefill.service_s, lam, None)
     stable = np.isfinite(wait) & np.isfinite(dec.itl_s) & t.ok
-    rho = lam * t.prefill.service_s / t.prefill.workers
+    rho = lam * t.prefill.service_s / t.prefill.servers
     pp_gpu = prefill_power_w_per_gpu(t.prefill, lam)
     pd_gpu = dec.power_w_per_gpu
     pp = pp_gpu * t.prefill.workers * t.prefill.gpus_per_worker
@@ -190,7 +116,7 @@ def disagg_at_rate(t: DisaggTable, lam: FloatArray) -> DisaggPoint:
     fields = (
         rho,
         wait,
-        wait + t.prefill.service_s + t.kv.seconds,
+        wait + t.prefill.latency_s + t.kv.seconds,
         t.kv.seconds,
         dec.decoding,
         dec.itl_s,
@@ -224,7 +150,7 @@ class DisaggCapacity:
     itl_s_light: FloatArray
     """(N,) ITL of a lone request (at the SLA percentile: the same)."""
     ttft_s_light: FloatArray
-    """(N,) TTFT of a lone request: S + t_kv."""
+    """(N,) TTFT of a lone request: T_1 + t_kv."""
     curve_requests_per_s: list[FloatArray]
     """Per unit, ascending rates (first 0, last the capacity)."""
     curve_power_w: list[FloatArray]
@@ -243,7 +169,7 @@ def prefill_capacity(
     """Largest unit rate whose TTFT (at *percentile*) meets *ttft_sla_s* (may hold inf) with the
     prefill queue stable; 0 where a lone prompt misses it. TTFT rises with λ: bisection."""
     sla = np.asarray(ttft_sla_s, dtype=np.float64)
-    hi = t.prefill.workers / t.prefill.service_s * (1.0 - 1e-9)
+    hi = t.prefill.servers / t.prefill.service_s * (1.0 - 1e-9)
     ok0 = ttft_s(t, np.zeros(t.rows), percentile) <= sla
     lo = np.zeros(t.rows)
     top_ok = ttft_s(t, hi, percentile) <= sla
@@ -331,7 +257,7 @@ def closed_loop_rate(t: DisaggTable, concurrency: FloatArray) -> FloatArray:
     stable rate holds fewer, that top rate (the surplus waits before prefill)."""
     n_target = np.asarray(concurrency, dtype=np.float64)
     d_top = at_rate_grid_rates(t, t.decode.max_batch[:, None])[:, 0]
-    hi = np.minimum(t.prefill.workers / t.prefill.service_s, d_top) * (1.0 - 1e-9)
+    hi = np.minimum(t.prefill.servers / t.prefill.service_s, d_top) * (1.0 - 1e-9)
     lo = np.zeros(t.rows)
 
     def held(lam: FloatArray) -> FloatArray:
@@ -347,39 +273,34 @@ def closed_loop_rate(t: DisaggTable, concurrency: FloatArray) -> FloatArray:
     return lo
 
 
-def take_curves(c: ServingCurves, idx: npt.NDArray[np.int64]) -> ServingCurves:
-    """The rows *idx* of *c* (the batch grid shared)."""
-    return ServingCurves(
-        batch=c.batch,
-        itl_s=c.itl_s[idx],
-        power_w=c.power_w[idx],
-        idle_w=c.idle_w[idx],
-        prefill_s=c.prefill_s[idx],
-        ttft_base_s=c.ttft_base_s[idx],
-        comm_s_per_token=c.comm_s_per_token[idx],
-        output_tokens=c.output_tokens[idx],
-        max_batch=c.max_batch[idx],
-    )
+def closed_loop_point(t: DisaggTable, concurrency: FloatArray) -> tuple[DisaggPoint, FloatArray]:
+    """The operating point at :func:`closed_loop_rate` and the TTFT a closed-loop benchmark of
+    *concurrency* users sees there: the model's TTFT, or where the unit saturates first the
+    time the surplus users wait, ``N / λ − (O − 1) · ITL`` (Little's law), whichever is larger."""
+    lam = closed_loop_rate(t, concurrency)
+    pt = disagg_at_rate(t, lam)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        little = np.asarray(concurrency) / lam - (t.output_tokens - 1.0) * pt.itl_s
+    ttft: FloatArray = np.fmax(pt.ttft_s, np.where(np.isfinite(pt.ttft_s), little, np.nan))
+    return pt, ttft
 
 
-def refused_table(error: list[str]) -> DisaggTable:
-    """A table of units that are all refused (*error* non-empty for each): zero capacity."""
-    from predictors.serving.curves import BATCH_GRID
-
-    n = len(error)
-    zero, one = np.zeros(n), np.ones(n)
-    grid = np.asarray(BATCH_GRID, dtype=np.float64)
-    curves = ServingCurves(
-        grid, np.ones((n, grid.size)), np.zeros((n, grid.size)), zero, zero, zero, zero, one, zero
-    )
-    return DisaggTable(
-        prefill=PrefillPool(one, one, one, zero, zero, zero),
-        decode=curves,
-        decode_workers=one,
-        decode_gpus_per_worker=one,
-        decode_tdp_w=zero,
-        kv=KvTransfer(zero, one, one, zero, np.zeros(n, dtype=bool)),
-        output_tokens=one,
-        error=error,
-        in_domain=[False] * n,
-    )
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "SETTING_CANDIDATES",
+    "DisaggCapacity",
+    "DisaggPoint",
+    "DisaggSettings",
+    "DisaggTable",
+    "KvTransfer",
+    "PrefillPool",
+    "closed_loop_point",
+    "closed_loop_rate",
+    "decode_curves",
+    "disagg_at_rate",
+    "disagg_capacity",
+    "refused_table",
+    "take_curves",
+    "take_units",
+    "with_settings",
+]

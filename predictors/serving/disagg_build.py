@@ -11,14 +11,18 @@ rules of :mod:`predictors.catalog.validity`, memory at one sequence); a unit's r
 line per problem, prefixed with the side (``prefill_gpu_count: ...``), in ``DisaggTable.error``,
 never an exception (a missing column is a caller error: ``ValueError``).
 
-From the predictors, per side: the prefill service time ``S`` = TTFT of one prompt alone on a
-prefill worker (``batch_size`` 1), the busy prefill power = the power curve of the prefill
-worker at a batch of ``I`` tokens (a forward pass over the prompt's tokens), the decode
+From the predictors and the physics, per side: the prefill occupancy ``s`` = the prompt's
+compute ``c_p`` of :func:`predictors.serving.grid.row_physics`, the lone-prompt TTFT ``T_1`` =
+the predictors' TTFT on a prefill worker at ``batch_size`` 1, the busy prefill power = the
+power curve of the prefill worker at a batch of ``I`` tokens (a forward pass over the prompt's
+tokens), the decode
 worker's aggregated serving curves with the prefill chunks removed
 (:func:`predictors.serving.disagg.decode_curves`).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import polars as pl
@@ -29,6 +33,8 @@ from predictors.catalog.validity import tp_domain_gpus
 from predictors.features import join_specs
 from predictors.serving.curves import FloatArray, interp_rows
 from predictors.serving.disagg import (
+    DEFAULT_SETTINGS,
+    DisaggSettings,
     DisaggTable,
     KvTransfer,
     PrefillPool,
@@ -100,6 +106,21 @@ _FIELD = {
 }
 
 
+_FIELD_PREFIX = re.compile(r"^([a-z_]+: |does not fit: )")
+
+
+def _problems(error: str) -> list[str]:
+    """The problems of a batch-predict error text ('; '-joined; a problem's own '; ' kept: a
+    piece that does not start with ``field: `` continues the one before)."""
+    out: list[str] = []
+    for piece in error.split("; ") if error else []:
+        if out and not _FIELD_PREFIX.match(piece):
+            out[-1] += "; " + piece
+        else:
+            out.append(piece)
+    return out
+
+
 def _side_problem(side: str, problem: str) -> str:
     """A batch-predict problem of a side's worker row, named by the unit's column."""
     field, sep, rest = problem.strip().partition(": ")
@@ -120,10 +141,11 @@ def _side_errors(
         workers.cast(pl.Float64, strict=False).to_list(),
         strict=True,
     ):
-        problems = [_side_problem(side, p) for p in err.split("; ")] if err else []
+        problems = [_side_problem(side, p) for p in _problems(err)]
         if w is None or not np.isfinite(w) or w < 1 or w != int(w):
             problems.append(
-                f"{side}_workers: {w!r} is not a whole number of workers; give 1 or more"
+                f"{side}_workers: {'empty' if w is None else format(w, 'g')} is not a whole "
+                "number of workers; give 1 or more"
             )
         if not err and tp_given is not None and tp is not None and tp_given != tp:
             problems.append(
@@ -201,10 +223,15 @@ def _check_columns(units: pl.DataFrame) -> None:
 
 
 def disagg_curves(
-    predictor: Predictor, units: pl.DataFrame, *, robust: bool = False
+    predictor: Predictor,
+    units: pl.DataFrame,
+    *,
+    robust: bool = False,
+    settings: DisaggSettings = DEFAULT_SETTINGS,
 ) -> DisaggTable:
     """The :class:`DisaggTable` of every unit (module docstring); *robust*: the decode side on
-    the ITL upper-bound curves, as :func:`predictors.serving.grid.serving_table`."""
+    the ITL upper-bound curves, as :func:`predictors.serving.grid.serving_table`; *settings*:
+    the prefill queue's choices (:class:`predictors.serving.disagg.DisaggSettings`)."""
     _check_columns(units)
     n = units.height
     rows = {s: _side_rows(units, s) for s in SIDES}
@@ -242,11 +269,12 @@ def disagg_curves(
     inp = side["prefill"][0]["input_tokens"].to_numpy().astype(np.float64)
     busy = interp_rows(pre_c.batch, pre_c.power_w, np.minimum(inp, pre_c.batch[-1])[:, None])[:, 0]
     busy = np.clip(busy, pre_c.idle_w, np.maximum(tdp[pre_i], pre_c.idle_w))
-    service = preds["prefill"][pick]["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    lone = preds["prefill"][pick]["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    service = np.maximum(pre_c.prefill_s, 1e-9)
     dec_curves = decode_curves(dec_c)
     gcount = {s: side[s][0]["gpu_count"].to_numpy().astype(np.float64) for s in SIDES}
     for j in range(n):
-        if ok[j] and not np.isfinite(service[j]):
+        if ok[j] and not np.isfinite(lone[j]):
             error[j] = "prefill: the predictors give no prefill time for this configuration"
         elif ok[j] and dec_curves.max_batch[j] < 1:
             error[j] = (
@@ -267,10 +295,16 @@ def disagg_curves(
         )
     )
     kv = kv_transfer(predictor, side["prefill"][0], side["decode"][0], gpus_total, links)
+    latency = np.where(np.isfinite(lone), np.maximum(lone, service), 1.0)
+    ranks = side["prefill"][1]["data_parallel"].cast(pl.Float64).fill_null(1.0).to_numpy()
     prefill = PrefillPool(
         workers=workers["prefill"],
         gpus_per_worker=gcount["prefill"],
-        service_s=np.where(np.isfinite(service), service, 1.0),
+        service_s=settings.service_s(service, latency),
+        latency_s=latency,
+        servers=settings.servers(workers["prefill"], ranks),
+        compute_s=service,
+        ranks=ranks,
         busy_power_w=busy,
         idle_w=pre_c.idle_w,
         tdp_w=tdp[pre_i],
