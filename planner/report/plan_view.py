@@ -362,7 +362,7 @@ CSV_COLUMNS: tuple[str, ...] = (
 def plan_csv(plan: Plan) -> str:
     """One row per allocation: the contract's allocation columns, then any extra ones."""
     rows = plan_json(plan)["allocations"]
-    extra = [k for k in (rows[0] if rows else {}) if k not in CSV_COLUMNS]
+    extra = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in CSV_COLUMNS]
     return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
 
 
