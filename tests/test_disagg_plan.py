@@ -30,6 +30,7 @@ from planner.result import Plan, check_invariants
 from planner.scenario.load import load_scenario, scenario_from_dict
 from planner.solve.optimize import solve
 from predictors.api import Predictor
+from predictors.catalog import validity
 from predictors.core.errors import WattgpuError
 from tests.test_routing_oracle import deployment_pieces, oracle_watts
 
@@ -136,6 +137,9 @@ def test_units_add_up_to_their_pools(inputs: PlanningInputs, predictor: Predicto
         assert (prefill.role, decode.role) == ("prefill", "decode")
         assert c.gpu == decode.gpu and c.tp == decode.tp
         assert c.gpus_per_replica == prefill.gpus + decode.gpus == sum(n for _, n in c.gpu_use)
+        node = {g: validity.node_gpus(predictor.catalog.gpu(g)) for g, _ in c.gpu_use}
+        fewest = sum(math.ceil(n / node[g]) for g, n in c.gpu_use)  # nodes of each type, packed
+        assert fewest <= c.nodes <= prefill.workers * prefill.gpus + decode.workers * decode.gpus
         if not c.feasible:
             continue
         assert c.max_requests_per_s_per_replica > 0

@@ -10,14 +10,15 @@ is, the one closest to the SLA stays as the excluded unit that says why (:func:`
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
-from planner.disagg.units import Side, UnitSpec
+from planner.disagg.units import Side, UnitSpec, unit_nodes
 from planner.inputs import Candidate, Exclusion, Pool, ms_text
 from predictors.api import Predictor
+from predictors.catalog import validity
 from predictors.serving.disagg import DisaggCapacity, DisaggTable, disagg_at_rate, disagg_capacity
 from predictors.serving.disagg_build import disagg_curves
 
@@ -47,6 +48,8 @@ def evaluate_units(
 ) -> list[Candidate]:
     """The candidate of every unit spec, in spec order (module doc)."""
     out: list[Candidate | None] = [None] * len(specs)
+    gpus = {side.gpu for s in specs for side in (s.prefill, s.decode)}
+    node_gpus = {g: validity.node_gpus(predictor.catalog.gpu(g)) for g in gpus}
     for pct in {s.facts.percentile for s in specs}:
         idx = [i for i, s in enumerate(specs) if s.facts.percentile == pct]
         group = [specs[i] for i in idx]
@@ -62,7 +65,8 @@ def evaluate_units(
         )
         at = disagg_at_rate(table, cap.max_requests_per_s)
         for j, i in enumerate(idx):
-            out[i] = _candidate(specs[i], j, table, cap, float(at.decoding_per_worker[j]))
+            decoding = float(at.decoding_per_worker[j])
+            out[i] = _candidate(specs[i], j, table, cap, decoding, node_gpus)
     return [c for c in out if c is not None]
 
 
@@ -101,9 +105,15 @@ def _pools(
     )
 
 
-def _identity(spec: UnitSpec, pools: tuple[Pool, Pool]) -> dict[str, object]:
+def _identity(
+    spec: UnitSpec, pools: tuple[Pool, Pool], node_gpus: Mapping[str, int]
+) -> dict[str, object]:
+    """The fields naming a unit: its decode pool's GPU and layout, both pools' GPUs, nodes and
+    price."""
     d = spec.decode
+    sides = (spec.prefill, d)
     return {
+        "nodes": unit_nodes(sides, node_gpus),
         "name": spec.name,
         "model": spec.model,
         "gpu": d.gpu,
@@ -115,14 +125,18 @@ def _identity(spec: UnitSpec, pools: tuple[Pool, Pool]) -> dict[str, object]:
         "deployment": "disaggregated",
         "pools": pools,
         "usd_per_hour_per_replica": sum(
-            s.usd_per_hour_per_gpu * s.workers * s.held_per_worker
-            for s in (spec.prefill, spec.decode)
+            s.usd_per_hour_per_gpu * s.workers * s.held_per_worker for s in sides
         ),
     }
 
 
 def _excluded(
-    spec: UnitSpec, j: int, table: DisaggTable, cap: DisaggCapacity, error: str
+    spec: UnitSpec,
+    j: int,
+    table: DisaggTable,
+    cap: DisaggCapacity,
+    error: str,
+    node_gpus: Mapping[str, int],
 ) -> Candidate:
     """The excluded candidate of a unit the model refuses or that misses the SLA."""
     pools = _pools(spec, j, table, None)
@@ -147,7 +161,7 @@ def _excluded(
             f"ITL{pct} {ms_text(itl)} ms > SLA {ms_text(f.itl_sla_s)} ms even at the lightest load"
         )
     return Candidate(
-        **_identity(spec, pools),  # type: ignore[arg-type]
+        **_identity(spec, pools, node_gpus),  # type: ignore[arg-type]
         feasible=False,
         reason=reason,
         exclusion=code,
@@ -163,11 +177,16 @@ def _excluded(
 
 
 def _candidate(
-    spec: UnitSpec, j: int, table: DisaggTable, cap: DisaggCapacity, decoding: float
+    spec: UnitSpec,
+    j: int,
+    table: DisaggTable,
+    cap: DisaggCapacity,
+    decoding: float,
+    node_gpus: Mapping[str, int],
 ) -> Candidate:
     error = table.error[j]
     if error or cap.max_requests_per_s[j] <= 0.0:
-        return _excluded(spec, j, table, cap, error)
+        return _excluded(spec, j, table, cap, error, node_gpus)
     pools = _pools(spec, j, table, cap)
     xs = cap.curve_requests_per_s[j]
     power = np.asarray(pools[0].power_curve_w) + np.asarray(pools[1].power_curve_w)
@@ -179,7 +198,7 @@ def _candidate(
     ) / held
     in_domain = bool(table.in_domain[j])
     return Candidate(
-        **_identity(spec, pools),  # type: ignore[arg-type]
+        **_identity(spec, pools, node_gpus),  # type: ignore[arg-type]
         feasible=True,
         reason="" if in_domain else "outside the predictors' training domain",
         batch_size=max(1, round(decoding * spec.decode.workers)),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from planner.inputs import Candidate, Exclusion
@@ -53,12 +53,25 @@ class Side:
     ep: int
     held_per_worker: int
     """GPUs of inventory one worker takes (as the aggregated replica of the same layout)."""
+    nodes_per_worker: int
+    """Nodes one worker spans (1 inside one node)."""
     usd_per_hour_per_gpu: float
 
     @property
     def gpus_per_worker(self) -> int:
         """GPUs running one worker: tp × pp × dp."""
         return self.tp * self.pp * self.dp
+
+
+def unit_nodes(sides: Sequence[Side], node_gpus: Mapping[str, int]) -> int:
+    """Nodes a unit's workers take: whole nodes of their own for workers spanning nodes, the
+    other workers of one GPU type (both pools) packed on nodes of that type."""
+    spanning = sum(s.workers * s.nodes_per_worker for s in sides if s.nodes_per_worker > 1)
+    packed: dict[str, int] = {}
+    for s in sides:
+        if s.nodes_per_worker <= 1:
+            packed[s.gpu] = packed.get(s.gpu, 0) + s.workers * s.held_per_worker
+    return spanning + sum(-(-n // node_gpus[g]) for g, n in packed.items())
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,7 @@ def _side(c: Candidate, workers: int) -> Side:
         dp=c.data_parallel,
         ep=c.expert_parallel,
         held_per_worker=c.gpus_per_replica,
+        nodes_per_worker=c.nodes,
         usd_per_hour_per_gpu=c.usd_per_hour_per_replica / c.gpus_per_replica,
     )
 
