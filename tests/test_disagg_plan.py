@@ -158,6 +158,20 @@ def test_units_add_up_to_their_pools(inputs: PlanningInputs, predictor: Predicto
             assert list(p.power_curve_w) == sorted(p.power_curve_w)
 
 
+def test_default_selection_keeps_the_best_of_each_deployment(
+    plan: Plan, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import planner.documents.kept as kept
+
+    monkeypatch.setattr(kept, "BEST_ALTERNATIVES", 1)
+    allocated = {a.candidate.key for a in plan.allocations}
+    chosen = kept.kept_candidates(plan)
+    for m in plan.inputs.models:
+        mine = [c for c in chosen if c.name == m.name and c.feasible and c.key not in allocated]
+        assert {c.deployment for c in mine} == {"aggregated", "disaggregated"}, m.name
+        assert len(mine) == 2
+
+
 def test_plan_json_carries_the_pools_and_verifies(plan: Plan) -> None:
     data = plan_document(plan).to_json_dict()
     assert plan_problems(data) == []
