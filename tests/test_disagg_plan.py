@@ -17,6 +17,7 @@ import itertools
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +33,7 @@ from planner.solve.optimize import solve
 from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.core.errors import WattgpuError
+from tests.cli_runner import run_cli
 from tests.test_routing_oracle import deployment_pieces, oracle_watts
 
 SCENARIO = scenarios_dir() / "disagg-tight-sla.yaml"
@@ -416,3 +418,19 @@ def test_report_shows_the_pools(plan: Plan, predictor: Predictor) -> None:
 
     text = render_markdown(build_report(plan_document(plan), predictor.card))
     assert "→" in text and "[1× H100-SXM5-80GB TP" in text
+
+
+@pytest.mark.usefixtures("cached_predictor")
+def test_saved_plan_with_flagged_units_verifies(tmp_path: Path) -> None:
+    """``wattgpu plan --format json`` flags units by their pools (an aggregated TP 8 replica
+    and a unit whose decode workers are TP 8 on the same GPU are two flags), and the file
+    re-checks and reports."""
+    out = tmp_path / "plan.json"
+    assert run_cli("plan", "disagg-tight-sla", "--format", "json", "-o", str(out)).code == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert plan_problems(data) == []
+    flags = data["uncertainty_flags"]["flags"]
+    assert any("→" in f["gpu"] for f in flags)
+    assert len({(f["name"], f["gpu"], f["tp"]) for f in flags}) == len(flags)
+    report = run_cli("report", str(out), "--format", "md", "-o", str(tmp_path / "r.md"))
+    assert report.code == 0, report.err

@@ -3,6 +3,9 @@ model (:mod:`predictors.serving.disagg`) per SLA percentile, then per unit its c
 pools within their SLAs), its pools' power curves and the unit's (their sum) on the same knots.
 
 GPUs a worker holds but does not run (a partly used node) idle, as in :mod:`planner.capacity`.
+A feasible unit's ``itl_s_hi`` is its decode step on the upper interval curves at its decode
+concurrency at capacity (one more call of the model, on the feasible units; none with
+``robust``, whose capacity is on those curves already).
 Of the units of one (model entry, prefill GPU, decode GPU) every feasible one is kept; when none
 is, the one closest to the SLA stays as the excluded unit that says why (:func:`kept_units`).
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -19,6 +23,7 @@ from planner.disagg.units import Side, UnitSpec, unit_nodes
 from planner.inputs import Candidate, Exclusion, Pool, ms_text
 from predictors.api import Predictor
 from predictors.catalog import validity
+from predictors.serving.curves import step_time_s
 from predictors.serving.disagg import DisaggCapacity, DisaggTable, disagg_at_rate, disagg_capacity
 from predictors.serving.disagg_build import disagg_curves
 
@@ -67,7 +72,31 @@ def evaluate_units(
         for j, i in enumerate(idx):
             decoding = float(at.decoding_per_worker[j])
             out[i] = _candidate(specs[i], j, table, cap, decoding, node_gpus)
+        if not robust:
+            _with_itl_bounds(out, idx, specs, at.decoding_per_worker, predictor)
     return [c for c in out if c is not None]
+
+
+def _with_itl_bounds(
+    out: list[Candidate | None],
+    idx: list[int],
+    specs: Sequence[UnitSpec],
+    decoding: np.ndarray,
+    predictor: Predictor,
+) -> None:
+    """``itl_s_hi`` of the feasible units of *idx* (in place): the decode step on the upper 90 %
+    interval curves at the unit's decode concurrency at capacity, as for an aggregated replica
+    (:mod:`planner.capacity`); at least the point ITL at capacity."""
+    live = [(j, i) for j, i in enumerate(idx) if (c := out[i]) is not None and c.feasible]
+    if not live:
+        return
+    upper = disagg_curves(predictor, _frame([specs[i] for _, i in live]), robust=True)
+    b = np.asarray([decoding[j] for j, _ in live], dtype=np.float64)[:, None]
+    hi = step_time_s(upper.decode, b)[:, 0]
+    for (_, i), h in zip(live, hi.tolist(), strict=True):
+        c = out[i]
+        if c is not None and math.isfinite(h):
+            out[i] = replace(c, itl_s_hi=max(h, c.itl_s_at_capacity))
 
 
 def _pool(side: Side, role: str, curve_w_per_gpu: np.ndarray, idle_w: float) -> Pool:

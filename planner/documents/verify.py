@@ -305,7 +305,7 @@ def _flags(data: dict[str, Any], by_key: dict[tuple[Any, ...], Any]) -> Iterator
     sla = {m.get("name"): m.get("itl_sla_s") for m in data.get("models") or []}
     expected = {}
     for alloc in data.get("allocations") or []:
-        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))  # flags name (name, GPU, TP)
+        key = (alloc.get("name"), _key(alloc)[1], alloc.get("tp"))  # (name, GPU or pools, TP)
         c = by_key[_key(alloc)]
         hi, in_domain = c.get("itl_s_hi"), bool(c.get("in_domain", True))
         reasons = flag_reasons(str(key[1]), hi, float(sla[key[0]]), in_domain)
