@@ -24,7 +24,13 @@ from planner.inputs import Candidate, Exclusion, Pool, ms_text
 from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.serving.curves import step_time_s
-from predictors.serving.disagg import DisaggCapacity, DisaggTable, disagg_at_rate, disagg_capacity
+from predictors.serving.disagg import (
+    DisaggCapacity,
+    DisaggTable,
+    disagg_at_rate,
+    disagg_capacity,
+    take_curves,
+)
 from predictors.serving.disagg_build import disagg_curves
 
 
@@ -77,6 +83,12 @@ def evaluate_units(
     return [c for c in out if c is not None]
 
 
+def _decode_worker(spec: UnitSpec) -> UnitSpec:
+    """A unit of one decode worker of *spec* on both sides: its decode curves are *spec*'s."""
+    worker = replace(spec.decode, workers=1)
+    return UnitSpec("", spec.model, spec.facts, worker, worker)
+
+
 def _with_itl_bounds(
     out: list[Candidate | None],
     idx: list[int],
@@ -90,9 +102,14 @@ def _with_itl_bounds(
     live = [(j, i) for j, i in enumerate(idx) if (c := out[i]) is not None and c.feasible]
     if not live:
         return
-    upper = disagg_curves(predictor, _frame([specs[i] for _, i in live]), robust=True)
+    # the bound depends on the decode worker alone: one row per distinct decode worker
+    rows: dict[UnitSpec, int] = {}
+    for _, i in live:
+        rows.setdefault(_decode_worker(specs[i]), len(rows))
+    upper = disagg_curves(predictor, _frame(list(rows)), robust=True)
+    pick = np.asarray([rows[_decode_worker(specs[i])] for _, i in live], dtype=np.int64)
     b = np.asarray([decoding[j] for j, _ in live], dtype=np.float64)[:, None]
-    hi = step_time_s(upper.decode, b)[:, 0]
+    hi = step_time_s(take_curves(upper.decode, pick), b)[:, 0]
     for (_, i), h in zip(live, hi.tolist(), strict=True):
         c = out[i]
         if c is not None and math.isfinite(h):
