@@ -102,27 +102,67 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
         if col in DEFAULTS:
             e = e.fill_null(pl.lit(DEFAULTS[col]))
         exprs.append((e.str.to_lowercase() if col in ("engine", "precision") else e).alias(col))
-    for col in NUMERIC_COLUMNS:
-        raw = pl.col(col).cast(pl.String).str.strip_chars()
-        raw = pl.when(raw == "").then(None).otherwise(raw)
-        exprs.append(
-            pl.when(raw.is_null())
-            .then(pl.lit(float(DEFAULTS[col])))
-            .otherwise(raw.cast(pl.Float64, strict=False))
-            .alias(col)
+    out = out.with_columns(exprs)
+    return out.with_columns(
+        *(_number(out[col], float(DEFAULTS[col])) for col in NUMERIC_COLUMNS),
+        *(
+            _number(out[col], None)
+            if col in out.columns
+            else pl.lit(None, dtype=pl.Float64).alias(col)
+            for col in LAYOUT_COLUMNS
+        ),
+    )
+
+
+def _number(cells: pl.Series, default: float | None) -> pl.Series:
+    """A numeric input column as Float64: an empty cell is *default* (a layout degree: null,
+    the engines' usual layout), text that is not a number NaN for a layout degree and null
+    otherwise (both reported per row). Cells that parse as they are (the common case) are cast
+    once; only a column with padded or unparseable text takes the stripping path."""
+    if cells.dtype.is_numeric():
+        return _filled(cells.cast(pl.Float64), default).alias(cells.name)
+    text = cells.cast(pl.String)
+    number = text.cast(pl.Float64, strict=False)
+    if not bool((number.is_null() & text.is_not_null()).any()):
+        return _filled(number, default).alias(cells.name)
+    raw = text.str.strip_chars()
+    number = raw.cast(pl.Float64, strict=False)
+    if default is None:
+        number = number.fill_null(float("nan"))
+    blank = raw.is_null() | (raw == "")
+    number = pl.select(
+        pl.when(blank).then(pl.lit(default, pl.Float64)).otherwise(number)
+    ).to_series()
+    return number.alias(cells.name)
+
+
+def _filled(number: pl.Series, default: float | None) -> pl.Series:
+    return number if default is None else number.fill_null(default)
+
+
+def _fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
+    """'' where the row's batch fits in memory, else its "does not fit" line (formatted for
+    those rows only: a million rows that fit cost no string work)."""
+    errors = pl.repeat("", feats.height, dtype=pl.String, eager=True).alias("_fit_error")
+    where = (~fits).arg_true()
+    if where.is_empty():
+        return errors
+    need_gb = (
+        physics.resident_weight_bytes()
+        + physics.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
+    ) / 1e9
+    have_gb = (physics.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
+    lines = feats.filter(~fits).select(
+        pl.format(
+            "does not fit: needs {} GB for weights and the paged KV cache of the batch "
+            "(running sequences at the mean length, input + output / 2), has {} GB usable "
+            "on {} GPU(s); raise gpu_count or lower batch_size or precision",
+            need_gb.round(1),
+            have_gb.round(1),
+            pl.col("gpu_count").cast(pl.Int64),
         )
-    for col in LAYOUT_COLUMNS:  # optional: empty = the engines' usual layout; text = NaN (error)
-        if col not in out.columns:
-            exprs.append(pl.lit(None, dtype=pl.Float64).alias(col))
-            continue
-        raw = pl.col(col).cast(pl.String).str.strip_chars()
-        exprs.append(
-            pl.when(raw.is_null() | (raw == ""))
-            .then(None)
-            .otherwise(raw.cast(pl.Float64, strict=False).fill_null(float("nan")))
-            .alias(col)
-        )
-    return out.with_columns(exprs)
+    )
+    return errors.scatter(where, lines.to_series())
 
 
 def whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
@@ -256,35 +296,18 @@ class Predictor:
         ttft_model = self.models.targets.get("ttft")
         if with_ttft and ttft_model is not None and feats.height:
             ttft = ttft_model.estimator.predict(feats)
-        t_lo, t_hi = (ttft, ttft)
-        if ttft_model is not None:
+        t_lo, t_hi = (ttft, ttft)  # not shown without with_ttft: no band to compute
+        if with_ttft and ttft_model is not None:
             t_lo, t_hi = ttft_model.estimator.bounds(feats, ttft, ttft_model.interval)
         p_model, i_model = self.models.targets["power"], self.models.targets["itl"]
         p_lo, p_hi = p_model.estimator.bounds(feats, power, p_model.interval)
         i_lo, i_hi = i_model.estimator.bounds(feats, itl, i_model.interval)
         reasons = self.domain_reasons(feats)
-        need_gb = (
-            physics.resident_weight_bytes()
-            + physics.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
-        ) / 1e9
-        have_gb = (physics.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
-        fits = physics.fits_in_memory().fill_null(False)
+        fits = feats.select(physics.fits_in_memory().fill_null(False)).to_series()
         pred = feats.select(
             "_row",
             fits.alias("_fits"),
-            pl.when(fits)
-            .then(pl.lit(""))
-            .otherwise(
-                pl.format(
-                    "does not fit: needs {} GB for weights and the paged KV cache of the batch "
-                    "(running sequences at the mean length, input + output / 2), has {} GB usable "
-                    "on {} GPU(s); raise gpu_count or lower batch_size or precision",
-                    need_gb.round(1),
-                    have_gb.round(1),
-                    pl.col("gpu_count").cast(pl.Int64),
-                )
-            )
-            .alias("_fit_error"),
+            _fit_errors(feats, fits),
             pl.Series("power_w_per_gpu", power),
             pl.Series("power_w_per_gpu_lo", p_lo),
             pl.Series("power_w_per_gpu_hi", p_hi),

@@ -39,9 +39,17 @@ class CandidateCounts:
     kept: int
 
 
-def objective_per_request(inputs: PlanningInputs, c: Candidate) -> float:
-    """The plan's objective per hour and per request/s of *c* at full load (ranking only)."""
-    per_kwh, per_usd = mean_kwh_weight(inputs), objective_weights(inputs).per_rent_usd
+def ranking_weights(inputs: PlanningInputs) -> tuple[float, float]:
+    """(weight of a facility kWh, weight of a rent $) of the inputs' objective, for ranking."""
+    return mean_kwh_weight(inputs), objective_weights(inputs).per_rent_usd
+
+
+def objective_per_request(
+    inputs: PlanningInputs, c: Candidate, weights: tuple[float, float] | None = None
+) -> float:
+    """The plan's objective per hour and per request/s of *c* at full load (ranking only);
+    *weights*: :func:`ranking_weights` of *inputs* when the caller ranks many candidates."""
+    per_kwh, per_usd = weights or ranking_weights(inputs)
     kw_n, kw_x = facility_kw_coefficients(inputs, c)
     capacity = c.max_requests_per_s_per_replica
     if capacity <= 0.0:
@@ -61,8 +69,9 @@ def kept_candidates(plan: Plan, selection: CandidateSelection = "best") -> tuple
         if c.feasible and c.key not in allocated:
             by_model[c.name].append(c)
     best: set[CandidateKey] = set()
+    weights = ranking_weights(inputs)
     for options in by_model.values():
-        ranked = sorted(options, key=lambda c: (objective_per_request(inputs, c), c.key))
+        ranked = sorted(options, key=lambda c: (objective_per_request(inputs, c, weights), c.key))
         best.update(c.key for c in ranked[:BEST_ALTERNATIVES])
         firsts = {c.deployment: c for c in reversed(ranked)}  # the best of each deployment
         best.update(c.key for c in firsts.values())

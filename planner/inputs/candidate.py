@@ -86,7 +86,7 @@ class Exclusion(StrEnum):
     """The predictors cannot predict this deployment (see the reason)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """One (model entry, GPU type, TP degree) deployment with its linear coefficients."""
 

@@ -9,7 +9,8 @@ validation half of :meth:`predictors.api.Predictor.predict`; nothing here raises
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -65,29 +66,37 @@ def _resolve_names(
     return ids, errors
 
 
-def _id_error(column: str, errors: dict[str, str], kind: str) -> pl.Expr:
+@dataclass(frozen=True)
+class Check:
+    """One validation rule: *bad* is true on the rows it rejects, *message* their error line
+    (evaluated on those rows only)."""
+
+    bad: pl.Expr
+    message: pl.Expr
+
+
+def _id_error(column: str, errors: dict[str, str], kind: str) -> Check:
     """The resolution error of *column* per row; an empty cell asks for a catalog *kind* id."""
     empty = f"{column}: empty; give a catalog {kind} id"
-    return (
+    unknown = [name for name, error in errors.items() if error]
+    return Check(
+        pl.col(column).is_null() | pl.col(column).is_in(unknown),
         pl.col(column)
         .replace_strict(errors, default=empty, return_dtype=pl.String)
-        .fill_null(empty)
+        .fill_null(empty),
     )
 
 
-def _vocabulary_error(column: str, known: tuple[str, ...]) -> pl.Expr:
+def _vocabulary_error(column: str, known: tuple[str, ...]) -> Check:
     """An error where *column* is not one of *known*."""
-    return (
-        pl.when(pl.col(column).is_in(known))
-        .then(pl.lit(""))
-        .otherwise(
-            pl.format(f"{column}: unknown '{{}}'; use one of ", pl.col(column))
-            + pl.lit(", ".join(known))
-        )
+    return Check(
+        ~pl.col(column).is_in(known).fill_null(False),
+        pl.format(f"{column}: unknown '{{}}'; use one of ", pl.col(column))
+        + pl.lit(", ".join(known)),
     )
 
 
-def _range_error(column: str) -> pl.Expr:
+def _range_error(column: str) -> Check:
     """An error where the number in *column* is missing, not above 0, above its bound, or (for
     counts) not whole."""
     v = pl.col(column)
@@ -95,37 +104,70 @@ def _range_error(column: str) -> pl.Expr:
     whole = column in ("gpu_count", "batch_size")
     if whole:
         bad = bad | (v != v.floor())
-    return (
-        pl.when(bad.fill_null(True))
-        .then(
-            pl.lit(
-                f"{column}: must be a {'whole number from 1' if whole else 'number above 0'}"
-                f" to {MAX_VALUES[column]:,.0f}"
-            )
-        )
-        .otherwise(pl.lit(""))
+    return Check(
+        bad.fill_null(True),
+        pl.lit(
+            f"{column}: must be a {'whole number from 1' if whole else 'number above 0'}"
+            f" to {MAX_VALUES[column]:,.0f}"
+        ),
     )
 
 
-def _layout_error(column: str) -> pl.Expr:
+def _layout_error(column: str) -> Check:
     """An error where a stated layout degree is not a whole number from 1 to the GPU bound."""
     v = pl.col(column)
     top = validity.MAX_DEGREE
     bad = v.is_not_null() & (~v.is_finite() | (v < 1) | (v != v.floor()) | (v > top))
-    return (
-        pl.when(bad.fill_null(True))
-        .then(pl.lit(f"{column}: must be a whole number from 1 to {top} (or empty)"))
-        .otherwise(pl.lit(""))
+    return Check(
+        bad.fill_null(True),
+        pl.lit(f"{column}: must be a whole number from 1 to {top} (or empty)"),
     )
+
+
+def failing_lines(frame: pl.DataFrame, checks: Sequence[Check]) -> pl.Series:
+    """Per row of *frame*, its failed checks' messages '; '-joined ('' when it passes all): the
+    rules are evaluated as booleans on every row, the messages on the failing rows only."""
+    lines = pl.repeat("", frame.height, dtype=pl.String, eager=True)
+    if not checks or frame.is_empty():
+        return lines
+    failing = frame.select(pl.any_horizontal([c.bad for c in checks])).to_series()
+    where = failing.arg_true()
+    if where.is_empty():
+        return lines
+    text = frame.filter(failing).select(
+        joined_messages([pl.when(c.bad).then(c.message) for c in checks])
+    )
+    return lines.scatter(where, text.to_series().fill_null(""))
 
 
 def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
     """The configuration-validity error (``_config``: TP vs heads, domains, layout splits) and
     the resolved layout (``_tp``, ``_pp``, ``_dp``, ``_ep``; null where not valid) of each row
     of *keys* (resolved ``model``, ``gpu``, ``gpu_count`` and the stated layout degrees), checked
-    once per distinct configuration."""
+    once per distinct configuration: the verdicts are kept in a table that lives as long as the
+    catalog, so a large input predicted in chunks checks each configuration once."""
     on = ["model", "gpu", "gpu_count", *LAYOUT_COLUMNS]
+    keys = keys.select(
+        pl.col("model").cast(pl.String),
+        pl.col("gpu").cast(pl.String),
+        *(pl.col(c).cast(pl.Float64) for c in on[2:]),
+    )
+    memo = catalog.memo("config_verdicts")
+    known: pl.DataFrame | None = memo.get("table")
     distinct = keys.unique(maintain_order=True)
+    if known is not None:
+        distinct = distinct.join(known.select(on), on=on, how="anti", nulls_equal=True)
+    if distinct.height or known is None:
+        verdicts = _verdicts(catalog, distinct)
+        known = verdicts if known is None else pl.concat([known, verdicts])
+        memo["table"] = known
+    return keys.join(known, on=on, how="left", nulls_equal=True, maintain_order="left").select(
+        pl.col("_config").fill_null(""), "_tp", "_pp", "_dp", "_ep"
+    )
+
+
+def _verdicts(catalog: Catalog, distinct: pl.DataFrame) -> pl.DataFrame:
+    """*distinct* configurations with their ``_config`` error and resolved layout."""
     errors, layouts = validity.row_layouts(
         catalog,
         distinct["model"].to_list(),
@@ -137,16 +179,13 @@ def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
         name: [None if lay is None else getattr(lay, attr) for lay in layouts]
         for name, attr in zip(("_tp", "_pp", "_dp", "_ep"), ("tp", "pp", "dp", "ep"), strict=True)
     }
-    verdicts = distinct.with_columns(
+    return distinct.with_columns(
         pl.Series("_config", errors, dtype=pl.String),
         *(pl.Series(name, values, dtype=pl.Int64) for name, values in shape.items()),
     )
-    return keys.join(verdicts, on=on, how="left", nulls_equal=True, maintain_order="left").select(
-        pl.col("_config").fill_null(""), "_tp", "_pp", "_dp", "_ep"
-    )
 
 
-def _context_error(catalog: Catalog, model_id: pl.Expr) -> pl.Expr:
+def _context_error(catalog: Catalog, model_id: pl.Expr) -> Check:
     """An error where input plus output tokens exceed the context window of the row's model."""
     context = dict(
         zip(
@@ -157,16 +196,13 @@ def _context_error(catalog: Catalog, model_id: pl.Expr) -> pl.Expr:
     )
     window = model_id.replace_strict(context, default=None, return_dtype=pl.Float64)
     tokens = pl.col("input_tokens") + pl.col("output_tokens")
-    return (
-        pl.when((tokens > window).fill_null(False))
-        .then(
-            pl.format(
-                "input_tokens + output_tokens = {} exceed the model's {}-token context; lower them",
-                tokens.cast(pl.Int64, strict=False),
-                window.cast(pl.Int64),
-            )
-        )
-        .otherwise(pl.lit(""))
+    return Check(
+        (tokens > window).fill_null(False),
+        pl.format(
+            "input_tokens + output_tokens = {} exceed the model's {}-token context; lower them",
+            tokens.cast(pl.Int64, strict=False),
+            window.cast(pl.Int64),
+        ),
     )
 
 
@@ -180,7 +216,7 @@ def check_rows(catalog: Catalog, rows: pl.DataFrame) -> pl.DataFrame:
     gpu_map, gpu_err = _resolve_names(rows["gpu"], catalog.resolve_gpu, "gpu")
     model_id = pl.col("model").replace_strict(model_map, default=None, return_dtype=pl.String)
     gpu_id = pl.col("gpu").replace_strict(gpu_map, default=None, return_dtype=pl.String)
-    checks: list[pl.Expr] = [
+    checks: list[Check] = [
         _id_error("model", model_err, "LLM"),
         _id_error("gpu", gpu_err, "GPU"),
         _vocabulary_error("engine", ENGINES),
@@ -196,8 +232,9 @@ def check_rows(catalog: Catalog, rows: pl.DataFrame) -> pl.DataFrame:
         *(pl.col(c).cast(pl.Float64) for c in LAYOUT_COLUMNS),
     )
     config = _config_errors(catalog, keys)
-    checks.append(pl.lit(config["_config"]))
+    checks.append(Check(pl.col("_config") != "", pl.col("_config")))
     checks.append(_context_error(catalog, model_id))
+    errors = failing_lines(rows.with_columns(config["_config"]), checks)
     return rows.select(
-        model_id.alias("_model"), gpu_id.alias("_gpu"), joined_messages(checks).alias("_error")
+        model_id.alias("_model"), gpu_id.alias("_gpu"), pl.lit(errors).alias("_error")
     ).with_columns(config.select("_tp", "_pp", "_dp", "_ep"))

@@ -34,17 +34,27 @@ def _range_check(col: str, lo: float, hi: float) -> pl.Expr:
     lo_s, hi_s = (math.exp(lo), math.exp(hi)) if col.startswith("log_") else (lo, hi)
     scale = 1e-9 if name == "params" else 1.0
     unit = " B" if name == "params" else ""
+    outside = ~value.is_between(lo, hi).fill_null(False)
     return (
-        pl.when(value.is_between(lo, hi).fill_null(False))
+        pl.when(outside.not_())
         .then(pl.lit(""))
         .otherwise(
-            pl.format(
+            pl.format(  # formatted where outside only (null elsewhere: no string work)
                 f"{name} {{}}{unit} outside the trained range "
                 f"[{lo_s * scale:.4g}, {hi_s * scale:.4g}]{unit}",
-                (shown * scale).round_sig_figs(4),
+                pl.when(outside).then((shown * scale).round_sig_figs(4)),
             )
         )
     )
+
+
+def _category_check(feats: pl.DataFrame, col: str, trained: list[str], what: str) -> pl.Expr:
+    """A message where categorical feature *col* has no training rows, decided once per
+    distinct value (null where the value is missing)."""
+    values = feats[col].cast(pl.String).unique().drop_nulls().to_list()
+    seen = set(trained)
+    lines = {v: "" if v in seen else f"{what} '{v}' has no training rows" for v in values}
+    return pl.col(col).cast(pl.String).replace_strict(lines, default=None, return_dtype=pl.String)
 
 
 def domain_reasons(card: Mapping[str, Any], feats: pl.DataFrame) -> list[str]:
@@ -56,10 +66,7 @@ def domain_reasons(card: Mapping[str, Any], feats: pl.DataFrame) -> list[str]:
     if not dom:
         return ["the model card records no training domain"] * feats.height
     checks: list[pl.Expr] = [
-        pl.when(pl.col(col).is_in(dom[key]).fill_null(False))
-        .then(pl.lit(""))
-        .otherwise(pl.format(f"{what} '{{}}' has no training rows", pl.col(col)))
-        for col, key, what in CATEGORIES
+        _category_check(feats, col, dom[key], what) for col, key, what in CATEGORIES
     ]
     if not dom["moe_trained"]:
         checks.append(

@@ -188,9 +188,10 @@ def _unseen(frame: pl.DataFrame, column: str, seen: frozenset[str]) -> np.ndarra
 def _vendor_sparse(frame: pl.DataFrame, evidence: Evidence) -> np.ndarray:
     """1 / (1 + measured GPUs of the row's vendor): 1 for an unmeasured vendor, small for a
     vendor with many measured GPUs."""
-    counts = dict(evidence.gpus_per_vendor)
-    vendors = frame["vendor"].cast(pl.String).fill_null("").to_list()
-    return np.array([1.0 / (1.0 + counts.get(v, 0)) for v in vendors], dtype=np.float64)
+    counts = {v: 1.0 / (1.0 + n) for v, n in evidence.gpus_per_vendor}
+    vendors = frame["vendor"].cast(pl.String)
+    share = vendors.replace_strict(counts, default=1.0, return_dtype=pl.Float64)
+    return share.fill_null(1.0).to_numpy().astype(np.float64)
 
 
 def _flag(frame: pl.DataFrame, column: str) -> np.ndarray:

@@ -134,9 +134,10 @@ def rate_per_s(c: ServingCurves, b: FloatArray) -> FloatArray:
     return result
 
 
-def in_system(c: ServingCurves, b: FloatArray) -> FloatArray:
-    """n(b) (N, M): mean requests in the system (decoding + in prefill)."""
-    tau = step_time_s(c, b)
+def in_system(c: ServingCurves, b: FloatArray, tau: FloatArray | None = None) -> FloatArray:
+    """n(b) (N, M): mean requests in the system (decoding + in prefill); *tau*: τ(b) when the
+    caller has it already."""
+    tau = step_time_s(c, b) if tau is None else tau
     lam = b / (as_column(c.output_tokens) * tau)
     result: FloatArray = b + lam * (as_column(c.ttft_base_s) + tau)
     return result

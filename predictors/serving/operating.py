@@ -102,8 +102,10 @@ class Capacity:
     """Per row, mean ITL at the knots (first = the ITL of a lone request)."""
 
 
-def _memory_ok(c: ServingCurves, b: FloatArray) -> npt.NDArray[np.bool_]:
-    return quantile_fits(in_system(c, b), as_column(c.max_batch), MEMORY_QUANTILE)
+def _memory_ok(
+    c: ServingCurves, b: FloatArray, tau: FloatArray | None = None
+) -> npt.NDArray[np.bool_]:
+    return quantile_fits(in_system(c, b, tau), as_column(c.max_batch), MEMORY_QUANTILE)
 
 
 def _sla_ok(
@@ -113,12 +115,11 @@ def _sla_ok(
     ttft_sla_s: FloatArray,
     percentile: float | None,
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    itl_ok = itl_at_percentile_s(c, b, percentile) <= as_column(itl_sla_s)
-    ttft = ttft_s(c, b)
-    if percentile is not None:
-        ttft = as_column(c.ttft_base_s) + itl_at_percentile_s(c, b, percentile)
-    ttft_ok = ttft <= as_column(ttft_sla_s)
-    return itl_ok, ttft_ok, _memory_ok(c, b)
+    tau = step_time_s(c, b)
+    itl = tau if percentile is None else itl_at_percentile_s(c, b, percentile)
+    itl_ok = itl <= as_column(itl_sla_s)
+    ttft_ok = as_column(c.ttft_base_s) + itl <= as_column(ttft_sla_s)
+    return itl_ok, ttft_ok, _memory_ok(c, b, tau)
 
 
 def capacity(
@@ -157,11 +158,11 @@ def capacity(
     # knots up to b*, then b* itself
     pts = np.concatenate((knots, b_star[:, None]), axis=1)
     pts = np.where(pts <= b_star[:, None], pts, b_star[:, None])
-    lam = rate_per_s(c, pts)
+    itl = step_time_s(c, pts)
+    lam = pts / (as_column(c.output_tokens) * itl)  # rate_per_s(c, pts)
     # each distinct point once: the knots below b* and b* itself
     distinct = np.concatenate((np.ones((c.rows, 1), dtype=bool), np.diff(pts, axis=1) > 0), axis=1)
-    power = mean_power_w(c, in_system(c, pts), distinct)
-    itl = step_time_s(c, pts)
+    power = mean_power_w(c, in_system(c, pts, itl), distinct)
     curve_lam, curve_p, curve_itl = [], [], []
     for i in range(c.rows):
         if last[i] < 0:
