@@ -9,7 +9,6 @@ infeasible candidate is excluded; :func:`ms_text` writes the milliseconds of its
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 from collections.abc import Mapping
@@ -159,7 +158,7 @@ class Candidate:
         """True for a disaggregated unit (:attr:`pools`)."""
         return self.deployment == "disaggregated"
 
-    @functools.cached_property
+    @property
     def gpu_use(self) -> tuple[tuple[str, int], ...]:
         """(GPU type, GPUs of inventory) one replica takes, per type: its own for an aggregated
         replica, both pools' for a disaggregated unit (:func:`planner.inputs.pools.gpu_use`)."""
