@@ -33,13 +33,7 @@ from planner.documents.plan_parts import (
     Status,
     TotalsDocument,
 )
-from planner.documents.pools import (
-    LAYOUT_DEGREES,
-    POOL_KEYS,
-    allocation_pools,
-    candidate_pools,
-    unit_values,
-)
+from planner.documents.pools import LAYOUT_DEGREES, allocation_pools, candidate_fields, unit_values
 from planner.documents.verify import checked_plan_json
 from planner.inputs import (
     Candidate,
@@ -257,14 +251,7 @@ def plan_document(
         assumptions=_assumptions(inputs),
         models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[
-            CandidateDocument(
-                **dataclass_values(c, skip=POOL_KEYS),
-                tensor_parallel=c.tp,
-                **candidate_pools(c, split),
-            )
-            for c in kept
-        ],
+        candidates=[CandidateDocument(**candidate_fields(c, split)) for c in kept],
         allocations=[_allocation(a, split) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from planner.documents.base import Document
+from planner.documents.base import Document, dataclass_values
 from planner.inputs import (
     Candidate,
     CandidateKey,
@@ -92,12 +92,13 @@ def pool_document(pool: Pool, power_w_by_period: Sequence[float] | None = None) 
     )
 
 
-def candidate_pools(c: Candidate, disaggregated_plan: bool) -> dict[str, Any]:
-    """The ``deployment`` and ``pools`` keys of candidate *c*'s record (none when no candidate
-    of the plan is disaggregated)."""
-    if not disaggregated_plan:
-        return {}
-    return {"deployment": c.deployment, "pools": [pool_document(p) for p in c.pools] or None}
+def candidate_fields(c: Candidate, disaggregated_plan: bool) -> dict[str, Any]:
+    """The fields of candidate *c*'s record: its own, ``tensor_parallel``, then ``deployment``
+    and ``pools`` (left out when no candidate of the plan is disaggregated)."""
+    out = {**dataclass_values(c, skip=POOL_KEYS), "tensor_parallel": c.tp}
+    if disaggregated_plan:
+        out.update(deployment=c.deployment, pools=[pool_document(p) for p in c.pools] or None)
+    return out
 
 
 def allocation_pools(
