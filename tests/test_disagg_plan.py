@@ -212,8 +212,13 @@ def test_plan_json_carries_the_pools_and_verifies(plan: Plan) -> None:
     def pool_gpus(d: dict[str, Any]) -> None:
         d["allocations"][i]["pools"][1]["gpus"] += 1
 
+    def unit_curve(d: dict[str, Any]) -> None:
+        (j,) = [k for k, c in enumerate(d["candidates"]) if c.get("pools") and c["feasible"]][:1]
+        d["candidates"][j]["pools"][1]["power_curve_w"][-1] += 50.0
+
     assert any(f"allocations[{i}].pools[0].power_w_by_period" in p for p in tampered(pool_power))
     assert any(f"allocations[{i}].pools" in p for p in tampered(pool_gpus))
+    assert any("not the sum of its pools' power_curve_w" in p for p in tampered(unit_curve))
 
 
 def test_default_is_aggregated_and_keeps_plans(predictor: Predictor) -> None:
