@@ -11,12 +11,14 @@ considered: more GPUs per replica only add idle power once the SLA is met.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
+from planner.disagg.candidates import with_units
 from planner.inputs import (
     MAX_REPLICAS_PER_CANDIDATE,
     Candidate,
@@ -191,7 +193,8 @@ def _stop(groups: list[list[Candidate]]) -> int | None:
 
 
 def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
-    """Every candidate considered, in (model entry, GPU, layout) order."""
+    """Every candidate considered, in (model entry, GPU, layout) order; then the entries'
+    disaggregated units, by their ``deployment`` (:mod:`planner.disagg.candidates`)."""
     pairs = [(e, g) for e in scenario.models for g in scenario.gpu_offers]
     memo: dict[tuple[str, str, bool], _Rungs] = {}
     rungs = {(e.name, g): _rungs(scenario, e, g, predictor, memo) for e, g in pairs}
@@ -233,7 +236,8 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     for e, g in pairs:
         got = chosen[(e.name, g)]
         out.extend(c for group in got[: _stop(got) or len(got)] for c in group)
-    return out
+    precision = functools.partial(model_precision, scenario=scenario, catalog=predictor.catalog)
+    return with_units(scenario, predictor, out, precision)
 
 
 def _gpu_info(scenario: Scenario, predictor: Predictor) -> dict[str, GpuInfo]:

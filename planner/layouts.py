@@ -205,11 +205,12 @@ def ladder(
 
 
 def smallest_fitting(cands: Sequence[Candidate]) -> dict[tuple[str, str], Candidate]:
-    """Per (model entry, GPU) the evaluated candidate with the fewest GPUs whose weights fit
-    (not a memory exclusion; scenario rules and prediction errors say nothing about memory)."""
+    """Per (model entry, GPU) the evaluated aggregated candidate with the fewest GPUs whose
+    weights fit (not a memory exclusion; scenario rules and prediction errors say nothing about
+    memory)."""
     out: dict[tuple[str, str], Candidate] = {}
     for c in cands:
-        if c.exclusion in (Exclusion.MEMORY, Exclusion.RULE, Exclusion.PREDICTION):
+        if c.pools or c.exclusion in (Exclusion.MEMORY, Exclusion.RULE, Exclusion.PREDICTION):
             continue
         best = out.get((c.name, c.gpu))
         if best is None or c.gpus_per_replica < best.gpus_per_replica:

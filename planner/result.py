@@ -29,7 +29,6 @@ from planner.inputs import (
     Candidate,
     PlanningInputs,
     grid_carbon_kg,
-    stock_key,
     surviving_capacity,
 )
 
@@ -192,7 +191,8 @@ def make_totals(allocations: tuple[Allocation, ...], inputs: PlanningInputs) -> 
     peak_w = [0.0] * inputs.periods
     pue = inputs.pue
     for a in allocations:
-        gpus[a.candidate.gpu] = gpus.get(a.candidate.gpu, 0) + a.gpus
+        for gpu, held in a.candidate.gpu_use:  # a disaggregated unit: both pools' types
+            gpus[gpu] = gpus.get(gpu, 0) + a.replicas * held
         scale = inputs.site(a.candidate).pue if inputs.regions else 1.0  # facility W by site
         for t, p in enumerate(period_power_w(a.candidate, a.replicas, a.requests_per_s_by_period)):
             peak_w[t] += p * scale if inputs.regions else p
@@ -253,7 +253,8 @@ def _allocation_problems(a: Allocation, inputs: PlanningInputs, tally: _Tally) -
     if a.replicas < 0:
         problems.append(f"allocation {c.label}: negative replicas {a.replicas}")
     tally.replicas[c.name] += a.replicas
-    tally.gpus[stock_key(c)] = tally.gpus.get(stock_key(c), 0) + a.gpus
+    for key, held in c.stock_use:  # a disaggregated unit: both pools' types, in its site
+        tally.gpus[key] = tally.gpus.get(key, 0) + a.replicas * held
     if a.replicas > 0:
         tally.regions.setdefault(c.name, set()).add(c.region)
     cap = a.replicas * c.max_requests_per_s_per_replica

@@ -124,6 +124,7 @@ def test_example_set_is_complete() -> None:
         "enterprise-fleet.yaml",
         "eu-power-cap-carbon.yaml",
         "large-generated.yaml",
+        "disagg-tight-sla.yaml",
     } <= set(EXAMPLES)
     assert default_scenario().name == "enterprise-fleet.yaml"
 

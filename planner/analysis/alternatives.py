@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.inputs import Candidate, PlanningInputs, stock_key
+from planner.inputs import Candidate, PlanningInputs
 from planner.result import Allocation, Plan, make_allocation, period_power_w
 from planner.solve.coefficients import objective_weights, replica_bound
 
@@ -49,12 +49,14 @@ def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, .
     exceeds."""
     others = [a for a in plan.allocations if a.candidate.name != alt.candidate.name]
     out = []
-    gpu, stock = alt.candidate.gpu, stock_key(alt.candidate)
-    available = inputs.available(alt.candidate)
-    if available is not None:
-        used = alt.gpus + sum(a.gpus for a in others if stock_key(a.candidate) == stock)
-        if used > available:
-            out.append(f"inventory of {gpu} ({used} > {available})")
+    for (gpu, _), (key, held) in zip(alt.candidate.gpu_use, alt.candidate.stock_use, strict=True):
+        available = inputs.stock.get(key)
+        if available is not None:
+            used = alt.replicas * held + sum(
+                a.replicas * k for a in others for g, k in a.candidate.stock_use if g == key
+            )
+            if used > available:
+                out.append(f"inventory of {gpu} ({used} > {available})")
     site = inputs.site(alt.candidate)
     if site.power_cap_kw is not None:  # the cap of the site (region) it would run in
         watts = [0.0] * inputs.periods
@@ -73,11 +75,25 @@ def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, .
     return tuple(out)
 
 
+def best_of_each_deployment(
+    options: list[Alternative], kept: list[Alternative]
+) -> list[Alternative]:
+    """The best aggregated and the best disaggregated option (*options* sorted best first)
+    that *kept* lacks, when the model entry has options of both deployments."""
+    best: dict[str, Alternative] = {}
+    for o in options:
+        best.setdefault(o.candidate.deployment, o)
+    if len(best) < 2:
+        return []
+    return [o for o in best.values() if o not in kept]
+
+
 def alternatives(
     plan: Plan, per_model: int = ALTERNATIVES_PER_MODEL
 ) -> dict[str, list[Alternative]]:
     """Per model entry with allocations: the plan's own single deployment (if it uses one) and
-    the *per_model* best other feasible candidates, by objective delta."""
+    the *per_model* best other feasible candidates, by objective delta; with options of both
+    deployments also the best aggregated and the best disaggregated one."""
     inputs = plan.inputs
     out: dict[str, list[Alternative]] = {}
     for m in inputs.models:
@@ -100,5 +116,5 @@ def alternatives(
         options.sort(key=lambda o: (not o.chosen, o.delta, o.candidate.key))
         kept = [o for o in options if o.chosen]
         kept += [o for o in options if not o.chosen][:per_model]
-        out[m.name] = kept
+        out[m.name] = kept + best_of_each_deployment(options, kept)
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from planner.inputs import UNIT_NOTE, pools_gpu_cell, pools_layout_cell
 from planner.text import Section, num
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from predictors.catalog.store import Catalog
 
 RankBy = Literal["energy", "cost"]
+DeploymentMode = Literal["aggregated", "disaggregated", "both"]
 
 #: Defaults of the quick comparison, stated in its output.
 DEFAULT_REGION = "US"
@@ -50,6 +52,9 @@ class CompareRequest:
     region: str = DEFAULT_REGION
     hours: float = DEFAULT_HOURS
     electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
+    deployment: DeploymentMode = "aggregated"
+    """Rows of aggregated replicas (the default), of disaggregated units (one row per GPU type
+    of both pools, or per prefill → decode pair of types) or both."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,9 @@ class CompareRow:
     does not fit)."""
     nodes: int | None = None
     """Nodes one replica of that deployment spans (1 inside one node)."""
+    deployment_kind: str = "aggregated"
+    """``aggregated`` or ``disaggregated`` (then ``gpu`` is the unit's GPU type, or its
+    ``prefill → decode`` types); only in the output of ``--deployment`` other than aggregated."""
 
 
 @dataclass(frozen=True)
@@ -103,33 +111,55 @@ class CompareResult:
         """One line per assumption, printed with every format."""
         r = self.request
         ttft = "" if r.ttft_ms is None else f", TTFT ≤ {num(r.ttft_ms)} ms"
-        return [
-            f"{self.model} ({self.precision}, {r.engine}) at {num(r.requests_per_s)} req/s, "
-            f"{num(r.input_tokens)} input / {num(r.output_tokens)} output tokens, "
-            f"ITL ≤ {num(r.itl_ms)} ms{ttft}",
-            f"horizon {num(r.hours)} h; region {r.region} ({num(self.grid_g_co2_per_kwh)} "
-            f"gCO2e/kWh); PUE {self.pue:g}; electricity {r.electricity_usd_per_kwh:g} $/kWh",
-            "tok = output tokens; energy = GPU energy (facility energy = × PUE); "
-            "$ = GPU rent + electricity",
-            f"ranked by {r.by}; each row is the best fleet of that GPU type alone",
-        ] + (
-            [f"{r.model} resolved to {self.model} (quantised checkpoint or alias)"]
-            if r.model != self.model
-            else []
+        return (
+            [
+                f"{self.model} ({self.precision}, {r.engine}) at {num(r.requests_per_s)} req/s, "
+                f"{num(r.input_tokens)} input / {num(r.output_tokens)} output tokens, "
+                f"ITL ≤ {num(r.itl_ms)} ms{ttft}",
+                f"horizon {num(r.hours)} h; region {r.region} ({num(self.grid_g_co2_per_kwh)} "
+                f"gCO2e/kWh); PUE {self.pue:g}; electricity {r.electricity_usd_per_kwh:g} $/kWh",
+                "tok = output tokens; energy = GPU energy (facility energy = × PUE); "
+                "$ = GPU rent + electricity",
+                f"ranked by {r.by}; each row is the best fleet of that GPU type alone",
+            ]
+            + ([f"[…]: {UNIT_NOTE}"] if r.deployment != "aggregated" else [])
+            + (
+                [f"{r.model} resolved to {self.model} (quantised checkpoint or alias)"]
+                if r.model != self.model
+                else []
+            )
         )
 
     def to_json_dict(self) -> dict[str, Any]:
         """Request, assumptions and ranked rows (stable keys)."""
+        r = self.request
         return {
-            "request": asdict(self.request),
+            "request": _without_default(asdict(r), r),
             "model": self.model,
             "precision": self.precision,
             "pue": self.pue,
             "grid_g_co2_per_kwh": self.grid_g_co2_per_kwh,
             "output_tokens_total": self.output_tokens_total,
             "assumptions": self.assumptions(),
-            "rows": [asdict(row) for row in self.rows],
+            "rows": [_without_default(asdict(row), r) for row in self.rows],
         }
+
+
+def _without_default(values: dict[str, Any], request: CompareRequest) -> dict[str, Any]:
+    """*values* without the deployment keys when the request is aggregated (today's output)."""
+    if request.deployment == "aggregated":
+        values.pop("deployment_kind", None)
+        if "requests_per_s" in values:
+            values.pop("deployment", None)
+    return values
+
+
+def compare_csv_columns(result: CompareResult) -> tuple[str, ...]:
+    """Columns of ``compare --format csv``: the row fields (``deployment_kind`` only for
+    ``--deployment`` other than aggregated)."""
+    if result.request.deployment == "aggregated":
+        return tuple(c for c in COMPARE_CSV_COLUMNS if c != "deployment_kind")
+    return COMPARE_CSV_COLUMNS
 
 
 def _precision(request: CompareRequest, catalog: Catalog, model_id: str) -> str:
@@ -171,7 +201,7 @@ def compare_scenario_dict(
                 "min_replicas": 1,
             }
         ],
-    }
+    } | ({} if request.deployment == "aggregated" else {"deployment": request.deployment})
 
 
 def _gpu_prices(request: CompareRequest, catalog: Catalog) -> dict[str, float | None]:
@@ -197,7 +227,9 @@ def _why_not(demand: ModelDemand, cands: list[Candidate]) -> str:
     return "; ".join(unserved_reasons(demand, cands))
 
 
-def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: float) -> CompareRow:
+def _row(
+    gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: float, kind: str
+) -> CompareRow:
     t = plan.totals
     if not plan.has_solution or t is None:
         reason = (
@@ -206,8 +238,9 @@ def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: flo
             else "; ".join(plan.solve.messages) or plan.status.value
         )
         return CompareRow(
-            gpu, False, reason, priced, "", None, 0, 0, None, None, None, None, None, None, None
-        )
+            gpu, False, reason, priced, "", None, 0, 0, None, None, None, None, None, None, None,
+            deployment_kind=kind,
+        )  # fmt: skip
     allocs = sorted(plan.allocations, key=lambda a: (-a.replicas, a.candidate.tp))
     gpus = sum(a.gpus for a in allocs)
     cost = t.cost_usd if priced else None
@@ -216,7 +249,7 @@ def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: flo
         fits=True,
         reason="" if priced else f"no $/hour for {gpu} in the catalog: cost not ranked",
         priced=priced,
-        deployment=" + ".join(f"{a.replicas} × TP{_layout(a.candidate)}" for a in allocs),
+        deployment=" + ".join(f"{a.replicas} × {_layout(a.candidate)}" for a in allocs),
         tp=allocs[0].candidate.tp,
         replicas=sum(a.replicas for a in allocs),
         gpus=gpus,
@@ -230,23 +263,42 @@ def _row(gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: flo
         itl_ms_at_served_load=1000.0 * max(a.itl_s_at_served_load for a in allocs),
         layout=allocs[0].candidate.layout,
         nodes=allocs[0].candidate.nodes,
+        deployment_kind=kind,
     )
 
 
 def _layout(c: Candidate) -> str:
-    """A replica's layout with the nodes it spans when more than one: ``8×PP2 on 2 nodes``."""
-    return c.layout + (f" on {c.nodes} nodes" if c.nodes > 1 else "")
+    """A replica's layout with the nodes it spans when more than one: ``8×PP2 on 2 nodes``; a
+    unit's pools (``[P 3×2 → D 2×8]``)."""
+    if c.pools:
+        return f"[{pools_layout_cell(c.pools)}]"
+    return "TP" + c.layout + (f" on {c.nodes} nodes" if c.nodes > 1 else "")
 
 
 def _rank_key(by: RankBy) -> Any:
     def key(row: CompareRow) -> tuple[Any, ...]:
         if not row.fits:
-            return (2, 0.0, 0.0, row.gpu)
+            return (2, 0.0, 0.0, row.gpu, row.deployment_kind)
         if by == "cost":
             return (0 if row.priced else 1, row.cost_usd or 0.0, row.energy_kwh, row.gpu)
-        return (0, row.energy_kwh, row.cost_usd if row.priced else float("inf"), row.gpu)
+        cost = row.cost_usd if row.priced else float("inf")
+        return (0, row.energy_kwh, cost, row.gpu, row.deployment_kind)
 
     return key
+
+
+def _row_groups(
+    request: CompareRequest, cands: tuple[Candidate, ...], prices: dict[str, float | None]
+) -> dict[tuple[str, str], list[Candidate]]:
+    """The candidates of every row: (deployment kind, GPU type or a unit's types) -> them."""
+    out: dict[tuple[str, str], list[Candidate]] = {}
+    if request.deployment != "disaggregated":
+        for gpu in prices:
+            out[("aggregated", gpu)] = [c for c in cands if not c.pools and c.gpu == gpu]
+    for c in cands:
+        if c.pools and request.deployment != "aggregated":
+            out.setdefault(("disaggregated", pools_gpu_cell(c.pools)), []).append(c)
+    return out
 
 
 def compare(request: CompareRequest, predictor: Predictor | None = None) -> CompareResult:
@@ -274,10 +326,10 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     inputs: PlanningInputs = planning_inputs(scenario, predictor)
     tokens = request.requests_per_s * 3600.0 * request.hours * request.output_tokens
     rows = []
-    for gpu, price in prices.items():
-        cands = [c for c in inputs.candidates if c.gpu == gpu]
+    for (kind, gpu), cands in _row_groups(request, inputs.candidates, prices).items():
         plan = solve(inputs.with_candidates(cands), baselines=False)
-        rows.append(_row(gpu, price is None, plan, cands, tokens))
+        priced = all(prices.get(g) is None for g in gpu.split(" → "))
+        rows.append(_row(gpu, priced, plan, cands, tokens, kind))
     rows.sort(key=_rank_key(request.by))
     return CompareResult(
         request, model_id, precision, inputs.pue, inputs.grid_g_co2_per_kwh, tuple(rows)

@@ -167,9 +167,15 @@ def _fmt(v: Any) -> str:
     return json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
 
 
+def _deployment(a: dict[str, Any]) -> str:
+    """``H100 TP8``, or a disaggregated unit's pools in brackets."""
+    key = record_key(a)
+    return f"[{key[1]}]" if a.get("pools") else f"{a.get('gpu')} TP{a.get('tp')}"
+
+
 def _alloc_line(sign: str, a: dict[str, Any]) -> str:
     return (
-        f"{sign} {a.get('name')} on {a.get('replicas')}× {a.get('gpu')} TP{a.get('tp')} "
+        f"{sign} {a.get('name')} on {a.get('replicas')}× {_deployment(a)} "
         f"({a.get('gpus')} GPUs, {_fmt(a.get('energy_kwh'))} kWh, {_fmt(a.get('cost_usd'))} $)"
     )
 

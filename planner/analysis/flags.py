@@ -176,7 +176,7 @@ def uncertainty_flags(
     found = [
         _flag(
             a.candidate.name,
-            a.candidate.gpu,
+            a.candidate.key[1],  # the GPU, or a disaggregated unit's pools
             a.candidate.tp,
             a.replicas,
             a.candidate.itl_s_hi,
@@ -238,7 +238,7 @@ def saved_plan_flags(doc: PlanDocument) -> UncertaintyFlagsDocument:
     found = [
         _flag(
             a.name,
-            a.gpu,
+            a.key[1],
             a.tp,
             a.replicas,
             doc.candidate(a.key).itl_s_hi,

@@ -35,6 +35,7 @@ from planner.documents.forecast import (
 )
 from planner.documents.plan import PlanDocument, as_document
 from planner.documents.plan_parts import AllocationDocument, ModelDocument
+from planner.documents.pools import gpus_of
 from planner.inputs import grid_by_period
 from planner.result import Plan
 
@@ -208,6 +209,7 @@ def _model(
                 in_domain=c.in_domain,
                 requests=requests,
                 horizon=_sum(per_t),
+                pools=a.pools,
             )
         )
     by_period = [_sum(p) for p in periods]
@@ -215,7 +217,8 @@ def _model(
     served = _requests(m.requests_per_s_by_period, a_.period_hours) if deployments else 0.0
     gpus: dict[str, int] = {}
     for d in deployments:
-        gpus[d.gpu] = gpus.get(d.gpu, 0) + d.gpus
+        for gpu, count in gpus_of(d.gpu, d.gpus, d.replicas, d.pools).items():
+            gpus[gpu] = gpus.get(gpu, 0) + count
     whole, month, year = _horizons(horizon, a_.hours)
     model = ModelForecastDocument(
         name=m.name,

@@ -89,8 +89,24 @@ class PowerInterval:
         return (lo - idle) / above, (hi - idle) / above
 
 
+#: Appended to :data:`METHOD` in plans with disaggregated units that record no interval.
+UNIT_NOTE = (
+    " Disaggregated units record no power interval yet (the disaggregated serving model gives "
+    "none): their band is their point estimate."
+)
+
+
+def _no_interval(c: CandidateDocument) -> bool:
+    """A disaggregated unit without a recorded power interval."""
+    return c.deployment == "disaggregated" and c.power_w_per_gpu_predicted is None
+
+
 def power_interval(c: CandidateDocument) -> PowerInterval:
-    """The interval a candidate recorded; a clear error when the plan predates the fields."""
+    """The interval a candidate recorded (a disaggregated unit without one: its point power per
+    GPU at capacity, :data:`UNIT_NOTE`); a clear error when the plan predates the fields."""
+    if _no_interval(c) and c.idle_power_w_per_gpu is not None:
+        p = c.power_w_per_gpu_at_capacity
+        return PowerInterval(p, p, p, c.idle_power_w_per_gpu, c.tdp_w_per_gpu)
     values = (c.power_w_per_gpu_predicted, c.power_w_per_gpu_lo, c.power_w_per_gpu_hi)
     if any(v is None for v in values) or c.idle_power_w_per_gpu is None:
         raise WattgpuError(
@@ -170,8 +186,9 @@ def bands(plan: Plan | PlanDocument, level: float | None = None) -> BandsDocumen
     totals = [ZERO_FIGURES, ZERO_FIGURES, ZERO_FIGURES]
     for figs in per_model.values():
         totals = [totals[i] + figs[i] for i in range(3)]
+    units = any(_no_interval(doc.candidate(a.key)) for a in doc.allocations)
     return BandsDocument(
-        method=METHOD,
+        method=METHOD + (UNIT_NOTE if units else ""),
         interval_level=level,
         total=_figure_bands(*totals),
         models={k: _figure_bands(*v) for k, v in per_model.items()},

@@ -70,6 +70,14 @@ class CompareFormat(enum.StrEnum):
     csv = "csv"
 
 
+class CompareDeployment(enum.StrEnum):
+    """Which deployments ``wattgpu compare`` ranks."""
+
+    aggregated = "aggregated"
+    disaggregated = "disaggregated"
+    both = "both"
+
+
 class RankBy(enum.StrEnum):
     """What ``wattgpu compare`` ranks by."""
 
@@ -296,6 +304,14 @@ def compare(
         CompareFormat, typer.Option("--format", "-f", help="table, json or csv.")
     ] = CompareFormat.table,
     output: OutputOption = None,
+    deployment: Annotated[
+        CompareDeployment,
+        typer.Option(
+            "--deployment",
+            help="Rows of aggregated replicas (default), disaggregated prefill/decode units "
+            "(per GPU type, or prefill → decode types) or both.",
+        ),
+    ] = CompareDeployment.aggregated,
     user_catalog: Annotated[
         Path | None,
         typer.Option(
@@ -309,7 +325,7 @@ def compare(
 
     Exit code 0 when at least one GPU type meets the SLA, 1 for bad input or when none does.
     """
-    from planner.analysis.compare import COMPARE_CSV_COLUMNS, CompareRequest, compare_section
+    from planner.analysis.compare import CompareRequest, compare_csv_columns, compare_section
     from planner.analysis.compare import compare as run_compare
     from planner.text import rows_to_csv, sections_to_text, to_json
 
@@ -333,6 +349,7 @@ def compare(
         region=region,
         hours=hours,
         electricity_usd_per_kwh=electricity,
+        deployment=deployment.value,
     )
     predictor = None
     if user_catalog is not None:
@@ -346,7 +363,7 @@ def compare(
         _emit(to_json(result.to_json_dict()), output, "comparison")
     elif fmt == CompareFormat.csv:
         rows = [r.__dict__ for r in result.rows]
-        _emit(rows_to_csv(rows, COMPARE_CSV_COLUMNS), output, "comparison")
+        _emit(rows_to_csv(rows, compare_csv_columns(result)), output, "comparison")
     elif output is not None:
         _emit(sections_to_text([compare_section(result)]), output, "comparison")
     else:

@@ -114,11 +114,15 @@ def _hardware(doc: PlanDocument, catalog: Catalog) -> list[HardwareDocument]:
             HardwareDocument(
                 name=a.name,
                 model=a.model,
-                gpu=a.gpu,
+                gpu=a.gpu_label,
                 gpus=a.gpus,
                 tp=a.tp,
                 replicas=a.replicas,
-                layout=f"{a.replicas} replica(s) × TP{a.layout} on {a.gpu}",
+                layout=(
+                    f"{a.replicas} unit(s) × {a.layout}"
+                    if a.pools
+                    else f"{a.replicas} replica(s) × TP{a.layout} on {a.gpu}"
+                ),
                 engine=doc.assumptions.engine,
                 precision=precision,
             )
@@ -144,7 +148,7 @@ def _idle_active(energies: list[AllocationEnergy]) -> list[IdleActiveDocument]:
         IdleActiveDocument(
             name=e.allocation.name,
             model=e.allocation.model,
-            gpu=e.allocation.gpu,
+            gpu=e.allocation.gpu_label,
             tp=e.allocation.tp,
             replicas=e.allocation.replicas,
             idle_energy_kwh=e.idle_energy_kwh,

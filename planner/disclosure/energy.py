@@ -5,7 +5,8 @@ prefill share of a request's time, and the embodied emissions of the planned GPU
   active energy = GPU energy − idle energy (the plan's ``power_w_by_period`` × hours);
 * prefill share = TTFT / (TTFT + output tokens × ITL at the served load): a request's time
   split into its prefill and decode phases; its energy (idle included) is split in the same
-  proportion (a modelled split: both phases share the GPUs with other requests in flight);
+  proportion (a modelled split: both phases share the GPUs with other requests in flight); a
+  disaggregated unit's is its prefill pool's share of its energy (the pools' own power);
 * embodied (SCI ``M = TE × TS × RS``): TE = GPUs × catalog ``embodied_kg_co2e``, TS = window
   hours / (lifetime years × 8760 h), RS = the scenario's resource share.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from planner.documents.plan import PlanDocument
 from planner.documents.plan_parts import AllocationDocument
+from planner.documents.pools import gpus_of
 from predictors.catalog.store import Catalog
 
 HOURS_PER_YEAR = 8760.0
@@ -32,7 +34,10 @@ class AllocationEnergy:
     prefill_share: float | None
     """Share of a request's time spent in prefill (None: no TTFT recorded)."""
     embodied_per_gpu_kg_co2e: float | None
+    """Mean over the allocation's GPUs (one type, or a disaggregated unit's pools' types)."""
     embodied_source: str | None
+    embodied_by_gpu: tuple[tuple[str, int, float | None], ...] = ()
+    """(GPU type, GPUs, catalog embodied kg CO2e per GPU) of every type the allocation holds."""
 
 
 def _embodied(catalog: Catalog, gpu: str) -> tuple[float | None, str | None]:
@@ -57,9 +62,25 @@ def allocation_energy(doc: PlanDocument, catalog: Catalog) -> list[AllocationEne
         out_tokens = doc.model(a.name).output_tokens
         itl = a.itl_s_at_served_load if a.itl_s_at_served_load is not None else a.itl_s
         share = None
-        if c.ttft_s is not None and itl is not None and c.ttft_s + out_tokens * itl > 0:
+        if a.pools:  # a disaggregated unit: its prefill pool's share of the energy
+            pool_w = a.pools[0].power_w_by_period or [0.0] * len(hours)
+            pre = sum(p * h for p, h in zip(pool_w, hours, strict=True)) / 1000.0
+            share = pre / energy if energy > 0 else None
+        elif c.ttft_s is not None and itl is not None and c.ttft_s + out_tokens * itl > 0:
             share = c.ttft_s / (c.ttft_s + out_tokens * itl)
-        kg, source = _embodied(catalog, a.gpu)
+        by_gpu = [
+            (g, n, *_embodied(catalog, g))
+            for g, n in gpus_of(a.gpu, a.gpus, a.replicas, a.pools).items()
+        ]
+        kg = (
+            None
+            if any(k is None for _, _, k, _ in by_gpu)
+            else (
+                sum(n * (k or 0.0) for _, n, k, _ in by_gpu)
+                / max(1, sum(n for _, n, _, _ in by_gpu))
+            )
+        )
+        source = "; ".join(dict.fromkeys(s for *_, s in by_gpu if s)) or by_gpu[0][3]
         out.append(
             AllocationEnergy(
                 allocation=a,
@@ -69,6 +90,7 @@ def allocation_energy(doc: PlanDocument, catalog: Catalog) -> list[AllocationEne
                 prefill_share=share,
                 embodied_per_gpu_kg_co2e=kg,
                 embodied_source=source,
+                embodied_by_gpu=tuple((g, n, k) for g, n, k, _ in by_gpu),
             )
         )
     return out

@@ -274,8 +274,9 @@ def _embodied_and_sci(
         return
     per_gpu: dict[str, tuple[int, float]] = {}
     for e in energies:
-        n, kg = per_gpu.get(e.allocation.gpu, (0, e.embodied_per_gpu_kg_co2e or 0.0))
-        per_gpu[e.allocation.gpu] = (n + e.allocation.gpus, kg)
+        for gpu, count, per in e.embodied_by_gpu:
+            n, kg = per_gpu.get(gpu, (0, per or 0.0))
+            per_gpu[gpu] = (n + count, kg)
     te = sum(n * kg for n, kg in per_gpu.values())
     listed = ", ".join(f"{n}× {g} at {kg:g} kg" for g, (n, kg) in sorted(per_gpu.items()))
     out["embodied_total_kg_co2e"] = value(

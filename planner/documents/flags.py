@@ -55,6 +55,7 @@ class FlagDocument(Document):
 
     name: str
     gpu: str
+    """The allocation's GPU type; a disaggregated unit's pools (``1× H100 TP8 → 2× H100 TP8``)."""
     tp: int
     replicas: int
     itl_s_hi_at_capacity: float | None

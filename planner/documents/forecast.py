@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from planner.documents.base import Document
+from planner.documents.pools import PoolDocument, absent
 
 
 class FiguresDocument(Document):
@@ -93,6 +96,8 @@ class DeploymentForecastDocument(Document):
     in_domain: bool
     requests: float
     horizon: FiguresDocument
+    pools: list[PoolDocument] | None = Field(None, exclude_if=absent)
+    """A disaggregated unit's pools (each of one unit; omitted for aggregated replicas)."""
 
 
 class ModelForecastDocument(Document):

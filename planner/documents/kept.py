@@ -6,7 +6,8 @@ curves; carrying them all made the 500-entry plan 167 MB. The default keeps what
 the plan's own checks need: the allocated candidates (their curves re-compute every figure,
 ``docs/method.md`` §4), up to :data:`BEST_ALTERNATIVES` other feasible candidates per model
 entry ranked by the plan's objective per request/s at full load (the options a what-if would
-move to first), and the excluded candidates (no curves; they say why each option was refused).
+move to first) and, with both deployments, the best aggregated and the best disaggregated one,
+and the excluded candidates (no curves; they say why each option was refused).
 :class:`CandidateCounts` records how many there were, so nothing is dropped silently.
 """
 
@@ -76,6 +77,8 @@ def kept_candidates(plan: Plan, selection: CandidateSelection = "best") -> tuple
     for options in by_model.values():
         ranked = sorted(options, key=lambda c: (objective_per_request(inputs, c, weights), c.key))
         best.update(c.key for c in ranked[:BEST_ALTERNATIVES])
+        firsts = {c.deployment: c for c in reversed(ranked)}  # the best of each deployment
+        best.update(c.key for c in firsts.values())
     return tuple(
         c for c in inputs.candidates if not c.feasible or c.key in allocated or c.key in best
     )

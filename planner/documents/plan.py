@@ -34,6 +34,7 @@ from planner.documents.plan_parts import (
     Status,
     TotalsDocument,
 )
+from planner.documents.pools import allocation_pools, candidate_fields
 from planner.documents.records import candidate_of, model_of
 from planner.documents.regions import RegionDocument, entry_site, region_documents, regions_of
 from planner.documents.verify import checked_plan_json
@@ -160,7 +161,7 @@ def load_plan(
 # --- Plan -> document ---------------------------------------------------------------------------
 
 
-def _allocation(a: Allocation) -> AllocationDocument:
+def _allocation(a: Allocation, split: bool) -> AllocationDocument:
     c = a.candidate
     x = a.requests_per_s_by_period
     return AllocationDocument(
@@ -192,14 +193,12 @@ def _allocation(a: Allocation) -> AllocationDocument:
         expert_parallel=c.expert_parallel,
         nodes=c.nodes,
         region=c.region or None,
+        **allocation_pools(c, a.replicas, x, split),
     )
 
 
-def _candidate(c: Candidate) -> CandidateDocument:
-    skip = {"region"}
-    return CandidateDocument(
-        **dataclass_values(c, skip=skip), tensor_parallel=c.tp, region=c.region or None
-    )
+def _candidate(c: Candidate, split: bool) -> CandidateDocument:
+    return CandidateDocument(**{**candidate_fields(c, split), "region": c.region or None})
 
 
 def _assumptions(inputs: PlanningInputs) -> AssumptionsDocument:
@@ -262,6 +261,7 @@ def plan_document(
     inputs = plan.inputs
     p = inputs.provenance
     kept = kept_candidates(plan, candidates)
+    split = any(c.disaggregated for c in inputs.candidates)  # plans without units: as before
     return PlanDocument(
         scenario=inputs.scenario,
         status=plan.status.value,
@@ -271,8 +271,8 @@ def plan_document(
         assumptions=_assumptions(inputs),
         models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
-        candidates=[_candidate(c) for c in kept],
-        allocations=[_allocation(a) for a in plan.allocations],
+        candidates=[_candidate(c, split) for c in kept],
+        allocations=[_allocation(a, split) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
             if plan.totals is not None

@@ -8,11 +8,9 @@ from typing import Any, Literal
 from pydantic import Field, model_serializer, model_validator
 
 from planner.documents.base import Document
-from planner.inputs import CandidateKey, Exclusion, ObjectiveKind, layout_text, record_key
+from planner.documents.pools import KeyedRecord, PoolDocument
+from planner.inputs import Exclusion, ObjectiveKind
 from planner.scenario.disclosure import Disclosure
-
-#: The layout keys of candidate and allocation records besides ``tp``.
-LAYOUT_DEGREES = ("pipeline_parallel", "data_parallel", "expert_parallel")
 
 Status = Literal["optimal", "feasible", "infeasible", "error", "time_limit"]
 
@@ -179,7 +177,7 @@ class ModelDocument(Document):
     without failover or without a plan."""
 
 
-class CandidateDocument(Document):
+class CandidateDocument(KeyedRecord):
     """One (model entry, GPU, layout) deployment with its operating point and coefficients."""
 
     name: str
@@ -255,20 +253,15 @@ class CandidateDocument(Document):
 
     region: str | None = Field(None, exclude_if=_absent)
     """Region the candidate runs in (omitted in plans without regions)."""
-
-    @property
-    def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP, region)."""
-        keys = ("name", "gpu", "tp", *LAYOUT_DEGREES, "region")
-        return record_key({k: getattr(self, k) for k in keys})
-
-    @property
-    def layout(self) -> str:
-        """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
-        return layout_text(*self.key[2:6])
+    deployment: Literal["aggregated", "disaggregated"] | None = Field(None, exclude_if=_absent)
+    """``aggregated`` (one engine per replica) or ``disaggregated`` (a unit of prefill and
+    decode ``pools``; ``gpu`` and the layout are then its decode pool's); omitted in plans
+    without disaggregated candidates (aggregated)."""
+    pools: list[PoolDocument] | None = Field(None, exclude_if=_absent)
+    """A disaggregated unit's prefill and decode pools (:mod:`planner.documents.pools`)."""
 
 
-class AllocationDocument(Document):
+class AllocationDocument(KeyedRecord):
     """Replicas of one candidate, the load they serve and their accounting."""
 
     name: str
@@ -320,17 +313,12 @@ class AllocationDocument(Document):
 
     region: str | None = Field(None, exclude_if=_absent)
     """Region the replicas run in (omitted in plans without regions)."""
-
-    @property
-    def key(self) -> CandidateKey:
-        """(model entry name, GPU, TP, PP, DP, EP, region)."""
-        keys = ("name", "gpu", "tp", *LAYOUT_DEGREES, "region")
-        return record_key({k: getattr(self, k) for k in keys})
-
-    @property
-    def layout(self) -> str:
-        """The replica's layout, compactly (:func:`planner.inputs.layout_text`)."""
-        return layout_text(*self.key[2:6])
+    deployment: Literal["aggregated", "disaggregated"] | None = Field(None, exclude_if=_absent)
+    """``aggregated`` (one engine per replica) or ``disaggregated`` (a unit of prefill and
+    decode ``pools``; ``gpu`` and the layout are then its decode pool's); omitted in plans
+    without disaggregated candidates (aggregated)."""
+    pools: list[PoolDocument] | None = Field(None, exclude_if=_absent)
+    """A disaggregated unit's prefill and decode pools (:mod:`planner.documents.pools`)."""
 
 
 class TotalsDocument(Document):

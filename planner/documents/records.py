@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from planner.documents.plan_parts import LAYOUT_DEGREES, CandidateDocument, ModelDocument
+from planner.documents.plan_parts import CandidateDocument, ModelDocument
+from planner.documents.pools import LAYOUT_DEGREES, unit_values
 from planner.inputs import Candidate, Failover, ModelDemand
 
 
@@ -21,6 +22,7 @@ def candidate_of(c: CandidateDocument) -> Candidate:
         values[key] = tuple(values[key])
     del values["tensor_parallel"]  # the same as tp
     values["region"] = values.get("region") or ""
+    values.update(unit_values(values))
     for key in (*LAYOUT_DEGREES, "nodes"):  # plans written before layouts: pure TP
         values[key] = values[key] or 1
     return Candidate(**values)

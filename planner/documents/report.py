@@ -17,6 +17,7 @@ from planner.documents.forecast import ForecastDocument, GridDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument
 from planner.documents.plan_parts import ObjectiveDocument, SavingDocument
+from planner.documents.pools import PoolDocument, absent
 from planner.documents.uncertainty import BandsDocument, FigureBandsDocument
 
 
@@ -72,6 +73,8 @@ class Deployment(Document):
     ITL at capacity."""
     region: str | None = Field(None, exclude_if=lambda v: v is None)
     """Region the replicas run in (omitted in plans without regions)."""
+    pools: list[PoolDocument] | None = Field(None, exclude_if=absent)
+    """A disaggregated unit's pools (each of one unit; omitted for aggregated replicas)."""
 
 
 class ModelSection(Document):

@@ -5,7 +5,7 @@ reports use from the allocations and the candidates' curves, the way ``docs/meth
 states (power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility
 energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
 one —, totals, peak facility power, GPUs per type, the objective, the capacity left after the
-worst failover losses), and flags
+worst failover losses; a disaggregated unit's pools, :mod:`.verify_pools`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
 allocations, uncertainty flags that are not the rule's (:mod:`planner.documents.flags`). Each
@@ -24,6 +24,12 @@ from typing import Any
 import numpy as np
 
 from planner.documents.flags import flag_reasons
+from planner.documents.verify_pools import (
+    RELATIVE_TOLERANCE,
+    differs,
+    pool_problems,
+    record_identity,
+)
 from planner.documents.verify_regions import (
     inventory_problems,
     peak_facility_kw,
@@ -38,8 +44,6 @@ from planner.inputs import (
 )
 from predictors.core.errors import WattgpuError
 
-#: Largest relative difference between a stored figure and its recomputation.
-RELATIVE_TOLERANCE = 1e-6
 #: Figures of an allocation recomputed from its candidate, in the order they are checked.
 ALLOCATION_FIGURES = (
     "energy_kwh",
@@ -53,13 +57,7 @@ ALLOCATION_FIGURES = (
 _SUMMED = ALLOCATION_FIGURES
 
 
-def _differs(stored: Any, recomputed: float) -> bool:
-    if not isinstance(stored, int | float) or isinstance(stored, bool):
-        return True
-    if not math.isfinite(float(stored)):
-        return True
-    scale = max(abs(recomputed), abs(float(stored)), 1e-9)
-    return abs(float(stored) - recomputed) > RELATIVE_TOLERANCE * scale + 1e-12
+_differs = differs
 
 
 def _curve(candidate: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -144,12 +142,7 @@ def _allocation(
         )
 
 
-def _key(record: dict[str, Any]) -> tuple[Any, ...]:
-    """A candidate's or allocation's identity: (name, GPU, TP, PP, DP, EP, region); plans
-    written before layouts have no layout keys (degrees 1), plans without regions no region."""
-    layout = (record.get(k) or 1 for k in ("pipeline_parallel", "data_parallel", "expert_parallel"))
-    region = record.get("region") or ""
-    return (record.get("name"), record.get("gpu"), record.get("tp"), *layout, region)
+_key = record_identity
 
 
 def _totals(data: dict[str, Any]) -> Iterator[str]:
@@ -304,7 +297,7 @@ def _flags(data: dict[str, Any], by_key: dict[tuple[Any, ...], Any]) -> Iterator
     sla = {m.get("name"): m.get("itl_sla_s") for m in data.get("models") or []}
     expected = {}
     for alloc in data.get("allocations") or []:
-        key = (alloc.get("name"), alloc.get("gpu"), alloc.get("tp"))  # flags name (name, GPU, TP)
+        key = (alloc.get("name"), _key(alloc)[1], alloc.get("tp"))  # (name, GPU or pools, TP)
         c = by_key[_key(alloc)]
         hi, in_domain = c.get("itl_s_hi"), bool(c.get("in_domain", True))
         reasons = flag_reasons(str(key[1]), hi, float(sla[key[0]]), in_domain)
@@ -345,6 +338,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
             key = _key(alloc)
             problems.extend(_allocation(data, i, alloc, by_key[key]))
         problems.extend(_failover(data, by_key))
+        problems.extend(pool_problems(data, by_key))
         problems.extend(_flags(data, by_key))
     if not problems:
         problems.extend(_totals(data))

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from planner.documents.verify_pools import gpus_by_type
+
 
 def regions_by_name(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The plan's regions by name ({} without regions)."""
@@ -41,11 +43,10 @@ def inventory_problems(
     region's)."""
     used: dict[tuple[str, str], int] = {}
     for alloc in data.get("allocations") or []:
-        key = key_of(alloc)
-        from_replicas = int(alloc.get("replicas") or 0) * per_replica.get(key, 1)
-        count = max(int(alloc.get("gpus") or 0), from_replicas)
-        where = (alloc["gpu"], str(alloc.get("region") or ""))
-        used[where] = used.get(where, 0) + count
+        region = str(alloc.get("region") or "")
+        # a disaggregated unit takes its pools' GPU types (planner.documents.verify_pools)
+        for gpu, count in gpus_by_type(alloc, per_replica.get(key_of(alloc), 1)).items():
+            used[(gpu, region)] = used.get((gpu, region), 0) + count
     regions = regions_by_name(data)
     for (gpu, region), count in sorted(used.items()):
         if region in regions:

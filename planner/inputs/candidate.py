@@ -16,6 +16,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from planner.inputs.pools import (
+    Deployment,
+    Pool,
+    gpu_use,
+    layout_text,
+    pool_from_record,
+    pools_text,
+)
 from planner.inputs.validation import fail, non_negative
 
 
@@ -37,6 +45,8 @@ def ms_text(seconds: float) -> str:
     return f"{ms:,.0f}" if abs(ms) >= 10 or not math.isfinite(ms) else f"{ms:.3g}"
 
 
+#: Joins a GPU type and a region into the key of that region's inventory of the type.
+STOCK_SEPARATOR = "@"
 #: (model entry name, GPU, TP, PP, DP, EP, region): a candidate's identity (region ``""``
 #: without regions).
 CandidateKey = tuple[str, str, int, int, int, int, str]
@@ -50,23 +60,16 @@ def record_key(record: Mapping[str, Any]) -> CandidateKey:
     def degree(key: str) -> int:
         return int(record.get(key) or 1)
 
+    pools = record.get("pools") if record.get("deployment") == "disaggregated" else None
     return (
         str(record.get("name")),
-        str(record.get("gpu")),
+        pools_text([pool_from_record(p) for p in pools]) if pools else str(record.get("gpu")),
         int(record.get("tp") or 0),
         degree("pipeline_parallel"),
         degree("data_parallel"),
         degree("expert_parallel"),
         str(record.get("region") or ""),
     )
-
-
-def layout_text(tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
-    """A layout in a table's TP column: ``8`` for pure tensor parallelism 8 (as before layouts);
-    ``8×PP2``, ``8×DP2 EP16``; EP is shown with attention data parallelism (otherwise it is the
-    engines' usual TP × DP)."""
-    text = str(tp) + (f"×PP{pp}" if pp > 1 else "") + (f"×DP{dp}" if dp > 1 else "")
-    return text + (f" EP{ep}" if dp > 1 and ep > 1 else "")
 
 
 class Exclusion(StrEnum):
@@ -151,6 +154,30 @@ class Candidate:
     """Nodes (servers, or GB200/GB300 compute trays) one replica spans; 1 inside one node."""
     region: str = ""
     """Region the replicas run in (:mod:`planner.inputs.regions`); ``""`` without regions."""
+    deployment: Deployment = "aggregated"
+    """``aggregated`` (one engine per replica) or ``disaggregated`` (a unit of :attr:`pools`;
+    ``gpu`` and the layout degrees are then its decode pool's)."""
+    pools: tuple[Pool, ...] = ()
+    """A disaggregated unit's prefill and decode pools (empty for aggregated replicas)."""
+
+    @property
+    def disaggregated(self) -> bool:
+        """True for a disaggregated unit (:attr:`pools`)."""
+        return self.deployment == "disaggregated"
+
+    @property
+    def gpu_use(self) -> tuple[tuple[str, int], ...]:
+        """(GPU type, GPUs of inventory) one replica takes, per type: its own for an aggregated
+        replica, both pools' for a disaggregated unit (:func:`planner.inputs.pools.gpu_use`)."""
+        return gpu_use(self.pools) if self.pools else ((self.gpu, self.gpus_per_replica),)
+
+    @property
+    def stock_use(self) -> tuple[tuple[str, int], ...]:
+        """(inventory key, GPUs) one replica takes: :attr:`gpu_use` keyed as its site's inventory
+        is, ``gpu@region`` in a region (:func:`planner.inputs.regions.stock_key`)."""
+        if not self.region:
+            return self.gpu_use
+        return tuple((f"{g}{STOCK_SEPARATOR}{self.region}", k) for g, k in self.gpu_use)
 
     @property
     def curve(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -178,7 +205,7 @@ class Candidate:
         :class:`PlanningInputs`."""
         return (
             self.name,
-            self.gpu,
+            pools_text(self.pools) if self.pools else self.gpu,
             self.tp,
             self.pipeline_parallel,
             self.data_parallel,
@@ -188,8 +215,14 @@ class Candidate:
 
     @property
     def layout(self) -> str:
-        """The replica's layout, compactly (:func:`layout_text`): ``8`` for pure TP 8, ``8×PP2``."""
-        return layout_text(*self.key[2:6])
+        """The replica's layout, compactly (:func:`layout_text`): ``8`` for pure TP 8, ``8×PP2``;
+        a disaggregated unit's pools (``1× H100 TP4 → 2× H200 TP8``)."""
+        return pools_text(self.pools) if self.pools else layout_text(*self.key[2:6])
+
+    @property
+    def option_text(self) -> str:
+        """``H100 TP8`` for an aggregated replica, ``[3× B200 TP2 → 2× H100 TP8]`` for a unit."""
+        return f"[{pools_text(self.pools)}]" if self.pools else f"{self.gpu} TP{self.layout}"
 
     @property
     def label(self) -> str:
@@ -198,6 +231,8 @@ class Candidate:
             self.tp, self.pipeline_parallel, self.data_parallel, self.expert_parallel
         )
         where = f"@{self.region}" if self.region else ""
+        if self.pools:
+            return f"{self.name},{pools_text(self.pools).replace(' ', '')}{where}"
         return f"{self.name},{self.gpu},{shape.replace(' ', '')}{where}"
 
     def __post_init__(self) -> None:
@@ -229,3 +264,15 @@ class Candidate:
             raise fail(where, "curve rates must start at 0 and ascend strictly")
         if ps and not all(map(operator.le, ps, ps[1:])):
             raise fail(where, "power curve must not decrease with load")
+        if self.disaggregated != bool(self.pools):
+            raise fail(where, "a disaggregated candidate has pools, an aggregated one none")
+        if self.pools and (
+            tuple(p.role for p in self.pools) != ("prefill", "decode")
+            or self.gpus_per_replica != sum(p.gpus for p in self.pools)
+            or self.gpu != self.pools[-1].gpu
+        ):
+            raise fail(
+                where,
+                "a disaggregated unit has a prefill then a decode pool, holds their GPUs and "
+                "runs on the decode pool's GPU type",
+            )

@@ -18,12 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from planner.inputs.candidate import Candidate
+from planner.inputs.candidate import STOCK_SEPARATOR, Candidate
 from planner.inputs.grid import grid_by_period
 from planner.inputs.validation import fail, non_negative
-
-#: Joins a GPU type and a region into the key of that region's inventory of the type.
-STOCK_SEPARATOR = "@"
 
 
 def stock_key(c: Candidate) -> str:

@@ -30,6 +30,7 @@ from planner.disclosure.ranges import EnergyRanges, ranges_from_bands
 from planner.documents.forecast import ForecastDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument, as_document
+from planner.documents.pools import deployment_text
 from planner.documents.report import (
     Assumptions,
     BaselineSummary,
@@ -102,6 +103,7 @@ def _models_section(
                         mean_requests_per_s=_mean_requests_per_s(a.requests_per_s_by_period, hours),
                         itl_s_at_served_load=a.itl_s_at_served_load,
                         region=a.region,
+                        pools=a.pools,
                     )
                     for a in allocs
                 ],
@@ -134,7 +136,7 @@ def _models_section(
 
 def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
     used = [
-        f"{a.name}: {a.model} on {a.gpu} TP{a.tp}"
+        f"{a.name}: {a.model} on {deployment_text(a.gpu, a.tp, a.pools)}"
         for a in doc.allocations
         if not doc.candidate(a.key).in_domain
     ]

@@ -26,6 +26,7 @@ from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
 from planner.documents.plan_parts import SavingDocument
+from planner.inputs import UNIT_NOTE, pools_gpu_cell, pools_layout_cell
 from planner.layouts import multi_node_notes
 from planner.report.flag_view import flags_section
 from planner.report.plan_choices import (
@@ -175,8 +176,8 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
             rows.append(
                 (
                     m.name if k == 0 else "",
-                    c.gpu + mark,
-                    c.layout,
+                    (pools_gpu_cell(c.pools) if c.pools else c.gpu) + mark,
+                    pools_layout_cell(c.pools) if c.pools else c.layout,
                     str(a.replicas),
                     str(a.gpus),
                     _load_text(a, inputs.period_hours),
@@ -212,6 +213,8 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         )
     allocated = {(a.candidate.name, a.candidate.gpu) for a in plan.allocations}
     notes.extend(multi_node_notes(inputs.candidates, allocated))
+    if any(a.candidate.pools for a in plan.allocations):
+        notes.append(UNIT_NOTE)
     if out_of_domain:
         notes.append(
             f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain: "
@@ -367,7 +370,7 @@ CSV_COLUMNS: tuple[str, ...] = (
 def plan_csv(plan: Plan) -> str:
     """One row per allocation: the contract's allocation columns, then any extra ones."""
     rows = plan_json(plan)["allocations"]
-    extra = [k for k in (rows[0] if rows else {}) if k not in CSV_COLUMNS]
+    extra = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in CSV_COLUMNS]
     return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
 
 

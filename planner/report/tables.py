@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.documents.pools import deployment_text
 from planner.documents.report import ModelSection, ReportDocument
 from planner.report.blocks import NOT_EVALUATED, Table, band_text, gpus_text, num, table
 
@@ -100,7 +101,8 @@ def _model_row(m: ModelSection) -> list[str]:
         m.name,
         m.model,
         ", ".join(
-            f"{d.replicas}× {d.gpu} TP{d.tp}" + (f" in {d.region}" if d.region else "")
+            f"{d.replicas}× {deployment_text(d.gpu, d.tp, d.pools)}"
+            + (f" in {d.region}" if d.region else "")
             for d in m.deployments
         ),
         str(m.gpus_used),

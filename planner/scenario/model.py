@@ -40,6 +40,7 @@ from planner.scenario.limits import (
 )
 from planner.scenario.regions import RegionSpec, region_problems
 from planner.scenario.sections import (
+    DeploymentChoice,
     Failover,
     GpuOffer,
     ModelEntry,
@@ -130,6 +131,10 @@ class Scenario(StrictModel):
     sweep: SweepBlock | None = None
     """What ``wattgpu sweep`` varies (grids, uncertainty draws; docs/sweep.md). ``wattgpu plan``
     ignores it."""
+    deployment: DeploymentChoice = "aggregated"
+    """Deployments of every model entry that sets no ``deployment`` of its own: ``aggregated``
+    (default: one engine per replica), ``disaggregated`` (units of prefill and decode pools) or
+    ``both`` (the planner picks)."""
     failover: Failover | None = None
     """Spare capacity of every model entry that sets no ``failover`` of its own, e.g.
     ``{replicas: 1}`` (N+1 per model) or ``{nodes: 1}``; omitted = none."""

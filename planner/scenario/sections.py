@@ -9,7 +9,7 @@ what it forbids); :func:`rule_error` is the one error a cross-field rule raises.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -280,6 +280,10 @@ class Failover(StrictModel):
         return self.replicas if self.replicas is not None else (self.nodes or 0)
 
 
+#: The deployments a model entry may be planned with (docs/scenarios.md, "Deployment").
+DeploymentChoice = Literal["aggregated", "disaggregated", "both"]
+
+
 class ModelEntry(StrictModel):
     """One model deployment to plan: a catalog model, its load and its SLA."""
 
@@ -308,6 +312,9 @@ class ModelEntry(StrictModel):
     regions: list[str] | None = None
     """Names of the scenario's ``regions`` this entry may be placed in; omitted = every region.
     The entry is placed in one of them (all its replicas)."""
+    deployment: DeploymentChoice | None = None
+    """Which deployments to consider: ``aggregated`` replicas, ``disaggregated`` units
+    (prefill and decode pools) or ``both``; omitted = the scenario's ``deployment``."""
 
     @model_validator(mode="after")
     def _gpu_lists(self) -> ModelEntry:

@@ -11,6 +11,10 @@ under the same load, SLA, inventory, power cap, budget and minimum replicas as t
 * ``cheapest-per-hour``: per model, the GPU type with the lowest $/GPU-hour among those with a
   candidate that meets the SLA.
 
+A baseline on one GPU type keeps the disaggregated units whose pools are all of that type
+(aggregated or disaggregated, as the scenario's ``deployment`` allows); mixed-type units are in
+no baseline.
+
 In every baseline a model keeps all TP degrees of its chosen GPU type.
 """
 
@@ -37,6 +41,11 @@ def _available_gpus(inputs: PlanningInputs) -> list[str]:
     return sorted(g for g, count in inputs.inventory.items() if count != 0)
 
 
+def _on(c: Candidate, gpu: str) -> bool:
+    """True when every GPU *c* holds is of type *gpu* (a mixed unit is on no single type)."""
+    return all(g == gpu for g, _ in c.gpu_use)
+
+
 def _usd_per_gpu_hour(inputs: PlanningInputs, c: Candidate) -> float:
     info = inputs.gpu_info.get(c.gpu)
     if info is not None:
@@ -57,7 +66,7 @@ def best_tflops_per_w(inputs: PlanningInputs) -> BaselineSpec:
         )
     gpu = ranked[0]
     description = f"every model on {gpu} (best TFLOPS/W: {inputs.gpu_info[gpu].tflops_per_w:.3g})"
-    return BaselineSpec(name, description, tuple(c for c in inputs.candidates if c.gpu == gpu))
+    return BaselineSpec(name, description, tuple(c for c in inputs.candidates if _on(c, gpu)))
 
 
 def common_datacenter(inputs: PlanningInputs) -> BaselineSpec:
@@ -68,7 +77,7 @@ def common_datacenter(inputs: PlanningInputs) -> BaselineSpec:
         return BaselineSpec(
             name, description, None, f"{COMMON_DATACENTER_GPU} is not available in this scenario"
         )
-    cands = tuple(c for c in inputs.candidates if c.gpu == COMMON_DATACENTER_GPU)
+    cands = tuple(c for c in inputs.candidates if _on(c, COMMON_DATACENTER_GPU))
     return BaselineSpec(name, description, cands)
 
 
@@ -77,12 +86,16 @@ def cheapest_per_hour(inputs: PlanningInputs) -> BaselineSpec:
     available = set(_available_gpus(inputs))
     chosen: dict[str, str] = {}
     for m in inputs.models:
-        ok = [c for c in inputs.candidates_of(m.name) if c.feasible and c.gpu in available]
+        ok = [
+            c
+            for c in inputs.candidates_of(m.name)
+            if c.feasible and c.gpu in available and _on(c, c.gpu)
+        ]
         if ok:
             best = min(ok, key=lambda c: (_usd_per_gpu_hour(inputs, c), c.gpu))
             chosen[m.name] = best.gpu
     cands = tuple(
-        c for c in inputs.candidates if chosen.get(c.name, c.gpu) == c.gpu
+        c for c in inputs.candidates if _on(c, chosen.get(c.name, c.gpu))
     )  # models without a feasible candidate keep theirs, so the solve explains them
     picks = ", ".join(f"{k}: {v}" for k, v in chosen.items())
     return BaselineSpec("cheapest-per-hour", f"cheapest $/h GPU meeting the SLA ({picks})", cands)

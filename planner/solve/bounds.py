@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import operator
 
-from planner.inputs import Candidate, ModelDemand, PlanningInputs, stock_key
+from planner.inputs import Candidate, ModelDemand, PlanningInputs
 
 
 def watts_per_request_s(c: Candidate) -> float:
@@ -99,12 +99,13 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
         peak = capacity_need(m, cands)
         if not cands:
             continue
-        if all(inputs.available(c) is not None for c in cands):
+        if all(inputs.stock.get(g) is not None for c in cands for g, _ in c.stock_use):
+            # a unit on several types: its req/s per GPU bounds each of its types' share
             best: dict[str, float] = {}
             for c in cands:
                 per_gpu = c.max_requests_per_s_per_replica / c.gpus_per_replica
-                key = stock_key(c)
-                best[key] = max(best.get(key, 0.0), (inputs.available(c) or 0) * per_gpu)
+                for g, _ in c.stock_use:
+                    best[g] = max(best.get(g, 0.0), (inputs.stock[g] or 0) * per_gpu)
             most = sum(best.values())
             if most < peak * (1 - 1e-9):
                 spare = " with its failover" if m.failover is not None else ""
@@ -116,7 +117,7 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
             peak * min(c.gpus_per_replica / c.max_requests_per_s_per_replica for c in cands),
             m.min_replicas * min(c.gpus_per_replica for c in cands),
         )
-    used = {stock_key(c) for c in inputs.feasible_candidates()}
+    used = {g for c in inputs.feasible_candidates() for g, _ in c.stock_use}
     limits = [inputs.stock.get(g) for g in used]
     if used and all(v is not None for v in limits):
         have = sum(v or 0 for v in limits)

@@ -112,7 +112,7 @@ def _seed(dec: Decomposition, pool: Pool, first: list[Column]) -> None:
     if not dec.gpus:
         return
     for b, block in enumerate(dec.blocks):
-        restricted = dataclasses.replace(block, ub=np.where(dec.gpu_of[b] >= 0, 0, block.ub))
+        restricted = dataclasses.replace(block, ub=np.where(dec.use[b].any(axis=1), 0, block.ub))
         zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(dec.inputs.periods)
         best = merit_replicas(restricted, *dec.prices(b, zero_gpu, zero_t, 0.0))
         if best is not None:

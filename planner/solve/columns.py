@@ -12,11 +12,12 @@ entry in one site, and a plan takes one block's column per model entry.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from planner.inputs import Candidate, PlanningInputs, stock_key
+from planner.inputs import Candidate, PlanningInputs
 from planner.solve.coefficients import (
     cost_coefficients,
     facility_kw_coefficients,
@@ -110,8 +111,9 @@ class Decomposition:
         self.obj_n: list[FloatArray] = []
         self.kw_n: list[FloatArray] = []
         self.budget_n: list[FloatArray] = []
-        self.gpu_of: list[IntArray] = []
-        self.gpr: list[FloatArray] = []
+        self.use: list[FloatArray] = []
+        """Per block: GPUs of each binding inventory row (:attr:`gpus`: a GPU type, per region
+        with regions) one replica holds (a disaggregated unit: both pools' types)."""
         for block, site in zip(self.blocks, self.site_of, strict=True):
             per_kwh = kwh_weight_by_period(inputs, site)
             kw_per_e = site.pue / 1000.0
@@ -138,14 +140,12 @@ class Decomposition:
                     [cost_coefficients(inputs, c)[0] for c in block.candidates], dtype=np.float64
                 )
             )
-            self.gpu_of.append(
-                np.asarray(
-                    [gpu_row.get(stock_key(c), -1) for c in block.candidates], dtype=np.int64
-                )
-            )
-            self.gpr.append(
-                np.asarray([c.gpus_per_replica for c in block.candidates], dtype=np.float64)
-            )
+            use = np.zeros((len(block.candidates), len(self.gpus)), dtype=np.float64)
+            for k, c in enumerate(block.candidates):
+                for g, held in c.stock_use:
+                    if g in gpu_row:
+                        use[k, gpu_row[g]] += held
+            self.use.append(use)
         # the one site's figures (the least-peak phase and the power proofs, no regions)
         self.flat = self.flat_of[0]
         self.usd_per_kwh = self.usd_per_kwh_of[0]
@@ -158,7 +158,8 @@ class Decomposition:
         most: dict[str, int] = {}
         for block in self.blocks:
             for c, ub in zip(block.candidates, block.ub, strict=True):
-                most[stock_key(c)] = most.get(stock_key(c), 0) + int(ub) * c.gpus_per_replica
+                for g, held in c.stock_use:
+                    most[g] = most.get(g, 0) + int(ub) * held
         return [
             g
             for g, available in sorted(self.inputs.stock.items())
@@ -194,13 +195,11 @@ class Decomposition:
         self, b: int, y_gpu: FloatArray, y_power: FloatArray, y_budget: float
     ) -> tuple[FloatArray, FloatArray]:
         """Replica and per-period energy prices of block *b* under linking-row prices y."""
-        gpu_of = self.gpu_of[b]
         y_t = self.site_duals(b, y_power)
         kw_per_e = self.kw_per_e_of[b]
         price_n = (
             self.obj_n[b]
-            + np.where(gpu_of >= 0, y_gpu[np.maximum(gpu_of, 0)] if y_gpu.size else 0.0, 0.0)
-            * self.gpr[b]
+            + (self.use[b] @ y_gpu if y_gpu.size else 0.0)
             + self.kw_n[b] * float(y_t.sum())
             + self.budget_n[b] * y_budget
         )
@@ -215,10 +214,7 @@ class Decomposition:
         """The :class:`Column` of replica vector *n* of block *b* (merit-order dispatch)."""
         block = self.blocks[b]
         e_load = load_watts(block, n)  # watts above idle per period
-        gpu_use = np.zeros(len(self.gpus))
-        for k, g in enumerate(self.gpu_of[b]):
-            if g >= 0:
-                gpu_use[g] += n[k] * self.gpr[b][k]
+        gpu_use = n @ self.use[b] if self.gpus else np.zeros(0)
         power_kw = float(n @ self.kw_n[b]) + self.kw_per_e_of[b] * e_load
         sl = self.power_slice[b]
         if self.regional:  # the block's site's rows only
@@ -246,7 +242,8 @@ def all_columns(dec: Decomposition) -> list[Column] | None:
     """Every replica vector of every model within its bounds that covers its peak (after its
     failover losses) and minimum replicas, or None when there are more than
     :data:`EXHAUSTIVE_MAX_COLUMNS`."""
-    sizes = [int(np.prod(block.ub.astype(np.float64) + 1.0)) for block in dec.blocks]
+    # float products: hundreds of candidates per model give inf, not an error
+    sizes = [math.prod(float(u) + 1.0 for u in block.ub) for block in dec.blocks]
     if sum(sizes) > EXHAUSTIVE_MAX_COLUMNS:
         return None
     out: list[Column] = []

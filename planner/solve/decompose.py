@@ -34,7 +34,6 @@ from planner.inputs import (
     Candidate,
     ModelDemand,
     replicas_per_unit,
-    stock_key,
 )
 from planner.solve.coefficients import single_deployment_replicas
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
@@ -109,9 +108,10 @@ def make_block(
             peak, c.max_requests_per_s_per_replica, k, r, demand.min_replicas
         )
         n = min(n, MAX_REPLICAS_PER_CANDIDATE)
-        available = inventory.get(stock_key(c))
-        if available is not None:
-            n = min(n, available // c.gpus_per_replica)
+        for key, held in c.stock_use:  # a unit: each pool's type, in its region
+            available = inventory.get(key)
+            if available is not None:
+                n = min(n, available // held)
         ub.append(n)
     cap = np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64)
     curve_x = tuple(np.asarray(c.curve[0], dtype=np.float64) for c in ordered)

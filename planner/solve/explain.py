@@ -54,7 +54,7 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         sla = f"SLA {ms_text(m.itl_sla_s)} ms"
         if math.isfinite(best.itl_s_at_capacity):
             achieved = ms_text(best.itl_s_at_capacity)
-            why = f"best ITL achievable {achieved} ms ({best.gpu} TP{best.layout}) > {sla}"
+            why = f"best ITL achievable {achieved} ms ({best.option_text}) > {sla}"
         else:
             why = f"no ITL prediction to compare with the {sla}"
         out.append(f"misses the ITL SLA on {_gpu_list(itl)}: {why}")
@@ -63,7 +63,7 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         best = min(ttft, key=lambda c: (c.ttft_s or 0.0, c.gpu, c.tp))
         out.append(
             f"misses the TTFT SLA on {_gpu_list(ttft)}: best TTFT (prefill estimate) "
-            f"{ms_text(best.ttft_s or 0.0)} ms ({best.gpu} TP{best.layout}) > SLA "
+            f"{ms_text(best.ttft_s or 0.0)} ms ({best.option_text}) > SLA "
             f"{ms_text(m.ttft_sla_s)} ms"
         )
     return out
@@ -80,12 +80,12 @@ def _other_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         out.append(f"no $/hour for {gpus}: set gpus.<GPU>.usd_per_hour")
     for c in cands:
         if c.exclusion == Exclusion.PREDICTION:
-            out.append(f"cannot predict {c.gpu} TP{c.layout}: {c.reason}")
+            out.append(f"cannot predict {c.option_text}: {c.reason}")
     uncoded = [c for c in cands if not c.feasible and c.exclusion == Exclusion.NONE]
     if uncoded:
         out.append(
             "not usable: "
-            + ", ".join(f"{c.gpu} TP{c.layout} ({c.reason or 'no reason'})" for c in uncoded)
+            + ", ".join(f"{c.option_text} ({c.reason or 'no reason'})" for c in uncoded)
         )
     return out
 
@@ -93,9 +93,13 @@ def _other_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
 def unserved_reasons(m: ModelDemand, cands: list[Candidate]) -> list[str]:
     """Why no candidate of model *m* is feasible, one reason per kind, from the candidates'
     :class:`~planner.inputs.Exclusion` codes: memory, ITL SLA, TTFT SLA, scenario rules, price,
-    prediction errors."""
+    prediction errors; the aggregated replicas' reasons, then the disaggregated units'."""
     if not cands:
         return ["no candidate GPU at all (check allowed GPUs and inventory)"]
+    units = [c for c in cands if c.pools]
+    if units and len(units) < len(cands):  # both deployments: each with its own reasons
+        aggregated = unserved_reasons(m, [c for c in cands if not c.pools])
+        return aggregated + [f"disaggregated: {r}" for r in unserved_reasons(m, units)]
     memory = _memory_message(cands)
     return ([memory] if memory else []) + _sla_messages(m, cands) + _other_messages(m, cands)
 

@@ -128,14 +128,19 @@ def add_capacity(mm: MilpModel) -> None:
 
 
 def add_inventory(mm: MilpModel) -> None:
-    """inventory[g]:  Σ_{c on g} tp_gpus[c] · n[c] <= available[g]  (unlimited types skipped)."""
-    for gpu, available in sorted(mm.inputs.inventory.items()):
-        idx = [i for i, c in enumerate(mm.candidates) if c.gpu == gpu]
-        if available is None or not idx:
+    """inventory[g]:  Σ_c gpus_on_g[c] · n[c] <= available[g]  (unlimited types skipped; a
+    disaggregated unit counts the GPUs of both pools on their types)."""
+    by_gpu: dict[str, list[tuple[int, int]]] = {}
+    for i, c in enumerate(mm.candidates):
+        for g, k in c.stock_use:
+            by_gpu.setdefault(g, []).append((i, k))
+    for gpu, available in sorted(mm.inputs.stock.items()):
+        use = by_gpu.get(gpu, [])
+        if available is None or not use:
             continue
         ct = mm.solver.Constraint(-mm.solver.infinity(), float(available), f"inventory[{gpu}]")
-        for i in idx:
-            ct.SetCoefficient(mm.n[i], float(mm.candidates[i].gpus_per_replica))
+        for i, k in use:
+            ct.SetCoefficient(mm.n[i], float(k))
         slack = mm.slack("inventory", gpu, float(available))
         if slack is not None:
             ct.SetCoefficient(slack, -1.0)
@@ -226,7 +231,7 @@ def add_greedy_hint(mm: MilpModel) -> None:
     per_kwh = kwh_weight_by_period(mm.inputs)
     per_rent = objective_weights(mm.inputs).per_rent_usd
     flat = flat_grid(mm.inputs)
-    hours, left = mm.inputs.hours, dict(mm.inputs.inventory)
+    hours, left = mm.inputs.hours, dict(mm.inputs.stock)
     hint = [0] * len(mm.candidates)
     order = sorted(mm.inputs.models, key=lambda m: -max(m.requests_per_s_by_period))
     for m in order:
@@ -236,8 +241,7 @@ def add_greedy_hint(mm: MilpModel) -> None:
             if c.name != m.name:
                 continue
             n = replica_bound(mm.inputs, c)
-            free = left.get(c.gpu)
-            if free is not None and n * c.gpus_per_replica > free:
+            if any((left.get(g) is not None and n * k > (left[g] or 0)) for g, k in c.stock_use):
                 continue
             kw_n, kw_x = facility_kw_coefficients(mm.inputs, c)
             if flat:
@@ -257,10 +261,10 @@ def add_greedy_hint(mm: MilpModel) -> None:
             continue
         _, i, n = best
         hint[i] = n
-        gpu = mm.candidates[i].gpu
-        free = left.get(gpu)
-        if free is not None:
-            left[gpu] = free - n * mm.candidates[i].gpus_per_replica
+        for gpu, k in mm.candidates[i].stock_use:
+            free = left.get(gpu)
+            if free is not None:
+                left[gpu] = free - n * k
     _hint_plan(
         mm,
         hint,

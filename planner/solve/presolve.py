@@ -30,8 +30,12 @@ def _dominates(inputs: PlanningInputs, d: Candidate, c: Candidate) -> bool:
         and d.usd_per_hour_per_replica <= c.usd_per_hour_per_replica
         and d.region == c.region
         and (
-            inputs.available(d) is None
-            or (stock_key(d) == stock_key(c) and d.gpus_per_replica <= c.gpus_per_replica)
+            all(inputs.stock.get(g) is None for g, _ in d.stock_use)
+            or (
+                len(d.stock_use) == len(c.stock_use) == 1
+                and stock_key(d) == stock_key(c)
+                and d.gpus_per_replica <= c.gpus_per_replica
+            )
         )
     )
 

@@ -33,6 +33,9 @@ class Fleet:
 
     replicas: tuple[tuple[Key, int], ...]
     shares: tuple[tuple[float, ...], ...]
+    gpu_use: tuple[tuple[tuple[str, int], ...], ...] = ()
+    """Per deployment, (GPU type, GPUs) one replica holds (a disaggregated unit: both pools);
+    empty: its key's GPU, TP × PP × DP."""
 
     @property
     def identity(self) -> tuple[tuple[str, str, int, int, int, int, str, int], ...]:
@@ -50,8 +53,10 @@ class Fleet:
     def gpu_mix(self) -> dict[str, int]:
         """GPUs per type (replicas × TP × PP × DP)."""
         out: dict[str, int] = {}
-        for (_, gpu, tp, pp, dp, _, _), n in self.replicas:
-            out[gpu] = out.get(gpu, 0) + n * tp * pp * dp
+        for i, ((_, gpu, tp, pp, dp, _, _), n) in enumerate(self.replicas):
+            held = (self.gpu_use[i] if self.gpu_use else ()) or ((gpu, tp * pp * dp),)
+            for g, k in held:
+                out[g] = out.get(g, 0) + n * k
         return dict(sorted(out.items()))
 
 
@@ -68,7 +73,8 @@ def fleet_of(plan: Plan) -> Fleet:
         share = np.divide(load, total, out=np.zeros_like(load), where=total > 0)
         replicas.append((a.candidate.key, a.replicas))
         shares.append(tuple(float(s) for s in share))
-    return Fleet(tuple(replicas), tuple(shares))
+    use = tuple(a.candidate.gpu_use if a.candidate.pools else () for a in plan.allocations)
+    return Fleet(tuple(replicas), tuple(shares), use if any(use) else ())
 
 
 def _even_shares(fleet: Fleet) -> list[tuple[float, ...]]:

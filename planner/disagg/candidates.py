@@ -1,0 +1,56 @@
+"""The candidates of a scenario's model entries by their ``deployment`` (docs/scenarios.md,
+"Deployment"): ``aggregated`` (the default) keeps the aggregated replicas alone, ``both`` adds
+the entry's disaggregated units (:mod:`planner.disagg.units`), ``disaggregated`` keeps the units
+alone. The aggregated ladder is evaluated in every case: it gives the units' worker layouts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from planner.disagg.evaluate import evaluate_units, kept_units
+from planner.disagg.units import EntryFacts, unit_specs
+from planner.inputs import Candidate
+from planner.scenario.model import Scenario
+from planner.scenario.sections import DeploymentChoice, ModelEntry
+from predictors.api import Predictor
+
+
+def deployment_of(entry: ModelEntry, scenario: Scenario) -> DeploymentChoice:
+    """The entry's ``deployment``, else the scenario's."""
+    return entry.deployment or scenario.deployment
+
+
+def _facts(entry: ModelEntry, scenario: Scenario, precision: str) -> EntryFacts:
+    return EntryFacts(
+        engine=scenario.engine,
+        precision=precision,
+        input_tokens=entry.load.input_tokens,
+        output_tokens=entry.load.output_tokens,
+        itl_sla_s=entry.sla.itl_ms / 1000.0,
+        ttft_sla_s=None if entry.sla.ttft_ms is None else entry.sla.ttft_ms / 1000.0,
+        percentile=entry.sla.percentile,
+    )
+
+
+def with_units(
+    scenario: Scenario,
+    predictor: Predictor,
+    aggregated: Sequence[Candidate],
+    precision: Callable[[ModelEntry], str],
+) -> list[Candidate]:
+    """The *aggregated* candidates of the entries that keep them, then the disaggregated units
+    of the entries that ask for them (module doc); *precision* gives an entry's precision."""
+    chosen = {e.name: deployment_of(e, scenario) for e in scenario.models}
+    specs = [
+        spec
+        for e in scenario.models
+        if chosen[e.name] != "aggregated"
+        for spec in unit_specs(
+            e.name,
+            e.model,
+            _facts(e, scenario, precision(e)),
+            [c for c in aggregated if c.name == e.name],
+        )
+    ]
+    units = kept_units(evaluate_units(specs, predictor, robust=scenario.robust)) if specs else []
+    return [c for c in aggregated if chosen[c.name] != "disaggregated"] + units
