@@ -425,6 +425,7 @@ def test_report_shows_the_pools(plan: Plan, predictor: Predictor) -> None:
     assert "→" in text and "[1× H100-SXM5-80GB TP" in text
 
 
+@pytest.mark.slow  # a plan, a report and a schema check in fresh CLI runs (~2 s)
 @pytest.mark.usefixtures("cached_predictor")
 def test_saved_plan_with_flagged_units_verifies(tmp_path: Path) -> None:
     """``wattgpu plan --format json`` flags units by their pools (an aggregated TP 8 replica

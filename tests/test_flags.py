@@ -209,6 +209,7 @@ def _flags_part(markdown: str) -> str:
     return markdown.split("## Uncertainty flags", 1)[1].split("\n## ", 1)[0]
 
 
+@pytest.mark.slow  # two reports and a sweep (~2 s); the flags' content is checked by default
 def test_report_shows_the_flags_and_with_a_sweep_their_sla_probability(tmp_path: Path) -> None:
     plain = run_cli("report", PAPER, "--pareto-points", "0")
     assert plain.code == 0, plain.err

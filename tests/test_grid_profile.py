@@ -145,7 +145,9 @@ def _unlinked(inputs: PlanningInputs) -> PlanningInputs:
     )
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize(
+    "seed", [*range(4), *(pytest.param(s, marks=pytest.mark.slow) for s in range(4, 12))]
+)
 @pytest.mark.parametrize("path", ["default", "decomposed", "column-generation"])
 def test_hourly_optimum_equals_brute_force(
     seed: int, path: str, monkeypatch: pytest.MonkeyPatch

@@ -539,7 +539,9 @@ def test_non_binding_inventory_does_not_link_models() -> None:
     assert Decomposition(dataclasses.replace(inputs, inventory={"A": 3}), list(cands)).gpus == ["A"]
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize(
+    "seed", [*range(10), *(pytest.param(s, marks=pytest.mark.slow) for s in range(10, 30))]
+)
 def test_column_generation_brackets_brute_force(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Linked instances through the column-generation path: its bound never exceeds the
     brute-force optimum, its plan is sound and never better than the optimum, and a proven

@@ -280,6 +280,7 @@ def test_cli_report_md_and_html_to_files(scenario_file: Path, tmp_path: Path) ->
     assert text.startswith("<!DOCTYPE html>") and "Chart skipped" in text
 
 
+@pytest.mark.slow  # the Pareto front's own tests run by default; this is its CLI (~1.4 s)
 def test_cli_pareto(scenario_file: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     chart = tmp_path / "front.png"
