@@ -33,6 +33,11 @@ command 24.2 s wall, 26.0 s CPU, 0.63 GB, exit 1 (before the merge 20.1 s wall, 
 one-replica move of every model).
 Still missed: < 15 s CPU and < 0.6 GB for ``--format json``, set by the candidate build and
 the JSON writer.
+Measured 2026-12-01 evening on main after the regions and disaggregated-serving merges (load ~2):
+``--only json`` 26.3 s wall, 27.5 s CPU, 0.66 GB, 18.1 MB, status optimal (the regions branch's
+re-run of cut-off searches closes m0299's gap at about +3.5 s CPU); the perf branch alone (slotted
+candidates, shared τ(b), trees once per distinct feature row) had 23.0 s CPU and 0.595 GB at load
+~4. The < 15 s CPU and < 0.6 GB targets are missed.
 Measured 2026-12-01 on the merged main (issue 22's JSON selection and issue 23's exact solver),
 quiet 2-core machine (load average 0.3): ``--format json`` 39.2 s wall, 33.8 s CPU, 0.70 GB,
 16.8 MB (the same scenario at 0.2 $/kWh: 23.4 s wall, 25.3 s CPU); the diff of the two files
