@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from planner.analysis.alternatives import alternatives
 from planner.analysis.diff import _fmt as diff_fmt
 from planner.analysis.pareto import pareto_front
-from planner.cli.app import app, main
+from planner.cli.app import app, bare_optional_values, main
 from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_text
 from planner.paths import scenarios_dir
 from planner.pipeline import PlanRun, plan_file
@@ -590,10 +590,11 @@ SCENARIO_COMMANDS = ("plan", "validate", "report", "pareto")
 
 
 def _parses(args: list[str]) -> None:
-    """Parse *args* like the CLI does (options, choices, arguments) without running them."""
+    """Parse *args* like the CLI does (options, choices, arguments, bare optional values such as
+    ``--candidates``) without running them."""
     command: Any = typer.main.get_command(app)
     ctx = command.context_class(command, info_name="wattgpu")
-    rest = list(args)
+    rest = bare_optional_values(list(args))
     while hasattr(command, "list_commands"):  # a group: descend into the named subcommand
         name, rest = rest[0], rest[1:]
         command = command.get_command(ctx, name)
