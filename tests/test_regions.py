@@ -172,6 +172,11 @@ def test_tables_and_report_show_the_region(run: PlanRun) -> None:
     assert report.forecast.total.horizon.facility_energy_kwh == pytest.approx(
         run.plan.totals.facility_energy_kwh if run.plan.totals else 0.0, rel=1e-9
     )
+    # the forecast's PUE is the regions' facility / GPU energy, between their PUEs
+    horizon = report.forecast.total.horizon
+    assert report.forecast.pue == pytest.approx(horizon.facility_energy_kwh / horizon.energy_kwh)
+    used = {run.plan.inputs.site(a.candidate).pue for a in run.plan.allocations}
+    assert min(used) - 1e-12 <= report.forecast.pue <= max(used) + 1e-12
 
 
 def _objective(*overrides: str, name: str = "eu-power-cap-carbon") -> tuple[Plan, Any]:

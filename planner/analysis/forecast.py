@@ -139,6 +139,13 @@ class SiteEconomics:
     carbon_usd_per_kg: float | None
 
 
+def _pue(doc: PlanDocument, whole: FiguresDocument) -> float:
+    """The plan's PUE; with regions, facility / GPU energy over them (each at its own PUE)."""
+    if doc.regions and whole.energy_kwh > 0:
+        return whole.facility_energy_kwh / whole.energy_kwh
+    return doc.assumptions.pue
+
+
 def allocation_economics(
     doc: PlanDocument, a: AllocationDocument
 ) -> tuple[Economics, tuple[float, ...]]:
@@ -255,7 +262,7 @@ def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> For
         hours_per_month=HOURS_PER_MONTH,
         hours_per_year=HOURS_PER_YEAR,
         scaling="month and year = horizon figures × (730 h or 8760 h) / horizon hours",
-        pue=a_.pue,
+        pue=_pue(doc, whole),
         electricity_usd_per_kwh=a_.electricity_usd_per_kwh,
         carbon_usd_per_kg=a_.carbon_usd_per_kg,
         grid=grid or grid_factor(doc),
