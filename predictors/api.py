@@ -29,7 +29,9 @@ from predictors.catalog.row_checks import (
     LAYOUT_COLUMNS,
     NUMERIC_COLUMNS,
     RESOLVED_LAYOUT_COLUMNS,
+    Check,
     check_rows,
+    failing_lines,
     joined_messages,
 )
 from predictors.catalog.row_checks import MAX_VALUES as MAX_VALUES
@@ -143,26 +145,21 @@ def _filled(number: pl.Series, default: float | None) -> pl.Series:
 def _fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
     """'' where the row's batch fits in memory, else its "does not fit" line (formatted for
     those rows only: a million rows that fit cost no string work)."""
-    errors = pl.repeat("", feats.height, dtype=pl.String, eager=True).alias("_fit_error")
-    where = (~fits).arg_true()
-    if where.is_empty():
-        return errors
     need_gb = (
         physics.resident_weight_bytes()
         + physics.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
     ) / 1e9
     have_gb = (physics.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
-    lines = feats.filter(~fits).select(
-        pl.format(
-            "does not fit: needs {} GB for weights and the paged KV cache of the batch "
-            "(running sequences at the mean length, input + output / 2), has {} GB usable "
-            "on {} GPU(s); raise gpu_count or lower batch_size or precision",
-            need_gb.round(1),
-            have_gb.round(1),
-            pl.col("gpu_count").cast(pl.Int64),
-        )
+    line = pl.format(
+        "does not fit: needs {} GB for weights and the paged KV cache of the batch "
+        "(running sequences at the mean length, input + output / 2), has {} GB usable "
+        "on {} GPU(s); raise gpu_count or lower batch_size or precision",
+        need_gb.round(1),
+        have_gb.round(1),
+        pl.col("gpu_count").cast(pl.Int64),
     )
-    return errors.scatter(where, lines.to_series())
+    frame = feats.with_columns(fits.alias("_fits"))
+    return failing_lines(frame, [Check(~pl.col("_fits"), line)]).alias("_fit_error")
 
 
 def whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:

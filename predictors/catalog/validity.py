@@ -250,19 +250,12 @@ def row_layouts(
     ``data_parallel``, ``expert_parallel`` (None: not stated). *catalog* is a
     :class:`predictors.catalog.store.Catalog`; *models* and *gpus* are resolved ids."""
     cache: dict[tuple[Any, ...], tuple[str, Layout | None]] = catalog.memo("layouts")
-    # the verdict of each input exactly as given (a catalog's inputs repeat across chunks)
-    seen: dict[tuple[Any, ...], tuple[str, Layout | None]] = catalog.memo("layouts_given")
     llms: dict[str, dict[str, Any]] = {}
     gpu_rows: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     layouts: list[Layout | None] = []
     degrees = stated or [(None, None, None)] * len(models)
     for model, gpu, count, given in zip(models, gpus, gpu_counts, degrees, strict=True):
-        known = seen.get((model, gpu, count, *given))
-        if known is not None:
-            errors.append(known[0])
-            layouts.append(known[1])
-            continue
         if model is None or gpu is None or count is None or not math.isfinite(count):
             errors.append("")  # unresolved names and NaN/inf counts are reported by other checks
             layouts.append(None)
@@ -278,7 +271,6 @@ def row_layouts(
             spec = gpu_rows.get(gpu) or gpu_rows.setdefault(gpu, catalog.gpu(gpu))
             layout, problems = layout_problems(llm, spec, key[2], pp, dp, ep)
             cache[key] = ("; ".join(problems), layout)
-        seen[(model, gpu, count, *given)] = cache[key]
         errors.append(cache[key][0])
         layouts.append(cache[key][1])
     return errors, layouts

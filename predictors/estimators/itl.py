@@ -93,11 +93,10 @@ class PhysicsItlEstimator:
         return step_times(self.step, StepInputs.of(frame)).total
 
     @staticmethod
-    def floor_s(frame: pl.DataFrame, inputs: StepInputs | None = None) -> np.ndarray:
+    def floor_s(frame: pl.DataFrame) -> np.ndarray:
         """The lowest ITL physics allows at realistic ceilings of bandwidth and FLOPS use, plus
-        the layout's all-to-all and pipeline transfers at zero latency (0 for pure TP).
-        *inputs*: the frame's :class:`StepInputs` when the caller has them already."""
-        x = inputs or StepInputs.of(frame)
+        the layout's all-to-all and pipeline transfers at zero latency (0 for pure TP)."""
+        x = StepInputs.of(frame)
         return np.asarray(
             np.maximum(x.memory_floor_s() / ETA_BW_MAX, x.compute_floor_s() / MFU_MAX)
             + layout_comm_s(x.layout, x.batch, x.hidden, x.layers, x.interconnect_b_s, 0.0)[1]
@@ -127,11 +126,8 @@ class PhysicsItlEstimator:
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:
         """Predicted ITL per row, s: step time x exp(residual), never below :meth:`floor_s`."""
-        if self.step is None:
-            raise RuntimeError(f"estimator {self.name} is not fitted")
-        x = StepInputs.of(frame)
-        t = step_times(self.step, x).total * np.exp(self.residual(frame))
-        return np.asarray(np.maximum(t, self.floor_s(frame, x)))
+        t = self.step_time_s(frame) * np.exp(self.residual(frame))
+        return np.asarray(np.maximum(t, self.floor_s(frame)))
 
     def calibrate(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> Interval:
         """The multiplicative conformal band of out-of-fold ITL predictions *predicted* (s)."""
