@@ -28,13 +28,16 @@ import polars as pl
 from planner.inputs import Candidate, Exclusion, layout_text, ms_text
 from predictors import physics
 from predictors.api import Predictor
-from predictors.serving.curves import CURVE_B, FloatArray, interp_rows, step_time_s
+from predictors.serving.curves import CURVE_B, interp_rows, step_time_s
 from predictors.serving.grid import ServingTable, serving_table
 from predictors.serving.operating import capacity, itl_at_percentile_s
 
 #: Fraction of the capacity a replica is planned to carry. 1: the serving model's queueing
 #: (Poisson number in system, percentile ITL, 99th-percentile memory check) is the headroom.
 CAPACITY_HEADROOM = 1.0
+#: Specs per serving-model call: the predictions of every batch of the grid for a chunk are the
+#: build's memory peak (each spec is evaluated on its own, so the chunks give the same result).
+EVALUATION_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -96,27 +99,45 @@ def _rows(specs: list[CandidateSpec]) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
-class _Point:
-    """One spec's capacity result and the latencies its candidate reports."""
+class _Points:
+    """Every spec's capacity result and the latencies its candidate reports, per spec (Python
+    values, built in bulk: the per-candidate work is then list indexing)."""
 
-    rate: float
-    b_star: float
-    limit: str
-    xs: FloatArray
-    power_w_per_gpu: FloatArray
-    itls: FloatArray
-    itl_cap: float
-    itl_lo: float
-    itl_hi: float
-    itl_light: float
-    ttft_light: float
-    power_at_b: tuple[float, float, float]
+    rate: list[float]
+    b_star: list[float]
+    limit: list[str]
+    xs: list[tuple[float, ...]]
+    """Curve knots (req/s per replica, from 0)."""
+    power_w: list[tuple[float, ...]]
+    """Power of one replica at the knots: per GPU × the GPUs running it + the spare GPUs'
+    idle."""
+    itls: list[tuple[float, ...]]
+    slope_w: list[float]
+    """Least watts above the replica's idle per req/s over the knots after the first (inf
+    without one)."""
+    itl_cap: list[float]
+    itl_lo: list[float]
+    itl_hi: list[float]
+    itl_light: list[float]
+    ttft_light: list[float]
+    power_at_b: list[tuple[float, float, float]]
     """Power per GPU on the batch curves (point, lower, upper) at the capacity's concurrency."""
 
 
-def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[_Point]:
-    """The :class:`_Point` of every spec; one serving-model call per SLA percentile."""
-    out: list[_Point | None] = [None] * len(specs)
+def _per_spec(values: list[Any], idx: np.ndarray, out: list[Any]) -> None:
+    for j, i in enumerate(idx.tolist()):
+        out[i] = values[j]
+
+
+def _capacities(specs: list[CandidateSpec], table: ServingTable) -> _Points:
+    """The :class:`_Points` of *specs*; one serving-model call per SLA percentile."""
+    size = len(specs)
+    cols: list[list[Any]] = [[None] * size for _ in range(13)]
+    (rate, b_star, limit, xs, power_w, itls, slope_w) = cols[:7]
+    (itl_cap, itl_lo, itl_hi, itl_light, ttft_light, power_at_b) = cols[7:13]
+    running = np.asarray([float(s.gpus) for s in specs])
+    spare = np.asarray([float(s.held - s.gpus) for s in specs])
+    held = np.asarray([float(s.held) for s in specs])
     for pct in sorted({s.percentile for s in specs}, key=lambda p: -1.0 if p is None else p):
         idx = np.asarray([i for i, s in enumerate(specs) if s.percentile == pct])
         sub = _take(table.curves, idx)
@@ -131,32 +152,44 @@ def _capacities(specs: list[CandidateSpec], table: ServingTable) -> list[_Point]
         )
         at = cap.decoding_at_capacity[:, None]
         light = np.full((idx.size, 1), CURVE_B[0])
-        itl_cap = itl_at_percentile_s(sub, at, pct)[:, 0]
         lo = step_time_s(_take(table.curves_lo, idx), at)[:, 0]
         hi = step_time_s(_take(table.curves_hi, idx), at)[:, 0]
-        itl_light = itl_at_percentile_s(sub, light, pct)[:, 0]
-        ttft_light = sub.ttft_base_s + step_time_s(sub, light)[:, 0]
         at_b = np.maximum(at, 1.0)
         p_mid, p_lo, p_hi = (
             interp_rows(sub.batch, _take(curves, idx).power_w, at_b)[:, 0]
             for curves in (table.curves, table.curves_lo, table.curves_hi)
         )
-        for j, i in enumerate(idx):
-            out[int(i)] = _Point(
-                float(cap.max_requests_per_s[j]),
-                float(cap.decoding_at_capacity[j]),
-                cap.limit[j],
-                cap.curve_requests_per_s[j],
-                cap.curve_power_w_per_gpu[j],
-                cap.curve_itl_s[j],
-                float(itl_cap[j]),
-                float(lo[j]),
-                float(hi[j]),
-                float(itl_light[j]),
-                float(ttft_light[j]),
-                (float(p_mid[j]), float(p_lo[j]), float(p_hi[j])),
-            )
-    return [o for o in out if o is not None]
+        # the curves of all rows at once, flat (row after row): the same elementwise
+        # arithmetic as row by row, so the same numbers
+        counts = np.asarray([a.size for a in cap.curve_requests_per_s], dtype=np.int64)
+        flat_x = np.concatenate(cap.curve_requests_per_s)
+        idle = np.repeat(sub.idle_w, counts)
+        flat_p = np.concatenate(cap.curve_power_w_per_gpu) * np.repeat(running[idx], counts)
+        flat_p = flat_p + idle * np.repeat(spare[idx], counts)
+        ends = np.cumsum(counts)
+        starts = ends - counts
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_rps = (flat_p - idle * np.repeat(held[idx], counts)) / flat_x
+        per_rps[starts] = np.inf  # the first knot (rate 0) is not a slope
+        least = np.minimum.reduceat(per_rps, starts) if per_rps.size else per_rps
+        x_all, p_all = flat_x.tolist(), flat_p.tolist()
+        i_all = np.concatenate(cap.curve_itl_s).tolist()
+        bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
+        _per_spec(cap.max_requests_per_s.tolist(), idx, rate)
+        _per_spec(cap.decoding_at_capacity.tolist(), idx, b_star)
+        _per_spec(cap.limit, idx, limit)
+        _per_spec([tuple(x_all[a:b]) for a, b in bounds], idx, xs)
+        _per_spec([tuple(p_all[a:b]) for a, b in bounds], idx, power_w)
+        _per_spec([tuple(i_all[a:b]) for a, b in bounds], idx, itls)
+        _per_spec(least.tolist(), idx, slope_w)
+        _per_spec(itl_at_percentile_s(sub, at, pct)[:, 0].tolist(), idx, itl_cap)
+        _per_spec(lo.tolist(), idx, itl_lo)
+        _per_spec(hi.tolist(), idx, itl_hi)
+        _per_spec(itl_at_percentile_s(sub, light, pct)[:, 0].tolist(), idx, itl_light)
+        _per_spec((sub.ttft_base_s + step_time_s(sub, light)[:, 0]).tolist(), idx, ttft_light)
+        triples = zip(p_mid.tolist(), p_lo.tolist(), p_hi.tolist(), strict=True)
+        _per_spec(list(triples), idx, power_at_b)
+    return _Points(*cols[:13])
 
 
 def _take(curves: Any, idx: np.ndarray) -> Any:
@@ -178,13 +211,16 @@ def evaluate_candidates(
     """Capacity and power curve of every spec (see module doc), in spec order."""
     live = [s for s in specs if not s.excluded_reason]
     evaluated: list[Candidate] = []
-    if live:
-        table = serving_table(_rows(live), predictor, robust=robust)
-        caps = _capacities(live, table)
-        evaluated = [
-            _one(spec, i, table, point, robust)
-            for i, (spec, point) in enumerate(zip(live, caps, strict=True))
-        ]
+    for lo in range(0, len(live), EVALUATION_CHUNK):
+        chunk = live[lo : lo + EVALUATION_CHUNK]
+        table = serving_table(_rows(chunk), predictor, robust=robust)
+        points = _capacities(chunk, table)
+        idle_w, max_batch = table.curves.idle_w.tolist(), table.curves.max_batch.tolist()
+        evaluated.extend(
+            _one(spec, i, table, points, robust, idle_w[i], max_batch[i])
+            for i, spec in enumerate(chunk)
+        )
+        del table, points  # the chunk's prediction grid is the build's memory peak
     done = iter(evaluated)
     return [
         _infeasible(s, s.excluded_reason, code=Exclusion.RULE) if s.excluded_reason else next(done)
@@ -240,11 +276,18 @@ def _infeasible(
 
 
 def _one(
-    spec: CandidateSpec, i: int, table: ServingTable, point: _Point, robust: bool
+    spec: CandidateSpec,
+    i: int,
+    table: ServingTable,
+    points: _Points,
+    robust: bool,
+    idle_w: float,
+    max_batch: float,
 ) -> Candidate:
-    """The candidate of live spec *i* from its capacity result *point*."""
+    """The candidate of live spec *i* from its capacity result in *points* (*idle_w* and
+    *max_batch*: its row of the table's curves)."""
     error = table.error[i]
-    if not table.fits[i] or (error == "" and table.curves.max_batch[i] < 1):
+    if not table.fits[i] or (error == "" and max_batch < 1):
         usable = table.kv_budget_gb[i] + table.weights_gb[i]
         reserve = physics.RUNTIME_RESERVE_GB_PER_GPU * spec.gpus
         memory = {
@@ -267,11 +310,11 @@ def _one(
         )
     if error:
         return _infeasible(spec, error, code=Exclusion.PREDICTION)
-    itl_light, ttft_light = point.itl_light, point.ttft_light
-    if point.rate <= 0.0:
+    itl_light, ttft_light = points.itl_light[i], points.ttft_light[i]
+    if points.rate[i] <= 0.0:
         bound = " (upper 90 % bound)" if robust else ""
         pct = f" p{spec.percentile:g}" if spec.percentile is not None else ""
-        if point.limit == "ttft" and spec.ttft_sla_s is not None:
+        if points.limit[i] == "ttft" and spec.ttft_sla_s is not None:
             return _infeasible(
                 spec,
                 f"TTFT {ms_text(ttft_light)} ms > SLA {ms_text(spec.ttft_sla_s)} ms even at the "
@@ -293,38 +336,33 @@ def _one(
             f"no $/hour for {spec.gpu} in the catalog: set gpus.{spec.gpu}.usd_per_hour",
             code=Exclusion.NO_PRICE,
         )
-    b_star, itl_cap, lo, hi = point.b_star, point.itl_cap, point.itl_lo, point.itl_hi
-    # GPUs held but not running the replica (a partly used node or rack) idle
-    spare_w = float(table.curves.idle_w[i]) * (spec.held - spec.gpus)
-    power = point.power_w_per_gpu * spec.gpus + spare_w
-    idle = float(table.curves.idle_w[i]) * spec.held
-    slope = float(((power[1:] - idle) / point.xs[1:]).min())
-    xs = tuple(point.xs.tolist())
-    ps = tuple(power.tolist())
-    itls = tuple(point.itls.tolist())
+    itl_cap, lo, hi = points.itl_cap[i], points.itl_lo[i], points.itl_hi[i]
+    xs, ps = points.xs[i], points.power_w[i]
     in_domain = bool(table.in_domain[i])
+    tdp_w = table.tdp_w[i]
+    p_mid, p_lo, p_hi = points.power_at_b[i]
     return Candidate(
         **_identity(spec),
         feasible=True,
         reason="" if in_domain else "outside the predictors' training domain",
-        batch_size=max(1, round(b_star)),
+        batch_size=max(1, round(points.b_star[i])),
         itl_s_at_capacity=itl_cap,
         max_requests_per_s_per_replica=xs[-1],
-        idle_power_w_per_replica=idle,
-        energy_j_per_request=max(0.0, slope),
+        idle_power_w_per_replica=idle_w * spec.held,
+        energy_j_per_request=max(0.0, points.slope_w[i]),
         usd_per_hour_per_replica=spec.usd_per_hour_per_gpu * spec.held,
         power_w_per_gpu_at_capacity=ps[-1] / spec.held,
         in_domain=in_domain,
         itl_s_lo=min(lo, itl_cap),
         itl_s_hi=max(hi, itl_cap),
-        power_w_per_gpu_predicted=point.power_at_b[0],
-        power_w_per_gpu_lo=point.power_at_b[1],
-        power_w_per_gpu_hi=point.power_at_b[2],
-        idle_power_w_per_gpu=float(table.curves.idle_w[i]),
-        tdp_w_per_gpu=float(table.tdp_w[i]) if math.isfinite(table.tdp_w[i]) else None,
-        ttft_s=point.ttft_light,
+        power_w_per_gpu_predicted=p_mid,
+        power_w_per_gpu_lo=p_lo,
+        power_w_per_gpu_hi=p_hi,
+        idle_power_w_per_gpu=idle_w,
+        tdp_w_per_gpu=tdp_w if math.isfinite(tdp_w) else None,
+        ttft_s=ttft_light,
         load_curve_requests_per_s=xs,
         power_curve_w_per_replica=ps,
-        itl_curve_s=itls,
-        capacity_limit=point.limit,
+        itl_curve_s=points.itls[i],
+        capacity_limit=points.limit[i],
     )

@@ -24,7 +24,7 @@ from planner.inputs.pools import (
     pool_from_record,
     pools_text,
 )
-from planner.inputs.validation import fail, non_negative
+from planner.inputs.validation import fail, negative_problem
 
 
 def _interp(x: float, xs: tuple[float, ...], ys: tuple[float, ...]) -> float:
@@ -236,43 +236,49 @@ class Candidate:
         return f"{self.name},{self.gpu},{shape.replace(' ', '')}{where}"
 
     def __post_init__(self) -> None:
-        where = f"candidate {self.label}"
+        problem = self._problem()
+        if problem:  # the label only on failure: candidates are built by the ten thousand
+            raise fail(f"candidate {self.label}", problem)
+
+    def _problem(self) -> str:
+        """What is wrong with this candidate ('' when nothing)."""
         if min(self.tp, self.gpus_per_replica, self.pipeline_parallel, self.data_parallel) < 1:
-            raise fail(where, "tp, gpus_per_replica and the layout degrees must be >= 1")
+            return "tp, gpus_per_replica and the layout degrees must be >= 1"
         if self.expert_parallel < 1 or self.nodes < 1:
-            raise fail(where, "expert_parallel and nodes must be >= 1")
+            return "expert_parallel and nodes must be >= 1"
         if self.gpus_per_replica < self.tp * self.pipeline_parallel * self.data_parallel:
-            raise fail(where, "gpus_per_replica must hold tp × pipeline_parallel × data_parallel")
+            return "gpus_per_replica must hold tp × pipeline_parallel × data_parallel"
         if self.batch_size < 0:
-            raise fail(where, f"batch_size must be >= 0, got {self.batch_size}")
-        non_negative(
-            where,
+            return f"batch_size must be >= 0, got {self.batch_size}"
+        negative = negative_problem(
             max_requests_per_s_per_replica=self.max_requests_per_s_per_replica,
             idle_power_w_per_replica=self.idle_power_w_per_replica,
             energy_j_per_request=self.energy_j_per_request,
             usd_per_hour_per_replica=self.usd_per_hour_per_replica,
             power_w_per_gpu_at_capacity=self.power_w_per_gpu_at_capacity,
         )
+        if negative:
+            return negative
         if self.feasible and self.max_requests_per_s_per_replica <= 0:
-            raise fail(where, "a feasible candidate needs max_requests_per_s_per_replica > 0")
+            return "a feasible candidate needs max_requests_per_s_per_replica > 0"
         if self.feasible and not math.isfinite(self.itl_s_at_capacity):
-            raise fail(where, "a feasible candidate needs a finite itl_s_at_capacity")
+            return "a feasible candidate needs a finite itl_s_at_capacity"
         xs, ps = self.load_curve_requests_per_s, self.power_curve_w_per_replica
         if len(xs) != len(ps) or (self.itl_curve_s and len(self.itl_curve_s) != len(xs)):
-            raise fail(where, "power/ITL curve knots must have the same length as the rates")
+            return "power/ITL curve knots must have the same length as the rates"
         if xs and (xs[0] != 0.0 or not all(map(operator.lt, xs, xs[1:]))):
-            raise fail(where, "curve rates must start at 0 and ascend strictly")
+            return "curve rates must start at 0 and ascend strictly"
         if ps and not all(map(operator.le, ps, ps[1:])):
-            raise fail(where, "power curve must not decrease with load")
+            return "power curve must not decrease with load"
         if self.disaggregated != bool(self.pools):
-            raise fail(where, "a disaggregated candidate has pools, an aggregated one none")
+            return "a disaggregated candidate has pools, an aggregated one none"
         if self.pools and (
             tuple(p.role for p in self.pools) != ("prefill", "decode")
             or self.gpus_per_replica != sum(p.gpus for p in self.pools)
             or self.gpu != self.pools[-1].gpu
         ):
-            raise fail(
-                where,
+            return (
                 "a disaggregated unit has a prefill then a decode pool, holds their GPUs and "
-                "runs on the decode pool's GPU type",
+                "runs on the decode pool's GPU type"
             )
+        return ""

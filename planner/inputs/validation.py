@@ -18,8 +18,17 @@ def fail(where: str, message: str) -> WattgpuError:
 
 def non_negative(where: str, **values: float | None) -> None:
     """Raise :func:`fail` unless every given value is a finite number >= 0 (None is skipped)."""
+    problem = negative_problem(**values)
+    if problem:
+        raise fail(where, problem)
+
+
+def negative_problem(**values: float | None) -> str:
+    """What :func:`non_negative` says of the first value that is not a finite number >= 0
+    ('' when every one is, None skipped): for callers that build *where* only on failure."""
     for key, value in values.items():
         if value is None:
             continue
         if not math.isfinite(value) or value < 0:
-            raise fail(where, f"{key} must be a finite number >= 0, got {value!r}")
+            return f"{key} must be a finite number >= 0, got {value!r}"
+    return ""

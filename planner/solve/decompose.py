@@ -168,6 +168,16 @@ def load_watts(block: ModelBlock, n: IntArray) -> FloatArray:
     return _routes(block).get(n).watts
 
 
+def release(block: ModelBlock, n: IntArray) -> None:
+    """Free what pricing *block* built (its search data, its single-deployment costs, the
+    routings of every vector but *n*) once no vector but *n* will be asked of it: the exact
+    decomposition prices each block once, and this data of 500 blocks is the solve's memory
+    peak. Anything asked again is rebuilt, to the same numbers."""
+    for key in ("search", "single"):
+        block.memo.pop(key, None)
+    _routes(block).keep_only(n)
+
+
 def dispatch(block: ModelBlock, n: IntArray) -> FloatArray:
     """Exact free-routing load split x[k, t] (req/s) of replica vector *n* (K × T)."""
     return _routes(block).get(n).loads

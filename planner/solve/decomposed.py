@@ -18,7 +18,7 @@ import numpy as np
 from planner.inputs import Candidate
 from planner.result import PlanStatus
 from planner.solve.columns import Column, Decomposition
-from planner.solve.decompose import dispatch
+from planner.solve.decompose import dispatch, release
 from planner.solve.pricing import price_block
 from planner.solve.search import MAX_EVALUATIONS, Found
 
@@ -81,6 +81,9 @@ def decomposed(dec: Decomposition, start: float) -> DecomposedSolution | None:
     found: list[Found | None] = []
     for b, block in enumerate(dec.blocks):
         found.append(price_block(block, *dec.prices(b, zero_gpu, zero_t, 0.0)))
+        done = found[-1]
+        if done is not None and done.complete:  # never priced again: only its vector is asked
+            release(block, done.n)
     if _gap(dec, found) > inputs.relative_gap:
         budget = start + RETRY_TIME_FRACTION * inputs.time_limit_s
         cut = [b for b, f in enumerate(found) if f is not None and not f.complete]

@@ -236,3 +236,9 @@ class RouteCache:
             found = route(self.curve_x, self.curve_d, self.cap, np.asarray(n), self.loads)
             self.table[key] = found
         return found
+
+    def keep_only(self, n: IntArray) -> None:
+        """Forget every routing but that of *n* (when no other vector will be asked for)."""
+        key = np.asarray(n, dtype=np.int64).tobytes()
+        kept = self.table.get(key)
+        self.table = {} if kept is None else {key: kept}

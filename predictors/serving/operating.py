@@ -163,22 +163,22 @@ def capacity(
     # each distinct point once: the knots below b* and b* itself
     distinct = np.concatenate((np.ones((c.rows, 1), dtype=bool), np.diff(pts, axis=1) > 0), axis=1)
     power = mean_power_w(c, in_system(c, pts, itl), distinct)
-    curve_lam, curve_p, curve_itl = [], [], []
-    for i in range(c.rows):
-        if last[i] < 0:
-            curve_lam.append(np.zeros(1))
-            curve_p.append(np.asarray([c.idle_w[i]]))
-            curve_itl.append(np.asarray([c.itl_s[i, 0]]))
-            continue
-        keep = np.concatenate(([True], np.diff(lam[i]) > 0))
-        curve_lam.append(np.concatenate(([0.0], lam[i][keep])))
-        curve_p.append(np.maximum.accumulate(np.concatenate(([c.idle_w[i]], power[i][keep]))))
-        curve_itl.append(np.concatenate(([itl[i][0]], itl[i][keep])))
+    # per row: 0 (idle, the ITL at the first point) then the points where the rate rises; a
+    # row that meets the SLA nowhere keeps the first knot only (the ITL of a lone request)
+    met = last >= 0
+    first = np.ones((c.rows, 1), dtype=bool)
+    keep = np.concatenate((first, first, np.diff(lam, axis=1) > 0), axis=1) & met[:, None]
+    keep[:, 0] = True
+    idle = np.asarray(c.idle_w, dtype=np.float64)[:, None]
+    lam_0 = np.concatenate((np.zeros((c.rows, 1)), lam), axis=1)
+    itl_0 = np.concatenate((np.where(met, itl[:, 0], c.itl_s[:, 0])[:, None], itl), axis=1)
+    power_0 = np.concatenate((idle, np.where(keep[:, 1:], power, -np.inf)), axis=1)
+    power_0 = np.maximum.accumulate(power_0, axis=1)
+    ends = np.cumsum(keep.sum(axis=1))[:-1]
+
+    def rows_of(values: FloatArray) -> list[FloatArray]:
+        return np.split(values[keep], ends) if c.rows else []
+
     return Capacity(
-        lam_star,
-        b_star,
-        [str(s) for s in limit],
-        curve_lam,
-        curve_p,
-        curve_itl,
+        lam_star, b_star, [str(s) for s in limit], rows_of(lam_0), rows_of(power_0), rows_of(itl_0)
     )
