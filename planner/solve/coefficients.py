@@ -94,9 +94,39 @@ def over_horizon(
 ) -> float:
     """Weight of *kw* facility kW drawn in every hour of the horizon: Σ_t weight_t · kw · h_t,
     or weight · kw · hours when the site's grid is flat (the one-factor form, to the last bit)."""
-    if flat_grid(inputs, site):
-        return weight_by_period[0] * kw * inputs.hours
-    return kw * sum(w * h for w, h in zip(weight_by_period, inputs.period_hours, strict=True))
+    return Horizon.of(inputs, weight_by_period, site).times(kw)
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """A per-period weight over the horizon, summed once for many candidates of one site:
+    :meth:`times` is :func:`over_horizon` (the same arithmetic)."""
+
+    flat: bool
+    first: float
+    """The weight of the first period (the one factor on a flat grid)."""
+    hours: float
+    weighted_hours: float
+    """Σ_t weight_t · h_t (read when the grid is not flat)."""
+
+    @staticmethod
+    def of(
+        inputs: PlanningInputs, weight_by_period: tuple[float, ...], site: Region | None = None
+    ) -> Horizon:
+        """The horizon sums of *weight_by_period* at *site* (default: the first site)."""
+        flat = flat_grid(inputs, site)
+        weighted = (
+            0.0
+            if flat
+            else sum(w * h for w, h in zip(weight_by_period, inputs.period_hours, strict=True))
+        )
+        return Horizon(flat, weight_by_period[0], inputs.hours, weighted)
+
+    def times(self, kw: float) -> float:
+        """Σ_t weight_t · kw · h_t (weight · kw · hours on a flat grid)."""
+        if self.flat:
+            return self.first * kw * self.hours
+        return kw * self.weighted_hours
 
 
 @dataclass(frozen=True)
@@ -148,23 +178,32 @@ def mean_kwh_weight(inputs: PlanningInputs, site: Region | None = None) -> float
 def facility_kw_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, float]:
     """(facility kW per replica, facility kW per req/s) of candidate c (its site's PUE)."""
     pue = inputs.site(c).pue
-    return (
-        pue * c.idle_power_w_per_replica / 1000.0,
-        pue * c.energy_j_per_request / 1000.0,
-    )
+    return idle_kw(c, pue), pue * c.energy_j_per_request / 1000.0
+
+
+def idle_kw(c: Candidate, pue: float) -> float:
+    """Facility kW of one idle replica of *c* at *pue*."""
+    return pue * c.idle_power_w_per_replica / 1000.0
 
 
 def cost_coefficients(inputs: PlanningInputs, c: Candidate) -> tuple[float, list[float]]:
     """($ per replica, [$ per req/s in period t]) over the horizon, carbon price included."""
     site = inputs.site(c)
     usd_t = usd_per_facility_kwh_by_period(inputs, site)
-    kw_n, kw_x = facility_kw_coefficients(inputs, c)
-    rent = c.usd_per_hour_per_replica * inputs.hours
-    if flat_grid(inputs, site):
-        per_n = rent + kw_n * inputs.hours * usd_t[0]
-    else:
-        per_n = rent + kw_n * sum(u * h for u, h in zip(usd_t, inputs.period_hours, strict=True))
+    kw_x = facility_kw_coefficients(inputs, c)[1]
+    per_n = replica_usd(c, site.pue, Horizon.of(inputs, usd_t, site))
     return per_n, [kw_x * h * u for h, u in zip(inputs.period_hours, usd_t, strict=True)]
+
+
+def replica_usd(c: Candidate, pue: float, usd: Horizon) -> float:
+    """$ of one replica of *c* over the horizon (:func:`cost_coefficients`' first term): its
+    rent and its idle facility power at *pue*, priced by *usd* ($ per facility kWh per period,
+    carbon price in)."""
+    rent = c.usd_per_hour_per_replica * usd.hours
+    kw_n = idle_kw(c, pue)
+    if usd.flat:
+        return rent + kw_n * usd.hours * usd.first
+    return rent + kw_n * usd.weighted_hours
 
 
 def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:

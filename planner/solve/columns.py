@@ -19,12 +19,12 @@ import numpy as np
 
 from planner.inputs import Candidate, PlanningInputs
 from planner.solve.coefficients import (
-    cost_coefficients,
-    facility_kw_coefficients,
+    Horizon,
     flat_grid,
+    idle_kw,
     kwh_weight_by_period,
     objective_weights,
-    over_horizon,
+    replica_usd,
     usd_per_facility_kwh_by_period,
 )
 from planner.solve.decompose import (
@@ -123,13 +123,15 @@ class Decomposition:
             )
             self.kw_per_e_of.append(kw_per_e)
             self.base_t_of.append(np.asarray(per_kwh, dtype=np.float64) * kw_per_e * hours)
-            kw = [facility_kw_coefficients(inputs, c)[0] for c in block.candidates]
+            # the site's sums once per block (each candidate's coefficient: the same arithmetic)
+            energy = Horizon.of(inputs, per_kwh, site)
+            usd = Horizon.of(inputs, usd_per_facility_kwh_by_period(inputs, site), site)
+            kw = [idle_kw(c, site.pue) for c in block.candidates]
             self.kw_n.append(np.asarray(kw, dtype=np.float64))
             self.obj_n.append(
                 np.asarray(
                     [
-                        over_horizon(inputs, per_kwh, k, site)
-                        + per_rent * c.usd_per_hour_per_replica * inputs.hours
+                        energy.times(k) + per_rent * c.usd_per_hour_per_replica * energy.hours
                         for k, c in zip(kw, block.candidates, strict=True)
                     ],
                     dtype=np.float64,
@@ -137,7 +139,7 @@ class Decomposition:
             )
             self.budget_n.append(
                 np.asarray(
-                    [cost_coefficients(inputs, c)[0] for c in block.candidates], dtype=np.float64
+                    [replica_usd(c, site.pue, usd) for c in block.candidates], dtype=np.float64
                 )
             )
             use = np.zeros((len(block.candidates), len(self.gpus)), dtype=np.float64)

@@ -90,7 +90,9 @@ def make_block(
     """A :class:`ModelBlock` for *demand* with *candidates* (sorted stably by the merit key);
     *inventory* is keyed by :func:`~planner.inputs.stock_key`; *gpus_per_node* sizes the loss
     units of node failover."""
-    ordered = sorted(candidates, key=merit_key)
+    keys = [merit_key(c) for c in candidates]
+    order = sorted(range(len(candidates)), key=keys.__getitem__)  # stable, as sorted(key=...)
+    ordered = [candidates[i] for i in order]
     loads = np.asarray(demand.requests_per_s_by_period, dtype=np.float64)
     peak = float(loads.max())
     k = demand.failover.count if demand.failover is not None else 0
@@ -122,7 +124,7 @@ def make_block(
         demand,
         tuple(ordered),
         cap,
-        np.asarray([merit_key(c) for c in ordered], dtype=np.float64),
+        np.asarray([keys[i] for i in order], dtype=np.float64),
         np.asarray(ub, dtype=np.int64),
         loads,
         curve_x,

@@ -80,19 +80,17 @@ def _pareto(s: FloatArray, c: FloatArray) -> npt.NDArray[np.bool_]:
 def _combos_all(
     bx: list[FloatArray], bv: list[FloatArray], limit: float
 ) -> tuple[FloatArray, FloatArray, IntArray]:
-    """Every breakpoint combination (load sum, watts, knot index per deployment) up to *limit*."""
+    """Every breakpoint combination up to *limit*: load sum, watts and its position in the full
+    product of the knots (C order; :func:`numpy.unravel_index` with the knot counts gives each
+    deployment's knot). The sums add the deployments in order, as one by one would: the same
+    numbers, and (loads >= 0) the same combinations as filtering after each deployment."""
     s = np.zeros(1)
     c = np.zeros(1)
-    idx = np.zeros((1, 0), dtype=np.int64)
     for x, v in zip(bx, bv, strict=True):
-        s2 = (s[:, None] + x[None, :]).ravel()
-        c2 = (c[:, None] + v[None, :]).ravel()
-        rows = np.repeat(np.arange(s.size), x.size)
-        cols = np.tile(np.arange(x.size), s.size)
-        idx2 = np.concatenate([idx[rows], cols[:, None]], axis=1)
-        fit = s2 <= limit
-        s, c, idx = s2[fit], c2[fit], idx2[fit]
-    return s, c, idx
+        s = (s[:, None] + x[None, :]).ravel()
+        c = (c[:, None] + v[None, :]).ravel()
+    pos = np.flatnonzero(s <= limit)
+    return s[pos], c[pos], pos
 
 
 def _combos_pruned(
@@ -121,33 +119,41 @@ def route(
     cap: FloatArray,
     n: IntArray,
     loads: FloatArray,
+    anchors: list[tuple[FloatArray, FloatArray] | None] | None = None,
 ) -> Routing:
     """Exact free routing of *loads* (T) over replica vector *n* (module docstring).
 
     *curve_x*/*curve_d*: per candidate the knot rates (per replica, from 0) and watts above idle
-    there. Raises ValueError when the vector's capacity is below a period's load.
+    there. *anchors*: per candidate its :func:`anchor_knots` rates and watts, filled in where
+    None (a cache across the vectors of one block). Raises ValueError when the vector's
+    capacity is below a period's load.
     """
     k_all = len(n)
     periods = loads.size
     out_loads = np.zeros((k_all, periods))
-    support = [k for k in range(k_all) if n[k] > 0]
+    support = np.flatnonzero(n > 0).tolist()
     total_cap = float(sum(n[k] * cap[k] for k in support))
     tol = LOAD_TOL * max(1.0, float(loads.max()) if periods else 1.0)
     if periods and float(loads.max()) > total_cap + tol:
         raise ValueError(f"capacity {total_cap:g} req/s below the load {float(loads.max()):g}")
     if not support:
         return Routing(np.zeros(periods), out_loads)
-    anchors = [anchor_knots(curve_x[k], curve_d[k]) for k in support]
-    bx = [n[k] * curve_x[k][a] for k, a in zip(support, anchors, strict=True)]
-    bv = [n[k] * curve_d[k][a] for k, a in zip(support, anchors, strict=True)]
     if len(support) == 1:
         k = support[0]
         x = np.minimum(loads, n[k] * cap[k])
         out_loads[k] = x
         return Routing(n[k] * np.interp(x / n[k], curve_x[k], curve_d[k]), out_loads)
+    known = anchors if anchors is not None else [None] * k_all
+    for k in support:
+        if known[k] is None:
+            a = anchor_knots(curve_x[k], curve_d[k])
+            known[k] = (curve_x[k][a], curve_d[k][a])
+    bx = [n[k] * known[k][0] for k in support]  # type: ignore[index]
+    bv = [n[k] * known[k][1] for k in support]  # type: ignore[index]
     best_w = np.full(periods, np.inf)
     best_free = np.zeros(periods, dtype=np.int64)
-    best_idx: list[IntArray | None] = [None] * periods
+    # per period, the knot of every deployment in the best combination (the free one: -1)
+    best_knot = np.full((periods, len(support)), -1, dtype=np.int64)
     best_x_free = np.zeros(periods)
     for j, kj in enumerate(support):
         others = [i for i in range(len(support)) if i != j]
@@ -155,7 +161,7 @@ def route(
         size = float(np.prod([x.size for x in ox]))
         top = n[kj] * cap[kj]
         if size <= VECTOR_COMBOS:
-            s, c, idx = _combos_all(ox, ov, float(loads.max()) + tol)
+            s, c, pos = _combos_all(ox, ov, float(loads.max()) + tol)
             r = loads[None, :] - s[:, None]  # combos × periods
             ok = (r >= -tol) & (r <= top + tol)
             rr = np.clip(r, 0.0, top)
@@ -163,12 +169,14 @@ def route(
             val = np.where(ok, val, np.inf)
             arg = np.argmin(val, axis=0)
             vbest = val[arg, np.arange(periods)]
-            better = vbest < best_w
-            for t in np.flatnonzero(better).tolist():
-                best_w[t] = vbest[t]
-                best_free[t] = np.int64(j)
-                best_idx[t] = idx[arg[t]]
-                best_x_free[t] = rr[arg[t], t]
+            better = np.flatnonzero(vbest < best_w)
+            if better.size:
+                best_w[better] = vbest[better]
+                best_free[better] = j
+                knots = np.unravel_index(pos[arg[better]], [x.size for x in ox])
+                best_knot[better] = -1
+                best_knot[better[:, None], np.asarray(others)[None, :]] = np.stack(knots, axis=1)
+                best_x_free[better] = rr[arg[better], better]
             continue
         for t in range(periods):
             s, c, idx = _combos_pruned(ox, ov, float(loads[t]) + tol)
@@ -182,17 +190,16 @@ def route(
             if val[a] < best_w[t]:
                 best_w[t] = float(val[a])
                 best_free[t] = np.int64(j)
-                best_idx[t] = idx[ok][a]
+                best_knot[t] = -1
+                best_knot[t, others] = idx[ok][a]
                 best_x_free[t] = float(rr[a])
-    for t in range(periods):
-        chosen = best_idx[t]
-        if chosen is None or not np.isfinite(best_w[t]):
-            raise ValueError(f"no routing of {float(loads[t]):g} req/s found")  # pragma: no cover
-        j = int(best_free[t])
-        others = [i for i in range(len(support)) if i != j]
-        for pos, i in enumerate(others):
-            out_loads[support[i], t] = bx[i][int(chosen[pos])]
-        out_loads[support[j], t] = best_x_free[t]
+    if not np.isfinite(best_w).all():
+        t = int(np.flatnonzero(~np.isfinite(best_w))[0])
+        raise ValueError(f"no routing of {float(loads[t]):g} req/s found")  # pragma: no cover
+    for i, k in enumerate(support):
+        free = best_free == i
+        out_loads[k, ~free] = bx[i][best_knot[~free, i]]
+        out_loads[k, free] = best_x_free[free]
     out_loads = _fit_loads(out_loads, loads, n, cap)
     # watts recomputed from the loads (the accounting's own formula)
     watts = np.zeros(periods)
@@ -227,13 +234,21 @@ class RouteCache:
     cap: FloatArray
     loads: FloatArray
     table: dict[bytes, Routing] = field(default_factory=dict)
+    anchors: list[tuple[FloatArray, FloatArray] | None] = field(default_factory=list)
+    """Per candidate, its :func:`anchor_knots` rates and watts (None until a vector uses it)."""
+
+    def __post_init__(self) -> None:
+        if not self.anchors:
+            self.anchors = [None] * len(self.curve_x)
 
     def get(self, n: IntArray) -> Routing:
         """The exact routing of *n* (cached)."""
         key = np.asarray(n, dtype=np.int64).tobytes()
         found = self.table.get(key)
         if found is None:
-            found = route(self.curve_x, self.curve_d, self.cap, np.asarray(n), self.loads)
+            found = route(
+                self.curve_x, self.curve_d, self.cap, np.asarray(n), self.loads, self.anchors
+            )
             self.table[key] = found
         return found
 
