@@ -28,7 +28,7 @@ from planner.solve.decompose import (
 )
 from planner.solve.failover import CAPACITY_RTOL
 from planner.solve.lagrange import lagrangian_bound, relaxation
-from planner.solve.search import MAX_EVALUATIONS, Found, cheapest, screen, within
+from planner.solve.search import MAX_EVALUATIONS, SEARCH_TOL, Found, cheapest, screen, within
 
 
 def price_block(
@@ -45,10 +45,9 @@ def price_block(
     if key in block.memo:
         return block.memo[key]
     start = first_vector(block, price_n, price_t)
-    found = (
-        None
-        if start is None
-        else cheapest(
+    found = None if start is None else _alone(block, price_n, price_t, start)
+    if start is not None and found is None:
+        found = cheapest(
             search_block(block),
             price_n,
             price_t,
@@ -56,11 +55,37 @@ def price_block(
             lambda n: load_watts(block, n),
             evaluations,
         )
-    )
     if found is not None and not found.complete:
         found = _with_lagrangian(block, price_n, price_t, found)
     block.memo[key] = found
     return found
+
+
+def _alone(
+    block: ModelBlock, price_n: FloatArray, price_t: FloatArray, start: IntArray
+) -> Found | None:
+    """What :func:`~planner.solve.search.cheapest` finds from *start* when screening at its
+    exact cost leaves no candidate, or only the one *start* deploys alone: the search's vectors
+    are then *start* at most (one candidate's only covering count within its bound is the
+    fewest that carry the peak), so *start* is optimal, proven. None otherwise (search), and
+    always with failover.
+    Most blocks of the single-GPU baselines are such blocks."""
+    if block.failover_k:
+        return None
+    cost = float(start @ price_n + price_t @ load_watts(block, start))
+    bounds = screen(search_block(block), price_n, price_t, cost)
+    kept = np.flatnonzero(bounds)
+    if kept.size > 1 or (kept.size == 1 and np.flatnonzero(start).tolist() != kept.tolist()):
+        return None
+    if kept.size == 1:  # the search's counts of it: none above start's, none below that covers
+        j = int(kept[0])
+        fewer = int(start[j]) - 1
+        tol = SEARCH_TOL * max(1.0, block.peak)
+        if bounds[j] > start[j] or (
+            fewer >= block.demand.min_replicas and fewer * block.cap[j] >= block.peak - tol
+        ):
+            return None
+    return Found(cost, start, cost, True)
 
 
 def _with_lagrangian(

@@ -63,6 +63,8 @@ PAIR_CELLS = 2_000_000
 """Most (state × count × period) cells of one level's count-dependent energy bound."""
 RC_TOL = 1e-9
 """Relative slack on thresholds (vectors this close to a threshold are kept)."""
+SEARCH_TOL = 1e-9
+"""Relative slack of the peak cover (a vector this close below the peak covers it)."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def _complete(
     unit = sb.per_unit[order] if fail_k else sb.per_unit
     cap, ub, q_k, p_n = sb.cap[order], bounds[order], sb.least_w[order], price_n[order]
     k_all = cap.size
-    tol = 1e-9 * max(1.0, sb.peak)
+    tol = SEARCH_TOL * max(1.0, sb.peak)
     ratio = np.where(cap > 0, p_n / np.maximum(cap, 1e-300), np.inf)
     suf_ratio = _suffix_min(ratio)
     suf_price = _suffix_min(p_n)
