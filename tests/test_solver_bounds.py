@@ -26,7 +26,7 @@ import pytest
 from test_routing_oracle import instance, wiggly_curve
 
 from planner.result import PlanStatus
-from planner.solve import decompose, search
+from planner.solve import decompose, pricing, search
 from planner.solve.columns import Decomposition
 from planner.solve.lagrange import lagrangian_bound, relaxation
 from planner.solve.minorant import minorants
@@ -161,3 +161,32 @@ def test_minorant_is_the_curve_on_its_concave_part(seed: int) -> None:
     q = hats.watts(np.zeros(1, dtype=np.int64), np.asarray([float(n)]), loads)[0]
     exact = n * np.interp(loads / n, xs[0], ds[0])
     assert q == pytest.approx(exact, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_pricing_without_the_search_finds_what_the_search_finds(seed: int) -> None:
+    """price_block skips the search when screening leaves only the first vector's candidate
+    (planner.solve.pricing._alone): its answer is the brute-force optimum, the same as the
+    search's from the same first vector, on one- to three-candidate blocks."""
+    rng = random.Random(900 + seed)
+    inputs = instance(rng, 1, rng.choice((1, 1, 2, 3)), periods=3)
+    dec = Decomposition(inputs, list(inputs.candidates))
+    block = dec.blocks[0]
+    pn, pt = dec.prices(0, np.zeros(0), np.zeros(inputs.periods), 0.0)
+    found = price_block(block, pn, pt)
+    vectors = _every_vector(block)
+    assert found is not None and vectors
+    least = min(_cost(block, n, pn, pt) for n in vectors)
+    assert found.complete and found.bound == found.cost
+    assert found.cost == pytest.approx(least, rel=1e-9, abs=1e-9)
+    start = pricing.first_vector(block, pn, pt)
+    assert start is not None
+    searched = search.cheapest(
+        decompose.search_block(block), pn, pt, start, lambda n: decompose.load_watts(block, n)
+    )
+    assert (searched.cost, searched.n.tolist(), searched.bound, searched.complete) == (
+        found.cost,
+        found.n.tolist(),
+        found.bound,
+        found.complete,
+    )
