@@ -58,28 +58,26 @@ def model_precision(entry: ModelEntry, scenario: Scenario, catalog: Catalog) -> 
 
 
 def _spec(
-    scenario: Scenario, entry: ModelEntry, gpu: str, shape: Shape, predictor: Predictor
+    scenario: Scenario,
+    entry: ModelEntry,
+    gpu: str,
+    shape: Shape,
+    predictor: Predictor,
+    memo: dict[tuple[str, str], tuple[float | None, str, str]],
 ) -> CandidateSpec:
-    offer = scenario.gpu_offers[gpu]
-    price = offer.usd_per_hour
-    if price is None:
-        column = PRICE_BASIS_COLUMN[scenario.price_basis]
-        catalog_price = predictor.catalog.gpu(gpu).get(column)
-        price = float(catalog_price) if catalog_price is not None else None
-    excluded = ""
-    if not _may_use(entry, gpu):
-        excluded = (
-            f"in {entry.name}.forbidden_gpus"
-            if gpu in entry.forbidden_gpus
-            else f"not in {entry.name}.allowed_gpus"
-        )
+    """The spec of (*entry*, *gpu*) at layout *shape*; *memo* keeps each pair's price,
+    exclusion and precision, the same for all its layouts."""
+    key = (entry.name, gpu)
+    if key not in memo:
+        memo[key] = _pair_facts(scenario, entry, gpu, predictor)
+    price, excluded, precision = memo[key]
     return CandidateSpec(
         name=entry.name,
         model=entry.model,
         gpu=gpu,
         tp=shape.tp,
         engine=scenario.engine,
-        precision=model_precision(entry, scenario, predictor.catalog),
+        precision=precision,
         input_tokens=entry.load.input_tokens,
         output_tokens=entry.load.output_tokens,
         itl_sla_s=entry.sla.itl_ms / 1000.0,
@@ -93,6 +91,26 @@ def _spec(
         held_gpus=shape.held,
         nodes=shape.nodes,
     )
+
+
+def _pair_facts(
+    scenario: Scenario, entry: ModelEntry, gpu: str, predictor: Predictor
+) -> tuple[float | None, str, str]:
+    """(*gpu*'s $/GPU-hour, why *entry* may not use it or '', the entry's precision)."""
+    offer = scenario.gpu_offers[gpu]
+    price = offer.usd_per_hour
+    if price is None:
+        column = PRICE_BASIS_COLUMN[scenario.price_basis]
+        catalog_price = predictor.catalog.gpu(gpu).get(column)
+        price = float(catalog_price) if catalog_price is not None else None
+    excluded = ""
+    if not _may_use(entry, gpu):
+        excluded = (
+            f"in {entry.name}.forbidden_gpus"
+            if gpu in entry.forbidden_gpus
+            else f"not in {entry.name}.allowed_gpus"
+        )
+    return price, excluded, model_precision(entry, scenario, predictor.catalog)
 
 
 def _may_use(entry: ModelEntry, gpu: str) -> bool:
@@ -208,12 +226,13 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
         first = dict.fromkeys(pending, 1)
     extended: set[tuple[str, str]] = set()
     chosen: dict[tuple[str, str], list[list[Candidate]]] = {key: [] for key in pending}
-    done: set[tuple[str, str]] = set()
+    stops: dict[tuple[str, str], int] = {}  # a pair's groups are final once it stops
+    pair_facts: dict[tuple[str, str], tuple[float | None, str, str]] = {}
     while True:
         specs: list[CandidateSpec] = []
         sizes: list[tuple[tuple[str, str], int]] = []
         for key, groups in pending.items():
-            if key in done:
+            if key in stops:
                 continue
             take = max(1, first.pop(key, 1))
             if not groups and key not in extended:
@@ -223,7 +242,10 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
             if not groups:
                 continue
             for group in groups[:take]:
-                specs.extend(_spec(scenario, entries[key[0]], key[1], s, predictor) for s in group)
+                specs.extend(
+                    _spec(scenario, entries[key[0]], key[1], s, predictor, pair_facts)
+                    for s in group
+                )
                 sizes.append((key, len(group)))
             del groups[:take]
         if not specs:
@@ -231,11 +253,14 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
         results = iter(evaluate_candidates(specs, predictor, robust=scenario.robust))
         for key, size in sizes:
             chosen[key].append([next(results) for _ in range(size)])
-        done.update(key for key in dict(sizes) if _stop(chosen[key]) is not None)
+        for key in dict(sizes):
+            stop = _stop(chosen[key])
+            if stop is not None:
+                stops[key] = stop
     out: list[Candidate] = []
     for e, g in pairs:
         got = chosen[(e.name, g)]
-        out.extend(c for group in got[: _stop(got) or len(got)] for c in group)
+        out.extend(c for group in got[: stops.get((e.name, g), len(got))] for c in group)
     precision = functools.partial(model_precision, scenario=scenario, catalog=predictor.catalog)
     return with_units(scenario, predictor, out, precision)
 
