@@ -361,7 +361,11 @@ def check_invariants(plan: Plan, inputs: PlanningInputs) -> list[str]:
         power_w={site.name: [0.0] * inputs.periods for site in inputs.sites},
     )
     problems: list[str] = []
-    by_key = {c.key: c for c in inputs.candidates}
+    by_key = {  # the allocated entries' candidates only (a key starts with its entry's name)
+        c.key: c
+        for name in dict.fromkeys(a.candidate.name for a in plan.allocations)
+        for c in inputs.candidates_of(name)
+    }
     for a in plan.allocations:
         if by_key.get(a.candidate.key) != a.candidate:
             problems.append(f"allocation {a.candidate.label}: not one of the inputs' candidates")
