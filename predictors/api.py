@@ -270,7 +270,9 @@ class Predictor:
                 for start in range(0, max(valid.height, 1), PREDICT_CHUNK_ROWS)
             ]
         )
-        merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
+        merged = work.select("_row", "_error").join(
+            pred, on="_row", how="left", maintain_order="left"
+        )
         result = merged.select(
             *PREDICTION_COLUMNS[:7],
             pl.col("in_domain").fill_null(False),
@@ -311,7 +313,9 @@ class Predictor:
         The estimators see only the rows whose batch fits in memory: the others' numbers are
         shown empty (their line says why), so they are never computed."""
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
-        fits = feats.select(physics.fits_in_memory().fill_null(False)).to_series()
+        # lazily: the memory rule's shared sub-expressions are evaluated once
+        fits = feats.lazy().select(physics.fits_in_memory().fill_null(False)).collect()
+        fits = fits.to_series()
         reasons = domain.domain_reason_series(self.card, feats)
         head = feats.select(
             "_row",
