@@ -33,6 +33,10 @@ LLM_COLUMNS: tuple[str, ...] = (
     "qk_rope_head_dim",
     "is_moe",
     "attention_kind",
+    "sliding_window",
+    "full_attention_layers",
+    "window_attention_layers",
+    "state_bytes_per_sequence",
 )
 GPU_COLUMNS: tuple[str, ...] = (
     "vendor",
