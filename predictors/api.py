@@ -314,8 +314,7 @@ class Predictor:
         shown empty (their line says why), so they are never computed."""
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
         # lazily: the memory rule's shared sub-expressions are evaluated once
-        fits = feats.lazy().select(physics.fits_in_memory().fill_null(False)).collect()
-        fits = fits.to_series()
+        fits = feats.lazy().select(physics.fits_in_memory().fill_null(False)).collect().to_series()
         reasons = domain.domain_reason_series(self.card, feats)
         head = feats.select(
             "_row",
