@@ -162,9 +162,10 @@ def _fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
     return failing_lines(frame, [Check(~pl.col("_fits"), line)]).alias("_fit_error")
 
 
-def whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
-    """Show numeric input columns as integers when every value is whole (1, not 1.0)."""
-    casts = []
+def whole_number_columns(rows: pl.DataFrame) -> list[str]:
+    """The numeric input columns of normalised *rows* whose every value is whole (shown as
+    integers: 1, not 1.0)."""
+    whole = []
     for col in NUMERIC_COLUMNS:
         values = rows[col].drop_nulls()
         if (
@@ -173,8 +174,24 @@ def whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
             and bool((values == values.floor()).all())
             and values.abs().max() < 2**53  # type: ignore[operator]
         ):
-            casts.append(pl.col(col).cast(pl.Int64))
+            whole.append(col)
+    return whole
+
+
+def whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
+    """Show numeric input columns as integers when every value is whole (1, not 1.0)."""
+    casts = [pl.col(col).cast(pl.Int64) for col in whole_number_columns(rows)]
     return rows.with_columns(casts) if casts else rows
+
+
+def numeric_inputs(rows: pl.DataFrame) -> pl.DataFrame:
+    """The :data:`NUMERIC_COLUMNS` of raw input *rows* as :func:`normalise_rows` parses them."""
+    return pl.DataFrame(
+        _number(rows[col], float(DEFAULTS[col]))
+        if col in rows.columns
+        else pl.Series(col, [float(DEFAULTS[col])] * rows.height, dtype=pl.Float64)
+        for col in NUMERIC_COLUMNS
+    )
 
 
 @dataclass
@@ -194,6 +211,13 @@ class Predictor:
     def card(self) -> dict[str, Any]:
         """The model card of the trained models (features, metrics, domain, provenance)."""
         return self.models.card
+
+    def used_features(self) -> frozenset[str]:
+        """The feature columns a prediction reads: every estimator's trees' features and the
+        card's domain ranges (:func:`predictors.features.add_features` adds the physics
+        columns itself)."""
+        used = {f for t in self.models.targets.values() for f in t.estimator.features}
+        return frozenset(used | set(self.card.get("domain", {}).get("ranges", {})))
 
     def predict(
         self, rows: pl.DataFrame, *, with_ttft: bool = False, with_fit: bool = False
@@ -246,7 +270,9 @@ class Predictor:
                 for start in range(0, max(valid.height, 1), PREDICT_CHUNK_ROWS)
             ]
         )
-        merged = work.select("_row", "_error").join(pred, on="_row", how="left").sort("_row")
+        merged = work.select("_row", "_error").join(
+            pred, on="_row", how="left", maintain_order="left"
+        )
         result = merged.select(
             *PREDICTION_COLUMNS[:7],
             pl.col("in_domain").fill_null(False),
@@ -282,42 +308,43 @@ class Predictor:
         )
 
     def _predict_valid(self, valid: pl.DataFrame, with_ttft: bool) -> pl.DataFrame:
-        """Predictions, intervals, domain reasons and the memory verdict of valid work rows."""
-        feats = add_features(join_specs(valid, self.catalog))
-        power = np.full(feats.height, np.nan)
-        itl = np.full(feats.height, np.nan)
-        if feats.height:
-            power = self.models.targets["power"].estimator.predict(feats)
-            itl = self.models.targets["itl"].estimator.predict(feats)
-        ttft = np.full(feats.height, np.nan)
-        ttft_model = self.models.targets.get("ttft")
-        if with_ttft and ttft_model is not None and feats.height:
-            ttft = ttft_model.estimator.predict(feats)
-        t_lo, t_hi = (ttft, ttft)  # not shown without with_ttft: no band to compute
-        if with_ttft and ttft_model is not None:
-            t_lo, t_hi = ttft_model.estimator.bounds(feats, ttft, ttft_model.interval)
-        p_model, i_model = self.models.targets["power"], self.models.targets["itl"]
-        p_lo, p_hi = p_model.estimator.bounds(feats, power, p_model.interval)
-        i_lo, i_hi = i_model.estimator.bounds(feats, itl, i_model.interval)
-        reasons = self.domain_reasons(feats)
-        fits = feats.select(physics.fits_in_memory().fill_null(False)).to_series()
-        pred = feats.select(
+        """Predictions, intervals, domain reasons and the memory verdict of valid work rows.
+
+        The estimators see only the rows whose batch fits in memory: the others' numbers are
+        shown empty (their line says why), so they are never computed."""
+        feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
+        # lazily: the memory rule's shared sub-expressions are evaluated once
+        fits = feats.lazy().select(physics.fits_in_memory().fill_null(False)).collect().to_series()
+        reasons = domain.domain_reason_series(self.card, feats)
+        head = feats.select(
             "_row",
             fits.alias("_fits"),
             _fit_errors(feats, fits),
-            pl.Series("power_w_per_gpu", power),
-            pl.Series("power_w_per_gpu_lo", p_lo),
-            pl.Series("power_w_per_gpu_hi", p_hi),
-            pl.Series("itl_s", itl),
-            pl.Series("itl_s_lo", i_lo),
-            pl.Series("itl_s_hi", i_hi),
-            pl.Series("output_throughput_tok_s", feats["batch_size"].to_numpy() / itl),
-            pl.Series("in_domain", [r == "" for r in reasons], dtype=pl.Boolean),
-            pl.Series("gpu_measured", self.gpu_measured(feats), dtype=pl.Boolean),
-            pl.Series("_reason", reasons, dtype=pl.String),
-            pl.Series("ttft_s", ttft),
-            pl.Series("ttft_s_lo", t_lo),
-            pl.Series("ttft_s_hi", t_hi),
+            (reasons == "").fill_null(False).alias("in_domain"),
+            domain.gpu_measured_series(self.card, feats).alias("gpu_measured"),
+            reasons.alias("_reason"),
+            "batch_size",
+        )
+        where = np.flatnonzero(fits.to_numpy())
+        if where.size < feats.height:
+            feats = feats.filter(fits)  # the full frame is no longer needed: freed here
+        columns = self._estimates(feats, with_ttft)
+        del feats
+        if where.size < head.height:
+            for name, values in columns.items():
+                full = np.full(head.height, np.nan)
+                full[where] = values
+                columns[name] = full
+        pred = head.select(
+            "_row",
+            "_fits",
+            "_fit_error",
+            *(pl.Series(c, columns[c]) for c in PREDICTION_COLUMNS[:6]),
+            (pl.col("batch_size") / pl.Series(columns["itl_s"])).alias("output_throughput_tok_s"),
+            "in_domain",
+            "gpu_measured",
+            "_reason",
+            *(pl.Series(c, columns[c]) for c in TTFT_COLUMNS),
         )
         numeric = list(PREDICTION_COLUMNS[:7]) + list(TTFT_COLUMNS)
         return pred.with_columns(
@@ -334,6 +361,25 @@ class Predictor:
                 ).alias("_reason"),
             ]
         )
+
+    def _estimates(self, feats: pl.DataFrame, with_ttft: bool) -> dict[str, np.ndarray]:
+        """Power, ITL and (with *with_ttft*) TTFT with their bounds for every row of *feats*,
+        keyed by output column (TTFT NaN when not asked for or not shipped)."""
+        nan = np.full(feats.height, np.nan)
+        out = dict.fromkeys((*PREDICTION_COLUMNS[:6], *TTFT_COLUMNS), nan)
+        if not feats.height:
+            return out
+        for name, col in (("power", "power_w_per_gpu"), ("itl", "itl_s")):
+            target = self.models.targets[name]
+            value = target.estimator.predict(feats)
+            lo, hi = target.estimator.bounds(feats, value, target.interval)
+            out |= {col: value, f"{col}_lo": lo, f"{col}_hi": hi}
+        ttft_model = self.models.targets.get("ttft")
+        if with_ttft and ttft_model is not None:
+            ttft = ttft_model.estimator.predict(feats)
+            lo, hi = ttft_model.estimator.bounds(feats, ttft, ttft_model.interval)
+            out |= {"ttft_s": ttft, "ttft_s_lo": lo, "ttft_s_hi": hi}
+        return out
 
     def in_domain(self, feats: pl.DataFrame) -> list[bool]:
         """True where the row lies inside the training domain recorded in the model card."""

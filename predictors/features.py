@@ -9,6 +9,8 @@ each estimator sees.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import TypeVar
 
 import polars as pl
 
@@ -31,6 +33,10 @@ LLM_COLUMNS: tuple[str, ...] = (
     "qk_rope_head_dim",
     "is_moe",
     "attention_kind",
+    "sliding_window",
+    "full_attention_layers",
+    "window_attention_layers",
+    "state_bytes_per_sequence",
 )
 GPU_COLUMNS: tuple[str, ...] = (
     "vendor",
@@ -260,9 +266,17 @@ def _code(column: str, vocab: tuple[str, ...]) -> pl.Expr:
     )
 
 
-def _indicators(frame: pl.DataFrame) -> list[pl.Expr]:
+#: A frame :func:`add_features` works on: eager, or lazy when only some features are kept.
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def _names(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
+    return frame.collect_schema().names() if isinstance(frame, pl.LazyFrame) else frame.columns
+
+
+def _indicators(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.Expr]:
     """``source_is_<source>`` 0/1 columns (all 0 for a source outside :data:`SOURCES`)."""
-    if "source" not in frame.columns:
+    if "source" not in _names(frame):
         return [pl.lit(0, dtype=pl.Int32).alias(name) for name in SOURCE_INDICATORS]
     source = pl.col("source").cast(pl.String)
     return [
@@ -271,10 +285,11 @@ def _indicators(frame: pl.DataFrame) -> list[pl.Expr]:
     ]
 
 
-def with_layout(frame: pl.DataFrame) -> pl.DataFrame:
+def with_layout(frame: Frame) -> Frame:
     """*frame* (with :func:`join_specs` columns) with every :data:`LAYOUT_COLUMNS` column, empty
     cells filled with the engines' usual layout (:func:`predictors.physics.default_layout`)."""
-    if not any(c in frame.columns for c in LAYOUT_COLUMNS):
+    names = _names(frame)
+    if not any(c in names for c in LAYOUT_COLUMNS):
         # measurement tables carry no layout yet: one tensor-parallel group over one fabric,
         # as the shipped models were trained (docs/method.md, "Parallel layouts")
         return frame.with_columns(
@@ -283,13 +298,42 @@ def with_layout(frame: pl.DataFrame) -> pl.DataFrame:
             pl.lit(1.0).alias("data_parallel"),
             pl.lit(False).alias("layout_known"),
         )
-    missing = [c for c in LAYOUT_COLUMNS if c not in frame.columns]
+    missing = [c for c in LAYOUT_COLUMNS if c not in names]
     f = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in missing)
     return f.with_columns(*physics.default_layout(), pl.lit(True).alias("layout_known"))
 
 
-def add_features(frame: pl.DataFrame) -> pl.DataFrame:
-    """Add every feature column (needs :func:`join_specs` columns and the workload columns)."""
+#: Columns the estimators' physics reads besides their trees' features (the decode step's
+#: inputs, the TTFT prefill roofline, bytes per parameter) and the resolved layout: always kept
+#: by :func:`add_features` when it is asked for some features only.
+PHYSICS_COLUMNS: tuple[str, ...] = (
+    *LAYOUT_COLUMNS,
+    "bytes_per_param",
+    "prefill_time_s",
+    "weight_read_bytes",
+    "kv_read_bytes",
+    "step_flops",
+    "peak_flops",
+)
+
+
+def add_features(frame: pl.DataFrame, keep: Iterable[str] | None = None) -> pl.DataFrame:
+    """Add every feature column (needs :func:`join_specs` columns and the workload columns).
+
+    With *keep*, only those features plus :data:`PHYSICS_COLUMNS` are added (the frame's own
+    columns stay): the others are never computed (a lazy query prunes them), and the kept ones
+    are the same numbers as in the full frame."""
+    if keep is None:
+        return _features(frame)
+    kept = {*keep, *PHYSICS_COLUMNS}
+    out = _features(frame.lazy())
+    names = [c for c in out.collect_schema().names() if c in frame.columns or c in kept]
+    # one chunk per column: polars 2.1 panics filtering some multi-chunk string columns
+    return out.select(names).collect().rechunk()
+
+
+def _features(frame: Frame) -> Frame:
+    names = _names(frame)
     f = with_layout(
         frame.with_columns(
             pl.col("batch_size").cast(pl.Float64).clip(lower_bound=1.0).alias("batch_size"),
@@ -323,11 +367,11 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
         (pl.col("memory_bandwidth_gb_s") / pl.col("tdp_w")).alias("bandwidth_gb_s_per_w"),
         _code("model_type", MODEL_TYPES),
         _code("engine", physics.ENGINES),
-        _code("source", SOURCES) if "source" in frame.columns else pl.lit(-1).alias("source_code"),
+        _code("source", SOURCES) if "source" in names else pl.lit(-1).alias("source_code"),
         *_indicators(frame),
         (
             pl.col("itl_includes_prefill").cast(pl.Int32)
-            if "itl_includes_prefill" in frame.columns
+            if "itl_includes_prefill" in names
             else pl.lit(0, dtype=pl.Int32)
         ).alias("prefill_in_itl"),
     )

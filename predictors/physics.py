@@ -139,19 +139,44 @@ def resident_weight_bytes() -> pl.Expr:
     return (weight_bytes() + shared_weight_bytes() * (_DP - 1.0)) * stage_share()
 
 
-def kv_bytes_per_token() -> pl.Expr:
-    """KV-cache bytes one token of context occupies (all layers, all GPUs together).
+def kv_bytes_per_layer_token() -> pl.Expr:
+    """KV-cache bytes one token of context occupies in one attention layer (all GPUs together).
 
     Multi-head latent attention (DeepSeek) caches ``kv_lora_rank + qk_rope_head_dim`` values per
-    layer; other attention kinds cache keys and values for every KV head. Sliding-window layers are
-    counted as full layers (an upper bound, stated in docs/method.md).
+    layer; other attention kinds cache keys and values for every KV head.
     """
     per_layer_mha = 2.0 * pl.col("num_kv_heads") * pl.col("head_dim")
     per_layer_mla = pl.col("kv_lora_rank").fill_null(0) + pl.col("qk_rope_head_dim").fill_null(0)
     per_layer = (
         pl.when(pl.col("attention_kind") == "mla").then(per_layer_mla).otherwise(per_layer_mha)
     )
-    return pl.col("num_layers") * per_layer * kv_bytes_per_element()
+    return per_layer * kv_bytes_per_element()
+
+
+def kv_bytes_per_token() -> pl.Expr:
+    """KV-cache bytes one token of context occupies if every layer kept the full context (all
+    layers, all GPUs together): the trees' feature and the decode step's KV read. Sliding-window,
+    chunked and recurrent layers are counted as full layers here (an upper bound, stated in
+    docs/method.md); the memory rule uses :func:`kv_bytes_per_sequence`."""
+    return pl.col("num_layers") * kv_bytes_per_layer_token()
+
+
+def kv_bytes_per_sequence(context_tokens: pl.Expr) -> pl.Expr:
+    """KV cache (and recurrent state) one sequence holds at *context_tokens*, bytes, all GPUs
+    together: per-layer KV bytes × (full layers × c + windowed layers × min(c, window)) plus the
+    fixed ``state_bytes_per_sequence`` of Mamba / linear-attention layers. With the catalog's
+    ``full_attention_layers`` / ``window_attention_layers`` empty every layer keeps the full
+    context (:func:`kv_bytes_per_token` × c); a windowed layer without a window counts as full."""
+    full, window = pl.col("full_attention_layers"), pl.col("window_attention_layers")
+    c = context_tokens.cast(pl.Float64)
+    held = full * c + window * pl.min_horizontal(c, pl.col("sliding_window").cast(pl.Float64))
+    state = pl.col("state_bytes_per_sequence").cast(pl.Float64).fill_null(0.0)
+    layered = kv_bytes_per_layer_token() * held + state
+    return (
+        pl.when(full.is_not_null() & window.is_not_null())
+        .then(layered)
+        .otherwise(kv_bytes_per_token() * c)
+    )
 
 
 def peak_tflops() -> pl.Expr:
@@ -295,10 +320,11 @@ def engine_kv_budget_bytes() -> pl.Expr:
 
 
 def paged_kv_bytes_per_sequence() -> pl.Expr:
-    """Paged KV cache of one running sequence at the mean length (input + output / 2), bytes,
-    replica-equivalent on the largest pipeline stage (attention-DP ranks hold ``1 / DP`` of the
-    sequences each, so DP does not change it)."""
-    return kv_bytes_per_token() * mean_context_tokens() * stage_share()
+    """Paged KV cache of one running sequence at the mean length (input + output / 2), bytes
+    (:func:`kv_bytes_per_sequence`: windowed layers hold at most their window), replica-equivalent
+    on the largest pipeline stage (attention-DP ranks hold ``1 / DP`` of the sequences each, so
+    DP does not change it)."""
+    return kv_bytes_per_sequence(mean_context_tokens()) * stage_share()
 
 
 def weights_fit_in_memory() -> pl.Expr:

@@ -11,6 +11,9 @@ predictions; the others are still predicted. docs/contracts.md states the contra
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
+
 import polars as pl
 
 from predictors.api import (
@@ -22,12 +25,22 @@ from predictors.api import (
     TTFT_COLUMNS,
     Predictor,
     normalise_rows,
-    whole_numbers_as_int,
+    numeric_inputs,
+    whole_number_columns,
 )
 from predictors.catalog.row_checks import LAYOUT_COLUMNS, NUMERIC_COLUMNS
+from predictors.core.escape import csv_safe_frame
 from predictors.serving.at_load import at_load
 
-__all__ = ["DEFAULTS", "INPUT_COLUMNS", "LOAD_COLUMNS", "OUTPUT_COLUMNS", "predict_rows"]
+__all__ = [
+    "DEFAULTS",
+    "INPUT_COLUMNS",
+    "LOAD_COLUMNS",
+    "OUTPUT_COLUMNS",
+    "predict_rows",
+    "predicted_chunks",
+    "write_csv_chunks",
+]
 
 #: ``requests_per_s`` has no default: empty means "predict at ``batch_size``"; the layout columns
 #: neither: empty means the engines' usual layout (the resolved one is in the output).
@@ -106,18 +119,49 @@ def predict_rows(
     *with_fit* then :data:`~predictors.api.TTFT_COLUMNS` / :data:`~predictors.api.FIT_COLUMNS`
     as :meth:`~predictors.api.Predictor.predict` gives them.
 
-    Large inputs are predicted in chunks of :data:`ROWS_CHUNK` rows; every row's prediction is
-    independent of the others, and whether a numeric input column is shown as whole numbers is
-    decided on the whole input, so the result is the same as in one piece."""
+    Large inputs are predicted in chunks of :data:`ROWS_CHUNK` rows (:func:`predicted_chunks`);
+    every row's prediction is independent of the others, and whether a numeric input column is
+    shown as whole numbers is decided on the whole input, so the result is the same as in one
+    piece."""
+    parts = list(predicted_chunks(predictor, rows, with_ttft=with_ttft, with_fit=with_fit))
+    return parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
+
+
+def predicted_chunks(
+    predictor: Predictor,
+    rows: pl.DataFrame,
+    *,
+    with_ttft: bool = False,
+    with_fit: bool = False,
+) -> Iterator[pl.DataFrame]:
+    """:func:`predict_rows` in pieces of at most :data:`ROWS_CHUNK` rows, in order, each
+    predicted when asked for: their concatenation is :func:`predict_rows`' result (the same
+    columns and types in every piece), so a writer holds one piece at a time."""
     if rows.height <= ROWS_CHUNK:
-        return _predict_chunk(predictor, rows, with_ttft=with_ttft, with_fit=with_fit)
-    parts = [
-        _predict_chunk(
+        yield _predict_chunk(predictor, rows, with_ttft=with_ttft, with_fit=with_fit)
+        return
+    whole = set(whole_number_columns(numeric_inputs(rows)))
+    for start in range(0, rows.height, ROWS_CHUNK):
+        part = _predict_chunk(
             predictor, rows.slice(start, ROWS_CHUNK), with_ttft=with_ttft, with_fit=with_fit
-        ).with_columns(pl.col(c).cast(pl.Float64) for c in NUMERIC_COLUMNS)
-        for start in range(0, rows.height, ROWS_CHUNK)
-    ]
-    return whole_numbers_as_int(pl.concat(parts, how="vertical"))
+        )
+        yield part.with_columns(
+            pl.col(c).cast(pl.Float64).cast(pl.Int64 if c in whole else pl.Float64)
+            for c in NUMERIC_COLUMNS
+        )
+
+
+def write_csv_chunks(chunks: Iterable[pl.DataFrame], sink: BinaryIO) -> tuple[int, int]:
+    """Write *chunks* (of :func:`predicted_chunks`) to *sink* as one CSV, the header once and
+    every text cell made safe for spreadsheets (:func:`~predictors.core.escape.csv_safe_frame`,
+    a per-cell rule, so the bytes are those of the whole frame written at once); return the
+    number of rows and of rows with an error."""
+    n_rows = n_bad = 0
+    for i, chunk in enumerate(chunks):
+        csv_safe_frame(chunk).write_csv(sink, include_header=i == 0)
+        n_rows += chunk.height
+        n_bad += chunk.filter(pl.col("error") != "").height
+    return n_rows, n_bad
 
 
 def _predict_chunk(

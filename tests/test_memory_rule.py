@@ -32,21 +32,28 @@ MODELS = (
     "meta-llama/Llama-3.1-8B-Instruct",
     "meta-llama/Llama-3.1-70B-Instruct",
     "Qwen/Qwen3-30B-A3B",
+    "openai/gpt-oss-20b",  # sliding-window layers
+    "nvidia/NVIDIA-Nemotron-Nano-9B-v2",  # Mamba-2 layers: a fixed state per sequence
 )
 #: Refusals for memory of measured configurations (weights included), under the one rule at
-#: :func:`running_sequences`, measured 2026-12-01 with catalog memory in GiB: aiconfigurator 8
-#: (aggregated rows; weights fit in all), ML.ENERGY v2 21 and v3 23 (weights fit in all). The
+#: :func:`running_sequences`, measured 2026-12-01 with catalog memory in GiB and windowed /
+#: recurrent layers holding at most their window / a fixed state
+#: (:func:`predictors.physics.kv_bytes_per_sequence`): aiconfigurator 7, ML.ENERGY v2 21 and
+#: v3 11 (weights fit in all). With every layer read as full attention they were 8, 21 and 23:
+#: the windows removed gpt-oss-120b (aiconfigurator 1; ML.ENERGY v3 gpt-oss-20b/120b 2) and
+#: Nemotron-Nano-9B/12B-v2 (ML.ENERGY v3 10); ML.ENERGY v2's gemma-2, Phi-3-medium-4k and
+#: starcoder2 refusals stay (their mean contexts are shorter than the window). The
 #: aiconfigurator count was 46 while its disaggregated rows were judged too: a disaggregated
 #: unit is not one replica (its pools are judged by the disaggregated serving model), and
 #: read as one tensor-parallel replica over all its GPUs 38 of its 1,418 rows were refused
 #: (24 whose weights alone do not fit). With memory read as decimal GB it was 71, 36 and 30; the
 #: full-length rule at ``batch_size`` refused 117, 0, 74 and 75 (aiconfigurator, ML.ENERGY v1-v3).
 REFUSED_CEILING = {
-    "aiconfigurator": 8,
+    "aiconfigurator": 7,
     "amd-mi300x": 0,
     "mlenergy-v1": 0,
     "mlenergy-v2": 21,
-    "mlenergy-v3": 23,
+    "mlenergy-v3": 11,
 }
 #: Sources whose batch is not a count of running sequences (see the module docstring).
 NOT_JUDGED = frozenset({"argonne"})

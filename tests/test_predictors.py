@@ -431,3 +431,76 @@ def test_rows_predicted_in_chunks_equal_rows_predicted_at_once(
     assert chunked.schema == whole.schema
     assert chunked.equals(whole, null_equal=True)
     assert whole.schema["batch_size"] == pl.Float64 and whole.schema["input_tokens"] == pl.Int64
+
+
+def test_csv_written_chunk_by_chunk_is_the_whole_result_written_at_once(
+    shipped: Predictor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``wattgpu predict --input`` writes one chunk at a time: the bytes are those of the whole
+    result made CSV-safe and written at once (header once, a formula-like cell in a late chunk
+    prefixed, a fractional value in the last chunk turning the whole column into floats)."""
+    import io
+
+    import predictors.rows as rows_module
+    from predictors.core.escape import csv_safe_frame
+
+    n = 11
+    rows = pl.DataFrame(
+        {
+            "model": [LLAMA8B] * n,
+            "gpu": (["A30", "L40S", "H100-SXM5-80GB"] * n)[:n],
+            "batch_size": [str(1 + i) for i in range(n - 1)] + ["2.5"],
+            "note": [f"row {i}" for i in range(n - 2)] + ["=HYPERLINK(1)", "-5"],
+        }
+    )
+    whole = predict_rows(shipped, rows)
+    at_once = csv_safe_frame(whole).write_csv().encode()
+    monkeypatch.setattr(rows_module, "ROWS_CHUNK", 4)
+    sink = io.BytesIO()
+    n_rows, n_bad = rows_module.write_csv_chunks(rows_module.predicted_chunks(shipped, rows), sink)
+    assert sink.getvalue() == at_once
+    assert (n_rows, n_bad) == (n, whole.filter(pl.col("error") != "").height)
+    assert b"'=HYPERLINK(1)" in at_once and b",-5," in at_once and b",2.5," in at_once
+
+
+def test_features_computed_only_where_read_give_the_same_predictions(shipped: Predictor) -> None:
+    """``Predictor.predict`` computes only the features its estimators and domain read: the
+    kept columns equal those of the full feature frame, and predicting with every feature
+    computed gives the same result (a physics column missing from the kept set would fail or
+    differ here)."""
+    import predictors.api as api_module
+    from predictors.features import add_features, join_specs
+
+    gpus = shipped.catalog.gpus["id"].to_list()
+    models = shipped.catalog.llms.filter(pl.col("total_params_b") < 40)["id"].to_list()[:12]
+    rows = pl.DataFrame(
+        {
+            "model": [m for m in models for _ in gpus],
+            "gpu": gpus * len(models),
+            "batch_size": [str(2 ** (i % 8)) for i in range(len(models) * len(gpus))],
+        }
+    )
+    pruned = shipped.predict(rows, with_ttft=True, with_fit=True)
+    full_features = api_module.add_features
+    try:
+        api_module.add_features = lambda frame, keep=None: full_features(frame)
+        full = shipped.predict(rows, with_ttft=True, with_fit=True)
+    finally:
+        api_module.add_features = full_features
+    assert pruned.equals(full, null_equal=True)
+    joined = join_specs(
+        rows.with_columns(
+            pl.lit("vllm").alias("engine"),
+            pl.lit("bf16").alias("precision"),
+            pl.lit(1.0).alias("gpu_count"),
+            pl.lit(8.0).alias("batch_size"),
+            pl.lit(512.0).alias("input_tokens"),
+            pl.lit(256.0).alias("output_tokens"),
+        ),
+        shipped.catalog,
+    )
+    kept = add_features(joined, keep=shipped.used_features())
+    assert kept.select(sorted(set(kept.columns))).equals(
+        add_features(joined).select(sorted(set(kept.columns))), null_equal=True
+    )
+    assert set(shipped.used_features()) <= set(kept.columns)

@@ -31,7 +31,9 @@ from predictors.catalog.hf_config import (  # noqa: E402
     family_from_id,
     format_csv_cell,
 )
+from predictors.catalog.kv_layers import kv_layer_facts, lookup  # noqa: E402
 from predictors.catalog.llm_params import count_params  # noqa: E402
+from predictors.catalog.quantised import split_scheme  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
 REF = SHARED / "reference" / "llms"
@@ -105,18 +107,21 @@ def _special_row(entry: Entry, arch: dict[str, dict[str, str]]) -> dict[str, Any
                     num_kv_heads=32, head_dim=64, intermediate_size=5120, vocab_size=32128,
                     max_position_embeddings=512, default_dtype="fp16",
                     attention_kind="full")  # fmt: skip
+        mamba: dict[str, Any] = {}
     elif kind == "rwkv":
         base.update(model_type="rwkv", num_layers=32, hidden_size=4096, num_attention_heads=1,
                     num_kv_heads=1, head_dim=4096, intermediate_size=16384, vocab_size=50277,
                     max_position_embeddings=4096, default_dtype="fp16", attention_kind="sliding",
                     sliding_window=1)  # fmt: skip
+        mamba = {}
     elif kind == "mamba":
         base.update(model_type="falcon_mamba", num_layers=64, hidden_size=4096,
                     num_attention_heads=1, num_kv_heads=1, head_dim=65536, intermediate_size=8192,
                     vocab_size=65024, max_position_embeddings=32768, attention_kind="sliding",
                     sliding_window=1)  # fmt: skip
+        mamba = {}
     elif kind == "nemotron_h":
-        layers, hidden, heads, kv, hd, inter, vocab, max_pos, _attn = ref
+        layers, hidden, heads, kv, hd, inter, vocab, max_pos, mamba = ref
         base.update(model_type="nemotron_h", num_layers=layers, hidden_size=hidden,
                     num_attention_heads=heads, num_kv_heads=kv, head_dim=hd,
                     intermediate_size=inter, vocab_size=vocab, max_position_embeddings=max_pos,
@@ -132,8 +137,13 @@ def _special_row(entry: Entry, arch: dict[str, dict[str, str]]) -> dict[str, Any
                     num_shared_experts=1, first_k_dense=0, vocab_size=a["vocab_size"],
                     max_position_embeddings=a["max_position_embeddings"], is_moe=True,
                     attention_kind="hybrid")  # fmt: skip
+        stem = entry.id.replace("/", "--")
+        mamba = json.loads((REF / "hf_configs" / f"{stem}_config.json").read_text())
     else:
         raise KeyError(kind)
+    get, num = lookup(mamba)
+    base.update(kv_layer_facts(get, num, base["model_type"], base["num_layers"],
+                               base["attention_kind"], base["sliding_window"]))  # fmt: skip
     base["family"] = family_from_id(entry.id, base["model_type"])
     base["source"] = "published config.json (facts written by hand)"
     return base
@@ -223,10 +233,18 @@ def measurement_names() -> set[str]:
     return names
 
 
+def _known(name: str, known: set[str]) -> bool:
+    """*name* is a catalog id or alias, or a quantised checkpoint of one (resolved at run time
+    by :mod:`predictors.catalog.quantised`, as ``nvidia/DeepSeek-R1-NVFP4``)."""
+    split = split_scheme(name)
+    bases = [name] + ([split[0], split[0].rpartition("/")[2]] if split else [])
+    return any(b.lower() in known for b in bases)
+
+
 def main(argv: list[str]) -> int:
     rows, report = build()
     known = {n.lower() for r in rows for n in [r["id"], *r["aliases"]]}
-    missing = sorted(n for n in measurement_names() | set(_features()) if n.lower() not in known)
+    missing = sorted(n for n in measurement_names() | set(_features()) if not _known(n, known))
     print(f"{len(rows)} models; published counts > 2 % off the counter: {len(report)}")
     for line in report:
         print("  " + line)

@@ -69,6 +69,15 @@ PYTHIA12 = hand("gpt_neox", 36, 5120, 40, 40, 20480, 50688, 2048, False, "float1
 G35 = {"layer_types": ["sliding_attention"] * 5 + ["full_attention"]}  # gemma-3 5:1 pattern
 OSS = {"layer_types": ["sliding_attention", "full_attention"]}
 NEMO_H = "Mamba-2/attention hybrid: only some layers hold a KV cache (see LLMS.md)"
+#: Nemotron Nano v2 layer patterns and Mamba-2 sizes (HF key names), recalled from the published
+#: config.json files (not in ../shared): ``*`` attention, ``M`` Mamba-2, ``-`` MLP.
+NANO9_MAMBA = {"hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+               "mamba_num_heads": 128, "mamba_head_dim": 80, "ssm_state_size": 128, "n_groups": 8,
+               "conv_kernel": 4}  # fmt: skip
+NANO12_MAMBA = {
+    **NANO9_MAMBA,
+    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M*-M-M-M-M*-M-M-M-M*-M-M-M-M*-M-M-M-M*-M-M-M-M-",
+}
 
 ENTRIES: list[Entry] = [
     # --- Llama 1 / 2 and LLaMA-1 fine-tunes (ML.ENERGY v1, Argonne) ---
@@ -281,8 +290,8 @@ ENTRIES: list[Entry] = [
     E("nvidia/Llama-3.1-Minitron-4B-Width-Base", ARCH("nvidia/Llama-3.1-Minitron-4B-Width-Base"), "Llama-3.1-Minitron-4B-Width-Base", (4.51, None, SAFE)),
     E("nvidia/Mistral-NeMo-Minitron-8B-Instruct", ARCH("nvidia/Mistral-NeMo-Minitron-8B-Instruct"), "Mistral-NeMo-Minitron-8B-Instruct", (8.41, None, SAFE)),
     E("nvidia/Llama-3.1-Nemotron-70B-Instruct-HF", AS("meta-llama/Llama-3.1-70B"), "Llama-3.1-Nemotron-70B-Instruct", (70.6, None, SAFE)),
-    E("nvidia/NVIDIA-Nemotron-Nano-9B-v2", ("nemotron_h", (56, 4480, 40, 8, 128, 15680, 131072, 131072, 4)), "NVIDIA-Nemotron-Nano-9B-v2|nemotron-nano-9b-v2", (8.89, None, SAFE), note=NEMO_H + "; 4 of 56 layers are attention (config facts recalled from the published config)"),
-    E("nvidia/NVIDIA-Nemotron-Nano-12B-v2", ("nemotron_h", (62, 5120, 40, 8, 128, 20480, 131072, 131072, 6)), "NVIDIA-Nemotron-Nano-12B-v2|nemotron-nano-12b-v2", (12.3, None, SAFE), note=NEMO_H + "; 6 of 62 layers are attention (config facts recalled from the published config)"),
-    E("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16", ("nemotron_h", (62, 5120, 40, 8, 128, 20480, 131072, 131072, 6)), "NVIDIA-Nemotron-Nano-12B-v2-VL", (12.3, None, "language model of Nemotron-Nano-12B-v2"), note=NEMO_H + "; vision encoder not counted"),
-    E("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", ("nemotron_h_moe", None), "NVIDIA-Nemotron-3-Nano-30B-A3B|nemotron-3-nano-30b-a3b", (30.0, 3.5, "wattgpu model_features.csv (maufadel/wattgpu)"), note=NEMO_H),
+    E("nvidia/NVIDIA-Nemotron-Nano-9B-v2", ("nemotron_h", (56, 4480, 40, 8, 128, 15680, 131072, 131072, NANO9_MAMBA)), "NVIDIA-Nemotron-Nano-9B-v2|nemotron-nano-9b-v2", (8.89, None, SAFE), note=NEMO_H + "; 4 of 56 layers are attention and 27 Mamba-2 (pattern and Mamba sizes recalled from the published config)"),
+    E("nvidia/NVIDIA-Nemotron-Nano-12B-v2", ("nemotron_h", (62, 5120, 40, 8, 128, 20480, 131072, 131072, NANO12_MAMBA)), "NVIDIA-Nemotron-Nano-12B-v2|nemotron-nano-12b-v2", (12.3, None, SAFE), note=NEMO_H + "; 6 of 62 layers are attention and 28 Mamba-2 (pattern and Mamba sizes recalled from the published config)"),
+    E("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16", ("nemotron_h", (62, 5120, 40, 8, 128, 20480, 131072, 131072, NANO12_MAMBA)), "NVIDIA-Nemotron-Nano-12B-v2-VL", (12.3, None, "language model of Nemotron-Nano-12B-v2"), note=NEMO_H + "; vision encoder not counted; layer pattern of Nemotron-Nano-12B-v2 (recalled)"),
+    E("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", ("nemotron_h_moe", None), "NVIDIA-Nemotron-3-Nano-30B-A3B|nemotron-3-nano-30b-a3b", (30.0, 3.5, "wattgpu model_features.csv (maufadel/wattgpu)"), note=NEMO_H + "; layer pattern and Mamba sizes: hf_configs/nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16_config.json"),
 ]  # fmt: skip

@@ -243,25 +243,29 @@ def predict(
 
     from predictors.api import Predictor
     from predictors.catalog import quantised
-    from predictors.rows import predict_rows
+    from predictors.rows import predict_rows, predicted_chunks, write_csv_chunks
 
     if fmt not in FORMATS:
         raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
     if input_csv is not None:
         rows = _read_rows(input_csv)
         predictor = Predictor.load()
-        result = predict_rows(predictor, rows)
         for note in quantised.notes(
             predictor.catalog, rows["model"].drop_nulls().unique(maintain_order=True).to_list()
         ):
             typer.echo(terminal_text(note), err=True)
-        safe = csv_safe_frame(result)
-        if output_csv is None:
-            typer.echo(safe.write_csv(), nl=False)
-        else:
-            write_output(output_csv, safe.write_csv, inputs=[input_csv])
-            bad = result.filter(pl.col("error") != "").height
-            typer.echo(f"wrote {output_csv}: {result.height} rows, {bad} with errors")
+        if output_csv is None:  # one piece of text at a time, the header once
+            for i, chunk in enumerate(predicted_chunks(predictor, rows)):
+                typer.echo(csv_safe_frame(chunk).write_csv(include_header=i == 0), nl=False)
+            return
+        counts: list[tuple[int, int]] = []
+        write_output(
+            output_csv,
+            lambda sink: counts.append(write_csv_chunks(predicted_chunks(predictor, rows), sink)),
+            inputs=[input_csv],
+        )
+        n_rows, n_bad = counts[-1]
+        typer.echo(f"wrote {output_csv}: {n_rows} rows, {n_bad} with errors")
         return
     if model is None or gpu is None:
         raise WattgpuError("predict: give --model and --gpu (or --input ROWS.csv)")

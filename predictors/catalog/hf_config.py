@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from predictors.catalog.kv_layers import KV_LAYER_COLUMNS, kv_layer_facts
 from predictors.catalog.llm_params import ArchSpec, count_params
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import short_repr
@@ -27,6 +28,7 @@ LLM_COLUMNS: tuple[str, ...] = (
     "moe_intermediate_size", "num_experts", "num_experts_per_tok", "num_shared_experts",
     "first_k_dense", "kv_lora_rank", "qk_rope_head_dim", "vocab_size", "max_position_embeddings",
     "default_dtype", "is_moe", "attention_kind", "sliding_window", "tie_word_embeddings", "source",
+    *KV_LAYER_COLUMNS,
 )  # fmt: skip
 
 #: Model types whose MLP is a plain up/down projection (2 matrices), not gated (3).
@@ -191,6 +193,8 @@ def _dtype(cfg: _Config) -> str:
 def _attention_kind(cfg: _Config, num_layers: int, max_pos: int) -> tuple[str, int | None]:
     if cfg.get("kv_lora_rank"):
         return "mla", None
+    if cfg.get("hybrid_override_pattern"):  # Mamba-2 / attention hybrid (Nemotron-H)
+        return "hybrid", None
     window = cfg.opt_int("sliding_window", "attention_chunk_size")
     layer_types = cfg.get("layer_types")
     if isinstance(layer_types, list) and layer_types:
@@ -320,6 +324,7 @@ def catalog_row_from_hf_config(
         "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"
     )
     kind, window = _attention_kind(cfg, spec.num_layers, max_pos)
+    layers = kv_layer_facts(cfg.get, cfg.opt_int, cfg.model_type, spec.num_layers, kind, window)
     counts = count_params(spec)
     return {
         "id": model_id,
@@ -349,6 +354,7 @@ def catalog_row_from_hf_config(
         "sliding_window": window,
         "tie_word_embeddings": spec.tie_word_embeddings,
         "source": f"{source} (params: wattgpu counter)",
+        **layers,
     }
 
 

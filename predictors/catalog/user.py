@@ -69,12 +69,16 @@ def _merged_rows(target: Path, row: dict[str, Any]) -> list[list[str]]:
         reader = csv.reader(io.StringIO(text))
         try:
             header = next(reader, None)
-            if header is not None and tuple(header) != LLM_COLUMNS:
+            # a catalog written before columns were appended at the end keeps working
+            if header is not None and (
+                tuple(header) != LLM_COLUMNS[: len(header)] or "source" not in header
+            ):
                 raise WattgpuError(
                     f"{target}: header does not match the llms.csv columns; "
                     "fix or move the file, then import again"
                 )
-            kept = [r for r in reader if r and r[0] != row["id"]]
+            pad = [""] * (len(LLM_COLUMNS) - len(header or LLM_COLUMNS))
+            kept = [r + pad for r in reader if r and r[0] != row["id"]]
         except csv.Error as exc:
             raise WattgpuError(f"{target}: not a readable CSV ({exc}); fix or move it") from None
     return [*kept, cells]

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from predictors.catalog.kv_layers import kv_layer_rules
 from predictors.core.safe_read import MAX_CATALOG_BYTES, file_size_problem
 from predictors.core.vocab import PRECISIONS
 
@@ -263,8 +264,11 @@ LLM_SCHEMA = Schema(
         _i("sliding_window"),
         Column("tie_word_embeddings", "bool", True),
         _s("source", True),
+        _i("full_attention_layers", at_least=0),
+        _i("window_attention_layers", at_least=0),
+        _i("state_bytes_per_sequence", at_least=0),
     ),
-    (_llm_rules,),
+    (_llm_rules, kv_layer_rules),
 )
 
 REGION_SCHEMA = Schema(

@@ -50,9 +50,14 @@ def csv_cell(value: str) -> str:
     return value
 
 
+_FORMULA_PATTERN = r"^[=+\-@\t\r]"
+
+
 def _risky(column: str) -> pl.Expr:
     col = pl.col(column)
-    return (col.str.contains(r"^[=+\-@\t\r]") & ~col.str.contains(_NUMBER.pattern)).fill_null(False)
+    return (col.str.contains(_FORMULA_PATTERN) & ~col.str.contains(_NUMBER.pattern)).fill_null(
+        False
+    )
 
 
 def csv_safe_expr(column: str) -> pl.Expr:
@@ -65,6 +70,13 @@ def csv_safe_frame(frame: pl.DataFrame) -> pl.DataFrame:
     """*frame* with :func:`csv_safe_expr` applied to every string column that has a risky cell
     (the others are kept as they are, so a large frame is not copied for nothing)."""
     cols = [c for c, t in frame.schema.items() if t == pl.String]
+    if not cols:
+        return frame
+    # most columns have no cell that starts like a formula: one cheap anchored test each
+    starts = frame.select(
+        pl.col(c).str.contains(_FORMULA_PATTERN).any().fill_null(False) for c in cols
+    ).row(0)
+    cols = [c for c, s in zip(cols, starts, strict=True) if s]
     if not cols:
         return frame
     flags = frame.select(_risky(c).any().alias(c) for c in cols).row(0, named=True)

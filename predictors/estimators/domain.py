@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from predictors.catalog.row_checks import joined_messages
+from predictors.catalog.row_checks import Check, failing_lines
 
 #: Categorical feature columns checked against the card: (column, domain key, shown as).
 CATEGORIES: tuple[tuple[str, str, str], ...] = (
@@ -26,7 +26,7 @@ CATEGORIES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _range_check(col: str, lo: float, hi: float) -> pl.Expr:
+def _range_check(col: str, lo: float, hi: float) -> Check:
     """A message where feature *col* lies outside [lo, hi], shown in natural units."""
     value = pl.col(col)
     shown = value.exp() if col.startswith("log_") else value
@@ -34,52 +34,64 @@ def _range_check(col: str, lo: float, hi: float) -> pl.Expr:
     lo_s, hi_s = (math.exp(lo), math.exp(hi)) if col.startswith("log_") else (lo, hi)
     scale = 1e-9 if name == "params" else 1.0
     unit = " B" if name == "params" else ""
-    outside = ~value.is_between(lo, hi).fill_null(False)
-    return (
-        pl.when(outside.not_())
-        .then(pl.lit(""))
-        .otherwise(
-            pl.format(  # formatted where outside only (null elsewhere: no string work)
-                f"{name} {{}}{unit} outside the trained range "
-                f"[{lo_s * scale:.4g}, {hi_s * scale:.4g}]{unit}",
-                pl.when(outside).then((shown * scale).round_sig_figs(4)),
-            )
-        )
+    return Check(
+        ~value.is_between(lo, hi).fill_null(False),
+        pl.format(
+            f"{name} {{}}{unit} outside the trained range "
+            f"[{lo_s * scale:.4g}, {hi_s * scale:.4g}]{unit}",
+            (shown * scale).round_sig_figs(4),
+        ),
     )
 
 
-def _category_check(feats: pl.DataFrame, col: str, trained: list[str], what: str) -> pl.Expr:
+def _category_check(feats: pl.DataFrame, col: str, trained: list[str], what: str) -> Check:
     """A message where categorical feature *col* has no training rows, decided once per
-    distinct value (null where the value is missing)."""
+    distinct value (a missing value passes)."""
     values = feats[col].cast(pl.String).unique().drop_nulls().to_list()
     seen = set(trained)
-    lines = {v: "" if v in seen else f"{what} '{v}' has no training rows" for v in values}
-    return pl.col(col).cast(pl.String).replace_strict(lines, default=None, return_dtype=pl.String)
+    unseen = [v for v in values if v not in seen]
+    lines = {v: f"{what} '{v}' has no training rows" for v in unseen}
+    value = pl.col(col).cast(pl.String)
+    return Check(
+        value.is_in(unseen).fill_null(False),
+        value.replace_strict(lines, default=None, return_dtype=pl.String),
+    )
 
 
 def domain_reasons(card: Mapping[str, Any], feats: pl.DataFrame) -> list[str]:
     """Why each row of *feats* lies outside the training domain of *card* ('' when inside),
     '; '-joined."""
+    return domain_reason_series(card, feats).to_list()
+
+
+def domain_reason_series(card: Mapping[str, Any], feats: pl.DataFrame) -> pl.Series:
+    """:func:`domain_reasons` as a String series (no Python string per row)."""
     dom = card.get("domain", {})
     if feats.is_empty():
-        return []
+        return pl.Series("reason", [], dtype=pl.String)
     if not dom:
-        return ["the model card records no training domain"] * feats.height
-    checks: list[pl.Expr] = [
+        return pl.Series("reason", ["the model card records no training domain"] * feats.height)
+    checks: list[Check] = [
         _category_check(feats, col, dom[key], what) for col, key, what in CATEGORIES
     ]
     if not dom["moe_trained"]:
         checks.append(
-            pl.when(pl.col("is_moe").fill_null(False))
-            .then(pl.lit("mixture-of-experts LLMs have no training rows"))
-            .otherwise(pl.lit(""))
+            Check(
+                pl.col("is_moe").fill_null(False),
+                pl.lit("mixture-of-experts LLMs have no training rows"),
+            )
         )
     checks.extend(_range_check(col, lo, hi) for col, (lo, hi) in dom["ranges"].items())
-    return feats.select(joined_messages(checks)).to_series().to_list()
+    return failing_lines(feats, checks).alias("reason")
 
 
 def gpu_measured(card: Mapping[str, Any], feats: pl.DataFrame) -> list[bool]:
     """True where the row's GPU had training rows in *card* (its predictions are not
     extrapolated)."""
+    return gpu_measured_series(card, feats).to_list()
+
+
+def gpu_measured_series(card: Mapping[str, Any], feats: pl.DataFrame) -> pl.Series:
+    """:func:`gpu_measured` as a Boolean series."""
     measured = card.get("domain", {}).get("gpus", [])
-    return feats.select(pl.col("gpu").is_in(measured).fill_null(False)).to_series().to_list()
+    return feats.select(pl.col("gpu").is_in(measured).fill_null(False)).to_series()

@@ -12,10 +12,12 @@ decode", states the model; in short:
   prompts batched by tokens share the weight read), ``T_1`` the TTFT of a lone prompt (the
   predictors' TTFT at batch 1 on the worker, at least ``c_p``). TTFT = wait ``W_q`` + ``T_1`` +
   KV transfer ``t_kv``; at a percentile, the wait's percentile.
-* **KV transfer**: ``bytes = kv_bytes_per_token · I`` (precision, MLA or KV heads from the
-  catalog) over ``links`` parallel GPU links (the GPUs of one attention-DP rank,
-  ``TP · PP``, the smaller side), NVLink when both pools sit in one NVLink domain, else the
-  scale-out network: ``t_kv = latency + bytes / (links · link bandwidth)``.
+* **KV transfer**: the prompt's KV, ``bytes = kv_bytes_per_sequence(I)``
+  (:func:`predictors.physics.kv_bytes_per_sequence`: precision, MLA or KV heads, windowed layers
+  at most their window, recurrent state, from the catalog) over ``links`` parallel GPU links
+  (the GPUs of one attention-DP rank, ``TP · PP``, the smaller side), NVLink when both pools sit
+  in one NVLink domain, else the scale-out network:
+  ``t_kv = latency + bytes / (links · link bandwidth)``.
 * **decode pool**: each decode worker at ``λ / y`` is the aggregated serving model
   (:mod:`predictors.serving`) with no prefill chunks in its steps (``c_p = 0``): its decode
   concurrency ``b``, mean ITL ``τ(b)``, percentile ITL, memory check and power ``E[P(K)]``.

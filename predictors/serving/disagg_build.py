@@ -190,10 +190,11 @@ def kv_transfer(
     links: FloatArray,
 ) -> KvTransfer:
     """The KV transfer of every unit (*pre*/*dec*: resolved side rows of valid units)."""
-    kv = join_specs(pre.select("model", "gpu", "precision"), predictor.catalog).select(
-        physics.kv_bytes_per_token().cast(pl.Float64)
+    prompt = pre.select("model", "gpu", "precision", pl.col("input_tokens").cast(pl.Float64))
+    kv = join_specs(prompt, predictor.catalog).select(
+        physics.kv_bytes_per_sequence(pl.col("input_tokens")).cast(pl.Float64)
     )
-    bytes_ = kv.to_series().fill_null(0.0).to_numpy() * pre["input_tokens"].to_numpy()
+    bytes_ = kv.to_series().fill_null(0.0).to_numpy()
     fab = _fabric(predictor, pre["gpu"].to_list() + dec["gpu"].to_list())
     pg, dg = pre["gpu"].to_list(), dec["gpu"].to_list()
     same = np.asarray(

@@ -3,8 +3,10 @@
 One vectorised predictor call gives ITL and power per GPU at every :data:`BATCH_GRID` batch;
 the physics per row (docs/method.md, "Capacity"):
 
-* **memory, paged KV at the current length**: a sequence holds ``kv_bytes_per_token ·
-  (I + O/2)`` on average (prompt plus half the output). The KV budget follows the engine's
+* **memory, paged KV at the current length**: a sequence holds the KV of its mean context
+  ``c = I + O/2`` (prompt plus half the output), :func:`predictors.physics.kv_bytes_per_sequence`:
+  full-attention layers ``c`` tokens, sliding-window / chunked layers at most their window,
+  Mamba / linear-attention layers a fixed state. The KV budget follows the engine's
   rule: vLLM (and SGLang, DeepSpeed-MII, HF, llama.cpp) give ``gpu_memory_utilization`` = 0.9
   of the memory to weights + KV + activations, so KV = 0.9 · memory − reserve − weights;
   TensorRT-LLM gives ``kv_cache_free_gpu_memory_fraction`` = 0.9 of the memory left after the
