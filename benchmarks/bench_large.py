@@ -153,24 +153,32 @@ def runs(tmp: Path) -> dict[str, tuple[list[str], Target, Path | None]]:
 
 
 def stages(args: list[str]) -> str:
-    """Build (YAML, predictions, capacity) and solve seconds of one in-process run."""
+    """Build (YAML, predictions, capacity), solve (with the baselines) and JSON rendering of one
+    in-process run: wall / CPU seconds each (CPU moves less with the shared machine's load)."""
     from planner.build import planning_inputs
+    from planner.report.plan_view import render_plan
     from planner.scenario.load import load_scenario
     from planner.solve.optimize import solve
     from predictors.api import Predictor
 
     overrides = [args[i + 1] for i, a in enumerate(args) if a == "--set"]
-    t0 = time.perf_counter()
+    marks = [(time.perf_counter(), time.process_time())]
     predictor = Predictor.load()
     scenario = load_scenario(SCENARIO, overrides, predictor.catalog)
-    t1 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     inputs = planning_inputs(scenario, predictor)
-    t2 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     plan = solve(inputs)
-    t3 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
+    render_plan(plan, "json")
+    marks.append((time.perf_counter(), time.process_time()))
+    took = [
+        f"{name} {b[0] - a[0]:.1f} / {b[1] - a[1]:.1f} s"
+        for name, a, b in zip(("load", "build", "solve", "json"), marks, marks[1:], strict=False)
+    ]
     return (
-        f"load {t1 - t0:.1f} s, build {t2 - t1:.1f} s ({len(inputs.candidates)} candidates), "
-        f"solve {t3 - t2:.2f} s -> {plan.status.value}"
+        f"wall / CPU: {', '.join(took)} ({len(inputs.candidates)} candidates) -> "
+        f"{plan.status.value}"
     )
 
 

@@ -36,86 +36,15 @@ from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
 from planner.scenario.placement import placed_candidates, region_sites
 from planner.scenario.sections import ModelEntry
+from planner.specs import may_use, model_precision, spec
 from predictors.api import Predictor
-from predictors.catalog import quantised, validity
+from predictors.catalog import validity
 from predictors.catalog.store import Catalog
 from predictors.core.errors import WattgpuError
 
 
 class FleetSizeError(WattgpuError):
     """A load no plan within the replica limit can carry (one line per model entry)."""
-
-
-def model_precision(entry: ModelEntry, scenario: Scenario, catalog: Catalog) -> str:
-    """The precision a model entry is planned at: its own, else the scenario's, else its
-    checkpoint's (:func:`predictors.catalog.quantised.checkpoint_precision`), the same default
-    as ``wattgpu predict`` and ``wattgpu compare``."""
-    return str(
-        entry.precision
-        or scenario.precision
-        or quantised.checkpoint_precision(catalog, entry.model)
-    )
-
-
-def _spec(
-    scenario: Scenario,
-    entry: ModelEntry,
-    gpu: str,
-    shape: Shape,
-    predictor: Predictor,
-    memo: dict[tuple[str, str], tuple[float | None, str, str]],
-) -> CandidateSpec:
-    """The spec of (*entry*, *gpu*) at layout *shape*; *memo* keeps each pair's price,
-    exclusion and precision, the same for all its layouts."""
-    key = (entry.name, gpu)
-    if key not in memo:
-        memo[key] = _pair_facts(scenario, entry, gpu, predictor)
-    price, excluded, precision = memo[key]
-    return CandidateSpec(
-        name=entry.name,
-        model=entry.model,
-        gpu=gpu,
-        tp=shape.tp,
-        engine=scenario.engine,
-        precision=precision,
-        input_tokens=entry.load.input_tokens,
-        output_tokens=entry.load.output_tokens,
-        itl_sla_s=entry.sla.itl_ms / 1000.0,
-        ttft_sla_s=None if entry.sla.ttft_ms is None else entry.sla.ttft_ms / 1000.0,
-        usd_per_hour_per_gpu=price,
-        excluded_reason=excluded,
-        percentile=entry.sla.percentile,
-        pp=shape.pp,
-        dp=shape.dp,
-        ep=shape.ep,
-        held_gpus=shape.held,
-        nodes=shape.nodes,
-    )
-
-
-def _pair_facts(
-    scenario: Scenario, entry: ModelEntry, gpu: str, predictor: Predictor
-) -> tuple[float | None, str, str]:
-    """(*gpu*'s $/GPU-hour, why *entry* may not use it or '', the entry's precision)."""
-    offer = scenario.gpu_offers[gpu]
-    price = offer.usd_per_hour
-    if price is None:
-        column = PRICE_BASIS_COLUMN[scenario.price_basis]
-        catalog_price = predictor.catalog.gpu(gpu).get(column)
-        price = float(catalog_price) if catalog_price is not None else None
-    excluded = ""
-    if not _may_use(entry, gpu):
-        excluded = (
-            f"in {entry.name}.forbidden_gpus"
-            if gpu in entry.forbidden_gpus
-            else f"not in {entry.name}.allowed_gpus"
-        )
-    return price, excluded, model_precision(entry, scenario, predictor.catalog)
-
-
-def _may_use(entry: ModelEntry, gpu: str) -> bool:
-    allowed = entry.allowed_gpus is None or gpu in entry.allowed_gpus
-    return allowed and gpu not in entry.forbidden_gpus
 
 
 def _memory_fail(c: Candidate) -> bool:
@@ -168,7 +97,7 @@ def _rungs(
 ) -> _Rungs:
     """The :class:`_Rungs` of (*entry*, *gpu*), once per model and GPU in *memo*; a stated layout
     the validity rules refuse for an entry that may use the GPU is a :class:`LayoutError`."""
-    key = (entry.model, gpu, _may_use(entry, gpu))
+    key = (entry.model, gpu, may_use(entry, gpu))
     if key in memo:
         return memo[key]
     offer = scenario.gpu_offers[gpu]
@@ -179,7 +108,7 @@ def _rungs(
         memo[key] = _Rungs(llm, row, [[Shape(t, 1, 1, 1, t, 1)] for t in degrees], None, [])
         return memo[key]
     stated = None
-    if offer.layouts is not None and _may_use(entry, gpu):
+    if offer.layouts is not None and may_use(entry, gpu):
         stated = [
             stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]")
             for i, option in enumerate(offer.layouts)
@@ -243,8 +172,7 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
                 continue
             for group in groups[:take]:
                 specs.extend(
-                    _spec(scenario, entries[key[0]], key[1], s, predictor, pair_facts)
-                    for s in group
+                    spec(scenario, entries[key[0]], key[1], s, predictor, pair_facts) for s in group
                 )
                 sizes.append((key, len(group)))
             del groups[:take]

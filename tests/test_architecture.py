@@ -41,7 +41,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("planner.paths", "planner.text"),
         ("planner.inputs",),
         ("planner.scenario",),
-        ("planner.layouts", "planner.capacity", "planner.disagg", "planner.build"),
+        ("planner.layouts", "planner.capacity", "planner.disagg", "planner.specs", "planner.build"),
         ("planner.result",),
         ("planner.solve",),
         ("planner.pipeline",),

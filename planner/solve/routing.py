@@ -143,13 +143,17 @@ def route(
         x = np.minimum(loads, n[k] * cap[k])
         out_loads[k] = x
         return Routing(n[k] * np.interp(x / n[k], curve_x[k], curve_d[k]), out_loads)
-    known = anchors if anchors is not None else [None] * k_all
+    known: list[tuple[FloatArray, FloatArray] | None] = (
+        anchors if anchors is not None else [None] * k_all
+    )
+    bx, bv = [], []
     for k in support:
-        if known[k] is None:
-            a = anchor_knots(curve_x[k], curve_d[k])
-            known[k] = (curve_x[k][a], curve_d[k][a])
-    bx = [n[k] * known[k][0] for k in support]  # type: ignore[index]
-    bv = [n[k] * known[k][1] for k in support]  # type: ignore[index]
+        knots = known[k]
+        if knots is None:
+            mask = anchor_knots(curve_x[k], curve_d[k])
+            knots = known[k] = (curve_x[k][mask], curve_d[k][mask])
+        bx.append(n[k] * knots[0])
+        bv.append(n[k] * knots[1])
     best_w = np.full(periods, np.inf)
     best_free = np.zeros(periods, dtype=np.int64)
     # per period, the knot of every deployment in the best combination (the free one: -1)
