@@ -13,6 +13,13 @@ time. Run::
     .venv/bin/python benchmarks/bench_large.py            # every run
     .venv/bin/python benchmarks/bench_large.py --only json
 
+Measured 2026-12-01 late on branch ``large`` (issue 22 item 4; benchmarks/README.md has the
+profile and the back-to-back tables), load average 5-7, alternating with main (540256b):
+``--only json`` 31.5 / 34.4 s wall, 23.2 / 24.5 s CPU, 0.53 GB, 18.0 MB, optimal (main 36.1 /
+35.2 s wall, 24.9 / 24.3 s CPU, 0.69 / 0.67 GB); the diff 8.1 s wall, 5.1 s CPU, 0.20 GB.
+In-process (wall ≈ CPU, load ~5): build 8.1-9.6 s, solve 6.2-6.7 s (main 9.8-13.2 s and
+7.1-10.5 s). The < 0.6 GB target is met; < 15 s CPU is still missed (predictor call and serving
+model, the exact search of the blocks screening leaves open, m0299's re-run).
 Measured 2026-12-01 on branch failover merged with main (issue 18's layouts: 44,868
 candidates; issue 23's new exact bounds in the search — count-aware concave minorants,
 screening, the Lagrangian bound of partial vectors — and the least-peak phase 1 for power caps),
