@@ -145,8 +145,10 @@ TTFT_HUBER_SLOPE = 0.1
 
 def ttft_v3_candidates(seed: int = 0) -> list[Any]:
     """TTFT v3 configurations: trees on log TTFT (prefill roofline as a monotone input) fitted
-    robustly (pseudo-Huber, :data:`TTFT_HUBER_SLOPE`) or by squared error in log space; grouped
-    inner CV picks one inside every training set. *seed* as in :func:`itl_v2_candidates`."""
+    robustly (pseudo-Huber, :data:`TTFT_HUBER_SLOPE`) or by squared error in log space, or the
+    prefill roofline times one fitted constant (``physics``: what a training set of a few GPUs'
+    rows supports, e.g. the 16 pre-2022 rows); grouped inner CV picks one inside every training
+    set. *seed* as in :func:`itl_v2_candidates`."""
 
     def make(name: str, objective: dict[str, Any]) -> PrefillTtftEstimator:
         return PrefillTtftEstimator(
@@ -159,4 +161,11 @@ def ttft_v3_candidates(seed: int = 0) -> list[Any]:
         )
 
     robust = {"objective": "reg:pseudohubererror", "huber_slope": TTFT_HUBER_SLOPE}
-    return [make("trees-robust", robust), make("trees-mean", {"objective": "reg:squarederror"})]
+    physics = PrefillTtftEstimator(
+        "physics", "log_ttft_over_prefill", TTFT_V3_FEATURES, dict(_OUR_PARAMS, seed=seed), 0
+    )
+    return [
+        physics,
+        make("trees-robust", robust),
+        make("trees-mean", {"objective": "reg:squarederror"}),
+    ]

@@ -1,15 +1,16 @@
 """Time to first token v3: trees on log TTFT whose one GPU input is the prefill roofline.
 
 ``TTFT = max(exp(f), floor)`` where ``f`` is XGBoost on log TTFT (robust pseudo-Huber or mean
-regression in log space, chosen by the grouped inner folds of :mod:`predictors.training.selection`)
-over inputs that do not depend on the GPU (concurrency, prompt and output length, parameters,
-layers, TP degree, precision, MoE, engine, source indicators and ``disaggregated``, the measurement
-protocol of a prefill/decode unit's run) plus one that does: ``log_prefill_time_s``, the log prefill
-roofline of one prompt (:func:`predictors.physics.prefill_time_s`: its FLOPs at half the peak of the
-row's precision plus one read of the weights). ``f`` is monotone non-decreasing in concurrency,
-prompt length, parameters and the prefill roofline, non-increasing in TP degree. ``floor`` is the
-larger of the prompt's FLOPs at peak and one read of the weights at peak bandwidth, so no prediction
-beats the hardware.
+regression in log space; the grouped inner folds of :mod:`predictors.training.selection` choose
+between them and, for training sets too small for trees, the roofline times a constant) over inputs
+that do not depend on the GPU (concurrency, prompt and output length, parameters, layers, TP degree,
+precision, MoE, engine, source indicators and ``disaggregated``, the measurement protocol of a
+prefill/decode unit's run) plus one that does: ``log_prefill_time_s``, the log prefill roofline of
+one prompt (:func:`predictors.physics.prefill_time_s`: its FLOPs at half the peak of the row's
+precision plus one read of the weights). ``f`` is monotone non-decreasing in concurrency, prompt
+length, parameters and the prefill roofline, non-increasing in TP degree. ``floor`` is the larger of
+the prompt's FLOPs at peak and one read of the weights at peak bandwidth, so no prediction beats the
+hardware.
 
 A GPU with at least another's FLOPS and bandwidth has a prefill roofline and a floor no longer than
 the other's, so, every other input being the same, its predicted TTFT is never longer (dominance).
