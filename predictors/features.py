@@ -200,9 +200,10 @@ ITL_RESIDUAL_MONOTONE: dict[str, int] = {
     "log_active_params": 1,
     "log_gpu_count": -1,
 }
-#: GPU-invariant inputs of the TTFT v2 factor on the prefill time
-#: (see predictors/estimators/ttft.py).
-TTFT_V2_FEATURES: tuple[str, ...] = (
+#: Inputs of the TTFT v3 trees (see predictors/estimators/ttft.py): GPU-invariant workload, LLM
+#: and measurement-protocol inputs (``disaggregated``: a prefill/decode unit's run) plus one GPU
+#: quantity, the log prefill roofline of one prompt, which falls with FLOPS and bandwidth.
+TTFT_V3_FEATURES: tuple[str, ...] = (
     "log_batch",
     "log_input_tokens",
     "log_output_tokens",
@@ -214,15 +215,19 @@ TTFT_V2_FEATURES: tuple[str, ...] = (
     "is_moe_int",
     "engine_code",
     *SOURCE_INDICATORS,
+    "disaggregated",
+    "log_prefill_time_s",
 )
-#: More concurrency, longer prompts or more parameters never shorten the time to first token;
-#: more tensor-parallel GPUs never lengthen it (the prefill time already divides by them).
-TTFT_V2_MONOTONE: dict[str, int] = {
+#: More concurrency, longer prompts, more parameters or a longer prefill roofline (a GPU with less
+#: FLOPS or bandwidth) never shorten the time to first token; more tensor-parallel GPUs never
+#: lengthen it.
+TTFT_V3_MONOTONE: dict[str, int] = {
     "log_batch": 1,
     "log_input_tokens": 1,
     "log_params": 1,
     "log_active_params": 1,
     "log_gpu_count": -1,
+    "log_prefill_time_s": 1,
 }
 #: Inputs of the power utilisation ``u``: roofline utilisations of the step plus the workload.
 POWER_FEATURES: tuple[str, ...] = (
@@ -374,6 +379,11 @@ def _features(frame: Frame) -> Frame:
             if "itl_includes_prefill" in names
             else pl.lit(0, dtype=pl.Int32)
         ).alias("prefill_in_itl"),
+        (
+            pl.col("disaggregated").fill_null(False).cast(pl.Int32)
+            if "disaggregated" in frame.columns
+            else pl.lit(0, dtype=pl.Int32)
+        ).alias("disaggregated"),
     )
     f = f.with_columns(
         physics.weight_bytes_read_per_step().alias("weight_read_bytes"),

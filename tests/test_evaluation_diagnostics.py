@@ -10,10 +10,13 @@ import pytest
 
 from predictors.catalog.store import load_catalog
 from predictors.features import (
+    GPU_COLUMNS,
     ITL_RESIDUAL_FEATURES,
     POWER_FEATURES,
     SOURCE_INDICATORS,
     SOURCES,
+    TTFT_V3_FEATURES,
+    TTFT_V3_MONOTONE,
     add_features,
     join_specs,
 )
@@ -29,27 +32,44 @@ from predictors.training.train import prepare
 from tests.test_predictors import _synthetic_table
 
 
+def _llama_rows(**columns: object) -> pl.DataFrame:
+    """Llama-3.1-8B rows on one vLLM GPU at batch 8, 512/256 tokens, with *columns* set."""
+    base: dict[str, object] = {
+        "model": "meta-llama/Llama-3.1-8B-Instruct",
+        "gpu_count": 1,
+        "engine": "vllm",
+        "precision": "bf16",
+        "batch_size": 8,
+        "input_tokens": 512,
+        "output_tokens": 256,
+    }
+    return pl.DataFrame(columns | base)
+
+
 def test_v2_estimators_see_sources_as_names_not_as_an_ordinal_code() -> None:
     for features in (ITL_RESIDUAL_FEATURES, POWER_FEATURES):
         assert "source_code" not in features
         assert set(SOURCE_INDICATORS) <= set(features)
-    rows = pl.DataFrame(
-        {
-            "source": [*SOURCES, "someone-elses-lab", None],
-            "model": "meta-llama/Llama-3.1-8B-Instruct",
-            "gpu": "H100-SXM5-80GB",
-            "gpu_count": 1,
-            "engine": "vllm",
-            "precision": "bf16",
-            "batch_size": 8,
-            "input_tokens": 512,
-            "output_tokens": 256,
-        }
-    )
+    rows = _llama_rows(source=[*SOURCES, "someone-elses-lab", None], gpu="H100-SXM5-80GB")
     onehot = add_features(join_specs(rows, load_catalog())).select(SOURCE_INDICATORS).to_numpy()
     known = len(SOURCES)
     assert (onehot[:known] == np.eye(known, dtype=onehot.dtype)).all()
     assert not onehot[known:].any(), "an unknown or missing source must set no indicator"
+
+
+def test_ttft_v3_sees_the_gpu_only_through_its_monotone_prefill_roofline() -> None:
+    """Dominance of TTFT v3 by construction: every input but ``log_prefill_time_s`` is the same
+    for every GPU of a row, and the trees are non-decreasing in that one (a GPU with more FLOPS
+    and bandwidth has a shorter roofline)."""
+    assert "source_code" not in TTFT_V3_FEATURES and set(SOURCE_INDICATORS) <= set(TTFT_V3_FEATURES)
+    assert TTFT_V3_MONOTONE["log_prefill_time_s"] == 1 and TTFT_V3_MONOTONE["log_batch"] == 1
+    catalog = load_catalog()
+    gpus = catalog.gpus.filter(pl.col("vendor") == "NVIDIA")["id"].to_list()
+    feats = add_features(join_specs(_llama_rows(gpu=gpus), catalog))
+    varying = [f for f in TTFT_V3_FEATURES if feats[f].n_unique() > 1]
+    assert varying == ["log_prefill_time_s"]
+    assert not set(TTFT_V3_FEATURES) & set(GPU_COLUMNS)
+    assert (feats["disaggregated"] == 0).all(), "a predicted row is one aggregated replica"
 
 
 def test_seen_protocol_keeps_rows_whose_source_another_gpu_measured() -> None:

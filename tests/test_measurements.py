@@ -18,6 +18,7 @@ from predictors.measurements.argonne import read_argonne, read_blocks
 from predictors.measurements.mlenergy_v1 import read_mlenergy_v1
 from predictors.measurements.mlenergy_v2 import read_mlenergy_v2
 from predictors.measurements.mlenergy_v3 import read_mlenergy_v3
+from predictors.measurements.schema import conform, frame_from_rows
 from predictors.measurements.watt_counts import read_watt_counts
 
 REQUIRED = ["source", "model", "gpu", "gpu_count", "engine", "precision", "batch_size"]
@@ -138,6 +139,34 @@ def test_aiconfigurator_gpu_counts(measurements_dir: Path) -> None:
     assert _min(df, "itl_s") > 1e-3 and _max(df, "itl_s") < 1.0
     disagg = df.filter(pl.col("note").str.contains("mode=disagg"))
     assert _min(disagg, "gpu_count") >= 2
+    # the disaggregated flag is the source's mode, and a disaggregated run states no layout
+    assert (df["disaggregated"] == df["note"].str.contains("mode=disagg")).all()
+    assert disagg.height > 0 and disagg["tensor_parallel"].is_null().all()
+
+
+def test_rows_without_the_disaggregated_key_are_one_replica() -> None:
+    """An adapter that never sets ``disaggregated`` (every source but aiconfigurator) gets
+    False, not an empty required value."""
+    row = {
+        "source": "argonne",
+        "model": "m",
+        "gpu": "g",
+        "gpu_count": 1,
+        "engine": "vllm",
+        "precision": "bf16",
+        "batch_size": 1.0,
+        "input_tokens": 128.0,
+        "output_tokens": 128.0,
+        "itl_includes_prefill": False,
+        "quality": "ok",
+        "model_raw": "m",
+        "gpu_raw": "g",
+        "file": "f.csv",
+        "input_tokens_assumed": False,
+    }
+    out = conform(frame_from_rows([row, row | {"disaggregated": True}]))
+    assert out.columns[-1] == "disaggregated"
+    assert out["disaggregated"].to_list() == [False, True]
 
 
 @pytest.mark.shared_data

@@ -41,7 +41,7 @@ KINDS: dict[type, str] = {
     XgbEstimator: "xgb_transformed_target",
     PhysicsItlEstimator: "step_time_times_residual",
     PowerUtilEstimator: "idle_to_tdp_utilisation",
-    PrefillTtftEstimator: "prefill_time_times_residual",
+    PrefillTtftEstimator: "ttft_trees_with_floor",
 }
 
 

@@ -13,7 +13,8 @@ An :class:`XgbEstimator` is XGBoost on a *target transform* of the measured valu
 * ``log_itl_over_roofline``: z = log(ITL / roofline ITL) — the trees learn the efficiency
   relative to physics, so an unseen GPU's bandwidth and FLOPS enter through the roofline rather
   than through tree splits that cannot extrapolate;
-* ``log_ttft_over_prefill``: z = log(TTFT / prefill roofline).
+* ``log_ttft_over_prefill``: z = log(TTFT / prefill roofline) (TTFT v1);
+* ``log_ttft``: z = log TTFT (TTFT v3: the GPU enters through a monotone prefill-roofline input).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ TRANSFORMS: tuple[str, ...] = (
     "log_itl",
     "log_itl_over_roofline",
     "log_ttft_over_prefill",
+    "log_ttft",
 )
 
 
@@ -74,6 +76,8 @@ def to_target(transform: str, frame: pl.DataFrame, y: np.ndarray) -> np.ndarray:
         return np.log(y / frame["roofline_itl_s"].to_numpy())
     if transform == "log_ttft_over_prefill":
         return np.log(y / frame["prefill_time_s"].to_numpy())
+    if transform == "log_ttft":
+        return np.log(y)
     raise ValueError(f"unknown target transform {transform!r}; use one of {TRANSFORMS}")
 
 
@@ -87,6 +91,8 @@ def from_target(transform: str, frame: pl.DataFrame, z: np.ndarray) -> np.ndarra
         return np.exp(z) * frame["roofline_itl_s"].to_numpy()
     if transform == "log_ttft_over_prefill":
         return np.exp(z) * frame["prefill_time_s"].to_numpy()
+    if transform == "log_ttft":
+        return np.exp(z)
     raise ValueError(f"unknown target transform {transform!r}; use one of {TRANSFORMS}")
 
 

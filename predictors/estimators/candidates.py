@@ -1,8 +1,9 @@
 """The estimator configurations model selection chooses from (v2 shipped, v1 and the paper's
 recipe kept as evaluation methods).
 
-v2: :func:`itl_v2_candidates`, :func:`power_v2_candidates`, :func:`ttft_v2_candidates`; the
-grouped inner folds of :mod:`predictors.training.selection` pick one inside every training set.
+v2: :func:`itl_v2_candidates`, :func:`power_v2_candidates`, and TTFT v3
+:func:`ttft_v3_candidates`; the grouped inner folds of :mod:`predictors.training.selection` pick
+one inside every training set.
 v1 (GPU-identity inputs, shipped before predictors v2) and the paper's recipe are re-run on the
 same folds by :mod:`predictors.training.evaluate`.
 """
@@ -24,8 +25,8 @@ from predictors.features import (
     POWER_MONOTONE,
     TRANSFER_FEATURES,
     TTFT_FEATURES,
-    TTFT_V2_FEATURES,
-    TTFT_V2_MONOTONE,
+    TTFT_V3_FEATURES,
+    TTFT_V3_MONOTONE,
 )
 
 
@@ -136,18 +137,35 @@ def power_v2_candidates(seed: int = 0) -> list[Any]:
     ]
 
 
-def ttft_v2_candidates(seed: int = 0) -> list[Any]:
-    """TTFT v2 configurations: the prefill time alone (one fitted constant factor) or times
-    GPU-invariant trees; grouped inner CV picks one inside every training set."""
+#: Pseudo-Huber slope of the robust TTFT v3 trees (log space: residuals beyond about 10 % count
+#: linearly, close to a median fit). Not ``reg:absoluteerror``: XGBoost re-fits its leaf values
+#: after building a tree, which breaks the monotone constraints.
+TTFT_HUBER_SLOPE = 0.1
 
-    def make(name: str, rounds: int) -> PrefillTtftEstimator:
+
+def ttft_v3_candidates(seed: int = 0) -> list[Any]:
+    """TTFT v3 configurations: trees on log TTFT (prefill roofline as a monotone input) fitted
+    robustly (pseudo-Huber, :data:`TTFT_HUBER_SLOPE`) or by squared error in log space, or the
+    prefill roofline times one fitted constant (``physics``: what a training set of a few GPUs'
+    rows supports, e.g. the 16 pre-2022 rows); grouped inner CV picks one inside every training
+    set. *seed* as in :func:`itl_v2_candidates`."""
+
+    def make(name: str, objective: dict[str, Any]) -> PrefillTtftEstimator:
         return PrefillTtftEstimator(
             name,
-            "log_ttft_over_prefill",
-            TTFT_V2_FEATURES,
-            dict(_OUR_PARAMS, seed=seed),
-            rounds,
-            dict(TTFT_V2_MONOTONE),
+            "log_ttft",
+            TTFT_V3_FEATURES,
+            dict(_OUR_PARAMS, seed=seed, **objective),
+            _OUR_ROUNDS,
+            dict(TTFT_V3_MONOTONE),
         )
 
-    return [make("physics", 0), make("physics+residual", _OUR_ROUNDS)]
+    robust = {"objective": "reg:pseudohubererror", "huber_slope": TTFT_HUBER_SLOPE}
+    physics = PrefillTtftEstimator(
+        "physics", "log_ttft_over_prefill", TTFT_V3_FEATURES, dict(_OUR_PARAMS, seed=seed), 0
+    )
+    return [
+        physics,
+        make("trees-robust", robust),
+        make("trees-mean", {"objective": "reg:squarederror"}),
+    ]

@@ -1,17 +1,25 @@
-"""Time to first token v2: the physical prefill time times a GPU-invariant factor.
+"""Time to first token v3: trees on log TTFT whose one GPU input is the prefill roofline.
 
-``TTFT = max(t_prefill · exp(f), floor)`` where ``t_prefill`` is the prefill roofline of
-:func:`predictors.physics.prefill_time_s` (prompt FLOPs at half the peak of the row's precision
-plus one read of the weights, over all GPUs of the replica) and ``f`` is XGBoost on inputs that do
-not depend on the GPU (concurrency, prompt and output length, parameters, layers, TP degree,
-precision, MoE, engine, source indicators), monotone non-decreasing in concurrency, prompt length
-and parameters and non-increasing in TP degree. ``floor`` is the larger of the prompt's FLOPs at
-peak and one read of the weights at peak bandwidth, so no prediction beats the hardware.
+``TTFT = max(exp(f), floor)`` where ``f`` is XGBoost on log TTFT (robust pseudo-Huber or mean
+regression in log space; the grouped inner folds of :mod:`predictors.training.selection` choose
+between them and, for training sets too small for trees, the roofline times a constant) over inputs
+that do not depend on the GPU (concurrency, prompt and output length, parameters, layers, TP degree,
+precision, MoE, engine, source indicators and ``disaggregated``, the measurement protocol of a
+prefill/decode unit's run) plus one that does: ``log_prefill_time_s``, the log prefill roofline of
+one prompt (:func:`predictors.physics.prefill_time_s`: its FLOPs at half the peak of the row's
+precision plus one read of the weights). ``f`` is monotone non-decreasing in concurrency, prompt
+length, parameters and the prefill roofline, non-increasing in TP degree. ``floor`` is the larger of
+the prompt's FLOPs at peak and one read of the weights at peak bandwidth, so no prediction beats the
+hardware.
 
-Because ``f`` is the same for every GPU, a GPU with at least another's FLOPS and bandwidth is
-never predicted to take longer to the first token, the dominance guarantee of the ITL model.
-What the factor learns (queueing at high concurrency, scheduling, disaggregated serving) comes
-from the measurements: mostly aiconfigurator runs at concurrency 1–8192.
+A GPU with at least another's FLOPS and bandwidth has a prefill roofline and a floor no longer than
+the other's, so, every other input being the same, its predicted TTFT is never longer (dominance).
+The measured TTFTs (mostly aiconfigurator's closed-loop runs at concurrency 1–8192) are dominated by
+what the roofline of one prompt leaves out: the engine's fixed cost of a request, the other users'
+prompts and decode steps sharing the GPU, waiting for a KV slot. v2 multiplied the roofline by a
+GPU-invariant factor, which scales those costs with 1/FLOPS: held out by GPU it was off by 64 %
+(median). With the roofline as a monotone input instead of a multiplier, the trees learn how much of
+the time to first token follows the GPU's speed (docs/method.md, "TTFT").
 """
 
 from __future__ import annotations
@@ -38,7 +46,8 @@ def ttft_floor_s(frame: pl.DataFrame) -> np.ndarray:
 
 @dataclass
 class PrefillTtftEstimator(XgbEstimator):
-    """:class:`XgbEstimator` on ``log(TTFT / prefill time)`` with the hardware floor applied."""
+    """:class:`XgbEstimator` on log TTFT (transform ``log_ttft``) with the hardware floor
+    applied."""
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:
         """Predicted TTFT per row, seconds, never below :func:`ttft_floor_s`."""

@@ -8,7 +8,8 @@ silicon_tpot_ms`` and ``silicon_concurrency=N`` inside ``silicon_data_source``.
 - batch size = the benchmark concurrency (``silicon_concurrency``; the ``batch_size`` column is
   per attention-DP rank), falling back to ``batch_size`` x attention DP when absent.
 - GPU count: ``agg`` = tp x pp x attention_dp of the single deployment; ``disagg`` = the sum over
-  workers: prefill_workers x tp x pp x dp + decode_workers x tp x pp x dp.
+  workers: prefill_workers x tp x pp x dp + decode_workers x tp x pp x dp; ``disaggregated`` says
+  which (the TTFT model's measurement-protocol input, predictors/estimators/ttft.py).
 - precision: the ``precision`` column (fp4 / fp8 / bf16); empty with no quant mode = bf16.
 - ``output_throughput_tok_s`` is not measured and left null.
 - layout (``agg`` rows; a disaggregated deployment is not one replica and has none): the source's
@@ -138,6 +139,7 @@ def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
         "task": None,
         "input_tokens_assumed": False,
         "note": f"mode={mode} backend_version={r.get('backend_version')}",
+        "disaggregated": mode == "disagg",
     } | _layout(r, mode)
 
 

@@ -11,7 +11,8 @@ measured value) and ``note`` (free text: KV-cache dtype, engine version, ...), t
 parallel layout :data:`LAYOUT_COLUMNS` (``tensor_parallel``, ``pipeline_parallel``,
 ``data_parallel``, ``expert_parallel``; null where a source does not state one or the row is not
 one replica, e.g. disaggregated serving; ``gpu_count = TP × PP × DP``; docs/data.md states how
-each source's fields are read).
+each source's fields are read), then ``disaggregated`` (True for a run of a disaggregated
+prefill/decode unit, whose ``gpu_count`` is the sum over both pools; False otherwise).
 
 ``batch_size`` is the mean number of concurrent sequences; ``arrival_rate_rps`` is null for offline
 (saturated) runs. ``quality`` is ``"ok"`` or ``"doubtful: <reason>"``.
@@ -55,8 +56,9 @@ SCHEMA: dict[str, pl.DataType] = {
     "pipeline_parallel": pl.Int64(),
     "data_parallel": pl.Int64(),
     "expert_parallel": pl.Int64(),
+    "disaggregated": pl.Boolean(),
 }
-#: The measured parallel layout of a row (the last columns of :data:`SCHEMA`).
+#: The measured parallel layout of a row (the columns of :data:`SCHEMA` after ``note``).
 LAYOUT_COLUMNS: tuple[str, ...] = (
     "tensor_parallel",
     "pipeline_parallel",
@@ -85,6 +87,7 @@ _EXTRA_DEFAULTS: dict[str, object] = {
     "task": None,
     "input_tokens_assumed": False,
     "note": None,
+    "disaggregated": False,
 } | dict.fromkeys(LAYOUT_COLUMNS)
 
 #: Engines that appear in measurements: the servable ones plus two found only in data.
@@ -126,6 +129,8 @@ def conform(df: pl.DataFrame, *, origin: Path | str = "<adapter>") -> pl.DataFra
     for col, default in _EXTRA_DEFAULTS.items():
         if col not in df.columns:
             df = df.with_columns(pl.lit(default, dtype=SCHEMA[col]).alias(col))
+    # rows built by frame_from_rows without the key: an aggregated (one-replica) run
+    df = df.with_columns(pl.col("disaggregated").fill_null(False))
     missing = [c for c in SCHEMA if c not in df.columns]
     if missing:
         raise DataError(f"{origin}: adapter output lacks columns {', '.join(missing)}")

@@ -27,7 +27,7 @@ from predictors.estimators.candidates import (
     power_candidates,
     power_v2_candidates,
     ttft_candidates,
-    ttft_v2_candidates,
+    ttft_v3_candidates,
 )
 from predictors.training import baselines
 from predictors.training.selection import select
@@ -75,7 +75,7 @@ TARGETS: dict[str, Target] = {
         "ttft",
         "ttft_s",
         "s",
-        ttft_v2_candidates,
+        ttft_v3_candidates,
         None,
         {"prefill_roofline": baselines.prefill_roofline_ttft_s},
         ttft_candidates,
