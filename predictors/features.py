@@ -381,7 +381,7 @@ def _features(frame: Frame) -> Frame:
         ).alias("prefill_in_itl"),
         (
             pl.col("disaggregated").fill_null(False).cast(pl.Int32)
-            if "disaggregated" in frame.columns
+            if "disaggregated" in names
             else pl.lit(0, dtype=pl.Int32)
         ).alias("disaggregated"),
     )
