@@ -184,6 +184,7 @@ ITL_RESIDUAL_FEATURES: tuple[str, ...] = (
     "engine_code",
     *SOURCE_INDICATORS,
     "prefill_in_itl",
+    "decode_workers_only",
 )
 #: Directions the ITL residual must respect: more batch, context or parameters never speeds up,
 #: more tensor-parallel GPUs never slow down (their cost is the step model's all-reduce term).
@@ -330,6 +331,11 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
             if "itl_includes_prefill" in frame.columns
             else pl.lit(0, dtype=pl.Int32)
         ).alias("prefill_in_itl"),
+        (
+            pl.col("itl_on_decode_workers").fill_null(False).cast(pl.Int32)
+            if "itl_on_decode_workers" in frame.columns
+            else pl.lit(0, dtype=pl.Int32)
+        ).alias("decode_workers_only"),
     )
     f = f.with_columns(
         physics.weight_bytes_read_per_step().alias("weight_read_bytes"),

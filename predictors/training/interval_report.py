@@ -21,6 +21,16 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "`itl_includes_prefill` were added after a first held-out ITL run, which gave NVIDIA "
     "datacenter GPUs on LOGO the width of the Intel and AMD accelerators (coverage 97.7 %, "
     "median hi/lo 11.6), whose held-out ITL is off by a factor of up to 12.",
+    "Reading the TPOT of aiconfigurator's disaggregated runs on one decode worker, with the "
+    "ITL trees' `decode_workers_only` flag (docs/data.md), was adopted after held-out LOGO runs "
+    "of ITL alone (seed 0, before → after, NVIDIA datacenter GPUs): the reading alone 22.3 % → "
+    "23.9 %, the flag alone → 22.7 %, both → 21.0 % (seeds 1 and 2: 22.7 → 21.0 %, 22.3 → "
+    "20.7 %). A flag on the aggregated rows instead (their TPOT carries prefill chunks) gave "
+    "20.2, 20.8 and 20.1 % on seeds 0–2, but needs a per-source judgement of which ITL "
+    "definitions carry prefill chunks that was not made; it was not adopted. Tried on the same "
+    "folds and not adopted: the chunked-prefill time of arriving "
+    "prompts added to aggregated TPOT as a measurement model (24.6 %), attention FLOPs in the "
+    "step's compute term (22.6 %), a lower bound of 0.05 on η_f (23.6 %).",
 )
 
 
