@@ -165,6 +165,10 @@ TRANSFER_FEATURES: tuple[str, ...] = tuple(
 TTFT_FEATURES: tuple[str, ...] = (*OUR_FEATURES, "log_prefill_time_s")
 
 
+#: True on rows whose ITL is the step of a disaggregated decode worker, which runs no prefill
+#: (training: :mod:`predictors.training.decode_rows`; predicting: the model card's key of the
+#: same name, see :mod:`predictors.serving.disagg_build`); the feature ``decode_workers_only``.
+DECODE_WORKERS_COLUMN = "itl_on_decode_workers"
 #: Engine overhead per layer and step assumed by the power features ``busy_share`` (seconds):
 #: a fixed reference (CUDA-graph engines), so the features are pure physics of the row.
 REFERENCE_LAYER_OVERHEAD_S = 30e-6
@@ -332,8 +336,8 @@ def add_features(frame: pl.DataFrame) -> pl.DataFrame:
             else pl.lit(0, dtype=pl.Int32)
         ).alias("prefill_in_itl"),
         (
-            pl.col("itl_on_decode_workers").fill_null(False).cast(pl.Int32)
-            if "itl_on_decode_workers" in frame.columns
+            pl.col(DECODE_WORKERS_COLUMN).fill_null(False).cast(pl.Int32)
+            if DECODE_WORKERS_COLUMN in frame.columns
             else pl.lit(0, dtype=pl.Int32)
         ).alias("decode_workers_only"),
     )

@@ -13,11 +13,13 @@ import polars as pl
 import pytest
 
 from predictors import physics
+from predictors.api import Predictor
 from predictors.catalog.store import load_catalog
 from predictors.features import ITL_RESIDUAL_FEATURES, add_features, join_specs
 from predictors.measurements.aiconfigurator import read_aiconfigurator
 from predictors.measurements.load import load_measurements
 from predictors.measurements.schema import DECODE_COLUMNS, SCHEMA
+from predictors.serving.disagg_build import on_decode_workers
 from predictors.training.decode_rows import DECODE_FLAG, split_disaggregated
 from predictors.training.train import prepare, training_table
 from tests.test_disagg_rows import HEADER
@@ -116,3 +118,31 @@ def test_every_measured_tpot_is_read_once_and_ttft_rows_are_unchanged(
     refused = decode.filter(~pl.Series(fits))
     assert refused.height <= 3, refused.select("model", "gpu", "gpu_count")
     assert refused["decode_workers_stated"].all()
+
+
+def test_a_disaggregated_decode_pool_is_predicted_as_a_decode_worker(predictor: Predictor) -> None:
+    """The serving model predicts a disaggregated unit's decode pool with the flag the decode
+    rows were trained with; power and TTFT do not see it, and the flag is the same number for
+    every GPU (the ITL order of GPUs is unchanged)."""
+    gpus = ["B200", "H100-SXM5-80GB", "A100-SXM4-80GB"]
+    rows = pl.DataFrame(
+        {
+            "model": ["Qwen/Qwen3-32B"] * 3,
+            "gpu": gpus,
+            "gpu_count": [4] * 3,
+            "batch_size": [64] * 3,
+            "engine": ["tensorrt-llm"] * 3,
+            "precision": ["fp8"] * 3,
+            "input_tokens": [4096] * 3,
+            "output_tokens": [512] * 3,
+        }
+    )
+    plain = predictor.predict(rows, with_ttft=True)
+    decode = on_decode_workers(predictor).predict(rows, with_ttft=True)
+    assert DECODE_FLAG not in predictor.card
+    assert decode["power_w_per_gpu"].to_list() == plain["power_w_per_gpu"].to_list()
+    assert decode["ttft_s"].to_list() == plain["ttft_s"].to_list()
+    # the same factor on every GPU (these rows lie well above the ITL floor)
+    ratio = (decode["itl_s"] / plain["itl_s"]).to_numpy()
+    assert ratio.min() == pytest.approx(ratio.max(), rel=1e-9)
+    assert decode["itl_s"].arg_sort().to_list() == plain["itl_s"].arg_sort().to_list()

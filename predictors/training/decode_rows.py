@@ -15,8 +15,9 @@ batch. Training and evaluation therefore split each such row in two:
   wide-EP reading; the smallest fitting worker where every degree 1 is stated without worker
   counts and the weights do not fit one GPU). ``itl_on_decode_workers`` is True on it: a
   decode-only step, where the aggregated rows' TPOT also carries the prefill chunks of arriving
-  requests (the ITL trees see it as the GPU-invariant flag ``decode_workers_only``; predictions,
-  in the reference source's aggregated serving, have it 0).
+  requests (the ITL trees see it as the GPU-invariant flag ``decode_workers_only``; the serving
+  model sets it for the decode pool of a disaggregated unit,
+  :func:`predictors.serving.disagg_build.on_decode_workers`; every other prediction has it 0).
 
 The measurement table, its row counts and the memory rule's judged rows (which skip
 disaggregated rows) are unchanged.
@@ -27,11 +28,12 @@ from __future__ import annotations
 import polars as pl
 
 from predictors.catalog.store import Catalog
+from predictors.features import DECODE_WORKERS_COLUMN
 from predictors.measurements.disagg_rows import read_side
 from predictors.measurements.schema import DECODE_COLUMNS
 
 #: True on the decode rows of :func:`split_disaggregated`.
-DECODE_FLAG = "itl_on_decode_workers"
+DECODE_FLAG = DECODE_WORKERS_COLUMN
 _SIDE = {
     "decode_tensor_parallel": "decode_tp",
     "decode_pipeline_parallel": "decode_pp",
