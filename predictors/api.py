@@ -38,7 +38,7 @@ from predictors.catalog.row_checks import MAX_VALUES as MAX_VALUES
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.paths import trained_dir
 from predictors.estimators import artifacts, domain
-from predictors.features import add_features, join_specs
+from predictors.features import DECODE_WORKERS_COLUMN, add_features, join_specs
 
 BATCH_INPUT_COLUMNS: tuple[str, ...] = (
     "model",
@@ -260,6 +260,10 @@ class Predictor:
                 *(layout[c].cast(pl.Float64) for c in LAYOUT_OUTPUT_COLUMNS),
                 pl.lit(self.card.get("reference_source", "")).alias("source"),
                 pl.lit(False).alias("itl_includes_prefill"),
+                # a disaggregated decode worker runs no prefill (serving.disagg_build)
+                pl.lit(bool(self.card.get(DECODE_WORKERS_COLUMN, False))).alias(
+                    DECODE_WORKERS_COLUMN
+                ),
             )
             .with_row_index("_row")
         )

@@ -171,6 +171,10 @@ TRANSFER_FEATURES: tuple[str, ...] = tuple(
 TTFT_FEATURES: tuple[str, ...] = (*OUR_FEATURES, "log_prefill_time_s")
 
 
+#: True on rows whose ITL is the step of a disaggregated decode worker, which runs no prefill
+#: (training: :mod:`predictors.training.decode_rows`; predicting: the model card's key of the
+#: same name, see :mod:`predictors.serving.disagg_build`); the feature ``decode_workers_only``.
+DECODE_WORKERS_COLUMN = "itl_on_decode_workers"
 #: Engine overhead per layer and step assumed by the power features ``busy_share`` (seconds):
 #: a fixed reference (CUDA-graph engines), so the features are pure physics of the row.
 REFERENCE_LAYER_OVERHEAD_S = 30e-6
@@ -190,6 +194,7 @@ ITL_RESIDUAL_FEATURES: tuple[str, ...] = (
     "engine_code",
     *SOURCE_INDICATORS,
     "prefill_in_itl",
+    "decode_workers_only",
 )
 #: Directions the ITL residual must respect: more batch, context or parameters never speeds up,
 #: more tensor-parallel GPUs never slow down (their cost is the step model's all-reduce term).
@@ -384,6 +389,11 @@ def _features(frame: Frame) -> Frame:
             if "disaggregated" in names
             else pl.lit(0, dtype=pl.Int32)
         ).alias("disaggregated"),
+        (
+            pl.col(DECODE_WORKERS_COLUMN).fill_null(False).cast(pl.Int32)
+            if DECODE_WORKERS_COLUMN in names
+            else pl.lit(0, dtype=pl.Int32)
+        ).alias("decode_workers_only"),
     )
     f = f.with_columns(
         physics.weight_bytes_read_per_step().alias("weight_read_bytes"),

@@ -1,6 +1,8 @@
 """Reading the measured disaggregated (prefill/decode) runs, and predicting them (issue 19).
 
-The aggregated reading (the training table) must not change: its hash is the model card's.
+The aggregated reading (the training table) changes only with a retrain: its hash is the model
+card's (training reads each disaggregated row's TPOT on its decode workers,
+tests/test_decode_rows.py).
 Every measured disaggregated row is predicted at its measured configuration; the only refusals
 allowed are the memory rule's, on a layout the source states.
 """

@@ -123,7 +123,9 @@ def test_training_and_evaluation_read_the_measured_layout(
     seen = training_table(table)
     assert set(LAYOUT_COLUMNS) <= set(seen.columns)
     assert seen.height == table.height
-    frame = prepare(table, catalog)
+    # the rows of the table come first; the decode rows of disaggregated runs follow
+    # (tests/test_decode_rows.py)
+    frame = prepare(table, catalog).head(table.height)
     stated = table["tensor_parallel"].is_not_null().to_numpy()
     for col in ("tensor_parallel", "pipeline_parallel", "data_parallel"):
         assert (frame[col].to_numpy()[stated] == table[col].to_numpy()[stated]).all(), col
@@ -131,7 +133,7 @@ def test_training_and_evaluation_read_the_measured_layout(
     assert usual.height > 0
     sample = usual.unique(["model", "gpu", "gpu_count"], keep="first", maintain_order=True)
     layout = ("tensor_parallel", "pipeline_parallel", "data_parallel")
-    fed = prepare(sample, catalog).select(layout)
+    fed = prepare(sample, catalog).head(sample.height).select(layout)
     pred = Predictor.load(catalog=catalog).predict(
         sample.select(BATCH_INPUT_COLUMNS).with_columns(pl.col("batch_size").cast(pl.Float64))
     )

@@ -17,6 +17,11 @@ silicon_tpot_ms`` and ``silicon_concurrency=N`` inside ``silicon_data_source``.
   not stated) as ``tensor_parallel``, ``pipeline_parallel``, ``data_parallel`` and
   ``expert_parallel``; :mod:`predictors.measurements.layouts` then reads the rows whose
   ``tp_size`` is the world size of a wide-EP deployment (see docs/data.md).
+- decode pool (``disagg`` rows): ``decode_num_workers`` (empty: 1, ``decode_workers_stated``
+  False), ``decode_tp_size``, ``decode_pp_size``, ``decode_attention_dp_size`` (empty: 1) and
+  ``decode_moe_ep_size`` (0 or empty: not stated) as :data:`~predictors.measurements.schema.
+  DECODE_COLUMNS`; training reads the TPOT of these rows on one decode worker
+  (:mod:`predictors.training.decode_rows`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import polars as pl
 
 from predictors.core.errors import DataError
 from predictors.measurements.schema import (
+    DECODE_COLUMNS,
     LAYOUT_COLUMNS,
     conform,
     empty_frame,
@@ -74,6 +80,27 @@ def _gpus(row: dict[str, Any], prefix: str) -> int:
     return shape * max(_i(row, f"{prefix}attention_dp_size"), 1)
 
 
+def _decode_pool(row: dict[str, Any], mode: str) -> dict[str, int | bool | None]:
+    """The decode pool of a disaggregated row as stated (all None for aggregated rows)."""
+    if mode != "disagg":
+        return dict.fromkeys(DECODE_COLUMNS)
+    side = _disagg_side(row, "decode")
+    return {
+        "decode_workers": side["decode_workers"],
+        "decode_tensor_parallel": side["decode_tp"],
+        "decode_pipeline_parallel": side["decode_pp"],
+        "decode_data_parallel": side["decode_dp"],
+        "decode_expert_parallel": side["decode_ep"],
+        "decode_workers_stated": _workers_stated(row),
+    }
+
+
+def _workers_stated(row: dict[str, Any]) -> bool:
+    return row.get("prefill_num_workers") not in (None, "") and row.get(
+        "decode_num_workers"
+    ) not in (None, "")
+
+
 def _layout(row: dict[str, Any], mode: str) -> dict[str, int | None]:
     """The stated layout of an aggregated row (all None for disaggregated rows)."""
     if mode != "agg":
@@ -115,32 +142,36 @@ def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
     else:
         conc = float(_i(r, "batch_size")) * max(_i(r, "attention_dp_size"), 1)
     prec_raw = r.get("precision") or r.get("gemm_quant_mode") or "bf16"
-    return {
-        "source": SOURCE,
-        "model": r["model_path"],
-        "gpu": r["system"],
-        "gpu_count": n_gpu,
-        "engine": normalize_engine(r["backend"]),
-        "precision": normalize_precision(prec_raw),
-        "batch_size": conc,
-        "arrival_rate_rps": None,
-        "input_tokens": float(r["isl"]),
-        "output_tokens": float(r["osl"]),
-        "power_w_per_gpu": None,
-        "itl_s": float(r["silicon_tpot_ms"]) / 1000.0,
-        "ttft_s": float(r["silicon_ttft_ms"]) / 1000.0,
-        "output_throughput_tok_s": None,
-        "itl_includes_prefill": False,
-        "quality": "ok",
-        "model_raw": r["model_path"],
-        "gpu_raw": r["system"],
-        "file": str(path),
-        "gpu_hint": GPU_HINTS.get(r["system"]),
-        "task": None,
-        "input_tokens_assumed": False,
-        "note": f"mode={mode} backend_version={r.get('backend_version')}",
-        "disaggregated": mode == "disagg",
-    } | _layout(r, mode)
+    return (
+        {
+            "source": SOURCE,
+            "model": r["model_path"],
+            "gpu": r["system"],
+            "gpu_count": n_gpu,
+            "engine": normalize_engine(r["backend"]),
+            "precision": normalize_precision(prec_raw),
+            "batch_size": conc,
+            "arrival_rate_rps": None,
+            "input_tokens": float(r["isl"]),
+            "output_tokens": float(r["osl"]),
+            "power_w_per_gpu": None,
+            "itl_s": float(r["silicon_tpot_ms"]) / 1000.0,
+            "ttft_s": float(r["silicon_ttft_ms"]) / 1000.0,
+            "output_throughput_tok_s": None,
+            "itl_includes_prefill": False,
+            "quality": "ok",
+            "model_raw": r["model_path"],
+            "gpu_raw": r["system"],
+            "file": str(path),
+            "gpu_hint": GPU_HINTS.get(r["system"]),
+            "task": None,
+            "input_tokens_assumed": False,
+            "note": f"mode={mode} backend_version={r.get('backend_version')}",
+            "disaggregated": mode == "disagg",
+        }
+        | _layout(r, mode)
+        | _decode_pool(r, mode)
+    )
 
 
 #: Per-side columns of :func:`read_aiconfigurator_disagg` (``prefill_*`` and ``decode_*``).
@@ -202,9 +233,7 @@ def read_aiconfigurator_disagg(path: Path) -> pl.DataFrame:
                 f"{path}: row {i + 2}: disagg row with neither silicon_concurrency in "
                 "silicon_data_source nor decode_batch_size; the unit's concurrency is needed"
             )
-        stated = r.get("prefill_num_workers") not in (None, "") and r.get(
-            "decode_num_workers"
-        ) not in (None, "")
+        stated = _workers_stated(r)
         row: dict[str, Any] = {
             "source": SOURCE,
             "row": i + 2,

@@ -144,8 +144,16 @@ def load_disagg_rows(data_dir: Path, catalog: Catalog) -> pl.DataFrame:
         pl.col("model_raw").replace_strict(model_map, return_dtype=pl.String).alias("model"),
     )
     for side in SIDES:
-        frame = _unstated(_wide(frame, side, catalog), side, catalog)
+        frame = read_side(frame, side, catalog)
     return frame
+
+
+def read_side(frame: pl.DataFrame, side: str, catalog: Catalog) -> pl.DataFrame:
+    """*frame* (resolved ``model`` and ``gpu``; ``{side}_tp``, ``_pp``, ``_dp``, ``_ep`` as the
+    source states them, ``workers_stated``) with *side*'s layout read as the module docstring
+    says: the wide-EP reading, then the smallest fitting GPU count where every degree 1 is
+    stated without worker counts and the weights do not fit one GPU."""
+    return _unstated(_wide(frame, side, catalog), side, catalog)
 
 
 def as_units(rows: pl.DataFrame) -> pl.DataFrame:

@@ -12,7 +12,10 @@ parallel layout :data:`LAYOUT_COLUMNS` (``tensor_parallel``, ``pipeline_parallel
 ``data_parallel``, ``expert_parallel``; null where a source does not state one or the row is not
 one replica, e.g. disaggregated serving; ``gpu_count = TP × PP × DP``; docs/data.md states how
 each source's fields are read), then ``disaggregated`` (True for a run of a disaggregated
-prefill/decode unit, whose ``gpu_count`` is the sum over both pools; False otherwise).
+prefill/decode unit, whose ``gpu_count`` is the sum over both pools; False otherwise) and
+the decode pool of a disaggregated run :data:`DECODE_COLUMNS` (``decode_workers``,
+``decode_tensor_parallel``, ``decode_pipeline_parallel``, ``decode_data_parallel``,
+``decode_expert_parallel``, ``decode_workers_stated``; null elsewhere).
 
 ``batch_size`` is the mean number of concurrent sequences; ``arrival_rate_rps`` is null for offline
 (saturated) runs. ``quality`` is ``"ok"`` or ``"doubtful: <reason>"``.
@@ -57,6 +60,12 @@ SCHEMA: dict[str, pl.DataType] = {
     "data_parallel": pl.Int64(),
     "expert_parallel": pl.Int64(),
     "disaggregated": pl.Boolean(),
+    "decode_workers": pl.Int64(),
+    "decode_tensor_parallel": pl.Int64(),
+    "decode_pipeline_parallel": pl.Int64(),
+    "decode_data_parallel": pl.Int64(),
+    "decode_expert_parallel": pl.Int64(),
+    "decode_workers_stated": pl.Boolean(),
 }
 #: The measured parallel layout of a row (the columns of :data:`SCHEMA` after ``note``).
 LAYOUT_COLUMNS: tuple[str, ...] = (
@@ -66,6 +75,17 @@ LAYOUT_COLUMNS: tuple[str, ...] = (
     "expert_parallel",
 )
 
+#: The decode pool of a disaggregated run as the source states it (the last columns of
+#: :data:`SCHEMA`; null on every other row): workers, their TP, PP, attention DP and EP (null:
+#: not stated), and whether the source states the worker counts (unstated: read as 1).
+DECODE_COLUMNS: tuple[str, ...] = (
+    "decode_workers",
+    "decode_tensor_parallel",
+    "decode_pipeline_parallel",
+    "decode_data_parallel",
+    "decode_expert_parallel",
+    "decode_workers_stated",
+)
 #: Columns that may be null.
 NULLABLE: frozenset[str] = frozenset(
     {
@@ -78,6 +98,7 @@ NULLABLE: frozenset[str] = frozenset(
         "task",
         "note",
         *LAYOUT_COLUMNS,
+        *DECODE_COLUMNS,
     }
 )
 
@@ -88,7 +109,7 @@ _EXTRA_DEFAULTS: dict[str, object] = {
     "input_tokens_assumed": False,
     "note": None,
     "disaggregated": False,
-} | dict.fromkeys(LAYOUT_COLUMNS)
+} | dict.fromkeys((*LAYOUT_COLUMNS, *DECODE_COLUMNS))
 
 #: Engines that appear in measurements: the servable ones plus two found only in data.
 ENGINES: frozenset[str] = frozenset(vocab.ENGINES) | {"deepspeed", "sambaflow"}

@@ -23,6 +23,7 @@ worker's aggregated serving curves with the prefill chunks removed
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -30,7 +31,7 @@ import polars as pl
 from predictors import physics
 from predictors.api import Predictor
 from predictors.catalog.validity import tp_domain_gpus
-from predictors.features import join_specs
+from predictors.features import DECODE_WORKERS_COLUMN, join_specs
 from predictors.serving.curves import FloatArray, interp_rows
 from predictors.serving.disagg import (
     DEFAULT_SETTINGS,
@@ -40,7 +41,6 @@ from predictors.serving.disagg import (
     PrefillPool,
     decode_curves,
     refused_table,
-    take_curves,
 )
 from predictors.serving.grid import (
     ALLREDUCE_LATENCY_S,
@@ -223,6 +223,14 @@ def _check_columns(units: pl.DataFrame) -> None:
         raise ValueError(f"disaggregated units lack the column(s) {', '.join(missing)}")
 
 
+def on_decode_workers(predictor: Predictor) -> Predictor:
+    """*predictor* predicting the decode step of a disaggregated decode worker, which runs no
+    prefill: the ITL trees' ``decode_workers_only`` flag set, as training reads the measured
+    disaggregated runs (:mod:`predictors.training.decode_rows`)."""
+    card = {**predictor.models.card, DECODE_WORKERS_COLUMN: True}
+    return Predictor(replace(predictor.models, card=card), predictor.catalog)
+
+
 def disagg_curves(
     predictor: Predictor,
     units: pl.DataFrame,
@@ -236,8 +244,10 @@ def disagg_curves(
     _check_columns(units)
     n = units.height
     rows = {s: _side_rows(units, s) for s in SIDES}
+    side_predictor = {"prefill": predictor, "decode": on_decode_workers(predictor)}
     preds = {
-        s: predictor.predict(r.drop("_tp"), with_ttft=True, with_fit=True) for s, r in rows.items()
+        s: side_predictor[s].predict(r.drop("_tp"), with_ttft=True, with_fit=True)
+        for s, r in rows.items()
     }
     errs = {s: _side_errors(s, rows[s], preds[s], units[f"{s}_workers"]) for s in SIDES}
     error = ["; ".join(e for e in pair if e) for pair in zip(*errs.values(), strict=True)]
@@ -262,11 +272,13 @@ def disagg_curves(
             for c in ("pipeline_parallel", "data_parallel", "expert_parallel")
         )
         side[s] = (r, lay)
-    both = pl.concat([side["prefill"][0], side["decode"][0]], how="vertical_relaxed")
-    table = serving_table(both.drop("batch_size"), predictor, robust=robust)
+    tables = {
+        s: serving_table(side[s][0].drop("batch_size"), side_predictor[s], robust=robust)
+        for s in SIDES
+    }
     pre_i, dec_i = np.arange(n), np.arange(n, 2 * n)
-    pre_c, dec_c = take_curves(table.curves, pre_i), take_curves(table.curves, dec_i)
-    tdp = np.asarray(table.tdp_w, dtype=np.float64)
+    pre_c, dec_c = tables["prefill"].curves, tables["decode"].curves
+    tdp = np.concatenate([np.asarray(tables[s].tdp_w, dtype=np.float64) for s in SIDES])
     inp = side["prefill"][0]["input_tokens"].to_numpy().astype(np.float64)
     busy = interp_rows(pre_c.batch, pre_c.power_w, np.minimum(inp, pre_c.batch[-1])[:, None])[:, 0]
     busy = np.clip(busy, pre_c.idle_w, np.maximum(tdp[pre_i], pre_c.idle_w))

@@ -33,6 +33,16 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "The third candidate, the prefill roofline times one fitted constant, was added after the "
     "first full evaluation of TTFT v3, in which the trees held out on GPUs released since 2022 "
     "(trained on the 16 TTFT rows of older GPUs) were off by 164 % (median).",
+    "Reading the TPOT of aiconfigurator's disaggregated runs on one decode worker, with the "
+    "ITL trees' `decode_workers_only` flag (docs/data.md), was adopted after held-out LOGO runs "
+    "of ITL alone (seed 0, before → after, NVIDIA datacenter GPUs): the reading alone 22.3 % → "
+    "23.9 %, the flag alone → 22.7 %, both → 21.0 % (seeds 1 and 2: 22.7 → 21.0 %, 22.3 → "
+    "20.7 %). A flag on the aggregated rows instead (their TPOT carries prefill chunks) gave "
+    "20.2, 20.8 and 20.1 % on seeds 0–2, but needs a per-source judgement of which ITL "
+    "definitions carry prefill chunks that was not made; it was not adopted. Tried on the same "
+    "folds and not adopted: the chunked-prefill time of arriving "
+    "prompts added to aggregated TPOT as a measurement model (24.6 %), attention FLOPs in the "
+    "step's compute term (22.6 %), a lower bound of 0.05 on η_f (23.6 %).",
 )
 
 

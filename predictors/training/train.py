@@ -20,6 +20,7 @@ from predictors.catalog.store import Catalog
 from predictors.estimators import artifacts
 from predictors.features import add_features, join_specs
 from predictors.measurements.schema import LAYOUT_COLUMNS
+from predictors.training.decode_rows import split_disaggregated
 from predictors.training.evaluate import MIN_TARGET_ROWS, TARGETS, target_rows
 from predictors.training.selection import select
 
@@ -62,8 +63,9 @@ def layout_record(table: pl.DataFrame) -> dict[str, Any]:
 
 
 def prepare(table: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
-    """Measurement rows with catalog facts and features."""
-    return add_features(join_specs(training_table(table), catalog))
+    """Measurement rows with catalog facts and features, each disaggregated row's TPOT read on
+    its decode workers (:func:`predictors.training.decode_rows.split_disaggregated`)."""
+    return add_features(join_specs(split_disaggregated(training_table(table), catalog), catalog))
 
 
 def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
