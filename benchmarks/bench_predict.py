@@ -27,6 +27,19 @@ inputs once per chunk; outputs byte-identical): ``--cli-rows 1000000`` 12.0-12.3
 target is still missed: XGBoost's 150 trees take about 3.5 s of it (the power trees see
 GPU-dependent features, so every row is evaluated), import and model loading about 2 s, reading
 and writing the CSVs about 1.6 s.
+
+Measured 2026-12-01 late evening, after: the estimators see only the rows that fit in memory,
+only the features the shipped models and the card's domain read are computed (a lazy query
+prunes the rest), domain reasons go through the row checks' failing lines, the CSV-safety scan
+has a cheap prefilter, the result is written chunk by chunk (no whole result in memory) and
+``wattgpu predict`` no longer imports the scenario models (``wattgpu --version`` 0.83 -> 0.35 s
+CPU). Outputs byte-identical on this benchmark's rows. In one process on 200,000 rows the
+marginal cost fell from 11.0 to 8.4 us/row (best of 5, load 5-6). ``--cli-rows 1000000`` at
+load ~2 (an evaluation running on the other core): 15.0-16.2 s CPU, 14.4-15.6 s wall, 0.89 GB;
+back to back with the session's start commit (b7958db): 14.2 / 16.9 s CPU against 17.3 /
+17.9 s, 0.86-0.88 GB against 0.94-0.95 GB. The < 10 s CPU target is still missed: the two
+tree ensembles take about 1.9 s, the estimators' physics and bounds about 3.5 s, validation
+about 1.8 s, features 1.4 s, CSV reading and writing about 2 s.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from predictors.measurements.argonne import read_argonne, read_blocks
 from predictors.measurements.mlenergy_v1 import read_mlenergy_v1
 from predictors.measurements.mlenergy_v2 import read_mlenergy_v2
 from predictors.measurements.mlenergy_v3 import read_mlenergy_v3
-from predictors.measurements.schema import conform, frame_from_rows
+from predictors.measurements.schema import DECODE_COLUMNS, conform, frame_from_rows
 from predictors.measurements.watt_counts import read_watt_counts
 
 REQUIRED = ["source", "model", "gpu", "gpu_count", "engine", "precision", "batch_size"]
@@ -165,7 +165,10 @@ def test_rows_without_the_disaggregated_key_are_one_replica() -> None:
         "input_tokens_assumed": False,
     }
     out = conform(frame_from_rows([row, row | {"disaggregated": True}]))
-    assert out.columns[-1] == "disaggregated"
+    # after the layout, before the decode pool's columns (both added at the end of the schema)
+    at = out.columns.index("disaggregated")
+    assert out.columns[at - 1] == "expert_parallel"
+    assert tuple(out.columns[at + 1 :]) == DECODE_COLUMNS
     assert out["disaggregated"].to_list() == [False, True]
 
 
