@@ -37,7 +37,13 @@ CPU). Outputs byte-identical on this benchmark's rows. In one process on 200,000
 marginal cost fell from 11.0 to 8.4 us/row (best of 5, load 5-6). ``--cli-rows 1000000`` at
 load ~2 (an evaluation running on the other core): 15.0-16.2 s CPU, 14.4-15.6 s wall, 0.89 GB;
 back to back with the session's start commit (b7958db): 14.2 / 16.9 s CPU against 17.3 /
-17.9 s, 0.86-0.88 GB against 0.94-0.95 GB. The < 10 s CPU target is still missed: the two
+17.9 s, 0.86-0.88 GB against 0.94-0.95 GB. On the final merged code (the KV-layer memory rule,
+the decode-worker ITL flag and TTFT v3 on top), quiet (load ~1.5), back to back with b7958db:
+17.5 / 16.5 / 15.9 s CPU against 17.5 / 16.6 / 14.8 s, 0.89-0.90 GB against 0.93-0.95 GB, so
+no clear end-to-end CPU gain there; about 1.8 s of the CPU is system time for some 550,000 page
+faults (fresh pages for each chunk's temporaries: with polars' jemalloc decay turned off,
+``_RJEM_MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1``, they halve and the CPU falls by about
+1.2 s, at 1.0 GB). The < 10 s CPU target is still missed: the two
 tree ensembles take about 1.9 s, the estimators' physics and bounds about 3.5 s, validation
 about 1.8 s, features 1.4 s, CSV reading and writing about 2 s.
 """
