@@ -106,7 +106,7 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
         exprs.append((e.str.to_lowercase() if col in ("engine", "precision") else e).alias(col))
     out = out.with_columns(exprs)
     return out.with_columns(
-        *(_number(out[col], float(DEFAULTS[col])) for col in NUMERIC_COLUMNS),
+        *numeric_inputs(out).get_columns(),
         *(
             _number(out[col], None)
             if col in out.columns
