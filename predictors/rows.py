@@ -104,8 +104,10 @@ def _with_rate_errors(out: pl.DataFrame, rate: pl.Series) -> pl.DataFrame:
 
 
 #: Rows predicted at once: the working memory of validation, features and the estimators stays
-#: that of this many rows, whatever the input's size (1 M rows: 1.6 GB at once).
-ROWS_CHUNK = 200_000
+#: that of this many rows, whatever the input's size (1 M rows: 1.6 GB at once). Smaller pieces
+#: also reuse freed memory rather than fault in fresh pages: 1 M rows take 0.49 GB and the least
+#: CPU time at 50,000 (0.86 GB at 200,000; more CPU at 25,000, from per-piece overheads).
+ROWS_CHUNK = 50_000
 
 
 def predict_rows(
