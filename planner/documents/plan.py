@@ -3,14 +3,16 @@
 :func:`plan_document` turns a solved :class:`~planner.result.Plan` into a :class:`PlanDocument`
 (its parts in :mod:`planner.documents.plan_parts`); everything after the plan (forecast,
 uncertainty bands, report) is computed from this document and the model card alone, so a saved
-plan JSON reports exactly like the run that wrote it. :func:`load_plan` reads and validates a
-saved file; :func:`planning_inputs_of` rebuilds the optimiser's inputs from it (for the Pareto
-front of a saved plan; no predictor needed).
+plan JSON reports exactly like the run that wrote it. :func:`load_plan` reads, validates and
+re-verifies a saved file (:func:`read_plan` also gives the JSON values it checked);
+:func:`planning_inputs_of` rebuilds the optimiser's inputs from it (for the Pareto front of a
+saved plan; no predictor needed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -119,12 +121,21 @@ class PlanDocument(Document):
         """True when the plan has allocations to report (optimal or feasible)."""
         return self.status in ("optimal", "feasible")
 
+    @cached_property
+    def _candidates_by_key(self) -> dict[CandidateKey, CandidateDocument]:
+        """Each candidate by its key (the first of equal keys), built on the first look-up: the
+        reports look up every allocation's candidate many times among ~10,000."""
+        index: dict[CandidateKey, CandidateDocument] = {}
+        for c in self.candidates:
+            index.setdefault(c.key, c)
+        return index
+
     def candidate(self, key: CandidateKey) -> CandidateDocument:
         """The candidate of an allocation *key* (name, GPU, TP, PP, DP, EP)."""
-        for c in self.candidates:
-            if c.key == key:
-                return c
-        raise KeyError(key)
+        found = self._candidates_by_key.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
 
     def region(self, name: str | None) -> RegionDocument | None:
         """The region called *name* (None without regions, or for ``None``)."""
@@ -146,16 +157,24 @@ class PlanDocument(Document):
 PLAN_FIX = "give a file written by `wattgpu plan SCENARIO --format json`"
 
 
-def load_plan(
+def read_plan(
     path: Path, *, trust: bool = False, warn: Callable[[str], None] | None = None
-) -> PlanDocument:
+) -> tuple[PlanDocument, dict[str, Any]]:
     """Read and validate a saved plan JSON (one line naming file and field on a bad file), then
     recompute it from its allocations and candidate curves
     (:func:`planner.documents.verify.checked_plan_json`): a hand-edited or damaged figure is an
-    error naming the field, or with *trust* a warning through *warn*."""
+    error naming the field, or with *trust* a warning through *warn*. Returns the document and
+    its plain JSON values (``to_json_dict``, the mapping that was checked)."""
     doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX)
-    checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=warn)
-    return doc
+    data = checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=warn)
+    return doc, data
+
+
+def load_plan(
+    path: Path, *, trust: bool = False, warn: Callable[[str], None] | None = None
+) -> PlanDocument:
+    """The checked document of a saved plan JSON (:func:`read_plan`)."""
+    return read_plan(path, trust=trust, warn=warn)[0]
 
 
 # --- Plan -> document ---------------------------------------------------------------------------
