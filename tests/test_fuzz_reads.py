@@ -172,6 +172,21 @@ def test_fast_json_parser_accepts_and_refuses_as_the_standard_library(text: str)
     assert _outcome(safe_read.parse_json, text) == _outcome(_stdlib, text)
 
 
+@pytest.mark.parametrize("was_on", [True, False])
+def test_collector_pause_restores_the_collector_even_on_error(was_on: bool) -> None:
+    import gc
+
+    before = gc.isenabled()
+    (gc.enable if was_on else gc.disable)()
+    try:
+        with pytest.raises(KeyError), safe_read.collector_paused():
+            assert not gc.isenabled()
+            raise KeyError("x")
+        assert gc.isenabled() == was_on
+    finally:
+        (gc.enable if before else gc.disable)()
+
+
 def _peak_rss_mb(script: str, *args: str) -> float:
     """Peak resident memory (MB) of ``python -c script args`` in a fresh child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
