@@ -151,3 +151,18 @@ def test_saved_plan_gives_the_values_it_checked_and_finds_every_candidate(
     with pytest.raises(KeyError):
         doc.candidate(("no such entry", "H100", 1, 1, 1, 1, ""))
     assert doc == load_plan(path)  # the look-up index is no part of the document
+
+
+def test_a_copy_with_other_candidates_never_reads_a_stale_index() -> None:
+    from planner.documents.plan import plan_document
+    from planner.pipeline import plan_file
+
+    doc = plan_document(plan_file("paper-llama8b-low-load", baselines=False).plan)
+    first = doc.candidates[0]
+    assert doc.candidate(first.key) is first  # the index is built
+    other = first.model_copy(update={"tp": first.tp + 1})
+    copy = doc.model_copy(update={"candidates": [other]})
+    assert copy.candidate(other.key) is other
+    with pytest.raises(KeyError):
+        copy.candidate(first.key)
+    assert doc.candidate(first.key) is first

@@ -11,7 +11,6 @@ rebuilds the optimiser's inputs from it (for the Pareto front of a saved plan; n
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -81,6 +80,10 @@ ASSUMED_PROVENANCE: tuple[str, ...] = (
 SOLVER_SETTINGS: tuple[str, ...] = ("time_limit_s", "relative_gap", "threads", "seed")
 
 
+#: Where :meth:`PlanDocument.candidate` keeps its index (not a field).
+_INDEX = "candidate_index"
+
+
 class PlanDocument(Document):
     """The plan JSON (``wattgpu plan --format json``); keys in this order."""
 
@@ -122,14 +125,15 @@ class PlanDocument(Document):
         """True when the plan has allocations to report (optimal or feasible)."""
         return self.status in ("optimal", "feasible")
 
-    @cached_property
-    def _candidates_by_key(self) -> dict[CandidateKey, CandidateDocument]:
-        """Candidates by key (the first of equal keys), indexed on the first look-up."""
-        return {c.key: c for c in reversed(self.candidates)}
-
     def candidate(self, key: CandidateKey) -> CandidateDocument:
-        """The candidate of an allocation *key* (name, GPU, TP, PP, DP, EP)."""
-        if (found := self._candidates_by_key.get(key)) is None:
+        """The candidate of an allocation *key* (name, GPU, TP, PP, DP, EP): the first of equal
+        keys, from an index built on the first look-up and rebuilt when ``candidates`` is
+        another list (a ``model_copy`` with new candidates never reads a stale index)."""
+        held = self.__dict__.get(_INDEX)  # beside the fields, as a cached property is kept:
+        if held is None or held[0] is not self.candidates:  # no part of equality or the JSON
+            held = (self.candidates, {c.key: c for c in reversed(self.candidates)})
+            self.__dict__[_INDEX] = held
+        if (found := held[1].get(key)) is None:
             raise KeyError(key)
         return found
 
