@@ -28,7 +28,8 @@ from predictors.core.errors import WattgpuError
 MIB = 1024 * 1024
 #: Largest scenario, overlay or config file (YAML/JSON) read: the 500-entry scenario is ~0.2 MiB.
 MAX_CONFIG_BYTES = 8 * MIB
-#: Largest plan JSON read by ``diff`` (plans carry every candidate: ~10 MiB for 500 entries).
+#: Largest plan JSON read by ``report`` and ``diff`` (the 500-entry plan: ~18 MB by default, its
+#: allocated candidates and best alternatives; ``--candidates all`` keeps every one).
 MAX_PLAN_JSON_BYTES = 256 * MIB
 #: Largest catalog CSV (the bundled ones are ~0.1 MiB).
 MAX_CATALOG_BYTES = 16 * MIB
