@@ -37,6 +37,7 @@ from planner.inputs import (
 )
 from planner.solve.coefficients import single_deployment_replicas
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
+from planner.solve.hull import Hulls
 from planner.solve.minorant import minorants
 from planner.solve.routing import RouteCache
 from planner.solve.screen import make_pairs
@@ -235,6 +236,7 @@ def _search_block(block: ModelBlock) -> SearchBlock:
         block.curve_d,
         block.failover_k,
         block.per_unit,
+        Hulls(block.curve_x, block.curve_d, block.cap),
     )
 
 

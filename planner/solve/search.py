@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.solve.failover import merge_units
+from planner.solve.hull import Hulls, hull_watts
 from planner.solve.lagrange import Relaxation, cover_floors, floor_of, relaxation
 from planner.solve.routing import FloatArray, IntArray
 from planner.solve.screen import Pairs, screened_bounds
@@ -61,6 +62,8 @@ MAX_EVALUATIONS = 300
 """Most complete vectors :func:`cheapest` routes exactly (in ascending bound order)."""
 PAIR_CELLS = 2_000_000
 """Most (state × count × period) cells of one level's count-dependent energy bound."""
+HULL_CHUNK = 64
+"""Rows whose hull bound :func:`cheapest` computes at once."""
 RC_TOL = 1e-9
 """Relative slack on thresholds (vectors this close to a threshold are kept)."""
 SEARCH_TOL = 1e-9
@@ -94,6 +97,8 @@ class SearchBlock:
     """Loss units the capacity must survive (:mod:`planner.solve.failover`; 0: none)."""
     per_unit: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Per candidate, replicas per loss unit (read when ``failover_k > 0``)."""
+    hulls: Hulls | None = None
+    """The candidates' convex-hull edges (:mod:`planner.solve.hull`; None: not used)."""
 
 
 @dataclass(frozen=True)
@@ -256,7 +261,9 @@ def cheapest(
     evaluations: int = MAX_EVALUATIONS,
 ) -> Found:
     """The least-cost vector, starting from the feasible vector *start*; *watts_of(n)* gives
-    the exact routing watts per period of vector n; at most *evaluations* vectors are routed."""
+    the exact routing watts per period of vector n; at most *evaluations* vectors are routed.
+    A vector whose hull bound (:mod:`planner.solve.hull`) is above the best cost found is
+    not routed (nor counted): it cannot be cheaper."""
     get = watts_of
     best_n = start
     best = _exact_cost(start, price_n, price_t, get(start))
@@ -266,17 +273,53 @@ def cheapest(
     found = _complete(sb, price_n, price_t, best, beam=True, relaxed=relaxed)
     assert found is not None
     rows, bounds, dropped = found
-    for done, i in enumerate(np.argsort(bounds, kind="stable")):
-        if bounds[i] > best + RC_TOL * max(1.0, abs(best)):
+    order = np.argsort(bounds, kind="stable")
+    floors = _HullFloors(sb, rows, order, price_n, price_t)
+    routed = 0
+    for at, i in enumerate(order):
+        slack = RC_TOL * max(1.0, abs(best))
+        if bounds[i] > best + slack:
             break
-        if done >= evaluations:  # the vectors left have at least this bound
+        if floors.above(at, best + slack):
+            continue
+        if routed >= evaluations:  # the vectors left have at least this bound
             dropped = min(dropped, float(bounds[i]))
             break
+        routed += 1
         n = rows[i]
         cost = _exact_cost(n, price_n, price_t, get(n))
         if cost < best - 1e-12 * max(1.0, abs(best)):
             best, best_n = cost, n
     return Found(best, best_n, min(best, dropped), dropped >= best)
+
+
+class _HullFloors:
+    """The hull costs (:mod:`planner.solve.hull`) of *rows* taken in *order*, computed
+    :data:`HULL_CHUNK` rows at a time as they are asked (most searches stop early)."""
+
+    def __init__(
+        self,
+        sb: SearchBlock,
+        rows: IntArray,
+        order: IntArray,
+        price_n: FloatArray,
+        price_t: FloatArray,
+    ) -> None:
+        self.sb, self.rows, self.order = sb, rows, order
+        self.price_n, self.price_t = price_n, price_t
+        self.usable = sb.hulls is not None and bool((price_t >= 0).all())
+        self.value = np.zeros(0)
+
+    def above(self, at: int, limit: float) -> bool:
+        """True when row *at*'s hull cost exceeds *limit* (its exact cost is at least that)."""
+        if not self.usable:
+            return False
+        if at >= self.value.size:
+            assert self.sb.hulls is not None
+            rows = self.rows[self.order[self.value.size : at + HULL_CHUNK]]
+            watts = hull_watts(self.sb.hulls, rows, self.sb.loads)
+            self.value = np.concatenate([self.value, rows @ self.price_n + watts @ self.price_t])
+        return bool(self.value[at] > limit)
 
 
 def within(

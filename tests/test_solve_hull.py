@@ -1,0 +1,92 @@
+"""The convex-hull bound of the exact search (planner.solve.hull) is valid, and the search
+that uses it finds what brute force finds.
+
+* for random replica vectors on random non-concave curves (tests/test_routing_oracle.py) and
+  every load up to the vector's capacity, the hull watts are at most the exact routing watts,
+  and equal to them when every curve is convex;
+* :func:`planner.solve.search.cheapest` gives the same answer (cost, vector, bound,
+  completeness) with and without the hull bound, and that answer is the brute-force optimum.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+
+import numpy as np
+import pytest
+from test_routing_oracle import instance, wiggly_curve
+
+from planner.solve import decompose, pricing, search
+from planner.solve.columns import Decomposition
+from planner.solve.hull import Hulls, hull_watts
+from planner.solve.routing import route
+
+
+def _curves(
+    rng: random.Random, k: int, convex: bool = False
+) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    xs, ds, caps = [], [], []
+    for _ in range(k):
+        cap = rng.uniform(0.5, 3.0)
+        idle = rng.uniform(10, 100)
+        x, p = wiggly_curve(rng, cap, idle, idle + rng.uniform(50, 500), rng.choice((3, 5, 9)))
+        d = np.asarray(p) - idle
+        if convex:  # the same increments, in ascending slope
+            slopes = np.sort(np.diff(d) / np.diff(x))
+            d = np.concatenate([[0.0], np.cumsum(slopes * np.diff(x))])
+        xs.append(np.asarray(x))
+        ds.append(d)
+        caps.append(cap)  # the last knot, as every candidate's curve (route assumes it)
+    return xs, ds, np.asarray(caps)
+
+
+@pytest.mark.parametrize("convex", [False, True])
+@pytest.mark.parametrize("seed", range(40))
+def test_hull_watts_stay_below_exact_routing(seed: int, convex: bool) -> None:
+    rng = random.Random(seed)
+    k = rng.choice((1, 2, 3, 4))
+    xs, ds, caps = _curves(rng, k, convex)
+    rows = np.asarray(
+        [[rng.choice((0, 1, 2, 3, 5)) for _ in range(k)] for _ in range(5)], dtype=np.int64
+    )
+    rows[rows.sum(axis=1) == 0, 0] = 1
+    hulls = Hulls(tuple(xs), tuple(ds), caps)
+    for n in rows:
+        total = float(n @ caps)
+        loads = np.asarray([rng.uniform(0, total) for _ in range(6)] + [0.0, total])
+        exact = route(tuple(xs), tuple(ds), caps, n, loads).watts
+        bound = hull_watts(hulls, n[None, :], loads)[0]
+        assert (bound <= exact * (1 + 1e-9) + 1e-9).all(), (n, bound, exact)
+        if convex:
+            assert bound == pytest.approx(exact, rel=1e-9, abs=1e-9)
+
+
+def _every_vector(block: decompose.ModelBlock) -> list[np.ndarray]:
+    out = []
+    for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
+        n = np.asarray(combo, dtype=np.int64)
+        if decompose.covers(block, n) and n.sum() >= block.demand.min_replicas:
+            out.append(n)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_search_with_the_hull_bound_finds_the_brute_force_optimum(seed: int) -> None:
+    rng = random.Random(1300 + seed)
+    inputs = instance(rng, 1, rng.choice((2, 3, 4)), periods=3)
+    dec = Decomposition(inputs, list(inputs.candidates))
+    block = dec.blocks[0]
+    pn, pt = dec.prices(0, np.zeros(0), np.zeros(inputs.periods), 0.0)
+    costs = [float(n @ pn + pt @ decompose.load_watts(block, n)) for n in _every_vector(block)]
+    start = pricing.first_vector(block, pn, pt)
+    assert start is not None and costs
+    sb = decompose.search_block(block)
+    assert sb.hulls is not None
+    answers = []
+    for used in (sb, dataclasses.replace(sb, hulls=None)):
+        found = search.cheapest(used, pn, pt, start, lambda n: decompose.load_watts(block, n))
+        answers.append((found.cost, found.n.tolist(), found.bound, found.complete))
+    assert answers[0] == answers[1]
+    assert answers[0][3] and answers[0][0] == pytest.approx(min(costs), rel=1e-9, abs=1e-9)
