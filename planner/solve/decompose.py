@@ -220,6 +220,7 @@ def _search_block(block: ModelBlock) -> SearchBlock:
         block.failover_k,
         block.per_unit,
         one,
+        hats.least_w_per_rps,
     )
     return SearchBlock(
         block.cap,

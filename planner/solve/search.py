@@ -171,7 +171,7 @@ def _complete(
     layers: list[tuple[IntArray, IntArray]] = []
     for j in range(k_all):
         m = np.arange(int(ub[j]) + 1, dtype=np.int64)
-        q_j = sb.pairs.of(int(order[j]))[: m.size]
+        q_j = sb.pairs.of(int(order[j]), int(ub[j]))
         energy = _child_energy(np.minimum(q_min, suf_q[j + 1]), q_j, price_t)
         parent = np.repeat(np.arange(rent.size), m.size)
         mm = np.tile(m, rent.size)
