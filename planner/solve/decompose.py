@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -76,7 +77,7 @@ class ModelBlock:
     prices): column generation prices every block each round, most at unchanged prices. Not an
     init field, so a copy with other loads (``dataclasses.replace``) starts empty."""
 
-    @property
+    @cached_property
     def peak(self) -> float:
         """Largest load of any period (req/s)."""
         return float(self.loads.max()) if self.loads.size else 0.0

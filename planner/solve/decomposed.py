@@ -58,13 +58,13 @@ def solution(
     candidates: list[Candidate] = []
     replicas: list[int] = []
     loads: list[tuple[float, ...]] = []
+    idle = (0.0,) * dec.inputs.periods  # the loads of a candidate with no replica
     for col in chosen:
         block = dec.blocks[col.block]
         x = dispatch(block, col.n)
-        for k, c in enumerate(block.candidates):
-            candidates.append(c)
-            replicas.append(int(col.n[k]))
-            loads.append(tuple(float(v) for v in x[k]))
+        candidates.extend(block.candidates)
+        replicas.extend(col.n.tolist())
+        loads.extend(tuple(x[k].tolist()) if col.n[k] else idle for k in range(col.n.size))
     objective = float(sum(col.cost for col in chosen))
     return DecomposedSolution(
         status, time.perf_counter() - start, objective, bound, candidates, replicas, loads, method

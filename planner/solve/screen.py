@@ -35,6 +35,11 @@ def _without_each(values: FloatArray) -> FloatArray:
     k_all = values.shape[0]
     if k_all == 1:
         return np.full_like(values, np.inf)
+    if values.ndim == 1:  # the same numbers with fewer steps: the least but at the first least
+        at = int(np.argmin(values))
+        flat: FloatArray = np.full_like(values, values[at])
+        flat[at] = min(values[:at].min(initial=np.inf), values[at + 1 :].min(initial=np.inf))
+        return flat
     order = np.argsort(values, axis=0, kind="stable")
     first = np.take_along_axis(values, order[:1], axis=0)
     second = np.take_along_axis(values, order[1:2], axis=0)

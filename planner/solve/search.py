@@ -99,6 +99,9 @@ class SearchBlock:
     """Per candidate, replicas per loss unit (read when ``failover_k > 0``)."""
     hulls: Hulls | None = None
     """The candidates' convex-hull edges (:mod:`planner.solve.hull`; None: not used)."""
+    screened: dict[tuple[float, bytes, bytes], IntArray] = field(default_factory=dict)
+    """The last :func:`screen` asked of this block (pricing asks the same one two or three
+    times: the first vector, the check without search and the search itself)."""
 
 
 @dataclass(frozen=True)
@@ -225,8 +228,15 @@ def _complete(
 
 def screen(sb: SearchBlock, price_n: FloatArray, price_t: FloatArray, threshold: float) -> IntArray:
     """Replica bounds no vector of cost <= *threshold* exceeds (:mod:`planner.solve.screen`)."""
-    limit = threshold + RC_TOL * max(1.0, abs(threshold))
-    return screened_bounds(price_n, price_t, sb.cap, sb.pairs, sb.peak, sb.min_replicas, limit)
+    key = (threshold, price_n.tobytes(), price_t.tobytes())
+    found = sb.screened.get(key)
+    if found is None:
+        limit = threshold + RC_TOL * max(1.0, abs(threshold))
+        found = screened_bounds(price_n, price_t, sb.cap, sb.pairs, sb.peak, sb.min_replicas, limit)
+        found.flags.writeable = False
+        sb.screened.clear()
+        sb.screened[key] = found
+    return found
 
 
 def _child_energy(low: FloatArray, q_j: FloatArray, price_t: FloatArray) -> FloatArray:
