@@ -73,7 +73,9 @@ class Pairs:
         """Compute the rows of :attr:`watts` of the pairs *index* not computed yet."""
         need = index[~self.known[index]]
         if need.size:
-            self.watts[need] = self.watts_of(self.candidate[need], self.count[need] * 1.0)
+            self.watts[need] = self.watts_of(
+                self.candidate[need], self.count[need].astype(np.float64)
+            )
             self.known[need] = True
 
     def of(self, j: int, upto: int) -> FloatArray:
