@@ -1,9 +1,12 @@
-"""The convex-hull bound of the exact search (planner.solve.hull) is valid, and the search
-that uses it finds what brute force finds.
+"""The convex-hull bound of the exact search (planner.solve.hull) is valid, the search that
+uses it finds what brute force finds, and the batched interpolation (planner.solve.interp) is
+numpy.interp to the last bit.
 
 * for random replica vectors on random non-concave curves (tests/test_routing_oracle.py) and
   every load up to the vector's capacity, the hull watts are at most the exact routing watts,
   and equal to them when every curve is convex;
+* ``interp_rows`` equals ``numpy.interp`` curve by curve, bit for bit, at random rates, at
+  the knots themselves and outside the curve;
 * :func:`planner.solve.search.cheapest` gives the same answer (cost, vector, bound,
   completeness) with and without the hull bound, and that answer is the brute-force optimum.
 """
@@ -21,6 +24,7 @@ from test_routing_oracle import instance, wiggly_curve
 from planner.solve import decompose, pricing, search
 from planner.solve.columns import Decomposition
 from planner.solve.hull import Hulls, hull_watts
+from planner.solve.interp import interp_rows
 from planner.solve.routing import route
 
 
@@ -90,3 +94,22 @@ def test_search_with_the_hull_bound_finds_the_brute_force_optimum(seed: int) -> 
         answers.append((found.cost, found.n.tolist(), found.bound, found.complete))
     assert answers[0] == answers[1]
     assert answers[0][3] and answers[0][0] == pytest.approx(min(costs), rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_interp_rows_is_numpy_interp_to_the_last_bit(seed: int) -> None:
+    rng = random.Random(1700 + seed)
+    xs, ds, _ = _curves(rng, rng.choice((1, 3, 8)))
+    most = max(x.size for x in xs)
+    xp = np.asarray([np.concatenate([x, np.full(most - x.size, x[-1])]) for x in xs])
+    fp = np.asarray([np.concatenate([d, np.full(most - d.size, d[-1])]) for d in ds])
+    x = np.asarray(
+        [
+            np.concatenate([[rng.uniform(-1.0, 4.0) for _ in range(12)], xk, [-1.0, 1e9]])[:14]
+            if rng.random() < 0.5
+            else np.concatenate([xk, [rng.uniform(0.0, float(xk[-1])) for _ in range(14)]])[:14]
+            for xk in xp
+        ]
+    )
+    expected = np.asarray([np.interp(x[k], xs[k], ds[k]) for k in range(len(xs))])
+    assert (interp_rows(x, xp, fp) == expected).all()
