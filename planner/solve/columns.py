@@ -35,6 +35,7 @@ from planner.solve.decompose import (
     load_watts,
     make_block,
 )
+from planner.solve.restrict import restricted_block
 
 EXHAUSTIVE_MAX_COLUMNS = 2000
 """When every model's replica vectors number at most this many in all, the master MILP gets
@@ -65,8 +66,18 @@ class Decomposition:
     The power rows are one per capped site and period (:attr:`power_slice` of a block: its
     site's rows, None when its site has no cap)."""
 
-    def __init__(self, inputs: PlanningInputs, candidates: list[Candidate]) -> None:
+    def __init__(
+        self,
+        inputs: PlanningInputs,
+        candidates: list[Candidate],
+        parent: Decomposition | None = None,
+        keep: bool = False,
+    ) -> None:
+        """*parent*: a decomposition of the same inputs over more candidates, whose blocks
+        this one's restrict (:mod:`planner.solve.restrict`: the same numbers, computed once);
+        *keep*: keep each block's search data after pricing, for such a restriction."""
         self.inputs = inputs
+        self.keep = keep
         sites = inputs.sites
         by_place: dict[tuple[str, str], list[Candidate]] = {}
         for c in candidates:
@@ -78,10 +89,15 @@ class Decomposition:
             if by_place.get((m.name, r.name)) or len(sites) == 1
         ]
         stock = dict(inputs.stock)
-        self.blocks = [
-            make_block(m, by_place.get((m.name, r.name), []), stock, inputs.gpus_per_node)
-            for _, m, r in places
-        ]
+        shared = _parent_blocks(inputs, parent)
+        self.blocks = []
+        for _, m, r in places:
+            cands = by_place.get((m.name, r.name), [])
+            above = shared.get((m.name, r.name))
+            block = restricted_block(above, cands) if above is not None and cands else None
+            if block is None or block.demand != m:
+                block = make_block(m, cands, stock, inputs.gpus_per_node)
+            self.blocks.append(block)
         self.group = [g for g, _, _ in places]
         """Per block, the index of its model entry (its convexity row)."""
         self.groups = len(inputs.models)
@@ -238,6 +254,26 @@ class Decomposition:
         if self.flat_of[b]:
             return float(kw_per_e * usd[0] * (self.hours @ e_load))
         return float(kw_per_e * ((usd * self.hours) @ e_load))
+
+
+def _parent_blocks(
+    inputs: PlanningInputs, parent: Decomposition | None
+) -> dict[tuple[str, str], ModelBlock]:
+    """The blocks of *parent* by (model entry, site), when its inputs differ from *inputs* in
+    the candidates only (the same loads, inventory and nodes); else none."""
+    if parent is None:
+        return {}
+    was = parent.inputs
+    if (was.stock, was.gpus_per_node, was.models) != (
+        inputs.stock,
+        inputs.gpus_per_node,
+        inputs.models,
+    ):
+        return {}
+    return {
+        (block.demand.name, site.name): block
+        for block, site in zip(parent.blocks, parent.site_of, strict=True)
+    }
 
 
 def all_columns(dec: Decomposition) -> list[Column] | None:

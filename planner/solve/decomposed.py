@@ -83,7 +83,7 @@ def decomposed(dec: Decomposition, start: float) -> DecomposedSolution | None:
         found.append(price_block(block, *dec.prices(b, zero_gpu, zero_t, 0.0)))
         done = found[-1]
         if done is not None and done.complete:  # never priced again: only its vector is asked
-            release(block, done.n)
+            release(block, done.n, dec.keep)
     if _gap(dec, found) > inputs.relative_gap:
         budget = start + RETRY_TIME_FRACTION * inputs.time_limit_s
         cut = [b for b, f in enumerate(found) if f is not None and not f.complete]

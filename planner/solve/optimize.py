@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from planner.inputs import Candidate, Objective, PlanningInputs
 from planner.result import (
@@ -162,8 +162,21 @@ def _plan_from(
     return plan
 
 
-def plan_baselines(inputs: PlanningInputs) -> tuple[BaselineResult, ...]:
-    """Solve every baseline of :mod:`planner.solve.baselines` with the same constraints."""
+@dataclass
+class _Share:
+    """The plan's decomposition (*built*, its search data kept: *keep*) is the baselines'
+    *parent* (:mod:`planner.solve.restrict`)."""
+
+    parent: Decomposition | None = None
+    keep: bool = False
+    built: Decomposition | None = None
+
+
+def plan_baselines(
+    inputs: PlanningInputs, parent: Decomposition | None = None
+) -> tuple[BaselineResult, ...]:
+    """Solve every baseline of :mod:`planner.solve.baselines` with the same constraints
+    (*parent*: the plan's decomposition, whose blocks the baselines' restrict)."""
     out = []
     for spec in baseline_specs(inputs):
         if spec.candidates is None:
@@ -171,7 +184,7 @@ def plan_baselines(inputs: PlanningInputs) -> tuple[BaselineResult, ...]:
                 BaselineResult(spec.name, spec.description, False, "infeasible", spec.reason)
             )
             continue
-        plan = solve(inputs.with_candidates(spec.candidates), baselines=False)
+        plan = _solve(inputs.with_candidates(spec.candidates), _Share(parent))
         feasible = plan.has_solution
         reason = "" if feasible else "; ".join(plan.solve.messages)
         out.append(
@@ -310,6 +323,14 @@ def _power_cap_proof(
 def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
     explain infeasibility, add baselines."""
+    share = _Share(keep=baselines)
+    plan = _solve(inputs, share)
+    if baselines and plan.has_solution:
+        plan = replace(plan, baselines=plan_baselines(inputs, share.built))
+    return plan
+
+
+def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
     start = time.perf_counter()
     no_sla = no_candidate_messages(inputs)
     if no_sla:
@@ -323,7 +344,7 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
         info = SolveInfo(time.perf_counter() - start, None, None, None, BOUNDS_SOLVER, tuple(quick))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
     candidates = prune_dominated(inputs, inputs.feasible_candidates())
-    dec = Decomposition(inputs, candidates) if inputs.regions else None
+    dec = Decomposition(inputs, candidates, share.parent, share.keep) if inputs.regions else None
     proof = regional_cap_proof(dec) if dec is not None else []  # every region capped
     if proof:
         info = SolveInfo(time.perf_counter() - start, None, None, None, REGION_PROOF, tuple(proof))
@@ -338,7 +359,9 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     # regions: always by model (a model is placed in one region; the full MILP has no regions)
     regional = bool(inputs.regions)
     if curved or regional or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
-        spent = time.perf_counter() - start if regional else 0.0
+        built = time.perf_counter()
+        dec = share.built = dec or Decomposition(inputs, candidates, share.parent, share.keep)
+        spent = time.perf_counter() - (start if regional else built)  # the limit counts it
         by_model = solve_by_model(inputs, candidates, dec=dec, spent_s=spent)
         if by_model is not None and by_model.status == PlanStatus.INFEASIBLE:
             messages = (
@@ -373,6 +396,4 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
         plan = Plan(inputs, PlanStatus.TIME_LIMIT, info)
     if plan is None:
         plan = _solve_full_milp(inputs, time.perf_counter() - start, relaxed=curved)
-    if baselines and plan.has_solution:
-        plan = replace(plan, baselines=plan_baselines(inputs))
     return plan

@@ -1,12 +1,16 @@
-"""The convex-hull bound of the exact search (planner.solve.hull) is valid, the search that
-uses it finds what brute force finds, and the batched interpolation (planner.solve.interp) is
-numpy.interp to the last bit.
+"""What makes the exact search faster changes no answer: the convex-hull bound
+(planner.solve.hull) is valid, the search that uses it finds what brute force finds, the batched
+interpolation (planner.solve.interp) is numpy.interp to the last bit, and a block restricted to
+some of its candidates (planner.solve.restrict, the baselines' blocks) prices as a block built
+from them afresh.
 
 * for random replica vectors on random non-concave curves (tests/test_routing_oracle.py) and
   every load up to the vector's capacity, the hull watts are at most the exact routing watts,
   and equal to them when every curve is convex;
 * ``interp_rows`` equals ``numpy.interp`` curve by curve, bit for bit, at random rates, at
   the knots themselves and outside the curve;
+* a restricted block's pricing (vector, cost, bound) and single-deployment costs are those of
+  the same candidates' own block, bit for bit;
 * :func:`planner.solve.search.cheapest` gives the same answer (cost, vector, bound,
   completeness) with and without the hull bound, and that answer is the brute-force optimum.
 """
@@ -25,6 +29,7 @@ from planner.solve import decompose, pricing, search
 from planner.solve.columns import Decomposition
 from planner.solve.hull import Hulls, hull_watts
 from planner.solve.interp import interp_rows
+from planner.solve.pricing import price_block, single_costs
 from planner.solve.routing import route
 
 
@@ -113,3 +118,31 @@ def test_interp_rows_is_numpy_interp_to_the_last_bit(seed: int) -> None:
     )
     expected = np.asarray([np.interp(x[k], xs[k], ds[k]) for k in range(len(xs))])
     assert (interp_rows(x, xp, fp) == expected).all()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_restricted_block_prices_as_a_fresh_one(seed: int) -> None:
+    rng = random.Random(2100 + seed)
+    inputs = instance(rng, 1, rng.choice((3, 4, 5)), periods=3)
+    parent = Decomposition(inputs, list(inputs.candidates), keep=True)
+    zero_gpu, zero_t = np.zeros(len(parent.gpus)), np.zeros(inputs.periods)
+    price_block(parent.blocks[0], *parent.prices(0, zero_gpu, zero_t, 0.0))
+    subset = [c for c in inputs.candidates if rng.random() < 0.6] or [inputs.candidates[0]]
+    small = inputs.with_candidates(tuple(subset))
+    shared = Decomposition(small, list(small.candidates), parent)
+    fresh = Decomposition(small, list(small.candidates))
+    assert shared.blocks[0].memo, "the restricted block takes the parent's search data"
+    answers = []
+    for dec in (shared, fresh):
+        prices = dec.prices(0, zero_gpu, zero_t, 0.0)
+        found = price_block(dec.blocks[0], *prices)
+        costs, counts = single_costs(dec.blocks[0], *prices)
+        answers.append(
+            (
+                [c.key for c in dec.blocks[0].candidates],
+                None if found is None else (found.cost, found.n.tolist(), found.bound),
+                costs.tolist(),
+                counts.tolist(),
+            )
+        )
+    assert answers[0] == answers[1]
