@@ -260,10 +260,8 @@ def merit_replicas(
     cnt = np.zeros(1, dtype=np.int64)
     cost = np.zeros(1)
     layers: list[tuple[IntArray, IntArray]] = []
-    for k in range(len(block.candidates)):
-        if block.ub[k] <= 0:  # only n = 0: the states stay as they are (already Pareto)
-            layers.append((np.arange(c.size), np.zeros(c.size, dtype=np.int64)))
-            continue
+    active = np.flatnonzero(block.ub > 0).tolist()  # the others: only n = 0, states unchanged
+    for k in active:
         cap = float(block.cap[k])
         need = np.ceil(np.maximum(peak - tol - c, 0.0) / cap - CAPACITY_RTOL).astype(np.int64)
         nmax = np.minimum(np.maximum(need, rmin - cnt), int(block.ub[k]))
@@ -289,8 +287,7 @@ def merit_replicas(
     best = int(done[np.argmin(cost[done])])
     total = float(cost[best])
     replicas = np.zeros(len(block.candidates), dtype=np.int64)
-    for k in range(len(block.candidates) - 1, -1, -1):
-        parents, ns = layers[k]
+    for k, (parents, ns) in zip(active[::-1], layers[::-1], strict=True):
         replicas[k] = ns[best]
         best = int(parents[best])
     if block.failover_k:  # spare replicas added until the vector survives its losses
