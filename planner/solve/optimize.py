@@ -53,10 +53,8 @@ from planner.result import (
     Plan,
     PlanStatus,
     SolveInfo,
-    check_invariants,
-    make_allocation,
-    make_totals,
 )
+from planner.solve.accounting import plan_from, relative_gap
 from planner.solve.baselines import baseline_specs
 from planner.solve.bounds import infeasibility_messages
 from planner.solve.coefficients import objective_weights
@@ -69,7 +67,6 @@ from planner.solve.presolve import prune_dominated
 from planner.solve.proofs import least_facility_kw
 from planner.solve.regions import (
     REGION_PROOF,
-    regional_breakdown,
     regional_cap_proof,
     regional_power_messages,
 )
@@ -85,81 +82,6 @@ DECOMPOSED_SOLVER = "decomposed (exact per-model search, free routing)"
 COLGEN_SOLVER = "column generation (GLOP master, exact pricing, SCIP master MILP)"
 
 __all__ = ["objective_weights", "plan_baselines", "solve"]
-
-
-def _gap(objective: float | None, bound: float | None) -> float | None:
-    if objective is None or bound is None:
-        return None
-    return max(0.0, objective - bound) / max(abs(objective), 1e-9)
-
-
-def _plan_from(
-    inputs: PlanningInputs,
-    candidates: list[Candidate],
-    raw: RawSolution,
-    solver: str,
-    *,
-    relaxed: bool = False,
-) -> Plan:
-    """Account, order (input candidate order) and check the solution *raw*.
-
-    *relaxed*: *raw* comes from the MILP relaxation of curve candidates (linear under-estimate
-    of power): its plan is re-priced on the curves, the relaxation's bound kept.
-    """
-    position = {c.key: i for i, c in enumerate(inputs.candidates)}
-    used = sorted(
-        (
-            (position[c.key], c, n, x)
-            for c, n, x in zip(candidates, raw.replicas, raw.loads, strict=True)
-            if n > 0
-        ),
-        key=lambda entry: entry[0],
-    )
-    allocations = tuple(make_allocation(c, n, x, inputs) for _, c, n, x in used)
-    totals = make_totals(allocations, inputs)
-    weights = objective_weights(inputs)
-    breakdown = {
-        "facility_energy_kwh": totals.facility_energy_kwh,
-        "gpu_cost_usd": totals.gpu_cost_usd,
-        "usd_per_facility_kwh_weight": weights.per_facility_kwh,
-        "gpu_rent_weight": weights.per_rent_usd,
-        "objective": weights.of(totals.facility_energy_kwh, totals.carbon_kg, totals.gpu_cost_usd),
-    }
-    if inputs.regions:  # each region's energy and carbon at its own prices (the weights vary)
-        breakdown = regional_breakdown(inputs, allocations, totals)
-    elif not weights.folded:  # hourly grid profile: carbon (on the hourly factors) weighted apart
-        breakdown["carbon_kg"] = totals.carbon_kg
-        breakdown["carbon_kg_weight"] = weights.per_carbon_kg
-    if relaxed:
-        gap = _gap(breakdown["objective"], raw.bound)
-        status = (
-            PlanStatus.OPTIMAL if gap is not None and gap <= inputs.relative_gap else raw.status
-        )
-        status = PlanStatus.FEASIBLE if status != PlanStatus.OPTIMAL else status
-        raw = replace(raw, status=status, objective=breakdown["objective"])
-    info = SolveInfo(raw.seconds, _gap(raw.objective, raw.bound), raw.bound, raw.objective, solver)
-    plan = Plan(inputs, raw.status, info, allocations, totals, breakdown)
-    problems = check_invariants(plan, inputs)
-    if raw.objective is not None and abs(breakdown["objective"] - raw.objective) > 1e-5 * max(
-        1.0, abs(raw.objective)
-    ):
-        problems.append(
-            f"objective: accounting gives {breakdown['objective']:.6g}, solver {raw.objective:.6g}"
-        )
-    if problems and relaxed:  # not a failure: no plan found, none proven impossible
-        message = (
-            f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none proven "
-            "impossible: column generation found no combination within the limits and the "
-            "linear relaxation's plan breaks them on the power curves"
-        )
-        if raw.bound is not None and math.isfinite(raw.bound):
-            message += f"; every plan has an objective of at least {raw.bound:,.6g} (a valid bound)"
-        info = SolveInfo(raw.seconds, None, None, None, solver, (message, *problems[:3]))
-        return Plan(inputs, PlanStatus.TIME_LIMIT, info)
-    if problems:
-        info = replace(info, messages=tuple(problems))
-        return Plan(inputs, PlanStatus.ERROR, info, allocations, totals, breakdown)
-    return plan
 
 
 @dataclass
@@ -211,7 +133,7 @@ def _solve_full_milp(inputs: PlanningInputs, spent_s: float, *, relaxed: bool = 
         solver = (
             f"{SOLVER_ID} (linear relaxation, re-priced on the curves)" if relaxed else SOLVER_ID
         )
-        return _plan_from(inputs, mm.candidates, raw, solver, relaxed=relaxed)
+        return plan_from(inputs, mm.candidates, raw, solver, relaxed=relaxed)
     if raw.status == PlanStatus.INFEASIBLE:
         messages = tuple(explain_infeasible(inputs))
         info = SolveInfo(raw.seconds, None, None, None, SOLVER_ID, messages)
@@ -264,7 +186,7 @@ def _polish(
         candidates = by_model.candidates
     assert raw.objective is not None
     bound = min(bound, raw.objective)
-    gap = _gap(raw.objective, bound)
+    gap = relative_gap(raw.objective, bound)
     ok = gap is not None and gap <= inputs.relative_gap
     status = PlanStatus.OPTIMAL if ok else PlanStatus.FEASIBLE
     return candidates, replace(raw, status=status, seconds=seconds, bound=bound)
@@ -379,7 +301,7 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
             solver = DECOMPOSED_SOLVER if by_model.method == "decomposed" else COLGEN_SOLVER
             if found is not by_model.candidates:
                 solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
-            plan = _plan_from(inputs, found, raw, solver)
+            plan = plan_from(inputs, found, raw, solver)
     if plan is None and (curved or regional) and inputs.budget_usd is not None:
         plan = _budget_proof(inputs, start)
     if plan is None and curved and inputs.power_cap_kw is not None:

@@ -277,8 +277,9 @@ def cheapest(
     get = watts_of
     best_n = start
     best = _exact_cost(start, price_n, price_t, get(start))
+    active = np.flatnonzero(screen(sb, price_n, price_t, best))  # the search's candidates
     relaxed = relaxation(
-        sb.curve_x, sb.curve_d, sb.knot_x, sb.knot_d, sb.loads, price_n, price_t, start
+        sb.curve_x, sb.curve_d, sb.knot_x, sb.knot_d, sb.loads, price_n, price_t, start, active
     )
     found = _complete(sb, price_n, price_t, best, beam=True, relaxed=relaxed)
     assert found is not None
