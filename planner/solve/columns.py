@@ -21,10 +21,9 @@ from planner.inputs import Candidate, PlanningInputs
 from planner.solve.coefficients import (
     Horizon,
     flat_grid,
-    idle_kw,
     kwh_weight_by_period,
     objective_weights,
-    replica_usd,
+    replica_usd_of,
     usd_per_facility_kwh_by_period,
 )
 from planner.solve.decompose import (
@@ -142,24 +141,16 @@ class Decomposition:
             # the site's sums once per block (each candidate's coefficient: the same arithmetic)
             energy = Horizon.of(inputs, per_kwh, site)
             usd = Horizon.of(inputs, usd_per_facility_kwh_by_period(inputs, site), site)
-            kw = [idle_kw(c, site.pue) for c in block.candidates]
-            self.kw_n.append(np.asarray(kw, dtype=np.float64))
-            self.obj_n.append(
-                np.asarray(
-                    [
-                        energy.times(k) + per_rent * c.usd_per_hour_per_replica * energy.hours
-                        for k, c in zip(kw, block.candidates, strict=True)
-                    ],
-                    dtype=np.float64,
-                )
-            )
-            self.budget_n.append(
-                np.asarray(
-                    [replica_usd(c, site.pue, usd) for c in block.candidates], dtype=np.float64
-                )
-            )
+            # every candidate's coefficient at once: idle_kw, Horizon.times and replica_usd
+            # element by element (the same arithmetic)
+            idle_w = np.asarray([c.idle_power_w_per_replica for c in block.candidates], float)
+            usd_h = np.asarray([c.usd_per_hour_per_replica for c in block.candidates], float)
+            kw = site.pue * idle_w / 1000.0
+            self.kw_n.append(kw)
+            self.obj_n.append(energy.times(kw) + per_rent * usd_h * energy.hours)
+            self.budget_n.append(replica_usd_of(usd_h, kw, usd))
             use = np.zeros((len(block.candidates), len(self.gpus)), dtype=np.float64)
-            for k, c in enumerate(block.candidates):
+            for k, c in enumerate(block.candidates if self.gpus else ()):
                 for g, held in c.stock_use:
                     if g in gpu_row:
                         use[k, gpu_row[g]] += held
@@ -173,8 +164,9 @@ class Decomposition:
     def _binding_gpus(self) -> list[str]:
         """Capped stock (GPU types, per region with regions) that all models at their replica
         bounds could exceed."""
+        capped = {g for g, available in self.inputs.stock.items() if available is not None}
         most: dict[str, int] = {}
-        for block in self.blocks:
+        for block in self.blocks if capped else ():
             for c, ub in zip(block.candidates, block.ub, strict=True):
                 for g, held in c.stock_use:
                     most[g] = most.get(g, 0) + int(ub) * held

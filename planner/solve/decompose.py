@@ -21,6 +21,7 @@ vector carries the peak, with its failover losses.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -118,10 +119,7 @@ def make_block(
                 n = min(n, available // held)
         ub.append(n)
     cap = np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64)
-    curve_x = tuple(np.asarray(c.curve[0], dtype=np.float64) for c in ordered)
-    curve_d = tuple(
-        np.asarray(c.curve[1], dtype=np.float64) - c.idle_power_w_per_replica for c in ordered
-    )
+    curve_x, curve_d = _curves(ordered)
     return ModelBlock(
         demand,
         tuple(ordered),
@@ -135,6 +133,21 @@ def make_block(
         k,
         np.asarray(per_unit if k else [], dtype=np.int64),
     )
+
+
+def _curves(ordered: list[Candidate]) -> tuple[tuple[FloatArray, ...], tuple[FloatArray, ...]]:
+    """Per candidate its curve's knot rates and watts above idle, as views of two arrays
+    filled at once (the same numbers as one array per candidate)."""
+    if not ordered:
+        return (), ()
+    curves = [c.curve for c in ordered]
+    sizes = [len(x) for x, _ in curves]
+    total = sum(sizes)
+    xs = np.fromiter(itertools.chain.from_iterable(x for x, _ in curves), np.float64, total)
+    ps = np.fromiter(itertools.chain.from_iterable(p for _, p in curves), np.float64, total)
+    idle = np.repeat([c.idle_power_w_per_replica for c in ordered], sizes)
+    cuts = np.cumsum(sizes)[:-1]
+    return tuple(np.split(xs, cuts)), tuple(np.split(ps - idle, cuts))
 
 
 def covers(block: ModelBlock, n: IntArray) -> bool:
