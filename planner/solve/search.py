@@ -27,7 +27,8 @@ level. A partial vector's lower bound is valid for every completion:
   (fractional cover of the peak left), when it is larger.
 
 Counts that no vector within the threshold can have are screened out first
-(:mod:`planner.solve.screen`).
+(:mod:`planner.solve.screen`). A complete vector whose cost with the routing on the curves'
+convex hulls (:mod:`planner.solve.hull`, a lower bound) is above the best found is not routed.
 
 Partial vectors whose bound exceeds the threshold are dropped; the complete ones are evaluated
 exactly in ascending bound order. :func:`cheapest` finds the least ``rc`` (threshold: the
