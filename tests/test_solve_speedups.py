@@ -30,6 +30,7 @@ from planner.solve.columns import Decomposition
 from planner.solve.hull import Hulls, hull_watts
 from planner.solve.interp import interp_rows
 from planner.solve.pricing import price_block, single_costs
+from planner.solve.restrict import keep_rows
 from planner.solve.routing import route
 
 
@@ -124,14 +125,17 @@ def test_interp_rows_is_numpy_interp_to_the_last_bit(seed: int) -> None:
 def test_a_restricted_block_prices_as_a_fresh_one(seed: int) -> None:
     rng = random.Random(2100 + seed)
     inputs = instance(rng, 1, rng.choice((3, 4, 5)), periods=3)
-    parent = Decomposition(inputs, list(inputs.candidates), keep=True)
+    parent = Decomposition(inputs, list(inputs.candidates))
     zero_gpu, zero_t = np.zeros(len(parent.gpus)), np.zeros(inputs.periods)
-    price_block(parent.blocks[0], *parent.prices(0, zero_gpu, zero_t, 0.0))
+    priced = price_block(parent.blocks[0], *parent.prices(0, zero_gpu, zero_t, 0.0))
     subset = [c for c in inputs.candidates if rng.random() < 0.6] or [inputs.candidates[0]]
     small = inputs.with_candidates(tuple(subset))
+    if seed % 2 and priced is not None:  # as the plan's decomposition does: kept, then freed
+        keep_rows(parent.blocks[0], frozenset(id(c) for c in subset))
+        decompose.release(parent.blocks[0], priced.n)
     shared = Decomposition(small, list(small.candidates), parent)
     fresh = Decomposition(small, list(small.candidates))
-    assert shared.blocks[0].memo, "the restricted block takes the parent's search data"
+    assert "search" in shared.blocks[0].memo, "the restricted block takes the parent's rows"
     answers = []
     for dec in (shared, fresh):
         prices = dec.prices(0, zero_gpu, zero_t, 0.0)

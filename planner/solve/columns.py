@@ -34,7 +34,7 @@ from planner.solve.decompose import (
     load_watts,
     make_block,
 )
-from planner.solve.restrict import restricted_block
+from planner.solve.restrict import restricted_block, shared_block
 
 EXHAUSTIVE_MAX_COLUMNS = 2000
 """When every model's replica vectors number at most this many in all, the master MILP gets
@@ -70,11 +70,12 @@ class Decomposition:
         inputs: PlanningInputs,
         candidates: list[Candidate],
         parent: Decomposition | None = None,
-        keep: bool = False,
+        keep: frozenset[int] = frozenset(),
     ) -> None:
         """*parent*: a decomposition of the same inputs over more candidates, whose blocks
         this one's restrict (:mod:`planner.solve.restrict`: the same numbers, computed once);
-        *keep*: keep each block's search data after pricing, for such a restriction."""
+        *keep*: the candidates (by identity) whose search data is kept after pricing, for
+        such a restriction."""
         self.inputs = inputs
         self.keep = keep
         sites = inputs.sites
@@ -263,7 +264,7 @@ def _parent_blocks(
     ):
         return {}
     return {
-        (block.demand.name, site.name): block
+        (block.demand.name, site.name): shared_block(block)
         for block, site in zip(parent.blocks, parent.site_of, strict=True)
     }
 

@@ -185,15 +185,13 @@ def load_watts(block: ModelBlock, n: IntArray) -> FloatArray:
     return _routes(block).get(n).watts
 
 
-def release(block: ModelBlock, n: IntArray, keep_search: bool = False) -> None:
+def release(block: ModelBlock, n: IntArray) -> None:
     """Free what pricing *block* built (its search data, its single-deployment costs, the
     routings of every vector but *n*) once no vector but *n* will be asked of it: the exact
     decomposition prices each block once, and this data of 500 blocks is the solve's memory
-    peak. Anything asked again is rebuilt, to the same numbers. *keep_search*: only the
-    routings go (the search data serves the baselines' blocks, :mod:`planner.solve.restrict`)."""
-    if not keep_search:
-        for key in ("search", "single"):
-            block.memo.pop(key, None)
+    peak. Anything asked again is rebuilt, to the same numbers."""
+    for key in ("search", "single"):
+        block.memo.pop(key, None)
     _routes(block).keep_only(n)
 
 

@@ -20,6 +20,7 @@ from planner.result import PlanStatus
 from planner.solve.columns import Column, Decomposition
 from planner.solve.decompose import dispatch, release
 from planner.solve.pricing import price_block
+from planner.solve.restrict import keep_rows
 from planner.solve.search import MAX_EVALUATIONS, Found
 
 RETRY_EFFORT = 10
@@ -83,7 +84,8 @@ def decomposed(dec: Decomposition, start: float) -> DecomposedSolution | None:
         found.append(price_block(block, *dec.prices(b, zero_gpu, zero_t, 0.0)))
         done = found[-1]
         if done is not None and done.complete:  # never priced again: only its vector is asked
-            release(block, done.n, dec.keep)
+            keep_rows(block, dec.keep)
+            release(block, done.n)
     if _gap(dec, found) > inputs.relative_gap:
         budget = start + RETRY_TIME_FRACTION * inputs.time_limit_s
         cut = [b for b, f in enumerate(found) if f is not None and not f.complete]

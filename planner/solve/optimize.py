@@ -55,7 +55,7 @@ from planner.result import (
     SolveInfo,
 )
 from planner.solve.accounting import plan_from, relative_gap
-from planner.solve.baselines import baseline_specs
+from planner.solve.baselines import BaselineSpec, baseline_specs
 from planner.solve.bounds import infeasibility_messages
 from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import solve_by_model
@@ -86,21 +86,23 @@ __all__ = ["objective_weights", "plan_baselines", "solve"]
 
 @dataclass
 class _Share:
-    """The plan's decomposition (*built*, its search data kept: *keep*) is the baselines'
-    *parent* (:mod:`planner.solve.restrict`)."""
+    """The plan's decomposition (*built*, the search data of the baselines' candidates kept:
+    *keep*) is the baselines' *parent* (:mod:`planner.solve.restrict`)."""
 
     parent: Decomposition | None = None
-    keep: bool = False
+    keep: frozenset[int] = frozenset()
     built: Decomposition | None = None
 
 
 def plan_baselines(
-    inputs: PlanningInputs, parent: Decomposition | None = None
+    inputs: PlanningInputs,
+    parent: Decomposition | None = None,
+    specs: list[BaselineSpec] | None = None,
 ) -> tuple[BaselineResult, ...]:
-    """Solve every baseline of :mod:`planner.solve.baselines` with the same constraints
-    (*parent*: the plan's decomposition, whose blocks the baselines' restrict)."""
+    """Solve every baseline of :mod:`planner.solve.baselines` (*specs*: made already) with the
+    same constraints (*parent*: the plan's decomposition, whose blocks the baselines' restrict)."""
     out = []
-    for spec in baseline_specs(inputs):
+    for spec in baseline_specs(inputs) if specs is None else specs:
         if spec.candidates is None:
             out.append(
                 BaselineResult(spec.name, spec.description, False, "infeasible", spec.reason)
@@ -245,10 +247,11 @@ def _power_cap_proof(
 def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
     explain infeasibility, add baselines."""
-    share = _Share(keep=baselines)
+    specs = baseline_specs(inputs) if baselines else []
+    share = _Share(keep=frozenset(id(c) for s in specs for c in s.candidates or ()))
     plan = _solve(inputs, share)
     if baselines and plan.has_solution:
-        plan = replace(plan, baselines=plan_baselines(inputs, share.built))
+        plan = replace(plan, baselines=plan_baselines(inputs, share.built, specs))
     return plan
 
 

@@ -58,6 +58,22 @@ def restricted_block(parent: ModelBlock, candidates: list[Candidate]) -> ModelBl
     return block
 
 
+def keep_rows(block: ModelBlock, ids: frozenset[int]) -> None:
+    """Before *block*'s search data is freed, keep the part of the candidates *ids* (by
+    identity: the baselines') as the block restricted to them, ``memo["shadow"]``; the
+    baselines' blocks restrict that (:func:`shared_block`)."""
+    kept = [c for c in block.candidates if id(c) in ids]
+    if kept and "search" in block.memo:
+        block.memo["shadow"] = restricted_block(block, kept)
+
+
+def shared_block(block: ModelBlock) -> ModelBlock:
+    """What a restriction of *block* takes its rows from: the part :func:`keep_rows` kept, or
+    the block itself."""
+    shadow = block.memo.get("shadow")
+    return shadow if isinstance(shadow, ModelBlock) else block
+
+
 def _restricted_pairs(pairs: Pairs, idx: IntArray, least_w: FloatArray) -> Pairs:
     sel = np.concatenate(
         [np.arange(pairs.start[k], pairs.start[k + 1]) for k in idx.tolist()]
