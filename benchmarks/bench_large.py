@@ -18,6 +18,11 @@ Measured 2026-12-02 on branch ``diff2`` (the diff; benchmarks/README.md has the 
 right before it, load ~6: 11.2 s wall, 5.3 s CPU, 0.20 GB); the command alone, alternating with
 main at load ~2: 1.8-2.0 s wall, 2.0-2.1 s CPU (main 3.4-3.6 s wall, 3.5-3.7 s CPU), at load
 ~3.6 with the collector pause 2.4-3.0 s wall, 1.6-1.8 s CPU (main 4.8-5.6 s, 3.4-3.8 s CPU).
+Measured 2026-12-02 on branch ``solve2`` (the solve's exact search and baselines;
+benchmarks/README.md has the table), alternating with main (23e905f) at load average 4.5-9.8:
+``--only json --stages`` solve 6.5-9.2 s CPU against main's 10.0-11.2 s, plan JSON
+byte-identical apart from ``solve.seconds``, peak 0.55 GB (main 0.54 GB); the solve's ≤ 5 s
+target is not reached.
 Measured 2026-12-01 late on branch ``large`` (issue 22 item 4; benchmarks/README.md has the
 profile and the back-to-back tables), load average 5-7, alternating with main (540256b):
 ``--only json`` 31.5 / 34.4 s wall, 23.2 / 24.5 s CPU, 0.53 GB, 18.0 MB, optimal (main 36.1 /

@@ -41,9 +41,18 @@ def _available_gpus(inputs: PlanningInputs) -> list[str]:
     return sorted(g for g, count in inputs.inventory.items() if count != 0)
 
 
-def _on(c: Candidate, gpu: str) -> bool:
-    """True when every GPU *c* holds is of type *gpu* (a mixed unit is on no single type)."""
-    return all(g == gpu for g, _ in c.gpu_use)
+def _single_type(c: Candidate) -> str | None:
+    """The one GPU type every GPU of *c* is of (None for a mixed unit, which is on no single
+    type)."""
+    if not c.pools:
+        return c.gpu
+    types = {g for g, _ in c.gpu_use}
+    return types.pop() if len(types) == 1 else None
+
+
+def _on_type(inputs: PlanningInputs, gpu: str) -> tuple[Candidate, ...]:
+    """The candidates of *inputs* whose every GPU is of type *gpu*, in input order."""
+    return tuple(c for c in inputs.candidates if _single_type(c) == gpu)
 
 
 def _usd_per_gpu_hour(inputs: PlanningInputs, c: Candidate) -> float:
@@ -66,7 +75,7 @@ def best_tflops_per_w(inputs: PlanningInputs) -> BaselineSpec:
         )
     gpu = ranked[0]
     description = f"every model on {gpu} (best TFLOPS/W: {inputs.gpu_info[gpu].tflops_per_w:.3g})"
-    return BaselineSpec(name, description, tuple(c for c in inputs.candidates if _on(c, gpu)))
+    return BaselineSpec(name, description, _on_type(inputs, gpu))
 
 
 def common_datacenter(inputs: PlanningInputs) -> BaselineSpec:
@@ -77,8 +86,7 @@ def common_datacenter(inputs: PlanningInputs) -> BaselineSpec:
         return BaselineSpec(
             name, description, None, f"{COMMON_DATACENTER_GPU} is not available in this scenario"
         )
-    cands = tuple(c for c in inputs.candidates if _on(c, COMMON_DATACENTER_GPU))
-    return BaselineSpec(name, description, cands)
+    return BaselineSpec(name, description, _on_type(inputs, COMMON_DATACENTER_GPU))
 
 
 def cheapest_per_hour(inputs: PlanningInputs) -> BaselineSpec:
@@ -89,13 +97,13 @@ def cheapest_per_hour(inputs: PlanningInputs) -> BaselineSpec:
         ok = [
             c
             for c in inputs.candidates_of(m.name)
-            if c.feasible and c.gpu in available and _on(c, c.gpu)
+            if c.feasible and c.gpu in available and _single_type(c) == c.gpu
         ]
         if ok:
             best = min(ok, key=lambda c: (_usd_per_gpu_hour(inputs, c), c.gpu))
             chosen[m.name] = best.gpu
     cands = tuple(
-        c for c in inputs.candidates if _on(c, chosen.get(c.name, c.gpu))
+        c for c in inputs.candidates if _single_type(c) == chosen.get(c.name, c.gpu)
     )  # models without a feasible candidate keep theirs, so the solve explains them
     picks = ", ".join(f"{k}: {v}" for k, v in chosen.items())
     return BaselineSpec("cheapest-per-hour", f"cheapest $/h GPU meeting the SLA ({picks})", cands)

@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from planner.inputs import (
     MAX_REPLICAS_PER_CANDIDATE,
@@ -26,6 +30,9 @@ from planner.inputs import (
     Region,
     is_flat_grid,
 )
+
+Number = TypeVar("Number", float, npt.NDArray[np.float64])
+"""A float, or an array of one figure per candidate."""
 
 
 def _at(inputs: PlanningInputs, site: Region | None) -> Region:
@@ -122,7 +129,7 @@ class Horizon:
         )
         return Horizon(flat, weight_by_period[0], inputs.hours, weighted)
 
-    def times(self, kw: float) -> float:
+    def times(self, kw: Number) -> Number:
         """Σ_t weight_t · kw · h_t (weight · kw · hours on a flat grid)."""
         if self.flat:
             return self.first * kw * self.hours
@@ -199,8 +206,13 @@ def replica_usd(c: Candidate, pue: float, usd: Horizon) -> float:
     """$ of one replica of *c* over the horizon (:func:`cost_coefficients`' first term): its
     rent and its idle facility power at *pue*, priced by *usd* ($ per facility kWh per period,
     carbon price in)."""
-    rent = c.usd_per_hour_per_replica * usd.hours
-    kw_n = idle_kw(c, pue)
+    return replica_usd_of(c.usd_per_hour_per_replica, idle_kw(c, pue), usd)
+
+
+def replica_usd_of(usd_per_hour: Number, kw_n: Number, usd: Horizon) -> Number:
+    """:func:`replica_usd` from the replica's $/h and idle facility kW (floats, or arrays of
+    many candidates: the same arithmetic element by element)."""
+    rent = usd_per_hour * usd.hours
     if usd.flat:
         return rent + kw_n * usd.hours * usd.first
     return rent + kw_n * usd.weighted_hours

@@ -21,10 +21,9 @@ from planner.inputs import Candidate, PlanningInputs
 from planner.solve.coefficients import (
     Horizon,
     flat_grid,
-    idle_kw,
     kwh_weight_by_period,
     objective_weights,
-    replica_usd,
+    replica_usd_of,
     usd_per_facility_kwh_by_period,
 )
 from planner.solve.decompose import (
@@ -35,6 +34,7 @@ from planner.solve.decompose import (
     load_watts,
     make_block,
 )
+from planner.solve.restrict import restricted_block, shared_block
 
 EXHAUSTIVE_MAX_COLUMNS = 2000
 """When every model's replica vectors number at most this many in all, the master MILP gets
@@ -65,8 +65,19 @@ class Decomposition:
     The power rows are one per capped site and period (:attr:`power_slice` of a block: its
     site's rows, None when its site has no cap)."""
 
-    def __init__(self, inputs: PlanningInputs, candidates: list[Candidate]) -> None:
+    def __init__(
+        self,
+        inputs: PlanningInputs,
+        candidates: list[Candidate],
+        parent: Decomposition | None = None,
+        keep: frozenset[int] = frozenset(),
+    ) -> None:
+        """*parent*: a decomposition of the same inputs over more candidates, whose blocks
+        this one's restrict (:mod:`planner.solve.restrict`: the same numbers, computed once);
+        *keep*: the candidates (by identity) whose search data is kept after pricing, for
+        such a restriction."""
         self.inputs = inputs
+        self.keep = keep
         sites = inputs.sites
         by_place: dict[tuple[str, str], list[Candidate]] = {}
         for c in candidates:
@@ -78,10 +89,15 @@ class Decomposition:
             if by_place.get((m.name, r.name)) or len(sites) == 1
         ]
         stock = dict(inputs.stock)
-        self.blocks = [
-            make_block(m, by_place.get((m.name, r.name), []), stock, inputs.gpus_per_node)
-            for _, m, r in places
-        ]
+        shared = _parent_blocks(inputs, parent)
+        self.blocks = []
+        for _, m, r in places:
+            cands = by_place.get((m.name, r.name), [])
+            above = shared.get((m.name, r.name))
+            block = restricted_block(above, cands) if above is not None and cands else None
+            if block is None or block.demand != m:
+                block = make_block(m, cands, stock, inputs.gpus_per_node)
+            self.blocks.append(block)
         self.group = [g for g, _, _ in places]
         """Per block, the index of its model entry (its convexity row)."""
         self.groups = len(inputs.models)
@@ -126,24 +142,16 @@ class Decomposition:
             # the site's sums once per block (each candidate's coefficient: the same arithmetic)
             energy = Horizon.of(inputs, per_kwh, site)
             usd = Horizon.of(inputs, usd_per_facility_kwh_by_period(inputs, site), site)
-            kw = [idle_kw(c, site.pue) for c in block.candidates]
-            self.kw_n.append(np.asarray(kw, dtype=np.float64))
-            self.obj_n.append(
-                np.asarray(
-                    [
-                        energy.times(k) + per_rent * c.usd_per_hour_per_replica * energy.hours
-                        for k, c in zip(kw, block.candidates, strict=True)
-                    ],
-                    dtype=np.float64,
-                )
-            )
-            self.budget_n.append(
-                np.asarray(
-                    [replica_usd(c, site.pue, usd) for c in block.candidates], dtype=np.float64
-                )
-            )
+            # every candidate's coefficient at once: idle_kw, Horizon.times and replica_usd
+            # element by element (the same arithmetic)
+            idle_w = np.asarray([c.idle_power_w_per_replica for c in block.candidates], float)
+            usd_h = np.asarray([c.usd_per_hour_per_replica for c in block.candidates], float)
+            kw = site.pue * idle_w / 1000.0
+            self.kw_n.append(kw)
+            self.obj_n.append(energy.times(kw) + per_rent * usd_h * energy.hours)
+            self.budget_n.append(replica_usd_of(usd_h, kw, usd))
             use = np.zeros((len(block.candidates), len(self.gpus)), dtype=np.float64)
-            for k, c in enumerate(block.candidates):
+            for k, c in enumerate(block.candidates if self.gpus else ()):
                 for g, held in c.stock_use:
                     if g in gpu_row:
                         use[k, gpu_row[g]] += held
@@ -157,8 +165,9 @@ class Decomposition:
     def _binding_gpus(self) -> list[str]:
         """Capped stock (GPU types, per region with regions) that all models at their replica
         bounds could exceed."""
+        capped = {g for g, available in self.inputs.stock.items() if available is not None}
         most: dict[str, int] = {}
-        for block in self.blocks:
+        for block in self.blocks if capped else ():
             for c, ub in zip(block.candidates, block.ub, strict=True):
                 for g, held in c.stock_use:
                     most[g] = most.get(g, 0) + int(ub) * held
@@ -238,6 +247,26 @@ class Decomposition:
         if self.flat_of[b]:
             return float(kw_per_e * usd[0] * (self.hours @ e_load))
         return float(kw_per_e * ((usd * self.hours) @ e_load))
+
+
+def _parent_blocks(
+    inputs: PlanningInputs, parent: Decomposition | None
+) -> dict[tuple[str, str], ModelBlock]:
+    """The blocks of *parent* by (model entry, site), when its inputs differ from *inputs* in
+    the candidates only (the same loads, inventory and nodes); else none."""
+    if parent is None:
+        return {}
+    was = parent.inputs
+    if (was.stock, was.gpus_per_node, was.models) != (
+        inputs.stock,
+        inputs.gpus_per_node,
+        inputs.models,
+    ):
+        return {}
+    return {
+        (block.demand.name, site.name): shared_block(block)
+        for block, site in zip(parent.blocks, parent.site_of, strict=True)
+    }
 
 
 def all_columns(dec: Decomposition) -> list[Column] | None:

@@ -21,8 +21,10 @@ vector carries the peak, with its failover losses.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,7 @@ from planner.inputs import (
 )
 from planner.solve.coefficients import single_deployment_replicas
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
+from planner.solve.hull import Hulls
 from planner.solve.minorant import minorants
 from planner.solve.routing import RouteCache
 from planner.solve.screen import make_pairs
@@ -75,7 +78,7 @@ class ModelBlock:
     prices): column generation prices every block each round, most at unchanged prices. Not an
     init field, so a copy with other loads (``dataclasses.replace``) starts empty."""
 
-    @property
+    @cached_property
     def peak(self) -> float:
         """Largest load of any period (req/s)."""
         return float(self.loads.max()) if self.loads.size else 0.0
@@ -116,10 +119,7 @@ def make_block(
                 n = min(n, available // held)
         ub.append(n)
     cap = np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64)
-    curve_x = tuple(np.asarray(c.curve[0], dtype=np.float64) for c in ordered)
-    curve_d = tuple(
-        np.asarray(c.curve[1], dtype=np.float64) - c.idle_power_w_per_replica for c in ordered
-    )
+    curve_x, curve_d = _curves(ordered)
     return ModelBlock(
         demand,
         tuple(ordered),
@@ -133,6 +133,21 @@ def make_block(
         k,
         np.asarray(per_unit if k else [], dtype=np.int64),
     )
+
+
+def _curves(ordered: list[Candidate]) -> tuple[tuple[FloatArray, ...], tuple[FloatArray, ...]]:
+    """Per candidate its curve's knot rates and watts above idle, as views of two arrays
+    filled at once (the same numbers as one array per candidate)."""
+    if not ordered:
+        return (), ()
+    curves = [c.curve for c in ordered]
+    sizes = [len(x) for x, _ in curves]
+    total = sum(sizes)
+    xs = np.fromiter(itertools.chain.from_iterable(x for x, _ in curves), np.float64, total)
+    ps = np.fromiter(itertools.chain.from_iterable(p for _, p in curves), np.float64, total)
+    idle = np.repeat([c.idle_power_w_per_replica for c in ordered], sizes)
+    cuts = np.cumsum(sizes)[:-1]
+    return tuple(np.split(xs, cuts)), tuple(np.split(ps - idle, cuts))
 
 
 def covers(block: ModelBlock, n: IntArray) -> bool:
@@ -219,6 +234,7 @@ def _search_block(block: ModelBlock) -> SearchBlock:
         block.failover_k,
         block.per_unit,
         one,
+        hats.least_w_per_rps,
     )
     return SearchBlock(
         block.cap,
@@ -235,6 +251,7 @@ def _search_block(block: ModelBlock) -> SearchBlock:
         block.curve_d,
         block.failover_k,
         block.per_unit,
+        Hulls(block.curve_x, block.curve_d, block.cap),
     )
 
 
@@ -254,10 +271,8 @@ def merit_replicas(
     cnt = np.zeros(1, dtype=np.int64)
     cost = np.zeros(1)
     layers: list[tuple[IntArray, IntArray]] = []
-    for k in range(len(block.candidates)):
-        if block.ub[k] <= 0:  # only n = 0: the states stay as they are (already Pareto)
-            layers.append((np.arange(c.size), np.zeros(c.size, dtype=np.int64)))
-            continue
+    active = np.flatnonzero(block.ub > 0).tolist()  # the others: only n = 0, states unchanged
+    for k in active:
         cap = float(block.cap[k])
         need = np.ceil(np.maximum(peak - tol - c, 0.0) / cap - CAPACITY_RTOL).astype(np.int64)
         nmax = np.minimum(np.maximum(need, rmin - cnt), int(block.ub[k]))
@@ -283,8 +298,7 @@ def merit_replicas(
     best = int(done[np.argmin(cost[done])])
     total = float(cost[best])
     replicas = np.zeros(len(block.candidates), dtype=np.int64)
-    for k in range(len(block.candidates) - 1, -1, -1):
-        parents, ns = layers[k]
+    for k, (parents, ns) in zip(active[::-1], layers[::-1], strict=True):
         replicas[k] = ns[best]
         best = int(parents[best])
     if block.failover_k:  # spare replicas added until the vector survives its losses

@@ -20,6 +20,7 @@ from planner.result import PlanStatus
 from planner.solve.columns import Column, Decomposition
 from planner.solve.decompose import dispatch, release
 from planner.solve.pricing import price_block
+from planner.solve.restrict import keep_rows
 from planner.solve.search import MAX_EVALUATIONS, Found
 
 RETRY_EFFORT = 10
@@ -58,13 +59,13 @@ def solution(
     candidates: list[Candidate] = []
     replicas: list[int] = []
     loads: list[tuple[float, ...]] = []
+    idle = (0.0,) * dec.inputs.periods  # the loads of a candidate with no replica
     for col in chosen:
         block = dec.blocks[col.block]
         x = dispatch(block, col.n)
-        for k, c in enumerate(block.candidates):
-            candidates.append(c)
-            replicas.append(int(col.n[k]))
-            loads.append(tuple(float(v) for v in x[k]))
+        candidates.extend(block.candidates)
+        replicas.extend(col.n.tolist())
+        loads.extend(tuple(x[k].tolist()) if col.n[k] else idle for k in range(col.n.size))
     objective = float(sum(col.cost for col in chosen))
     return DecomposedSolution(
         status, time.perf_counter() - start, objective, bound, candidates, replicas, loads, method
@@ -83,6 +84,7 @@ def decomposed(dec: Decomposition, start: float) -> DecomposedSolution | None:
         found.append(price_block(block, *dec.prices(b, zero_gpu, zero_t, 0.0)))
         done = found[-1]
         if done is not None and done.complete:  # never priced again: only its vector is asked
+            keep_rows(block, dec.keep)
             release(block, done.n)
     if _gap(dec, found) > inputs.relative_gap:
         budget = start + RETRY_TIME_FRACTION * inputs.time_limit_s

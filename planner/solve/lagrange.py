@@ -123,14 +123,23 @@ def relaxation(
     price_n: FloatArray,
     price_t: FloatArray,
     best: IntArray,
+    rows: IntArray | None = None,
 ) -> Relaxation | None:
     """The bound's coefficients with multipliers clearing *best*'s market (*knot_x*/*knot_d*:
     the curves' knots K × J, padded with the last knot). None when the prices do not allow
-    it (a negative watt price) or *best* is empty."""
+    it (a negative watt price) or *best* is empty. *rows*: only these candidates' coefficients
+    are wanted (the others' are left at their replica price); the product keeps its K × T
+    shape, so theirs are the same to the last bit."""
     if not best.any() or (price_t < 0).any():
         return None
     mu = clearing_prices(curve_x, curve_d, best, loads)
-    g = (mu[None, :, None] * knot_x[:, None, :] - knot_d[:, None, :]).max(axis=2)  # K × T
+    if rows is None:
+        g = (mu[None, :, None] * knot_x[:, None, :] - knot_d[:, None, :]).max(axis=2)  # K × T
+    else:
+        g = np.zeros((knot_x.shape[0], loads.size))
+        g[rows] = (mu[None, :, None] * knot_x[rows][:, None, :] - knot_d[rows][:, None, :]).max(
+            axis=2
+        )
     return Relaxation(price_n - g @ price_t, float(price_t @ (mu * loads)))
 
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from planner.inputs import Candidate, Objective, PlanningInputs
 from planner.result import (
@@ -53,11 +53,9 @@ from planner.result import (
     Plan,
     PlanStatus,
     SolveInfo,
-    check_invariants,
-    make_allocation,
-    make_totals,
 )
-from planner.solve.baselines import baseline_specs
+from planner.solve.accounting import plan_from, relative_gap
+from planner.solve.baselines import BaselineSpec, baseline_specs
 from planner.solve.bounds import infeasibility_messages
 from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import solve_by_model
@@ -69,7 +67,6 @@ from planner.solve.presolve import prune_dominated
 from planner.solve.proofs import least_facility_kw
 from planner.solve.regions import (
     REGION_PROOF,
-    regional_breakdown,
     regional_cap_proof,
     regional_power_messages,
 )
@@ -87,91 +84,31 @@ COLGEN_SOLVER = "column generation (GLOP master, exact pricing, SCIP master MILP
 __all__ = ["objective_weights", "plan_baselines", "solve"]
 
 
-def _gap(objective: float | None, bound: float | None) -> float | None:
-    if objective is None or bound is None:
-        return None
-    return max(0.0, objective - bound) / max(abs(objective), 1e-9)
+@dataclass
+class _Share:
+    """The plan's decomposition (*built*, the search data of the baselines' candidates kept:
+    *keep*) is the baselines' *parent* (:mod:`planner.solve.restrict`)."""
+
+    parent: Decomposition | None = None
+    keep: frozenset[int] = frozenset()
+    built: Decomposition | None = None
 
 
-def _plan_from(
+def plan_baselines(
     inputs: PlanningInputs,
-    candidates: list[Candidate],
-    raw: RawSolution,
-    solver: str,
-    *,
-    relaxed: bool = False,
-) -> Plan:
-    """Account, order (input candidate order) and check the solution *raw*.
-
-    *relaxed*: *raw* comes from the MILP relaxation of curve candidates (linear under-estimate
-    of power): its plan is re-priced on the curves, the relaxation's bound kept.
-    """
-    position = {c.key: i for i, c in enumerate(inputs.candidates)}
-    used = sorted(
-        (
-            (position[c.key], c, n, x)
-            for c, n, x in zip(candidates, raw.replicas, raw.loads, strict=True)
-            if n > 0
-        ),
-        key=lambda entry: entry[0],
-    )
-    allocations = tuple(make_allocation(c, n, x, inputs) for _, c, n, x in used)
-    totals = make_totals(allocations, inputs)
-    weights = objective_weights(inputs)
-    breakdown = {
-        "facility_energy_kwh": totals.facility_energy_kwh,
-        "gpu_cost_usd": totals.gpu_cost_usd,
-        "usd_per_facility_kwh_weight": weights.per_facility_kwh,
-        "gpu_rent_weight": weights.per_rent_usd,
-        "objective": weights.of(totals.facility_energy_kwh, totals.carbon_kg, totals.gpu_cost_usd),
-    }
-    if inputs.regions:  # each region's energy and carbon at its own prices (the weights vary)
-        breakdown = regional_breakdown(inputs, allocations, totals)
-    elif not weights.folded:  # hourly grid profile: carbon (on the hourly factors) weighted apart
-        breakdown["carbon_kg"] = totals.carbon_kg
-        breakdown["carbon_kg_weight"] = weights.per_carbon_kg
-    if relaxed:
-        gap = _gap(breakdown["objective"], raw.bound)
-        status = (
-            PlanStatus.OPTIMAL if gap is not None and gap <= inputs.relative_gap else raw.status
-        )
-        status = PlanStatus.FEASIBLE if status != PlanStatus.OPTIMAL else status
-        raw = replace(raw, status=status, objective=breakdown["objective"])
-    info = SolveInfo(raw.seconds, _gap(raw.objective, raw.bound), raw.bound, raw.objective, solver)
-    plan = Plan(inputs, raw.status, info, allocations, totals, breakdown)
-    problems = check_invariants(plan, inputs)
-    if raw.objective is not None and abs(breakdown["objective"] - raw.objective) > 1e-5 * max(
-        1.0, abs(raw.objective)
-    ):
-        problems.append(
-            f"objective: accounting gives {breakdown['objective']:.6g}, solver {raw.objective:.6g}"
-        )
-    if problems and relaxed:  # not a failure: no plan found, none proven impossible
-        message = (
-            f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none proven "
-            "impossible: column generation found no combination within the limits and the "
-            "linear relaxation's plan breaks them on the power curves"
-        )
-        if raw.bound is not None and math.isfinite(raw.bound):
-            message += f"; every plan has an objective of at least {raw.bound:,.6g} (a valid bound)"
-        info = SolveInfo(raw.seconds, None, None, None, solver, (message, *problems[:3]))
-        return Plan(inputs, PlanStatus.TIME_LIMIT, info)
-    if problems:
-        info = replace(info, messages=tuple(problems))
-        return Plan(inputs, PlanStatus.ERROR, info, allocations, totals, breakdown)
-    return plan
-
-
-def plan_baselines(inputs: PlanningInputs) -> tuple[BaselineResult, ...]:
-    """Solve every baseline of :mod:`planner.solve.baselines` with the same constraints."""
+    parent: Decomposition | None = None,
+    specs: list[BaselineSpec] | None = None,
+) -> tuple[BaselineResult, ...]:
+    """Solve every baseline of :mod:`planner.solve.baselines` (*specs*: made already) with the
+    same constraints (*parent*: the plan's decomposition, whose blocks the baselines' restrict)."""
     out = []
-    for spec in baseline_specs(inputs):
+    for spec in baseline_specs(inputs) if specs is None else specs:
         if spec.candidates is None:
             out.append(
                 BaselineResult(spec.name, spec.description, False, "infeasible", spec.reason)
             )
             continue
-        plan = solve(inputs.with_candidates(spec.candidates), baselines=False)
+        plan = _solve(inputs.with_candidates(spec.candidates), _Share(parent))
         feasible = plan.has_solution
         reason = "" if feasible else "; ".join(plan.solve.messages)
         out.append(
@@ -198,7 +135,7 @@ def _solve_full_milp(inputs: PlanningInputs, spent_s: float, *, relaxed: bool = 
         solver = (
             f"{SOLVER_ID} (linear relaxation, re-priced on the curves)" if relaxed else SOLVER_ID
         )
-        return _plan_from(inputs, mm.candidates, raw, solver, relaxed=relaxed)
+        return plan_from(inputs, mm.candidates, raw, solver, relaxed=relaxed)
     if raw.status == PlanStatus.INFEASIBLE:
         messages = tuple(explain_infeasible(inputs))
         info = SolveInfo(raw.seconds, None, None, None, SOLVER_ID, messages)
@@ -251,7 +188,7 @@ def _polish(
         candidates = by_model.candidates
     assert raw.objective is not None
     bound = min(bound, raw.objective)
-    gap = _gap(raw.objective, bound)
+    gap = relative_gap(raw.objective, bound)
     ok = gap is not None and gap <= inputs.relative_gap
     status = PlanStatus.OPTIMAL if ok else PlanStatus.FEASIBLE
     return candidates, replace(raw, status=status, seconds=seconds, bound=bound)
@@ -310,6 +247,15 @@ def _power_cap_proof(
 def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
     explain infeasibility, add baselines."""
+    specs = baseline_specs(inputs) if baselines else []
+    share = _Share(keep=frozenset(id(c) for s in specs for c in s.candidates or ()))
+    plan = _solve(inputs, share)
+    if baselines and plan.has_solution:
+        plan = replace(plan, baselines=plan_baselines(inputs, share.built, specs))
+    return plan
+
+
+def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
     start = time.perf_counter()
     no_sla = no_candidate_messages(inputs)
     if no_sla:
@@ -323,7 +269,7 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
         info = SolveInfo(time.perf_counter() - start, None, None, None, BOUNDS_SOLVER, tuple(quick))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
     candidates = prune_dominated(inputs, inputs.feasible_candidates())
-    dec = Decomposition(inputs, candidates) if inputs.regions else None
+    dec = Decomposition(inputs, candidates, share.parent, share.keep) if inputs.regions else None
     proof = regional_cap_proof(dec) if dec is not None else []  # every region capped
     if proof:
         info = SolveInfo(time.perf_counter() - start, None, None, None, REGION_PROOF, tuple(proof))
@@ -338,7 +284,9 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     # regions: always by model (a model is placed in one region; the full MILP has no regions)
     regional = bool(inputs.regions)
     if curved or regional or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
-        spent = time.perf_counter() - start if regional else 0.0
+        built = time.perf_counter()
+        dec = share.built = dec or Decomposition(inputs, candidates, share.parent, share.keep)
+        spent = time.perf_counter() - (start if regional else built)  # the limit counts it
         by_model = solve_by_model(inputs, candidates, dec=dec, spent_s=spent)
         if by_model is not None and by_model.status == PlanStatus.INFEASIBLE:
             messages = (
@@ -356,7 +304,7 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
             solver = DECOMPOSED_SOLVER if by_model.method == "decomposed" else COLGEN_SOLVER
             if found is not by_model.candidates:
                 solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
-            plan = _plan_from(inputs, found, raw, solver)
+            plan = plan_from(inputs, found, raw, solver)
     if plan is None and (curved or regional) and inputs.budget_usd is not None:
         plan = _budget_proof(inputs, start)
     if plan is None and curved and inputs.power_cap_kw is not None:
@@ -373,6 +321,4 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
         plan = Plan(inputs, PlanStatus.TIME_LIMIT, info)
     if plan is None:
         plan = _solve_full_milp(inputs, time.perf_counter() - start, relaxed=curved)
-    if baselines and plan.has_solution:
-        plan = replace(plan, baselines=plan_baselines(inputs))
     return plan

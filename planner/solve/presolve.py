@@ -49,6 +49,8 @@ def prune_dominated(inputs: PlanningInputs, candidates: list[Candidate]) -> list
     swapping each replica of c for one of d keeps every constraint and does not raise any
     objective. Ties are broken by input order, so one of identical candidates survives.
     """
+    if all(c.power_curve_w_per_replica for c in candidates):
+        return list(candidates)  # never pruned (see _dominates)
     by_model: dict[str, list[tuple[int, Candidate]]] = {}
     for i, c in enumerate(candidates):
         by_model.setdefault(c.name, []).append((i, c))

@@ -17,7 +17,6 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
-from planner.solve.coefficients import single_deployment_replicas
 from planner.solve.decompose import (
     FloatArray,
     IntArray,
@@ -27,6 +26,7 @@ from planner.solve.decompose import (
     search_block,
 )
 from planner.solve.failover import CAPACITY_RTOL
+from planner.solve.interp import interp_rows
 from planner.solve.lagrange import lagrangian_bound, relaxation
 from planner.solve.search import MAX_EVALUATIONS, SEARCH_TOL, Found, cheapest, screen, within
 
@@ -121,19 +121,20 @@ def single_costs(
 
 def _singles(block: ModelBlock) -> tuple[IntArray, FloatArray, npt.NDArray[np.bool_]]:
     k = block.failover_k
-    counts = np.zeros(len(block.candidates), dtype=np.int64)
+    # single_deployment_replicas of every candidate at once (the same arithmetic)
+    counts = np.ceil(block.peak / block.cap).astype(np.int64)
+    if k:
+        counts = np.where(counts > 0, counts + k * block.per_unit, counts)
+    counts = np.maximum(counts, block.demand.min_replicas)
+    allowed = counts <= block.ub
+    counts = np.where(allowed, counts, 0)
     watts = np.zeros((len(block.candidates), block.loads.size))
-    allowed = np.zeros(len(block.candidates), dtype=bool)
-    for i, c in enumerate(block.candidates):
-        per = int(block.per_unit[i]) if k else 1
-        n = single_deployment_replicas(
-            block.peak, c.max_requests_per_s_per_replica, k, per, block.demand.min_replicas
-        )
-        if n > block.ub[i]:
-            continue
-        counts[i], allowed[i] = n, True
-        if n:
-            watts[i] = n * np.interp(block.loads / n, block.curve_x[i], block.curve_d[i])
+    some = np.flatnonzero(counts > 0)
+    if some.size:
+        sb = search_block(block)
+        n = counts[some][:, None].astype(np.float64)
+        rate = block.loads[None, :] / n
+        watts[some] = n * interp_rows(rate, sb.knot_x[some], sb.knot_d[some])
     return counts, watts, allowed
 
 

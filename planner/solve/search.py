@@ -27,7 +27,8 @@ level. A partial vector's lower bound is valid for every completion:
   (fractional cover of the peak left), when it is larger.
 
 Counts that no vector within the threshold can have are screened out first
-(:mod:`planner.solve.screen`).
+(:mod:`planner.solve.screen`). A complete vector whose cost with the routing on the curves'
+convex hulls (:mod:`planner.solve.hull`, a lower bound) is above the best found is not routed.
 
 Partial vectors whose bound exceeds the threshold are dropped; the complete ones are evaluated
 exactly in ascending bound order. :func:`cheapest` finds the least ``rc`` (threshold: the
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.solve.failover import merge_units
+from planner.solve.hull import Hulls, hull_watts
 from planner.solve.lagrange import Relaxation, cover_floors, floor_of, relaxation
 from planner.solve.routing import FloatArray, IntArray
 from planner.solve.screen import Pairs, screened_bounds
@@ -61,6 +63,8 @@ MAX_EVALUATIONS = 300
 """Most complete vectors :func:`cheapest` routes exactly (in ascending bound order)."""
 PAIR_CELLS = 2_000_000
 """Most (state × count × period) cells of one level's count-dependent energy bound."""
+HULL_CHUNK = 64
+"""Rows whose hull bound :func:`cheapest` computes at once."""
 RC_TOL = 1e-9
 """Relative slack on thresholds (vectors this close to a threshold are kept)."""
 SEARCH_TOL = 1e-9
@@ -94,6 +98,11 @@ class SearchBlock:
     """Loss units the capacity must survive (:mod:`planner.solve.failover`; 0: none)."""
     per_unit: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Per candidate, replicas per loss unit (read when ``failover_k > 0``)."""
+    hulls: Hulls | None = None
+    """The candidates' convex-hull edges (:mod:`planner.solve.hull`; None: not used)."""
+    screened: dict[tuple[float, bytes, bytes], IntArray] = field(default_factory=dict)
+    """The last :func:`screen` asked of this block (pricing asks the same one two or three
+    times: the first vector, the check without search and the search itself)."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +175,7 @@ def _complete(
     layers: list[tuple[IntArray, IntArray]] = []
     for j in range(k_all):
         m = np.arange(int(ub[j]) + 1, dtype=np.int64)
-        q_j = sb.pairs.of(int(order[j]))[: m.size]
+        q_j = sb.pairs.of(int(order[j]), int(ub[j]))
         energy = _child_energy(np.minimum(q_min, suf_q[j + 1]), q_j, price_t)
         parent = np.repeat(np.arange(rent.size), m.size)
         mm = np.tile(m, rent.size)
@@ -220,8 +229,15 @@ def _complete(
 
 def screen(sb: SearchBlock, price_n: FloatArray, price_t: FloatArray, threshold: float) -> IntArray:
     """Replica bounds no vector of cost <= *threshold* exceeds (:mod:`planner.solve.screen`)."""
-    limit = threshold + RC_TOL * max(1.0, abs(threshold))
-    return screened_bounds(price_n, price_t, sb.cap, sb.pairs, sb.peak, sb.min_replicas, limit)
+    key = (threshold, price_n.tobytes(), price_t.tobytes())
+    found = sb.screened.get(key)
+    if found is None:
+        limit = threshold + RC_TOL * max(1.0, abs(threshold))
+        found = screened_bounds(price_n, price_t, sb.cap, sb.pairs, sb.peak, sb.min_replicas, limit)
+        found.flags.writeable = False
+        sb.screened.clear()
+        sb.screened[key] = found
+    return found
 
 
 def _child_energy(low: FloatArray, q_j: FloatArray, price_t: FloatArray) -> FloatArray:
@@ -256,27 +272,66 @@ def cheapest(
     evaluations: int = MAX_EVALUATIONS,
 ) -> Found:
     """The least-cost vector, starting from the feasible vector *start*; *watts_of(n)* gives
-    the exact routing watts per period of vector n; at most *evaluations* vectors are routed."""
+    the exact routing watts per period of vector n; at most *evaluations* vectors are routed.
+    A vector whose hull bound (:mod:`planner.solve.hull`) is above the best cost found is
+    not routed (nor counted): it cannot be cheaper."""
     get = watts_of
     best_n = start
     best = _exact_cost(start, price_n, price_t, get(start))
+    active = np.flatnonzero(screen(sb, price_n, price_t, best))  # the search's candidates
     relaxed = relaxation(
-        sb.curve_x, sb.curve_d, sb.knot_x, sb.knot_d, sb.loads, price_n, price_t, start
+        sb.curve_x, sb.curve_d, sb.knot_x, sb.knot_d, sb.loads, price_n, price_t, start, active
     )
     found = _complete(sb, price_n, price_t, best, beam=True, relaxed=relaxed)
     assert found is not None
     rows, bounds, dropped = found
-    for done, i in enumerate(np.argsort(bounds, kind="stable")):
-        if bounds[i] > best + RC_TOL * max(1.0, abs(best)):
+    order = np.argsort(bounds, kind="stable")
+    floors = _HullFloors(sb, rows, order, price_n, price_t)
+    routed = 0
+    for at, i in enumerate(order):
+        slack = RC_TOL * max(1.0, abs(best))
+        if bounds[i] > best + slack:
             break
-        if done >= evaluations:  # the vectors left have at least this bound
+        if floors.above(at, best + slack):
+            continue
+        if routed >= evaluations:  # the vectors left have at least this bound
             dropped = min(dropped, float(bounds[i]))
             break
+        routed += 1
         n = rows[i]
         cost = _exact_cost(n, price_n, price_t, get(n))
         if cost < best - 1e-12 * max(1.0, abs(best)):
             best, best_n = cost, n
     return Found(best, best_n, min(best, dropped), dropped >= best)
+
+
+class _HullFloors:
+    """The hull costs (:mod:`planner.solve.hull`) of *rows* taken in *order*, computed
+    :data:`HULL_CHUNK` rows at a time as they are asked (most searches stop early)."""
+
+    def __init__(
+        self,
+        sb: SearchBlock,
+        rows: IntArray,
+        order: IntArray,
+        price_n: FloatArray,
+        price_t: FloatArray,
+    ) -> None:
+        self.sb, self.rows, self.order = sb, rows, order
+        self.price_n, self.price_t = price_n, price_t
+        self.usable = sb.hulls is not None and bool((price_t >= 0).all())
+        self.value = np.zeros(0)
+
+    def above(self, at: int, limit: float) -> bool:
+        """True when row *at*'s hull cost exceeds *limit* (its exact cost is at least that)."""
+        if not self.usable:
+            return False
+        if at >= self.value.size:
+            assert self.sb.hulls is not None
+            rows = self.rows[self.order[self.value.size : at + HULL_CHUNK]]
+            watts = hull_watts(self.sb.hulls, rows, self.sb.loads)
+            self.value = np.concatenate([self.value, rows @ self.price_n + watts @ self.price_t])
+        return bool(self.value[at] > limit)
 
 
 def within(
