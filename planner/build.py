@@ -181,7 +181,7 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     chosen: dict[tuple[str, str], list[list[Candidate]]] = {key: [] for key in pending}
     facts: dict[tuple[str, str], list[GroupFacts]] = {key: [] for key in pending}
     stops: dict[tuple[str, str], int] = {}  # a pair's groups are final once it stops
-    per_pair: dict[tuple[str, str], dict[str, Any]] = {}
+    pair_facts: dict[tuple[str, str], tuple[float | None, str, str]] = {}
     while True:
         specs: list[CandidateSpec] = []
         sizes: list[tuple[tuple[str, str], int]] = []
@@ -197,7 +197,7 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
                 continue
             for group in groups[:take]:
                 specs.extend(
-                    spec(scenario, entries[key[0]], key[1], s, predictor, per_pair) for s in group
+                    spec(scenario, entries[key[0]], key[1], s, predictor, pair_facts) for s in group
                 )
                 sizes.append((key, len(group)))
             del groups[:take]

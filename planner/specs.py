@@ -7,8 +7,6 @@ exclusion by the entry's GPU rules, precision) are looked up once per pair
 
 from __future__ import annotations
 
-from typing import Any
-
 from planner.capacity import CandidateSpec
 from planner.layouts import Shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
@@ -35,31 +33,28 @@ def spec(
     gpu: str,
     shape: Shape,
     predictor: Predictor,
-    memo: dict[tuple[str, str], dict[str, Any]],
+    memo: dict[tuple[str, str], tuple[float | None, str, str]],
 ) -> CandidateSpec:
-    """The spec of (*entry*, *gpu*) at layout *shape*; *memo* keeps each pair's fields (price,
-    exclusion, precision, load and SLA), the same for all its layouts."""
+    """The spec of (*entry*, *gpu*) at layout *shape*; *memo* keeps each pair's price,
+    exclusion and precision, the same for all its layouts."""
     key = (entry.name, gpu)
-    pair = memo.get(key)
-    if pair is None:
-        price, excluded, precision = _pair_facts(scenario, entry, gpu, predictor)
-        pair = memo[key] = {
-            "name": entry.name,
-            "model": entry.model,
-            "gpu": gpu,
-            "engine": scenario.engine,
-            "precision": precision,
-            "input_tokens": entry.load.input_tokens,
-            "output_tokens": entry.load.output_tokens,
-            "itl_sla_s": entry.sla.itl_ms / 1000.0,
-            "ttft_sla_s": None if entry.sla.ttft_ms is None else entry.sla.ttft_ms / 1000.0,
-            "usd_per_hour_per_gpu": price,
-            "excluded_reason": excluded,
-            "percentile": entry.sla.percentile,
-        }
+    if key not in memo:
+        memo[key] = _pair_facts(scenario, entry, gpu, predictor)
+    price, excluded, precision = memo[key]
     return CandidateSpec(
-        **pair,
+        name=entry.name,
+        model=entry.model,
+        gpu=gpu,
         tp=shape.tp,
+        engine=scenario.engine,
+        precision=precision,
+        input_tokens=entry.load.input_tokens,
+        output_tokens=entry.load.output_tokens,
+        itl_sla_s=entry.sla.itl_ms / 1000.0,
+        ttft_sla_s=None if entry.sla.ttft_ms is None else entry.sla.ttft_ms / 1000.0,
+        usd_per_hour_per_gpu=price,
+        excluded_reason=excluded,
+        percentile=entry.sla.percentile,
         pp=shape.pp,
         dp=shape.dp,
         ep=shape.ep,
