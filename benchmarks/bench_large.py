@@ -20,6 +20,11 @@ main / branch one after the other: build 8.1 / 8.3 / 9.5 / 8.6 s CPU, the comman
 from ``solve.seconds``. Builds alone, main and branch run at the same time (same contention):
 10.2 / 13.5 / 11.6 s against 8.8 / 11.5 / 10.5 s CPU (about -12 %). The build's target of
 <= 6 s CPU is missed; the predictor call is 40-45 % of it.
+Measured 2026-12-02 on branch ``diff2`` (the diff; benchmarks/README.md has the stage table),
+``--only diff`` at load average 4-6.5: the diff 4.8 s wall, 2.3 s CPU, 0.19 GB (main 23e905f
+right before it, load ~6: 11.2 s wall, 5.3 s CPU, 0.20 GB); the command alone, alternating with
+main at load ~2: 1.8-2.0 s wall, 2.0-2.1 s CPU (main 3.4-3.6 s wall, 3.5-3.7 s CPU), at load
+~3.6 with the collector pause 2.4-3.0 s wall, 1.6-1.8 s CPU (main 4.8-5.6 s, 3.4-3.8 s CPU).
 Measured 2026-12-01 late on branch ``large`` (issue 22 item 4; benchmarks/README.md has the
 profile and the back-to-back tables), load average 5-7, alternating with main (540256b):
 ``--only json`` 31.5 / 34.4 s wall, 23.2 / 24.5 s CPU, 0.53 GB, 18.0 MB, optimal (main 36.1 /

@@ -11,11 +11,9 @@ considered: more GPUs per replica only add idle power once the SLA is met.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +41,7 @@ from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.catalog.store import Catalog
 from predictors.core.errors import WattgpuError
+from predictors.core.safe_read import collector_paused
 
 
 class FleetSizeError(WattgpuError):
@@ -146,21 +145,6 @@ def _stop(groups: list[GroupFacts]) -> int | None:
         if final or (first_ok is not None and fitting > first_ok + 1):
             return i + 1
     return None
-
-
-@contextlib.contextmanager
-def cycle_collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused for the block, then as it was. The build allocates
-    tens of thousands of candidates and hundreds of thousands of curve tuples (no reference
-    cycles, freed by reference counting): each full collection would traverse all of them,
-    about 8 % of the build of the 500-entry scenario."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
@@ -335,7 +319,7 @@ def planning_inputs(
         minimize=scenario.objective.minimize,
         weights={} if weights is None else weights.model_dump(),
     )
-    with cycle_collection_paused():
+    with collector_paused():  # ~10^5 candidates and curve tuples, no reference cycles
         cands = tuple([*candidates(scenario, predictor), *extra_candidates])
     check_fleet_size(models, cands)
     sites = region_sites(scenario, grid_profile(scenario))

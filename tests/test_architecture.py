@@ -29,7 +29,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("predictors.core",),
         ("predictors.catalog",),
         ("predictors.physics",),
-        ("predictors.features",),
+        ("predictors.feature_sets", "predictors.features"),
         ("predictors.measurements",),
         ("predictors.estimators",),
         ("predictors.api",),

@@ -3,17 +3,14 @@
 Points shared by every row (a broadcast view) are located on the grid once; the per-row
 interpolation must equal the plain per-cell formula on the same points materialised, for random
 monotone curves with points below, on and beyond the grid. The capacity's flat curves are its
-per-row curves end to end, and the build's pause of the cycle collector leaves it as it was.
+per-row curves end to end.
 """
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pytest
 
-from planner.build import cycle_collection_paused
 from predictors.serving import curves, operating
 from predictors.serving.curves import BATCH_GRID, CURVE_B, ServingCurves
 
@@ -76,18 +73,3 @@ def test_capacity_flat_curves_are_its_row_curves(percentile: float | None) -> No
         assert xs[0] == 0.0 and bool(np.all(np.diff(xs) > 0))
         assert xs[-1] == pytest.approx(lam) or lam == 0.0
     assert len(CURVE_B) + 2 >= int(cap.curve_knots.max())
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_cycle_collection_pause_restores_the_collector(enabled: bool) -> None:
-    was = gc.isenabled()
-    try:
-        (gc.enable if enabled else gc.disable)()
-        with cycle_collection_paused():
-            assert not gc.isenabled()
-        assert gc.isenabled() is enabled
-        with pytest.raises(RuntimeError), cycle_collection_paused():
-            raise RuntimeError("boom")
-        assert gc.isenabled() is enabled
-    finally:
-        (gc.enable if was else gc.disable)()

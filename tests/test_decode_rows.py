@@ -15,7 +15,8 @@ import pytest
 from predictors import physics
 from predictors.api import Predictor
 from predictors.catalog.store import load_catalog
-from predictors.features import ITL_RESIDUAL_FEATURES, add_features, join_specs
+from predictors.feature_sets import ITL_RESIDUAL_FEATURES
+from predictors.features import add_features, join_specs
 from predictors.measurements.aiconfigurator import read_aiconfigurator
 from predictors.measurements.load import load_measurements
 from predictors.measurements.schema import DECODE_COLUMNS, SCHEMA

@@ -9,17 +9,15 @@ import polars as pl
 import pytest
 
 from predictors.catalog.store import load_catalog
-from predictors.features import (
-    GPU_COLUMNS,
+from predictors.feature_sets import (
     ITL_RESIDUAL_FEATURES,
     POWER_FEATURES,
     SOURCE_INDICATORS,
     SOURCES,
     TTFT_V3_FEATURES,
     TTFT_V3_MONOTONE,
-    add_features,
-    join_specs,
 )
+from predictors.features import GPU_COLUMNS, add_features, join_specs
 from predictors.training.accuracy import (
     SEEN_PROTOCOL_SPLIT,
     source_seen_in_training,

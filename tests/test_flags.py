@@ -242,3 +242,53 @@ def test_report_json_carries_the_plans_flags() -> None:
     assert list(data)[-1] == "uncertainty_flags"
     assert data["uncertainty_flags"] == data["plan"]["uncertainty_flags"]
     assert data["uncertainty_flags"]["flags"][0]["name"] == "chat-8b"
+
+
+# --- a multi-node plan and its sweep -------------------------------------------------------------
+
+TWO_NODES = """
+name: two-node-405b
+horizon_hours: 8760
+region: US
+electricity_usd_per_kwh: 0.12
+objective: {minimize: energy}
+engine: vllm
+precision: bf16
+gpus: {H100-SXM5-80GB: {}}
+models:
+  - name: big
+    model: meta-llama/Llama-3.1-405B-Instruct
+    load: {requests_per_s: 0.2, input_tokens: 1024, output_tokens: 256}
+    sla: {itl_ms: 200}
+"""
+
+
+def test_a_multi_node_plan_reads_as_its_sweeps_base_fleet(
+    tmp_path: Path, predictor: Predictor
+) -> None:
+    from planner.documents.plan import plan_document
+    from planner.inputs import deployment_text
+    from planner.sweep.evaluate import fleet_of
+
+    scenario = tmp_path / "two-nodes.yaml"
+    scenario.write_text(TWO_NODES, encoding="utf-8")
+    run = plan_file(scenario, predictor=predictor, baselines=False)
+    label = fleet_of(run.plan).label()
+    assert "×PP2" in label  # 405B in bf16 needs two H100 nodes: the layout is in the label
+    doc = plan_document(run.plan)
+    assert "; ".join(deployment_text(a.key, a.replicas) for a in doc.allocations) == label
+
+
+@pytest.mark.slow  # a plan, a sweep and a report (~10 s)
+def test_a_sweep_of_a_multi_node_plan_gives_its_flags_their_sla_probability(
+    tmp_path: Path,
+) -> None:
+    scenario = tmp_path / "two-nodes.yaml"
+    scenario.write_text(TWO_NODES, encoding="utf-8")
+    sweep = tmp_path / "sweep.json"
+    made = run_cli("sweep", str(scenario), "--draws", "4", "-f", "json", "-o", str(sweep))
+    assert made.code == 0, made.err
+    swept = run_cli("report", str(scenario), "--pareto-points", "0", "--sweep", str(sweep))
+    assert swept.code == 0, swept.err
+    assert "not this plan" not in swept.err
+    assert "P(SLA met)" in _flags_part(swept.out)

@@ -2,6 +2,9 @@
 
 * The JSON depth check is one streaming pass: it agrees with a plain reference scanner on any
   text and at any chunk boundary, and a long string field costs no more memory than a short one.
+* The fast JSON parser (:func:`predictors.core.safe_read.parse_json`) accepts what the standard
+  library accepts, with the same values (every float rounded alike), and refuses the rest with
+  the standard library's message.
 * Scenario, config and catalog paths must be regular files, checked before opening: a FIFO
   (which would block forever), a device, a symbolic-link loop or a dangling link each get one
   clean line and exit 1, within seconds; user-catalog files of those kinds are not skipped.
@@ -105,6 +108,83 @@ def test_streaming_depth_on_arbitrary_text(text: str, chunk: int) -> None:
     """Also on text that is not JSON (unbalanced quotes, stray backslashes), at any chunk size."""
     with _chunks_of(chunk):
         assert json_depth(text) == _rule_depth(text)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    runs=st.lists(st.tuples(st.sampled_from('"\\[]{}a'), st.integers(1, 9)), max_size=12),
+    chunk=st.integers(1, 8),
+)
+def test_streaming_depth_across_backslash_runs(runs: list[tuple[str, int]], chunk: int) -> None:
+    """Runs of up to 9 equal bytes (backslashes above all) that straddle chunk boundaries."""
+    text = "".join(ch * n for ch, n in runs)
+    with _chunks_of(chunk):
+        assert json_depth(text) == _rule_depth(text)
+
+
+def _outcome(parse: Any, text: str) -> tuple[str, str]:
+    """('ok', repr of the value: exact floats, int vs float) or ('error', the message)."""
+    try:
+        return "ok", repr(parse(text))
+    except ValueError as exc:  # JSONDecodeError is one
+        return "error", str(exc)
+
+
+def _stdlib(text: str) -> Any:
+    return json.loads(text, parse_constant=safe_read._reject_constant)
+
+
+json_documents = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),  # any code point, lone surrogates included
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(value=json_documents, ascii_only=st.booleans())
+def test_fast_json_parser_gives_the_standard_librarys_values(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert _outcome(safe_read.parse_json, text) == _outcome(_stdlib, text)
+
+
+numbers = st.from_regex(
+    r"-?(0|[1-9][0-9]{0,40})(\.[0-9]{1,40})?([eE][+-]?[0-9]{1,3})?", fullmatch=True
+)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(number=numbers | st.floats().map(repr) | st.floats().map(lambda x: f"{x:.17e}"))
+def test_fast_json_parser_rounds_every_number_as_the_standard_library(number: str) -> None:
+    """Decimal strings of up to 40 digits and exponents to ±999, and every float's repr."""
+    text = f'[{number}, {{"x": {number}}}]'
+    assert _outcome(safe_read.parse_json, text) == _outcome(_stdlib, text)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(text=st.text(alphabet='0123456789.eE+-"\\/u[]{},: \t\n\x0cnultrfasNIiy\x00é', max_size=24))
+def test_fast_json_parser_accepts_and_refuses_as_the_standard_library(text: str) -> None:
+    """On text that is mostly not JSON: the same value, or the same error message."""
+    assert _outcome(safe_read.parse_json, text) == _outcome(_stdlib, text)
+
+
+@pytest.mark.parametrize("was_on", [True, False])
+def test_collector_pause_restores_the_collector_even_on_error(was_on: bool) -> None:
+    import gc
+
+    before = gc.isenabled()
+    (gc.enable if was_on else gc.disable)()
+    try:
+        with pytest.raises(KeyError), safe_read.collector_paused():
+            assert not gc.isenabled()
+            raise KeyError("x")
+        assert gc.isenabled() == was_on
+    finally:
+        (gc.enable if before else gc.disable)()
 
 
 def _peak_rss_mb(script: str, *args: str) -> float:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from planner.documents.kept import BEST_ALTERNATIVES, kept_candidates, objective_per_request
-from planner.documents.plan import load_plan, plan_json
+from planner.documents.plan import load_plan, plan_json, read_plan
 from planner.inputs import record_key
 from planner.pipeline import PlanRun, plan_file
 from planner.text import records_json, to_json
@@ -132,3 +132,37 @@ def test_records_json_holds_the_same_values_as_indented_json() -> None:
     lines = one.splitlines()
     assert sum('"k": ' in line for line in lines) == 3  # one record per line
     assert to_json(value, expand_depth=0).count("\n") == 1
+
+
+def test_saved_plan_gives_the_values_it_checked_and_finds_every_candidate(
+    run: PlanRun, tmp_path: Path
+) -> None:
+    """``read_plan`` hands back the mapping it verified (what ``diff`` compares): the document's
+    own JSON values; ``candidate`` finds each record by its key (the first of equal keys)."""
+    path = tmp_path / "plan.json"
+    path.write_text(to_json(plan_json(run.plan, "all")), encoding="utf-8")
+    doc, data = read_plan(path)
+    assert data == doc.to_json_dict()
+    first: dict[Any, Any] = {}
+    for c in doc.candidates:
+        first.setdefault(c.key, c)
+    assert all(doc.candidate(c.key) is first[c.key] for c in doc.candidates)
+    assert all(doc.candidate(a.key).key == a.key for a in doc.allocations)
+    with pytest.raises(KeyError):
+        doc.candidate(("no such entry", "H100", 1, 1, 1, 1, ""))
+    assert doc == load_plan(path)  # the look-up index is no part of the document
+
+
+def test_a_copy_with_other_candidates_never_reads_a_stale_index() -> None:
+    from planner.documents.plan import plan_document
+    from planner.pipeline import plan_file
+
+    doc = plan_document(plan_file("paper-llama8b-low-load", baselines=False).plan)
+    first = doc.candidates[0]
+    assert doc.candidate(first.key) is first  # the index is built
+    other = first.model_copy(update={"tp": first.tp + 1})
+    copy = doc.model_copy(update={"candidates": [other]})
+    assert copy.candidate(other.key) is other
+    with pytest.raises(KeyError):
+        copy.candidate(first.key)
+    assert doc.candidate(first.key) is first

@@ -15,12 +15,8 @@ from predictors.catalog.store import load_catalog
 from predictors.core.paths import trained_dir
 from predictors.estimators import artifacts
 from predictors.estimators.intervals import Interval
-from predictors.features import (
-    ITL_RESIDUAL_FEATURES,
-    POWER_FEATURES,
-    add_features,
-    join_specs,
-)
+from predictors.feature_sets import ITL_RESIDUAL_FEATURES, POWER_FEATURES
+from predictors.features import add_features, join_specs
 from predictors.rows import OUTPUT_COLUMNS, predict_rows
 from predictors.training.evaluate import TARGETS, out_of_fold, target_rows
 from predictors.training.metrics import coverage, grouped_kendall_tau, kendall_tau, mdape

@@ -34,15 +34,16 @@ RELATIVE_TOLERANCE = 1e-9
 def load_plan_json(
     path: str | Path, *, trust: bool = False, warn: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
-    """Read, validate and recompute a plan JSON file (:func:`planner.documents.plan.load_plan`);
-    one WattgpuError line naming the file, the field and the fix when it is not one (with
-    *trust*, recomputation problems are warnings through *warn*)."""
-    from planner.documents.plan import PLAN_FIX, load_plan
+    """Read, validate and recompute a plan JSON file (:func:`planner.documents.plan.read_plan`:
+    the plain JSON values that were checked); one WattgpuError line naming the file, the field
+    and the fix when it is not one (with *trust*, recomputation problems are warnings through
+    *warn*)."""
+    from planner.documents.plan import PLAN_FIX, read_plan
 
     p = Path(path)
     if not p.is_file():
         raise WattgpuError(f"{p}: no such file; {PLAN_FIX}")
-    return load_plan(p, trust=trust, warn=warn).to_json_dict()
+    return read_plan(p, trust=trust, warn=warn)[1]
 
 
 @dataclass(frozen=True)

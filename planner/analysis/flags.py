@@ -37,7 +37,7 @@ from planner.documents.flags import (
 )
 from planner.documents.plan import PlanDocument
 from planner.documents.sweep import SweepDocument
-from planner.inputs import PlanningInputs
+from planner.inputs import PlanningInputs, deployment_text
 from planner.result import Plan
 from predictors.core.errors import WattgpuError
 
@@ -221,10 +221,11 @@ def sweep_sla_probability(
 ) -> tuple[dict[str, float | None], int] | None:
     """A sweep's per-entry SLA probabilities and its draws, for the flags of *plan*: None when
     the sweep has no draws or its base plan is another plan (other deployments; the sweep's
-    ``base.fleet`` reads ``entry GPU tpN xR; ...`` in plan order)."""
+    ``base.fleet`` reads ``entry GPU tpLAYOUT xR; ...`` in plan order, as
+    :func:`planner.inputs.deployment_text` writes it)."""
     if sweep.summary is None:
         return None
-    mine = "; ".join(f"{a.name} {a.gpu} tp{a.tp} x{a.replicas}" for a in plan.allocations)
+    mine = "; ".join(deployment_text(a.key, a.replicas) for a in plan.allocations)
     if sweep.base.fleet != mine:
         return None
     return dict(sweep.summary.sla_probability), sweep.summary.draws

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from predictors.core.errors import WattgpuError
-from predictors.core.escape import csv_safe_frame, terminal_text
+from predictors.core.escape import terminal_text
 from predictors.core.output import write_output
 
 DataOption = Annotated[
@@ -243,7 +243,7 @@ def predict(
 
     from predictors.api import Predictor
     from predictors.catalog import quantised
-    from predictors.rows import predict_rows, predicted_chunks, write_csv_chunks
+    from predictors.rows import csv_pieces, predict_rows, predicted_chunks, write_csv_chunks
 
     if fmt not in FORMATS:
         raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
@@ -255,8 +255,8 @@ def predict(
         ):
             typer.echo(terminal_text(note), err=True)
         if output_csv is None:  # one piece of text at a time, the header once
-            for i, chunk in enumerate(predicted_chunks(predictor, rows)):
-                typer.echo(csv_safe_frame(chunk).write_csv(include_header=i == 0), nl=False)
+            for piece in csv_pieces(predicted_chunks(predictor, rows)):
+                typer.echo(piece.decode(), nl=False)
             return
         counts: list[tuple[int, int]] = []
         write_output(

@@ -3,9 +3,9 @@
 :func:`plan_document` turns a solved :class:`~planner.result.Plan` into a :class:`PlanDocument`
 (its parts in :mod:`planner.documents.plan_parts`); everything after the plan (forecast,
 uncertainty bands, report) is computed from this document and the model card alone, so a saved
-plan JSON reports exactly like the run that wrote it. :func:`load_plan` reads and validates a
-saved file; :func:`planning_inputs_of` rebuilds the optimiser's inputs from it (for the Pareto
-front of a saved plan; no predictor needed).
+plan JSON reports exactly like the run that wrote it. :func:`read_plan` reads, validates and
+re-checks a saved file (:func:`load_plan`: the document alone); :func:`planning_inputs_of`
+rebuilds the optimiser's inputs from it (for the Pareto front of a saved plan; no predictor).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from planner.documents.plan_parts import (
     Status,
     TotalsDocument,
 )
+from planner.documents.plan_savings import savings_of
 from planner.documents.pools import allocation_pools, candidate_fields
 from planner.documents.records import candidate_of, model_of
 from planner.documents.regions import RegionDocument, entry_site, region_documents, regions_of
@@ -54,6 +55,7 @@ from planner.result import (
     period_power_w,
 )
 from planner.scenario.disclosure import Disclosure
+from predictors.core.safe_read import collector_paused
 
 #: Scalars the plan's assumptions share with :class:`~planner.inputs.PlanningInputs`.
 ECONOMICS: tuple[str, ...] = (
@@ -76,6 +78,10 @@ ASSUMED_PROVENANCE: tuple[str, ...] = (
 )
 #: Solver settings the plan's ``solve`` shares with :class:`~planner.inputs.PlanningInputs`.
 SOLVER_SETTINGS: tuple[str, ...] = ("time_limit_s", "relative_gap", "threads", "seed")
+
+
+#: Where :meth:`PlanDocument.candidate` keeps its index (not a field).
+_INDEX = "candidate_index"
 
 
 class PlanDocument(Document):
@@ -120,11 +126,16 @@ class PlanDocument(Document):
         return self.status in ("optimal", "feasible")
 
     def candidate(self, key: CandidateKey) -> CandidateDocument:
-        """The candidate of an allocation *key* (name, GPU, TP, PP, DP, EP)."""
-        for c in self.candidates:
-            if c.key == key:
-                return c
-        raise KeyError(key)
+        """The candidate of an allocation *key* (name, GPU, TP, PP, DP, EP): the first of equal
+        keys, from an index built on the first look-up and rebuilt when ``candidates`` is
+        another list (a ``model_copy`` with new candidates never reads a stale index)."""
+        held = self.__dict__.get(_INDEX)  # beside the fields, as a cached property is kept:
+        if held is None or held[0] is not self.candidates:  # no part of equality or the JSON
+            held = (self.candidates, {c.key: c for c in reversed(self.candidates)})
+            self.__dict__[_INDEX] = held
+        if (found := held[1].get(key)) is None:
+            raise KeyError(key)
+        return found
 
     def region(self, name: str | None) -> RegionDocument | None:
         """The region called *name* (None without regions, or for ``None``)."""
@@ -146,16 +157,24 @@ class PlanDocument(Document):
 PLAN_FIX = "give a file written by `wattgpu plan SCENARIO --format json`"
 
 
+def read_plan(
+    path: Path, *, trust: bool = False, warn: Callable[[str], None] | None = None
+) -> tuple[PlanDocument, dict[str, Any]]:
+    """Read and validate a saved plan JSON (one line naming file and field on a bad file), then
+    recompute it from its allocations and candidate curves (:func:`.verify.checked_plan_json`):
+    a hand-edited or damaged figure is an error naming the field, or with *trust* a warning
+    through *warn*. The document, and the JSON values (``to_json_dict``) that were checked."""
+    with collector_paused():
+        doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX)
+        data = checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=warn)
+    return doc, data
+
+
 def load_plan(
     path: Path, *, trust: bool = False, warn: Callable[[str], None] | None = None
 ) -> PlanDocument:
-    """Read and validate a saved plan JSON (one line naming file and field on a bad file), then
-    recompute it from its allocations and candidate curves
-    (:func:`planner.documents.verify.checked_plan_json`): a hand-edited or damaged figure is an
-    error naming the field, or with *trust* a warning through *warn*."""
-    doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX)
-    checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=warn)
-    return doc
+    """The checked document of a saved plan JSON (:func:`read_plan`)."""
+    return read_plan(path, trust=trust, warn=warn)[0]
 
 
 # --- Plan -> document ---------------------------------------------------------------------------
@@ -307,37 +326,6 @@ def plan_document(
 def as_document(plan: Plan | PlanDocument) -> PlanDocument:
     """*plan* as its JSON document (a document is returned as it is)."""
     return plan if isinstance(plan, PlanDocument) else plan_document(plan)
-
-
-def _saved(theirs: float, mine: float) -> tuple[float, float | None]:
-    """What is saved against *theirs* (absolute, then % of theirs; None when theirs <= 0)."""
-    return theirs - mine, 100.0 * (theirs - mine) / theirs if theirs > 0 else None
-
-
-def savings_of(plan: Plan) -> list[SavingDocument]:
-    """Savings of *plan* against every feasible baseline (absolute and % of the baseline)."""
-    mine = plan.totals
-    if mine is None:
-        return []
-    out = []
-    for b in plan.baselines:
-        if b.totals is None:
-            continue
-        energy, energy_pct = _saved(b.totals.energy_kwh, mine.energy_kwh)
-        cost, cost_pct = _saved(b.totals.cost_usd, mine.cost_usd)
-        carbon, carbon_pct = _saved(b.totals.carbon_kg, mine.carbon_kg)
-        out.append(
-            SavingDocument(
-                baseline=b.name,
-                energy_kwh=energy,
-                energy_pct=energy_pct,
-                cost_usd=cost,
-                cost_pct=cost_pct,
-                carbon_kg=carbon,
-                carbon_pct=carbon_pct,
-            )
-        )
-    return out
 
 
 def plan_json(

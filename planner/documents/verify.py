@@ -218,10 +218,17 @@ def _grid(data: dict[str, Any]) -> list[str]:
     ]
 
 
-def _unreportable(data: dict[str, Any]) -> list[str]:
+def _candidates_by_key(data: dict[str, Any]) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The plan's candidate records by identity (the last of equal identities)."""
+    return {_key(c): c for c in data.get("candidates") or []}
+
+
+def _unreportable(
+    data: dict[str, Any], by_key: dict[tuple[Any, ...], dict[str, Any]] | None = None
+) -> list[str]:
     """Allocations no report can be made of, even as written: their model entry or candidate
-    (name, GPU, TP) is not in the plan."""
-    by_key = {_key(c): c for c in data.get("candidates") or []}
+    (name, GPU, TP) is not in the plan (*by_key*: :func:`_candidates_by_key`, when built)."""
+    by_key = _candidates_by_key(data) if by_key is None else by_key
     names = {m.get("name") for m in data.get("models") or []}
     out = []
     for i, alloc in enumerate(data.get("allocations") or []):
@@ -325,11 +332,11 @@ def _flags(data: dict[str, Any], by_key: dict[tuple[Any, ...], Any]) -> Iterator
 
 def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
-    by_key = {_key(c): c for c in data.get("candidates") or []}
+    by_key = _candidates_by_key(data)
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *inventory_problems(data, per_replica, _key)]
     problems += _counts(data)
-    unreportable = _unreportable(data)
+    unreportable = _unreportable(data, by_key)
     problems += unreportable
     grid = _grid(data)
     problems += grid

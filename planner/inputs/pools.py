@@ -35,6 +35,13 @@ def layout_text(tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
     return text + (f" EP{ep}" if dp > 1 and ep > 1 else "")
 
 
+def deployment_text(key: tuple[Any, ...], replicas: int) -> str:
+    """One deployment of a fleet as text, ``entry GPU tpLAYOUT xREPLICAS`` (``tp8×PP2``; a
+    disaggregated unit's pools in place of the GPU): the sweep's ``fleet`` labels and the check
+    that a sweep's base plan is a given plan read the same text."""
+    return f"{key[0]} {key[1]} tp{layout_text(*key[2:6]).replace(' ', '')} x{replicas}"
+
+
 @dataclass(frozen=True)
 class Pool:
     """One pool of a disaggregated unit: its workers, each a replica-like engine of one layout."""

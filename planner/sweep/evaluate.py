@@ -17,7 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from planner.inputs import Candidate, CandidateKey, PlanningInputs, grid_carbon_kg, layout_text
+from planner.inputs import (
+    Candidate,
+    CandidateKey,
+    PlanningInputs,
+    deployment_text,
+    grid_carbon_kg,
+)
 from planner.result import Plan
 from planner.solve.optimize import objective_weights, solve
 from planner.sweep.table import CandidateTable, GridPoint, drawn_inputs
@@ -45,10 +51,7 @@ class Fleet:
 
     def label(self) -> str:
         """The deployments as text: ``entry GPU tpTP xreplicas; ...`` (``tp8×PP2`` etc.)."""
-        return "; ".join(
-            f"{k[0]} {k[1]} tp{layout_text(*k[2:6]).replace(' ', '')} x{n}"
-            for k, n in self.replicas
-        )
+        return "; ".join(deployment_text(k, n) for k, n in self.replicas)
 
     def gpu_mix(self) -> dict[str, int]:
         """GPUs per type (replicas × TP × PP × DP)."""

@@ -154,15 +154,20 @@ def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
     )
     memo = catalog.memo("config_verdicts")
     known: pl.DataFrame | None = memo.get("table")
-    distinct = keys.unique(maintain_order=True)
-    if known is not None:
-        distinct = distinct.join(known.select(on), on=on, how="anti", nulls_equal=True)
-    if distinct.height or known is None:
-        verdicts = _verdicts(catalog, distinct)
-        known = verdicts if known is None else pl.concat([known, verdicts])
-        memo["table"] = known
+    shown = (pl.col("_config").fill_null(""), "_tp", "_pp", "_dp", "_ep")
+    if known is None:
+        distinct = keys.unique(maintain_order=True)
+    else:  # a known configuration's ``_config`` is never null ('' when valid)
+        joined = keys.join(known, on=on, how="left", nulls_equal=True, maintain_order="left")
+        unknown = joined["_config"].is_null()
+        if not unknown.any():
+            return joined.select(*shown)
+        distinct = keys.filter(unknown).unique(maintain_order=True)
+    verdicts = _verdicts(catalog, distinct)
+    known = verdicts if known is None else pl.concat([known, verdicts])
+    memo["table"] = known
     return keys.join(known, on=on, how="left", nulls_equal=True, maintain_order="left").select(
-        pl.col("_config").fill_null(""), "_tp", "_pp", "_dp", "_ep"
+        *shown
     )
 
 

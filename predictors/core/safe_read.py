@@ -5,16 +5,20 @@ Every file a user hands to wattgpu (scenario and overlay YAML, user catalog CSV,
 :func:`read_text`, which refuses files over a size limit *before* reading them (``/dev/zero``
 included), and decodes UTF-8 with an error naming the file and the byte offset. JSON goes through
 :func:`load_json`, which checks the nesting depth on the raw bytes in one streaming pass before
-``json.loads`` (so no ``RecursionError``, and memory that does not grow with a long string) and
-rejects ``NaN``/``Infinity`` and integers too long to convert.
-:func:`check_depth` bounds the depth of already-built data (after overlays and ``--set``).
+parsing (so no ``RecursionError``, and memory that does not grow with a long string), parses
+with :func:`parse_json` and rejects ``NaN``/``Infinity`` and integers too long to convert.
+:func:`check_depth` bounds the depth of already-built data (after overlays and ``--set``);
+:func:`collector_paused` keeps the garbage collector out of reading a large file.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +28,8 @@ from predictors.core.errors import WattgpuError
 MIB = 1024 * 1024
 #: Largest scenario, overlay or config file (YAML/JSON) read: the 500-entry scenario is ~0.2 MiB.
 MAX_CONFIG_BYTES = 8 * MIB
-#: Largest plan JSON read by ``diff`` (plans carry every candidate: ~10 MiB for 500 entries).
+#: Largest plan JSON read by ``report`` and ``diff`` (the 500-entry plan: ~18 MB by default, its
+#: allocated candidates and best alternatives; ``--candidates all`` keeps every one).
 MAX_PLAN_JSON_BYTES = 256 * MIB
 #: Largest catalog CSV (the bundled ones are ~0.1 MiB).
 MAX_CATALOG_BYTES = 16 * MIB
@@ -123,8 +128,11 @@ def read_text(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
 
 #: Bytes scanned at once by :func:`json_depth` (its working memory is a few times this).
 DEPTH_CHUNK_BYTES = 256 * 1024
-_QUOTE, _BACKSLASH = ord('"'), ord("\\")
-_OPEN, _CLOSE = (ord("["), ord("{")), (ord("]"), ord("}"))
+#: What each byte is to the scan: 0 for every byte but ``"`` (1), ``\\`` (2), ``[``/``{`` (3)
+#: and ``]``/``}`` (4), so one ``bytes.translate`` and ``flatnonzero`` leave only those.
+_QUOTE, _BACKSLASH, _OPEN, _CLOSE = 1, 2, 3, 4
+_KIND_OF = {'"': _QUOTE, "\\": _BACKSLASH, "[": _OPEN, "{": _OPEN, "]": _CLOSE, "}": _CLOSE}
+_KINDS = bytes(_KIND_OF.get(chr(b), 0) for b in range(256))
 
 
 @dataclass
@@ -137,33 +145,45 @@ class _DepthScan:
     backslashes: int = 0
 
     def feed(self, chunk: bytes) -> None:
-        """Advance over *chunk*: brackets inside strings do not count, ``\\"`` stays in one."""
+        """Advance over *chunk*: brackets inside strings do not count, ``\\"`` stays in one.
+
+        Only the quotes, backslashes and brackets are looked at (found at C speed); everything
+        else cannot change the nesting."""
         import numpy as np
 
-        codes = np.frombuffer(chunk, dtype=np.uint8)
-        if codes.size == 0:
+        if not chunk:
             return
-        idx = np.arange(codes.size, dtype=np.int64)
-        # index of the last byte that is not a backslash, at or before each position
-        last_plain = np.where(codes != _BACKSLASH, idx, -1)
-        np.maximum.accumulate(last_plain, out=last_plain)
-        # backslashes right before each position (the run may start in an earlier chunk)
-        before = np.empty(codes.size, dtype=np.int64)
-        before[0] = self.backslashes
-        before[1:] = idx[:-1] - last_plain[:-1]
-        before[1:] += np.where(last_plain[:-1] < 0, self.backslashes, 0)
-        toggles = (codes == _QUOTE) & (before % 2 == 0)
+        kinds = np.frombuffer(chunk.translate(_KINDS), dtype=np.uint8)
+        pos = np.flatnonzero(kinds)
+        if pos.size == 0:
+            self.backslashes = 0
+            return
+        kind = kinds[pos]
+        slash = kind == _BACKSLASH
+        # a backslash continues a run when the byte right before it is a backslash too
+        joined = np.zeros(pos.size, dtype=bool)
+        joined[1:] = slash[1:] & slash[:-1] & (pos[1:] == pos[:-1] + 1)
+        first = np.where(slash & ~joined, np.arange(pos.size), 0)
+        np.maximum.accumulate(first, out=first)
+        # length of the backslash run ending at each backslash (one from the last chunk too)
+        run = pos - pos[first] + 1 + np.where(pos[first] == 0, self.backslashes, 0)
+        # backslashes right before each byte of interest
+        before = np.zeros(pos.size, dtype=np.int64)
+        after_run = slash[:-1] & (pos[1:] == pos[:-1] + 1)
+        before[1:] = np.where(after_run, run[:-1], 0)
+        if pos[0] == 0:
+            before[0] = self.backslashes
+        toggles = (kind == _QUOTE) & (before % 2 == 0)
         flips = np.cumsum(toggles, dtype=np.int64) - toggles + int(self.in_string)
         outside = flips % 2 == 0
-        steps = np.zeros(codes.size, dtype=np.int64)
-        steps[outside & ((codes == _OPEN[0]) | (codes == _OPEN[1]))] = 1
-        steps[outside & ((codes == _CLOSE[0]) | (codes == _CLOSE[1]))] = -1
+        steps = (outside & (kind == _OPEN)).astype(np.int64)
+        steps -= outside & (kind == _CLOSE)
         running = self.depth + np.cumsum(steps)
         self.deepest = max(self.deepest, int(running.max()))
         self.depth = int(running[-1])
         self.in_string = bool((int(toggles.sum()) + int(self.in_string)) % 2)
-        trailing = codes.size - 1 - int(last_plain[-1])
-        self.backslashes = trailing + (self.backslashes if last_plain[-1] < 0 else 0)
+        ends_in_run = bool(slash[-1]) and int(pos[-1]) == len(chunk) - 1
+        self.backslashes = int(run[-1]) if ends_in_run else 0
 
 
 def json_depth(data: bytes | str) -> int:
@@ -173,14 +193,28 @@ def json_depth(data: bytes | str) -> int:
     input (a 50 MB string field costs no more than a short one)."""
     raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
     scan = _DepthScan()
-    view = memoryview(raw)
     for start in range(0, len(raw), DEPTH_CHUNK_BYTES):
-        scan.feed(bytes(view[start : start + DEPTH_CHUNK_BYTES]))
+        scan.feed(raw[start : start + DEPTH_CHUNK_BYTES])
     return scan.deepest
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads(text)`` with ``NaN``/``Infinity`` refused (ValueError, or JSONDecodeError).
+
+    pydantic-core's parser reads it first (about 2.5 × faster on a large plan): a document it
+    accepts has the same values under the standard library (``tests/test_fuzz_reads.py`` checks
+    it); one it refuses (bad JSON, a lone surrogate, a huge integer, ``NaN``) is read again by
+    the standard library, so what is accepted and every error stay the standard library's."""
+    from pydantic_core import from_json
+
+    try:
+        return from_json(text, allow_inf_nan=False)
+    except ValueError:
+        return json.loads(text, parse_constant=_reject_constant)
 
 
 def load_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES, max_depth: int = MAX_DEPTH) -> Any:
@@ -194,7 +228,7 @@ def load_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES, max_depth: int = MA
         )
     text = decode_utf8(data, path)
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return parse_json(text)
     except json.JSONDecodeError as exc:
         raise WattgpuError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}) — "
@@ -205,6 +239,21 @@ def load_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES, max_depth: int = MA
         raise WattgpuError(
             f"{path}: unusable number in JSON ({what}) — give finite numbers"
         ) from None
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (switched on again after, if it was on) while
+    a large input becomes objects: parsed JSON, its documents and their dumps hold no reference
+    cycles, yet with a million containers alive the collector's passes take about a quarter of
+    reading and checking a 500-entry plan."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def data_depth(value: Any, limit: int = MAX_DEPTH) -> int:

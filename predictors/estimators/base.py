@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 
 from predictors.estimators.intervals import AdaptiveInterval, Interval, multiplicative_bounds
+from predictors.estimators.tree_memo import memoised_outputs, remembers
 from predictors.features import feature_matrix
 
 
@@ -130,42 +131,24 @@ def train_booster(
     return xgb.train(params, dtrain, num_boost_round=num_boost_round)
 
 
-#: Share of distinct feature rows below which the trees are evaluated once per distinct row.
-DISTINCT_SHARE_MAX = 0.5
-
-
 def booster_output(booster: Any, frame: pl.DataFrame, features: tuple[str, ...]) -> np.ndarray:
     """The raw output of *booster* (the transformed target) for every row of *frame*, float64
     (in-place prediction: the same trees and values as through a DMatrix, without building one).
 
-    Trees on GPU-invariant features see the same feature row for every GPU of a sweep: when at
-    most :data:`DISTINCT_SHARE_MAX` of the rows are distinct, each distinct row is evaluated once
-    and its output copied to its duplicates (a row's output never depends on the other rows)."""
+    A row's output depends on its own feature row only, so the trees are evaluated once per
+    distinct feature row, and rows met in earlier calls come from the booster's memo
+    (:mod:`predictors.estimators.tree_memo`: trees on GPU-invariant features see the same row
+    for every GPU of a sweep and in every chunk of a large batch). A booster whose rows rarely
+    repeat has dropped its memo: its rows are evaluated directly."""
     matrix = feature_matrix(frame, features)
     x = matrix.to_numpy()
-    distinct = _distinct_rows(matrix, x)
-    if distinct is None:
-        return np.asarray(booster.inplace_predict(x, missing=np.nan), dtype=np.float64)
-    first, inverse = distinct
-    out = np.asarray(booster.inplace_predict(x[first], missing=np.nan), dtype=np.float64)
-    return out[inverse]
 
+    def evaluate(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(booster.inplace_predict(rows, missing=np.nan), dtype=np.float64)
 
-def _distinct_rows(matrix: pl.DataFrame, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(index of one row per distinct feature row, each row's position among them), or None
-    when most rows are distinct. Rows are grouped by a 64-bit hash, then every row is checked to
-    equal its group's representative bit for bit (NaN included), so a collision cannot merge two
-    different rows: on any mismatch the caller evaluates every row."""
-    if x.shape[0] < 2:
-        return None
-    hashes = matrix.hash_rows(seed=0).to_numpy()
-    keys, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-    if keys.size > DISTINCT_SHARE_MAX * x.shape[0]:
-        return None
-    same = np.ascontiguousarray(x).view(np.uint32) == np.ascontiguousarray(x[first][inverse]).view(
-        np.uint32
-    )
-    return (first, inverse) if bool(same.all()) else None
+    if x.shape[0] < 2 or not remembers(booster):
+        return evaluate(x)
+    return memoised_outputs(booster, x, matrix.hash_rows(seed=0).to_numpy(), evaluate)
 
 
 @dataclass

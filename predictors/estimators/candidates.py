@@ -16,7 +16,7 @@ from predictors.estimators.base import XgbEstimator
 from predictors.estimators.itl import PhysicsItlEstimator
 from predictors.estimators.power import PowerUtilEstimator
 from predictors.estimators.ttft import PrefillTtftEstimator
-from predictors.features import (
+from predictors.feature_sets import (
     ITL_RESIDUAL_FEATURES,
     ITL_RESIDUAL_MONOTONE,
     OUR_FEATURES,

@@ -4,7 +4,7 @@
 
 * ``t_step``: :mod:`predictors.estimators.step`, a few GPU-independent parameters fitted by robust
   regression on every training row;
-* ``f``: XGBoost on :data:`predictors.features.ITL_RESIDUAL_FEATURES` (workload, LLM, engine,
+* ``f``: XGBoost on :data:`predictors.feature_sets.ITL_RESIDUAL_FEATURES` (workload, LLM, engine,
   precision, measurement source; never a GPU column), monotone non-decreasing in batch, context
   and parameters. For a given workload it is the same number on every GPU, so the ratio of two
   GPUs' ITL is the ratio of their step times: a GPU at least as strong in bandwidth, FLOPS and

@@ -1,6 +1,6 @@
 """Power v2: ``P = idle + (TDP − idle) · u`` with ``u`` in (0, 1) learned from utilisations.
 
-``u`` is XGBoost with a logistic output on :data:`predictors.features.POWER_FEATURES` (the
+``u`` is XGBoost with a logistic output on :data:`predictors.feature_sets.POWER_FEATURES` (the
 roofline compute share and busy share of the decode step, batch, context, engine, precision,
 source), monotone non-decreasing in the three inputs that grow with batch, so:
 
