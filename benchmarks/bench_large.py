@@ -13,6 +13,13 @@ time. Run::
     .venv/bin/python benchmarks/bench_large.py            # every run
     .venv/bin/python benchmarks/bench_large.py --only json
 
+Measured 2026-12-02 on branch ``build2`` (the candidate build, issue 22 item 4; benchmarks/README.md
+"The candidate build"), load average 4-7: ``--only json --stages`` main (23e905f) / branch /
+main / branch one after the other: build 8.1 / 8.3 / 9.5 / 8.6 s CPU, the command 19.8 / 14.1 /
+22.7 / 17.2 s CPU, 0.53-0.54 GB, 18.0 MB, optimal; the plan JSON byte-identical to main's apart
+from ``solve.seconds``. Builds alone, main and branch run at the same time (same contention):
+10.2 / 13.5 / 11.6 s against 8.8 / 11.5 / 10.5 s CPU (about -12 %). The build's target of
+<= 6 s CPU is missed; the predictor call is 40-45 % of it.
 Measured 2026-12-02 on branch ``diff2`` (the diff; benchmarks/README.md has the stage table),
 ``--only diff`` at load average 4-6.5: the diff 4.8 s wall, 2.3 s CPU, 0.19 GB (main 23e905f
 right before it, load ~6: 11.2 s wall, 5.3 s CPU, 0.20 GB); the command alone, alternating with

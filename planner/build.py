@@ -41,19 +41,26 @@ from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.catalog.store import Catalog
 from predictors.core.errors import WattgpuError
+from predictors.core.safe_read import collector_paused
 
 
 class FleetSizeError(WattgpuError):
     """A load no plan within the replica limit can carry (one line per model entry)."""
 
 
-def _memory_fail(c: Candidate) -> bool:
-    return c.exclusion == Exclusion.MEMORY
+GroupFacts = tuple[bool, bool, bool]
+"""Of one evaluated group of layouts: (one fits in memory, one is feasible, one is excluded for
+a reason no wider replica can change: a scenario rule or a missing price)."""
 
 
-def _final(c: Candidate) -> bool:
-    """Excluded for a reason no wider replica can change (scenario rule or missing price)."""
-    return c.exclusion in (Exclusion.RULE, Exclusion.NO_PRICE)
+def _group_facts(group: Sequence[Candidate]) -> GroupFacts:
+    fits = feasible = final = False
+    for c in group:
+        code = c.exclusion
+        fits = fits or code != Exclusion.MEMORY
+        feasible = feasible or c.feasible
+        final = final or code in (Exclusion.RULE, Exclusion.NO_PRICE)
+    return fits, feasible, final
 
 
 def _valid_degrees(degrees: Iterable[int], model: str, predictor: Predictor) -> list[int]:
@@ -123,18 +130,19 @@ def _rungs(
 ONE_CALL_MAX_SPECS = 4000
 
 
-def _stop(groups: list[list[Candidate]]) -> int | None:
-    """How many of a pair's evaluated groups (GPU count ascending) the layout rule keeps, None
-    when it needs the next group too (module docstring): every group up to the first that fits in
-    memory, on to the first that meets the SLA, plus the next; or up to a final exclusion."""
+def _stop(groups: list[GroupFacts]) -> int | None:
+    """How many of a pair's evaluated groups (GPU count ascending; their :func:`_group_facts`)
+    the layout rule keeps, None when it needs the next group too (module docstring): every group
+    up to the first that fits in memory, on to the first that meets the SLA, plus the next; or
+    up to a final exclusion."""
     fitting = 0
     first_ok: int | None = None
-    for i, group in enumerate(groups):
-        if not all(_memory_fail(c) for c in group):
-            if first_ok is None and any(c.feasible for c in group):
+    for i, (fits, feasible, final) in enumerate(groups):
+        if fits:
+            if first_ok is None and feasible:
                 first_ok = fitting
             fitting += 1
-        if any(_final(c) for c in group) or (first_ok is not None and fitting > first_ok + 1):
+        if final or (first_ok is not None and fitting > first_ok + 1):
             return i + 1
     return None
 
@@ -155,6 +163,7 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
         first = dict.fromkeys(pending, 1)
     extended: set[tuple[str, str]] = set()
     chosen: dict[tuple[str, str], list[list[Candidate]]] = {key: [] for key in pending}
+    facts: dict[tuple[str, str], list[GroupFacts]] = {key: [] for key in pending}
     stops: dict[tuple[str, str], int] = {}  # a pair's groups are final once it stops
     pair_facts: dict[tuple[str, str], tuple[float | None, str, str]] = {}
     while True:
@@ -180,9 +189,11 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
             break
         results = iter(evaluate_candidates(specs, predictor, robust=scenario.robust))
         for key, size in sizes:
-            chosen[key].append([next(results) for _ in range(size)])
+            evaluated = [next(results) for _ in range(size)]
+            chosen[key].append(evaluated)
+            facts[key].append(_group_facts(evaluated))
         for key in dict(sizes):
-            stop = _stop(chosen[key])
+            stop = _stop(facts[key])
             if stop is not None:
                 stops[key] = stop
     out: list[Candidate] = []
@@ -308,7 +319,8 @@ def planning_inputs(
         minimize=scenario.objective.minimize,
         weights={} if weights is None else weights.model_dump(),
     )
-    cands = tuple([*candidates(scenario, predictor), *extra_candidates])
+    with collector_paused():  # ~10^5 candidates and curve tuples, no reference cycles
+        cands = tuple([*candidates(scenario, predictor), *extra_candidates])
     check_fleet_size(models, cands)
     sites = region_sites(scenario, grid_profile(scenario))
     inventory = {g: o.available for g, o in scenario.gpu_offers.items()}

@@ -124,7 +124,12 @@ class _Points:
     """Power per GPU on the batch curves (point, lower, upper) at the capacity's concurrency."""
 
 
-def _per_spec(values: list[Any], idx: np.ndarray, out: list[Any]) -> None:
+def _per_spec(values: list[Any], idx: np.ndarray | None, out: list[Any]) -> None:
+    """Scatter one percentile group's *values* to its specs *idx* in *out* (None: the group is
+    every spec, in order)."""
+    if idx is None:
+        out[:] = values
+        return
     for j, i in enumerate(idx.tolist()):
         out[i] = values[j]
 
@@ -135,45 +140,47 @@ def _capacities(specs: list[CandidateSpec], table: ServingTable) -> _Points:
     cols: list[list[Any]] = [[None] * size for _ in range(13)]
     (rate, b_star, limit, xs, power_w, itls, slope_w) = cols[:7]
     (itl_cap, itl_lo, itl_hi, itl_light, ttft_light, power_at_b) = cols[7:13]
-    running = np.asarray([float(s.gpus) for s in specs])
-    spare = np.asarray([float(s.held - s.gpus) for s in specs])
-    held = np.asarray([float(s.held) for s in specs])
-    for pct in sorted({s.percentile for s in specs}, key=lambda p: -1.0 if p is None else p):
-        idx = np.asarray([i for i, s in enumerate(specs) if s.percentile == pct])
-        sub = _take(table.curves, idx)
-        cap = capacity(
-            sub,
-            np.asarray([specs[i].itl_sla_s for i in idx], dtype=np.float64),
-            np.asarray(
-                [math.inf if specs[i].ttft_sla_s is None else specs[i].ttft_sla_s for i in idx],
-                dtype=np.float64,
-            ),
-            pct,
+    gpus = [s.tp * s.pp * s.dp for s in specs]
+    running = np.asarray(gpus, dtype=np.float64)
+    held = np.asarray([max(s.held_gpus, n) for s, n in zip(specs, gpus, strict=True)], np.float64)
+    spare = held - running
+    percentiles = [s.percentile for s in specs]
+    for pct in sorted(set(percentiles), key=lambda p: -1.0 if p is None else p):
+        idx: np.ndarray | None = None
+        sub, sub_lo, sub_hi = table.curves, table.curves_lo, table.curves_hi
+        itl_sla = np.asarray([s.itl_sla_s for s in specs], dtype=np.float64)
+        ttft_sla = np.asarray(
+            [math.inf if s.ttft_sla_s is None else s.ttft_sla_s for s in specs], dtype=np.float64
         )
+        if len(set(percentiles)) > 1:  # this percentile's specs only
+            idx = np.flatnonzero(np.asarray([p == pct for p in percentiles]))
+            sub, sub_lo, sub_hi = (_take(c, idx) for c in (sub, sub_lo, sub_hi))
+            itl_sla, ttft_sla = itl_sla[idx], ttft_sla[idx]
+        rows = np.arange(size) if idx is None else idx
+        cap = capacity(sub, itl_sla, ttft_sla, pct)
         at = cap.decoding_at_capacity[:, None]
-        light = np.full((idx.size, 1), CURVE_B[0])
-        lo = step_time_s(_take(table.curves_lo, idx), at)[:, 0]
-        hi = step_time_s(_take(table.curves_hi, idx), at)[:, 0]
+        light = np.full((rows.size, 1), CURVE_B[0])
+        lo = step_time_s(sub_lo, at)[:, 0]
+        hi = step_time_s(sub_hi, at)[:, 0]
         at_b = np.maximum(at, 1.0)
         p_mid, p_lo, p_hi = (
-            interp_rows(sub.batch, _take(curves, idx).power_w, at_b)[:, 0]
-            for curves in (table.curves, table.curves_lo, table.curves_hi)
+            interp_rows(sub.batch, curves.power_w, at_b)[:, 0] for curves in (sub, sub_lo, sub_hi)
         )
         # the curves of all rows at once, flat (row after row): the same elementwise
         # arithmetic as row by row, so the same numbers
-        counts = np.asarray([a.size for a in cap.curve_requests_per_s], dtype=np.int64)
-        flat_x = np.concatenate(cap.curve_requests_per_s)
+        counts = cap.curve_knots
+        flat_x = cap.flat_requests_per_s
         idle = np.repeat(sub.idle_w, counts)
-        flat_p = np.concatenate(cap.curve_power_w_per_gpu) * np.repeat(running[idx], counts)
-        flat_p = flat_p + idle * np.repeat(spare[idx], counts)
+        flat_p = cap.flat_power_w_per_gpu * np.repeat(running[rows], counts)
+        flat_p = flat_p + idle * np.repeat(spare[rows], counts)
         ends = np.cumsum(counts)
         starts = ends - counts
         with np.errstate(divide="ignore", invalid="ignore"):
-            per_rps = (flat_p - idle * np.repeat(held[idx], counts)) / flat_x
+            per_rps = (flat_p - idle * np.repeat(held[rows], counts)) / flat_x
         per_rps[starts] = np.inf  # the first knot (rate 0) is not a slope
         least = np.minimum.reduceat(per_rps, starts) if per_rps.size else per_rps
         x_all, p_all = flat_x.tolist(), flat_p.tolist()
-        i_all = np.concatenate(cap.curve_itl_s).tolist()
+        i_all = cap.flat_itl_s.tolist()
         bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
         _per_spec(cap.max_requests_per_s.tolist(), idx, rate)
         _per_spec(cap.decoding_at_capacity.tolist(), idx, b_star)
@@ -341,17 +348,26 @@ def _one(
     in_domain = bool(table.in_domain[i])
     tdp_w = table.tdp_w[i]
     p_mid, p_lo, p_hi = points.power_at_b[i]
-    return Candidate(
-        **_identity(spec),
+    held = spec.held
+    return Candidate(  # the fields of _identity, written out: built by the ten thousand
+        name=spec.name,
+        model=spec.model,
+        gpu=spec.gpu,
+        tp=spec.tp,
+        gpus_per_replica=held,
+        pipeline_parallel=spec.pp,
+        data_parallel=spec.dp,
+        expert_parallel=spec.ep,
+        nodes=spec.nodes,
         feasible=True,
         reason="" if in_domain else "outside the predictors' training domain",
         batch_size=max(1, round(points.b_star[i])),
         itl_s_at_capacity=itl_cap,
         max_requests_per_s_per_replica=xs[-1],
-        idle_power_w_per_replica=idle_w * spec.held,
+        idle_power_w_per_replica=idle_w * held,
         energy_j_per_request=max(0.0, points.slope_w[i]),
-        usd_per_hour_per_replica=spec.usd_per_hour_per_gpu * spec.held,
-        power_w_per_gpu_at_capacity=ps[-1] / spec.held,
+        usd_per_hour_per_replica=spec.usd_per_hour_per_gpu * held,
+        power_w_per_gpu_at_capacity=ps[-1] / held,
         in_domain=in_domain,
         itl_s_lo=min(lo, itl_cap),
         itl_s_hi=max(hi, itl_cap),

@@ -250,12 +250,29 @@ class Candidate:
             return "gpus_per_replica must hold tp × pipeline_parallel × data_parallel"
         if self.batch_size < 0:
             return f"batch_size must be >= 0, got {self.batch_size}"
-        negative = negative_problem(
-            max_requests_per_s_per_replica=self.max_requests_per_s_per_replica,
-            idle_power_w_per_replica=self.idle_power_w_per_replica,
-            energy_j_per_request=self.energy_j_per_request,
-            usd_per_hour_per_replica=self.usd_per_hour_per_replica,
-            power_w_per_gpu_at_capacity=self.power_w_per_gpu_at_capacity,
+        rate, idle = self.max_requests_per_s_per_replica, self.idle_power_w_per_replica
+        energy, usd = self.energy_j_per_request, self.usd_per_hour_per_replica
+        at_cap = self.power_w_per_gpu_at_capacity
+        try:  # the usual case in one test: every number finite and >= 0 (NaN fails it too)
+            fine = (
+                0.0 <= rate < math.inf
+                and 0.0 <= idle < math.inf
+                and 0.0 <= energy < math.inf
+                and 0.0 <= usd < math.inf
+                and 0.0 <= at_cap < math.inf
+            )
+        except TypeError:  # None (skipped by the check) or not a number: the check decides
+            fine = False
+        negative = (
+            ""
+            if fine
+            else negative_problem(
+                max_requests_per_s_per_replica=rate,
+                idle_power_w_per_replica=idle,
+                energy_j_per_request=energy,
+                usd_per_hour_per_replica=usd,
+                power_w_per_gpu_at_capacity=at_cap,
+            )
         )
         if negative:
             return negative

@@ -104,15 +104,33 @@ def rising_throughput(c: ServingCurves) -> ServingCurves:
 
 def interp_rows(grid: FloatArray, values: FloatArray, x: FloatArray) -> FloatArray:
     """Per-row linear interpolation of ``values`` (N, G) on the shared ``grid`` at ``x`` (N, M);
-    constant below the first and linear beyond the last grid point."""
+    constant below the first and linear beyond the last grid point.
+
+    Points the rows share (``x`` broadcast from one row, :func:`shared_points`) are located on
+    the grid once; the arithmetic per value is the same either way."""
     g = grid.size
+    if x.ndim == 2 and x.shape[0] > 1 and x.strides[0] == 0:
+        row = x[0]
+        idx = np.clip(np.searchsorted(grid, row, side="right") - 1, 0, g - 2)
+        t_row = (np.maximum(row, grid[0]) - grid[idx]) / (grid[idx + 1] - grid[idx])
+        v0, v1 = values.take(idx, axis=1), values.take(idx + 1, axis=1)
+        shared: FloatArray = v0 + t_row * (v1 - v0)
+        return shared
     idx = np.clip(np.searchsorted(grid, x, side="right") - 1, 0, g - 2)
-    rows = np.arange(values.shape[0])[:, None]
-    x0, x1 = grid[idx], grid[idx + 1]
-    v0, v1 = values[rows, idx], values[rows, idx + 1]
+    x0, x1 = grid.take(idx), grid.take(idx + 1)
+    # the (row, idx) cells of values, through flat positions (cheaper than 2-D fancy indexing)
+    flat = np.ascontiguousarray(values).ravel()
+    at = idx + (np.arange(values.shape[0]) * values.shape[1])[:, None]
+    v0, v1 = flat.take(at), flat.take(at + 1)
     t = (np.maximum(x, grid[0]) - x0) / (x1 - x0)
     out: FloatArray = v0 + t * (v1 - v0)
     return out
+
+
+def shared_points(points: FloatArray, rows: int) -> FloatArray:
+    """The 1-D *points* as the (rows, M) points of every row (a broadcast view: the curve
+    functions then locate them on the grid once for all rows)."""
+    return np.broadcast_to(points, (rows, points.size))
 
 
 def as_column(a: FloatArray) -> FloatArray:
@@ -123,7 +141,11 @@ def as_column(a: FloatArray) -> FloatArray:
 def step_time_s(c: ServingCurves, b: FloatArray) -> FloatArray:
     """τ(b) (N, M): decode step (the predictors' ITL, TP all-reduce included) + the prompt
     tokens arriving per step."""
-    dec = interp_rows(c.batch, c.itl_s, np.maximum(b, 1.0))
+    if b.ndim == 2 and b.shape[0] > 1 and b.strides[0] == 0:  # shared points stay shared
+        at = shared_points(np.maximum(b[0], 1.0), b.shape[0])
+    else:
+        at = np.maximum(b, 1.0)
+    dec = interp_rows(c.batch, c.itl_s, at)
     result: FloatArray = dec + b * as_column(c.prefill_s) / as_column(c.output_tokens)
     return result
 

@@ -94,12 +94,32 @@ class Capacity:
     limit: list[str]
     """Per row, what sets the capacity (or, when it is 0, what fails at the lightest load):
     'itl', 'ttft' or 'memory'."""
-    curve_requests_per_s: list[FloatArray]
-    """Per row, ascending rates of the curve knots (first 0)."""
-    curve_power_w_per_gpu: list[FloatArray]
-    """Per row, mean power per GPU at the knots (first = idle)."""
-    curve_itl_s: list[FloatArray]
-    """Per row, mean ITL at the knots (first = the ITL of a lone request)."""
+    curve_knots: npt.NDArray[np.int64]
+    """(N,) knots of each row's curve; the rows' knots follow each other in the flat curves."""
+    flat_requests_per_s: FloatArray
+    """The rows' curve knots, flat (row after row): per row ascending rates (first 0)."""
+    flat_power_w_per_gpu: FloatArray
+    """Flat, per row: mean power per GPU at the knots (first = idle)."""
+    flat_itl_s: FloatArray
+    """Flat, per row: mean ITL at the knots (first = the ITL of a lone request)."""
+
+    def _rows(self, flat: FloatArray) -> list[FloatArray]:
+        return np.split(flat, np.cumsum(self.curve_knots)[:-1]) if self.curve_knots.size else []
+
+    @property
+    def curve_requests_per_s(self) -> list[FloatArray]:
+        """Per row, ascending rates of the curve knots (first 0)."""
+        return self._rows(self.flat_requests_per_s)
+
+    @property
+    def curve_power_w_per_gpu(self) -> list[FloatArray]:
+        """Per row, mean power per GPU at the knots (first = idle)."""
+        return self._rows(self.flat_power_w_per_gpu)
+
+    @property
+    def curve_itl_s(self) -> list[FloatArray]:
+        """Per row, mean ITL at the knots (first = the ITL of a lone request)."""
+        return self._rows(self.flat_itl_s)
 
 
 def _memory_ok(
@@ -174,11 +194,12 @@ def capacity(
     itl_0 = np.concatenate((np.where(met, itl[:, 0], c.itl_s[:, 0])[:, None], itl), axis=1)
     power_0 = np.concatenate((idle, np.where(keep[:, 1:], power, -np.inf)), axis=1)
     power_0 = np.maximum.accumulate(power_0, axis=1)
-    ends = np.cumsum(keep.sum(axis=1))[:-1]
-
-    def rows_of(values: FloatArray) -> list[FloatArray]:
-        return np.split(values[keep], ends) if c.rows else []
-
     return Capacity(
-        lam_star, b_star, [str(s) for s in limit], rows_of(lam_0), rows_of(power_0), rows_of(itl_0)
+        lam_star,
+        b_star,
+        limit.tolist(),
+        keep.sum(axis=1),
+        lam_0[keep],
+        power_0[keep],
+        itl_0[keep],
     )
