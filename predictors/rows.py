@@ -125,8 +125,9 @@ def predict_rows(
 
     Large inputs are predicted in chunks of :data:`ROWS_CHUNK` rows (:func:`predicted_chunks`);
     every row's prediction is independent of the others, and whether a numeric input column is
-    shown as whole numbers is decided on the whole input, so the result is the same as in one
-    piece."""
+    shown as whole numbers is decided on the whole input, so the result is that of one piece
+    (up to the last bit of a float now and then: numpy's vectorised loops may treat a row at
+    another offset with another instruction sequence)."""
     parts = list(predicted_chunks(predictor, rows, with_ttft=with_ttft, with_fit=with_fit))
     return parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
 
