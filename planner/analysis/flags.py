@@ -24,7 +24,7 @@ the robust alternative is not computed).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner.documents.flags import (
     NOT_COMPUTED,
@@ -48,6 +48,10 @@ MAX_ROBUST_ENTRIES = 100
 """Most model entries a ``robust: true`` re-solve for the flags covers (module doc)."""
 
 
+#: The flag and deployment fields of a candidate key's PP, DP and EP (``key[3:6]``).
+DEGREE_FIELDS = ("pipeline_parallel", "data_parallel", "expert_parallel")
+
+
 def linked(inputs: PlanningInputs) -> bool:
     """True when a limit links the model entries: a power cap, a budget or an inventory."""
     return (
@@ -59,16 +63,21 @@ def linked(inputs: PlanningInputs) -> bool:
 
 def _deployments(plan: Plan, name: str) -> list[DeploymentDocument]:
     return [
-        DeploymentDocument(gpu=a.candidate.gpu, tp=a.candidate.tp, replicas=a.replicas)
+        DeploymentDocument(
+            gpu=a.candidate.gpu,
+            tp=a.candidate.tp,
+            replicas=a.replicas,
+            **dict(zip(DEGREE_FIELDS, a.candidate.key[3:6], strict=True)),
+        )
         for a in plan.allocations
         if a.candidate.name == name
     ]
 
 
 def _text(deployments: list[DeploymentDocument]) -> str:
-    return "; ".join(f"{d.gpu} tp{d.tp} x{d.replicas}" for d in deployments) or (
-        "nothing (no deployment)"
-    )
+    return "; ".join(
+        f"{d.gpu} tp{d.layout.replace(' ', '')} x{d.replicas}" for d in deployments
+    ) or ("nothing (no deployment)")
 
 
 def _robust(
@@ -131,10 +140,12 @@ def _instead(
 
 
 def _flag(
-    name: str, gpu: str, tp: int, replicas: int, hi: float | None, sla: float, in_domain: bool
+    key: tuple[Any, ...], replicas: int, hi: float | None, sla: float, in_domain: bool
 ) -> FlagDocument | None:
-    """The flag of one allocation (robust alternative not computed yet); None when the rule
-    does not flag it."""
+    """The flag of the allocation of candidate *key* (entry, GPU or a unit's pools, TP, PP, DP,
+    EP, ...) with its robust alternative not computed yet; None when the rule does not flag
+    it."""
+    name, gpu, tp = str(key[0]), str(key[1]), int(key[2])
     reasons = flag_reasons(gpu, hi, sla, in_domain)
     if not reasons:
         return None
@@ -143,6 +154,7 @@ def _flag(
         gpu=gpu,
         tp=tp,
         replicas=replicas,
+        **dict(zip(DEGREE_FIELDS, key[3:6], strict=True)),
         itl_s_hi_at_capacity=hi,
         itl_sla_s=sla,
         in_domain=in_domain,
@@ -175,9 +187,7 @@ def uncertainty_flags(
     *draws* draws."""
     found = [
         _flag(
-            a.candidate.name,
-            a.candidate.key[1],  # the GPU, or a disaggregated unit's pools
-            a.candidate.tp,
+            a.candidate.key,  # its GPU, or a disaggregated unit's pools, and its layout
             a.replicas,
             a.candidate.itl_s_hi,
             run.inputs.model(a.candidate.name).itl_sla_s,
@@ -238,9 +248,7 @@ def saved_plan_flags(doc: PlanDocument) -> UncertaintyFlagsDocument:
         return doc.uncertainty_flags
     found = [
         _flag(
-            a.name,
-            a.key[1],
-            a.tp,
+            a.key,
             a.replicas,
             doc.candidate(a.key).itl_s_hi,
             doc.model(a.name).itl_sla_s,

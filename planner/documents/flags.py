@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 from planner.documents.base import Document
-from planner.inputs import ms_text
+from planner.inputs import layout_text, ms_text
 
 RULE = (
     "an allocation whose candidate's upper 90 % ITL bound at capacity (a replica carrying the "
@@ -42,12 +42,28 @@ def flag_reasons(gpu: str, itl_s_hi: float | None, itl_sla_s: float, in_domain: 
     return reasons
 
 
+def layout_of(tp: int, pp: int | None, dp: int | None, ep: int | None) -> str:
+    """:func:`planner.inputs.layout_text` of degrees an older plan may leave empty (1)."""
+    return layout_text(tp, pp or 1, dp or 1, ep or 1)
+
+
 class DeploymentDocument(Document):
-    """One deployment: GPU type, TP degree and replicas."""
+    """One deployment: GPU type, TP degree, replicas and the rest of its layout."""
 
     gpu: str
     tp: int
     replicas: int
+    pipeline_parallel: int | None = None
+    """Pipeline stages of one replica (null in plans written before layouts: 1)."""
+    data_parallel: int | None = None
+    """Attention data-parallel ranks of one replica (null in older plans: 1)."""
+    expert_parallel: int | None = None
+    """Expert-parallel degree of the MoE layers (null in older plans: 1)."""
+
+    @property
+    def layout(self) -> str:
+        """The layout as the report's TP column shows it (``8``, ``8×PP2``)."""
+        return layout_of(self.tp, self.pipeline_parallel, self.data_parallel, self.expert_parallel)
 
 
 class FlagDocument(Document):
@@ -69,6 +85,28 @@ class FlagDocument(Document):
     """The sweep's probability that the plan meets this entry's SLA (None: no sweep, no draws)."""
     robust_deployments: list[DeploymentDocument] | None = None
     """The deployments of ``robust_instead`` (None when the robust plan is not known)."""
+    pipeline_parallel: int | None = None
+    """Pipeline stages of the allocation's replicas (null in plans written before: 1); with
+    ``tp``, ``data_parallel`` and ``expert_parallel`` the flag names one allocation."""
+    data_parallel: int | None = None
+    """Attention data-parallel ranks of the allocation's replicas (null in older plans: 1)."""
+    expert_parallel: int | None = None
+    """Expert-parallel degree of the allocation's replicas (null in older plans: 1)."""
+
+    @property
+    def layout(self) -> str:
+        """The layout as the report's TP column shows it (``8``, ``8×PP2``)."""
+        return layout_of(self.tp, self.pipeline_parallel, self.data_parallel, self.expert_parallel)
+
+    @property
+    def degrees(self) -> tuple[int, int, int, int]:
+        """(TP, PP, DP, EP) of the flagged allocation (1 where an older plan has none)."""
+        return (
+            self.tp,
+            self.pipeline_parallel or 1,
+            self.data_parallel or 1,
+            self.expert_parallel or 1,
+        )
 
 
 class UncertaintyFlagsDocument(Document):

@@ -8,7 +8,7 @@ one —, totals, peak facility power, GPUs per type, the objective, the capacity
 worst failover losses; a disaggregated unit's pools, :mod:`.verify_pools`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
-allocations, uncertainty flags that are not the rule's (:mod:`planner.documents.flags`). Each
+allocations, uncertainty flags that are not the rule's (:mod:`.verify_flags`). Each
 problem is one line naming the JSON field; :func:`checked_plan_json` stops on them
 (``report``, ``pareto`` and ``diff``), unless ``--trust`` is given: then they are warnings.
 The check works on the plain JSON mapping, so it does not depend on the document types it
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.documents.flags import flag_reasons
+from planner.documents.verify_flags import flag_problems
 from planner.documents.verify_pools import (
     RELATIVE_TOLERANCE,
     differs,
@@ -276,60 +276,6 @@ def _counts(data: dict[str, Any]) -> list[str]:
     return out
 
 
-def _flag_fields(
-    where: str, flag: dict[str, Any], alloc: dict[str, Any], again: dict[str, Any]
-) -> Iterator[str]:
-    """The derivable fields of one flag against what the allocation and candidate give."""
-    if flag.get("replicas") != alloc.get("replicas"):
-        yield f"{where}.replicas: {flag.get('replicas')!r}, the allocation has {alloc['replicas']}"
-    for key in ("in_domain", "reasons"):
-        if flag.get(key) != again[key]:
-            yield f"{where}.{key}: {flag.get(key)!r}, but the candidate gives {again[key]!r}"
-    for key in ("itl_s_hi_at_capacity", "itl_sla_s"):
-        if again[key] is None:
-            if flag.get(key) is not None:
-                yield f"{where}.{key}: {flag.get(key)!r}, but the plan has none"
-        elif _differs(flag.get(key), again[key]):
-            yield f"{where}.{key}: {flag.get(key)!r}, but the plan gives {again[key]:.6g}"
-
-
-def _flags(data: dict[str, Any], by_key: dict[tuple[Any, ...], Any]) -> Iterator[str]:
-    """``uncertainty_flags`` (when present) against the rule applied to the allocations: every
-    allocation the rule flags is flagged, with the candidate's ITL bound, the entry's SLA, the
-    domain and the reasons; nothing else is flagged. What ``robust: true`` deploys instead
-    needs the predictors and is not recomputed."""
-    block = data.get("uncertainty_flags")
-    if not isinstance(block, dict):
-        return
-    sla = {m.get("name"): m.get("itl_sla_s") for m in data.get("models") or []}
-    expected = {}
-    for alloc in data.get("allocations") or []:
-        key = (alloc.get("name"), _key(alloc)[1], alloc.get("tp"))  # (name, GPU or pools, TP)
-        c = by_key[_key(alloc)]
-        hi, in_domain = c.get("itl_s_hi"), bool(c.get("in_domain", True))
-        reasons = flag_reasons(str(key[1]), hi, float(sla[key[0]]), in_domain)
-        if reasons:
-            again = {"itl_s_hi_at_capacity": hi, "itl_sla_s": sla[key[0]]}
-            expected[key] = (alloc, {**again, "in_domain": in_domain, "reasons": reasons})
-    seen = set()
-    for i, flag in enumerate(block.get("flags") or []):
-        key = (flag.get("name"), flag.get("gpu"), flag.get("tp"))
-        where = f"uncertainty_flags.flags[{i}]"
-        if key not in expected or key in seen:
-            yield (
-                f"{where}: {key[0]!r} on {key[1]!r} TP {key[2]!r} is not an allocation the "
-                "rule flags (or is flagged twice)"
-            )
-            continue
-        seen.add(key)
-        yield from _flag_fields(where, flag, *expected[key])
-    for key in (k for k in expected if k not in seen):
-        yield (
-            f"uncertainty_flags.flags: the allocation {key[0]!r} on {key[1]!r} TP {key[2]!r} is "
-            f"not flagged, but {expected[key][1]['reasons'][0]}"
-        )
-
-
 def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
     by_key = _candidates_by_key(data)
@@ -346,7 +292,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
             problems.extend(_allocation(data, i, alloc, by_key[key]))
         problems.extend(_failover(data, by_key))
         problems.extend(pool_problems(data, by_key))
-        problems.extend(_flags(data, by_key))
+        problems.extend(flag_problems(data, by_key))
     if not problems:
         problems.extend(_totals(data))
     return problems

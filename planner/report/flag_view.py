@@ -42,7 +42,7 @@ def flag_table(doc: UncertaintyFlagsDocument) -> tuple[tuple[str, ...], list[tup
         instead = (
             "not computed (see below)" if f.robust_instead == NOT_COMPUTED else f.robust_instead
         )
-        row: tuple[str, ...] = (f.name, f.gpu, str(f.tp), str(f.replicas), why_text(f), instead)
+        row: tuple[str, ...] = (f.name, f.gpu, f.layout, str(f.replicas), why_text(f), instead)
         rows.append((*row, _share(f.sla_probability)) if swept else row)
     return header, rows
 
