@@ -252,3 +252,15 @@ def test_tests_do_not_import_benchmarks() -> None:
         names = _imports(path, f"tests.{path.stem}", set(MODULES))
         bad = sorted(n for n, _ in names if n.split(".")[0] in bench | {"benchmarks"})
         assert not bad, f"{path.name} imports benchmark code {bad}"
+
+
+#: Modules stay under this many lines (one job each; the developers' guide).
+MAX_MODULE_LINES = 400
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_every_module_stays_under_the_line_limit(module: str) -> None:
+    lines = MODULES[module].read_text(encoding="utf-8").count("\n")
+    assert lines < MAX_MODULE_LINES, (
+        f"{module} has {lines} lines; split it (one job per module, under {MAX_MODULE_LINES})"
+    )

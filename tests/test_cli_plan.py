@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli.app import app, main
-from planner.report.plan_view import CSV_COLUMNS
+from planner.report.plan_csv import CSV_COLUMNS
 from planner.text import num, to_json
 from predictors.core.errors import WattgpuError
 

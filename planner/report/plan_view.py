@@ -7,9 +7,9 @@ allocation (GPU, TP, replicas, load, ITL vs SLA, mean power per GPU, energy, cos
 totals, the savings against every baseline and, on request, the best feasible alternatives per
 model (with their objective delta) and the excluded candidates with their reasons. The table
 is compact by default (the columns that fit 100 characters); ``wide`` adds every column, and
-Markdown always has every column. CSV has one row per allocation with the JSON contract's
-allocation columns; JSON is :func:`~planner.documents.plan.plan_json` with non-finite numbers
-written as null.
+Markdown always has every column. CSV (:mod:`planner.report.plan_csv`) has one row per
+allocation with the JSON contract's allocation columns; JSON is
+:func:`~planner.documents.plan.plan_json` with non-finite numbers written as null.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from planner.report.plan_choices import (
     candidate_section,
     objective_text,
 )
+from planner.report.plan_csv import plan_csv
 from planner.report.region_view import region_lines, regions_section, with_regions
 from planner.result import Allocation, Plan, PlanStatus
 from planner.text import (
@@ -44,7 +45,6 @@ from planner.text import (
     num,
     pct,
     records_json,
-    rows_to_csv,
     sections_to_markdown,
     sections_to_text,
 )
@@ -347,31 +347,6 @@ def plan_sections(
             sections.append(alternatives_section(plan))
         sections.append(candidate_section(plan))
     return sections
-
-
-#: Columns of the CSV form: the JSON contract's allocation keys (then its extra keys).
-CSV_COLUMNS: tuple[str, ...] = (
-    "name",
-    "model",
-    "gpu",
-    "tp",
-    "replicas",
-    "gpus",
-    "requests_per_s_by_period",
-    "batch_size",
-    "itl_s",
-    "power_w_per_gpu",
-    "energy_kwh",
-    "cost_usd",
-    "carbon_kg",
-)
-
-
-def plan_csv(plan: Plan) -> str:
-    """One row per allocation: the contract's allocation columns, then any extra ones."""
-    rows = plan_json(plan)["allocations"]
-    extra = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in CSV_COLUMNS]
-    return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
 
 
 def render_plan(
