@@ -69,6 +69,12 @@ def _peak(d: dict[str, Any]) -> None:
     d["totals"]["peak_facility_power_kw"] = 0.1
 
 
+def _repeated_candidate(d: dict[str, Any]) -> None:
+    twin = copy.deepcopy(d["candidates"][1])
+    twin["max_requests_per_s_per_replica"] *= 2  # other figures under the same identity
+    d["candidates"].append(twin)
+
+
 EDITS: list[tuple[Callable[[dict[str, Any]], None], str]] = [
     (_scale_total, "totals.energy_kwh"),
     (_negative_energy, "allocations[0].energy_kwh"),
@@ -79,6 +85,7 @@ EDITS: list[tuple[Callable[[dict[str, Any]], None], str]] = [
     (_period_power, "allocations[1].power_w_by_period[3]"),
     (_objective, "solve.objective"),
     (_peak, "totals.peak_facility_power_kw"),
+    (_repeated_candidate, "the same candidate as candidates[1]"),
 ]
 
 

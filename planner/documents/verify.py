@@ -219,8 +219,24 @@ def _grid(data: dict[str, Any]) -> list[str]:
 
 
 def _candidates_by_key(data: dict[str, Any]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """The plan's candidate records by identity (the last of equal identities)."""
-    return {_key(c): c for c in data.get("candidates") or []}
+    """The plan's candidate records by identity (the first of equal identities, as
+    :meth:`planner.documents.plan.PlanDocument.candidate` reads them)."""
+    return {_key(c): c for c in reversed(data.get("candidates") or [])}
+
+
+def _repeated_candidates(data: dict[str, Any]) -> list[str]:
+    """Candidate records that repeat an earlier record's identity: a plan lists each candidate
+    once, so a second record (with other curves, say) is an edit, never what a solve wrote."""
+    first: dict[tuple[Any, ...], int] = {}
+    out = []
+    for j, c in enumerate(data.get("candidates") or []):
+        i = first.setdefault(_key(c), j)
+        if i != j:
+            out.append(
+                f"candidates[{j}]: the same candidate as candidates[{i}] (model entry, GPU, "
+                "layout and region); a plan lists each candidate once"
+            )
+    return out
 
 
 def _unreportable(
@@ -281,7 +297,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
     by_key = _candidates_by_key(data)
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *inventory_problems(data, per_replica, _key)]
-    problems += _counts(data)
+    problems += _counts(data) + _repeated_candidates(data)
     unreportable = _unreportable(data, by_key)
     problems += unreportable
     grid = _grid(data)
