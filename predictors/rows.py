@@ -156,30 +156,30 @@ def predicted_chunks(
         )
 
 
+def csv_piece(chunk: pl.DataFrame, *, header: bool) -> bytes:
+    """*chunk* (of :func:`predicted_chunks`) as UTF-8 CSV, every text cell made safe for
+    spreadsheets (:func:`~predictors.core.escape.csv_safe_frame`, a per-cell rule, so pieces
+    joined are the bytes of the whole frame written at once)."""
+    piece = io.BytesIO()
+    csv_safe_frame(chunk).write_csv(piece, include_header=header)
+    return piece.getvalue()
+
+
 def csv_pieces(chunks: Iterable[pl.DataFrame]) -> Iterator[bytes]:
-    """*chunks* (of :func:`predicted_chunks`) as the UTF-8 pieces of one CSV, the header once and
-    every text cell made safe for spreadsheets (:func:`~predictors.core.escape.csv_safe_frame`,
-    a per-cell rule, so the bytes are those of the whole frame written at once)."""
+    """*chunks* as the pieces of one CSV (:func:`csv_piece`), the header once."""
     for i, chunk in enumerate(chunks):
-        piece = io.BytesIO()
-        csv_safe_frame(chunk).write_csv(piece, include_header=i == 0)
-        yield piece.getvalue()
+        yield csv_piece(chunk, header=i == 0)
 
 
 def write_csv_chunks(chunks: Iterable[pl.DataFrame], sink: BinaryIO) -> tuple[int, int]:
     """Write *chunks* to *sink* as one CSV (:func:`csv_pieces`); return the number of rows and
     of rows with an error."""
-    counts = [0, 0]
-
-    def counted() -> Iterator[pl.DataFrame]:
-        for chunk in chunks:
-            counts[0] += chunk.height
-            counts[1] += chunk.filter(pl.col("error") != "").height
-            yield chunk
-
-    for piece in csv_pieces(counted()):
-        sink.write(piece)
-    return counts[0], counts[1]
+    n_rows = n_bad = 0
+    for i, chunk in enumerate(chunks):
+        sink.write(csv_piece(chunk, header=i == 0))
+        n_rows += chunk.height
+        n_bad += chunk.filter(pl.col("error") != "").height
+    return n_rows, n_bad
 
 
 def _predict_chunk(

@@ -21,8 +21,20 @@ import pytest
 
 from planner.inputs import Candidate, ModelDemand, Objective, PlanningInputs
 from planner.result import PlanStatus, check_invariants
+from planner.solve import decompose
 from planner.solve.optimize import solve
 from planner.solve.routing import route
+
+
+def every_vector(block: decompose.ModelBlock) -> list[np.ndarray]:
+    """Every replica vector of *block* within its bounds that covers its load and minimum
+    replicas: the brute-force set the exact search and its bounds are checked against."""
+    out = []
+    for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
+        n = np.asarray(combo, dtype=np.int64)
+        if decompose.covers(block, n) and n.sum() >= block.demand.min_replicas:
+            out.append(n)
+    return out
 
 
 def wiggly_curve(

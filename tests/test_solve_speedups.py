@@ -18,12 +18,11 @@ from them afresh.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import random
 
 import numpy as np
 import pytest
-from test_routing_oracle import instance, wiggly_curve
+from test_routing_oracle import every_vector, instance, wiggly_curve
 
 from planner.solve import decompose, pricing, search
 from planner.solve.columns import Decomposition
@@ -73,15 +72,6 @@ def test_hull_watts_stay_below_exact_routing(seed: int, convex: bool) -> None:
             assert bound == pytest.approx(exact, rel=1e-9, abs=1e-9)
 
 
-def _every_vector(block: decompose.ModelBlock) -> list[np.ndarray]:
-    out = []
-    for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
-        n = np.asarray(combo, dtype=np.int64)
-        if decompose.covers(block, n) and n.sum() >= block.demand.min_replicas:
-            out.append(n)
-    return out
-
-
 @pytest.mark.parametrize("seed", range(30))
 def test_search_with_the_hull_bound_finds_the_brute_force_optimum(seed: int) -> None:
     rng = random.Random(1300 + seed)
@@ -89,7 +79,7 @@ def test_search_with_the_hull_bound_finds_the_brute_force_optimum(seed: int) -> 
     dec = Decomposition(inputs, list(inputs.candidates))
     block = dec.blocks[0]
     pn, pt = dec.prices(0, np.zeros(0), np.zeros(inputs.periods), 0.0)
-    costs = [float(n @ pn + pt @ decompose.load_watts(block, n)) for n in _every_vector(block)]
+    costs = [float(n @ pn + pt @ decompose.load_watts(block, n)) for n in every_vector(block)]
     start = pricing.first_vector(block, pn, pt)
     assert start is not None and costs
     sb = decompose.search_block(block)

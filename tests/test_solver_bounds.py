@@ -23,7 +23,7 @@ import random
 
 import numpy as np
 import pytest
-from test_routing_oracle import instance, wiggly_curve
+from test_routing_oracle import every_vector, instance, wiggly_curve
 
 from planner.result import PlanStatus
 from planner.solve import decompose, pricing, search
@@ -74,15 +74,6 @@ def _block(seed: int) -> tuple[decompose.ModelBlock, np.ndarray, np.ndarray]:
     return dec.blocks[0], price_n, price_t
 
 
-def _every_vector(block: decompose.ModelBlock) -> list[np.ndarray]:
-    out = []
-    for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
-        n = np.asarray(combo, dtype=np.int64)
-        if decompose.covers(block, n) and n.sum() >= block.demand.min_replicas:
-            out.append(n)
-    return out
-
-
 def _cost(block: decompose.ModelBlock, n: np.ndarray, pn: np.ndarray, pt: np.ndarray) -> float:
     return float(n @ pn + pt @ decompose.load_watts(block, n))
 
@@ -90,7 +81,7 @@ def _cost(block: decompose.ModelBlock, n: np.ndarray, pn: np.ndarray, pt: np.nda
 @pytest.mark.parametrize("seed", range(20))
 def test_screening_keeps_every_vector_within_the_threshold(seed: int) -> None:
     block, pn, pt = _block(300 + seed)
-    vectors = _every_vector(block)
+    vectors = every_vector(block)
     costs = [_cost(block, n, pn, pt) for n in vectors]
     threshold = sorted(costs)[len(costs) // 3]
     ub = search.screen(decompose.search_block(block), pn, pt, threshold)
@@ -102,7 +93,7 @@ def test_screening_keeps_every_vector_within_the_threshold(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(20))
 def test_lagrangian_bound_is_below_the_cheapest_vector(seed: int) -> None:
     block, pn, pt = _block(400 + seed)
-    vectors = _every_vector(block)
+    vectors = every_vector(block)
     costs = [_cost(block, n, pn, pt) for n in vectors]
     best = vectors[int(np.argmin(costs))]
     sb = decompose.search_block(block)
@@ -124,7 +115,7 @@ def _least_peak_kw(inputs: object) -> float:
     dec = Decomposition(inputs, list(inputs.candidates))  # type: ignore[attr-defined]
     per_model = []
     for b, block in enumerate(dec.blocks):
-        per_model.append([dec.column(b, n).power_kw for n in _every_vector(block)])
+        per_model.append([dec.column(b, n).power_kw for n in every_vector(block)])
     return min(float(np.max(np.sum(c, axis=0))) for c in itertools.product(*per_model))
 
 
@@ -174,7 +165,7 @@ def test_pricing_without_the_search_finds_what_the_search_finds(seed: int) -> No
     block = dec.blocks[0]
     pn, pt = dec.prices(0, np.zeros(0), np.zeros(inputs.periods), 0.0)
     found = price_block(block, pn, pt)
-    vectors = _every_vector(block)
+    vectors = every_vector(block)
     assert found is not None and vectors
     least = min(_cost(block, n, pn, pt) for n in vectors)
     assert found.complete and found.bound == found.cost

@@ -26,8 +26,8 @@ def _facts(entry: ModelEntry, scenario: Scenario, precision: str) -> EntryFacts:
         precision=precision,
         input_tokens=entry.load.input_tokens,
         output_tokens=entry.load.output_tokens,
-        itl_sla_s=entry.sla.itl_ms / 1000.0,
-        ttft_sla_s=None if entry.sla.ttft_ms is None else entry.sla.ttft_ms / 1000.0,
+        itl_sla_s=entry.sla.itl_s,
+        ttft_sla_s=entry.sla.ttft_s,
         percentile=entry.sla.percentile,
     )
 

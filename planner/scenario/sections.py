@@ -244,6 +244,16 @@ class Sla(StrictModel):
     arrivals): capacity is the largest rate whose percentile ITL (on the upper 90 % interval
     curve with ``robust: true``) and TTFT meet the limits."""
 
+    @property
+    def itl_s(self) -> float:
+        """The ITL limit in seconds."""
+        return self.itl_ms / 1000.0
+
+    @property
+    def ttft_s(self) -> float | None:
+        """The TTFT limit in seconds (None: no TTFT limit)."""
+        return None if self.ttft_ms is None else self.ttft_ms / 1000.0
+
 
 class Failover(StrictModel):
     """Spare capacity: the load must still be carried, within the SLA, with any ``replicas``

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from planner.solve.lagrange import lower_hull
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -33,17 +35,7 @@ def hull_edges(x: FloatArray, d: FloatArray, cap: float) -> tuple[FloatArray, Fl
     inside = x < cap
     px = np.concatenate([x[inside], [cap]])
     pd = np.concatenate([d[inside], [float(np.interp(cap, x, d))]])
-    hx: list[float] = []
-    hd: list[float] = []
-    for xi, di in zip(px.tolist(), pd.tolist(), strict=True):
-        while len(hx) >= 2 and (hd[-1] - hd[-2]) * (xi - hx[-2]) >= (di - hd[-2]) * (
-            hx[-1] - hx[-2]
-        ):
-            hx.pop()
-            hd.pop()
-        if not hx or xi > hx[-1]:
-            hx.append(xi)
-            hd.append(di)
+    hx, hd = lower_hull(px, pd)
     ax, ad = np.asarray(hx), np.asarray(hd)
     width = np.diff(ax)
     return np.diff(ad) / width, width

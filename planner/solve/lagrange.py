@@ -70,7 +70,7 @@ class Relaxation:
     constant: float
 
 
-def _lower_hull(x: FloatArray, d: FloatArray) -> tuple[list[float], list[float]]:
+def lower_hull(x: FloatArray, d: FloatArray) -> tuple[list[float], list[float]]:
     """Vertices of the lower convex hull of the knots (x ascending): where ``μ·r − D(r)`` is
     largest for some ``μ``."""
     hx: list[float] = []
@@ -100,7 +100,7 @@ def clearing_prices(
     slopes: list[float] = []
     steps: list[float] = []
     for k in np.flatnonzero(best).tolist():
-        hx, hd = _lower_hull(curve_x[k], curve_d[k])
+        hx, hd = lower_hull(curve_x[k], curve_d[k])
         for i in range(1, len(hx)):
             slopes.append((hd[i] - hd[i - 1]) / (hx[i] - hx[i - 1]))
             steps.append(float(best[k]) * (hx[i] - hx[i - 1]))
