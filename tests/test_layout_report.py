@@ -151,3 +151,23 @@ def test_capacity_ratio_is_predicted_over_measured_throughput(over: float) -> No
     text = "\n".join(layout_section(result))
     assert ("capacity 0.8–1.25: met" in text) == lo_hi_met
     assert ("capacity 0.8–1.25: **missed**" in text) == (not lo_hi_met)
+
+
+def test_capacity_of_a_source_whose_itl_includes_the_prefill_is_b_over_itl() -> None:
+    """Where the source's per-token latency is latency / L (prefill included, Argonne), its
+    throughput is ``b / ITL`` by construction: the step time is the ITL alone, so exact ITL gives
+    a ratio of exactly 1 (adding the chunked prefill again would count it twice)."""
+    catalog = load_catalog()
+    predictor = Predictor.load(catalog=catalog)
+    base = _table().with_columns(pl.lit(True).alias("itl_includes_prefill"))
+    b, itl = base["batch_size"].to_numpy(), base["itl_s"].to_numpy()
+    frame = prepare(base.with_columns(pl.Series("output_throughput_tok_s", b / itl)), catalog)
+    exact = _long(frame).with_columns(pl.col("measured").alias("predicted"))
+    result = by_layout(exact, frame, predictor).filter(pl.col("capacity_rows") > 0)
+    assert result.height > 0
+    assert result["capacity_median_ratio"].to_list() == pytest.approx([1.0] * result.height)
+    # the same rows read as a median ITL without the prefill: b / τ(b) < b / ITL
+    plain = prepare(base.with_columns(pl.lit(False).alias("itl_includes_prefill")), catalog)
+    plain = plain.with_columns(pl.Series("output_throughput_tok_s", b / itl))
+    lower = by_layout(exact, plain, predictor).filter(pl.col("capacity_rows") > 0)
+    assert (lower["capacity_median_ratio"] < 1.0).all()

@@ -6,8 +6,8 @@ every row predicted by a fold model that never saw its GPU) and the measurements
 
 * **throughput at the measured concurrency**: measured output tokens/s against ``b / τ(b)``,
   where ``τ(b)`` is the serving model's step time at the measured mean concurrency ``b``
-  (held-out ITL + the chunked prefill of the arriving prompts, their TP all-reduce included),
-  and
+  (held-out ITL + the chunked prefill of the arriving prompts, their TP all-reduce included;
+  the ITL alone where the source's ITL already includes the prefill, latency / L), and
   against the plain ``b / ITL(b)``;
 * **power at load**: measured power per GPU against the serving model's ``E[P(K)]``,
   ``K ~ Poisson(b)``, with ``P(k)`` the held-out power predictions of the row's group
@@ -75,7 +75,22 @@ def measured(data_dir: Path) -> pl.DataFrame:
 
     table = _cast(load_measurements(data_dir).table.filter(pl.col("source").is_in(SOURCES)))
     return table.group_by(KEYS).agg(
-        pl.col("output_throughput_tok_s").mean(), pl.col("power_w_per_gpu").mean()
+        pl.col("output_throughput_tok_s").mean(),
+        pl.col("power_w_per_gpu").mean(),
+        pl.col("itl_includes_prefill").fill_null(False).all(),
+    )
+
+
+def step_time_s(rows: pl.DataFrame, phys: pl.DataFrame) -> np.ndarray:
+    """``τ(b)`` of *rows* (held-out ITL ``predicted``): :func:`measured_step_time_s`."""
+    from predictors.serving.grid import measured_step_time_s
+
+    return measured_step_time_s(
+        rows["predicted"].to_numpy(),
+        phys["prefill_s"].fill_null(0.0).to_numpy(),
+        rows["batch_size"].to_numpy(),
+        rows["output_tokens"].to_numpy(),
+        rows["itl_includes_prefill"].to_numpy(),
     )
 
 
@@ -94,8 +109,7 @@ def throughput_table(itl: pl.DataFrame, meas: pl.DataFrame) -> pl.DataFrame:
     )
     phys = row_physics(rows, Predictor.load())
     b = rows["batch_size"].to_numpy()
-    out = rows["output_tokens"].to_numpy()
-    tau = rows["predicted"].to_numpy() + b * phys["prefill_s"].fill_null(0.0).to_numpy() / out
+    tau = step_time_s(rows, phys)
     true = rows["output_throughput_tok_s"].to_numpy()
     frame = rows.select("source").with_columns(
         pl.Series("serving", _ape(b / tau, true)),
@@ -135,8 +149,7 @@ def capacity_ratio_table(itl: pl.DataFrame, meas: pl.DataFrame) -> pl.DataFrame:
     )
     phys = row_physics(rows, predictor)
     b = rows["batch_size"].to_numpy()
-    out = rows["output_tokens"].to_numpy()
-    tau = rows["predicted"].to_numpy() + b * phys["prefill_s"].fill_null(0.0).to_numpy() / out
+    tau = step_time_s(rows, phys)
     llms = predictor.catalog.llms.select(
         pl.col("id").alias("model"), "family", pl.col("is_moe").cast(pl.Boolean)
     )
@@ -261,8 +274,9 @@ def render(
         "",
         "Measured output tokens/s against `b / τ(b)` at the measured mean concurrency `b`, with",
         "the serving model's step time `τ(b)` = held-out ITL + chunked prefill of the arriving",
-        "prompts (`b · c_p / O`, their TP all-reduce included), and against the plain",
-        "`b / ITL(b)`.",
+        "prompts (`b · c_p / O`, their TP all-reduce included; for Argonne, whose per-token",
+        "latency is latency / L with the prefill included and whose throughput is `b / ITL` by",
+        "construction, the ITL alone), and against the plain `b / ITL(b)`.",
         "",
         *_md(thr, "serving model", "plain b/ITL"),
         "",

@@ -153,6 +153,23 @@ def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     )
 
 
+def measured_step_time_s(
+    itl_s: np.ndarray,
+    prefill_s: np.ndarray,
+    batch: np.ndarray,
+    output_tokens: np.ndarray,
+    itl_includes_prefill: np.ndarray,
+) -> np.ndarray:
+    """The serving model's step time ``τ(b)`` of measured rows, to compare ``b / τ(b)`` with
+    their throughput: the ITL plus the chunked prefill of the arriving prompts
+    (``b · prefill_s / O``), except where the source's ITL already includes the prefill
+    (latency / L, ``itl_includes_prefill``: Argonne, ML.ENERGY v1), where the ITL is the step
+    time itself (their throughput is ``b / ITL`` by construction)."""
+    chunked = np.where(itl_includes_prefill, 0.0, batch * np.nan_to_num(prefill_s) / output_tokens)
+    result: np.ndarray = itl_s + chunked
+    return result
+
+
 def serving_table(
     rows: pl.DataFrame, predictor: Predictor, *, robust: bool = False
 ) -> ServingTable:

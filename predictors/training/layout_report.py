@@ -21,7 +21,7 @@ import polars as pl
 
 from predictors import physics
 from predictors.api import Predictor
-from predictors.serving.grid import row_physics
+from predictors.serving.grid import measured_step_time_s, row_physics
 from predictors.training.evaluate import TARGETS, target_rows
 from predictors.training.metrics import mdape
 from predictors.training.report_format import SPLIT_TITLES, fmt, table
@@ -88,7 +88,8 @@ def _held_out(long: pl.DataFrame, frame: pl.DataFrame, target: str) -> pl.DataFr
 
 def _capacity(frame: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     """Per ITL row (``row``) that measured output throughput: ``b / throughput`` and the chunked
-    prefill per output token ``b · prefill / out`` (the non-ITL part of ``τ(b)``)."""
+    prefill per output token ``b · prefill / out`` (the non-ITL part of ``τ(b)``; 0 where the
+    source's ITL includes the prefill, :func:`predictors.serving.grid.measured_step_time_s`)."""
     rows = target_rows(frame, TARGETS["itl"]).with_row_index("row")
     rows = rows.filter(
         pl.col("output_throughput_tok_s").is_not_null() & (pl.col("output_throughput_tok_s") > 0)
@@ -97,12 +98,17 @@ def _capacity(frame: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
         return pl.DataFrame(
             schema={"row": pl.UInt32, "b_over_thr": pl.Float64, "prefill_per_token_s": pl.Float64}
         )
-    prefill = row_physics(rows, predictor)["prefill_s"].fill_null(0.0)
-    b = pl.col("batch_size").cast(pl.Float64)
-    return rows.with_columns(prefill.alias("prefill_s")).select(
+    prefill = row_physics(rows, predictor)["prefill_s"].fill_null(0.0).to_numpy()
+    b = rows["batch_size"].cast(pl.Float64).to_numpy()
+    included = rows["itl_includes_prefill"].fill_null(False).to_numpy()
+    out = rows["output_tokens"].cast(pl.Float64).to_numpy()
+    chunked = measured_step_time_s(np.zeros(rows.height), prefill, b, out, included)
+    return rows.select(
         "row",
-        (b / pl.col("output_throughput_tok_s")).alias("b_over_thr"),
-        (b * pl.col("prefill_s") / pl.col("output_tokens")).alias("prefill_per_token_s"),
+        (pl.col("batch_size").cast(pl.Float64) / pl.col("output_throughput_tok_s")).alias(
+            "b_over_thr"
+        ),
+        pl.Series("prefill_per_token_s", chunked),
     )
 
 
@@ -169,7 +175,8 @@ def layout_section(layouts: pl.DataFrame | None) -> list[str]:
         "A row counts in every class it belongs to (a wide-EP GB200 row is EP, attention DP and "
         "NVL72); pure TP is the rest at PP 1 and DP 1. Capacity: signed median of predicted / "
         "measured output throughput at the measured concurrency `b`, predicted as `b / τ(b)` "
-        "with `τ(b)` the held-out ITL plus the chunked prefill of the arriving prompts, on the "
+        "with `τ(b)` the held-out ITL plus the chunked prefill of the arriving prompts (the ITL "
+        "alone where the source's ITL includes the prefill: Argonne's latency / L), on the "
         "rows that measured throughput (above 1: capacity over-stated). Targets (issue 18): ITL "
         f"MdAPE ≤ {ITL_TARGET_PCT:g} % on multi-node and EP rows, capacity ratio "
         f"{CAPACITY_BAND[0]:g}–{CAPACITY_BAND[1]:g} per layout.",
