@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -31,11 +32,11 @@ def _interp(x: float, xs: tuple[float, ...], ys: tuple[float, ...]) -> float:
     """Linear interpolation of the knots (xs ascending), held constant beyond the ends."""
     if x <= xs[0]:
         return ys[0]
-    for i in range(1, len(xs)):
-        if x <= xs[i]:
-            t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
-            return ys[i - 1] + t * (ys[i] - ys[i - 1])
-    return ys[-1]
+    i = bisect_left(xs, x)  # the first knot at or above x (as a scan from the left finds)
+    if i >= len(xs) or x != x:  # beyond the last knot, or NaN
+        return ys[-1]
+    t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+    return ys[i - 1] + t * (ys[i] - ys[i - 1])
 
 
 def ms_text(seconds: float) -> str:
