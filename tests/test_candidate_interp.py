@@ -28,7 +28,7 @@ point = st.one_of(
 )
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(knot, st.floats(0.0, 1e4)), min_size=1, max_size=20), point)
 def test_bisection_equals_the_scan(pairs: list[tuple[float, float]], x: float) -> None:
     xs = tuple(sorted(k for k, _ in pairs))
