@@ -133,7 +133,8 @@ def itl_of(predictor: Predictor, feats: pl.DataFrame, *, free_comm: bool = False
     est = predictor.models.targets["itl"].estimator
     if free_comm:
         assert isinstance(est, PhysicsItlEstimator) and est.step is not None
-        est = dataclasses.replace(est, step=dataclasses.replace(est.step, allreduce_latency_s=0.0))
+        free = dataclasses.replace(est.step, allreduce_latency_s=0.0, scale_out_overhead_s=0.0)
+        est = dataclasses.replace(est, step=free)
         feats = feats.with_columns(
             pl.lit(1e12).alias("interconnect_gb_s"),
             pl.lit(1e13).alias("scale_out_gbit_s"),

@@ -194,7 +194,8 @@ def test_tensor_parallelism_costs_only_communication(
     est = predictor.models.targets["itl"].estimator
     grid = catalog_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens")
     feats = _featurised(predictor, grid)
-    free = dataclasses.replace(est, step=dataclasses.replace(est.step, allreduce_latency_s=0.0))
+    free_step = dataclasses.replace(est.step, allreduce_latency_s=0.0, scale_out_overhead_s=0.0)
+    free = dataclasses.replace(est, step=free_step)
     free_feats = feats.with_columns(
         pl.lit(1e12).alias("interconnect_gb_s"),
         pl.lit(1e13).alias("scale_out_gbit_s"),

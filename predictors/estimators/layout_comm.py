@@ -71,17 +71,22 @@ def layout_comm_s(
     layers: np.ndarray,
     interconnect_b_s: np.ndarray,
     alpha_s: float,
+    scale_out_overhead_s: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(TP all-reduces, all-to-all + pipeline transfers) of one token cycle of rows with layout
     *lay*, seconds (the formulas of :mod:`predictors.estimators.step`; all-reduce latency
-    *alpha_s*, bidirectional interconnect *interconnect_b_s* in bytes/s)."""
+    *alpha_s*, bidirectional interconnect *interconnect_b_s* in bytes/s). A message that leaves
+    the NVLink domain pays the network's latency (catalog ``scale_out_latency_us``) plus
+    *scale_out_overhead_s*, the collective library's own cost per cross-node step (proxy threads,
+    host-side synchronisation), fitted with the other step parameters."""
     tp, pp, dp = lay.tp, lay.pp, lay.dp
+    net_latency = lay.scale_out_latency_s + scale_out_overhead_s
     stage = tp * dp
     ic = interconnect_b_s
     net_bidir = 2.0 * lay.scale_out_b_s
     cross_tp = tp > lay.domain
     ic_tp = np.where(cross_tp, np.minimum(ic, net_bidir), ic)
-    alpha_tp = alpha_s + np.where(cross_tp, lay.scale_out_latency_s, 0.0)
+    alpha_tp = alpha_s + np.where(cross_tp, net_latency, 0.0)
     ring = 2.0 * (tp - 1.0) / np.maximum(tp, 1.0)
     rank_tokens = batch / (pp * dp)
     allreduce = alpha_tp + ring * (rank_tokens * hidden * ACTIVATION_BYTES) / ic_tp
@@ -98,7 +103,7 @@ def layout_comm_s(
     one_way = sent * (inside - 1.0) / stage / (ic / 2.0) + sent * outside / stage / (
         lay.scale_out_b_s
     )
-    a2a_alpha = alpha_s + np.where(outside > 0.0, lay.scale_out_latency_s, 0.0)
+    a2a_alpha = alpha_s + np.where(outside > 0.0, net_latency, 0.0)
     ep_comm = np.where(
         (dp > 1.0) & (stage > 1.0), lay.moe_layers * 2.0 * (a2a_alpha + one_way), 0.0
     )
@@ -107,6 +112,6 @@ def layout_comm_s(
     crossing = np.where(stage >= lay.domain, boundaries, np.floor(boundaries * stage / lay.domain))
     hop = rank_tokens * hidden * ACTIVATION_BYTES
     pp_comm = (boundaries - crossing) * (alpha_s + hop / (ic / 2.0)) + crossing * (
-        alpha_s + lay.scale_out_latency_s + hop / lay.scale_out_b_s
+        alpha_s + net_latency + hop / lay.scale_out_b_s
     )
     return np.asarray(tp_comm), np.asarray(ep_comm + pp_comm)

@@ -16,10 +16,11 @@ vendor (CUDA = 1, ROCm, Intel), the same for every GPU of a vendor.
 
 The parameters (``η_bw`` ≤ 0.9 and an overhead per layer for each engine family, shrunk towards
 shared values so that an engine measured on one GPU only follows the others; ``η_f`` ≤ 0.7;
-``p``; ``α``; ``κ``) are fitted by robust least squares (soft-L1 loss on log ITL) on every training
-row, every GPU given the same total weight. None of them belongs to a GPU, so the fit cannot
-memorise one: a GPU enters only through BW, F, IC and its vendor, and the step time is
-non-increasing in BW, F and IC and non-decreasing in batch, context and parameters. Because
+``p``; ``α``; ``λ`` ≤ 200 µs; ``κ``) are fitted by robust least squares (soft-L1 loss on log
+ITL) on every training row, every GPU given the same total weight. None of them belongs to a
+GPU, so the fit cannot memorise one: a GPU enters only through BW, F, IC and its vendor, and
+the step time is non-increasing in BW, F and IC and non-decreasing in batch, context and
+parameters. Because
 ``η_bw`` ≤ 1, ``t / κ`` is never below the memory-read floor ``bytes / (n · BW)``.
 
 Parallel layouts (``n = TP · PP · DP``, :mod:`predictors.catalog.validity`; ``bytes`` are then
@@ -30,7 +31,8 @@ micro-batch ``m = b / PP`` and ``m / DP`` sequences per attention-DP rank:
   MoE layer's expert outputs are summed by the same all-reduce, as vLLM does with EP = TP), one
   per layer plus one per dense layer with DP > 1. A TP group larger than the NVLink domain
   (:func:`predictors.physics.tp_domain_gpus`) runs at ``min(IC, 2 · scale-out)`` and pays the
-  scale-out latency per message.
+  scale-out latency per message: the network's (catalog) plus ``λ``, the collective library's
+  own cost per cross-domain message, fitted with the other parameters.
 * Attention DP > 1, per MoE layer: dispatch and combine all-to-all of each GPU's ``m / (DP ·
   TP) · k · hidden · 2 B`` to the other ``TP · DP − 1`` GPUs of the stage, the share outside the
   NVLink domain over the scale-out network (``scale_out_gbit_s`` per GPU, its latency).
@@ -62,6 +64,9 @@ ETA_FLOPS_BOUNDS = (0.25, 0.7)
 SMOOTHNESS_BOUNDS = (1.0, 8.0)
 #: Latency of one all-reduce, seconds.
 ALLREDUCE_LATENCY_BOUNDS = (0.0, 50e-6)
+#: The collective library's own latency per message that leaves the NVLink domain, on top of the
+#: network's (catalog ``scale_out_latency_us``), seconds.
+SCALE_OUT_OVERHEAD_BOUNDS = (0.0, 200e-6)
 #: Engine overhead per layer and step, seconds.
 LAYER_OVERHEAD_BOUNDS = (0.0, 1e-3)
 #: Interconnect assumed where the catalog has none: PCIe 4.0 x16, GB/s.
@@ -101,6 +106,9 @@ class StepParams:
     allreduce_latency_s: float = 10e-6
     layer_overhead_s: dict[str, float] = field(default_factory=lambda: {"vllm": 5e-5})
     vendor_factor: dict[str, float] = field(default_factory=lambda: {REFERENCE_VENDOR: 1.0})
+    scale_out_overhead_s: float = 0.0
+    """Collective latency per cross-domain message beyond the network's (0 in cards before it
+    was fitted: the earlier model)."""
 
     def to_json(self) -> dict[str, Any]:
         """The parameters as plain JSON values (stored in the model card)."""
@@ -116,6 +124,7 @@ class StepParams:
             float(data["allreduce_latency_s"]),
             {str(k): float(v) for k, v in data["layer_overhead_s"].items()},
             {str(k): float(v) for k, v in data["vendor_factor"].items()},
+            float(data.get("scale_out_overhead_s", 0.0)),
         )
 
 
@@ -247,7 +256,13 @@ def step_times(
     with np.errstate(invalid="ignore", divide="ignore"):
         core = top * ((memory / top) ** p + (compute / top) ** p) ** (1.0 / p)
     tp_comm, layout_comm = layout_comm_s(
-        x.layout, x.batch, x.hidden, x.layers, x.interconnect_b_s, params.allreduce_latency_s
+        x.layout,
+        x.batch,
+        x.hidden,
+        x.layers,
+        x.interconnect_b_s,
+        params.allreduce_latency_s,
+        params.scale_out_overhead_s,
     )
     overhead = x.layers * overhead_per_layer
     comm = tp_comm + layout_comm
@@ -279,7 +294,7 @@ def fit_step_params(frame: pl.DataFrame, itl_s: np.ndarray) -> StepParams:
     nf, nv = len(families), len(vendors)
 
     def unpack(theta: np.ndarray) -> StepParams:
-        eta_bw, overhead, kappa = np.split(np.asarray(theta[3:-2]), [nf, 2 * nf])
+        eta_bw, overhead, kappa = np.split(np.asarray(theta[4:-2]), [nf, 2 * nf])
         return StepParams(
             {f: float(v) for f, v in zip(families, eta_bw, strict=True)},
             float(theta[0]),
@@ -287,10 +302,11 @@ def fit_step_params(frame: pl.DataFrame, itl_s: np.ndarray) -> StepParams:
             float(theta[2]) * 1e-6,
             {f: float(v) * 1e-6 for f, v in zip(families, overhead, strict=True)},
             {REFERENCE_VENDOR: 1.0} | {v: float(k) for v, k in zip(vendors, kappa, strict=True)},
+            float(theta[3]) * 1e-6,
         )
 
     def residual(theta: np.ndarray) -> np.ndarray:
-        eta_bw, overhead, kappa = np.split(np.asarray(theta[3:-2]), [nf, 2 * nf])
+        eta_bw, overhead, kappa = np.split(np.asarray(theta[4:-2]), [nf, 2 * nf])
         per_row = (
             one_hot @ eta_bw,
             one_hot @ (overhead * 1e-6),
@@ -307,6 +323,7 @@ def fit_step_params(frame: pl.DataFrame, itl_s: np.ndarray) -> StepParams:
 
     lo = (
         [ETA_FLOPS_BOUNDS[0], SMOOTHNESS_BOUNDS[0], ALLREDUCE_LATENCY_BOUNDS[0] * 1e6]
+        + [SCALE_OUT_OVERHEAD_BOUNDS[0] * 1e6]
         + [ETA_BW_BOUNDS[0]] * nf
         + [LAYER_OVERHEAD_BOUNDS[0] * 1e6] * nf
         + [VENDOR_FACTOR_BOUNDS[0]] * nv
@@ -314,12 +331,13 @@ def fit_step_params(frame: pl.DataFrame, itl_s: np.ndarray) -> StepParams:
     )
     hi = (
         [ETA_FLOPS_BOUNDS[1], SMOOTHNESS_BOUNDS[1], ALLREDUCE_LATENCY_BOUNDS[1] * 1e6]
+        + [SCALE_OUT_OVERHEAD_BOUNDS[1] * 1e6]
         + [ETA_BW_BOUNDS[1]] * nf
         + [LAYER_OVERHEAD_BOUNDS[1] * 1e6] * nf
         + [VENDOR_FACTOR_BOUNDS[1]] * nv
         + [ETA_BW_BOUNDS[1], LAYER_OVERHEAD_BOUNDS[1] * 1e6]
     )
-    x0 = np.array([0.4, 2.0, 10.0] + [0.6] * nf + [50.0] * nf + [1.5] * nv + [0.6, 50.0])
+    x0 = np.array([0.4, 2.0, 10.0, 20.0] + [0.6] * nf + [50.0] * nf + [1.5] * nv + [0.6, 50.0])
     if not ok.any():
         return unpack(x0)
     sol = least_squares(
