@@ -52,6 +52,13 @@ chunks, chunks of 50,000 rows; benchmarks/README.md "Where issue 22's speed targ
 quiet 2-core machine: ``--cli-rows 1000000`` 11.5 s wall, 13.9 s CPU, 0.60 GB; back to back with
 23e905f under ``/usr/bin/time``: 15.9 / 15.8 s CPU, 0.58-0.59 GB against 17.4 / 16.2 s CPU,
 0.90 GB. The < 10 s CPU target is missed; < 1 GB is met. ``--rows 100000``: best 0.74 s.
+
+Measured 2026-12-02 on branch perf3 (fewer copies per chunk, a cheaper tree memo; outputs
+byte-identical; benchmarks/README.md has the table), back to back with eda1d98, the machine
+shared (load average 2.9-3.4): ``--cli-rows 1000000`` 8.9 / 14.4 s wall, 10.0 / 10.4 s CPU,
+0.53 GB against 10.5 / 12.3 s wall, 10.5 / 10.5 s CPU, 0.56-0.60 GB; at load 4.3: 12.3 s CPU
+against 13.7 s. ``--rows 100000 --repeats 7`` (load 4.5-4.7): best 0.73 / 0.66 s against
+0.72 / 0.81 s. The < 10 s CPU target is still missed on a loaded machine (10.0-13.3 s).
 """
 
 from __future__ import annotations

@@ -317,8 +317,7 @@ class Predictor:
         The estimators see only the rows whose batch fits in memory: the others' numbers are
         shown empty (their line says why), so they are never computed."""
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
-        # lazily: the memory rule's shared sub-expressions are evaluated once
-        fits = feats.lazy().select(physics.fits_in_memory().fill_null(False)).collect().to_series()
+        fits = feats.select(physics.fits_in_memory().fill_null(False)).to_series()
         reasons = domain.domain_reason_series(self.card, feats)
         head = feats.select(
             "_row",

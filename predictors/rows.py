@@ -31,6 +31,7 @@ from predictors.api import (
 )
 from predictors.catalog.row_checks import LAYOUT_COLUMNS, NUMERIC_COLUMNS
 from predictors.core.escape import csv_safe_frame
+from predictors.core.safe_read import collector_paused
 from predictors.serving.at_load import at_load
 
 __all__ = [
@@ -143,13 +144,16 @@ def predicted_chunks(
     predicted when asked for: their concatenation is :func:`predict_rows`' result (the same
     columns and types in every piece), so a writer holds one piece at a time."""
     if rows.height <= ROWS_CHUNK:
-        yield _predict_chunk(predictor, rows, with_ttft=with_ttft, with_fit=with_fit)
+        with collector_paused():  # frames and expressions: no reference cycles
+            part = _predict_chunk(predictor, rows, with_ttft=with_ttft, with_fit=with_fit)
+        yield part
         return
     whole = set(whole_number_columns(numeric_inputs(rows)))
     for start in range(0, rows.height, ROWS_CHUNK):
-        part = _predict_chunk(
-            predictor, rows.slice(start, ROWS_CHUNK), with_ttft=with_ttft, with_fit=with_fit
-        )
+        with collector_paused():
+            part = _predict_chunk(
+                predictor, rows.slice(start, ROWS_CHUNK), with_ttft=with_ttft, with_fit=with_fit
+            )
         yield part.with_columns(
             pl.col(c).cast(pl.Float64).cast(pl.Int64 if c in whole else pl.Float64)
             for c in NUMERIC_COLUMNS
@@ -161,8 +165,13 @@ def csv_piece(chunk: pl.DataFrame, *, header: bool) -> bytes:
     spreadsheets (:func:`~predictors.core.escape.csv_safe_frame`, a per-cell rule, so pieces
     joined are the bytes of the whole frame written at once)."""
     piece = io.BytesIO()
-    csv_safe_frame(chunk).write_csv(piece, include_header=header)
+    _write_piece(chunk, piece, header=header)
     return piece.getvalue()
+
+
+def _write_piece(chunk: pl.DataFrame, sink: BinaryIO, *, header: bool) -> None:
+    """:func:`csv_piece`'s bytes written straight into *sink* (no copy in between)."""
+    csv_safe_frame(chunk).write_csv(sink, include_header=header)
 
 
 def csv_pieces(chunks: Iterable[pl.DataFrame]) -> Iterator[bytes]:
@@ -176,9 +185,9 @@ def write_csv_chunks(chunks: Iterable[pl.DataFrame], sink: BinaryIO) -> tuple[in
     of rows with an error."""
     n_rows = n_bad = 0
     for i, chunk in enumerate(chunks):
-        sink.write(csv_piece(chunk, header=i == 0))
+        _write_piece(chunk, sink, header=i == 0)
         n_rows += chunk.height
-        n_bad += chunk.filter(pl.col("error") != "").height
+        n_bad += int((chunk["error"] != "").sum())
     return n_rows, n_bad
 
 

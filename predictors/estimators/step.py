@@ -46,6 +46,7 @@ are also added to the ITL floor: a layout is never predicted faster than its com
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -141,9 +142,21 @@ class StepInputs:
     layers: np.ndarray
     hidden: np.ndarray
     batch: np.ndarray
-    engine: np.ndarray
-    vendor: np.ndarray
+    engine_keys: pl.Series
+    """Each row's engine (String); :attr:`engine` is the same as a numpy array."""
+    vendor_keys: pl.Series
+    """Each row's GPU vendor (String); :attr:`vendor` is the same as a numpy array."""
     layout: LayoutInputs
+
+    @functools.cached_property
+    def engine(self) -> np.ndarray:
+        """Each row's engine (missing: vLLM)."""
+        return self.engine_keys.to_numpy()
+
+    @functools.cached_property
+    def vendor(self) -> np.ndarray:
+        """Each row's GPU vendor (missing: the reference vendor)."""
+        return self.vendor_keys.to_numpy()
 
     @staticmethod
     def of(frame: pl.DataFrame) -> StepInputs:
@@ -176,8 +189,8 @@ class StepInputs:
             layers=col("num_layers"),
             hidden=col("hidden_size"),
             batch=col("batch_size"),
-            engine=frame["engine"].cast(pl.String).fill_null("vllm").to_numpy(),
-            vendor=frame["vendor"].cast(pl.String).fill_null(REFERENCE_VENDOR).to_numpy(),
+            engine_keys=frame["engine"].cast(pl.String).fill_null("vllm"),
+            vendor_keys=frame["vendor"].cast(pl.String).fill_null(REFERENCE_VENDOR),
             layout=LayoutInputs.of(frame),
         )
 
@@ -214,21 +227,21 @@ class StepTimes:
         return np.asarray((self.overhead + self.core + self.comm) * self.vendor_factor)
 
 
-def _mapped(keys: np.ndarray, value_of: Callable[[str], float]) -> np.ndarray:
-    """``value_of(key)`` for every row's key, computed once per distinct key (hash lookups, no
-    sort of the string column)."""
-    column = pl.Series("key", keys, dtype=pl.String)
+def _mapped(keys: pl.Series, value_of: Callable[[str], float]) -> np.ndarray:
+    """``value_of(key)`` for every row's key (a String series), computed once per distinct key
+    (hash lookups, no sort of the string column)."""
+    column = keys
     table = {k: float(value_of(k)) for k in column.unique().drop_nulls().to_list()}
     return column.replace_strict(table, default=np.nan, return_dtype=pl.Float64).to_numpy()
 
 
-def _per_engine(values: dict[str, float], engine: np.ndarray) -> np.ndarray:
+def _per_engine(values: dict[str, float], engine: pl.Series) -> np.ndarray:
     """The value of each row's engine family (vLLM's for families without their own)."""
     default = values.get("vllm", 0.0)
     return _mapped(engine, lambda e: values.get(ENGINE_FAMILY.get(e, "vllm"), default))
 
 
-def _vendor_factor(params: StepParams, vendor: np.ndarray) -> np.ndarray:
+def _vendor_factor(params: StepParams, vendor: pl.Series) -> np.ndarray:
     return _mapped(vendor, lambda v: params.vendor_factor.get(v, 1.0))
 
 
@@ -243,9 +256,9 @@ def step_times(
     """
     if per_row is None:
         per_row = (
-            _per_engine(params.eta_bw, x.engine),
-            _per_engine(params.layer_overhead_s, x.engine),
-            _vendor_factor(params, x.vendor),
+            _per_engine(params.eta_bw, x.engine_keys),
+            _per_engine(params.layer_overhead_s, x.engine_keys),
+            _vendor_factor(params, x.vendor_keys),
         )
     eta_bw, overhead_per_layer, vendor_factor = per_row
     memory = x.memory_floor_s() / eta_bw

@@ -136,10 +136,10 @@ def _remember(memo: _Memo, keys: np.ndarray, bits: np.ndarray, values: np.ndarra
         if old is None:
             memo.table = _Table(keys.copy(), bits.copy(), values.copy())
             return
-        merged = np.concatenate([old.keys, keys])
-        order = np.argsort(merged, kind="stable")
+        # both sorted, no key in both: insert the new rows at their places (no sort, no gather)
+        at = np.searchsorted(old.keys, keys)
         memo.table = _Table(
-            merged[order],
-            np.concatenate([old.bits, bits])[order],
-            np.concatenate([old.out, values])[order],
+            np.insert(old.keys, at, keys),
+            np.insert(old.bits, at, bits, axis=0),
+            np.insert(old.out, at, values),
         )
