@@ -111,6 +111,9 @@ SCENARIO_VALUE_CASES = [
      "gpus.L4.available", "out of range"),
     ("electricity_price_absurd", "electricity_usd_per_kwh=1e3", "electricity_usd_per_kwh",
      "out of range"),
+    ("blank_entry_name", 'models[0].name=" "', "models[0].name", "blank"),
+    ("null_choice_reads_null", "engine=null", "engine", "null is not allowed"),
+    ("bool_choice_reads_true", "deployment=true", "deployment", "true is not allowed"),
 ]  # fmt: skip
 
 

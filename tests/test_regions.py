@@ -42,6 +42,7 @@ def run() -> PlanRun:
         ("regions.fr.grid_g_co2_per_kwh=100", "regions.fr.grid_g_co2_per_kwh", "give one"),
         ("models[0].regions=[]", "models[0].regions", "omit it"),
         ("regions={}", "regions", "no regions listed"),
+        ('regions[" "]={}', "regions", "blank region name"),
         ("regions.fr.pue=0.5", "regions.fr.pue", ""),
     ],
 )
@@ -58,6 +59,15 @@ def test_bad_region_input_is_one_line_naming_the_field(
     lines = str(info.value).splitlines()
     assert len(lines) == 1, lines
     assert f": {field}" in lines[0] and expected in lines[0], lines[0]
+
+
+def test_an_empty_region_name_is_named_at_load() -> None:
+    """An empty region name was a "planning inputs" error without the file after validate
+    said ok."""
+    from planner.scenario.load import load_scenario
+
+    with pytest.raises(WattgpuError, match=r"regions\.yaml: regions: blank region name"):
+        load_scenario(FIXTURE, ['regions={"": {}}'])
 
 
 def test_entries_without_regions_cannot_name_one() -> None:
