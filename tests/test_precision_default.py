@@ -111,6 +111,6 @@ def test_predict_at_a_rate_uses_the_checkpoints_precision(predictor: Predictor) 
         out["itl_s"][0] == out["itl_s"][1]
         and out["power_w_per_gpu"][0] == out["power_w_per_gpu"][1]
     )
-    plain = predict_rows(predictor, rows[2:].with_columns(
-        pl.lit("meta-llama/Llama-3.1-8B-Instruct").alias("model"), pl.lit("fp8").alias("precision")))  # fmt: skip
+    base = pl.lit("meta-llama/Llama-3.1-8B-Instruct").alias("model")
+    plain = predict_rows(predictor, rows[2:].with_columns(base, pl.lit("fp8").alias("precision")))
     assert out["itl_s"][2] == plain["itl_s"][0] and out["concurrency"][2] == plain["concurrency"][0]
