@@ -441,6 +441,14 @@ def test_single_row_predict_options_are_bounded(option: str, value: str, field: 
     assert_clean_error(result, "predict", field)
 
 
+def test_single_row_predict_with_output_is_an_error_not_ignored(tmp_path: Path) -> None:
+    """--output belongs to the batch form: the single form printed and wrote nothing, exit 0."""
+    target = tmp_path / "x.csv"
+    result = run_cli("predict", "--model", LLAMA_8B, "--gpu", "A30", "--output", str(target))
+    assert_clean_error(result, "--output", "--input")
+    assert not target.exists()
+
+
 def test_predict_input_that_is_not_a_file(tmp_path: Path) -> None:
     assert_clean_error(run_cli("predict", "--input", "/dev/zero"), "/dev/zero", "regular file")
     assert_clean_error(run_cli("predict", "--input", str(tmp_path)), str(tmp_path), "directory")
