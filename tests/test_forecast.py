@@ -316,6 +316,25 @@ def test_diff_plans(tmp_path: Path) -> None:
     assert json.loads(result.output)["totals"]
 
 
+def test_diff_names_the_inventory_and_region_changes() -> None:
+    """docs/reports.md's what-if (``--set gpus.X.available=0``, then diff) showed the fleet
+    change but not its cause: the plan's ``inventory`` (and each region's settings) were not
+    compared."""
+    a = plan_json(solve(tradeoff_inputs()))
+    b = plan_json(solve(replace(tradeoff_inputs(), inventory={"L4": None, "H100": 0, "A100": 2})))
+    d = diff_plans(a, b)
+    (change,) = [c for c in d.assumptions if c.where.startswith("inventory.")]
+    assert (change.where, change.before, change.after) == ("inventory.H100", 2, 0)
+    assert "inventory.H100: 2 -> 0" in "\n".join(d.lines())
+    region = {"name": "eu", "pue": 1.2, "power_cap_kw": None, "inventory": {"H100": 2},
+              "totals": {"energy_kwh": 1.0}}  # fmt: skip
+    a_r = dict(a, regions=[region])
+    b_r = dict(a, regions=[dict(region, pue=1.4, inventory={"H100": 4}, totals={})])
+    wheres = [c.where for c in diff_plans(a_r, b_r).assumptions]
+    assert wheres == ["regions.eu.inventory", "regions.eu.pue"], wheres
+    assert diff_plans(a_r, a_r).identical
+
+
 def test_diff_bad_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
