@@ -287,6 +287,17 @@ def test_pareto_of_infeasible_inputs_says_why() -> None:
     assert front.points == [] and "infeasible" in front.messages[0]
 
 
+def test_a_front_over_fewer_candidates_than_the_plan_had_says_so() -> None:
+    """A saved plan keeping only its best candidates re-solves its front over those: the front
+    may miss lower-energy or cheaper plans, and the method now says so."""
+    inputs = tradeoff_inputs()
+    doc = plan_document(solve(inputs))
+    assert doc.candidate_counts is not None and doc.candidate_counts.total == 3
+    fewer = inputs.with_candidates(inputs.candidates[1:])
+    assert "--candidates all" in pareto_front(fewer, points=2, chosen=doc).method
+    assert "--candidates all" not in pareto_front(inputs, points=2, chosen=doc).method
+
+
 def test_diff_plans(tmp_path: Path) -> None:
     a = plan_json(solve(tradeoff_inputs()))
     b_inputs = replace(tradeoff_inputs(), models=(ModelDemand("chat", "m", (9.0, 5.0), 0.05),))
