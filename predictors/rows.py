@@ -29,6 +29,7 @@ from predictors.api import (
     numeric_inputs,
     whole_number_columns,
 )
+from predictors.catalog.quantised import fill_implied_precision
 from predictors.catalog.row_checks import LAYOUT_COLUMNS, NUMERIC_COLUMNS
 from predictors.core.escape import csv_safe_frame
 from predictors.core.safe_read import collector_paused
@@ -215,7 +216,9 @@ def _predict_chunk(
         *PREDICTION_COLUMNS, *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS)
     )
     if rate.is_not_null().any():
-        normalised = normalise_rows(batch_rows).with_columns(rate)
+        # the precision the at-batch rows were predicted at (the checkpoint's when empty)
+        implied = fill_implied_precision(batch_rows, predictor.catalog)
+        normalised = normalise_rows(implied).with_columns(rate)
         result = at_load(predictor, normalised, result)
     extras = [*(TTFT_COLUMNS if with_ttft else ()), *(FIT_COLUMNS if with_fit else ())]
     return pl.concat(

@@ -236,6 +236,14 @@ def test_compare_nothing_fits_is_an_error() -> None:
     assert rows[0]["fits"] is False and "SLA 1 ms" in rows[0]["reason"]
 
 
+def test_compare_nothing_meets_the_ttft_names_the_ttft() -> None:
+    """A TTFT no GPU meets was reported as the (met) ITL limit alone."""
+    result = _invoke("compare", "-m", LLAMA_8B, "--requests-per-s", "1", "--itl-ms", "50",
+                     "--ttft-ms", "0.01", "--gpus", "H100", "--format", "json")  # fmt: skip
+    assert isinstance(result.exception, WattgpuError)
+    assert "ITL ≤ 50 ms and TTFT ≤ 0.01 ms" in str(result.exception)
+
+
 def test_predict_at_a_poisson_load() -> None:
     args = ["predict", "--model", LLAMA_8B, "--gpu", "A30", "--input-tokens", "1024"]
     result = _invoke(*args, "--requests-per-s", "0.33", "--format", "json")

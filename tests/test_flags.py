@@ -123,6 +123,32 @@ def test_flags_re_solved_for_the_flagged_entries_alone_equal_the_whole_robust_pl
         assert got == _deployed(whole, f.name), f.name
 
 
+def test_an_unlinked_entry_keeps_its_robust_plan_when_another_has_none(
+    predictor: Predictor,
+) -> None:
+    """disagg-tight-sla: nothing links its two entries, and rag-tight-itl has no robust plan.
+    The flagged entries were re-solved together, so rag-relaxed-itl read "no plan (robust: true
+    is infeasible: rag-tight-itl: ...)" though its own robust plan exists."""
+    from planner.pipeline import plan_scenario
+
+    run = plan_file("disagg-tight-sla", predictor=predictor, baselines=False)
+    doc = uncertainty_flags(run)
+    assert doc.robust_resolve == "flagged_entries"
+    by_name: dict[str, list[Any]] = {}
+    for f in doc.flags:
+        by_name.setdefault(f.name, []).append(f)
+    assert set(by_name) == {"rag-tight-itl", "rag-relaxed-itl"}, set(by_name)
+    relaxed = run.scenario.model_copy(update={"robust": True, "models": run.scenario.models[1:]})
+    alone = plan_scenario(relaxed, predictor, baselines=False).plan
+    assert alone.has_solution
+    for f in by_name["rag-relaxed-itl"]:
+        got = [(d.gpu, d.tp, d.replicas) for d in f.robust_deployments or []]
+        assert got == _deployed(alone, "rag-relaxed-itl"), f.robust_instead
+    for f in by_name["rag-tight-itl"]:
+        assert f.robust_deployments is None and f.robust_instead.startswith("no plan")
+    assert "each flagged model entry alone" in doc.robust_note, doc.robust_note
+
+
 def test_a_robust_re_solve_beyond_the_limit_is_not_run_and_says_so(
     paper: PlanRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -287,6 +287,17 @@ def test_pareto_of_infeasible_inputs_says_why() -> None:
     assert front.points == [] and "infeasible" in front.messages[0]
 
 
+def test_a_front_over_fewer_candidates_than_the_plan_had_says_so() -> None:
+    """A saved plan keeping only its best candidates re-solves its front over those: the front
+    may miss lower-energy or cheaper plans, and the method now says so."""
+    inputs = tradeoff_inputs()
+    doc = plan_document(solve(inputs))
+    assert doc.candidate_counts is not None and doc.candidate_counts.total == 3
+    fewer = inputs.with_candidates(inputs.candidates[1:])
+    assert "--candidates all" in pareto_front(fewer, points=2, chosen=doc).method
+    assert "--candidates all" not in pareto_front(inputs, points=2, chosen=doc).method
+
+
 def test_diff_plans(tmp_path: Path) -> None:
     a = plan_json(solve(tradeoff_inputs()))
     b_inputs = replace(tradeoff_inputs(), models=(ModelDemand("chat", "m", (9.0, 5.0), 0.05),))
@@ -314,6 +325,25 @@ def test_diff_plans(tmp_path: Path) -> None:
     assert "totals.energy_kwh" in result.output
     result = CliRunner().invoke(app, ["diff", str(pa), str(pb), "--format", "json"])
     assert json.loads(result.output)["totals"]
+
+
+def test_diff_names_the_inventory_and_region_changes() -> None:
+    """docs/reports.md's what-if (``--set gpus.X.available=0``, then diff) showed the fleet
+    change but not its cause: the plan's ``inventory`` (and each region's settings) were not
+    compared."""
+    a = plan_json(solve(tradeoff_inputs()))
+    b = plan_json(solve(replace(tradeoff_inputs(), inventory={"L4": None, "H100": 0, "A100": 2})))
+    d = diff_plans(a, b)
+    (change,) = [c for c in d.assumptions if c.where.startswith("inventory.")]
+    assert (change.where, change.before, change.after) == ("inventory.H100", 2, 0)
+    assert "inventory.H100: 2 -> 0" in "\n".join(d.lines())
+    region = {"name": "eu", "pue": 1.2, "power_cap_kw": None, "inventory": {"H100": 2},
+              "totals": {"energy_kwh": 1.0}}  # fmt: skip
+    a_r = dict(a, regions=[region])
+    b_r = dict(a, regions=[dict(region, pue=1.4, inventory={"H100": 4}, totals={})])
+    wheres = [c.where for c in diff_plans(a_r, b_r).assumptions]
+    assert wheres == ["regions.eu.inventory", "regions.eu.pue"], wheres
+    assert diff_plans(a_r, a_r).identical
 
 
 def test_diff_bad_files(tmp_path: Path) -> None:

@@ -111,6 +111,9 @@ SCENARIO_VALUE_CASES = [
      "gpus.L4.available", "out of range"),
     ("electricity_price_absurd", "electricity_usd_per_kwh=1e3", "electricity_usd_per_kwh",
      "out of range"),
+    ("blank_entry_name", 'models[0].name=" "', "models[0].name", "blank"),
+    ("null_choice_reads_null", "engine=null", "engine", "null is not allowed"),
+    ("bool_choice_reads_true", "deployment=true", "deployment", "true is not allowed"),
 ]  # fmt: skip
 
 
@@ -436,6 +439,14 @@ def test_predict_refuses_to_overwrite_input(tmp_path: Path) -> None:
 def test_single_row_predict_options_are_bounded(option: str, value: str, field: str) -> None:
     result = run_cli("predict", "--model", LLAMA_8B, "--gpu", "A30", option, value)
     assert_clean_error(result, "predict", field)
+
+
+def test_single_row_predict_with_output_is_an_error_not_ignored(tmp_path: Path) -> None:
+    """--output belongs to the batch form: the single form printed and wrote nothing, exit 0."""
+    target = tmp_path / "x.csv"
+    result = run_cli("predict", "--model", LLAMA_8B, "--gpu", "A30", "--output", str(target))
+    assert_clean_error(result, "--output", "--input")
+    assert not target.exists()
 
 
 def test_predict_input_that_is_not_a_file(tmp_path: Path) -> None:

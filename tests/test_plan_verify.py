@@ -100,6 +100,24 @@ def test_every_hand_edit_is_caught_and_named(
     assert any(named in line for line in problems), problems
 
 
+def test_an_optimal_plan_without_allocations_is_damaged_only_when_some_entry_has_load(
+    tmp_path: Path,
+) -> None:
+    """Every entry at 0 req/s (min_replicas 0) plans optimally with no allocation; report, diff
+    and pareto refused that plan as "edited or damaged"."""
+    out = tmp_path / "zero.json"
+    result = run_cli("plan", "paper-llama8b-low-load", "--set", "models[0].load.requests_per_s=0",
+                     "--set", "models[0].min_replicas=0", "-f", "json", "-o", str(out))  # fmt: skip
+    assert result.code == 0, result.err
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["status"] == "optimal" and data["allocations"] == []
+    assert plan_problems(data) == []
+    assert run_cli("report", str(out), "-f", "json").code == 0
+    emptied = copy.deepcopy(_plan())
+    emptied["allocations"] = []
+    assert any("no allocation for its model entries" in p for p in plan_problems(emptied))
+
+
 def test_a_relative_slip_below_the_tolerance_is_accepted() -> None:
     data = _plan()
     data["totals"]["energy_kwh"] *= 1 + 1e-9

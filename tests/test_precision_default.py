@@ -87,3 +87,30 @@ def test_a_stated_precision_still_wins(predictor: Predictor) -> None:
     assert plan.inputs.models[0].precision == "fp8"
     row = pl.DataFrame({"model": [GPT_OSS], "gpu": [GPU], "precision": ["fp8"]})
     assert predictor.predict(row)["precision"].to_list() == ["fp8"]
+
+
+def test_predict_at_a_rate_uses_the_checkpoints_precision(predictor: Predictor) -> None:
+    """The at-load rows of ``predict --requests-per-s`` are served at the precision the output
+    states (gpt-oss-120b at fp4 fits one H100; at bf16, as they were read before, it did not),
+    and a quantised checkpoint's name resolves there too (it was "0 sequences")."""
+    from predictors.rows import predict_rows
+
+    rows = pl.DataFrame(
+        {
+            "model": [GPT_OSS, GPT_OSS, "nvidia/Llama-3.1-8B-Instruct-FP8"],
+            "gpu": [GPU] * 3,
+            "precision": ["", "fp4", ""],
+            "requests_per_s": [0.5, 0.5, 1.0],
+            **{k: [v] * 3 for k, v in TOKENS.items()},
+        }
+    )
+    out = predict_rows(predictor, rows)
+    assert out["error"].to_list() == ["", "", ""], out["error"].to_list()
+    assert out["precision"].to_list() == ["fp4", "fp4", "fp8"]
+    assert (
+        out["itl_s"][0] == out["itl_s"][1]
+        and out["power_w_per_gpu"][0] == out["power_w_per_gpu"][1]
+    )
+    base = pl.lit("meta-llama/Llama-3.1-8B-Instruct").alias("model")
+    plain = predict_rows(predictor, rows[2:].with_columns(base, pl.lit("fp8").alias("precision")))
+    assert out["itl_s"][2] == plain["itl_s"][0] and out["concurrency"][2] == plain["concurrency"][0]

@@ -538,6 +538,20 @@ def test_override_does_not_touch_input() -> None:
     assert data["models"][0]["name"] == "chat" and changed["models"][0]["name"] == "x"
 
 
+@pytest.mark.parametrize("text", ["", "# nothing\n", "- a\n- b\n", "5\n"])
+def test_an_overlay_that_is_not_a_mapping_names_the_overlay(
+    tmp_path: Path, catalog: Catalog, text: str
+) -> None:
+    """An empty or list overlay was reported as the scenario's own top level."""
+    path = write(tmp_path, base())
+    overlay = tmp_path / "over.yaml"
+    overlay.write_text(text, encoding="utf-8")
+    with pytest.raises(WattgpuError) as info:
+        load_scenario(path, catalog=catalog, overlays=[overlay])
+    (line,) = str(info.value).splitlines()
+    assert line.startswith(f"{overlay}: (top level): ") and "fields to merge" in line, line
+
+
 def test_overlay_merges_models_by_name(tmp_path: Path, catalog: Catalog) -> None:
     path = write(tmp_path, base())
     overlay = write(

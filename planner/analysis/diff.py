@@ -1,6 +1,7 @@
 """What changed between two plan JSON files (``wattgpu plan … --format json`` outputs).
 
-Compares the scenario name, status, assumptions, model loads, allocations (keyed by model entry
+Compares the scenario name, status, assumptions (with the GPU inventory and each region's
+settings), model loads, allocations (keyed by model entry
 name, GPU and TP degree: added, removed, changed replicas/load/energy/cost) and totals (absolute
 and relative change, GPUs by type). Pure functions on the JSON contract of issue 5, so plans
 from other wattgpu versions compare as long as they follow it.
@@ -210,6 +211,12 @@ def diff_plans(
     a_as, b_as = a.get("assumptions") or {}, b.get("assumptions") or {}
     for key in sorted(set(a_as) | set(b_as)):
         _compare(f"assumptions.{key}", a_as.get(key), b_as.get(key), d.assumptions)
+    a_inv, b_inv = a.get("inventory") or {}, b.get("inventory") or {}
+    for gpu in sorted(set(a_inv) | set(b_inv), key=str):  # null: unlimited
+        _compare(
+            f"inventory.{gpu}", a_inv.get(gpu, "absent"), b_inv.get(gpu, "absent"), d.assumptions
+        )
+    _compare_regions(a.get("regions") or [], b.get("regions") or [], d.assumptions)
     a_models = {m.get("name"): m for m in a.get("models") or []}
     b_models = {m.get("name"): m for m in b.get("models") or []}
     for name in sorted(set(a_models) | set(b_models), key=str):
@@ -241,6 +248,24 @@ def diff_plans(
     for gpu in sorted(set(a_gpus) | set(b_gpus)):
         _compare(f"totals.gpus.{gpu}", a_gpus.get(gpu, 0), b_gpus.get(gpu, 0), d.totals)
     return d
+
+
+#: Region record keys that are results, not settings (the fleet's totals are compared).
+REGION_RESULTS = frozenset({"name", "totals", "usd_per_facility_kwh_weight", "carbon_kg_weight"})
+
+
+def _compare_regions(a: list[Any], b: list[Any], out: list[Change]) -> None:
+    """Each region's settings (grid, PUE, prices, cap, inventory), regions matched by name."""
+    a_by = {r.get("name"): r for r in a if isinstance(r, dict)}
+    b_by = {r.get("name"): r for r in b if isinstance(r, dict)}
+    for name in sorted(set(a_by) | set(b_by), key=str):
+        ra, rb = a_by.get(name), b_by.get(name)
+        if ra is None or rb is None:
+            where = f"regions.{name}"
+            _compare(where, "present" if ra else "absent", "present" if rb else "absent", out)
+            continue
+        for key in sorted((set(ra) | set(rb)) - REGION_RESULTS):
+            _compare(f"regions.{name}.{key}", ra.get(key), rb.get(key), out)
 
 
 def diff_files(

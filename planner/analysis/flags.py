@@ -9,7 +9,9 @@ each flagged model entry:
   solver plans every entry on its own (:func:`planner.solve.colgen.solve_by_model`: an exact,
   deterministic search per entry, no shared time budget) and the candidates of an entry are
   predicted from that entry alone. So the flagged entries are re-solved alone: each gets the
-  deployment the whole scenario's ``robust: true`` plan gives it, at a fraction of the cost;
+  deployment the whole scenario's ``robust: true`` plan gives it, at a fraction of the cost.
+  When they have no robust plan together, each is re-solved on its own (one entry without a
+  robust plan says nothing of the others);
 * otherwise the entries share limits and the whole scenario is re-solved;
 * a re-solve of more than :data:`MAX_ROBUST_ENTRIES` entries is not run: it costs about as
   much as the plan itself (``large-generated``: 455 of 500 entries flagged, a robust re-solve
@@ -80,50 +82,67 @@ def _text(deployments: list[DeploymentDocument]) -> str:
     ) or ("nothing (no deployment)")
 
 
-def _robust(
-    run: PlanRun, flagged: list[str], step: Callable[[str], None]
-) -> tuple[Plan | None, RobustResolve, str]:
-    """The robust plan that answers for the *flagged* entries, how it was found, and a note."""
-    scenario = run.scenario
-    if scenario.robust:
-        return run.plan, "already_robust", "the plan is itself planned with robust: true"
-    together = linked(run.inputs)
-    names = [m.name for m in run.inputs.models] if together else flagged
-    if len(names) > MAX_ROBUST_ENTRIES:
-        return (
-            None,
-            "not_computed",
-            f"not re-solved: it would re-plan {len(names)} model entries, more than "
-            f"{MAX_ROBUST_ENTRIES} (about the cost of this plan again); `wattgpu plan SCENARIO "
-            "--set robust=true` gives it",
-        )
+def _replan(run: PlanRun, names: list[str]) -> Plan | str:
+    """The robust plan of the entries *names* of *run*'s scenario, or why it could not be made."""
     chosen = set(names)
+    scenario = run.scenario
     robust = scenario.model_copy(
         update={"robust": True, "models": [e for e in scenario.models if e.name in chosen]}
     )
     from planner.pipeline import plan_scenario
 
-    step(f"flags: planning {len(names)} model entries again with robust: true")
     try:
-        plan = plan_scenario(
+        return plan_scenario(
             robust, run.predictor, time_limit_s=run.inputs.time_limit_s, baselines=False
         ).plan
     except WattgpuError as exc:  # the plan stands; only its robust alternative is unknown
-        first = str(exc).splitlines()[0]
-        return None, "not_computed", f"robust: true could not be planned: {first}"
+        return f"robust: true could not be planned: {str(exc).splitlines()[0]}"
+
+
+def _robust(
+    run: PlanRun, flagged: list[str], step: Callable[[str], None]
+) -> tuple[dict[str, Plan | None], RobustResolve, str]:
+    """Per *flagged* entry the robust plan that answers for it, how it was found, and a note."""
+    if run.scenario.robust:
+        plans: dict[str, Plan | None] = dict.fromkeys(flagged, run.plan)
+        return plans, "already_robust", "the plan is itself planned with robust: true"
+    together = linked(run.inputs)
+    names = [m.name for m in run.inputs.models] if together else flagged
+    if len(names) > MAX_ROBUST_ENTRIES:
+        return (
+            dict.fromkeys(flagged),
+            "not_computed",
+            f"not re-solved: it would re-plan {len(names)} model entries, more than "
+            f"{MAX_ROBUST_ENTRIES} (about the cost of this plan again); `wattgpu plan SCENARIO "
+            "--set robust=true` gives it",
+        )
+    step(f"flags: planning {len(names)} model entries again with robust: true")
+    plan = _replan(run, names)
+    if isinstance(plan, str):
+        return dict.fromkeys(flagged), "not_computed", plan
     if together:
         note = (
             "the whole scenario re-solved (a power cap, budget or inventory limit links the "
             "model entries)"
         )
-        return plan, "all_entries", note
+        return dict.fromkeys(flagged, plan), "all_entries", note
+    if not plan.has_solution and len(names) > 1:
+        # unlinked entries plan independently: one without a robust plan says nothing of another
+        step(f"flags: planning each of {len(names)} model entries alone with robust: true")
+        alone = {name: _replan(run, [name]) for name in names}
+        note = (
+            "re-solved for each flagged model entry alone (together they have no robust plan, "
+            "and nothing links the entries: no power cap, budget or inventory limit)"
+        )
+        each = {n: p if isinstance(p, Plan) else None for n, p in alone.items()}
+        return each, "flagged_entries", note
     entries = "entry" if len(names) == 1 else "entries"
     note = (
         f"re-solved for the {len(names)} flagged model {entries} alone, which gives each the "
         "deployment of the whole scenario's robust plan: nothing links the entries (no power "
         "cap, budget or inventory limit)"
     )
-    return plan, "flagged_entries", note
+    return dict.fromkeys(flagged, plan), "flagged_entries", note
 
 
 def _instead(
@@ -203,7 +222,7 @@ def uncertainty_flags(
     probs = sla_probability or {}
     done = []
     for f in flags:
-        instead, deployments = _instead(robust, resolve, f.name)
+        instead, deployments = _instead(robust[f.name], resolve, f.name)
         done.append(
             f.model_copy(
                 update={

@@ -148,10 +148,18 @@ def pareto_front(
     chosen_marker, baselines = (
         _markers(chosen, inputs.objective.minimize) if chosen is not None else (None, [])
     )
+    counts = chosen.candidate_counts if isinstance(chosen, PlanDocument) else None
+    method = METHOD
+    if counts is not None and len(inputs.candidates) < counts.total:  # a saved plan's "best"
+        method += (
+            f" Re-solved over the {len(inputs.candidates):,} of {counts.total:,} candidates "
+            "the plan file keeps: a front over every candidate may reach lower energy or cost "
+            "(save the plan with `wattgpu plan --candidates all`)."
+        )
     return ParetoDocument(
         scenario=inputs.scenario,
         estimated=True,
-        method=METHOD,
+        method=method,
         points=nondominated(found),
         chosen=chosen_marker,
         baselines=baselines,

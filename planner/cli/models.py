@@ -267,6 +267,11 @@ def predict(
         n_rows, n_bad = counts[-1]
         typer.echo(f"wrote {output_csv}: {n_rows} rows, {n_bad} with errors")
         return
+    if output_csv is not None:
+        raise WattgpuError(
+            f"--output {output_csv}: only the batch form writes a file — add --input ROWS.csv, "
+            "or drop --output (the single form prints; --format json for JSON)"
+        )
     if model is None or gpu is None:
         raise WattgpuError("predict: give --model and --gpu (or --input ROWS.csv)")
     row = pl.DataFrame(

@@ -369,8 +369,9 @@ def compare(
     else:
         _print_sections([compare_section(result)], wide=True)
     if not any(r.fits for r in result.rows):
+        ttft = "" if ttft_ms is None else f" and TTFT ≤ {ttft_ms:g} ms"
         raise WattgpuError(
-            f"no GPU type meets ITL ≤ {itl_ms:g} ms for {result.model} — relax the SLA "
+            f"no GPU type meets ITL ≤ {itl_ms:g} ms{ttft} for {result.model} — relax the SLA "
             "or allow more GPU types"
         )
 

@@ -90,7 +90,14 @@ def _status(data: dict[str, Any]) -> Iterator[str]:
     status, allocations = data.get("status"), data.get("allocations") or []
     if status in ("infeasible", "error") and allocations:
         yield f"status: '{status}' but the plan has {len(allocations)} allocation(s)"
-    if status in ("optimal", "feasible") and not allocations and data.get("models"):
+    served = [  # entries that need a replica: load in some period, or a minimum
+        m
+        for m in data.get("models") or []
+        if not isinstance(m, dict)
+        or m.get("min_replicas")
+        or any(r != 0 for r in m.get("requests_per_s_by_period") or [1])
+    ]
+    if status in ("optimal", "feasible") and not allocations and served:
         yield f"status: '{status}' but the plan has no allocation for its model entries"
 
 

@@ -98,7 +98,8 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
             expected = str(ctx.get("expected", ""))
             choices = re.findall(r"'([^']*)'", expected)
             hint = did_you_mean(str(value)[:100], choices) if choices else ""
-            msg = f"{short_repr(value, 60)} is not allowed{hint} — use one of {expected}"
+            shown = short_repr(value, 60) if isinstance(value, str) else _show(value)
+            msg = f"{shown} is not allowed{hint} — use one of {expected}"
         elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
             bound = err["msg"].replace("Input should be", "give a value")
             msg = f"{_show(value)} is out of range — {bound}"

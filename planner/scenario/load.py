@@ -58,7 +58,12 @@ def load_scenario(
     path = Path(path)
     data = _read_yaml(path)
     for overlay in overlays:
-        data = deep_merge(data, _read_yaml(Path(overlay)))
+        layer = _read_yaml(Path(overlay))
+        if not isinstance(layer, dict):  # an empty file or a list would replace the scenario
+            shape = "is empty" if layer is None else f"is a {type(layer).__name__}, not a mapping"
+            problem = f"{shape} — give the scenario fields to merge (docs/scenarios.md, --overlay)"
+            raise as_error(str(overlay), [("(top level)", problem)])
+        data = deep_merge(data, layer)
     problems: list[Problem] = []
     if overrides:
         data, failed = apply_overrides(data, list(overrides))

@@ -242,6 +242,8 @@ def _model_problems(s: Scenario) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(s.models):
+        if not entry.name.strip():
+            problems.append((f"models[{i}].name", "blank — give the entry a name, e.g. chat"))
         if entry.name in seen:
             problems.append(
                 (

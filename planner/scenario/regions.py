@@ -104,6 +104,8 @@ def region_problems(
         problems.append(
             ("power_cap_kw", "not used with regions — give each region's power_cap_kw instead")
         )
+    if any(not name.strip() for name in names):
+        problems.append(("regions", "blank region name — give every region a name, e.g. eu"))
     for name, spec in regions.items():
         where = f"regions.{name}"
         if spec.region is not None and spec.grid_g_co2_per_kwh is not None:

@@ -312,12 +312,19 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
     if plan is None and (regional or curved and len(inputs.models) > MONOLITHIC_MAX_MODELS):
         # the full MILP of a large curve instance only relaxes, at a large cost in time and
         # memory: say honestly that nothing was found
+        seconds = time.perf_counter() - start
         message = (
             f"no plan found within the time limit of {inputs.time_limit_s:g} s, and none "
             "proven impossible: column generation found no combination within the limits "
             "(raise time_limit_s or loosen a limit)"
         )
-        info = SolveInfo(time.perf_counter() - start, None, None, None, COLGEN_SOLVER, (message,))
+        if seconds < 0.5 * inputs.time_limit_s:  # it stopped on its own: more time is no help
+            message = (
+                f"no plan found, and none proven impossible: column generation stopped after "
+                f"{seconds:.2g} s (of the {inputs.time_limit_s:g} s time limit) without a "
+                "combination within the limits — loosen a limit (inventory, power cap, budget)"
+            )
+        info = SolveInfo(seconds, None, None, None, COLGEN_SOLVER, (message,))
         plan = Plan(inputs, PlanStatus.TIME_LIMIT, info)
     if plan is None:
         plan = _solve_full_milp(inputs, time.perf_counter() - start, relaxed=curved)

@@ -16,14 +16,18 @@ import numpy as np
 import polars as pl
 
 from predictors.api import Predictor
+from predictors.catalog.quantised import try_resolve_checkpoint
 from predictors.serving.curves import rate_per_s
 from predictors.serving.grid import serving_table
 from predictors.serving.operating import at_rate
 
 
 def _ids(predictor: Predictor, rows: pl.DataFrame) -> pl.DataFrame:
+    """*rows* with catalog ids (a quantised checkpoint's name: its base model's, as
+    :meth:`Predictor.predict` resolves it)."""
     cat = predictor.catalog
-    models = {m: cat.try_resolve_llm(m) for m in rows["model"].unique().to_list()}
+    found = {m: try_resolve_checkpoint(cat, m) for m in rows["model"].unique().to_list()}
+    models = {m: None if c is None else c.model_id for m, c in found.items()}
     gpus = {g: cat.try_resolve_gpu(g) for g in rows["gpu"].unique().to_list()}
     return rows.with_columns(
         pl.col("model").replace_strict(models, return_dtype=pl.String),
