@@ -279,7 +279,7 @@ def test_batch_contract_columns_are_what_predict_writes(tmp_path: Path) -> None:
     assert set(header[: -len(outputs)]) == (set(inputs) - layout) | {"note"}
     good, bad = rows
     # Llama-3.1-8B's checkpoint is BF16; its usual layout on one A30 is TP 1, PP 1, DP 1, EP 1
-    stated = {"none": "", "checkpoint": "bf16", "usual": "1"}
+    stated = {"none": "", "the checkpoint's precision": "bf16", "usual": "1"}
     assert [good[c] for c in inputs[2:]] == [stated.get(d, d) for d in defaults]
     assert good["error"] == "" and good["in_domain"] in ("true", "false")
     assert float(good["power_w_per_gpu_lo"]) <= float(good["power_w_per_gpu"])
