@@ -331,3 +331,26 @@ def test_flags_are_exactly_the_allocations_out_of_domain_or_over_the_sla(
             ]
             got = flags[key].robust_deployments or []
             assert [(d.gpu, d.tp, d.replicas) for d in got] == deployed
+
+
+def test_grid_gpu_available_takes_a_catalog_alias(base_run: PlanRun) -> None:
+    """``sweep.grid.gpu_available`` names a GPU as ``gpus:`` does: a catalog alias resolves to
+    its id (the axis and the points use the id); a name that is no GPU of the scenario stays one
+    clear line."""
+    from planner.scenario.sweep_block import SweepBlock
+    from planner.sweep.spec import grid_points
+    from predictors.core.errors import WattgpuError
+
+    catalog = base_run.predictor.catalog
+    block = SweepBlock.model_validate({"grid": {"gpu_available": {"H100": [0, 8]}}})
+    axes, points = grid_points(
+        block, base_run.inputs, force=False, resolve_gpu=catalog.try_resolve_gpu
+    )
+    assert axes == ["gpu_available.H100-SXM5-80GB"]
+    assert points == [
+        {"gpu_available": {"H100-SXM5-80GB": 0.0}},
+        {"gpu_available": {"H100-SXM5-80GB": 8.0}},
+    ]
+    bad = SweepBlock.model_validate({"grid": {"gpu_available": {"H10": [0]}}})
+    with pytest.raises(WattgpuError, match=r"gpu_available\.H10: GPU 'H10' is not in the scenario"):
+        grid_points(bad, base_run.inputs, force=False, resolve_gpu=catalog.try_resolve_gpu)

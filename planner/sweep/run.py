@@ -162,7 +162,9 @@ def run_sweep(
             "price energy at one PUE, price and grid) — sweep each region as its own scenario, "
             "or remove regions"
         )
-    axes, points = grid_points(block, inputs, force=force)
+    axes, points = grid_points(
+        block, inputs, force=force, resolve_gpu=run.predictor.catalog.try_resolve_gpu
+    )
     if s.draws == 0 and not points:
         raise WattgpuError(
             "nothing to sweep: give --draws N or a sweep.grid in the scenario (docs/sweep.md)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +84,9 @@ def _values(axis: list[float] | list[int] | AxisRange) -> tuple[float, ...]:
     return axis.values() if isinstance(axis, AxisRange) else tuple(float(v) for v in axis)
 
 
-def _axes(block: SweepBlock, inputs: PlanningInputs) -> list[tuple[str, str | None, tuple]]:
+def _axes(
+    block: SweepBlock, inputs: PlanningInputs, resolve_gpu: Callable[[str], str | None]
+) -> list[tuple[str, str | None, tuple]]:
     grid = block.grid
     names = [m.name for m in inputs.models]
     axes: list[tuple[str, str | None, tuple]] = []
@@ -98,11 +101,13 @@ def _axes(block: SweepBlock, inputs: PlanningInputs) -> list[tuple[str, str | No
                 f"{did_you_mean(name, names)}; use one of the scenario's model names"
             )
         axes.append(("model_load", name, _values(axis)))
-    for gpu, axis in (grid.gpu_available or {}).items():
+    for name, axis in (grid.gpu_available or {}).items():
+        # a catalog alias names its GPU, as under gpus: (e.g. H100 for H100-SXM5-80GB)
+        gpu = name if name in inputs.inventory else (resolve_gpu(name) or name)
         if gpu not in inputs.inventory:
             raise WattgpuError(
-                f"sweep.grid.gpu_available.{gpu}: GPU {gpu!r} is not in the scenario"
-                f"{did_you_mean(gpu, list(inputs.inventory))}; use a GPU id listed under gpus:"
+                f"sweep.grid.gpu_available.{name}: GPU {name!r} is not in the scenario"
+                f"{did_you_mean(name, list(inputs.inventory))}; use a GPU listed under gpus:"
             )
         axes.append(("gpu_available", gpu, tuple(float(math.floor(v)) for v in _values(axis))))
     for key in ("power_cap_kw", "budget_usd"):
@@ -118,12 +123,17 @@ def axis_label(key: str, sub: str | None) -> str:
 
 
 def grid_points(
-    block: SweepBlock | None, inputs: PlanningInputs, *, force: bool
+    block: SweepBlock | None,
+    inputs: PlanningInputs,
+    *,
+    force: bool,
+    resolve_gpu: Callable[[str], str | None] = lambda name: None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    """(axis labels, the grid points) of *block*; no axes gives no points."""
+    """(axis labels, the grid points) of *block*; no axes gives no points. *resolve_gpu* maps a
+    GPU name of ``gpu_available`` to its catalog id (None: unknown)."""
     if block is None:
         return [], []
-    axes = _axes(block, inputs)
+    axes = _axes(block, inputs, resolve_gpu)
     if not axes:
         return [], []
     size = math.prod(len(values) for _, _, values in axes)
