@@ -318,7 +318,8 @@ class Predictor:
         shown empty (their line says why), so they are never computed."""
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
         fits = feats.select(physics.fits_in_memory().fill_null(False)).to_series()
-        reasons = domain.domain_reason_series(self.card, feats)
+        ranges = domain.measured_spec_ranges(self.card, self.catalog.gpus)
+        reasons = domain.domain_reason_series(self.card, feats, ranges)
         head = feats.select(
             "_row",
             fits.alias("_fits"),
@@ -394,4 +395,5 @@ class Predictor:
 
     def domain_reasons(self, feats: pl.DataFrame) -> list[str]:
         """Why each row lies outside the training domain ('' when inside), '; '-joined."""
-        return domain.domain_reasons(self.card, feats)
+        ranges = domain.measured_spec_ranges(self.card, self.catalog.gpus)
+        return domain.domain_reason_series(self.card, feats, ranges).to_list()

@@ -500,3 +500,41 @@ def test_features_computed_only_where_read_give_the_same_predictions(shipped: Pr
         add_features(joined).select(sorted(set(kept.columns))), null_equal=True
     )
     assert set(shipped.used_features()) <= set(kept.columns)
+
+
+def test_a_gpu_far_beyond_the_measured_specs_is_out_of_domain(tmp_path: Path) -> None:
+    """A user-catalog GPU whose bandwidth is of another order than every measured GPU's (here a
+    Hopper copy at 1 PB/s) is outside the training domain and says why; one within twice the
+    largest measured bandwidth keeps the H100's verdict (the physics carries that far)."""
+    from predictors.catalog.store import catalogs_dir, load_catalog
+
+    bundled = pl.read_csv(catalogs_dir() / "gpus.csv", infer_schema_length=0)
+    h100 = bundled.filter(pl.col("id") == "H100-SXM5-80GB")
+    no_names = [pl.lit("").alias("aliases"), pl.lit("").alias("assumed_aliases")]
+    far = h100.with_columns(pl.lit("HOPPER-FAR").alias("id"), *no_names)
+    near = h100.with_columns(pl.lit("HOPPER-NEAR").alias("id"), *no_names)
+    pl.concat(
+        [
+            far.with_columns(pl.lit("1000000").alias("memory_bandwidth_gb_s")),
+            near.with_columns(pl.lit("12000").alias("memory_bandwidth_gb_s")),
+        ]
+    ).write_csv(tmp_path / "gpus.csv")
+    catalog = load_catalog(tmp_path)
+    predictor = Predictor.load(catalog=catalog)
+    rows = pl.DataFrame(
+        {
+            "model": [LLAMA8B] * 3,
+            "gpu": ["HOPPER-FAR", "HOPPER-NEAR", "H100-SXM5-80GB"],
+            "batch_size": [8] * 3,
+        }
+    )
+    out = predictor.predict(rows)
+    assert (out["error"] == "").all()
+    far_row, near_row, h100_row = out.iter_rows(named=True)
+    assert not far_row["in_domain"]
+    assert (
+        "GPU memory bandwidth 1000000.0 GB/s beyond 2 × the largest measured (8000"
+        in (far_row["domain_reason"])
+    ), far_row["domain_reason"]
+    assert near_row["in_domain"] == h100_row["in_domain"]
+    assert "bandwidth" not in near_row["domain_reason"]

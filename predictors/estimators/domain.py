@@ -58,14 +58,74 @@ def _category_check(feats: pl.DataFrame, col: str, trained: list[str], what: str
     )
 
 
+#: GPU specs checked against the measured GPUs' range: (column, shown as, unit).
+GPU_SPECS: tuple[tuple[str, str, str], ...] = (
+    ("memory_bandwidth_gb_s", "memory bandwidth", "GB/s"),
+    ("fp16_tflops_dense", "16-bit dense compute", "TFLOPS"),
+    ("memory_gb", "memory", "GB"),
+)
+#: How far beyond the measured GPUs' specs a GPU may lie and still be in the domain (a factor
+#: on the largest and the smallest): physics carries the transfer between measured GPUs and a
+#: little beyond them, not to a GPU of another order of magnitude.
+GPU_SPEC_MARGIN = 2.0
+
+
+def measured_spec_ranges(card: Mapping[str, Any], gpus: pl.DataFrame) -> dict[str, tuple]:
+    """Per spec of :data:`GPU_SPECS`, the (smallest, largest) value over the card's measured
+    GPUs, read from the catalog table *gpus* (empty when none of them is in it)."""
+    measured = gpus.filter(pl.col("id").is_in(card.get("domain", {}).get("gpus", [])))
+    out: dict[str, tuple] = {}
+    for col, _, _ in GPU_SPECS:
+        if col in measured.columns:
+            values = measured[col].cast(pl.Float64).drop_nulls().drop_nans()
+            if values.len():
+                out[col] = (float(values.min()), float(values.max()))  # type: ignore[arg-type]
+    return out
+
+
+def _spec_checks(feats: pl.DataFrame, ranges: Mapping[str, tuple]) -> list[Check]:
+    """A message where a GPU spec lies beyond :data:`GPU_SPEC_MARGIN` × the measured range."""
+    checks = []
+    for col, shown, unit in GPU_SPECS:
+        if col not in ranges or col not in feats.columns:
+            continue
+        lo, hi = ranges[col]
+        value = pl.col(col).cast(pl.Float64)
+        checks.append(
+            Check(
+                (value > hi * GPU_SPEC_MARGIN).fill_null(False),
+                pl.format(
+                    f"GPU {shown} {{}} {unit} beyond {GPU_SPEC_MARGIN:g} × the largest measured "
+                    f"({hi:.4g} {unit})",
+                    value.round_sig_figs(4),
+                ),
+            )
+        )
+        checks.append(
+            Check(
+                (value < lo / GPU_SPEC_MARGIN).fill_null(False),
+                pl.format(
+                    f"GPU {shown} {{}} {unit} below 1/{GPU_SPEC_MARGIN:g} of the smallest measured "
+                    f"({lo:.4g} {unit})",
+                    value.round_sig_figs(4),
+                ),
+            )
+        )
+    return checks
+
+
 def domain_reasons(card: Mapping[str, Any], feats: pl.DataFrame) -> list[str]:
     """Why each row of *feats* lies outside the training domain of *card* ('' when inside),
     '; '-joined."""
     return domain_reason_series(card, feats).to_list()
 
 
-def domain_reason_series(card: Mapping[str, Any], feats: pl.DataFrame) -> pl.Series:
-    """:func:`domain_reasons` as a String series (no Python string per row)."""
+def domain_reason_series(
+    card: Mapping[str, Any], feats: pl.DataFrame, spec_ranges: Mapping[str, tuple] | None = None
+) -> pl.Series:
+    """:func:`domain_reasons` as a String series (no Python string per row); with
+    *spec_ranges* (:func:`measured_spec_ranges`) also the GPU specs far beyond the measured
+    GPUs'."""
     dom = card.get("domain", {})
     if feats.is_empty():
         return pl.Series("reason", [], dtype=pl.String)
@@ -82,6 +142,7 @@ def domain_reason_series(card: Mapping[str, Any], feats: pl.DataFrame) -> pl.Ser
             )
         )
     checks.extend(_range_check(col, lo, hi) for col, (lo, hi) in dom["ranges"].items())
+    checks.extend(_spec_checks(feats, spec_ranges or {}))
     return failing_lines(feats, checks).alias("reason")
 
 
