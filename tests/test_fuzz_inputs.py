@@ -101,6 +101,8 @@ SCENARIO_VALUE_CASES = [
     ("available_1e400_overflow", "gpus.L4.available=1e400", "gpus.L4.available", "whole number"),
     ("horizon_1e308_solver_leak", "horizon_hours=1.0e+308", "horizon_hours", "out of range"),
     ("inf_passes_validate", "horizon_hours=.inf", "horizon_hours", "finite"),
+    ("horizon_1e-9_solver_tolerance", "horizon_hours=1e-9", "horizon_hours",
+     "greater than or equal to 0.001"),
     ("nan_passes_validate", "models[0].load.requests_per_s=.nan",
      "models[0].load.requests_per_s", "finite"),
     ("context_1m_tokens_on_131k_model", "models[0].load.input_tokens=1000000",

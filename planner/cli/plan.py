@@ -31,6 +31,7 @@ from planner.scenario.limits import (
     MAX_REQUESTS_PER_S,
     MAX_TIME_LIMIT_S,
     MAX_USD_PER_KWH,
+    MIN_HORIZON_HOURS,
 )
 from predictors.core.errors import WattgpuError, did_you_mean
 
@@ -286,7 +287,7 @@ def compare(
         float,
         typer.Option(
             "--hours",
-            min=0.001,
+            min=MIN_HORIZON_HOURS,
             max=MAX_HORIZON_HOURS,
             help="Horizon of the energy and cost totals.",
         ),

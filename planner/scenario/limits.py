@@ -34,6 +34,9 @@ MAX_FAILOVER = 16
 MAX_GPUS = 1_000_000
 MAX_USD_PER_GPU_HOUR = 1e4
 MAX_HORIZON_HOURS = 1e6
+#: Shortest horizon (3.6 s): below it the totals are so small that the solver's absolute
+#: tolerances decide the plan (1e-9 h came out 'feasible' at a 47 % gap).
+MIN_HORIZON_HOURS = 0.001
 MAX_USD_PER_KWH = 100.0
 MAX_PUE = 10.0
 MAX_GRID_G_CO2_PER_KWH = 5_000.0

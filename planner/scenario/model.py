@@ -37,6 +37,7 @@ from planner.scenario.limits import (
     MAX_PUE,
     MAX_TIME_LIMIT_S,
     MAX_USD_PER_KWH,
+    MIN_HORIZON_HOURS,
 )
 from planner.scenario.regions import RegionSpec, region_problems
 from planner.scenario.sections import (
@@ -65,7 +66,7 @@ class Scenario(StrictModel):
     """Short name of the scenario (appears in plans and reports)."""
     description: str = Field("", max_length=10_000)
     """Free text: what this scenario is about."""
-    horizon_hours: float = Field(8760.0, gt=0, le=MAX_HORIZON_HOURS)
+    horizon_hours: float = Field(8760.0, ge=MIN_HORIZON_HOURS, le=MAX_HORIZON_HOURS)
     """Planning horizon in hours (default 8760 = one year); energy, cost and carbon are totals
     over it."""
     region: str | None = None
