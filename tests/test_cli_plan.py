@@ -244,6 +244,39 @@ def test_compare_nothing_meets_the_ttft_names_the_ttft() -> None:
     assert "ITL ≤ 50 ms and TTFT ≤ 0.01 ms" in str(result.exception)
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--input-tokens", "200000"), "--input-tokens: 200,256 tokens"),
+        (("--engine", "vlm"), "--engine: 'vlm' is not allowed (did you mean: vllm?)"),
+    ],
+)
+def test_compare_errors_name_its_options_not_scenario_fields(
+    args: tuple[str, ...], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """compare builds a one-model scenario from its options; its errors named that scenario's
+    fields (``models[0].load.input_tokens``), which the user never typed."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", "-m", LLAMA_8B, "--requests-per-s", "1", "--itl-ms", "50", *args])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0], err
+    assert "models[0]" not in err[0] and "input_tokens" not in err[0]
+
+
+def test_option_text_replaces_whole_field_paths_only() -> None:
+    from planner.analysis.compare_errors import option_text
+
+    assert option_text("models[0].sla.ttft_ms: too small; raise ttft_ms") == (
+        "--ttft-ms: too small; raise ttft_ms"
+    )
+    assert option_text("lower input_tokens or output_tokens") == (
+        "lower --input-tokens or --output-tokens"
+    )
+    assert option_text("gpus.H100.region: x") == "gpus.H100.region: x"  # not a top-level field
+    assert option_text("max_input_tokens_x") == "max_input_tokens_x"
+
+
 def test_predict_at_a_poisson_load() -> None:
     args = ["predict", "--model", LLAMA_8B, "--gpu", "A30", "--input-tokens", "1024"]
     result = _invoke(*args, "--requests-per-s", "0.33", "--format", "json")

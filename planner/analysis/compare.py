@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from planner.inputs import UNIT_NOTE, pools_gpu_cell, pools_layout_cell
 from planner.text import Section, num
+from predictors.core.errors import WattgpuError
 
 if TYPE_CHECKING:
     from planner.inputs import Candidate, ModelDemand, PlanningInputs
@@ -322,8 +323,13 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
         else _precision(request, catalog, model_id)
     )
     data = compare_scenario_dict(request, model_id, prices, precision)
-    scenario = scenario_from_dict(data, "wattgpu compare", catalog)
-    inputs: PlanningInputs = planning_inputs(scenario, predictor)
+    try:  # the scenario is built from the options: its errors name them
+        scenario = scenario_from_dict(data, "wattgpu compare", catalog)
+        inputs: PlanningInputs = planning_inputs(scenario, predictor)
+    except WattgpuError as exc:
+        from planner.analysis.compare_errors import as_option_error
+
+        raise as_option_error(exc) from None
     tokens = request.requests_per_s * 3600.0 * request.hours * request.output_tokens
     rows = []
     for (kind, gpu), cands in _row_groups(request, inputs.candidates, prices).items():
