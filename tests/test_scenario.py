@@ -552,6 +552,24 @@ def test_an_overlay_that_is_not_a_mapping_names_the_overlay(
     assert line.startswith(f"{overlay}: (top level): ") and "fields to merge" in line, line
 
 
+def test_an_overlay_entry_with_a_misspelled_name_says_so(tmp_path: Path, catalog: Catalog) -> None:
+    """A misspelled entry name was appended as a new entry and reported as its missing model
+    (``models[1].model: required``) with no did-you-mean; an entry that gives its model is still
+    added."""
+    path = write(tmp_path, base())
+    overlay = tmp_path / "over.yaml"
+    overlay.write_text("models:\n  - name: chta\n    load: {requests_per_s: 3}\n", "utf-8")
+    with pytest.raises(WattgpuError) as info:
+        load_scenario(path, catalog=catalog, overlays=[overlay])
+    (line,) = str(info.value).splitlines()
+    assert line.startswith(f"{overlay}: models[0].name: 'chta' names no model entry"), line
+    assert "did you mean: chat?" in line and "give model:" in line
+    entry = base()["models"][0] | {"name": "chat-2"}
+    overlay.write_text(yaml.safe_dump({"models": [entry]}), "utf-8")
+    s = load_scenario(path, catalog=catalog, overlays=[overlay])
+    assert [m.name for m in s.models] == ["chat", "chat-2"]
+
+
 def test_overlay_merges_models_by_name(tmp_path: Path, catalog: Catalog) -> None:
     path = write(tmp_path, base())
     overlay = write(

@@ -29,6 +29,7 @@ from planner.scenario.overrides import apply_overrides, deep_merge, shorten
 from planner.scenario.sections import GpuOffer
 from planner.scenario.tco import gpu_price
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
+from predictors.core.errors import WattgpuError
 from predictors.core.paths import user_catalog_dir
 from predictors.core.safe_read import check_depth, read_text
 
@@ -63,7 +64,10 @@ def load_scenario(
             shape = "is empty" if layer is None else f"is a {type(layer).__name__}, not a mapping"
             problem = f"{shape} — give the scenario fields to merge (docs/scenarios.md, --overlay)"
             raise as_error(str(overlay), [("(top level)", problem)])
-        data = deep_merge(data, layer)
+        try:
+            data = deep_merge(data, layer)
+        except WattgpuError as exc:
+            raise WattgpuError(f"{overlay}: {exc}") from None
     problems: list[Problem] = []
     if overrides:
         data, failed = apply_overrides(data, list(overrides))

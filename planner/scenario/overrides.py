@@ -16,7 +16,7 @@ import yaml
 
 from planner.scenario.errors import format_path
 from planner.scenario.yaml12 import load_yaml_text, yaml_error_text
-from predictors.core.errors import WattgpuError
+from predictors.core.errors import WattgpuError, did_you_mean
 from predictors.core.escape import short_repr
 from predictors.core.safe_read import MAX_DEPTH
 
@@ -150,10 +150,17 @@ def _merge_models(base: list[Any], overlay: list[Any]) -> list[Any]:
         for i, e in enumerate(merged)
         if isinstance(e, dict) and isinstance(e.get("name"), str)
     }
-    for entry in overlay:
+    for k, entry in enumerate(overlay):
         name = entry.get("name") if isinstance(entry, dict) else None
         if isinstance(name, str) and name in index:
             merged[index[name]] = deep_merge(merged[index[name]], entry)
+        elif isinstance(name, str) and isinstance(entry, dict) and "model" not in entry:
+            # a misspelled name would be appended as a new entry without a model
+            raise WattgpuError(
+                f"models[{k}].name: {short_repr(name)} names no model entry of the scenario"
+                f"{did_you_mean(name, list(index))} and gives no model — use an entry's exact "
+                "name to change it, or give model: to add a new entry"
+            )
         else:
             merged.append(copy.deepcopy(entry))
     return merged
