@@ -359,3 +359,12 @@ def test_a_bad_set_path_changes_nothing() -> None:
     changed, problems = apply_overrides(data, ["new.branch[0].x=1", "gpus.L4.available=3"])
     assert len(problems) == 1 and "cannot index" in problems[0][1]
     assert changed == {"gpus": {"L4": {"available": 3}}}  # no half-made 'new' mapping
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "report"])
+def test_an_empty_path_argument_says_so(command: str) -> None:
+    """``wattgpu validate ''`` read the empty path as the current directory and said only
+    '.: is a directory'."""
+    result = run_cli(command, "")
+    assert result.code == 1, result.err
+    assert len(result.errors) == 1 and "an empty path names it" in result.errors[0], result.err

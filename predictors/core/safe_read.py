@@ -63,6 +63,8 @@ def not_regular_problem(path: Path) -> str | None:
         (stat.S_ISBLK, "is a device, not a regular file — give a file"),
         (stat.S_ISSOCK, "is a socket, not a regular file — give a file"),
     )
+    if stat.S_ISDIR(mode) and str(path) == ".":  # what an empty path argument ('') becomes
+        return "is the current directory (an empty path names it) — give a file"
     for check, why in kinds:
         if check(mode):
             return why
