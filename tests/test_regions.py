@@ -237,11 +237,12 @@ def test_sweep_refuses_regions_in_one_line() -> None:
     assert len(lines) == 1 and "does not re-plan scenarios with regions" in lines[0], lines
 
 
-def test_a_give_up_long_before_the_time_limit_does_not_blame_it() -> None:
-    """Regions with disaggregated units and too few L40S: column generation stops after a
-    fraction of a second without a plan and without a proof (a known gap; docs/cli.md exit 3).
-    The message said "no plan found within the time limit of 60 s ... raise time_limit_s",
-    which more time does not change."""
+def test_too_few_gpus_over_regions_is_proven_by_pooling_them() -> None:
+    """Regions with disaggregated units and too few L40S: column generation stopped after a
+    fraction of a second without a plan and without a proof, and said "no plan found within the
+    time limit of 60 s ... raise time_limit_s", which more time does not change. The pooled
+    relaxation (every region's GPUs on one site, no caps, no budget) now proves it and names the
+    GPU."""
     overrides = [
         "deployment=both",
         "gpus.H100-SXM5-80GB.available=null",
@@ -250,10 +251,8 @@ def test_a_give_up_long_before_the_time_limit_does_not_blame_it() -> None:
         "models[2].allowed_gpus=[L40S]",
     ]
     plan = plan_file(FIXTURE, overrides, baselines=False).plan
-    if plan.status == PlanStatus.INFEASIBLE:  # proven: better still
-        return
-    assert plan.status == PlanStatus.TIME_LIMIT, plan.status
-    text = " ".join(plan.solve.messages)
+    assert plan.status == PlanStatus.INFEASIBLE, plan.solve.messages
+    (message,) = plan.solve.messages
+    assert message.startswith("no plan exists even with every region's GPUs pooled"), message
+    assert "L40S needs 7 GPUs, has 5" in message, message
     assert plan.solve.seconds < 30
-    assert "within the time limit" not in text and "raise time_limit_s" not in text, text
-    assert "of the 60 s time limit" in text and "loosen a limit" in text, text

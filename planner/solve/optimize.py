@@ -194,6 +194,37 @@ def _polish(
     return candidates, replace(raw, status=status, seconds=seconds, bound=bound)
 
 
+def _pooled_proof(inputs: PlanningInputs, start: float) -> Plan | None:
+    """No plan found with regions: the same entries on one site with every region's GPUs
+    pooled, no power caps and no budget (each entry may use any candidate of its allowed
+    regions: a relaxation of placing it in one region within that region's limits). When that
+    has no plan either, neither has the scenario; None when it proves nothing."""
+    unique: dict[tuple, Candidate] = {}
+    for c in inputs.candidates:
+        pooled = replace(c, region="")
+        unique.setdefault(pooled.key, pooled)
+    left = max(1.0, inputs.time_limit_s - (time.perf_counter() - start))
+    relaxed = replace(
+        inputs,
+        candidates=tuple(unique.values()),
+        regions=(),
+        power_cap_kw=None,
+        budget_usd=None,
+        time_limit_s=left,
+    )
+    pooled_plan = solve(relaxed, baselines=False)
+    if pooled_plan.status != PlanStatus.INFEASIBLE:
+        return None
+    why = "; ".join(pooled_plan.solve.messages) or "no combination of replicas fits"
+    message = (
+        "no plan exists even with every region's GPUs pooled into one site, without power caps "
+        f"or a budget: {why}"
+    )
+    seconds = time.perf_counter() - start
+    info = SolveInfo(seconds, None, None, None, COLGEN_SOLVER, (message,))
+    return Plan(inputs, PlanStatus.INFEASIBLE, info)
+
+
 def _budget_proof(inputs: PlanningInputs, start: float) -> Plan | None:
     """No plan found under a budget: the least cost of any plan within the other limits
     (solved with the cost objective, its bound valid). Above the budget, that is a proof of
@@ -309,6 +340,8 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         plan = _budget_proof(inputs, start)
     if plan is None and curved and inputs.power_cap_kw is not None:
         plan = _power_cap_proof(inputs, candidates, start)
+    if plan is None and regional:
+        plan = _pooled_proof(inputs, start)
     if plan is None and (regional or curved and len(inputs.models) > MONOLITHIC_MAX_MODELS):
         # the full MILP of a large curve instance only relaxes, at a large cost in time and
         # memory: say honestly that nothing was found
