@@ -318,8 +318,7 @@ class Predictor:
         shown empty (their line says why), so they are never computed."""
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
         fits = feats.select(physics.fits_in_memory().fill_null(False)).to_series()
-        ranges = domain.measured_spec_ranges(self.card, self.catalog.gpus)
-        reasons = domain.domain_reason_series(self.card, feats, ranges)
+        reasons = domain.domain_reason_series(self.card, feats, self.catalog.gpus)
         head = feats.select(
             "_row",
             fits.alias("_fits"),
@@ -395,5 +394,4 @@ class Predictor:
 
     def domain_reasons(self, feats: pl.DataFrame) -> list[str]:
         """Why each row lies outside the training domain ('' when inside), '; '-joined."""
-        ranges = domain.measured_spec_ranges(self.card, self.catalog.gpus)
-        return domain.domain_reason_series(self.card, feats, ranges).to_list()
+        return domain.domain_reasons(self.card, feats, self.catalog.gpus)

@@ -163,11 +163,9 @@ def add_features(frame: pl.DataFrame, keep: Iterable[str] | None = None) -> pl.D
     kept = {*keep, *PHYSICS_COLUMNS}
     out = _features(frame.lazy())
     names = [c for c in out.collect_schema().names() if c in frame.columns or c in kept]
-    # one chunk per string column: polars 2.1 panics filtering some multi-chunk string columns
-    # (numbers keep their chunks: a copy of every column costs more than it saves)
-    got = out.select(names).collect()
-    strings = [c for c, t in got.schema.items() if t == pl.String and got[c].n_chunks() > 1]
-    return got.with_columns(got[c].rechunk() for c in strings) if strings else got
+    # one chunk per column: polars 2.1 panics filtering some multi-chunk or sliced string
+    # columns (rechunking only the multi-chunk string columns left a sliced one that panicked)
+    return out.select(names).collect().rechunk()
 
 
 def _features(frame: Frame) -> Frame:

@@ -538,3 +538,24 @@ def test_a_gpu_far_beyond_the_measured_specs_is_out_of_domain(tmp_path: Path) ->
     ), far_row["domain_reason"]
     assert near_row["in_domain"] == h100_row["in_domain"]
     assert "bandwidth" not in near_row["domain_reason"]
+
+
+def test_rows_that_do_not_fit_beside_rows_that_do_get_their_line(shipped: Predictor) -> None:
+    """Llama-3.1-70B at TP 4 on H200 and H100 (fits) and on A30 and L4 (does not): the features
+    kept a sliced string column in one chunk, and polars panicked writing the 'does not fit'
+    lines ("assertion failed: i < self.len()"); every column is rechunked again."""
+    gpus = ["H200-SXM-141GB", "H100-SXM5-80GB", "A30", "L4"]
+    rows = pl.DataFrame(
+        {
+            "model": ["meta-llama/Llama-3.1-70B-Instruct"] * 4,
+            "gpu": gpus,
+            "gpu_count": [4] * 4,
+            "batch_size": [16] * 4,
+            "input_tokens": [1024] * 4,
+            "output_tokens": [256] * 4,
+        }
+    )
+    out = shipped.predict(rows)
+    assert out["error"].to_list()[:2] == ["", ""]
+    assert all(e.startswith("does not fit: needs") for e in out["error"].to_list()[2:])
+    assert out["itl_s"][0] < out["itl_s"][1]  # H200 faster than H100

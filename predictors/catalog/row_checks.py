@@ -134,9 +134,9 @@ def failing_lines(frame: pl.DataFrame, checks: Sequence[Check]) -> pl.Series:
     where = failing.arg_true()
     if where.is_empty():
         return lines
-    messages = joined_messages([pl.when(c.bad).then(c.message) for c in checks])
-    read = set(messages.meta.root_names())  # filter only the columns the checks read
-    text = frame.select(c for c in frame.columns if c in read).filter(failing).select(messages)
+    text = frame.filter(failing).select(
+        joined_messages([pl.when(c.bad).then(c.message) for c in checks])
+    )
     return lines.scatter(where, text.to_series().fill_null(""))
 
 

@@ -114,18 +114,19 @@ def _spec_checks(feats: pl.DataFrame, ranges: Mapping[str, tuple]) -> list[Check
     return checks
 
 
-def domain_reasons(card: Mapping[str, Any], feats: pl.DataFrame) -> list[str]:
+def domain_reasons(
+    card: Mapping[str, Any], feats: pl.DataFrame, gpus: pl.DataFrame | None = None
+) -> list[str]:
     """Why each row of *feats* lies outside the training domain of *card* ('' when inside),
-    '; '-joined."""
-    return domain_reason_series(card, feats).to_list()
+    '; '-joined; with the catalog table *gpus*, also GPU specs far beyond the measured GPUs'
+    (:func:`measured_spec_ranges`)."""
+    return domain_reason_series(card, feats, gpus).to_list()
 
 
 def domain_reason_series(
-    card: Mapping[str, Any], feats: pl.DataFrame, spec_ranges: Mapping[str, tuple] | None = None
+    card: Mapping[str, Any], feats: pl.DataFrame, gpus: pl.DataFrame | None = None
 ) -> pl.Series:
-    """:func:`domain_reasons` as a String series (no Python string per row); with
-    *spec_ranges* (:func:`measured_spec_ranges`) also the GPU specs far beyond the measured
-    GPUs'."""
+    """:func:`domain_reasons` as a String series (no Python string per row)."""
     dom = card.get("domain", {})
     if feats.is_empty():
         return pl.Series("reason", [], dtype=pl.String)
@@ -142,7 +143,8 @@ def domain_reason_series(
             )
         )
     checks.extend(_range_check(col, lo, hi) for col, (lo, hi) in dom["ranges"].items())
-    checks.extend(_spec_checks(feats, spec_ranges or {}))
+    if gpus is not None:
+        checks.extend(_spec_checks(feats, measured_spec_ranges(card, gpus)))
     return failing_lines(feats, checks).alias("reason")
 
 
