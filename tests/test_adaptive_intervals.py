@@ -152,3 +152,43 @@ def test_calibration_round_trips_through_the_card(predictor: Predictor, tmp_path
     again = artifacts.load(tmp_path)
     for target in TARGETS:
         assert again.targets[target].interval == predictor.models.targets[target].interval
+
+
+def test_calibration_holds_out_one_gpu_and_one_architecture_at_a_time() -> None:
+    """The unmeasured-GPU kind of calibration fold is one GPU against all the others (the
+    situation of a prediction), and likewise one architecture; past MAX_ONE_OUT_GROUPS values
+    the groups are dealt into that many folds, and every value is held out exactly once."""
+    from predictors.training.calibration import MAX_ONE_OUT_GROUPS, calibration_folds
+
+    gpus = [f"G{i}" for i in range(5)]
+    frame = pl.DataFrame(
+        {
+            "gpu": [g for g in gpus for _ in range(4)],
+            "architecture": [("A" if g in ("G0", "G1") else "B") for g in gpus for _ in range(4)],
+            "model": [f"m{j}" for _ in gpus for j in range(4)],
+            "release_year": [2020.0 + int(g[1]) for g in gpus for _ in range(4)],
+        }
+    )
+    folds = calibration_folds(frame)
+    held = {
+        kind: [
+            tuple(sorted(set(frame[column][test].to_list()))) for k, _, test in folds if k == kind
+        ]
+        for kind, column in (("gpu", "gpu"), ("architecture", "architecture"))
+    }
+    assert sorted(held["gpu"]) == [(g,) for g in gpus]
+    assert sorted(held["architecture"]) == [("A",), ("B",)]
+    for kind, train, test in folds:
+        assert np.intersect1d(train, test).size == 0, kind
+
+    many = pl.DataFrame(
+        {
+            "gpu": [f"G{i:02d}" for i in range(MAX_ONE_OUT_GROUPS + 5)],
+            "architecture": ["A"] * (MAX_ONE_OUT_GROUPS + 5),
+            "model": ["m"] * (MAX_ONE_OUT_GROUPS + 5),
+            "release_year": [2020.0] * (MAX_ONE_OUT_GROUPS + 5),
+        }
+    )
+    gpu_folds = [test for k, _, test in calibration_folds(many) if k == "gpu"]
+    assert len(gpu_folds) == MAX_ONE_OUT_GROUPS
+    assert np.sort(np.concatenate(gpu_folds)).tolist() == list(range(many.height))
