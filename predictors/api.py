@@ -29,9 +29,7 @@ from predictors.catalog.row_checks import (
     LAYOUT_COLUMNS,
     NUMERIC_COLUMNS,
     RESOLVED_LAYOUT_COLUMNS,
-    Check,
     check_rows,
-    failing_lines,
     joined_messages,
 )
 from predictors.catalog.row_checks import MAX_VALUES as MAX_VALUES
@@ -39,6 +37,7 @@ from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.paths import trained_dir
 from predictors.estimators import artifacts, domain
 from predictors.features import DECODE_WORKERS_COLUMN, add_features, join_specs
+from predictors.fit_verdict import fit_errors
 
 BATCH_INPUT_COLUMNS: tuple[str, ...] = (
     "model",
@@ -140,26 +139,6 @@ def _number(cells: pl.Series, default: float | None) -> pl.Series:
 
 def _filled(number: pl.Series, default: float | None) -> pl.Series:
     return number if default is None else number.fill_null(default)
-
-
-def _fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
-    """'' where the row's batch fits in memory, else its "does not fit" line (formatted for
-    those rows only: a million rows that fit cost no string work)."""
-    need_gb = (
-        physics.resident_weight_bytes()
-        + physics.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
-    ) / 1e9
-    have_gb = (physics.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
-    line = pl.format(
-        "does not fit: needs {} GB for weights and the paged KV cache of the batch "
-        "(running sequences at the mean length, input + output / 2), has {} GB usable "
-        "on {} GPU(s); raise gpu_count or lower batch_size or precision",
-        need_gb.round(1),
-        have_gb.round(1),
-        pl.col("gpu_count").cast(pl.Int64),
-    )
-    frame = feats.with_columns(fits.alias("_fits"))
-    return failing_lines(frame, [Check(~pl.col("_fits"), line)]).alias("_fit_error")
 
 
 def whole_number_columns(rows: pl.DataFrame) -> list[str]:
@@ -322,7 +301,7 @@ class Predictor:
         head = feats.select(
             "_row",
             fits.alias("_fits"),
-            _fit_errors(feats, fits),
+            fit_errors(feats, fits),
             (reasons == "").fill_null(False).alias("in_domain"),
             domain.gpu_measured_series(self.card, feats).alias("gpu_measured"),
             reasons.alias("_reason"),

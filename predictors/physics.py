@@ -153,6 +153,27 @@ def kv_bytes_per_layer_token() -> pl.Expr:
     return per_layer * kv_bytes_per_element()
 
 
+def kv_replication() -> pl.Expr:
+    """How many tensor-parallel ranks hold a copy of each KV entry: ``max(1, TP / KV heads)``.
+
+    Tensor parallelism splits the KV cache by KV head. Multi-head latent attention caches one
+    latent "head" (``kv_lora_rank + qk_rope_head_dim``) that every rank needs whole, so each of
+    the TP ranks of an attention-DP rank keeps the full latent cache of its sequences (vLLM's MLA
+    cache has one head, ``[blocks, block_size, 1, kv_lora_rank + qk_rope_head_dim]``; attention
+    data parallelism exists to avoid this copy); grouped-query attention with TP above its KV
+    heads copies each head ``TP / kv_heads`` times. 1 without tensor parallelism.
+
+    Counted where memory is (:func:`paged_kv_bytes_per_sequence`: the fit verdict, the serving
+    model's batch limit, disaggregated pools), not in the decode step's KV read: counting the
+    copies there too made held-out ITL worse (docs/method.md, "Parallel layouts")."""
+    heads = (
+        pl.when(pl.col("attention_kind") == "mla")
+        .then(pl.lit(1.0))
+        .otherwise(pl.col("num_kv_heads").cast(pl.Float64))
+    )
+    return (_TP.cast(pl.Float64) / heads).clip(lower_bound=1.0).fill_null(1.0)
+
+
 def kv_bytes_per_token() -> pl.Expr:
     """KV-cache bytes one token of context occupies if every layer kept the full context (all
     layers, all GPUs together): the trees' feature and the decode step's KV read. Sliding-window,
@@ -323,8 +344,8 @@ def paged_kv_bytes_per_sequence() -> pl.Expr:
     """Paged KV cache of one running sequence at the mean length (input + output / 2), bytes
     (:func:`kv_bytes_per_sequence`: windowed layers hold at most their window), replica-equivalent
     on the largest pipeline stage (attention-DP ranks hold ``1 / DP`` of the sequences each, so
-    DP does not change it)."""
-    return kv_bytes_per_sequence(mean_context_tokens()) * stage_share()
+    DP does not change it), every tensor-parallel copy counted (:func:`kv_replication`)."""
+    return kv_bytes_per_sequence(mean_context_tokens()) * stage_share() * kv_replication()
 
 
 def weights_fit_in_memory() -> pl.Expr:

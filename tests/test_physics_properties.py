@@ -29,6 +29,8 @@ MODELS = (
 )
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 WORKLOAD_KEYS = ["model", "gpu", "gpu_count", "engine", "precision", "input_tokens"]
+#: The layout each prediction resolved (re-featurised rows keep it: a GH200 "TP 8" is PP 8).
+RESOLVED_LAYOUT = ("tensor_parallel", "pipeline_parallel", "data_parallel")
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +115,8 @@ def test_itl_and_its_lower_bound_respect_the_memory_read_floor(
     predictor: Predictor, catalog_grid: pl.DataFrame
 ) -> None:
     feats = _featurised(
-        predictor, catalog_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens")
+        predictor,
+        catalog_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens", *RESOLVED_LAYOUT),
     )
     x = StepInputs.of(feats)
     floor = x.memory_floor_s()
@@ -128,7 +131,9 @@ def test_itl_and_its_lower_bound_respect_the_memory_read_floor(
 def _perturbed(
     predictor: Predictor, grid: pl.DataFrame, column: str | list[str], factor: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    feats = _featurised(predictor, grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens"))
+    feats = _featurised(
+        predictor, grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens", *RESOLVED_LAYOUT)
+    )
     cols = [column] if isinstance(column, str) else column
     bigger = feats.with_columns(pl.col(c) * factor for c in cols)
     return _itl(predictor, feats), _itl(predictor, bigger)
@@ -192,7 +197,7 @@ def test_tensor_parallelism_costs_only_communication(
     from predictors.estimators.step import step_times
 
     est = predictor.models.targets["itl"].estimator
-    grid = catalog_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens")
+    grid = catalog_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens", *RESOLVED_LAYOUT)
     feats = _featurised(predictor, grid)
     free_step = dataclasses.replace(est.step, allreduce_latency_s=0.0, scale_out_overhead_s=0.0)
     free = dataclasses.replace(est, step=free_step)
@@ -243,7 +248,9 @@ def ttft_grid(predictor: Predictor) -> pl.DataFrame:
 def test_ttft_never_beats_the_prompt_flops_at_peak(
     predictor: Predictor, ttft_grid: pl.DataFrame
 ) -> None:
-    feats = _featurised(predictor, ttft_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens"))
+    feats = _featurised(
+        predictor, ttft_grid.select(*WORKLOAD_KEYS, "batch_size", "output_tokens", *RESOLVED_LAYOUT)
+    )
     prompt_flops = 2.0 * feats["active_params_b"] * 1e9 * feats["input_tokens"]
     at_peak = (prompt_flops / (feats["peak_flops"] * feats["gpu_count"])).to_numpy()
     ttft = ttft_grid["ttft_s"].to_numpy()

@@ -1,0 +1,42 @@
+"""The "does not fit" line of a row whose batch exceeds GPU memory (:func:`fit_errors`).
+
+The memory rule itself is :func:`predictors.physics.fits_in_memory`; this module only words its
+verdict: what the row needs and has, and, where tensor-parallel ranks each hold a copy of the KV
+cache (:func:`predictors.physics.kv_replication`), that ``data_parallel`` splits it.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from predictors import physics
+from predictors.catalog.row_checks import Check, failing_lines
+
+
+def fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
+    """'' where the row's batch fits in memory, else its "does not fit" line (formatted for
+    those rows only: a million rows that fit cost no string work)."""
+    need_gb = (
+        physics.resident_weight_bytes()
+        + physics.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
+    ) / 1e9
+    have_gb = (physics.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
+    line = pl.format(
+        "does not fit: needs {} GB for weights and the paged KV cache of the batch "
+        "(running sequences at the mean length, input + output / 2), has {} GB usable "
+        "on {} GPU(s); raise gpu_count or lower batch_size or precision",
+        need_gb.round(1),
+        have_gb.round(1),
+        pl.col("gpu_count").cast(pl.Int64),
+    )
+    copies = physics.kv_replication()
+    why = pl.when(pl.col("attention_kind") == "mla").then(pl.lit("MLA's one latent head"))
+    held = pl.format(
+        "; the KV cache is held {} times (every tensor-parallel rank keeps a copy: {}), "
+        "data_parallel > 1 splits it",
+        copies.round(0).cast(pl.Int64),
+        why.otherwise(pl.lit("fewer KV heads than tensor_parallel")),
+    )
+    line = pl.concat_str([line, pl.when(copies > 1).then(held).otherwise(pl.lit(""))])
+    frame = feats.with_columns(fits.alias("_fits"))
+    return failing_lines(frame, [Check(~pl.col("_fits"), line)]).alias("_fit_error")
