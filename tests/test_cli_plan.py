@@ -290,3 +290,21 @@ def test_predict_at_a_poisson_load() -> None:
     too_much = _invoke(*args, "--requests-per-s", "500")
     assert too_much.exit_code != 0
     assert "requests_per_s: 500 is more than one replica carries" in str(too_much.exception)
+
+
+def test_predict_takes_a_stated_layout() -> None:
+    """The single form takes the batch contract's layout columns as options: DeepSeek-V3 at 600
+    running sequences of 4,096 + 1,024 tokens on 8 H200 does not fit at TP 8 (eight copies of the
+    latent KV cache) and fits at attention DP 8; a layout the GPUs cannot form is refused."""
+    args = ["predict", "--model", "deepseek-ai/DeepSeek-V3", "--gpu", "H200-SXM-141GB"]
+    args += ["--gpu-count", "8", "--batch-size", "600", "--input-tokens", "4096"]
+    args += ["--output-tokens", "1024"]
+    tp = _invoke(*args)
+    assert tp.exit_code != 0 and "held 8 times" in str(tp.exception)
+    dp = _invoke(*args, "--data-parallel", "8", "--format", "json")
+    assert dp.exit_code == 0, dp.output
+    out = json.loads(dp.stdout)
+    assert (out["tensor_parallel"], out["data_parallel"], out["expert_parallel"]) == (1, 8, 8)
+    assert "TP 1 × PP 1 × DP 8, EP 8" in _invoke(*args, "--data-parallel", "8").output
+    bad = _invoke(*args, "--data-parallel", "3")
+    assert bad.exit_code != 0 and "data_parallel = 3" in str(bad.exception)

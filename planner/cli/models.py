@@ -209,7 +209,23 @@ def _method_text() -> str:
 def predict(
     model: Annotated[str | None, typer.Option("--model", help="LLM id or alias.")] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="GPU id or alias.")] = None,
-    gpu_count: Annotated[int, typer.Option("--gpu-count", help="Tensor-parallel GPUs.")] = 1,
+    gpu_count: Annotated[
+        int, typer.Option("--gpu-count", help="GPUs of the replica (TP × PP × DP).")
+    ] = 1,
+    pipeline_parallel: Annotated[
+        int | None,
+        typer.Option("--pipeline-parallel", help="Pipeline stages (default: the usual layout)."),
+    ] = None,
+    data_parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--data-parallel", help="Attention data-parallel ranks (default 1; MoE models)."
+        ),
+    ] = None,
+    expert_parallel: Annotated[
+        int | None,
+        typer.Option("--expert-parallel", help="Expert-parallel GPUs (default: TP × DP, MoE)."),
+    ] = None,
     engine: Annotated[str, typer.Option("--engine")] = "vllm",
     precision: Annotated[
         str | None,
@@ -285,6 +301,14 @@ def predict(
             "input_tokens": [str(input_tokens)],
             "output_tokens": [str(output_tokens)],
             "requests_per_s": ["" if requests_per_s is None else repr(requests_per_s)],
+            **{
+                name: ["" if value is None else str(value)]
+                for name, value in (
+                    ("pipeline_parallel", pipeline_parallel),
+                    ("data_parallel", data_parallel),
+                    ("expert_parallel", expert_parallel),
+                )
+            },
         }
     )
     predictor = Predictor.load()
@@ -318,6 +342,8 @@ def predict(
         f"  ITL            {out['itl_s'] * 1000:.1f} ms  "
         f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{itl_hi} ms)\n"
         f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
+        f"  layout         TP {out['tensor_parallel']} × PP {out['pipeline_parallel']} × "
+        f"DP {out['data_parallel']}, EP {out['expert_parallel']}\n"
         f"  in domain      {'yes' if out['in_domain'] else 'NO: ' + out['domain_reason']}\n"
         f"  GPU measured   {'yes' if out['gpu_measured'] else 'no (physics and other GPUs only)'}"
         + load_lines
