@@ -6,7 +6,10 @@ Per pair the layouts form a *ladder* of groups, one group per GPU count, ascendi
 plus the next group. The groups:
 
 * the scenario's ``tp_degrees`` (pure tensor parallelism; a degree larger than the GPU's NVLink
-  domain takes the engines' usual layout, TP over the domain and PP across domains);
+  domain takes the engines' usual layout, TP over the domain and PP across domains); for a
+  mixture-of-experts model whose KV cache TP would hold more than once (MLA, or fewer KV heads
+  than the degree), also attention data parallelism over the same GPUs of one node (TP 1 × DP
+  = the degree, EP = the degree), which holds it once;
 * then, unless the GPU offer states its own ``layouts`` or its ``tp_degrees`` stop below a
   full node (the largest heads-valid degree of one node: the user capped TP), **rack-scale**
   tensor parallelism inside a larger NVLink domain (doubling the largest degree while it fits
@@ -107,7 +110,22 @@ def _base(llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int]
             pure = validity.resolve_layout(llm, gpu, t, 1, 1)
             shape = _shape(gpu, pure or validity.Layout(t, 1, 1, 1))
         out.append(shape)
+        if t <= validity.node_gpus(gpu) and _tp_copies_kv(llm, t):
+            out.extend(s for s in [_valid(llm, gpu, t, 1, t)] if s)
     return out
+
+
+def _tp_copies_kv(llm: Mapping[str, Any], tp: int) -> bool:
+    """True for a mixture-of-experts model whose KV cache TP *tp* would hold more than once
+    (MLA's one latent head, or fewer KV heads than *tp*: :func:`predictors.physics.
+    kv_replication`): attention data parallelism over the same GPUs (TP 1 × DP *tp*, EP *tp*)
+    holds it once, the layout engines run such models with."""
+    if not llm.get("is_moe") or tp < 2:
+        return False
+    if llm.get("attention_kind") == "mla":
+        return True
+    kv = llm.get("num_kv_heads")
+    return kv is not None and int(kv) < tp
 
 
 def _usual(llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int) -> Shape | None:

@@ -97,6 +97,30 @@ def test_ladder_is_valid_ascending_and_bounded_on_every_catalog_gpu(
             assert (s.held, s.nodes) == held_gpus(row, s.gpus)
 
 
+@pytest.mark.parametrize(
+    ("model", "with_dp"),
+    [
+        ("deepseek-ai/DeepSeek-V3", (2, 4, 8)),  # MLA: TP copies its one latent head
+        ("Qwen/Qwen3-30B-A3B", (8,)),  # 4 KV heads: TP 8 holds each twice
+        ("mistralai/Mixtral-8x7B-Instruct-v0.1", ()),  # 8 KV heads: no copy up to TP 8
+        ("meta-llama/Llama-3.1-8B-Instruct", ()),  # dense: no attention-DP rung
+    ],
+)
+def test_attention_dp_in_the_node_where_tp_would_copy_the_kv_cache(
+    predictor: Predictor, model: str, with_dp: tuple[int, ...]
+) -> None:
+    llm = predictor.catalog.llm(model)
+    gpu = predictor.catalog.gpu("H200-SXM-141GB")
+    shapes = [s for g in ladder(llm, gpu, [1, 2, 4, 8]) for s in g if s.nodes == 1]
+    dp = sorted(s.gpus for s in shapes if s.dp > 1)
+    assert tuple(dp) == with_dp
+    for s in shapes:
+        if s.dp > 1:  # TP 1 x DP t, experts over all t GPUs, valid by the predictors' rules
+            assert (s.tp, s.pp, s.ep) == (1, 1, s.dp)
+            layout, problems = validity.layout_problems(llm, gpu, s.gpus, s.pp, s.dp, s.ep)
+            assert layout is not None and not problems
+
+
 @pytest.fixture(scope="module")
 def big_run(predictor: Predictor, tmp_path_factory: pytest.TempPathFactory) -> PlanRun:
     models = [_entry(f"{m.split('/')[1]}@{g}", m, allowed_gpus=[g]) for m in BIG for g in BIG_GPUS]
@@ -195,7 +219,10 @@ def test_stated_layouts_take_whole_nodes_and_round_trip(
     assert load_plan(saved).allocations[0].layout == "4×PP3"
     # a plan written before layouts (no layout keys) still reads as pure tensor parallelism
     old = json.loads(to_json(plan_json(plan_file(_two(tmp_path), predictor=predictor).plan)))
-    old["candidates"] = [c for c in old["candidates"] if c["nodes"] == 1]  # pure TP only
+    # pure TP only (one node, no attention DP: DeepSeek's MLA cache also gets TP 1 x DP n)
+    old["candidates"] = [
+        c for c in old["candidates"] if c["nodes"] == 1 and c["data_parallel"] == 1
+    ]
     old["candidate_counts"]["kept"] = len(old["candidates"])
     for record in (*old["candidates"], *old["allocations"]):
         assert [record[k] for k in LAYOUT_KEYS[1:3]] == [1, 1]
