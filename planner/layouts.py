@@ -117,15 +117,10 @@ def _base(llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int]
 
 def _tp_copies_kv(llm: Mapping[str, Any], tp: int) -> bool:
     """True for a mixture-of-experts model whose KV cache TP *tp* would hold more than once
-    (MLA's one latent head, or fewer KV heads than *tp*: :func:`predictors.physics.
-    kv_replication`): attention data parallelism over the same GPUs (TP 1 × DP *tp*, EP *tp*)
-    holds it once, the layout engines run such models with."""
-    if not llm.get("is_moe") or tp < 2:
-        return False
-    if llm.get("attention_kind") == "mla":
-        return True
-    kv = llm.get("num_kv_heads")
-    return kv is not None and int(kv) < tp
+    (:func:`predictors.catalog.validity.kv_copies`: MLA's one latent head, or fewer KV heads than
+    *tp*): attention data parallelism over the same GPUs (TP 1 × DP *tp*, EP *tp*) holds it once,
+    the layout engines run such models with."""
+    return bool(llm.get("is_moe")) and validity.kv_copies(llm, tp) > 1.0
 
 
 def _usual(llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int) -> Shape | None:

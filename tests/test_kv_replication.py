@@ -23,6 +23,7 @@ import polars as pl
 
 from predictors import physics
 from predictors.api import Predictor
+from predictors.catalog import validity
 from predictors.catalog.store import load_catalog
 from predictors.features import join_specs, with_layout
 
@@ -143,3 +144,14 @@ def test_the_step_reads_one_copy() -> None:
     # the same bytes on either layout: one copy of the batch's latent cache, not eight
     np.testing.assert_allclose(f["kv_read_bytes"].to_numpy(), f["one_copy"].to_numpy())
     assert f["kv_read_bytes"][0] == f["kv_read_bytes"][1] > 0
+
+
+def test_the_scalar_rule_agrees_with_the_memory_rule() -> None:
+    """``validity.kv_copies`` (the planner's ladder) and ``physics.kv_replication`` (memory)."""
+    f = _frame()
+    llms = {r["id"]: r for r in _CATALOG.llms.iter_rows(named=True)}
+    scalar = [
+        validity.kv_copies(llms[m], int(t))
+        for m, t in zip(f["model"], f["tensor_parallel"], strict=True)
+    ]
+    np.testing.assert_allclose(scalar, f["copies"].to_numpy())

@@ -101,6 +101,19 @@ def tp_fits_heads(tp: int, heads: int, kv_heads: int) -> bool:
     return kv_heads % tp == 0 or tp % kv_heads == 0
 
 
+def kv_copies(llm: Mapping[str, Any], tp: int) -> float:
+    """How many of *tp* tensor-parallel ranks hold each KV entry of *llm*: ``max(1, TP /
+    kv_heads)``, ``TP`` for MLA's one latent head (the scalar form of
+    :func:`predictors.physics.kv_replication`, which the memory rule uses)."""
+    if llm.get("attention_kind") == "mla":
+        heads = 1.0
+    elif llm.get("num_kv_heads") is None:
+        return 1.0
+    else:
+        heads = float(llm["num_kv_heads"])
+    return max(1.0, tp / heads)
+
+
 def valid_tp_degrees(heads: int, kv_heads: int, limit: int) -> list[int]:
     """Every tensor-parallel degree from 1 to *limit* that fits the heads."""
     return [t for t in range(1, limit + 1) if tp_fits_heads(t, heads, kv_heads)]
