@@ -12,7 +12,8 @@
   Argonne's is a requested static batch, which an engine runs only as far as it fits (the rest
   waits or is preempted), so it says nothing about running sequences and is not judged. The
   issue's target is none refused; what the one rule reaches is recorded as a ceiling per source,
-  so the count can only fall.
+  so the count can only fall, unless a physics change raises it with its reason written at
+  :data:`REFUSED_CEILING` (the KV copies across TP ranks did, 2026-12-02).
 """
 
 from __future__ import annotations
