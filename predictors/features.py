@@ -42,6 +42,11 @@ LLM_COLUMNS: tuple[str, ...] = (
     "full_attention_layers",
     "window_attention_layers",
     "state_bytes_per_sequence",
+    "intermediate_size",
+    "moe_intermediate_size",
+    "num_shared_experts",
+    "vocab_size",
+    "tie_word_embeddings",
 )
 GPU_COLUMNS: tuple[str, ...] = (
     "vendor",

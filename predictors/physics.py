@@ -121,9 +121,34 @@ def _shared_params_b() -> pl.Expr:
     return (pl.col("total_params_b") - _routed_params_b()).clip(lower_bound=0.0)
 
 
-def shared_weight_bytes() -> pl.Expr:
-    """Bytes of the weights every attention-DP rank holds (all but the routed experts)."""
-    return _shared_params_b() * 1e9 * _BYTES
+#: Engines whose attention-DP ranks copy only the attention layers and the token embedding: the
+#: dense MLPs, shared experts and LM head stay tensor-parallel over the whole worker (SGLang's DP
+#: attention defaults, ``moe_dense_tp_size`` = TP and ``enable_dp_lm_head`` off). vLLM's data
+#: parallel ranks and TensorRT-LLM's attention DP copy every non-routed weight.
+ATTENTION_ONLY_DP_ENGINES: tuple[str, ...] = ("sglang",)
+
+
+def _dp_copied_params_b() -> pl.Expr:
+    """Parameters (billions) every attention-DP rank holds its own copy of: all but the routed
+    experts, or for :data:`ATTENTION_ONLY_DP_ENGINES` on an MoE model all but the routed experts,
+    the ``first_k_dense`` dense MLPs, the shared experts and an untied LM head (a model whose
+    dense layers interleave without ``first_k_dense`` keeps them copied: more memory, not less)."""
+    h, layers = pl.col("hidden_size").cast(pl.Float64), pl.col("num_layers").cast(pl.Float64)
+    dense = pl.col("first_k_dense").cast(pl.Float64).fill_null(0.0)
+    mlp = dense * 3.0 * h * pl.col("intermediate_size").cast(pl.Float64)
+    experts = (layers - dense) * pl.col("num_shared_experts").cast(pl.Float64).fill_null(0.0)
+    experts = experts * 3.0 * h * pl.col("moe_intermediate_size").cast(pl.Float64)
+    untied = ~pl.col("tie_word_embeddings").fill_null(False)
+    head = pl.when(untied).then(pl.col("vocab_size").cast(pl.Float64) * h).otherwise(0.0)
+    sharded = (mlp.fill_null(0.0) + experts.fill_null(0.0) + head.fill_null(0.0)) / 1e9
+    attention_only = pl.col("engine").is_in(ATTENTION_ONLY_DP_ENGINES) & (_routed_params_b() > 0)
+    shared = _shared_params_b()
+    return pl.when(attention_only).then((shared - sharded).clip(lower_bound=0.0)).otherwise(shared)
+
+
+def dp_copied_weight_bytes() -> pl.Expr:
+    """Bytes of the weights each attention-DP rank holds a copy of (:func:`_dp_copied_params_b`)."""
+    return _dp_copied_params_b() * 1e9 * _BYTES
 
 
 def stage_share() -> pl.Expr:
@@ -136,7 +161,7 @@ def stage_share() -> pl.Expr:
 def resident_weight_bytes() -> pl.Expr:
     """Replica-equivalent weight bytes held in memory: the largest rank's weights times
     ``gpu_count`` (shared weights once per attention-DP rank; the largest pipeline stage)."""
-    return (weight_bytes() + shared_weight_bytes() * (_DP - 1.0)) * stage_share()
+    return (weight_bytes() + dp_copied_weight_bytes() * (_DP - 1.0)) * stage_share()
 
 
 def kv_bytes_per_layer_token() -> pl.Expr:
@@ -236,17 +261,13 @@ def expert_fraction_touched() -> pl.Expr:
 
 def weight_bytes_read_per_step() -> pl.Expr:
     """Replica-equivalent weight bytes read per token cycle: each of the PP micro-batches reads
-    its stage's shared weights (one copy per attention-DP rank) plus the routed experts touched."""
-    total = pl.col("total_params_b")
-    active = pl.col("active_params_b")
-    k = pl.col("num_experts_per_tok").cast(pl.Float64)
-    e = pl.col("num_experts").cast(pl.Float64)
-    # routed expert params R and shared params S solve: S + R = total, S + R·k/E = active.
-    routed = ((total - active) / (1.0 - k / e)).clip(lower_bound=0.0)
-    shared = (total - routed).clip(lower_bound=0.0)
-    moe_read = (shared * _DP * _PP + routed * expert_fraction_touched() * _PP) * 1e9 * _BYTES
+    its stage's shared weights (plus each further attention-DP rank's copy,
+    :func:`dp_copied_weight_bytes`) and the routed experts touched."""
+    shared, routed = _shared_params_b(), _routed_params_b()
+    copies = shared + _dp_copied_params_b() * (_DP - 1.0)
+    moe_read = (copies + routed * expert_fraction_touched()) * _PP * 1e9 * _BYTES
     return (
-        pl.when(pl.col("is_moe") & e.is_not_null() & (e > 0))
+        pl.when(routed > 0)
         .then(moe_read.fill_null(weight_bytes() * _DP * _PP))
         .otherwise(weight_bytes() * _DP * _PP)
     )
@@ -280,7 +301,7 @@ def prefill_compute_s(mfu: float = PREFILL_MFU) -> pl.Expr:
     """Prompt FLOPs (2 · active params · input tokens) at *mfu* of the peak of the GPUs of one
     pipeline stage (the prompt passes the stages in turn; its attention and shared layers run on
     the TP GPUs of one DP rank, its routed experts on all TP · DP GPUs), s."""
-    active = pl.col("active_params_b") + _shared_params_b() * (_DP - 1.0)
+    active = pl.col("active_params_b") + _dp_copied_params_b() * (_DP - 1.0)
     flops = 2.0 * active * 1e9 * pl.col("input_tokens")
     return flops / (peak_tflops() * 1e12 * (pl.col("gpu_count") / _PP) * mfu)
 
@@ -295,7 +316,7 @@ def prefill_peak_s() -> pl.Expr:
 
 def weight_read_s() -> pl.Expr:
     """One read of the weights at the peak bandwidth of the replica's GPUs (stage by stage), s."""
-    weights = (weight_bytes() + shared_weight_bytes() * (_DP - 1.0)) * _PP
+    weights = (weight_bytes() + dp_copied_weight_bytes() * (_DP - 1.0)) * _PP
     return weights / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
 
 

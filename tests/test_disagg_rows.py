@@ -109,11 +109,10 @@ def test_every_measured_disaggregated_row_is_predicted(
     ok = table.ok
     for values in (ttft, pt.itl_s, pt.output_throughput_tok_s, pt.power_w):
         assert np.all(np.isfinite(values[ok]) & (values[ok] > 0))
-    # a refusal is only ever the memory rule on a layout the source states in full
+    # none refused (issue 19); the last three, SGLang DP-attention DeepSeek-V3 fp8 on 4 GB200,
+    # fit since SGLang's ranks copy only the attention layers and the embedding
     refused = measured.with_columns(pl.Series("error", table.error)).filter(~pl.Series(ok))
-    assert refused.height <= 3, refused.select("gpu", "model", "error").to_dicts()
-    assert refused["error"].str.contains("does not fit").all()
-    assert refused["workers_stated"].all()
+    assert refused.height == 0, refused.select("gpu", "model", "error").to_dicts()
 
 
 @pytest.mark.slow
