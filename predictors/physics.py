@@ -20,11 +20,11 @@ Conventions (see docs/method.md):
 * Parallel layout (columns ``tensor_parallel``, ``pipeline_parallel``, ``data_parallel``; see
   :mod:`predictors.catalog.validity`): ``gpu_count = TP · PP · DP``. Per token cycle (the ITL) a
   sequence's micro-batch of ``b / PP`` sequences passes every stage, so each stage re-reads its
-  weights once per micro-batch; attention-DP ranks each hold their own copy of the shared
-  weights and ``1 / DP`` of the sequences; routed experts are spread over the ``TP · DP`` GPUs of
-  a stage. Quantities below are "replica-equivalent": per-GPU bytes times ``gpu_count``, so the
-  pure tensor-parallel formulas are the special case PP = DP = 1 (exactly: every layout factor is
-  then 1).
+  weights once per micro-batch; attention-DP ranks each hold their own copy of the weights
+  their engine copies (:func:`dp_copied_weight_bytes`) and ``1 / DP`` of the sequences; routed
+  experts are spread over the ``TP · DP`` GPUs of a stage. Quantities below are
+  "replica-equivalent": per-GPU bytes times ``gpu_count``, so the pure tensor-parallel formulas
+  are the special case PP = DP = 1 (exactly: every layout factor is then 1).
 """
 
 from __future__ import annotations
@@ -160,7 +160,8 @@ def stage_share() -> pl.Expr:
 
 def resident_weight_bytes() -> pl.Expr:
     """Replica-equivalent weight bytes held in memory: the largest rank's weights times
-    ``gpu_count`` (shared weights once per attention-DP rank; the largest pipeline stage)."""
+    ``gpu_count`` (each attention-DP rank's copy, :func:`dp_copied_weight_bytes`; the largest
+    pipeline stage)."""
     return (weight_bytes() + dp_copied_weight_bytes() * (_DP - 1.0)) * stage_share()
 
 
@@ -299,8 +300,9 @@ PREFILL_MFU = 0.5
 
 def prefill_compute_s(mfu: float = PREFILL_MFU) -> pl.Expr:
     """Prompt FLOPs (2 · active params · input tokens) at *mfu* of the peak of the GPUs of one
-    pipeline stage (the prompt passes the stages in turn; its attention and shared layers run on
-    the TP GPUs of one DP rank, its routed experts on all TP · DP GPUs), s."""
+    pipeline stage (the prompt passes the stages in turn; the layers a DP rank copies,
+    :func:`dp_copied_weight_bytes`, run on the TP GPUs of one rank, the rest on all TP · DP
+    GPUs), s."""
     active = pl.col("active_params_b") + _dp_copied_params_b() * (_DP - 1.0)
     flops = 2.0 * active * 1e9 * pl.col("input_tokens")
     return flops / (peak_tflops() * 1e12 * (pl.col("gpu_count") / _PP) * mfu)
