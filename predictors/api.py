@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from predictors import physics
+from predictors import memory_rule
 from predictors.catalog import quantised
 from predictors.catalog.row_checks import (
     LAYOUT_COLUMNS,
@@ -296,7 +296,7 @@ class Predictor:
         The estimators see only the rows whose batch fits in memory: the others' numbers are
         shown empty (their line says why), so they are never computed."""
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
-        fits = feats.select(physics.fits_in_memory().fill_null(False)).to_series()
+        fits = feats.select(memory_rule.fits_in_memory().fill_null(False)).to_series()
         reasons = domain.domain_reason_series(self.card, feats, self.catalog.gpus)
         head = feats.select(
             "_row",

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from predictors import physics
+from predictors import memory_rule, physics
 from predictors.catalog.store import Catalog
 from predictors.feature_sets import (
     MODEL_TYPES,
@@ -144,10 +144,13 @@ def with_layout(frame: Frame) -> Frame:
 
 
 #: Columns the estimators' physics reads besides their trees' features (the decode step's
-#: inputs, the TTFT prefill roofline, bytes per parameter) and the resolved layout: always kept
-#: by :func:`add_features` when it is asked for some features only.
+#: inputs, the TTFT prefill roofline, bytes per parameter), the resolved layout and whether it
+#: was stated (``layout_known``: a known layout's TP group may leave the NVLink domain and pay
+#: the network, :mod:`predictors.estimators.layout_comm`): always kept by :func:`add_features`
+#: when it is asked for some features only.
 PHYSICS_COLUMNS: tuple[str, ...] = (
     *LAYOUT_COLUMNS,
+    "layout_known",
     "bytes_per_param",
     "prefill_time_s",
     "weight_read_bytes",
@@ -190,8 +193,8 @@ def _features(frame: Frame) -> Frame:
         (
             physics.kv_bytes_per_token() * (pl.col("input_tokens") + pl.col("output_tokens")) / 1e9
         ).alias("kv_cache_gb_per_seq"),
-        (physics.kv_budget_bytes() / 1e9).alias("memory_headroom_gb"),
-        physics.max_concurrent_sequences().alias("max_concurrent_sequences"),
+        (memory_rule.kv_budget_bytes() / 1e9).alias("memory_headroom_gb"),
+        memory_rule.max_concurrent_sequences().alias("max_concurrent_sequences"),
         physics.memory_time_s().alias("memory_time_s"),
         physics.compute_time_s().alias("compute_time_s"),
         physics.roofline_itl_s().alias("roofline_itl_s"),

@@ -1,6 +1,6 @@
 """The "does not fit" line of a row whose batch exceeds GPU memory (:func:`fit_errors`).
 
-The memory rule itself is :func:`predictors.physics.fits_in_memory`; this module only words its
+The memory rule itself is :func:`predictors.memory_rule.fits_in_memory`; this module only words its
 verdict: what the row needs and has, and, where tensor-parallel ranks each hold a copy of the KV
 cache (:func:`predictors.physics.kv_replication`), that ``data_parallel`` splits it.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from predictors import physics
+from predictors import memory_rule, physics
 from predictors.catalog.row_checks import Check, failing_lines
 
 
@@ -18,9 +18,9 @@ def fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
     those rows only: a million rows that fit cost no string work)."""
     need_gb = (
         physics.resident_weight_bytes()
-        + physics.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
+        + memory_rule.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
     ) / 1e9
-    have_gb = (physics.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
+    have_gb = (memory_rule.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
     line = pl.format(
         "does not fit: needs {} GB for weights and the paged KV cache of the batch "
         "(running sequences at the mean length, input + output / 2), has {} GB usable "

@@ -29,6 +29,8 @@ Conventions (see docs/method.md):
 
 from __future__ import annotations
 
+from functools import cache
+
 import polars as pl
 
 from predictors.core.vocab import ENGINES as ENGINES
@@ -56,11 +58,13 @@ MEMORY_BYTES_PER_CATALOG_GB = float(2**30)
 _BYTES = pl.col("precision").replace_strict(BYTES_PER_PARAM, default=None, return_dtype=pl.Float64)
 
 
+@cache
 def bytes_per_param() -> pl.Expr:
     """Bytes per weight of the row's ``precision``."""
     return _BYTES
 
 
+@cache
 def kv_bytes_per_element() -> pl.Expr:
     """Bytes per KV-cache element: 1 for ≤8-bit weights, 4 for fp32, else 2."""
     return (
@@ -72,6 +76,7 @@ def kv_bytes_per_element() -> pl.Expr:
     )
 
 
+@cache
 def weight_bytes() -> pl.Expr:
     """Bytes of all weights (total parameters) at the row's precision."""
     return pl.col("total_params_b") * 1e9 * _BYTES
@@ -80,6 +85,7 @@ def weight_bytes() -> pl.Expr:
 _TP, _PP, _DP = pl.col("tensor_parallel"), pl.col("pipeline_parallel"), pl.col("data_parallel")
 
 
+@cache
 def tp_domain_gpus() -> pl.Expr:
     """GPUs that reach each other at ``interconnect_gb_s``: the NVLink domain, at least the node
     (:func:`predictors.catalog.validity.tp_domain_gpus`)."""
@@ -104,6 +110,7 @@ def default_layout() -> list[pl.Expr]:
     ]
 
 
+@cache
 def _routed_params_b() -> pl.Expr:
     """Routed-expert parameters (billions): with shared params S and routed R, S + R = total and
     S + R·k/E = active (0 for dense models)."""
@@ -116,6 +123,7 @@ def _routed_params_b() -> pl.Expr:
     return pl.when(moe).then(routed.fill_null(0.0)).otherwise(0.0)
 
 
+@cache
 def _shared_params_b() -> pl.Expr:
     """Parameters (billions) of everything but the routed experts (all of a dense model)."""
     return (pl.col("total_params_b") - _routed_params_b()).clip(lower_bound=0.0)
@@ -128,6 +136,7 @@ def _shared_params_b() -> pl.Expr:
 ATTENTION_ONLY_DP_ENGINES: tuple[str, ...] = ("sglang",)
 
 
+@cache
 def _dp_copied_params_b() -> pl.Expr:
     """Parameters (billions) every attention-DP rank holds its own copy of: all but the routed
     experts, or for :data:`ATTENTION_ONLY_DP_ENGINES` on an MoE model all but the routed experts,
@@ -146,11 +155,13 @@ def _dp_copied_params_b() -> pl.Expr:
     return pl.when(attention_only).then((shared - sharded).clip(lower_bound=0.0)).otherwise(shared)
 
 
+@cache
 def dp_copied_weight_bytes() -> pl.Expr:
     """Bytes of the weights each attention-DP rank holds a copy of (:func:`_dp_copied_params_b`)."""
     return _dp_copied_params_b() * 1e9 * _BYTES
 
 
+@cache
 def stage_share() -> pl.Expr:
     """``PP · ceil(layers / PP) / layers``: the largest pipeline stage relative to an even split
     (1 without pipeline parallelism)."""
@@ -158,6 +169,7 @@ def stage_share() -> pl.Expr:
     return _PP * (layers / _PP).ceil() / layers
 
 
+@cache
 def resident_weight_bytes() -> pl.Expr:
     """Replica-equivalent weight bytes held in memory: the largest rank's weights times
     ``gpu_count`` (each attention-DP rank's copy, :func:`dp_copied_weight_bytes`; the largest
@@ -165,6 +177,7 @@ def resident_weight_bytes() -> pl.Expr:
     return (weight_bytes() + dp_copied_weight_bytes() * (_DP - 1.0)) * stage_share()
 
 
+@cache
 def kv_bytes_per_layer_token() -> pl.Expr:
     """KV-cache bytes one token of context occupies in one attention layer (all GPUs together).
 
@@ -179,6 +192,7 @@ def kv_bytes_per_layer_token() -> pl.Expr:
     return per_layer * kv_bytes_per_element()
 
 
+@cache
 def kv_replication() -> pl.Expr:
     """How many tensor-parallel ranks hold a copy of each KV entry: ``max(1, TP / KV heads)``.
 
@@ -189,9 +203,10 @@ def kv_replication() -> pl.Expr:
     data parallelism exists to avoid this copy); grouped-query attention with TP above its KV
     heads copies each head ``TP / kv_heads`` times. 1 without tensor parallelism.
 
-    Counted where memory is (:func:`paged_kv_bytes_per_sequence`: the fit verdict, the serving
-    model's batch limit, disaggregated pools), not in the decode step's KV read: counting the
-    copies there too made held-out ITL worse (docs/method.md, "Parallel layouts")."""
+    Counted where memory is (:func:`predictors.memory_rule.paged_kv_bytes_per_sequence`: the fit
+    verdict, the serving model's batch limit, disaggregated pools), not in the decode step's KV
+    read: counting the copies there too made held-out ITL worse (docs/method.md, "Parallel
+    layouts")."""
     heads = (
         pl.when(pl.col("attention_kind") == "mla")
         .then(pl.lit(1.0))
@@ -200,6 +215,7 @@ def kv_replication() -> pl.Expr:
     return (_TP.cast(pl.Float64) / heads).clip(lower_bound=1.0).fill_null(1.0)
 
 
+@cache
 def kv_bytes_per_token() -> pl.Expr:
     """KV-cache bytes one token of context occupies if every layer kept the full context (all
     layers, all GPUs together): the trees' feature and the decode step's KV read. Sliding-window,
@@ -226,6 +242,7 @@ def kv_bytes_per_sequence(context_tokens: pl.Expr) -> pl.Expr:
     )
 
 
+@cache
 def peak_tflops() -> pl.Expr:
     """Peak dense tensor TFLOPS of one GPU for the row's precision (see module docstring)."""
     fp16 = pl.col("fp16_tflops_dense")
@@ -243,11 +260,13 @@ def peak_tflops() -> pl.Expr:
     )
 
 
+@cache
 def mean_context_tokens() -> pl.Expr:
     """Mean context length during decoding: prompt plus half the output."""
     return pl.col("input_tokens") + pl.col("output_tokens") / 2.0
 
 
+@cache
 def expert_fraction_touched() -> pl.Expr:
     """Fraction of routed-expert weights read in one decode step of a micro-batch (``batch_size
     / pipeline_parallel`` sequences; 1 for dense): the expected share of distinct experts the
@@ -260,6 +279,7 @@ def expert_fraction_touched() -> pl.Expr:
     return pl.when(pl.col("is_moe")).then(touched.fill_null(1.0)).otherwise(pl.lit(1.0))
 
 
+@cache
 def weight_bytes_read_per_step() -> pl.Expr:
     """Replica-equivalent weight bytes read per token cycle: each of the PP micro-batches reads
     its stage's shared weights (plus each further attention-DP rank's copy,
@@ -274,6 +294,7 @@ def weight_bytes_read_per_step() -> pl.Expr:
     )
 
 
+@cache
 def memory_time_s() -> pl.Expr:
     """Seconds to stream one decode step's bytes at full memory bandwidth of all GPUs."""
     step_bytes = (
@@ -283,12 +304,14 @@ def memory_time_s() -> pl.Expr:
     return step_bytes / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
 
 
+@cache
 def compute_time_s() -> pl.Expr:
     """Seconds for one decode step's FLOPs (2 · active params · batch) at peak dense FLOPS."""
     flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size")
     return flops / (peak_tflops() * 1e12 * pl.col("gpu_count"))
 
 
+@cache
 def roofline_itl_s() -> pl.Expr:
     """Roofline inter-token latency: the slower of the memory and compute times of one step."""
     return pl.max_horizontal(memory_time_s(), compute_time_s())
@@ -298,6 +321,7 @@ def roofline_itl_s() -> pl.Expr:
 PREFILL_MFU = 0.5
 
 
+@cache
 def prefill_compute_s(mfu: float = PREFILL_MFU) -> pl.Expr:
     """Prompt FLOPs (2 · active params · input tokens) at *mfu* of the peak of the GPUs of one
     pipeline stage (the prompt passes the stages in turn; the layers a DP rank copies,
@@ -308,6 +332,7 @@ def prefill_compute_s(mfu: float = PREFILL_MFU) -> pl.Expr:
     return flops / (peak_tflops() * 1e12 * (pl.col("gpu_count") / _PP) * mfu)
 
 
+@cache
 def prefill_peak_s() -> pl.Expr:
     """One prompt's FLOPs (2 · active params · input tokens) at the full peak of all the
     replica's GPUs, s: the least time per prompt a busy worker can average, however its ranks
@@ -316,77 +341,27 @@ def prefill_peak_s() -> pl.Expr:
     return flops / (peak_tflops() * 1e12 * pl.col("gpu_count"))
 
 
+@cache
 def weight_read_s() -> pl.Expr:
     """One read of the weights at the peak bandwidth of the replica's GPUs (stage by stage), s."""
     weights = (weight_bytes() + dp_copied_weight_bytes() * (_DP - 1.0)) * _PP
     return weights / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
 
 
+@cache
 def prefill_time_s() -> pl.Expr:
     """Prefill roofline of one prompt: its FLOPs at :data:`PREFILL_MFU` of peak FLOPS of all
     GPUs, plus one read of the weights."""
     return prefill_compute_s() + weight_read_s()
 
 
+@cache
 def bandwidth_latency_s() -> pl.Expr:
     """The paper's bandwidth latency: weight bytes / memory bandwidth of one GPU."""
     return weight_bytes() / (pl.col("memory_bandwidth_gb_s") * 1e9)
 
 
+@cache
 def compute_latency_s() -> pl.Expr:
     """The paper's compute latency: 2 · active params / peak dense FLOPS of one GPU."""
     return 2.0 * pl.col("active_params_b") * 1e9 / (peak_tflops() * 1e12)
-
-
-def kv_budget_bytes() -> pl.Expr:
-    """Memory left for the KV cache on all GPUs of a replica (negative: weights do not fit)."""
-    usable = (
-        pl.col("memory_gb") * MEMORY_BYTES_PER_CATALOG_GB * MEMORY_UTILISATION
-        - RUNTIME_RESERVE_GB_PER_GPU * 1e9
-    ) * pl.col("gpu_count")
-    return usable - resident_weight_bytes()
-
-
-def max_concurrent_sequences() -> pl.Expr:
-    """How many sequences of the row's full length (input + output) fit in :func:`kv_budget_bytes`
-    (a feature of the paper's recipe; the memory rule is :func:`fits_in_memory`)."""
-    per_seq = kv_bytes_per_token() * (pl.col("input_tokens") + pl.col("output_tokens"))
-    return (kv_budget_bytes() / per_seq).clip(lower_bound=0.0)
-
-
-def engine_kv_budget_bytes() -> pl.Expr:
-    """Memory an engine gives the KV cache on all GPUs of a replica, after its reservation rules
-    (negative: the weights do not fit). vLLM-like engines use :data:`MEMORY_UTILISATION` of the
-    memory (``gpu_memory_utilization``) for weights, runtime reserve and KV; TensorRT-LLM gives the
-    KV cache that fraction of what the weights and the runtime reserve leave free. Per rank:
-    the weights are the largest rank's (:func:`resident_weight_bytes`), replica-equivalent."""
-    n = pl.col("gpu_count")
-    memory = pl.col("memory_gb") * MEMORY_BYTES_PER_CATALOG_GB * n
-    reserve = RUNTIME_RESERVE_GB_PER_GPU * 1e9 * n
-    weights = resident_weight_bytes()
-    return (
-        pl.when(pl.col("engine") == "tensorrt-llm")
-        .then(MEMORY_UTILISATION * (memory - reserve - weights))
-        .otherwise(MEMORY_UTILISATION * memory - reserve - weights)
-    )
-
-
-def paged_kv_bytes_per_sequence() -> pl.Expr:
-    """Paged KV cache of one running sequence at the mean length (input + output / 2), bytes
-    (:func:`kv_bytes_per_sequence`: windowed layers hold at most their window), replica-equivalent
-    on the largest pipeline stage (attention-DP ranks hold ``1 / DP`` of the sequences each, so
-    DP does not change it), every tensor-parallel copy counted (:func:`kv_replication`)."""
-    return kv_bytes_per_sequence(mean_context_tokens()) * stage_share() * kv_replication()
-
-
-def weights_fit_in_memory() -> pl.Expr:
-    """True when the weights and the engine's reservations fit (KV budget above zero)."""
-    return engine_kv_budget_bytes() > 0
-
-
-def fits_in_memory() -> pl.Expr:
-    """The memory rule of ``predict`` and of the serving model alike: ``batch_size`` is the mean
-    number of running sequences, each holding paged KV at the mean length (input + output / 2),
-    inside the engine's KV budget (:func:`engine_kv_budget_bytes`)."""
-    need = pl.col("batch_size").clip(lower_bound=1.0) * paged_kv_bytes_per_sequence()
-    return weights_fit_in_memory() & (engine_kv_budget_bytes() >= need)

@@ -28,7 +28,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "predictors": (
         ("predictors.core",),
         ("predictors.catalog",),
-        ("predictors.physics", "predictors.fit_verdict"),
+        ("predictors.physics", "predictors.memory_rule", "predictors.fit_verdict"),
         ("predictors.feature_sets", "predictors.features"),
         ("predictors.measurements",),
         ("predictors.estimators",),

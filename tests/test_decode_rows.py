@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from predictors import physics
+from predictors import memory_rule
 from predictors.api import Predictor
 from predictors.catalog.store import load_catalog
 from predictors.feature_sets import ITL_RESIDUAL_FEATURES
@@ -115,7 +115,7 @@ def test_every_measured_tpot_is_read_once_and_ttft_rows_are_unchanged(
     # a decode worker holds its weights (the smallest fitting reading where none is stated),
     # except on the few layouts the source states in full that the serving check refuses too
     # (tests/test_disagg_rows.py)
-    fits = decode.select(physics.weights_fit_in_memory()).to_series().to_numpy()
+    fits = decode.select(memory_rule.weights_fit_in_memory()).to_series().to_numpy()
     refused = decode.filter(~pl.Series(fits))
     assert refused.height <= 3, refused.select("model", "gpu", "gpu_count")
     assert refused["decode_workers_stated"].all()

@@ -25,7 +25,7 @@ import pytest
 from test_hf_import import LLAMA, _app
 from typer.testing import CliRunner
 
-from predictors import physics
+from predictors import memory_rule, physics
 from predictors.api import Predictor
 from predictors.catalog.kv_layers import KV_LAYER_COLUMNS
 from predictors.catalog.store import load_catalog
@@ -97,7 +97,7 @@ def test_empty_columns_keep_todays_reading() -> None:
 
 def _fits(frame: pl.DataFrame) -> np.ndarray:
     j = with_layout(join_specs(frame, _CATALOG))
-    return j.select(physics.fits_in_memory().fill_null(False)).to_series().to_numpy()
+    return j.select(memory_rule.fits_in_memory().fill_null(False)).to_series().to_numpy()
 
 
 def test_fit_verdict_monotone_in_memory_and_gpus() -> None:
@@ -125,7 +125,9 @@ def test_fit_verdict_monotone_in_memory_and_gpus() -> None:
     assert not np.any(fits & doubled & ~more_gpus)
     j = with_layout(join_specs(rows, _CATALOG))
     bigger = j.with_columns(pl.col("memory_gb") * 1.5)
-    more_memory = bigger.select(physics.fits_in_memory().fill_null(False)).to_series().to_numpy()
+    more_memory = (
+        bigger.select(memory_rule.fits_in_memory().fill_null(False)).to_series().to_numpy()
+    )
     assert not np.any(fits & ~more_memory)
     fewer = _fits(rows.with_columns(pl.col("batch_size") / 2))
     assert not np.any(fits & ~fewer)

@@ -21,7 +21,7 @@ import itertools
 import numpy as np
 import polars as pl
 
-from predictors import physics
+from predictors import memory_rule, physics
 from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.catalog.store import load_catalog
@@ -50,7 +50,7 @@ def _frame(tp: tuple[int, ...] = TP_DEGREES, dp: int = 1) -> pl.DataFrame:
     )
     return with_layout(join_specs(rows, _CATALOG)).with_columns(
         physics.kv_replication().alias("copies"),
-        physics.paged_kv_bytes_per_sequence().alias("kv_per_seq"),
+        memory_rule.paged_kv_bytes_per_sequence().alias("kv_per_seq"),
     )
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from predictors import physics
+from predictors import memory_rule
 from predictors.api import Predictor
 from predictors.serving.grid import row_physics
 
@@ -125,8 +125,8 @@ def test_measured_configurations_refused_for_memory(measurements_dir: Path) -> N
         )
         .with_columns(running_sequences())
         .with_columns(
-            physics.fits_in_memory().alias("fits"),
-            physics.weights_fit_in_memory().alias("weights"),
+            memory_rule.fits_in_memory().alias("fits"),
+            memory_rule.weights_fit_in_memory().alias("weights"),
         )
     )
     if frame.filter(pl.col("source") == "aiconfigurator").height:  # the marker still matches

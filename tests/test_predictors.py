@@ -463,7 +463,7 @@ def test_features_computed_only_where_read_give_the_same_predictions(shipped: Pr
     """``Predictor.predict`` computes only the features its estimators and domain read: the
     kept columns equal those of the full feature frame, and predicting with every feature
     computed gives the same result (a physics column missing from the kept set would fail or
-    differ here)."""
+    differ here: ``layout_known`` once was, and a TP group across nodes paid no network)."""
     import predictors.api as api_module
     from predictors.features import add_features, join_specs
 
@@ -476,11 +476,26 @@ def test_features_computed_only_where_read_give_the_same_predictions(shipped: Pr
             "batch_size": [str(2 ** (i % 8)) for i in range(len(models) * len(gpus))],
         }
     )
-    pruned = shipped.predict(rows, with_ttft=True, with_fit=True)
+    # stated multi-GPU layouts of the largest models: a TP group across nodes, PP, attention DP
+    big = shipped.catalog.llms.sort("total_params_b", descending=True)["id"].to_list()[:6]
+    layouts = [("16", "1", ""), ("16", "2", ""), ("16", "1", "16"), ("8", "", "")]
+    stated = pl.DataFrame(
+        [
+            {"model": m, "gpu": g, "batch_size": "32", "gpu_count": n}
+            | {"pipeline_parallel": pp, "data_parallel": dp}
+            for m in big
+            for g in gpus
+            for n, pp, dp in layouts
+        ]
+    )
+    every = pl.concat([rows, stated], how="diagonal")
+    pruned = shipped.predict(every, with_ttft=True, with_fit=True)
+    cross_node = (pruned["error"] == "") & (pruned["tensor_parallel"] == 16)
+    assert cross_node.sum() > 0  # TP groups that leave an 8-GPU node were predicted
     full_features = api_module.add_features
     try:
         api_module.add_features = lambda frame, keep=None: full_features(frame)
-        full = shipped.predict(rows, with_ttft=True, with_fit=True)
+        full = shipped.predict(every, with_ttft=True, with_fit=True)
     finally:
         api_module.add_features = full_features
     assert pruned.equals(full, null_equal=True)

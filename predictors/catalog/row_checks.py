@@ -134,7 +134,10 @@ def failing_lines(frame: pl.DataFrame, checks: Sequence[Check]) -> pl.Series:
     where = failing.arg_true()
     if where.is_empty():
         return lines
-    text = frame.filter(failing).select(
+    # only the columns the messages read are filtered (a feature frame has about 90)
+    read = {n for c in checks for n in c.message.meta.root_names() + c.bad.meta.root_names()}
+    narrow = frame.select([c for c in frame.columns if c in read] or frame.columns[:1])
+    text = narrow.filter(failing).select(
         joined_messages([pl.when(c.bad).then(c.message) for c in checks])
     )
     return lines.scatter(where, text.to_series().fill_null(""))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
-from predictors import physics
+from predictors import memory_rule
 from predictors.catalog.store import Catalog
 from predictors.catalog.validity import tp_domain_gpus
 from predictors.features import join_specs, with_layout
@@ -53,7 +53,7 @@ def _fits(frame: pl.DataFrame, side: str, count: int, catalog: Catalog) -> pl.Se
         *(pl.lit(None, pl.Float64).alias(c) for c in ("pipeline_parallel", "data_parallel")),
     )
     j = with_layout(join_specs(rows, catalog))
-    return j.select(physics.fits_in_memory().fill_null(False)).to_series()
+    return j.select(memory_rule.fits_in_memory().fill_null(False)).to_series()
 
 
 def _unstated(frame: pl.DataFrame, side: str, catalog: Catalog) -> pl.DataFrame:

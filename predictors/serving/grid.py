@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from predictors import physics
+from predictors import memory_rule, physics
 from predictors.api import Predictor
 from predictors.catalog.row_checks import LAYOUT_COLUMNS
 from predictors.features import join_specs, with_layout
@@ -44,7 +44,7 @@ from predictors.serving.curves import BATCH_GRID, ServingCurves, monotone_curves
 
 #: Fraction of GPU memory vLLM-like engines use (``gpu_memory_utilization``) and the fraction
 #: of the memory left after the weights TensorRT-LLM gives the KV cache: the memory rule's, in
-#: :func:`predictors.physics.engine_kv_budget_bytes`.
+#: :func:`predictors.memory_rule.engine_kv_budget_bytes`.
 ENGINE_MEMORY_FRACTION = physics.MEMORY_UTILISATION
 #: Interconnect assumed when the catalog has none (PCIe Gen4 x16, bidirectional GB/s).
 DEFAULT_INTERCONNECT_GB_S = 64.0
@@ -118,8 +118,8 @@ def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     j = with_layout(join_specs(frame, predictor.catalog))
     n = pl.col("tensor_parallel")
     weights = physics.resident_weight_bytes()
-    kv = physics.engine_kv_budget_bytes()
-    per_seq = physics.paged_kv_bytes_per_sequence()
+    kv = memory_rule.engine_kv_budget_bytes()
+    per_seq = memory_rule.paged_kv_bytes_per_sequence()
     ic = pl.col("interconnect_gb_s").fill_null(DEFAULT_INTERCONNECT_GB_S)
     net = pl.col("scale_out_gbit_s").fill_null(100.0) / 8.0 * 1e9  # one way, bytes/s
     domain = physics.tp_domain_gpus()
