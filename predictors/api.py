@@ -296,7 +296,8 @@ class Predictor:
         The estimators see only the rows whose batch fits in memory: the others' numbers are
         shown empty (their line says why), so they are never computed."""
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
-        fits = feats.select(memory_rule.fits_in_memory().fill_null(False)).to_series()
+        feats = feats.with_columns(memory_rule.memory_terms())
+        fits = feats.select(memory_rule.fits_from_terms().fill_null(False)).to_series()
         reasons = domain.domain_reason_series(self.card, feats, self.catalog.gpus)
         head = feats.select(
             "_row",

@@ -15,12 +15,12 @@ from predictors.catalog.row_checks import Check, failing_lines
 
 def fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
     """'' where the row's batch fits in memory, else its "does not fit" line (formatted for
-    those rows only: a million rows that fit cost no string work)."""
-    need_gb = (
-        physics.resident_weight_bytes()
-        + memory_rule.paged_kv_bytes_per_sequence() * pl.col("batch_size").clip(lower_bound=1.0)
-    ) / 1e9
-    have_gb = (memory_rule.engine_kv_budget_bytes() + physics.resident_weight_bytes()) / 1e9
+    those rows only: a million rows that fit cost no string work); *feats* carries the
+    :func:`~predictors.memory_rule.memory_terms` columns."""
+    weights = pl.col(memory_rule.WEIGHTS_COLUMN)
+    per_sequence = pl.col(memory_rule.PER_SEQUENCE_COLUMN)
+    need_gb = (weights + per_sequence * pl.col("batch_size").clip(lower_bound=1.0)) / 1e9
+    have_gb = (pl.col(memory_rule.BUDGET_COLUMN) + weights) / 1e9
     line = pl.format(
         "does not fit: needs {} GB for weights and the paged KV cache of the batch "
         "(running sequences at the mean length, input + output / 2), has {} GB usable "

@@ -81,3 +81,27 @@ def fits_in_memory() -> pl.Expr:
     inside the engine's KV budget (:func:`engine_kv_budget_bytes`)."""
     need = pl.col("batch_size").clip(lower_bound=1.0) * paged_kv_bytes_per_sequence()
     return weights_fit_in_memory() & (engine_kv_budget_bytes() >= need)
+
+
+#: Columns of :func:`memory_terms`: the rule's three quantities, computed once per row.
+WEIGHTS_COLUMN = "_resident_weight_bytes"
+BUDGET_COLUMN = "_engine_kv_budget_bytes"
+PER_SEQUENCE_COLUMN = "_paged_kv_bytes_per_sequence"
+
+
+def memory_terms() -> list[pl.Expr]:
+    """The weights, the engine's KV budget and one sequence's paged KV as columns
+    (:data:`WEIGHTS_COLUMN`, :data:`BUDGET_COLUMN`, :data:`PER_SEQUENCE_COLUMN`), so the verdict
+    (:func:`fits_from_terms`) and its wording read them instead of evaluating them again."""
+    return [
+        physics.resident_weight_bytes().alias(WEIGHTS_COLUMN),
+        engine_kv_budget_bytes().alias(BUDGET_COLUMN),
+        paged_kv_bytes_per_sequence().alias(PER_SEQUENCE_COLUMN),
+    ]
+
+
+def fits_from_terms() -> pl.Expr:
+    """:func:`fits_in_memory` on the :func:`memory_terms` columns (the same booleans)."""
+    budget = pl.col(BUDGET_COLUMN)
+    need = pl.col("batch_size").clip(lower_bound=1.0) * pl.col(PER_SEQUENCE_COLUMN)
+    return (budget > 0) & (budget >= need)
