@@ -59,6 +59,11 @@ shared (load average 2.9-3.4): ``--cli-rows 1000000`` 8.9 / 14.4 s wall, 10.0 / 
 0.53 GB against 10.5 / 12.3 s wall, 10.5 / 10.5 s CPU, 0.56-0.60 GB; at load 4.3: 12.3 s CPU
 against 13.7 s. ``--rows 100000 --repeats 7`` (load 4.5-4.7): best 0.73 / 0.66 s against
 0.72 / 0.81 s. The < 10 s CPU target is still missed on a loaded machine (10.0-13.3 s).
+
+Measured 2026-12-03 (benchmarks/README.md, "where the CPU goes"): ``--cli-rows 1000000`` 10.9 /
+13.5 s CPU at af759cb (load 0.4-1.0); with the memory rule's terms computed once per row and the
+physics expressions built once per process, alternating with af759cb: 12.7 / 12.5 / 12.8 s CPU
+against 14.0 / 13.9 / 12.7 s, 0.50 GB, outputs byte-identical. The < 10 s CPU target is missed.
 """
 
 from __future__ import annotations
