@@ -333,6 +333,22 @@ def prefill_compute_s(mfu: float = PREFILL_MFU) -> pl.Expr:
 
 
 @cache
+def prompt_expert_read_s() -> pl.Expr:
+    """One read of the routed experts a prompt's own tokens touch (``1 - (1 - k/E)^I`` of them),
+    at the peak bandwidth of the replica's GPUs, stage by stage, s (0 for dense models). A prompt
+    sends only ``I · k / E`` tokens to each expert (about 12 for 200 tokens over 128 experts,
+    top 8), too few for its expert matrix multiplies to be compute-bound, so its MoE layers cost
+    what reading those experts costs, not its FLOPs."""
+    k_over_e = pl.col("num_experts_per_tok").cast(pl.Float64) / pl.col("num_experts").cast(
+        pl.Float64
+    )
+    touched = 1.0 - (1.0 - k_over_e).pow(pl.col("input_tokens").clip(lower_bound=1.0))
+    routed = _routed_params_b() * 1e9 * _BYTES * touched * _PP
+    seconds = routed / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
+    return pl.when(_routed_params_b() > 0).then(seconds.fill_null(0.0)).otherwise(0.0)
+
+
+@cache
 def prefill_peak_s() -> pl.Expr:
     """One prompt's FLOPs (2 · active params · input tokens) at the full peak of all the
     replica's GPUs, s: the least time per prompt a busy worker can average, however its ranks

@@ -40,7 +40,8 @@ class ServingCurves:
     idle_w: FloatArray
     """(N,) idle power per GPU."""
     prefill_s: FloatArray
-    """(N,) compute seconds of one request's prompt on the replica (c_p, TP comm included)."""
+    """(N,) seconds of one request's prompt on the replica (c_p: FLOPs, the routed experts it
+    reads, TP comm)."""
     ttft_base_s: FloatArray
     """(N,) prompt prefill time of one request alone (t_p: compute + one weight read)."""
     comm_s_per_token: FloatArray

@@ -283,7 +283,7 @@ def disagg_curves(
     busy = interp_rows(pre_c.batch, pre_c.power_w, np.minimum(inp, pre_c.batch[-1])[:, None])[:, 0]
     busy = np.clip(busy, pre_c.idle_w, np.maximum(tdp[pre_i], pre_c.idle_w))
     lone = preds["prefill"][pick]["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    service = np.maximum(pre_c.prefill_s, 1e-9)
+    service = np.maximum(tables["prefill"].pool_prefill_s, 1e-9)
     dec_curves = decode_curves(dec_c)
     gcount = {s: side[s][0]["gpu_count"].to_numpy().astype(np.float64) for s in SIDES}
     for j in range(n):

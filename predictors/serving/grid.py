@@ -91,6 +91,10 @@ class ServingTable:
     weights_gb: list[float]
     kv_budget_gb: list[float]
     tdp_w: list[float]
+    pool_prefill_s: np.ndarray
+    """Per row: one prompt's work on a prefill worker (FLOPs and communication): prompts there
+    are batched by tokens and share the expert reads that a chunked prompt of an aggregated
+    replica pays alone (``curves.prefill_s``)."""
 
 
 def _keys(rows: pl.DataFrame) -> pl.DataFrame:
@@ -135,12 +139,16 @@ def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     comm_fixed = (
         pl.when(n > 1).then(2.0 * pl.col("num_layers") * ALLREDUCE_LATENCY_S).otherwise(0.0)
     )
-    prefill = physics.prefill_compute_s() + comm_token * pl.col("input_tokens")
+    # one prompt's work: its FLOPs and TP/PP communication; chunked into an aggregated
+    # replica's decode steps it also reads the routed experts its tokens touch (MoE)
+    pool = physics.prefill_compute_s() + comm_token * pl.col("input_tokens")
+    prefill = pool + physics.prompt_expert_read_s()
     return j.select(
         (weights / 1e9).alias("weights_gb"),
         (kv / 1e9).alias("kv_budget_gb"),
         (kv / per_seq).clip(lower_bound=0.0).alias("kv_sequences"),
         prefill.alias("prefill_s"),
+        pool.alias("pool_prefill_s"),
         (physics.prefill_time_s() + comm_token * pl.col("input_tokens") + comm_fixed).alias(
             "ttft_base_s"
         ),
@@ -235,4 +243,5 @@ def serving_table(
         weights_gb=phys["weights_gb"].to_list(),
         kv_budget_gb=phys["kv_budget_gb"].to_list(),
         tdp_w=tdp.tolist(),
+        pool_prefill_s=np.nan_to_num(phys["pool_prefill_s"].to_numpy().astype(np.float64)),
     )
