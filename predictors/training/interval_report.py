@@ -80,7 +80,8 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "over-stated in docs/serving-accuracy.md (llama-4 1.28, qwen3 balanced 1.26, gpt-oss 1.20) "
     "and, on the measured throughput rows, a measured per-prompt cost 5-12 times the FLOPs term "
     "for MoE models against 1.0-1.6 times for dense ones. After: llama-4 1.13, qwen3 balanced "
-    "1.08, gpt-oss 1.16; prefill workers of disaggregated units keep the FLOPs-only cost "
+    "1.08, gpt-oss 1.16, and by layout (LOGO) EP 1.25 -> 1.15, multi-node 1.56 -> 1.37, "
+    "attention DP 3.17 -> 3.06; prefill workers of disaggregated units keep the FLOPs-only cost "
     "(their prompts are batched and share the reads).",
 )
 
