@@ -79,8 +79,13 @@ def fits_in_memory() -> pl.Expr:
     """The memory rule of ``predict`` and of the serving model alike: ``batch_size`` is the mean
     number of running sequences, each holding paged KV at the mean length (input + output / 2),
     inside the engine's KV budget (:func:`engine_kv_budget_bytes`)."""
-    need = pl.col("batch_size").clip(lower_bound=1.0) * paged_kv_bytes_per_sequence()
-    return weights_fit_in_memory() & (engine_kv_budget_bytes() >= need)
+    return _fits(engine_kv_budget_bytes(), paged_kv_bytes_per_sequence())
+
+
+def _fits(budget: pl.Expr, per_sequence: pl.Expr) -> pl.Expr:
+    """The rule on its two quantities: a positive budget that holds ``batch_size`` sequences."""
+    need = pl.col("batch_size").clip(lower_bound=1.0) * per_sequence
+    return (budget > 0) & (budget >= need)
 
 
 #: Columns of :func:`memory_terms`: the rule's three quantities, computed once per row.
@@ -102,6 +107,4 @@ def memory_terms() -> list[pl.Expr]:
 
 def fits_from_terms() -> pl.Expr:
     """:func:`fits_in_memory` on the :func:`memory_terms` columns (the same booleans)."""
-    budget = pl.col(BUDGET_COLUMN)
-    need = pl.col("batch_size").clip(lower_bound=1.0) * pl.col(PER_SEQUENCE_COLUMN)
-    return (budget > 0) & (budget >= need)
+    return _fits(pl.col(BUDGET_COLUMN), pl.col(PER_SEQUENCE_COLUMN))

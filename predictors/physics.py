@@ -266,16 +266,21 @@ def mean_context_tokens() -> pl.Expr:
     return pl.col("input_tokens") + pl.col("output_tokens") / 2.0
 
 
+def _share_touched(tokens: pl.Expr) -> pl.Expr:
+    """Expected share of the routed experts that *tokens* tokens route to, each to ``k`` of
+    ``E`` experts: ``1 - (1 - k/E)^tokens``."""
+    k_over_e = pl.col("num_experts_per_tok").cast(pl.Float64) / pl.col("num_experts").cast(
+        pl.Float64
+    )
+    return 1.0 - (1.0 - k_over_e).pow(tokens)
+
+
 @cache
 def expert_fraction_touched() -> pl.Expr:
     """Fraction of routed-expert weights read in one decode step of a micro-batch (``batch_size
     / pipeline_parallel`` sequences; 1 for dense): the expected share of distinct experts the
     batch's tokens route to, about k/E at one sequence and all of them at large batch."""
-    k_over_e = pl.col("num_experts_per_tok").cast(pl.Float64) / pl.col("num_experts").cast(
-        pl.Float64
-    )
-    micro = (pl.col("batch_size") / _PP).clip(lower_bound=1.0)
-    touched = 1.0 - (1.0 - k_over_e).pow(micro)
+    touched = _share_touched((pl.col("batch_size") / _PP).clip(lower_bound=1.0))
     return pl.when(pl.col("is_moe")).then(touched.fill_null(1.0)).otherwise(pl.lit(1.0))
 
 
@@ -339,10 +344,7 @@ def prompt_expert_read_s() -> pl.Expr:
     sends only ``I · k / E`` tokens to each expert (about 12 for 200 tokens over 128 experts,
     top 8), too few for its expert matrix multiplies to be compute-bound, so its MoE layers cost
     what reading those experts costs, not its FLOPs."""
-    k_over_e = pl.col("num_experts_per_tok").cast(pl.Float64) / pl.col("num_experts").cast(
-        pl.Float64
-    )
-    touched = 1.0 - (1.0 - k_over_e).pow(pl.col("input_tokens").clip(lower_bound=1.0))
+    touched = _share_touched(pl.col("input_tokens").clip(lower_bound=1.0))
     routed = _routed_params_b() * 1e9 * _BYTES * touched * _PP
     seconds = routed / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
     return pl.when(_routed_params_b() > 0).then(seconds.fill_null(0.0)).otherwise(0.0)
