@@ -76,10 +76,18 @@ def _deployments(plan: Plan, name: str) -> list[DeploymentDocument]:
     ]
 
 
-def _text(deployments: list[DeploymentDocument]) -> str:
-    return "; ".join(
-        f"{d.gpu} tp{d.layout.replace(' ', '')} x{d.replicas}" for d in deployments
-    ) or ("nothing (no deployment)")
+def _text(plan: Plan, name: str) -> str:
+    """``GPU tpLAYOUT xREPLICAS`` per deployment of entry *name* in *plan*; a disaggregated
+    unit shows its pools (``[1× B200 TP4 → 3× GB200 TP4] x1``), whose ``tp`` alone would
+    read as an aggregated replica of the prefill type."""
+    parts = []
+    for a in plan.allocations:
+        if a.candidate.name != name:
+            continue
+        c = a.candidate
+        shown = c.option_text if c.pools else f"{c.gpu} tp{c.layout.replace(' ', '')}"
+        parts.append(f"{shown} x{a.replicas}")
+    return "; ".join(parts) or "nothing (no deployment)"
 
 
 def _replan(run: PlanRun, names: list[str]) -> Plan | str:
@@ -155,7 +163,7 @@ def _instead(
         return f"no plan (robust: true is {robust.status.value}: {why})", None
     deployments = _deployments(robust, name)
     suffix = " (the plan itself)" if resolve == "already_robust" else ""
-    return _text(deployments) + suffix, deployments
+    return _text(robust, name) + suffix, deployments
 
 
 def _flag(

@@ -49,6 +49,7 @@ from planner.solve.enumeration import Pool, Priced, close_gap, find_within
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 from planner.solve.peak import least_peak, peak_message
 from planner.solve.pricing import first_vector, round_column
+from planner.solve.residual import residual_plans
 from planner.solve.search import screen
 
 PENALTY_FACTOR = 10.0
@@ -236,7 +237,12 @@ def _could_improve(dec: Decomposition, priced: Priced, b: int, gap: float) -> In
 
 
 def _solve_restricted(
-    dec: Decomposition, pool: Pool, priced: Priced, start: float, deadline: float
+    dec: Decomposition,
+    pool: Pool,
+    priced: Priced,
+    first: list[Column],
+    start: float,
+    deadline: float,
 ) -> DecomposedSolution | None:
     """Price-and-branch: the master MILP over the generated columns, then over their
     neighbours (one replica more, less or moved) when a gap to the bound is left."""
@@ -247,14 +253,18 @@ def _solve_restricted(
         # no plan among the generated columns: raise the bound until the columns of every
         # plan below it are in the master and one is found (or give up with that bound)
         located, bound = find_within(dec, pool, priced, deadline)
-        if located is None:
+        if located is not None:
+            objective = float(sum(col.cost for col in located))
+            gap = (objective - bound) / max(abs(objective), 1e-9)
+            status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
+            return solution(
+                dec, located, status, start, float(min(bound, objective)), "column-generation"
+            )
+        # the enumeration gave up: a greedy plan, improved below like the master's own
+        greedy = _greedy_plan(dec, pool, priced, first, deadline)
+        if greedy is None:
             return None
-        objective = float(sum(col.cost for col in located))
-        gap = (objective - bound) / max(abs(objective), 1e-9)
-        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-        return solution(
-            dec, located, status, start, float(min(bound, objective)), "column-generation"
-        )
+        found = (greedy, -math.inf)
     chosen = found[0]
     gap_left = sum(col.cost for col in chosen) - bound
     if NEIGHBOURHOOD and gap_left > inputs.relative_gap * max(1.0, abs(bound)):
@@ -278,6 +288,29 @@ def _solve_restricted(
     gap = (objective - bound) / max(abs(objective), 1e-9)
     status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
     return solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
+
+
+def _greedy_plan(
+    dec: Decomposition, pool: Pool, priced: Priced, first: list[Column], deadline: float
+) -> list[Column] | None:
+    """The best plan of the master MILP once the greedy plans of :mod:`planner.solve.residual`
+    (each entry within what the entries before it left) are among its columns; None when no
+    greedy plan was found or the MILP found none in time."""
+    y_power = priced.y_power if priced.y_power is not None else np.zeros(dec.power_rows)
+    duals = (priced.y_gpu, y_power, priced.y_b)
+    plans = residual_plans(dec, duals, first, deadline)
+    if not plans:
+        return None
+    for plan in plans:
+        for col in plan:
+            pool.add(col)
+    cheapest = min(plans, key=lambda plan: sum(col.cost for col in plan))
+    keys = {(col.block, col.n.tobytes()) for col in cheapest}
+    hint = [1.0 if (c.block, c.n.tobytes()) in keys else 0.0 for c in pool.master.columns]
+    found = master_milp(pool.master, hint, deadline)
+    if found is None or not found[0]:
+        return cheapest
+    return found[0]
 
 
 def _no_plan(start: float, *messages: str) -> DecomposedSolution:
@@ -323,4 +356,4 @@ def _column_generation(
     every = all_columns(dec)
     if every is not None:
         return _solve_exhaustive(dec, pool, every, priced, start, deadline)
-    return _solve_restricted(dec, pool, priced, start, deadline)
+    return _solve_restricted(dec, pool, priced, first, start, deadline)
