@@ -22,6 +22,7 @@ from planner.scenario.bundled import find_scenario
 from planner.scenario.load import load_scenario, user_catalog_path
 from planner.scenario.model import Scenario
 from planner.solve.optimize import solve
+from planner.specs import layout_problems
 from predictors.api import Predictor
 
 
@@ -96,3 +97,15 @@ def plan_file(
         )
     except (FleetSizeError, LayoutError) as exc:
         raise type(exc)("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
+
+
+def stated_layout_problems(scenario: Scenario, path: str | Path) -> list[str]:
+    """The stated layouts of *scenario* (read from *path*) that ``wattgpu plan`` would refuse
+    (:func:`planner.specs.layout_problems`), against the catalog the plan uses (its
+    ``user_catalog`` overlay included)."""
+    from predictors.catalog.store import load_catalog
+
+    user_dir = None
+    if scenario.user_catalog is not None:
+        user_dir = user_catalog_path(scenario.user_catalog, Path(path).parent)
+    return layout_problems(scenario, load_catalog(user_dir))

@@ -8,7 +8,7 @@ exclusion by the entry's GPU rules, precision) are looked up once per pair
 from __future__ import annotations
 
 from planner.capacity import CandidateSpec
-from planner.layouts import Shape
+from planner.layouts import LayoutError, Shape, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.sections import ModelEntry
 from predictors.api import Predictor
@@ -87,3 +87,30 @@ def may_use(entry: ModelEntry, gpu: str) -> bool:
     """True when *entry*'s allowed and forbidden GPUs let it use *gpu*."""
     allowed = entry.allowed_gpus is None or gpu in entry.allowed_gpus
     return allowed and gpu not in entry.forbidden_gpus
+
+
+def layout_problems(scenario: Scenario, catalog: Catalog) -> list[str]:
+    """Every stated layout (``gpus.<type>.layouts``) the validity rules refuse for a model
+    entry that may use the type, one line each (``gpus.GB200.layouts[0]: …``): what ``wattgpu
+    plan`` would stop on, all at once for ``wattgpu validate``. Models without the head facts
+    the rules read are left to the predictors, as the plan's candidate build leaves them."""
+    lines: list[str] = []
+    for gpu, offer in scenario.gpu_offers.items():
+        if not offer.layouts:
+            continue
+        row = catalog.gpu(gpu)
+        for entry in scenario.models:
+            llm = catalog.llm(entry.model)
+            if not may_use(entry, gpu) or not llm.get("num_attention_heads"):
+                continue
+            if not llm.get("num_kv_heads"):
+                continue
+            for i, option in enumerate(offer.layouts):
+                try:
+                    stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]")
+                except LayoutError as exc:
+                    text = str(exc)
+                    line = f"{text[:-1]}, entry {entry.name})" if text.endswith(")") else text
+                    if line not in lines:
+                        lines.append(line)
+    return lines

@@ -256,6 +256,12 @@ def test_invalid_stated_layout_is_one_line_naming_the_rule(
     (line,) = result.errors
     assert line.startswith(f"error: {path}: gpus.H100-SXM5-80GB.layouts[1]: ") and words in line
     assert "Traceback" not in result.err
+    # `validate` finds what `plan` would stop on (it said 'ok' before)
+    checked = run_cli("validate", str(path))
+    assert checked.code == 1 and "ok" not in checked.out, checked.out
+    (said,) = checked.errors
+    assert said.startswith(f"error: {path}: gpus.H100-SXM5-80GB.layouts[1]: ") and words in said
+    assert said.endswith("(model deepseek-ai/DeepSeek-V3, entry dsv3)"), said
 
 
 def test_compare_shows_the_layout_per_gpu_type(predictor: Predictor) -> None:

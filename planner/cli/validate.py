@@ -31,12 +31,17 @@ def validate(
     overlay: OverlayOption = None,
 ) -> None:
     """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
+    from planner.layouts import LayoutError
+    from planner.pipeline import stated_layout_problems
     from planner.scenario.bundled import find_scenario
     from planner.scenario.load import load_scenario
     from predictors.core.escape import terminal_text
 
     path = find_scenario(file)
     scenario = load_scenario(path, overrides=set_ or [], overlays=overlay or [])
+    problems = stated_layout_problems(scenario, path)
+    if problems:
+        raise LayoutError("\n".join(f"{path}: {line}" for line in problems))
     n_models = len(scenario.models)
     n_gpus = len(scenario.gpu_offers)
     models = "1 model" if n_models == 1 else f"{n_models} models"
