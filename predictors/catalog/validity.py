@@ -197,7 +197,8 @@ def layout_problems(
                 else f"and the {kv} KV heads do not divide each other"
             )
             problems.append(
-                f"{field}: {shape} {what} of {llm.get('id')} (vLLM, SGLang and TensorRT-LLM shard the heads); use a "
+                f"{field}: {shape} {what} of {llm.get('id')} "
+                "(vLLM, SGLang and TensorRT-LLM shard the heads); use a "
                 f"tensor-parallel degree of {valid}"
             )
         else:
