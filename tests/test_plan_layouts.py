@@ -217,6 +217,14 @@ def test_stated_layouts_take_whole_nodes_and_round_trip(
     saved = tmp_path / "plan.json"
     saved.write_text(to_json(data), encoding="utf-8")
     assert load_plan(saved).allocations[0].layout == "4×PP3"
+    # the report's deployment column and JSON keep the layout, not only its TP degree
+    from planner.report.build import build_report
+    from planner.report.markdown import render_markdown
+
+    report = build_report(load_plan(saved), predictor.card)
+    (dep,) = report.models[0].deployments
+    assert (dep.layout, dep.pipeline_parallel, dep.data_parallel) == ("4×PP3", 3, None)
+    assert f"{a.replicas}× H100-SXM5-80GB TP4×PP3" in render_markdown(report)
     # a plan written before layouts (no layout keys) still reads as pure tensor parallelism
     old = json.loads(to_json(plan_json(plan_file(_two(tmp_path), predictor=predictor).plan)))
     # pure TP only (one node, no attention DP: DeepSeek's MLA cache also gets TP 1 x DP n)

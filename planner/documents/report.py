@@ -19,6 +19,7 @@ from planner.documents.plan import PlanDocument
 from planner.documents.plan_parts import ObjectiveDocument, SavingDocument
 from planner.documents.pools import PoolDocument, absent
 from planner.documents.uncertainty import BandsDocument, FigureBandsDocument
+from planner.inputs.pools import layout_text
 
 
 class ScenarioRef(Document):
@@ -75,6 +76,19 @@ class Deployment(Document):
     """Region the replicas run in (omitted in plans without regions)."""
     pools: list[PoolDocument] | None = Field(None, exclude_if=absent)
     """A disaggregated unit's pools (each of one unit; omitted for aggregated replicas)."""
+    pipeline_parallel: int | None = Field(None, exclude_if=absent)
+    """Pipeline stages of one replica (omitted for pure tensor parallelism and for units)."""
+    data_parallel: int | None = Field(None, exclude_if=absent)
+    """Attention data-parallel ranks of one replica (omitted when 1 and for units)."""
+    expert_parallel: int | None = Field(None, exclude_if=absent)
+    """Expert-parallel degree of the MoE layers (omitted when 1 and for units)."""
+
+    @property
+    def layout(self) -> str:
+        """One replica's layout as in the plan's tables (``8``, ``8×PP2``, ``1×DP8 EP8``)."""
+        return layout_text(
+            self.tp, self.pipeline_parallel or 1, self.data_parallel or 1, self.expert_parallel or 1
+        )
 
 
 class ModelSection(Document):

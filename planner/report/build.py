@@ -30,6 +30,7 @@ from planner.disclosure.ranges import EnergyRanges, ranges_from_bands
 from planner.documents.forecast import ForecastDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument, as_document
+from planner.documents.plan_parts import AllocationDocument
 from planner.documents.pools import deployment_text
 from planner.documents.report import (
     Assumptions,
@@ -73,6 +74,18 @@ EXCLUDED: tuple[str, ...] = (
 )
 
 
+def _layout_degrees(a: AllocationDocument) -> dict[str, int]:
+    """An aggregated replica's PP, DP and EP where they are not 1 (a unit's are in its pools)."""
+    if a.pools:
+        return {}
+    degrees = {
+        "pipeline_parallel": a.pipeline_parallel,
+        "data_parallel": a.data_parallel,
+        "expert_parallel": a.expert_parallel,
+    }
+    return {k: v for k, v in degrees.items() if v is not None and v > 1}
+
+
 def _mean_requests_per_s(x: list[float], hours: list[float]) -> float:
     return sum(v * h for v, h in zip(x, hours, strict=True)) / sum(hours)
 
@@ -104,6 +117,7 @@ def _models_section(
                         itl_s_at_served_load=a.itl_s_at_served_load,
                         region=a.region,
                         pools=a.pools,
+                        **_layout_degrees(a),
                     )
                     for a in allocs
                 ],
@@ -136,7 +150,7 @@ def _models_section(
 
 def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
     used = [
-        f"{a.name}: {a.model} on {deployment_text(a.gpu, a.tp, a.pools)}"
+        f"{a.name}: {a.model} on {deployment_text(a.gpu, a.layout, a.pools)}"
         for a in doc.allocations
         if not doc.candidate(a.key).in_domain
     ]

@@ -101,7 +101,7 @@ def _model_row(m: ModelSection) -> list[str]:
         m.name,
         m.model,
         ", ".join(
-            f"{d.replicas}× {deployment_text(d.gpu, d.tp, d.pools)}"
+            f"{d.replicas}× {deployment_text(d.gpu, d.layout, d.pools)}"
             + (f" in {d.region}" if d.region else "")
             for d in m.deployments
         ),
