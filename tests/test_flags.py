@@ -318,3 +318,49 @@ def test_a_sweep_of_a_multi_node_plan_gives_its_flags_their_sla_probability(
     assert swept.code == 0, swept.err
     assert "not this plan" not in swept.err
     assert "P(SLA met)" in _flags_part(swept.out)
+
+
+def _flag(name: str, gpu: str, instead: str) -> Any:
+    from planner.documents.flags import FlagDocument
+
+    return FlagDocument(
+        name=name,
+        gpu=gpu,
+        tp=4,
+        replicas=1,
+        itl_s_hi_at_capacity=0.1,
+        itl_sla_s=0.04,
+        in_domain=True,
+        reasons=["itl"],
+        robust_instead=instead,
+        sla_probability=None,
+    )
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_whole_scenario_no_plan_is_stated_once_in_the_flag_table(shared: bool) -> None:
+    """When the scenario re-solved with ``robust: true`` has no plan, every flag carries the
+    same reason: the table says so once, in its notes, and names no TP for a unit's row (its
+    GPU cell shows the pools with their layouts)."""
+    from planner.documents.flags import UncertaintyFlagsDocument
+    from planner.report.flag_view import flag_notes, flag_table
+
+    why = "no plan (robust: true is infeasible: inventory: qwen needs 5 req/s)"
+    unit = "1× H200-SXM-141GB TP1×DP8 EP8 → 2× H200-SXM-141GB TP4"
+    flags = [_flag("a", "H200-SXM-141GB", why), _flag("b", unit, why if shared else "H100 TP8")]
+    doc = UncertaintyFlagsDocument(
+        rule="r",
+        robust_resolve="all_entries",
+        robust_note="n",
+        sla_probability_draws=None,
+        flags=flags,
+    )
+    _, rows = flag_table(doc)
+    assert [r[2] for r in rows] == ["4", "—"]
+    notes = flag_notes(doc)
+    if shared:
+        assert [r[5] for r in rows] == ["no plan (see below)"] * 2
+        assert sum(why in n for n in notes) == 1
+    else:
+        assert [r[5] for r in rows] == [why, "H100 TP8"]
+        assert not any(why in n for n in notes)

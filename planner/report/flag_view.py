@@ -33,16 +33,31 @@ def _share(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f} %"
 
 
+def shared_no_plan(doc: UncertaintyFlagsDocument) -> str | None:
+    """The one ``no plan (…)`` text every flag carries when the whole scenario re-solved with
+    ``robust: true`` has no plan (stated once in the notes, not in every row); else None."""
+    texts = {f.robust_instead for f in doc.flags}
+    (text,) = texts if len(texts) == 1 else (None,)
+    return text if len(doc.flags) > 1 and text and text.startswith("no plan") else None
+
+
 def flag_table(doc: UncertaintyFlagsDocument) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """(header, rows) of the flags; the SLA column only when a sweep gave probabilities."""
     swept = doc.sla_probability_draws is not None
     header = (*COLUMNS, SLA_COLUMN) if swept else COLUMNS
     rows: list[tuple[str, ...]] = []
+    shared = shared_no_plan(doc)
     for f in doc.flags:
         instead = (
-            "not computed (see below)" if f.robust_instead == NOT_COMPUTED else f.robust_instead
+            "not computed (see below)"
+            if f.robust_instead == NOT_COMPUTED
+            else "no plan (see below)"
+            if shared
+            else f.robust_instead
         )
-        row: tuple[str, ...] = (f.name, f.gpu, f.layout, str(f.replicas), why_text(f), instead)
+        # a unit's GPU cell already names its pools with their layouts (prefill → decode)
+        layout = "—" if " → " in f.gpu else f.layout
+        row: tuple[str, ...] = (f.name, f.gpu, layout, str(f.replicas), why_text(f), instead)
         rows.append((*row, _share(f.sla_probability)) if swept else row)
     return header, rows
 
@@ -50,6 +65,9 @@ def flag_table(doc: UncertaintyFlagsDocument) -> tuple[tuple[str, ...], list[tup
 def flag_notes(doc: UncertaintyFlagsDocument) -> tuple[str, ...]:
     """The rule, how the robust alternative was found, where the SLA probability comes from."""
     notes = [f"flagged: {doc.rule}", f"robust: true instead: {doc.robust_note}"]
+    shared = shared_no_plan(doc)
+    if shared:
+        notes.append(f"robust: true instead, for every flagged allocation: {shared}")
     if doc.sla_probability_draws is None:
         notes.append(
             "the probability that each SLA holds: run `wattgpu sweep SCENARIO --draws 200 "
