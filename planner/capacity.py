@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from planner.inputs import Candidate, Exclusion, layout_text, ms_text
+from planner.inputs import Candidate, Exclusion, layout_text, ms_over
 from predictors import physics
 from predictors.api import Predictor
 from predictors.serving.curves import CURVE_B, interp_rows, step_time_s
@@ -322,18 +322,18 @@ def _one(
         bound = " (upper 90 % bound)" if robust else ""
         pct = f" p{spec.percentile:g}" if spec.percentile is not None else ""
         if points.limit[i] == "ttft" and spec.ttft_sla_s is not None:
+            ttft, sla = ms_over(ttft_light, spec.ttft_sla_s)
             return _infeasible(
                 spec,
-                f"TTFT {ms_text(ttft_light)} ms > SLA {ms_text(spec.ttft_sla_s)} ms even at the "
-                "lightest load",
+                f"TTFT {ttft} ms > SLA {sla} ms even at the lightest load",
                 itl_light,
                 code=Exclusion.TTFT_SLA,
                 ttft_s=ttft_light,
             )
+        itl, sla = ms_over(itl_light, spec.itl_sla_s)
         return _infeasible(
             spec,
-            f"ITL{pct} {ms_text(itl_light)} ms{bound} > SLA {ms_text(spec.itl_sla_s)} ms "
-            "even at the lightest load",
+            f"ITL{pct} {itl} ms{bound} > SLA {sla} ms even at the lightest load",
             itl_light,
             code=Exclusion.ITL_SLA,
         )

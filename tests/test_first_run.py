@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 import re
 import shlex
 import sys
@@ -26,7 +27,7 @@ from planner.analysis.alternatives import alternatives
 from planner.analysis.diff import _fmt as diff_fmt
 from planner.analysis.pareto import pareto_front
 from planner.cli.app import app, bare_optional_values, main
-from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_text
+from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_over, ms_text
 from planner.paths import scenarios_dir
 from planner.pipeline import PlanRun, plan_file
 from planner.report import blocks
@@ -392,6 +393,20 @@ def test_ms_text_keeps_sub_millisecond_slas() -> None:
     for k in range(1, 200):
         seconds = k * 1e-5
         assert float(ms_text(seconds).replace(",", "")) > 0
+
+
+def test_a_value_above_its_limit_never_reads_as_the_limit() -> None:
+    """``ITL 30 ms > SLA 30 ms`` read as a contradiction: the value gets the digits it needs."""
+    assert ms_over(0.0301, 0.030) == ("30.1", "30")
+    assert ms_over(0.03000004, 0.030) == ("30.00004", "30")
+    assert ms_over(0.035, 0.030) == ("35", "30")
+    assert ms_over(0.00551, 0.0055) == ("5.51", "5.5")
+    rng = random.Random(0)
+    for _ in range(2000):
+        limit = 10 ** rng.uniform(-4, 1)
+        value = limit * (1 + 10 ** rng.uniform(-6, 0))
+        shown, said = ms_over(value, limit)
+        assert float(shown.replace(",", "")) > float(said.replace(",", "")), (value, limit)
 
 
 # --- output polish -----------------------------------------------------------------------------

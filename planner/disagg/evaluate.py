@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from planner.disagg.units import Side, UnitSpec, unit_nodes
-from planner.inputs import Candidate, Exclusion, Pool, ms_text
+from planner.inputs import Candidate, Exclusion, Pool, ms_over, ms_text
 from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.serving.curves import step_time_s
@@ -193,18 +193,16 @@ def _excluded(
     elif cap.limit[j] == "ttft" and f.ttft_sla_s is not None:
         code = Exclusion.TTFT_SLA
         kv = ms_text(float(table.kv.seconds[j]))
-        reason = (
-            f"TTFT {ms_text(ttft)} ms (KV transfer {kv} ms) > SLA {ms_text(f.ttft_sla_s)} ms "
-            "even at the lightest load"
-        )
+        shown, sla = ms_over(ttft, f.ttft_sla_s)
+        reason = f"TTFT {shown} ms (KV transfer {kv} ms) > SLA {sla} ms even at the lightest load"
     elif cap.limit[j] == "memory":
         code = Exclusion.MEMORY
         reason = "no room for one sequence's KV cache on the decode workers"
     else:
         pct = f" p{f.percentile:g}" if f.percentile is not None else ""
         code = Exclusion.ITL_SLA
-        reason = (
-            f"ITL{pct} {ms_text(itl)} ms > SLA {ms_text(f.itl_sla_s)} ms even at the lightest load"
+        reason = "ITL{} {} ms > SLA {} ms even at the lightest load".format(
+            pct, *ms_over(itl, f.itl_sla_s)
         )
     return Candidate(
         **_identity(spec, pools, node_gpus),  # type: ignore[arg-type]

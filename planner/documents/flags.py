@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 from planner.documents.base import Document
-from planner.inputs import layout_text, ms_text
+from planner.inputs import layout_text, ms_over
 
 RULE = (
     "an allocation whose candidate's upper 90 % ITL bound at capacity (a replica carrying the "
@@ -35,7 +35,9 @@ def flag_reasons(gpu: str, itl_s_hi: float | None, itl_sla_s: float, in_domain: 
     reasons = []
     if itl_s_hi is not None and itl_s_hi > itl_sla_s:
         reasons.append(
-            f"ITL upper 90 % bound {ms_text(itl_s_hi)} ms > SLA {ms_text(itl_sla_s)} ms at capacity"
+            "ITL upper 90 % bound {} ms > SLA {} ms at capacity".format(
+                *ms_over(itl_s_hi, itl_sla_s)
+            )
         )
     if not in_domain:
         reasons.append(f"{gpu} is outside the predictors' training domain")

@@ -23,6 +23,7 @@ from planner.inputs.candidate import (
     CandidateKey,
     Exclusion,
     layout_text,
+    ms_over,
     ms_text,
     record_key,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "pools_gpu_cell",
     "pools_layout_cell",
     "pools_text",
+    "ms_over",
     "ms_text",
     "replicas_per_unit",
     "surviving_capacity",

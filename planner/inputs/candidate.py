@@ -46,6 +46,24 @@ def ms_text(seconds: float) -> str:
     return f"{ms:,.0f}" if abs(ms) >= 10 or not math.isfinite(ms) else f"{ms:.3g}"
 
 
+def ms_over(value_s: float, limit_s: float) -> tuple[str, str]:
+    """:func:`ms_text` of a value above its limit and of the limit, both with as many more
+    digits as it takes for the value to read above the limit (``30.1 > 30``, never
+    ``30 > 30`` or ``12.7 > 13``)."""
+
+    def reads(text: str) -> float:
+        return float(text.replace(",", ""))
+
+    value, limit = ms_text(value_s), ms_text(limit_s)
+    if not (math.isfinite(value_s) and math.isfinite(limit_s)) or reads(value) > reads(limit):
+        return value, limit
+    for digits in range(1, 9):
+        shown = [f"{1000.0 * x:,.{digits}f}".rstrip("0").rstrip(".") for x in (value_s, limit_s)]
+        if reads(shown[0]) > reads(shown[1]):
+            return shown[0], shown[1]
+    return value, limit
+
+
 #: Joins a GPU type and a region into the key of that region's inventory of the type.
 STOCK_SEPARATOR = "@"
 #: (model entry name, GPU, TP, PP, DP, EP, region): a candidate's identity (region ``""``

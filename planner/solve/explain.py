@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_text
+from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_over, ms_text
 from planner.result import PlanStatus
 from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
 
@@ -53,18 +53,18 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         best = min(itl, key=lambda c: (c.itl_s_at_capacity, c.gpu, c.tp))
         sla = f"SLA {ms_text(m.itl_sla_s)} ms"
         if math.isfinite(best.itl_s_at_capacity):
-            achieved = ms_text(best.itl_s_at_capacity)
-            why = f"best ITL achievable {achieved} ms ({best.option_text}) > {sla}"
+            achieved, limit = ms_over(best.itl_s_at_capacity, m.itl_sla_s)
+            why = f"best ITL achievable {achieved} ms ({best.option_text}) > SLA {limit} ms"
         else:
             why = f"no ITL prediction to compare with the {sla}"
         out.append(f"misses the ITL SLA on {_gpu_list(itl)}: {why}")
     ttft = [c for c in cands if c.exclusion == Exclusion.TTFT_SLA and c.ttft_s is not None]
     if ttft and m.ttft_sla_s is not None:
         best = min(ttft, key=lambda c: (c.ttft_s or 0.0, c.gpu, c.tp))
+        shown, limit = ms_over(best.ttft_s or 0.0, m.ttft_sla_s)
         out.append(
             f"misses the TTFT SLA on {_gpu_list(ttft)}: best TTFT (prefill estimate) "
-            f"{ms_text(best.ttft_s or 0.0)} ms ({best.option_text}) > SLA "
-            f"{ms_text(m.ttft_sla_s)} ms"
+            f"{shown} ms ({best.option_text}) > SLA {limit} ms"
         )
     return out
 

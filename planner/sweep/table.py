@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.inputs import Candidate, Exclusion, PlanningInputs, ms_text
+from planner.inputs import Candidate, Exclusion, PlanningInputs, ms_over
 from planner.sweep.draws import LIGHT_MAX_BATCH, TARGETS, Sigmas
 
 GridPoint = dict[str, Any]
@@ -237,16 +237,18 @@ def drawn_candidates(table: CandidateTable, z: np.ndarray | None) -> tuple[Candi
                 c,
                 feasible=False,
                 exclusion=Exclusion.TTFT_SLA,
-                reason=f"sweep draw: TTFT {ms_text(ttft[i])} ms > SLA "
-                f"{ms_text(table.ttft_sla_s[i])} ms",
+                reason="sweep draw: TTFT {} ms > SLA {} ms".format(
+                    *ms_over(ttft[i], table.ttft_sla_s[i])
+                ),
             )
         elif cap[i] <= 0.0:
             out[pos] = replace(
                 c,
                 feasible=False,
                 exclusion=Exclusion.ITL_SLA,
-                reason=f"sweep draw: ITL {ms_text(itl[i, 0] * table.k_sla[i])} ms > SLA "
-                f"{ms_text(table.sla_s[i])} ms even at the lightest load",
+                reason="sweep draw: ITL {} ms > SLA {} ms even at the lightest load".format(
+                    *ms_over(itl[i, 0] * table.k_sla[i], table.sla_s[i])
+                ),
             )
         else:
             out[pos] = _candidate(c, i, table, float(cap[i]), itl, power)
