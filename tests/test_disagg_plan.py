@@ -421,8 +421,15 @@ def test_report_shows_the_pools(plan: Plan, predictor: Predictor) -> None:
     from planner.report.build import build_report
     from planner.report.markdown import render_markdown
 
-    text = render_markdown(build_report(plan_document(plan), predictor.card))
+    report = build_report(plan_document(plan), predictor.card)
+    text = render_markdown(report)
     assert "→" in text and "[1× H100-SXM5-80GB TP" in text
+    # the disclosure's idle/active table tells a unit's rows apart by their pools
+    units = [a for a in plan.allocations if a.candidate.pools]
+    assert units
+    layouts = [r.layout for r in report.disclosure.idle_active]
+    assert all(a.candidate.layout in layouts for a in units), layouts
+    assert all(f"| {a.candidate.layout} |" in text for a in units)
 
 
 @pytest.mark.slow  # a plan, a report and a schema check in fresh CLI runs (~2 s)

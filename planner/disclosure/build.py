@@ -153,6 +153,7 @@ def _idle_active(energies: list[AllocationEnergy]) -> list[IdleActiveDocument]:
             replicas=e.allocation.replicas,
             idle_energy_kwh=e.idle_energy_kwh,
             active_energy_kwh=e.active_energy_kwh,
+            layout=e.allocation.layout,
         )
         for e in energies
     ]

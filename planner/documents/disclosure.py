@@ -56,6 +56,9 @@ class IdleActiveDocument(Document):
     replicas: int
     idle_energy_kwh: float
     active_energy_kwh: float
+    layout: str | None = None
+    """One replica's layout (``8``, ``4×PP3``, ``1×DP8 EP8``), or a disaggregated unit's pools
+    (``1× H200 TP4 → 2× H200 TP4``)."""
 
 
 class HardwareDocument(Document):

@@ -107,19 +107,19 @@ def disclosure_part(report: ReportDocument) -> Part | None:
         ),
         Para("Idle and active GPU energy per deployment:"),
         table(
-            ["model entry", "GPU", "TP", "replicas", "idle kWh", "active kWh"],
+            ["model entry", "GPU", "layout", "replicas", "idle kWh", "active kWh"],
             (
                 [
                     r.name,
                     r.gpu,
-                    str(r.tp),
+                    r.layout or str(r.tp),
                     str(r.replicas),
                     num(r.idle_energy_kwh),
                     num(r.active_energy_kwh),
                 ]
                 for r in d.idle_active
             ),
-            {2, 3, 4, 5},
+            {3, 4, 5},
         ),
         Para("Hardware and software:"),
         table(
