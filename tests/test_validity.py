@@ -86,3 +86,23 @@ def test_cli_predict_invalid_configuration_is_one_line(
     assert info.value.code == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0] and err[0].startswith("error: predict: gpu_count:")
+
+
+def test_a_moe_count_tp_cannot_take_is_offered_attention_data_parallelism() -> None:
+    """72 GPUs of a GB200 NVL72 rack cannot be TP 72 for Kimi-K2's 64 heads: the error offers
+    the attention-DP layout of the same GPUs, and that layout predicts; a dense model's error
+    offers no DP (its copies would be plain replicas)."""
+    predictor = Predictor.load()
+    rows = pl.DataFrame(
+        {
+            "model": ["moonshotai/Kimi-K2-Instruct", "meta-llama/Llama-3.1-8B-Instruct"],
+            "gpu": ["GB200", "H100"],
+            "gpu_count": ["72", "3"],
+        }
+    )
+    kimi, llama = predictor.predict(rows)["error"].to_list()
+    assert kimi.endswith(", or keep 72 GPUs with data_parallel 9 (tensor parallelism 8 × data 9)")
+    assert "data_parallel" not in llama
+    again = rows.head(1).with_columns(pl.lit("9").alias("data_parallel"))
+    out = predictor.predict(again)
+    assert out["error"][0] == "" and out["tensor_parallel"][0] == 8 and out["itl_s"][0] > 0

@@ -154,6 +154,25 @@ def resolve_layout(
     )
 
 
+def _data_parallel_instead(
+    llm: Mapping[str, Any], gpu: Mapping[str, Any], gpus: int, pp: int, ep: int | None
+) -> str:
+    """``, or keep 72 GPUs with data_parallel 9 (TP 8 × DP 9)`` for a mixture-of-experts model
+    (attention DP with wide EP, as the engines serve DeepSeek-style models): the largest valid
+    TP whose attention data parallelism fills the same GPUs, where that layout is valid."""
+    per_stage = gpus // pp
+    for dp in range(2, per_stage + 1):
+        if per_stage % dp:
+            continue
+        layout, problems = layout_problems(llm, gpu, gpus, pp, dp, ep)
+        if layout is not None and not problems:
+            return (
+                f", or keep {gpus} GPUs with data_parallel {dp} "
+                f"(tensor parallelism {layout.tp} × data {dp})"
+            )
+    return ""
+
+
 def layout_problems(
     llm: Mapping[str, Any],
     gpu: Mapping[str, Any],
@@ -196,10 +215,15 @@ def layout_problems(
                 if heads % tp
                 else f"and the {kv} KV heads do not divide each other"
             )
+            keep = (
+                _data_parallel_instead(llm, gpu, gpu_count, layout.pp, expert_parallel)
+                if data_parallel is None and int(llm.get("num_experts") or 1) > 1
+                else ""
+            )
             problems.append(
                 f"{field}: {shape} {what} of {llm.get('id')} "
                 "(vLLM, SGLang and TensorRT-LLM shard the heads); use a "
-                f"tensor-parallel degree of {valid}"
+                f"tensor-parallel degree of {valid}{keep}"
             )
         else:
             problems.append(
