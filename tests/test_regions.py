@@ -44,6 +44,7 @@ def run() -> PlanRun:
         ("regions={}", "regions", "no regions listed"),
         ('regions[" "]={}', "regions", "blank region name"),
         ("regions.fr.pue=0.5", "regions.fr.pue", ""),
+        ("region=null", "region", "the plan's reference grid"),
     ],
 )
 def test_bad_region_input_is_one_line_naming_the_field(

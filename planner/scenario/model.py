@@ -204,7 +204,13 @@ def _grid_problems(s: Scenario) -> list[tuple[str, str]]:
             )
         ]
     if s.region is None and s.grid_g_co2_per_kwh is None:
-        return [("region", "missing — give region (e.g. US, DE) or grid_g_co2_per_kwh")]
+        also = (
+            " (the top-level grid is the plan's reference grid and that of every region that "
+            "states none, even when every region states its own)"
+            if s.regions
+            else ""
+        )
+        return [("region", f"missing — give region (e.g. US, DE) or grid_g_co2_per_kwh{also}")]
     problems = []
     for field in ("grid_source", "grid_year"):
         if s.region is not None and getattr(s, field) is not None:
