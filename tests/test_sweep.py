@@ -354,3 +354,30 @@ def test_grid_gpu_available_takes_a_catalog_alias(base_run: PlanRun) -> None:
     bad = SweepBlock.model_validate({"grid": {"gpu_available": {"H10": [0]}}})
     with pytest.raises(WattgpuError, match=r"gpu_available\.H10: GPU 'H10' is not in the scenario"):
         grid_points(bad, base_run.inputs, force=False, resolve_gpu=catalog.try_resolve_gpu)
+
+
+def test_the_sweep_report_states_a_shared_no_plan_once(base_run: PlanRun) -> None:
+    """The sweep's flags table names each allocation by its layout (a unit by its pools) and,
+    when the robust scenario has no plan, says why once instead of in every row."""
+    from planner.documents.flags import FlagDocument
+    from planner.documents.sweep import SweepDocument
+    from planner.report.sweep_view import sweep_markdown
+
+    doc = SweepDocument.model_validate_json(_sweep_json(base_run, "local", 1, 2, "none"))
+    why = "no plan (robust: true is infeasible: inventory: m needs 5 req/s)"
+    common = dict(
+        replicas=1,
+        itl_s_hi_at_capacity=0.1,
+        itl_sla_s=0.04,
+        in_domain=True,
+        reasons=["itl"],
+        robust_instead=why,
+        sla_probability=0.5,
+    )
+    flags = [
+        FlagDocument(name="a", gpu="H100", tp=4, pipeline_parallel=2, **common),  # type: ignore[arg-type]
+        FlagDocument(name="b", gpu="1× B200 TP2 → 2× H100 TP8", tp=8, **common),  # type: ignore[arg-type]
+    ]
+    text = sweep_markdown(doc.model_copy(update={"flags": flags}))
+    assert "| a on H100 tp4×PP2 x1 |" in text and "| b on 1× B200 TP2 → 2× H100 TP8 x1 |" in text
+    assert text.count(why) == 1 and text.count("no plan (below)") == 2

@@ -9,6 +9,8 @@ A plan with no flagged allocation has no flags table.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from planner.documents.flags import NOT_COMPUTED, FlagDocument, UncertaintyFlagsDocument
 from planner.inputs import ms_text
 from planner.text import Section
@@ -33,12 +35,12 @@ def _share(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f} %"
 
 
-def shared_no_plan(doc: UncertaintyFlagsDocument) -> str | None:
+def shared_no_plan(flags: Sequence[FlagDocument]) -> str | None:
     """The one ``no plan (…)`` text every flag carries when the whole scenario re-solved with
     ``robust: true`` has no plan (stated once in the notes, not in every row); else None."""
-    texts = {f.robust_instead for f in doc.flags}
+    texts = {f.robust_instead for f in flags}
     (text,) = texts if len(texts) == 1 else (None,)
-    return text if len(doc.flags) > 1 and text and text.startswith("no plan") else None
+    return text if len(flags) > 1 and text and text.startswith("no plan") else None
 
 
 def flag_table(doc: UncertaintyFlagsDocument) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
@@ -46,7 +48,7 @@ def flag_table(doc: UncertaintyFlagsDocument) -> tuple[tuple[str, ...], list[tup
     swept = doc.sla_probability_draws is not None
     header = (*COLUMNS, SLA_COLUMN) if swept else COLUMNS
     rows: list[tuple[str, ...]] = []
-    shared = shared_no_plan(doc)
+    shared = shared_no_plan(doc.flags)
     for f in doc.flags:
         instead = (
             "not computed (see below)"
@@ -65,7 +67,7 @@ def flag_table(doc: UncertaintyFlagsDocument) -> tuple[tuple[str, ...], list[tup
 def flag_notes(doc: UncertaintyFlagsDocument) -> tuple[str, ...]:
     """The rule, how the robust alternative was found, where the SLA probability comes from."""
     notes = [f"flagged: {doc.rule}", f"robust: true instead: {doc.robust_note}"]
-    shared = shared_no_plan(doc)
+    shared = shared_no_plan(doc.flags)
     if shared:
         notes.append(f"robust: true instead, for every flagged allocation: {shared}")
     if doc.sla_probability_draws is None:

@@ -14,6 +14,7 @@ from planner.documents.sweep import (
     QuantilesDocument,
     SweepDocument,
 )
+from planner.report.flag_view import shared_no_plan
 
 FIGURE_LABELS: tuple[tuple[str, str], ...] = (
     ("energy_kwh", "GPU energy (kWh)"),
@@ -133,11 +134,16 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
             "| flagged allocation | why | robust: true deploys instead | P(SLA met) |",
             "|---|---|---|---|",
         ]
+        shared = shared_no_plan(doc.flags)
         out += [
-            f"| {_cell(f.name)} on {f.gpu} tp{f.tp} x{f.replicas} | {_cell('; '.join(f.reasons))} "
-            f"| {_cell(f.robust_instead)} | {_pct(f.sla_probability)} |"
+            f"| {_cell(f.name)} on {f.gpu}{'' if ' → ' in f.gpu else f' tp{f.layout}'} "
+            f"x{f.replicas} | {_cell('; '.join(f.reasons))} "
+            f"| {'no plan (below)' if shared else _cell(f.robust_instead)} "
+            f"| {_pct(f.sla_probability)} |"
             for f in doc.flags
         ]
+        if shared:
+            out += ["", f"Robust: true instead, for every flagged allocation: {_cell(shared)}."]
     failed = [r for r in doc.records if r.status == "failed"]
     if failed:
         out += ["", f"Failed draws ({len(failed)}):", ""]
