@@ -229,13 +229,21 @@ def test_plans_without_regions_name_none() -> None:
     assert all("region" not in r for r in (*data["allocations"], *data["candidates"]))
 
 
-def test_sweep_refuses_regions_in_one_line() -> None:
+def test_sweep_takes_regions_and_refuses_a_site_axis_in_one_line(tmp_path: Path) -> None:
+    """A sweep of a scenario with regions re-plans every draw over the regions; a grid axis of
+    a figure each region sets for itself (electricity, grid, power cap, inventory) is refused."""
     from tests.cli_runner import run_cli
 
-    result = run_cli("sweep", str(FIXTURE), "--draws", "5")
+    out = tmp_path / "sweep.json"
+    result = run_cli("sweep", str(FIXTURE), "--draws", "4", "-f", "json", "-o", str(out))
+    assert result.code == 0, result.err
+    assert json.loads(out.read_text(encoding="utf-8"))["summary"]["draws_with_plan"] == 4
+    result = run_cli(
+        "sweep", str(FIXTURE), "--draws", "4", "--set", "sweep.grid.power_cap_kw=[1, 2]"
+    )
     assert result.code == 1
     lines = result.err.strip().splitlines()
-    assert len(lines) == 1 and "does not re-plan scenarios with regions" in lines[0], lines
+    assert len(lines) == 1 and "sweep.grid.power_cap_kw: the scenario has regions" in lines[0]
 
 
 def test_too_few_gpus_over_regions_is_proven_by_pooling_them() -> None:

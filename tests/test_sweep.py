@@ -381,3 +381,46 @@ def test_the_sweep_report_states_a_shared_no_plan_once(base_run: PlanRun) -> Non
     text = sweep_markdown(doc.model_copy(update={"flags": flags}))
     assert "| a on H100 tp4×PP2 x1 |" in text and "| b on 1× B200 TP2 → 2× H100 TP8 x1 |" in text
     assert text.count(why) == 1 and text.count("no plan (below)") == 2
+
+
+REGIONS = Path(__file__).parent / "fixtures" / "regions.yaml"
+
+
+@pytest.fixture(scope="module")
+def regions_run(predictor: Predictor) -> PlanRun:
+    return plan_file(REGIONS, predictor=predictor, baselines=False)
+
+
+def test_a_regions_fleet_is_priced_at_each_sites_figures_as_the_plan(
+    regions_run: PlanRun,
+) -> None:
+    """With regions every deployment's energy is priced at its site's PUE, price and hourly
+    grid, each site's power held to its cap and its GPUs to its inventory: the plan's fleet at
+    the point estimate is the plan, to the objective; too small a site breaks only its checks."""
+    plan, inputs = regions_run.plan, regions_run.inputs
+    assert {a.candidate.region for a in plan.allocations} == {"de", "fr"}  # both sites used
+    out = evaluate_fleet(fleet_of(plan), inputs)
+    for key in ("energy_kwh", "facility_energy_kwh", "cost_usd", "carbon_kg"):
+        assert out[key] == pytest.approx(getattr(plan.totals, key), rel=1e-9), key
+    assert out["objective"] == pytest.approx(plan.solve.objective, rel=1e-6)
+    assert out["power_cap_met"] and out["inventory_met"] and all(out["sla_met"].values())
+    used = {a.candidate.region: a.candidate.gpu for a in plan.allocations}
+    shrunk = tuple(
+        replace(r, inventory={**r.inventory, used[r.name]: 0}) if r.name == "fr" else r
+        for r in inputs.regions
+    )
+    assert not evaluate_fleet(fleet_of(plan), replace(inputs, regions=shrunk))["inventory_met"]
+    capped = tuple(replace(r, power_cap_kw=1e-3) if r.name == "fr" else r for r in inputs.regions)
+    assert not evaluate_fleet(fleet_of(plan), replace(inputs, regions=capped))["power_cap_met"]
+
+
+def test_a_regions_sweep_runs_and_refuses_site_axes(regions_run: PlanRun) -> None:
+    from planner.scenario.sweep_block import SweepBlock
+    from predictors.core.errors import WattgpuError
+
+    s = sweep_settings(None, draws=4, seed=3, choose="none", sla_probability=0.5, force=False)
+    doc = run_sweep(regions_run, None, s, engine="local", workers=1)
+    assert doc.summary.draws_with_plan == 4
+    block = SweepBlock.model_validate({"grid": {"electricity_usd_per_kwh": [0.1, 0.2]}})
+    with pytest.raises(WattgpuError, match=r"sweep.grid.electricity_usd_per_kwh: the scenario"):
+        run_sweep(regions_run, block, s, engine="local", workers=1)

@@ -24,6 +24,7 @@ from planner.inputs import (
     deployment_text,
     grid_carbon_kg,
 )
+from planner.inputs.candidate import STOCK_SEPARATOR
 from planner.result import Plan
 from planner.solve.optimize import objective_weights, solve
 from planner.sweep.table import CandidateTable, GridPoint, drawn_inputs
@@ -96,51 +97,67 @@ def _even_shares(fleet: Fleet) -> list[tuple[float, ...]]:
 
 
 def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
-    """Energy, cost, carbon, per-period facility energy and the SLA/cap/budget checks."""
+    """Energy, cost, carbon, per-period facility energy and the SLA/cap/budget checks; each
+    deployment's energy at its site's PUE, price and grid, each site's power within its cap and
+    its GPUs within its inventory (inputs without regions: the one site of the top-level
+    fields)."""
     by_key: dict[Key, Candidate] = {c.key: c for c in inputs.candidates}
     hours = np.asarray(inputs.period_hours)
-    power_w = np.zeros(len(hours))
-    rent = 0.0
+    sites = {r.name: r for r in inputs.sites}
+    power_w = {name: np.zeros(len(hours)) for name in sites}
+    rent = dict.fromkeys(sites, 0.0)
+    held: dict[str, int] = {}
     served = {m.name: False for m in inputs.models}
     sla = {m.name: True for m in inputs.models}
-    for (key, n), share in zip(fleet.replicas, _even_shares(fleet), strict=True):
+    for i, ((key, n), share) in enumerate(zip(fleet.replicas, _even_shares(fleet), strict=True)):
         c = by_key[key]
         demand = inputs.model(key[0])
         served[key[0]] = True
-        rent += n * c.usd_per_hour_per_replica * inputs.hours
+        rent[c.region] += n * c.usd_per_hour_per_replica * inputs.hours
+        uses = (fleet.gpu_use[i] if fleet.gpu_use else ()) or ((c.gpu, c.tp * key[3] * key[4]),)
+        for gpu, k in uses:
+            stock = f"{gpu}{STOCK_SEPARATOR}{c.region}" if c.region else gpu
+            held[stock] = held.get(stock, 0) + n * k
         for p, rate in enumerate(demand.requests_per_s_by_period):
             per_replica = share[p] * rate / n
             cap = c.max_requests_per_s_per_replica
             if not c.feasible or per_replica > cap * (1 + CAPACITY_TOLERANCE) + 1e-12:
                 sla[key[0]] = False
-            power_w[p] += n * c.power_w_per_replica(min(per_replica, cap))
+            power_w[c.region][p] += n * c.power_w_per_replica(min(per_replica, cap))
     for m in inputs.models:
         if not served[m.name] and max(m.requests_per_s_by_period) > 0:
             sla[m.name] = False
-    energy_by_period = power_w * hours / 1000.0
-    facility_by_period = energy_by_period * inputs.pue
-    facility = float(facility_by_period.sum())
-    carbon_kg = grid_carbon_kg(
-        [float(v) for v in facility_by_period], facility, inputs.period_grid_g_co2_per_kwh
-    )
-    cost = (
-        rent
-        + facility * inputs.electricity_usd_per_kwh
-        + carbon_kg * (inputs.carbon_usd_per_kg or 0.0)
-    )
-    peak_kw = float((power_w * inputs.pue / 1000.0).max(initial=0.0))
+    energy_by_period = np.zeros(len(hours))
+    facility_by_period = np.zeros(len(hours))
+    facility = carbon_kg = cost = objective = peak_kw = 0.0
+    cap_ok = True
+    for name, site in sites.items():
+        site_energy = power_w[name] * hours / 1000.0
+        site_facility = site_energy * site.pue
+        kwh = float(site_facility.sum())
+        kg = grid_carbon_kg([float(v) for v in site_facility], kwh, site.grid_by_period(len(hours)))
+        energy_by_period = energy_by_period + site_energy
+        facility_by_period = facility_by_period + site_facility
+        facility += kwh
+        carbon_kg += kg
+        cost += (
+            rent[name] + kwh * site.electricity_usd_per_kwh + kg * (inputs.carbon_usd_per_kg or 0.0)
+        )
+        objective += objective_weights(inputs, site).of(kwh, kg, rent[name])
+        site_peak_kw = float((power_w[name] * site.pue / 1000.0).max(initial=0.0))
+        peak_kw = max(peak_kw, site_peak_kw)
+        limit_kw = site.power_cap_kw
+        cap_ok = cap_ok and (limit_kw is None or site_peak_kw <= limit_kw * (1 + 1e-9))
     inventory_ok = all(
-        inputs.inventory.get(g) is None or n <= (inputs.inventory.get(g) or 0)
-        for g, n in fleet.gpu_mix().items()
+        inputs.stock.get(g) is None or n <= (inputs.stock.get(g) or 0) for g, n in held.items()
     )
-    cap_ok = inputs.power_cap_kw is None or peak_kw <= inputs.power_cap_kw * (1 + 1e-9)
     budget_ok = inputs.budget_usd is None or cost <= inputs.budget_usd * (1 + 1e-9)
     return {
         "energy_kwh": float(energy_by_period.sum()),
         "facility_energy_kwh": facility,
         "cost_usd": cost,
         "carbon_kg": carbon_kg,
-        "objective": objective_weights(inputs).of(facility, carbon_kg, rent),
+        "objective": objective,
         "peak_facility_power_kw": peak_kw,
         "facility_energy_kwh_by_period": [float(v) for v in facility_by_period],
         "sla_met": sla,

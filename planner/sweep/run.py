@@ -156,12 +156,6 @@ def run_sweep(
             f"({'; '.join(run.plan.solve.messages)[:200]}); a sweep needs a base plan: "
             "`wattgpu plan` says why"
         )
-    if inputs.regions:
-        raise WattgpuError(
-            f"{inputs.scenario}: the sweep does not re-plan scenarios with regions yet (its draws "
-            "price energy at one PUE, price and grid) — sweep each region as its own scenario, "
-            "or remove regions"
-        )
     axes, points = grid_points(
         block, inputs, force=force, resolve_gpu=run.predictor.catalog.try_resolve_gpu
     )

@@ -84,12 +84,24 @@ def _values(axis: list[float] | list[int] | AxisRange) -> tuple[float, ...]:
     return axis.values() if isinstance(axis, AxisRange) else tuple(float(v) for v in axis)
 
 
+#: Grid axes that set the figures of the one site of a scenario without regions.
+SITE_AXES = ("electricity_usd_per_kwh", "grid_g_co2_per_kwh", "power_cap_kw", "gpu_available")
+
+
 def _axes(
     block: SweepBlock, inputs: PlanningInputs, resolve_gpu: Callable[[str], str | None]
 ) -> list[tuple[str, str | None, tuple]]:
     grid = block.grid
     names = [m.name for m in inputs.models]
     axes: list[tuple[str, str | None, tuple]] = []
+    if inputs.regions:  # these axes set one site's figure; a region has its own
+        for key in SITE_AXES:
+            if getattr(grid, key):
+                raise WattgpuError(
+                    f"sweep.grid.{key}: the scenario has regions, each with its own {key}; "
+                    "the grid varies only the top-level one — remove the axis (or the regions), "
+                    "or sweep a copy of the scenario with that region's figures changed"
+                )
     for key in ("load_growth", "electricity_usd_per_kwh", "grid_g_co2_per_kwh"):
         axis = getattr(grid, key)
         if axis is not None:
