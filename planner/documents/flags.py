@@ -101,6 +101,11 @@ class FlagDocument(Document):
         return layout_of(self.tp, self.pipeline_parallel, self.data_parallel, self.expert_parallel)
 
     @property
+    def is_unit(self) -> bool:
+        """True for a disaggregated unit, whose ``gpu`` names its pools with their layouts."""
+        return " → " in self.gpu
+
+    @property
     def degrees(self) -> tuple[int, int, int, int]:
         """(TP, PP, DP, EP) of the flagged allocation (1 where an older plan has none)."""
         return (

@@ -23,9 +23,11 @@ from planner.inputs.grid import grid_by_period
 from planner.inputs.validation import fail, non_negative
 
 
-def stock_key(c: Candidate) -> str:
-    """The inventory key *c*'s GPUs count against: its GPU type, ``gpu@region`` in a region."""
-    return f"{c.gpu}{STOCK_SEPARATOR}{c.region}" if c.region else c.gpu
+def stock_key(c: Candidate, gpu: str | None = None) -> str:
+    """The inventory key *c*'s GPUs (of type *gpu*, default its own: a unit's pools may differ)
+    count against: the GPU type, ``gpu@region`` in a region."""
+    gpu = c.gpu if gpu is None else gpu
+    return f"{gpu}{STOCK_SEPARATOR}{c.region}" if c.region else gpu
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,10 @@ def shared_no_plan(flags: Sequence[FlagDocument]) -> str | None:
     """The one ``no plan (…)`` text every flag carries when the whole scenario re-solved with
     ``robust: true`` has no plan (stated once in the notes, not in every row); else None."""
     texts = {f.robust_instead for f in flags}
-    (text,) = texts if len(texts) == 1 else (None,)
-    return text if len(flags) > 1 and text and text.startswith("no plan") else None
+    if len(flags) < 2 or len(texts) != 1:
+        return None
+    text = texts.pop()
+    return text if text.startswith("no plan") else None
 
 
 def flag_table(doc: UncertaintyFlagsDocument) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
@@ -57,8 +59,7 @@ def flag_table(doc: UncertaintyFlagsDocument) -> tuple[tuple[str, ...], list[tup
             if shared
             else f.robust_instead
         )
-        # a unit's GPU cell already names its pools with their layouts (prefill → decode)
-        layout = "—" if " → " in f.gpu else f.layout
+        layout = "—" if f.is_unit else f.layout  # a unit's GPU cell names its pools' layouts
         row: tuple[str, ...] = (f.name, f.gpu, layout, str(f.replicas), why_text(f), instead)
         rows.append((*row, _share(f.sla_probability)) if swept else row)
     return header, rows

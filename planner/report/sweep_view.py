@@ -136,7 +136,7 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
         ]
         shared = shared_no_plan(doc.flags)
         out += [
-            f"| {_cell(f.name)} on {f.gpu}{'' if ' → ' in f.gpu else f' tp{f.layout}'} "
+            f"| {_cell(f.name)} on {f.gpu}{'' if f.is_unit else f' tp{f.layout}'} "
             f"x{f.replicas} | {_cell('; '.join(f.reasons))} "
             f"| {'no plan (below)' if shared else _cell(f.robust_instead)} "
             f"| {_pct(f.sla_probability)} |"

@@ -23,8 +23,8 @@ from planner.inputs import (
     PlanningInputs,
     deployment_text,
     grid_carbon_kg,
+    stock_key,
 )
-from planner.inputs.candidate import STOCK_SEPARATOR
 from planner.result import Plan
 from planner.solve.optimize import objective_weights, solve
 from planner.sweep.table import CandidateTable, GridPoint, drawn_inputs
@@ -54,12 +54,16 @@ class Fleet:
         """The deployments as text: ``entry GPU tpTP xreplicas; ...`` (``tp8×PP2`` etc.)."""
         return "; ".join(deployment_text(k, n) for k, n in self.replicas)
 
+    def held(self, i: int) -> tuple[tuple[str, int], ...]:
+        """(GPU type, GPUs) one replica of deployment *i* holds (a unit: both pools)."""
+        (_, gpu, tp, pp, dp, _, _), _ = self.replicas[i]
+        return (self.gpu_use[i] if self.gpu_use else ()) or ((gpu, tp * pp * dp),)
+
     def gpu_mix(self) -> dict[str, int]:
         """GPUs per type (replicas × TP × PP × DP)."""
         out: dict[str, int] = {}
-        for i, ((_, gpu, tp, pp, dp, _, _), n) in enumerate(self.replicas):
-            held = (self.gpu_use[i] if self.gpu_use else ()) or ((gpu, tp * pp * dp),)
-            for g, k in held:
+        for i, (_, n) in enumerate(self.replicas):
+            for g, k in self.held(i):
                 out[g] = out.get(g, 0) + n * k
         return dict(sorted(out.items()))
 
@@ -114,10 +118,8 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
         demand = inputs.model(key[0])
         served[key[0]] = True
         rent[c.region] += n * c.usd_per_hour_per_replica * inputs.hours
-        uses = (fleet.gpu_use[i] if fleet.gpu_use else ()) or ((c.gpu, c.tp * key[3] * key[4]),)
-        for gpu, k in uses:
-            stock = f"{gpu}{STOCK_SEPARATOR}{c.region}" if c.region else gpu
-            held[stock] = held.get(stock, 0) + n * k
+        for gpu, k in fleet.held(i):
+            held[stock_key(c, gpu)] = held.get(stock_key(c, gpu), 0) + n * k
         for p, rate in enumerate(demand.requests_per_s_by_period):
             per_replica = share[p] * rate / n
             cap = c.max_requests_per_s_per_replica
