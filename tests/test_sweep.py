@@ -160,20 +160,24 @@ def test_ctrl_c_stops_the_local_pool() -> None:
 
 def test_one_engine_runs_both_passes_on_the_same_workers() -> None:
     """The pool starts once with the shared object (its initializer): a second pass runs on the
-    workers of the first, which still hold it."""
+    pool of the first, whose workers still hold it. The pool may start its second worker only
+    during the second pass (a process pool spawns workers on demand), so the check is that both
+    passes together ran on at most `workers` processes, all still alive children of this one."""
+    import multiprocessing
     import os
 
     batches = [[i, i + 1] for i in range(0, 16, 2)]
     with open_engine("local", 7, workers=2) as session:
         first = session.run(pid_and_shared, batches, lambda i: None)
         second = session.run(pid_and_shared, batches, lambda i: None)
+        alive = {c.pid for c in multiprocessing.active_children()}
     assert (
         [r[1:] for r in first]
         == [r[1:] for r in second]
         == [(7, 2 * i + 1) for i in range(0, 16, 2)]
     )
-    workers = {r[0] for r in first}
-    assert os.getpid() not in workers and {r[0] for r in second} <= workers
+    used = {r[0] for r in first} | {r[0] for r in second}
+    assert os.getpid() not in used and len(used) <= 2 and used <= alive
 
 
 @given(st.integers(0, 5000), st.integers(1, 64), st.integers(0, 3))
