@@ -19,6 +19,7 @@ Excluded candidates keep their reason ("ITL 31 ms > SLA 20 ms even at the lighte
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,12 +107,12 @@ class _Points:
     rate: list[float]
     b_star: list[float]
     limit: list[str]
-    xs: list[tuple[float, ...]]
+    xs: list[array[float]]
     """Curve knots (req/s per replica, from 0)."""
-    power_w: list[tuple[float, ...]]
+    power_w: list[array[float]]
     """Power of one replica at the knots: per GPU × the GPUs running it + the spare GPUs'
     idle."""
-    itls: list[tuple[float, ...]]
+    itls: list[array[float]]
     slope_w: list[float]
     """Least watts above the replica's idle per req/s over the knots after the first (inf
     without one)."""
@@ -132,6 +133,13 @@ def _per_spec(values: list[Any], idx: np.ndarray | None, out: list[Any]) -> None
         return
     for j, i in enumerate(idx.tolist()):
         out[i] = values[j]
+
+
+def _curves(flat: np.ndarray, bounds: list[tuple[int, int]]) -> list[array[float]]:
+    """Each row's slice ``[a, b)`` of the flat knots *flat*, as a packed curve (the same
+    doubles, 8 bytes a knot: :data:`planner.inputs.candidate.CURVE_FIELDS`)."""
+    data = np.ascontiguousarray(flat, dtype=np.float64).tobytes()
+    return [array("d", data[8 * a : 8 * b]) for a, b in bounds]
 
 
 def _capacities(specs: list[CandidateSpec], table: ServingTable) -> _Points:
@@ -179,15 +187,13 @@ def _capacities(specs: list[CandidateSpec], table: ServingTable) -> _Points:
             per_rps = (flat_p - idle * np.repeat(held[rows], counts)) / flat_x
         per_rps[starts] = np.inf  # the first knot (rate 0) is not a slope
         least = np.minimum.reduceat(per_rps, starts) if per_rps.size else per_rps
-        x_all, p_all = flat_x.tolist(), flat_p.tolist()
-        i_all = cap.flat_itl_s.tolist()
         bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
         _per_spec(cap.max_requests_per_s.tolist(), idx, rate)
         _per_spec(cap.decoding_at_capacity.tolist(), idx, b_star)
         _per_spec(cap.limit, idx, limit)
-        _per_spec([tuple(x_all[a:b]) for a, b in bounds], idx, xs)
-        _per_spec([tuple(p_all[a:b]) for a, b in bounds], idx, power_w)
-        _per_spec([tuple(i_all[a:b]) for a, b in bounds], idx, itls)
+        _per_spec(_curves(flat_x, bounds), idx, xs)
+        _per_spec(_curves(flat_p, bounds), idx, power_w)
+        _per_spec(_curves(cap.flat_itl_s, bounds), idx, itls)
         _per_spec(least.tolist(), idx, slope_w)
         _per_spec(itl_at_percentile_s(sub, at, pct)[:, 0].tolist(), idx, itl_cap)
         _per_spec(lo.tolist(), idx, itl_lo)

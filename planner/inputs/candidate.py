@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import operator
+from array import array
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -28,7 +29,7 @@ from planner.inputs.pools import (
 from planner.inputs.validation import fail, negative_problem
 
 
-def _interp(x: float, xs: tuple[float, ...], ys: tuple[float, ...]) -> float:
+def _interp(x: float, xs: Sequence[float], ys: Sequence[float]) -> float:
     """Linear interpolation of the knots (xs ascending), held constant beyond the ends."""
     if x <= xs[0]:
         return ys[0]
@@ -109,6 +110,19 @@ class Exclusion(StrEnum):
     """The predictors cannot predict this deployment (see the reason)."""
 
 
+CURVE_FIELDS = ("load_curve_requests_per_s", "power_curve_w_per_replica", "itl_curve_s")
+"""The :class:`Candidate` curves, held as packed doubles (``array('d')``): 8 bytes a knot, where
+a tuple of floats takes 32 (the 45,000 candidates of a 500-entry scenario hold 3.5 M knots).
+They compare equal to another curve only as a curve (``array``), never to a tuple."""
+
+
+def packed(values: Sequence[float]) -> array[float]:
+    """*values* as a packed curve (:data:`CURVE_FIELDS`); an ``array('d')`` is kept as it is."""
+    if type(values) is array and values.typecode == "d":
+        return values
+    return array("d", values)
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """One (model entry, GPU type, TP degree) deployment with its linear coefficients."""
@@ -154,12 +168,12 @@ class Candidate:
     runtime reserve (GB)."""
     ttft_s: float | None = None
     """Prefill (TTFT) estimate (s), when computed."""
-    load_curve_requests_per_s: tuple[float, ...] = ()
+    load_curve_requests_per_s: Sequence[float] = ()
     """Knots of the replica's power curve: per-replica rates (req/s, ascending, first 0)."""
-    power_curve_w_per_replica: tuple[float, ...] = ()
+    power_curve_w_per_replica: Sequence[float] = ()
     """Mean GPU power of one replica at each knot (W; first = idle). Linear between knots.
     Empty: the linear model idle + energy_j_per_request · rate (hand-built candidates)."""
-    itl_curve_s: tuple[float, ...] = ()
+    itl_curve_s: Sequence[float] = ()
     """Mean ITL at each knot (s): the ITL at the load a replica serves."""
     capacity_limit: str = ""
     """What sets the capacity: 'itl', 'ttft' or 'memory' ('' for hand-built candidates)."""
@@ -199,7 +213,7 @@ class Candidate:
         return tuple((f"{g}{STOCK_SEPARATOR}{self.region}", k) for g, k in self.gpu_use)
 
     @property
-    def curve(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    def curve(self) -> tuple[Sequence[float], Sequence[float]]:
         """(rates, replica power W) knots of the power curve, linear between them."""
         if self.power_curve_w_per_replica:
             return self.load_curve_requests_per_s, self.power_curve_w_per_replica
@@ -254,7 +268,14 @@ class Candidate:
             return f"{self.name},{pools_text(self.pools).replace(' ', '')}{where}"
         return f"{self.name},{self.gpu},{shape.replace(' ', '')}{where}"
 
+    def __hash__(self) -> int:
+        """Hash of the identity only (equal candidates share it; the packed curves are not
+        hashable): used where candidates are de-duplicated."""
+        return hash((self.key, self.deployment, self.pools, self.gpus_per_replica))
+
     def __post_init__(self) -> None:
+        for name in CURVE_FIELDS:  # packed doubles, whatever sequence was given
+            object.__setattr__(self, name, packed(getattr(self, name)))
         problem = self._problem()
         if problem:  # the label only on failure: candidates are built by the ten thousand
             raise fail(f"candidate {self.label}", problem)

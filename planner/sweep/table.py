@@ -21,6 +21,7 @@ factor of their model entry and by the grid's load growth and per-model load.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -92,7 +93,7 @@ class CandidateTable:
     llm_of_row: np.ndarray
 
 
-def _pad(rows: list[tuple[float, ...]], width: int) -> np.ndarray:
+def _pad(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
     out = np.empty((len(rows), width))
     for i, row in enumerate(rows):
         out[i, : len(row)] = row
