@@ -257,6 +257,26 @@ def test_scenario_path_that_is_not_a_regular_file(
     assert len(result.errors) == 1 and kind in result.errors[0], result.err
 
 
+@pytest.mark.parametrize("kind", ["FIFO", "symbolic link loop", "dangling symbolic link", "device"])
+def test_diff_of_a_plan_path_that_is_not_a_regular_file(
+    odd_paths: dict[str, Path], kind: str, tmp_path: Path
+) -> None:
+    """``diff`` said "no such file" of each (it checked ``is_file`` only)."""
+    args = (str(odd_paths[kind]), str(tmp_path / "missing.json"))
+    result = run_bounded("diff", *args, cwd=tmp_path, timeout_s=60)
+    assert result.code == 1 and len(result.errors) == 1, result.err
+    assert kind in result.errors[0] and "no such file" not in result.errors[0], result.err
+
+
+def test_a_dangling_link_of_any_name_is_named_as_one(tmp_path: Path) -> None:
+    """A bare name without a scenario suffix was looked up as a bundled example ("no such file
+    and no bundled example") when it was a dangling link."""
+    (tmp_path / "pl.json").symlink_to(tmp_path / "gone.json")
+    result = run_bounded("report", "pl.json", cwd=tmp_path, timeout_s=60)
+    assert result.code == 1 and len(result.errors) == 1, result.err
+    assert "dangling symbolic link" in result.errors[0], result.err
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["FIFO", "symbolic link loop", "dangling symbolic link", "device"])
 def test_config_json_that_is_not_a_regular_file(

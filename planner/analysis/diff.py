@@ -18,6 +18,7 @@ from typing import Any
 from planner.inputs import CandidateKey, layout_text, record_key
 from planner.text import ZERO_BELOW
 from predictors.core.errors import WattgpuError
+from predictors.core.safe_read import not_regular_problem
 
 TOTAL_KEYS: tuple[str, ...] = (
     "energy_kwh",
@@ -42,8 +43,11 @@ def load_plan_json(
     from planner.documents.plan import PLAN_FIX, read_plan
 
     p = Path(path)
-    if not p.is_file():
+    if not (p.exists() or p.is_symlink()):
         raise WattgpuError(f"{p}: no such file; {PLAN_FIX}")
+    problem = not_regular_problem(p)  # a FIFO, a device, a link loop or a dangling link
+    if problem:
+        raise WattgpuError(f"{p}: {problem}")
     return read_plan(p, trust=trust, warn=warn)[1]
 
 

@@ -82,7 +82,7 @@ def find_scenario(arg: str | Path) -> Path:
     loader reports it with the file's own error).
     """
     path = Path(arg)
-    if path.exists():
+    if path.exists() or path.is_symlink():  # a dangling link: the loader names it as one
         return path
     bare = path.parent == Path(".")
     if bare or path.parent == Path("scenarios"):
