@@ -349,7 +349,9 @@ def checked_plan_json(
         )
     if trust:
         for line in shown:
-            (warn or (lambda _: None))(f"warning: {line} (reported as written: --trust)")
+            (warn or (lambda _: None))(
+                f"warning: {line} (--trust: reported with the figures its allocations recompute to)"
+            )
         return data
     shown[-1] += (
         " — the plan was edited or damaged: plan the scenario again, or pass --trust to report "
