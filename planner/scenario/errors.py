@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -125,6 +125,8 @@ def _show(value: Any) -> str:
     return short_repr(value, 60)
 
 
-def as_error(source: str, problems: list[Problem]) -> WattgpuError:
-    """One WattgpuError with a ``source: field: what is wrong — fix`` line per problem."""
-    return WattgpuError("\n".join(f"{source}: {path}: {msg}" for path, msg in problems))
+def as_error(source: str | Callable[[str], str], problems: list[Problem]) -> WattgpuError:
+    """One WattgpuError with a ``source: field: what is wrong — fix`` line per problem; a
+    callable *source* names each field's own file (:func:`planner.scenario.origin.origin_of`)."""
+    name = source if callable(source) else (lambda _: source)
+    return WattgpuError("\n".join(f"{name(path)}: {path}: {msg}" for path, msg in problems))

@@ -15,7 +15,7 @@ is omitted). Every problem found on the way is collected and raised together as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from planner.scenario.errors import Problem, as_error, pydantic_problems
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.names import canonicalize, no_price_problem
+from planner.scenario.origin import origin_of
 from planner.scenario.overrides import apply_overrides, deep_merge, shorten
 from planner.scenario.sections import GpuOffer
 from planner.scenario.tco import gpu_price
@@ -58,8 +59,10 @@ def load_scenario(
     """
     path = Path(path)
     data = _read_yaml(path)
+    layers: list[tuple[str, Any]] = []
     for overlay in overlays:
         layer = _read_yaml(Path(overlay))
+        layers.append((str(overlay), layer))
         if not isinstance(layer, dict):  # an empty file or a list would replace the scenario
             shape = "is empty" if layer is None else f"is a {type(layer).__name__}, not a mapping"
             problem = f"{shape} — give the scenario fields to merge (docs/scenarios.md, --overlay)"
@@ -73,17 +76,19 @@ def load_scenario(
         data, failed = apply_overrides(data, list(overrides))
         problems += [(f"--set {shorten(item)}", message) for item, message in failed]
     check_depth(data, str(path))
-    return scenario_from_dict(data, str(path), catalog, base_dir=path.parent, problems=problems)
+    source = origin_of(str(path), layers, data) if layers else str(path)
+    return scenario_from_dict(data, source, catalog, base_dir=path.parent, problems=problems)
 
 
 def scenario_from_dict(
     data: Any,
-    source: str,
+    source: str | Callable[[str], str],
     catalog: Catalog | None = None,
     base_dir: Path | None = None,
     problems: list[Problem] | None = None,
 ) -> Scenario:
-    """Validate and resolve an already-parsed scenario mapping; *source* names it in messages."""
+    """Validate and resolve an already-parsed scenario mapping; *source* names it in messages
+    (a callable: the file of each problem's field, :func:`planner.scenario.origin.origin_of`)."""
     problems = list(problems or [])
     if not isinstance(data, dict):
         problems.append(("(top level)", "expected a mapping of scenario fields — see scenarios/"))

@@ -1,0 +1,72 @@
+"""Which file set a scenario field: the scenario itself or one of its ``--overlay`` files.
+
+A problem found after overlays are merged names the file the offending value came from, so that
+``wattgpu plan s.yaml --overlay cap.yaml`` with a bad key in ``cap.yaml`` names ``cap.yaml``,
+not ``s.yaml``. The rule follows :func:`planner.scenario.overrides.deep_merge`: an overlay owns
+a field it states; a mapping it states merges key by key with the one below, so a key it does
+not state belongs to the layer below; a list or a value it states replaces the one below whole;
+``models`` entries are matched by ``name``. A missing field (``field required``) belongs to the
+file that states the entry it is missing from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from planner.scenario.overrides import parse_path
+from predictors.core.errors import WattgpuError
+
+
+def origin_of(base: str, layers: Sequence[tuple[str, Any]], merged: Any) -> Callable[[str], str]:
+    """A function from a problem's field path (``models[0].sla.itl_ms``) to the file that set it:
+    the last of *layers* (``(file, parsed overlay)``, in merge order) that owns it, else *base*.
+    A path it cannot read (``(top level)``, ``--set …``) is the scenario's."""
+
+    def origin(field: str) -> str:
+        try:
+            parts = parse_path(field)
+        except WattgpuError:
+            return base
+        for name, layer in reversed(layers):
+            if _owns(layer, merged, parts):
+                return name
+        return base
+
+    return origin
+
+
+def _owns(layer: Any, merged: Any, parts: list[str | int]) -> bool:
+    """Whether *layer* (an overlay as parsed) set the value at *parts* of *merged*."""
+    node, seen = layer, merged
+    for k, part in enumerate(parts):
+        if isinstance(part, int):
+            if not isinstance(seen, list) or not isinstance(node, list) or part >= len(seen):
+                return False
+            if k > 0 and parts[k - 1] == "models":  # entries merge by name
+                node = _entry_named(node, seen[part])
+                if node is None:
+                    return False
+            else:
+                return True  # the layer states this list: it replaced the one below whole
+            seen = seen[part]
+            continue
+        if not isinstance(node, dict):
+            return True  # the layer replaced this value whole
+        if part not in node:
+            missing_here = not (isinstance(seen, dict) and part in seen)
+            return missing_here and k == len(parts) - 1 and k > 0  # a field its entry lacks
+        node = node[part]
+        seen = seen.get(part) if isinstance(seen, dict) else None
+    return True
+
+
+def _entry_named(entries: list[Any], merged_entry: Any) -> Any:
+    """The entry of an overlay's ``models`` list that merged into *merged_entry* (by name)."""
+    if not isinstance(merged_entry, dict) or not isinstance(merged_entry.get("name"), str):
+        return None
+    name = merged_entry["name"]
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return entry
+    return None
