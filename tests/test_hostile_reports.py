@@ -2,7 +2,8 @@
 
 * ``report`` on a plan with a negative energy, 1,000 replicas or ``status: infeasible`` with
   allocations exited 0; ``plan_problems`` catches each edit (tests/test_plan_verify.py), and
-  here the command itself exits 1 with nothing on stdout and the field named.
+  here the command itself exits 1 with nothing on stdout and one line naming the field (1,000
+  replicas named nine fields: every figure that follows from the replica count, and the flags).
 * An ASCII-only locale (``LC_ALL=C`` without Python's UTF-8 coercion) gives stdout an ASCII
   encoding with the ``surrogateescape`` handler, a different path from
   ``PYTHONIOENCODING=ascii`` (tests/test_fuzz_writes.py); it ended in "internal error".
@@ -34,7 +35,7 @@ from test_plan_verify import (
     ("edit", "named"),
     [
         (_negative_energy, "allocations[0].energy_kwh"),
-        (_thousand_replicas, "allocations[0].gpus"),
+        (_thousand_replicas, "allocations[0].replicas"),
         (_infeasible_with_allocations, "status"),
     ],
     ids=["negative-energy", "thousand-replicas", "infeasible-with-allocations"],
@@ -47,7 +48,8 @@ def test_report_of_an_impossible_plan_exits_1_naming_the_field(
         result = run_cli("report", str(path), "-f", fmt, "--pareto-points", "0")
         assert result.code == 1 and result.out == "", result.err
         assert "internal error" not in result.err
-        assert any(named in line and path.name in line for line in result.errors), result.err
+        (line,) = result.errors  # one line: the edited field, not every figure following it
+        assert named in line and path.name in line, result.err
 
 
 def test_report_of_replicas_beyond_the_inventory_names_the_inventory(tmp_path: Path) -> None:

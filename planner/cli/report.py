@@ -75,7 +75,8 @@ TrustOption = Annotated[
     typer.Option(
         "--trust",
         help="Report a saved plan whose figures do not recompute from its allocations "
-        "(hand-edited or damaged) as written, with a warning per field, instead of refusing it.",
+        "(hand-edited or damaged) anyway, with a warning per field, instead of refusing it; "
+        "the report shows the figures its allocations recompute to.",
     ),
 ]
 

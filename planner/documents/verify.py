@@ -101,29 +101,15 @@ def _status(data: dict[str, Any]) -> Iterator[str]:
         yield f"status: '{status}' but the plan has no allocation for its model entries"
 
 
-def _allocation(
-    data: dict[str, Any], i: int, alloc: dict[str, Any], candidate: dict[str, Any]
-) -> Iterator[str]:
-    """Recompute one allocation's power per period and figures from its candidate's curve."""
+def _recomputed(
+    data: dict[str, Any], alloc: dict[str, Any], candidate: dict[str, Any], n: int
+) -> tuple[np.ndarray, dict[str, float]]:
+    """Power per period and the figures of *n* replicas of *candidate* serving *alloc*'s load."""
     a = {**data["assumptions"], **site_figures(data, alloc)}
     hours = np.asarray(a["period_hours"], dtype=np.float64)
-    n = alloc["replicas"]
     x = np.asarray(alloc["requests_per_s_by_period"], dtype=np.float64)
     xs, ps = _curve(candidate)
     power = n * np.interp(x / n, xs, ps) if n > 0 else np.zeros_like(x)
-    stored_power = list(alloc.get("power_w_by_period") or [])
-    if len(stored_power) != power.size:
-        yield (
-            f"allocations[{i}].power_w_by_period: {len(stored_power)} values for "
-            f"{power.size} periods"
-        )
-    for t, (stored, again) in enumerate(zip(stored_power, power, strict=False)):
-        if _differs(stored, float(again)):
-            yield (
-                f"allocations[{i}].power_w_by_period[{t}]: {stored!r} W, but the candidate's "
-                f"curve gives {again:.6g} W"
-            )
-            break
     energy = float(power @ hours) / 1000.0
     facility = energy * a["pue"]
     grid = grid_by_period(a["grid_g_co2_per_kwh"], a.get("grid_g_co2_per_kwh_by_period"), x.size)
@@ -139,14 +125,50 @@ def _allocation(
     figures["cost_usd"] = (
         figures["gpu_cost_usd"] + figures["energy_cost_usd"] + figures["carbon_cost_usd"]
     )
+    return power, figures
+
+
+def _mismatches(
+    i: int, alloc: dict[str, Any], power: np.ndarray, figures: dict[str, float]
+) -> Iterator[str]:
+    stored_power = list(alloc.get("power_w_by_period") or [])
+    if len(stored_power) != power.size:
+        yield (
+            f"allocations[{i}].power_w_by_period: {len(stored_power)} values for "
+            f"{power.size} periods"
+        )
+    for t, (stored, again) in enumerate(zip(stored_power, power, strict=False)):
+        if _differs(stored, float(again)):
+            yield (
+                f"allocations[{i}].power_w_by_period[{t}]: {stored!r} W, but the candidate's "
+                f"curve gives {again:.6g} W"
+            )
+            break
     for key in ALLOCATION_FIGURES:
         if _differs(alloc.get(key), figures[key]):
             yield f"allocations[{i}].{key}: {alloc.get(key)!r}, recomputed {figures[key]:.6g}"
-    if alloc.get("gpus") != n * candidate["gpus_per_replica"]:
-        yield (
-            f"allocations[{i}].gpus: {alloc.get('gpus')!r}, but {n} replicas of "
-            f"{candidate['gpus_per_replica']} GPU(s) are {n * candidate['gpus_per_replica']}"
-        )
+
+
+def _allocation(
+    data: dict[str, Any], i: int, alloc: dict[str, Any], candidate: dict[str, Any]
+) -> Iterator[str]:
+    """Recompute one allocation's power per period and figures from its candidate's curve.
+
+    When only ``replicas`` disagrees (its ``gpus``, power and figures all recompute for another
+    replica count), that one field is named instead of every figure that follows from it."""
+    n, per = alloc["replicas"], candidate["gpus_per_replica"]
+    gpus = alloc.get("gpus")
+    if isinstance(gpus, int) and per > 0 and gpus != n * per and gpus % per == 0:
+        m = gpus // per
+        if not any(_mismatches(i, alloc, *_recomputed(data, alloc, candidate, m))):
+            yield (
+                f"allocations[{i}].replicas: {n!r}, but its gpus ({gpus}), power and figures "
+                f"are those of {m} replica(s) of {per} GPU(s)"
+            )
+            return
+    yield from _mismatches(i, alloc, *_recomputed(data, alloc, candidate, n))
+    if gpus != n * per:
+        yield (f"allocations[{i}].gpus: {gpus!r}, but {n} replicas of {per} GPU(s) are {n * per}")
 
 
 _key = record_identity
@@ -310,15 +332,32 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
     grid = _grid(data)
     problems += grid
     if not unreportable and not grid:
-        for i, alloc in enumerate(data.get("allocations") or []):
-            key = _key(alloc)
-            problems.extend(_allocation(data, i, alloc, by_key[key]))
+        allocated = [
+            p
+            for i, alloc in enumerate(data.get("allocations") or [])
+            for p in _allocation(data, i, alloc, by_key[_key(alloc)])
+        ]
+        problems += allocated
         problems.extend(_failover(data, by_key))
         problems.extend(pool_problems(data, by_key))
-        problems.extend(flag_problems(data, by_key))
+        if not allocated:  # the flags repeat the allocations: checked against sound ones
+            problems.extend(flag_problems(data, by_key))
     if not problems:
         problems.extend(_totals(data))
-    return problems
+    return _one_per_field(problems)
+
+
+def _one_per_field(problems: list[str]) -> list[str]:
+    """The first problem of each field (``allocations[0].energy_kwh: -5.0 is impossible`` also
+    fails to recompute: that second line would name the same edit again)."""
+    seen: set[str] = set()
+    out = []
+    for p in problems:
+        field = p.split(": ", 1)[0]
+        if field not in seen:
+            seen.add(field)
+            out.append(p)
+    return out
 
 
 #: Most problems printed before the rest are counted.
@@ -355,6 +394,6 @@ def checked_plan_json(
         return data
     shown[-1] += (
         " — the plan was edited or damaged: plan the scenario again, or pass --trust to report "
-        "it as written"
+        "it anyway"
     )
     raise WattgpuError("\n".join(shown))
