@@ -84,3 +84,23 @@ def test_without_overlays_every_line_names_the_scenario(tmp_path: Path, catalog:
     path = write(tmp_path, broken)
     lines = _lines(path, [], catalog)
     assert len(lines) == 2 and all(x.startswith(f"{path}: ") for x in lines), lines
+
+
+def test_a_value_given_with_set_names_the_override(tmp_path: Path, catalog: Catalog) -> None:
+    """``--set`` applies last: a problem inside the path it set names it, not the file."""
+    path = write(tmp_path, base())
+    overlay = write(tmp_path, {"gpus": {"L4": {"available": -1}}}, "over.yaml")
+    with pytest.raises(WattgpuError) as info:
+        load_scenario(
+            path,
+            ["pue=0.5", "models[0].sla={itl_ms: -1}", "nokey"],
+            catalog=catalog,
+            overlays=[overlay],
+        )
+    lines = str(info.value).splitlines()
+    assert any(x.startswith(f"{path} --set pue=0.5: pue: ") for x in lines), lines
+    sla = f"{path} --set models[0].sla={{itl_ms: -1}}: models[0].sla.itl_ms: "
+    assert any(x.startswith(sla) for x in lines), lines
+    assert any(x.startswith(f"{over}: gpus.L4.available: ") for x in lines for over in [overlay])
+    assert any(x.startswith(f"{path}: --set nokey: no '='") for x in lines), lines
+    assert len(lines) == 4, lines

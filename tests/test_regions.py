@@ -67,7 +67,8 @@ def test_an_empty_region_name_is_named_at_load() -> None:
     said ok."""
     from planner.scenario.load import load_scenario
 
-    with pytest.raises(WattgpuError, match=r"regions\.yaml: regions: blank region name"):
+    blank = r'regions\.yaml --set regions=\{"": \{\}\}: regions: blank region name'
+    with pytest.raises(WattgpuError, match=blank):
         load_scenario(FIXTURE, ['regions={"": {}}'])
 
 

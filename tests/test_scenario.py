@@ -99,7 +99,8 @@ def problems_of(path: Path, catalog: Catalog, overrides: tuple[str, ...] = ()) -
     with pytest.raises(WattgpuError) as info:
         load_scenario(path, overrides, catalog=catalog)
     lines = str(info.value).splitlines()
-    assert all(line.startswith(f"{path}: ") for line in lines), lines
+    starts = (f"{path}: ", *(f"{path} --set {item}: " for item in overrides))
+    assert all(line.startswith(starts) for line in lines), lines
     return lines
 
 
@@ -529,7 +530,9 @@ def test_bad_overrides_reported_with_the_rest(tmp_path: Path, catalog: Catalog) 
     )
     assert any("--set no-equals: no '='" in x for x in lines)
     assert any("--set name.x=1: name is not a mapping" in x for x in lines)
-    assert any(": region: unknown region 'Mars'" in x for x in lines)
+    assert any(
+        x.startswith(f"{path} --set region=Mars: region: unknown region 'Mars'") for x in lines
+    ), lines
 
 
 def test_override_does_not_touch_input() -> None:

@@ -72,11 +72,17 @@ def load_scenario(
         except WattgpuError as exc:
             raise WattgpuError(f"{overlay}: {exc}") from None
     problems: list[Problem] = []
+    failed: list[tuple[str, str]] = []
     if overrides:
         data, failed = apply_overrides(data, list(overrides))
         problems += [(f"--set {shorten(item)}", message) for item, message in failed]
     check_depth(data, str(path))
-    source = origin_of(str(path), layers, data) if layers else str(path)
+    refused = {item for item, _ in failed}
+    applied = [item for item in overrides if item not in refused]
+    if layers or applied:
+        source: str | Callable[[str], str] = origin_of(str(path), layers, data, applied)
+    else:
+        source = str(path)
     return scenario_from_dict(data, source, catalog, base_dir=path.parent, problems=problems)
 
 

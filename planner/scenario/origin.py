@@ -1,4 +1,5 @@
-"""Which file set a scenario field: the scenario itself or one of its ``--overlay`` files.
+"""Which file set a scenario field: the scenario itself, one of its ``--overlay`` files, or a
+``--set`` override.
 
 A problem found after overlays are merged names the file the offending value came from, so that
 ``wattgpu plan s.yaml --overlay cap.yaml`` with a bad key in ``cap.yaml`` names ``cap.yaml``,
@@ -14,26 +15,44 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from planner.scenario.overrides import parse_path
+from planner.scenario.overrides import parse_path, shorten
 from predictors.core.errors import WattgpuError
 
 
-def origin_of(base: str, layers: Sequence[tuple[str, Any]], merged: Any) -> Callable[[str], str]:
-    """A function from a problem's field path (``models[0].sla.itl_ms``) to the file that set it:
-    the last of *layers* (``(file, parsed overlay)``, in merge order) that owns it, else *base*.
-    A path it cannot read (``(top level)``, ``--set …``) is the scenario's."""
+def origin_of(
+    base: str,
+    layers: Sequence[tuple[str, Any]],
+    merged: Any,
+    overrides: Sequence[str] = (),
+) -> Callable[[str], str]:
+    """A function from a problem's field path (``models[0].sla.itl_ms``) to where it was set:
+    ``BASE --set PATH=VALUE`` for the last of *overrides* whose path holds the field (they apply
+    last), else the last of *layers* (``(file, parsed overlay)``, in merge order) that owns it,
+    else *base*. A path it cannot read (``(top level)``, ``--set …``) is the scenario's."""
+    sets = [(item, _set_path(item)) for item in overrides]
 
     def origin(field: str) -> str:
         try:
             parts = parse_path(field)
         except WattgpuError:
             return base
+        for item, path in reversed(sets):
+            if path is not None and parts[: len(path)] == path:
+                return f"{base} --set {shorten(item)}"
         for name, layer in reversed(layers):
             if _owns(layer, merged, parts):
                 return name
         return base
 
     return origin
+
+
+def _set_path(item: str) -> list[str | int] | None:
+    """The field path of a ``PATH=VALUE`` override (None when it cannot be read)."""
+    try:
+        return parse_path(item.split("=", 1)[0].strip())
+    except WattgpuError:
+        return None
 
 
 def _owns(layer: Any, merged: Any, parts: list[str | int]) -> bool:
