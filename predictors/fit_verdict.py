@@ -21,13 +21,18 @@ def fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
     per_sequence = pl.col(memory_rule.PER_SEQUENCE_COLUMN)
     need_gb = (weights + per_sequence * pl.col("batch_size").clip(lower_bound=1.0)) / 1e9
     have_gb = (pl.col(memory_rule.BUDGET_COLUMN) + weights) / 1e9
+    # a lower bound on the GPUs of this type that hold it: more GPUs never need less (KV
+    # copies across ranks and attention-DP weight copies only add) and each adds its usable GB
+    at_least = (need_gb / (have_gb / pl.col("gpu_count"))).ceil().cast(pl.Int64)
     line = pl.format(
         "does not fit: needs {} GB for weights and the paged KV cache of the batch "
         "(running sequences at the mean length, input + output / 2), has {} GB usable "
-        "on {} GPU(s); raise gpu_count or lower batch_size or precision",
+        "on {} GPU(s); raise gpu_count (at least {} of these GPUs) or lower batch_size or "
+        "precision",
         need_gb.round(1),
         have_gb.round(1),
         pl.col("gpu_count").cast(pl.Int64),
+        at_least,
     )
     copies = physics.kv_replication()
     why = pl.when(pl.col("attention_kind") == "mla").then(pl.lit("MLA's one latent head"))
