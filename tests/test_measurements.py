@@ -317,6 +317,8 @@ def test_v2_and_v3_written_files(tmp_path: Path) -> None:
     df = read_mlenergy_v2(tmp_path / "v2")
     assert df["power_w_per_gpu"][0] == pytest.approx(100.0 / 200.0 * 400.0 / 2)
     assert df["gpu_count"][0] == 2 and df["task"][0] == "chat"
+    # the decoding batch by Little's law (400 tok/s x 0.05 s), not the scheduler's Avg BS 7.9
+    assert df["batch_size"][0] == pytest.approx(20.0) and "avg_bs=7.9" in df["note"][0]
     assert [s.format for s in discover(tmp_path)] == ["mlenergy_v2"]
 
 

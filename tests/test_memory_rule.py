@@ -56,11 +56,15 @@ MODELS = (
 #: SGLang B200 TP 4 rows at 31 sequences, whose fp8 weights leave almost no KV budget); the
 #: ML.ENERGY v3 ones are Qwen3-235B-A22B bf16 on 8 B200 (4 KV heads, so TP 8 holds 2 copies),
 #: 3-10 % above the budget at 512-4,090 running sequences.
+#: 2026-12-04, ML.ENERGY v2's batch read by Little's law (throughput x mean TPOT) instead of its
+#: scheduler ``Avg BS`` (predictors/measurements/mlenergy_v2.py): 21 -> 7, all on A100-40GB with
+#: assumed prompt lengths, 1-8 % above the budget (CodeLlama-7B/13B, codegemma-7b,
+#: starcoder2-15b, Phi-3-medium-4k, Mistral-Nemo).
 REFUSED_CEILING = {
     "aiconfigurator": 10,
     "amd-mi300x": 0,
     "mlenergy-v1": 0,
-    "mlenergy-v2": 21,
+    "mlenergy-v2": 7,
     "mlenergy-v3": 14,
 }
 #: Sources whose batch is not a count of running sequences (see the module docstring).

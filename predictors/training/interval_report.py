@@ -83,6 +83,12 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "1.08, gpt-oss 1.16, and by layout (LOGO) EP 1.25 -> 1.15, multi-node 1.56 -> 1.37, "
     "attention DP 3.17 -> 3.06; prefill workers of disaggregated units keep the FLOPs-only cost "
     "(their prompts are batched and share the reads).",
+    "ML.ENERGY v2's batch is read by Little's law (token throughput × mean TPOT) instead of its "
+    "published `Avg BS` (predictors/measurements/mlenergy_v2.py; docs/data.md), after looking at "
+    "the multi-node capacity ratio (LOGO 1.37, all 17 rows ML.ENERGY v2 TP 8 × PP 2) and at the "
+    "21 v2 runs refused for memory, then at the raw files: `Avg BS / (TPOT × throughput)` is 1.02 "
+    "below 100 sequences and 1.68-1.90 above 700, PP 1 and PP 2 alike. A data reading, no "
+    "fitted parameter; it changes the batch of 314 training rows (median 1.17 x lower).",
 )
 
 
