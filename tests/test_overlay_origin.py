@@ -104,3 +104,23 @@ def test_a_value_given_with_set_names_the_override(tmp_path: Path, catalog: Cata
     assert any(x.startswith(f"{over}: gpus.L4.available: ") for x in lines for over in [overlay])
     assert any(x.startswith(f"{path}: --set nokey: no '='") for x in lines), lines
     assert len(lines) == 4, lines
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("models: [5]\n", "models[1]: "),  # appended whole: no name to merge by
+        ("models: [~]\n", "models[1]: "),
+        ("models: [{name: [a]}]\n", "models[1].name: "),
+        ("1: 2\n", "[1]: "),  # a YAML key that is not text
+    ],
+)
+def test_an_entry_or_key_the_overlay_alone_holds_names_it(
+    tmp_path: Path, catalog: Catalog, text: str, field: str
+) -> None:
+    path = write(tmp_path, base())
+    overlay = tmp_path / "over.yaml"
+    overlay.write_text(text, encoding="utf-8")
+    lines = _lines(path, [overlay], catalog)
+    assert any(x.startswith(f"{overlay}: {field}") for x in lines), lines
+    assert not any(x.startswith(f"{path}: ") for x in lines), lines

@@ -55,16 +55,19 @@ def _set_path(item: str) -> list[str | int] | None:
         return None
 
 
+_ABSENT = object()
+
+
 def _owns(layer: Any, merged: Any, parts: list[str | int]) -> bool:
     """Whether *layer* (an overlay as parsed) set the value at *parts* of *merged*."""
     node, seen = layer, merged
     for k, part in enumerate(parts):
-        if isinstance(part, int):
-            if not isinstance(seen, list) or not isinstance(node, list) or part >= len(seen):
+        if isinstance(part, int) and isinstance(seen, list):
+            if not isinstance(node, list) or part >= len(seen):
                 return False
             if k > 0 and parts[k - 1] == "models":  # entries merge by name
-                node = _entry_named(node, seen[part])
-                if node is None:
+                node = _entry_of(node, seen[part])
+                if node is _ABSENT:
                     return False
             else:
                 return True  # the layer states this list: it replaced the one below whole
@@ -72,7 +75,7 @@ def _owns(layer: Any, merged: Any, parts: list[str | int]) -> bool:
             continue
         if not isinstance(node, dict):
             return True  # the layer replaced this value whole
-        if part not in node:
+        if part not in node:  # (an integer part here is a YAML key that is not text)
             missing_here = not (isinstance(seen, dict) and part in seen)
             return missing_here and k == len(parts) - 1 and k > 0  # a field its entry lacks
         node = node[part]
@@ -80,12 +83,11 @@ def _owns(layer: Any, merged: Any, parts: list[str | int]) -> bool:
     return True
 
 
-def _entry_named(entries: list[Any], merged_entry: Any) -> Any:
-    """The entry of an overlay's ``models`` list that merged into *merged_entry* (by name)."""
-    if not isinstance(merged_entry, dict) or not isinstance(merged_entry.get("name"), str):
-        return None
-    name = merged_entry["name"]
-    for entry in entries:
-        if isinstance(entry, dict) and entry.get("name") == name:
-            return entry
-    return None
+def _entry_of(entries: list[Any], merged_entry: Any) -> Any:
+    """The entry of an overlay's ``models`` list that became *merged_entry*: the one of the same
+    name, or, for an entry without a text name (appended whole), an equal one; else _ABSENT."""
+    if isinstance(merged_entry, dict) and isinstance(merged_entry.get("name"), str):
+        name = merged_entry["name"]
+        named = [e for e in entries if isinstance(e, dict) and e.get("name") == name]
+        return named[0] if named else _ABSENT
+    return next((e for e in entries if e == merged_entry), _ABSENT)
