@@ -7,7 +7,8 @@ every row predicted by a fold model that never saw its GPU) and the measurements
 * **throughput at the measured concurrency**: measured output tokens/s against ``b / τ(b)``,
   where ``τ(b)`` is the serving model's step time at the measured mean concurrency ``b``
   (held-out ITL + the chunked prefill of the arriving prompts, their TP all-reduce included;
-  the ITL alone where the source's ITL already includes the prefill, latency / L), and
+  the ITL alone where the source's throughput is ``b / ITL`` by construction: latency / L,
+  or ML.ENERGY v2's Little's-law batch), and
   against the plain ``b / ITL(b)``;
 * **power at load**: measured power per GPU against the serving model's ``E[P(K)]``,
   ``K ~ Poisson(b)``, with ``P(k)`` the held-out power predictions of the row's group
@@ -83,14 +84,18 @@ def measured(data_dir: Path) -> pl.DataFrame:
 
 def step_time_s(rows: pl.DataFrame, phys: pl.DataFrame) -> np.ndarray:
     """``τ(b)`` of *rows* (held-out ITL ``predicted``): :func:`measured_step_time_s`."""
+    from predictors.measurements.schema import LITTLES_LAW_BATCH_SOURCES
     from predictors.serving.grid import measured_step_time_s
 
+    by_construction = rows["itl_includes_prefill"] | rows["source"].is_in(
+        sorted(LITTLES_LAW_BATCH_SOURCES)
+    )
     return measured_step_time_s(
         rows["predicted"].to_numpy(),
         phys["prefill_s"].fill_null(0.0).to_numpy(),
         rows["batch_size"].to_numpy(),
         rows["output_tokens"].to_numpy(),
-        rows["itl_includes_prefill"].to_numpy(),
+        by_construction.to_numpy(),
     )
 
 
@@ -275,8 +280,9 @@ def render(
         "Measured output tokens/s against `b / τ(b)` at the measured mean concurrency `b`, with",
         "the serving model's step time `τ(b)` = held-out ITL + chunked prefill of the arriving",
         "prompts (`b · c_p / O`, their TP all-reduce included; for Argonne, whose per-token",
-        "latency is latency / L with the prefill included and whose throughput is `b / ITL` by",
-        "construction, the ITL alone), and against the plain `b / ITL(b)`.",
+        "latency is latency / L with the prefill included, and ML.ENERGY v2, whose batch is read",
+        "by Little's law from its throughput and mean TPOT, the throughput is `b / ITL` by",
+        "construction: the ITL alone), and against the plain `b / ITL(b)`.",
         "",
         *_md(thr, "serving model", "plain b/ITL"),
         "",

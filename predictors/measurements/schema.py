@@ -112,6 +112,12 @@ _EXTRA_DEFAULTS: dict[str, object] = {
 } | dict.fromkeys((*LAYOUT_COLUMNS, *DECODE_COLUMNS))
 
 #: Engines that appear in measurements: the servable ones plus two found only in data.
+#: Sources whose batch is read by Little's law from their own throughput and mean ITL
+#: (:func:`predictors.measurements.mlenergy_v2.running_sequences`): their throughput is
+#: ``batch / ITL`` by construction, like a source whose ITL includes the prefill, so the serving
+#: model's step time of their rows is the ITL itself
+#: (:func:`predictors.serving.grid.measured_step_time_s`).
+LITTLES_LAW_BATCH_SOURCES: frozenset[str] = frozenset({"mlenergy-v2"})
 ENGINES: frozenset[str] = frozenset(vocab.ENGINES) | {"deepspeed", "sambaflow"}
 #: "auto" means "the model's default dtype"; load.py replaces it from the LLM catalog.
 PRECISIONS: frozenset[str] = frozenset(vocab.PRECISIONS) | {"auto"}

@@ -171,8 +171,11 @@ def measured_step_time_s(
     """The serving model's step time ``τ(b)`` of measured rows, to compare ``b / τ(b)`` with
     their throughput: the ITL plus the chunked prefill of the arriving prompts
     (``b · prefill_s / O``), except where the source's ITL already includes the prefill
-    (latency / L, ``itl_includes_prefill``: Argonne, ML.ENERGY v1), where the ITL is the step
-    time itself (their throughput is ``b / ITL`` by construction)."""
+    (latency / L, ``itl_includes_prefill``: Argonne, ML.ENERGY v1) or its batch is read by
+    Little's law from its throughput and mean ITL (ML.ENERGY v2,
+    :data:`predictors.measurements.schema.LITTLES_LAW_BATCH_SOURCES`; callers pass both as
+    *itl_includes_prefill*), where the ITL is the step time itself (their throughput is
+    ``b / ITL`` by construction)."""
     chunked = np.where(itl_includes_prefill, 0.0, batch * np.nan_to_num(prefill_s) / output_tokens)
     result: np.ndarray = itl_s + chunked
     return result

@@ -21,6 +21,7 @@ import polars as pl
 
 from predictors import physics
 from predictors.api import Predictor
+from predictors.measurements.schema import LITTLES_LAW_BATCH_SOURCES
 from predictors.serving.grid import measured_step_time_s, row_physics
 from predictors.training.evaluate import TARGETS, target_rows
 from predictors.training.metrics import mdape
@@ -89,7 +90,8 @@ def _held_out(long: pl.DataFrame, frame: pl.DataFrame, target: str) -> pl.DataFr
 def _capacity(frame: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     """Per ITL row (``row``) that measured output throughput: ``b / throughput`` and the chunked
     prefill per output token ``b · prefill / out`` (the non-ITL part of ``τ(b)``; 0 where the
-    source's ITL includes the prefill, :func:`predictors.serving.grid.measured_step_time_s`)."""
+    source's ITL includes the prefill or its batch is a Little's-law count,
+    :func:`predictors.serving.grid.measured_step_time_s`)."""
     rows = target_rows(frame, TARGETS["itl"]).with_row_index("row")
     rows = rows.filter(
         pl.col("output_throughput_tok_s").is_not_null() & (pl.col("output_throughput_tok_s") > 0)
@@ -100,7 +102,10 @@ def _capacity(frame: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
         )
     prefill = row_physics(rows, predictor)["prefill_s"].fill_null(0.0).to_numpy()
     b = rows["batch_size"].cast(pl.Float64).to_numpy()
-    included = rows["itl_includes_prefill"].fill_null(False).to_numpy()
+    included = (
+        rows["itl_includes_prefill"].fill_null(False)
+        | rows["source"].is_in(sorted(LITTLES_LAW_BATCH_SOURCES))
+    ).to_numpy()
     out = rows["output_tokens"].cast(pl.Float64).to_numpy()
     chunked = measured_step_time_s(np.zeros(rows.height), prefill, b, out, included)
     return rows.select(
@@ -176,7 +181,8 @@ def layout_section(layouts: pl.DataFrame | None) -> list[str]:
         "NVL72); pure TP is the rest at PP 1 and DP 1. Capacity: signed median of predicted / "
         "measured output throughput at the measured concurrency `b`, predicted as `b / τ(b)` "
         "with `τ(b)` the held-out ITL plus the chunked prefill of the arriving prompts (the ITL "
-        "alone where the source's ITL includes the prefill: Argonne's latency / L), on the "
+        "alone where the throughput is `b / ITL` by construction: Argonne's latency / L, "
+        "ML.ENERGY v2's Little's-law batch), on the "
         "rows that measured throughput (above 1: capacity over-stated). Targets (issue 18): ITL "
         f"MdAPE ≤ {ITL_TARGET_PCT:g} % on multi-node and EP rows, capacity ratio "
         f"{CAPACITY_BAND[0]:g}–{CAPACITY_BAND[1]:g} per layout.",
