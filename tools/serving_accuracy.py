@@ -84,18 +84,15 @@ def measured(data_dir: Path) -> pl.DataFrame:
 
 def step_time_s(rows: pl.DataFrame, phys: pl.DataFrame) -> np.ndarray:
     """``τ(b)`` of *rows* (held-out ITL ``predicted``): :func:`measured_step_time_s`."""
-    from predictors.measurements.schema import LITTLES_LAW_BATCH_SOURCES
+    from predictors.measurements.schema import step_time_is_itl
     from predictors.serving.grid import measured_step_time_s
 
-    by_construction = rows["itl_includes_prefill"] | rows["source"].is_in(
-        sorted(LITTLES_LAW_BATCH_SOURCES)
-    )
     return measured_step_time_s(
         rows["predicted"].to_numpy(),
         phys["prefill_s"].fill_null(0.0).to_numpy(),
         rows["batch_size"].to_numpy(),
         rows["output_tokens"].to_numpy(),
-        by_construction.to_numpy(),
+        step_time_is_itl(rows).to_numpy(),
     )
 
 

@@ -107,4 +107,4 @@ def allocation_problems(
             return
     yield from _mismatches(i, alloc, *_recomputed(data, alloc, candidate, n))
     if gpus != n * per:
-        yield (f"allocations[{i}].gpus: {gpus!r}, but {n} replicas of {per} GPU(s) are {n * per}")
+        yield f"allocations[{i}].gpus: {gpus!r}, but {n} replicas of {per} GPU(s) are {n * per}"

@@ -118,6 +118,18 @@ _EXTRA_DEFAULTS: dict[str, object] = {
 #: model's step time of their rows is the ITL itself
 #: (:func:`predictors.serving.grid.measured_step_time_s`).
 LITTLES_LAW_BATCH_SOURCES: frozenset[str] = frozenset({"mlenergy-v2"})
+
+
+def step_time_is_itl(rows: pl.DataFrame) -> pl.Series:
+    """Per measured row: whether its throughput is ``batch / ITL`` by construction (its ITL
+    includes the prefill, latency / L, or its batch is a Little's-law count,
+    :data:`LITTLES_LAW_BATCH_SOURCES`), so its serving step time is the ITL alone."""
+    return (
+        rows["itl_includes_prefill"].fill_null(False)
+        | rows["source"].is_in(sorted(LITTLES_LAW_BATCH_SOURCES))
+    ).alias("step_time_is_itl")
+
+
 ENGINES: frozenset[str] = frozenset(vocab.ENGINES) | {"deepspeed", "sambaflow"}
 #: "auto" means "the model's default dtype"; load.py replaces it from the LLM catalog.
 PRECISIONS: frozenset[str] = frozenset(vocab.PRECISIONS) | {"auto"}

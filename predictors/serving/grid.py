@@ -173,7 +173,7 @@ def measured_step_time_s(
     (``b · prefill_s / O``), except where the source's ITL already includes the prefill
     (latency / L, ``itl_includes_prefill``: Argonne, ML.ENERGY v1) or its batch is read by
     Little's law from its throughput and mean ITL (ML.ENERGY v2,
-    :data:`predictors.measurements.schema.LITTLES_LAW_BATCH_SOURCES`; callers pass both as
+    :func:`predictors.measurements.schema.step_time_is_itl`, what callers pass as
     *itl_includes_prefill*), where the ITL is the step time itself (their throughput is
     ``b / ITL`` by construction)."""
     chunked = np.where(itl_includes_prefill, 0.0, batch * np.nan_to_num(prefill_s) / output_tokens)

@@ -21,7 +21,7 @@ import polars as pl
 
 from predictors import physics
 from predictors.api import Predictor
-from predictors.measurements.schema import LITTLES_LAW_BATCH_SOURCES
+from predictors.measurements.schema import step_time_is_itl
 from predictors.serving.grid import measured_step_time_s, row_physics
 from predictors.training.evaluate import TARGETS, target_rows
 from predictors.training.metrics import mdape
@@ -102,10 +102,7 @@ def _capacity(frame: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
         )
     prefill = row_physics(rows, predictor)["prefill_s"].fill_null(0.0).to_numpy()
     b = rows["batch_size"].cast(pl.Float64).to_numpy()
-    included = (
-        rows["itl_includes_prefill"].fill_null(False)
-        | rows["source"].is_in(sorted(LITTLES_LAW_BATCH_SOURCES))
-    ).to_numpy()
+    included = step_time_is_itl(rows).to_numpy()
     out = rows["output_tokens"].cast(pl.Float64).to_numpy()
     chunked = measured_step_time_s(np.zeros(rows.height), prefill, b, out, included)
     return rows.select(
