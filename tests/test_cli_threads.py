@@ -42,3 +42,42 @@ def test_nothing_is_set_once_polars_is_imported(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv(threads.POOL_VARIABLE, raising=False)
     threads.size_polars_pool()
     assert threads.POOL_VARIABLE not in os.environ
+
+
+def _wattgpu(env_extra: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != threads.POOL_VARIABLE}
+    env |= env_extra
+    code = "import sys; from planner.cli.app import main; main(sys.argv[1:])"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "abc", "1.5", "", "99999"])
+def test_an_unusable_pool_size_is_one_line_and_exit_1(given: str) -> None:
+    # polars panics on 0, warns and falls back to its default on abc / -1 / '', and spends
+    # minutes starting 99,999 threads: each is refused before polars reads it.
+    done = _wattgpu({threads.POOL_VARIABLE: given}, "catalog", "gpus")
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    limit = threads.most_threads(threads.usable_cpus())
+    assert lines[0].startswith(f"error: environment variable {threads.POOL_VARIABLE}={given!r}")
+    assert f"whole number from 1 to {limit}" in lines[0]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("given", ["1", " 2 ", "32"])
+def test_a_usable_pool_size_runs(given: str) -> None:
+    done = _wattgpu({threads.POOL_VARIABLE: given}, "catalog", "gpus")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout
+
+
+def test_the_largest_pool_is_16_threads_per_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    limit = threads.most_threads(threads.usable_cpus())
+    monkeypatch.setenv(threads.POOL_VARIABLE, str(limit))
+    assert threads.pool_variable_problem() is None
+    monkeypatch.setenv(threads.POOL_VARIABLE, str(limit + 1))
+    assert threads.pool_variable_problem() is not None
+    assert threads.most_threads(3) == 48

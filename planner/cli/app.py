@@ -32,6 +32,7 @@ from planner.cli import report as cli_report
 from planner.cli import scenarios as cli_scenarios
 from planner.cli import schema as cli_schema
 from planner.cli import sweep as cli_sweep
+from planner.cli import threads
 from planner.cli import validate as cli_validate
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import terminal_text
@@ -143,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     _tolerate_narrow_encodings()
     try:
         try:
+            _check_environment()
             app(args=args, prog_name="wattgpu", standalone_mode=True)
         finally:
             sys.stdout.flush()  # a full disk shows up here, not at interpreter exit
@@ -158,6 +160,13 @@ def main(argv: list[str] | None = None) -> None:
         _output_failed(exc)
     except Exception as exc:  # a bug, not bad input: one line, the traceback on --debug
         _internal_error(exc, debug)
+
+
+def _check_environment() -> None:
+    """Refuse an environment polars would panic on or silently ignore, before it reads it."""
+    problem = threads.pool_variable_problem()
+    if problem is not None:
+        raise WattgpuError(problem)
 
 
 def _internal_error(exc: Exception, debug: bool) -> None:

@@ -8,15 +8,19 @@ interpreter thread needs next. So the pool gets one thread fewer than the CPUs t
 run on (at least one), leaving a CPU to the interpreter. Measured on 2 CPUs (benchmarks/README.md,
 2026-12-04): ``wattgpu predict --input`` on 1,000,000 rows took 15 % less CPU and the same wall
 time; ``wattgpu plan large-generated`` the same CPU and wall time. A ``POLARS_MAX_THREADS`` the
-user set is kept.
+user set is kept when it is a whole number from 1 to :func:`most_threads`; any other value is
+refused with one line before polars reads it (polars panics on ``0``, silently falls back to its
+default on ``abc`` or ``-1``, and takes minutes starting 100,000 threads).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 POOL_VARIABLE = "POLARS_MAX_THREADS"
+THREADS_PER_CPU_MAX = 16
 
 
 def usable_cpus() -> int:
@@ -34,6 +38,35 @@ def pool_threads(cpus: int) -> int:
 def size_polars_pool() -> None:
     """Set ``POLARS_MAX_THREADS`` to :func:`pool_threads` unless the user set it or polars is
     already imported (its pool is then sized; setting the variable would change nothing)."""
-    if POOL_VARIABLE in os.environ or "polars" in sys.modules:
+    if POOL_VARIABLE in os.environ:
+        if pool_variable_problem() is not None:  # refused by the CLI in one line; not twice
+            warnings.filterwarnings("ignore", message=f"illegal value .*'{POOL_VARIABLE}'")
+        return
+    if "polars" in sys.modules:
         return
     os.environ[POOL_VARIABLE] = str(pool_threads(usable_cpus()))
+
+
+def most_threads(cpus: int) -> int:
+    """The largest pool a user may ask for on *cpus* CPUs: 16 per CPU (oversubscribing is
+    allowed; a pool of thousands only costs seconds of thread start-up)."""
+    return THREADS_PER_CPU_MAX * max(1, cpus)
+
+
+def pool_variable_problem() -> str | None:
+    """One line saying why the ``POLARS_MAX_THREADS`` in the environment cannot be used, or None
+    when it is unset or a whole number from 1 to :func:`most_threads`."""
+    given = os.environ.get(POOL_VARIABLE)
+    if given is None:
+        return None
+    cpus = usable_cpus()
+    limit = most_threads(cpus)
+    text = given.strip()
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= limit:
+        return None
+    shown = repr(given) if len(given) <= 40 else repr(given[:40] + "...")
+    return (
+        f"environment variable {POOL_VARIABLE}={shown} is not a usable thread count: set it to "
+        f"a whole number from 1 to {limit} ({THREADS_PER_CPU_MAX} per CPU, {cpus} CPU(s) here), "
+        f"or unset it to let wattgpu choose ({pool_threads(cpus)} here)"
+    )
