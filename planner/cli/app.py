@@ -155,11 +155,27 @@ def main(argv: list[str] | None = None) -> None:
             typer.echo(f"error: {terminal_text(line)}", err=True)
         sys.exit(1)
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG and not debug:
+            _name_too_long(exc)
         if debug or exc.errno not in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG):
             _internal_error(exc, debug)
         _output_failed(exc)
     except Exception as exc:  # a bug, not bad input: one line, the traceback on --debug
         _internal_error(exc, debug)
+
+
+def _name_too_long(exc: OSError) -> None:
+    """A path (from an option, an argument or an environment variable) whose name the file
+    system refuses as too long: one line naming it, exit 1 (Python's pathlib raises this from
+    ``exists()`` and ``is_file()``, so any command can meet it)."""
+    name = str(exc.filename) if exc.filename is not None else "a path"
+    shown = name if len(name) <= 80 else f"{name[:40]}...{name[-30:]} ({len(name)} characters)"
+    typer.echo(
+        f"error: {terminal_text(shown)}: file name too long for the file system (at most 255 "
+        "bytes per path component); use a shorter name",
+        err=True,
+    )
+    sys.exit(1)
 
 
 def _check_environment() -> None:

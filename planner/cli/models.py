@@ -355,11 +355,21 @@ def _read_rows(input_csv: Path) -> Any:
     """The ``--input`` CSV as text columns; one-line errors for missing, huge or malformed files."""
     import polars as pl
 
-    from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, file_size_problem
+    from predictors.core.safe_read import (
+        MAX_PREDICT_CSV_BYTES,
+        duplicate_csv_columns,
+        file_size_problem,
+    )
 
     problem = file_size_problem(input_csv, MAX_PREDICT_CSV_BYTES)
     if problem is not None:
         raise WattgpuError(f"--input: {input_csv}: {problem}")
+    twice = duplicate_csv_columns(input_csv)
+    if twice:
+        raise WattgpuError(
+            f"--input: {input_csv}: column(s) {', '.join(map(repr, twice))} appear more than "
+            "once in the header; keep one of each"
+        )
     try:
         rows = pl.read_csv(input_csv, infer_schema=False)
     except pl.exceptions.PolarsError as exc:

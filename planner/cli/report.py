@@ -206,10 +206,10 @@ def _load_sweep(path: Path, fmt: str) -> SweepDocument:
     from planner.documents.base import load_document
     from planner.documents.sweep import SweepDocument
 
-    if fmt == "json":
+    if fmt in ("json", "spdx", "cyclonedx"):
         raise WattgpuError(
-            "--sweep: not with --format json (the sweep JSON is its own document); use md, "
-            "html or text"
+            f"--sweep: not with --format {fmt} (a JSON document; the sweep JSON is its own "
+            "document); use md, html or text"
         )
     return load_document(
         path, SweepDocument, "sweep JSON", "give a file written by `wattgpu sweep --format json`"

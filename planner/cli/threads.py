@@ -6,9 +6,9 @@ itself (row checks, the estimators' numpy, the solver), and between two polars s
 idle threads spin before they sleep: with as many pool threads as CPUs they take the CPU the
 interpreter thread needs next. So the pool gets one thread fewer than the CPUs this process may
 run on (at least one), leaving a CPU to the interpreter. Measured on 2 CPUs (benchmarks/README.md,
-2026-12-04): ``wattgpu predict --input`` on 1,000,000 rows took 0.1-2.2 s less CPU (median 0.7 s, 7 %)
-in 6 alternating pairs, for 0.9 s more wall time (median; -0.3 to +1.6 s): the trade the issue's
-CPU target asks for (``POLARS_MAX_THREADS=2`` gives the other);
+2026-12-04): ``wattgpu predict --input`` on 1,000,000 rows took 0.1-2.2 s less CPU (median
+0.7 s, 7 %) in 6 alternating pairs, for 0.9 s more wall time (median; -0.3 to +1.6 s): the trade
+the issue's CPU target asks for (``POLARS_MAX_THREADS=2`` gives the other);
 ``wattgpu plan large-generated`` the same CPU and wall time. A ``POLARS_MAX_THREADS`` the
 user set is kept when it is a whole number from 1 to :func:`most_threads`; any other value is
 refused with one line before polars reads it (polars panics on ``0``, silently falls back to its

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from planner.scenario.limits import MAX_USD_PER_GPU_HOUR
 from planner.scenario.sections import StrictModel
+from predictors.core.errors import WattgpuError
 
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0
@@ -34,8 +35,10 @@ class Tco(StrictModel):
     """Total cost of ownership of owned GPUs (``price_basis: tco``, and GPUs without a rental
     price)."""
 
-    amortisation_years: float = Field(default=DEFAULT_AMORTISATION_YEARS, gt=0, le=30)
-    """Years over which the purchase price is written off (straight line)."""
+    amortisation_years: float = Field(default=DEFAULT_AMORTISATION_YEARS, ge=0.25, le=30)
+    """Years over which the purchase price is written off (straight line; at least a quarter:
+    a shorter write-off is not an ownership cost). A TCO GPU-hour above 10,000 $/h (purchase
+    price, amortisation and hosting together) is refused with the GPU named, never capped."""
     hosting_usd_per_kw_month: float = Field(default=0.0, ge=0, le=1e5)
     """Colocation / data-centre space and power provisioning per kW of GPU TDP per month
     (USD); 0 = not given (the report says so)."""
@@ -72,7 +75,14 @@ def tco_price(row: dict[str, Any], purchase_usd: float | None, tco: Tco) -> GpuP
         if tco.hosting_usd_per_kw_month or tco.hosting_usd_per_gpu_month
         else "hosting not given (0)"
     )
-    usd = min(capex + hosting, MAX_USD_PER_GPU_HOUR)
+    usd = capex + hosting
+    if not usd <= MAX_USD_PER_GPU_HOUR:  # never capped silently: the plan would cost another price
+        raise WattgpuError(
+            f"gpus.{row.get('id')}: its TCO GPU-hour is {usd:.4g} $/h ({where}, "
+            f"{tco.amortisation_years:g} y, {hosted}), above the {MAX_USD_PER_GPU_HOUR:,.0f} $/h "
+            "a GPU-hour may cost; check purchase_price_usd, tco.amortisation_years and the "
+            "hosting costs"
+        )
     return GpuPrice(
         usd,
         f"tco: {float(price):,.0f} $ from {where} / {tco.amortisation_years:g} y = "

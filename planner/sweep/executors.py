@@ -201,7 +201,16 @@ class _Dask:
             )
             self.client = Client(self.cluster)
         else:
-            self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
+            try:
+                self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
+            except (OSError, MemoryError, ValueError, TypeError) as exc:
+                # a listener that is no dask scheduler: its banner read as a frame length
+                # (MemoryError), a closed stream or a timed-out handshake (OSError)
+                raise WattgpuError(
+                    f"--address: {address} answered, but not as a dask scheduler "
+                    f"({type(exc).__name__}: {str(exc)[:120]}); give the scheduler's address "
+                    "(dask-scheduler prints it, usually tcp://HOST:8786)"
+                ) from None
         self.futures: list[Any] = []
         try:
             self.ref = self.client.scatter(shared, broadcast=True)

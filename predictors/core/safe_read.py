@@ -13,6 +13,7 @@ with :func:`parse_json` and rejects ``NaN``/``Infinity`` and integers too long t
 
 from __future__ import annotations
 
+import csv
 import gc
 import json
 import os
@@ -282,3 +283,28 @@ def check_depth(value: Any, source: str, limit: int = MAX_DEPTH) -> None:
     """WattgpuError naming *source* when *value* nests deeper than *limit* levels."""
     if data_depth(value, limit) > limit:
         raise WattgpuError(f"{source}: nested more than {limit} levels deep — flatten the data")
+
+
+#: Bytes of a CSV's first line read to check its header (a longer header is not checked here).
+HEADER_BYTES_MAX = 1 << 20
+
+
+def duplicate_csv_columns(path: Path) -> list[str]:
+    """Column names that the header line of CSV *path* states more than once, in order of first
+    appearance (polars would rename the later ones ``NAME_duplicated_N`` and read the first:
+    a value silently ignored). Empty when there are none or the header cannot be decoded (the
+    reader then gives its own error)."""
+    with path.open("rb") as fh:
+        first = fh.readline(HEADER_BYTES_MAX)
+    try:
+        text = first.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError:
+        return []
+    names = next(csv.reader([text]), [])
+    seen: set[str] = set()
+    twice: list[str] = []
+    for name in names:
+        if name in seen and name not in twice:
+            twice.append(name)
+        seen.add(name)
+    return twice
