@@ -58,6 +58,13 @@ def gpus_by_type(alloc: dict[str, Any], per_replica: int) -> dict[str, int]:
     return out
 
 
+def _number(value: Any) -> float:
+    """*value* as a float for a comparison (NaN when it is not a number: it then differs)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return math.nan
+
+
 def differs(stored: Any, recomputed: float) -> bool:
     """True when *stored* is not a finite number within the tolerance of *recomputed*."""
     if not isinstance(stored, int | float) or isinstance(stored, bool):
@@ -80,6 +87,10 @@ def _unit(where: str, record: dict[str, Any], pools: list[dict[str, Any]]) -> It
     total = sum(int(p.get("gpus") or 0) for p in pools)
     if "gpus_per_replica" in record and record["gpus_per_replica"] != total:
         yield f"{where}.gpus_per_replica: {record['gpus_per_replica']!r}, the pools hold {total}"
+    for j, p in enumerate(pools):
+        own = p.get("power_curve_w")
+        if own and "power_w_at_capacity" in p and differs(p["power_w_at_capacity"], own[-1]):
+            yield f"{where}.pools[{j}].power_w_at_capacity: not the last knot of its power_curve_w"
     curve = record.get("power_curve_w_per_replica")
     if curve:
         again = np.sum([p.get("power_curve_w") or [] for p in pools], axis=0)
@@ -104,6 +115,13 @@ def pool_problems(
         if mine != [{k: p.get(k) for k in _IDENTITY} for p in _pools(candidate) or []]:
             yield f"{where}.pools: not the pools of its candidate"
             continue
+        for j, (p, q) in enumerate(zip(pools, _pools(candidate) or [], strict=True)):
+            for key in ("idle_power_w", "power_w_at_capacity"):
+                if key in q and differs(p.get(key), _number(q[key])):
+                    yield (
+                        f"{where}.pools[{j}].{key}: {p.get(key)!r}, its candidate pool's is "
+                        f"{q[key]!r}"
+                    )
         n = int(alloc.get("replicas") or 0)
         x = np.asarray(alloc.get("requests_per_s_by_period") or [], dtype=np.float64)
         xs = np.asarray(candidate.get("load_curve_requests_per_s") or [0.0], dtype=np.float64)
