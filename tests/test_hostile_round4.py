@@ -121,3 +121,26 @@ def test_a_listener_that_is_no_dask_scheduler_is_one_line() -> None:
     assert len(result.errors) == 1, result.err
     assert "not as a dask scheduler" in result.errors[0]
     assert "internal error" not in result.err
+
+
+def test_an_unquoted_date_is_text_as_in_yaml_1_2(tmp_path: Path) -> None:
+    # YAML 1.1 timestamps once made 2026-01-01 a datetime.date (refused as 'expected text') and
+    # 2026-02-30 an internal ValueError
+    from planner.scenario.yaml12 import load_yaml_text
+
+    assert load_yaml_text("d: 2026-01-01\nt: 2026-01-01T00:00:00+99:00\n") == {
+        "d": "2026-01-01",
+        "t": "2026-01-01T00:00:00+99:00",
+    }
+    base = Path(__file__).resolve().parents[1] / "scenarios" / f"{PAPER}.yaml"
+    for value, code in (("2026-01-01", 0), ("2026-02-30", 1), ("2026-01-01T00:00:00+99:00", 1)):
+        scenario = tmp_path / f"s{code}.yaml"
+        text = base.read_text(encoding="utf-8") + f"disclosure:\n  reporting_start: {value}\n"
+        scenario.write_text(text, encoding="utf-8")
+        result = run_cli("validate", str(scenario))
+        assert result.code == code, result.err
+        if code:
+            assert result.errors == [result.err.strip()]
+            assert "disclosure.reporting_start" in result.err and "is not an ISO date" in result.err
+        override = run_cli("validate", PAPER, "--set", f"disclosure.reporting_start={value}")
+        assert override.code == code, override.err

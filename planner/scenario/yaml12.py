@@ -3,8 +3,9 @@
 :class:`Yaml12Loader` is PyYAML's safe loader (the C one, ``yaml.CSafeLoader``, when libyaml is
 available; the pure-Python ``yaml.SafeLoader`` otherwise) with the YAML 1.2 core schema for plain
 scalars: ``1e3`` is a number, ``017`` is 17, and only ``true``/``false`` (any case form of the
-spec) are booleans, so ``region: NO`` stays the text ``NO``. A mapping that repeats a key is an
-error instead of last-one-wins. Only safe constructors exist on it: no Python objects.
+spec) are booleans, so ``region: NO`` stays the text ``NO``; dates are text (no timestamps).
+A mapping that repeats a key is an error instead of last-one-wins. Only safe constructors exist
+on it: no Python objects.
 
 Before anything is built, :func:`load_yaml_text` walks the parser's event stream once
 (iteratively, no recursion) and refuses documents nested deeper than
@@ -38,7 +39,10 @@ _FLOAT = re.compile(
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
 )
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
-_CORE_TAGS = ("bool", "int", "float", "null")
+#: Tags whose YAML 1.1 resolvers are dropped: the four replaced by YAML 1.2's below, and
+#: ``timestamp``, which YAML 1.2 does not have (``2026-01-01`` stays text, and ``2026-02-30`` is
+#: the field's error rather than the loader's ValueError).
+_CORE_TAGS = ("bool", "int", "float", "null", "timestamp")
 
 
 class Yaml12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
