@@ -87,10 +87,6 @@ def _unit(where: str, record: dict[str, Any], pools: list[dict[str, Any]]) -> It
     total = sum(int(p.get("gpus") or 0) for p in pools)
     if "gpus_per_replica" in record and record["gpus_per_replica"] != total:
         yield f"{where}.gpus_per_replica: {record['gpus_per_replica']!r}, the pools hold {total}"
-    for j, p in enumerate(pools):
-        own = p.get("power_curve_w")
-        if own and "power_w_at_capacity" in p and differs(p["power_w_at_capacity"], own[-1]):
-            yield f"{where}.pools[{j}].power_w_at_capacity: not the last knot of its power_curve_w"
     curve = record.get("power_curve_w_per_replica")
     if curve:
         again = np.sum([p.get("power_curve_w") or [] for p in pools], axis=0)
