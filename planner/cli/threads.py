@@ -39,7 +39,9 @@ def pool_threads(cpus: int) -> int:
 
 def size_polars_pool() -> None:
     """Set ``POLARS_MAX_THREADS`` to :func:`pool_threads` unless the user set it or polars is
-    already imported (its pool is then sized; setting the variable would change nothing)."""
+    already imported (its pool is then sized; setting the variable would change nothing). A
+    value :func:`pool_variable_problem` refuses also silences polars' own warning about it, so
+    the CLI's error is the only line."""
     if POOL_VARIABLE in os.environ:
         if pool_variable_problem() is not None:  # refused by the CLI in one line; not twice
             warnings.filterwarnings("ignore", message=f"illegal value .*'{POOL_VARIABLE}'")
@@ -66,6 +68,7 @@ def pool_variable_problem() -> str | None:
     text = given.strip()
     if text.isascii() and text.isdigit() and 1 <= int(text) <= limit:
         return None
+    # not predictors.core.escape.short_repr: it imports polars, whose pool this module sizes
     shown = repr(given) if len(given) <= 40 else repr(given[:40] + "...")
     return (
         f"environment variable {POOL_VARIABLE}={shown} is not a usable thread count: set it to "

@@ -5,8 +5,9 @@ A unit's record has ``deployment: disaggregated`` and a prefill then a decode po
 must add up to it: GPUs (``workers × gpus_per_worker`` each, together ``gpus_per_replica``),
 idle power and the power curve on the unit's knots (candidates); the pool's GPU power in every
 period ``n · interp(x_t / n, knots, pool curve)``, the pools together the allocation's
-``power_w_by_period`` (allocations, whose pools are their candidate's). Works on the plain JSON
-mapping, like the rest of the check.
+``power_w_by_period`` (allocations, whose pools are their candidate's, with the same
+``idle_power_w`` and ``power_w_at_capacity``). Works on the plain JSON mapping, like the rest of
+the check.
 """
 
 from __future__ import annotations
@@ -58,13 +59,6 @@ def gpus_by_type(alloc: dict[str, Any], per_replica: int) -> dict[str, int]:
     return out
 
 
-def _number(value: Any) -> float:
-    """*value* as a float for a comparison (NaN when it is not a number: it then differs)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return math.nan
-
-
 def differs(stored: Any, recomputed: float) -> bool:
     """True when *stored* is not a finite number within the tolerance of *recomputed*."""
     if not isinstance(stored, int | float) or isinstance(stored, bool):
@@ -111,18 +105,17 @@ def pool_problems(
         if mine != [{k: p.get(k) for k in _IDENTITY} for p in _pools(candidate) or []]:
             yield f"{where}.pools: not the pools of its candidate"
             continue
-        for j, (p, q) in enumerate(zip(pools, _pools(candidate) or [], strict=True)):
-            for key in ("idle_power_w", "power_w_at_capacity"):
-                if key in q and differs(p.get(key), _number(q[key])):
-                    yield (
-                        f"{where}.pools[{j}].{key}: {p.get(key)!r}, its candidate pool's is "
-                        f"{q[key]!r}"
-                    )
         n = int(alloc.get("replicas") or 0)
         x = np.asarray(alloc.get("requests_per_s_by_period") or [], dtype=np.float64)
         xs = np.asarray(candidate.get("load_curve_requests_per_s") or [0.0], dtype=np.float64)
         total = np.zeros_like(x)
         for j, (p, q) in enumerate(zip(pools, _pools(candidate) or [], strict=True)):
+            for key in ("idle_power_w", "power_w_at_capacity"):
+                if isinstance(q.get(key), int | float) and differs(p.get(key), float(q[key])):
+                    yield (
+                        f"{where}.pools[{j}].{key}: {p.get(key)!r}, its candidate pool's is "
+                        f"{q[key]!r}"
+                    )
             ps = np.asarray(q.get("power_curve_w") or [0.0] * xs.size, dtype=np.float64)
             again = n * np.interp(x / n, xs, ps) if n > 0 else np.zeros_like(x)
             total += again
