@@ -21,7 +21,7 @@ from planner.sweep.evaluate import Item, Shared, evaluate_fleet, fleet_of, run_i
 from planner.sweep.executors import open_engine, run_batches
 from planner.sweep.run import MAX_BATCH, MIN_BATCH, batches_of, run_sweep
 from planner.sweep.spec import settings as sweep_settings
-from planner.sweep.table import build_table, drawn_candidates
+from planner.sweep.table import CandidateTable, build_table, drawn_candidates
 from planner.text import to_json
 from predictors.api import Predictor
 from predictors.training.residuals import decompose
@@ -37,7 +37,7 @@ def base_run(predictor: Predictor) -> PlanRun:
     return plan_file("enterprise-fleet", predictor=predictor, baselines=False)
 
 
-def _table(run: PlanRun):  # type: ignore[no-untyped-def]
+def _table(run: PlanRun) -> CandidateTable:
     cat = run.predictor.catalog.gpus
     vendor = dict(zip(cat["id"].to_list(), cat["vendor"].to_list(), strict=True))
     gpus = {c.gpu: vendor[c.gpu] for c in run.inputs.candidates}
@@ -92,7 +92,9 @@ def test_a_zero_draw_is_the_point_estimate(base_run: PlanRun) -> None:
     )
     assert record["status"] == "optimal"
     assert record["fleet"].identity == fleet_of(base_run.plan).identity
-    assert record["optimal"]["cost_usd"] == pytest.approx(base_run.plan.totals.cost_usd, rel=1e-9)
+    totals = base_run.plan.totals
+    assert totals is not None
+    assert record["optimal"]["cost_usd"] == pytest.approx(totals.cost_usd, rel=1e-9)
 
 
 @settings(max_examples=25, deadline=None)
@@ -245,7 +247,7 @@ def test_committed_sweep_schema_is_current() -> None:
     [
         (("--engine", "dsk", "--draws", "4"), "unknown engine 'dsk' (did you mean: dask?)"),
         (("--draws", "100001"), "above the limit of 100,000"),
-        (("--set", "sweep.grid.load_growth=[1.0, -0.5]"), "sweep.grid.load_growth.values[1]"),
+        (("--set", "sweep.grid.load_growth=[1.0, -0.5]"), "sweep.grid.load_growth[1]"),
         (("--set", "sweep.grid.budget_usd=[.nan]"), "not a finite number"),
         (("--set", "sweep.grid.model_load={chat8b: [1, 2]}"), "did you mean: chat-8b?"),
         (("--engine", "dask", "--address", "tcp://127.0.0.1:9", "--draws", "2"), "cannot reach"),
@@ -424,7 +426,7 @@ def test_a_regions_sweep_runs_and_refuses_site_axes(regions_run: PlanRun) -> Non
 
     s = sweep_settings(None, draws=4, seed=3, choose="none", sla_probability=0.5, force=False)
     doc = run_sweep(regions_run, None, s, engine="local", workers=1)
-    assert doc.summary.draws_with_plan == 4
+    assert doc.summary is not None and doc.summary.draws_with_plan == 4
     block = SweepBlock.model_validate({"grid": {"electricity_usd_per_kwh": [0.1, 0.2]}})
     with pytest.raises(WattgpuError, match=r"sweep.grid.electricity_usd_per_kwh: the scenario"):
         run_sweep(regions_run, block, s, engine="local", workers=1)

@@ -90,7 +90,7 @@ def sweep(
     from planner.scenario.bundled import find_scenario
     from planner.sweep.executors import check_engine
     from planner.sweep.run import run_sweep
-    from planner.sweep.spec import settings
+    from planner.sweep.spec import field_source, settings
     from planner.text import to_json
     from predictors.core.output import check_not_input, write_output
     from predictors.core.progress import Progress
@@ -102,6 +102,7 @@ def sweep(
     with Progress("sweeping") as progress:
         run = plan_file(path, set_ or [], overlay or [], baselines=False, progress=progress.update)
         block = run.scenario.sweep
+        source = field_source(path, overlay or [], set_ or [])  # the file of a sweep.* field
         s = settings(
             block,
             draws=draws,
@@ -110,6 +111,7 @@ def sweep(
             sla_probability=sla_probability,
             force=force,
             batch_size=batch_size,
+            source=source,
         )
 
         def step(text: str) -> None:
@@ -127,6 +129,7 @@ def sweep(
             address=address,
             force=force,
             progress=step,
+            source=source,
         )
     text = to_json(doc.to_json_dict()) if fmt == SweepFormat.json else sweep_markdown(doc)
     if output is None:

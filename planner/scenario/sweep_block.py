@@ -4,14 +4,18 @@
 is a list of values or a range (``{start: 1.0, stop: 1.3, steps: 4}``: ``steps`` evenly spaced
 values from start to stop, both included). The grid is the cartesian product of the axes given;
 each grid point is re-planned at the point estimate (no draws). Values are checked like the
-scenario's own fields: finite, non-negative, below the scenario limits.
+scenario's own fields: finite, non-negative, below the scenario limits — a range's ``start`` and
+``stop`` (hence every value between them) against the same bounds as a list's values. An error
+names the field as ``--set`` writes it (``sweep.grid.load_growth[1]``,
+``sweep.grid.load_growth.stop``), never the form's tag.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError, WrapValidator
+from pydantic_core import InitErrorDetails
 
 from planner.scenario.limits import (
     MAX_BUDGET_USD,
@@ -42,11 +46,76 @@ class AxisRange(StrictModel):
     """Number of values (1 gives ``start`` alone)."""
 
     def values(self) -> tuple[float, ...]:
-        """The values of the range, in order."""
+        """The values of the range, in order: ``start`` and ``stop`` exactly, those between
+        never outside them (so within the bounds both were checked against)."""
         if self.steps == 1:
             return (self.start,)
-        step = (self.stop - self.start) / (self.steps - 1)
-        return tuple(self.start + i * step for i in range(self.steps))
+        low, high = min(self.start, self.stop), max(self.start, self.stop)
+        last = self.steps - 1
+        inner = (self.start + (self.stop - self.start) * (i / last) for i in range(1, last))
+        return (self.start, *(min(max(v, low), high) for v in inner), self.stop)
+
+
+_TAGS = ("values", "range")
+
+
+def _axis_kind(value: Any) -> str:
+    return "range" if isinstance(value, dict) or isinstance(value, AxisRange) else "values"
+
+
+def _details(exc: ValidationError, prefix: tuple[str | int, ...] = ()) -> list[InitErrorDetails]:
+    """*exc*'s errors with *prefix* before each location and the form's tag taken out of it
+    (``("values", 1)`` -> ``(1,)``, ``("range", "stop")`` -> ``("stop",)``)."""
+    details: list[InitErrorDetails] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        detail: InitErrorDetails = {
+            "type": err["type"],
+            "loc": prefix + (loc[1:] if loc and loc[0] in _TAGS else loc),
+            "input": err["input"],
+        }
+        if "ctx" in err:
+            detail["ctx"] = err["ctx"]
+        details.append(detail)
+    return details
+
+
+def _untagged(exc: ValidationError) -> ValidationError:
+    """*exc* without the form's tag in its locations (*exc* itself when pydantic cannot rebuild
+    one of its errors)."""
+    try:
+        return ValidationError.from_exception_data(exc.title, _details(exc))
+    except (KeyError, TypeError, ValueError):
+        return exc
+
+
+def _bounded(number: Any) -> WrapValidator:
+    """The validator of a grid axis: the list or range as parsed (errors without the form's
+    tag), then a range's ``start`` and ``stop`` checked against *number* (the bounds of the
+    axis's values, as a list's are) and every value the range gives too."""
+    check = TypeAdapter(number)
+
+    def errors_of(value: float, loc: tuple[str, ...]) -> list[InitErrorDetails]:
+        try:
+            check.validate_python(value)
+        except ValidationError as exc:
+            return _details(exc, loc)
+        return []
+
+    def validate(value: Any, handler: Any) -> Any:
+        try:
+            axis = handler(value)
+        except ValidationError as exc:
+            raise _untagged(exc) from None
+        if isinstance(axis, AxisRange):
+            found = errors_of(axis.start, ("start",)) + errors_of(axis.stop, ("stop",))
+            if not found:  # a safeguard: values() keeps each value between start and stop
+                found = next((e for v in axis.values() if (e := errors_of(v, ()))), [])
+            if found:
+                raise ValidationError.from_exception_data("AxisRange", found)
+        return axis
+
+    return WrapValidator(validate)
 
 
 Multiplier = Annotated[float, Field(ge=0, le=MAX_PROFILE_MULTIPLIER)]
@@ -56,35 +125,37 @@ Count = Annotated[int, Field(ge=0, le=MAX_GPUS)]
 Cap = Annotated[float, Field(gt=0, le=MAX_POWER_CAP_KW)]
 Budget = Annotated[float, Field(gt=0, le=MAX_BUDGET_USD)]
 
-
-def _axis_kind(value: Any) -> str:
-    return "range" if isinstance(value, dict) or isinstance(value, AxisRange) else "values"
-
-
-#: A list of values or an :class:`AxisRange` (one error message, not one per form).
+#: A list of values or an :class:`AxisRange` within the same bounds (one error message, not one
+#: per form). A range of ``gpu_available`` is checked as numbers: its values are rounded down.
 LoadAxis = Annotated[
     Annotated[list[Multiplier], Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
+    _bounded(Multiplier),
 ]
 PriceAxis = Annotated[
     Annotated[list[Price], Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
+    _bounded(Price),
 ]
 CarbonAxis = Annotated[
     Annotated[list[Carbon], Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
+    _bounded(Carbon),
 ]
 CountAxis = Annotated[
     Annotated[list[Count], Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
+    _bounded(Annotated[float, Field(ge=0, le=MAX_GPUS)]),
 ]
 CapAxis = Annotated[
     Annotated[list[Cap], Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
+    _bounded(Cap),
 ]
 BudgetAxis = Annotated[
     Annotated[list[Budget], Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
+    _bounded(Budget),
 ]
 
 

@@ -15,9 +15,11 @@ module: OR-Tools and the solver), so that a pass's first tasks do not pay for it
   *workers* single-threaded worker processes (their nannies set ``OMP_NUM_THREADS=1``).
 * ``ray``: ``ray.init(address)``; without an address a local Ray with *workers* CPUs.
 
-An address is checked first (TCP connect, :data:`CONNECT_TIMEOUT_S`); an engine whose extra is
-not installed names the ``pip install`` line. Ctrl-C cancels what has not started and stops
-the workers (the caller writes nothing).
+An address is checked first (:func:`planner.sweep.address.check_address`: a TCP connect within
+:data:`~planner.sweep.address.CONNECT_TIMEOUT_S`, then the engine's own handshake within
+:data:`~planner.sweep.address.HANDSHAKE_TIMEOUT_S`, since neither engine bounds it); an engine
+whose extra is not installed names the ``pip install`` line. Ctrl-C cancels what has not
+started and stops the workers (the caller writes nothing).
 """
 
 from __future__ import annotations
@@ -25,17 +27,15 @@ from __future__ import annotations
 import importlib
 import logging
 import multiprocessing
-import socket
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
+from planner.sweep.address import CONNECT_TIMEOUT_S, GIVE, check_address
 from predictors.core.errors import WattgpuError, did_you_mean
 
 ENGINES: tuple[str, ...] = ("local", "dask", "ray")
-CONNECT_TIMEOUT_S = 10.0
 EXTRAS = {"dask": "dask", "ray": "ray"}
 
 BatchFn = Callable[[Any, Any], Any]
@@ -77,30 +77,6 @@ def _need(engine: str) -> None:
         raise WattgpuError(
             f"--engine {engine}: the {engine} extra is not installed; "
             f'run pip install "wattgpu[{EXTRAS[engine]}]" (or pip install ".[{EXTRAS[engine]}]")'
-        ) from None
-
-
-def check_address(engine: str, address: str) -> None:
-    """WattgpuError when *address* (``tcp://host:port``, ``host:port``, ``ray://host:port``)
-    does not accept a TCP connection within :data:`CONNECT_TIMEOUT_S`."""
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        host, port = None, None
-    if not host or not port:
-        raise WattgpuError(
-            f"--address: {address!r} is not host:port; give e.g. tcp://10.0.0.5:8786 (dask) "
-            "or 10.0.0.5:6379 (ray)"
-        )
-    try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
-            pass
-    except OSError as exc:
-        raise WattgpuError(
-            f"--address: cannot reach the {engine} scheduler at {address} within "
-            f"{CONNECT_TIMEOUT_S:g} s ({exc.strerror or exc}); check the address and that the "
-            "scheduler runs"
         ) from None
 
 
@@ -201,15 +177,14 @@ class _Dask:
             )
             self.client = Client(self.cluster)
         else:
-            try:
+            try:  # check_address saw the scheduler answer; this is a second line of defence
                 self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
             except (OSError, MemoryError, ValueError, TypeError) as exc:
                 # a listener that is no dask scheduler: its banner read as a frame length
                 # (MemoryError), a closed stream or a timed-out handshake (OSError)
                 raise WattgpuError(
                     f"--address: {address} answered, but not as a dask scheduler "
-                    f"({type(exc).__name__}: {str(exc)[:120]}); give the scheduler's address "
-                    "(dask-scheduler prints it, usually tcp://HOST:8786)"
+                    f"({type(exc).__name__}: {str(exc)[:120]}); {GIVE['dask']}"
                 ) from None
         self.futures: list[Any] = []
         try:
@@ -256,7 +231,15 @@ class _Ray:
                     configure_logging=True,
                 )
             else:
-                ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+                try:
+                    ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+                except ConnectionError as exc:  # it answered as gRPC (check_address), but Ray
+                    # gave up on it (after about 20 s): not a GCS, another Ray, a token refused
+                    raise WattgpuError(
+                        f"--address: Ray could not connect to the cluster at {address} "
+                        f"({str(exc)[:120]}); {GIVE['ray']}, run by the same Ray version, with "
+                        "the same auth token (RAY_AUTH_MODE, ~/.ray/auth_token)"
+                    ) from None
         self.ref = ray.put(shared)
         self.pending: list[Any] = []
 

@@ -24,7 +24,7 @@ from planner.sweep import aggregate
 from planner.sweep.draws import TARGETS, Sigmas, sigmas_from_card, standard_normals
 from planner.sweep.evaluate import Fleet, Item, Pass, evaluate_fleet, fleet_of, run_batch
 from planner.sweep.executors import Session, open_engine
-from planner.sweep.spec import SweepSettings, grid_points
+from planner.sweep.spec import Source, SweepSettings, grid_points
 from planner.sweep.table import CandidateTable, build_table
 from predictors.core.errors import WattgpuError
 
@@ -141,12 +141,14 @@ def run_sweep(
     force: bool = False,
     progress: Progress | None = None,
     stages: dict[str, float] | None = None,
+    source: Source | None = None,
 ) -> SweepDocument:
     """Sweep *run*'s scenario (module doc). *stages*, when given, receives the wall seconds of
     each stage: ``prepare`` (table and draws), ``start`` (the engine: workers, table sent),
     ``draws`` (the first pass), ``robust`` (the second pass and its choice), ``stop`` (the
     engine), ``aggregate`` (summary, tornado), ``flags``
-    (:func:`planner.analysis.flags.uncertainty_flags`) and ``document``."""
+    (:func:`planner.analysis.flags.uncertainty_flags`) and ``document``. A grid error names the
+    file *source* (:func:`planner.sweep.spec.field_source`) gives for its field."""
     step = progress or (lambda text: None)
     clock = _Clock(stages)
     inputs = run.inputs
@@ -157,7 +159,11 @@ def run_sweep(
             "`wattgpu plan` says why"
         )
     axes, points = grid_points(
-        block, inputs, force=force, resolve_gpu=run.predictor.catalog.try_resolve_gpu
+        block,
+        inputs,
+        force=force,
+        resolve_gpu=run.predictor.catalog.try_resolve_gpu,
+        source=source,
     )
     if s.draws == 0 and not points:
         raise WattgpuError(

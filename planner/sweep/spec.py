@@ -5,22 +5,54 @@
 (:data:`~planner.scenario.sweep_block.MAX_DRAWS` draws,
 :data:`~planner.scenario.sweep_block.MAX_GRID_POINTS` grid points) stop a sweep unless
 ``--force``; a grid name that is not a model entry or a GPU of the scenario is an error with a
-did-you-mean.
+did-you-mean. Each of these errors names the file that set the field (a :data:`Source`, from
+:func:`field_source`: the scenario, one of its overlays or a ``--set``) and the field path.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from planner.inputs import PlanningInputs
+from planner.scenario.errors import format_path
+from planner.scenario.origin import origin_of
+from planner.scenario.overrides import apply_overrides, deep_merge
 from planner.scenario.sweep_block import MAX_DRAWS, MAX_GRID_POINTS, AxisRange, SweepBlock
+from planner.scenario.yaml12 import load_yaml_text
 from predictors.core.errors import WattgpuError, did_you_mean
+from predictors.core.safe_read import read_text
 
 CHOICES: tuple[str, ...] = ("none", "robust")
+
+#: Where a field of the scenario was set, by field path (``sweep.draws`` -> ``s.yaml``).
+Source = Callable[[str], str]
+
+
+def field_source(
+    path: str | Path, overlays: Sequence[str | Path] = (), overrides: Sequence[str] = ()
+) -> Source:
+    """Where each field of the scenario *path* (with *overlays* merged over it and *overrides*
+    applied, as :func:`planner.scenario.load.load_scenario` does) was set: the scenario file,
+    the overlay that states it or ``FILE --set PATH=VALUE``. Call it on a scenario that loaded
+    (its files read and merged already once)."""
+    if not overlays and not overrides:
+        return lambda field: str(path)
+    data = load_yaml_text(read_text(Path(path)))
+    layers = [(str(o), load_yaml_text(read_text(Path(o)))) for o in overlays]
+    for _, layer in layers:
+        data = deep_merge(data, layer)
+    data, _ = apply_overrides(data, list(overrides))
+    return origin_of(str(path), layers, data, overrides)
+
+
+def _error(source: Source | None, field: str, message: str) -> WattgpuError:
+    """``FILE: field: message`` (``field: message`` without a source)."""
+    return WattgpuError(f"{source(field)}: {field}: {message}" if source else f"{field}: {message}")
 
 
 @dataclass(frozen=True)
@@ -47,16 +79,19 @@ def settings(
     sla_probability: float,
     force: bool,
     batch_size: int = 0,
+    source: Source | None = None,
 ) -> SweepSettings:
-    """The settings of the sweep: the block's values, the options on top; limits checked."""
+    """The settings of the sweep: the block's values, the options on top; limits checked. An
+    error in the block names the file *source* gives for its field."""
     block = block or SweepBlock.model_validate({})
     n = block.draws if draws is None else draws
     if n < 0:
         raise WattgpuError(f"--draws: must be >= 0, got {n}")
     if n > MAX_DRAWS and not force:
-        raise WattgpuError(
-            f"--draws: {n:,} draws is above the limit of {MAX_DRAWS:,}; give fewer or add --force"
-        )
+        above = f"{n:,} draws is above the limit of {MAX_DRAWS:,}"
+        if draws is None:  # the scenario's sweep.draws
+            raise _error(source, "sweep.draws", f"{above}; lower it, give --draws N or add --force")
+        raise WattgpuError(f"--draws: {above}; give fewer or add --force")
     if choose not in CHOICES:
         raise WattgpuError(
             f"--choose: unknown choice {choose!r}{did_you_mean(choose, CHOICES)}; use "
@@ -89,7 +124,10 @@ SITE_AXES = ("electricity_usd_per_kwh", "grid_g_co2_per_kwh", "power_cap_kw", "g
 
 
 def _axes(
-    block: SweepBlock, inputs: PlanningInputs, resolve_gpu: Callable[[str], str | None]
+    block: SweepBlock,
+    inputs: PlanningInputs,
+    resolve_gpu: Callable[[str], str | None],
+    source: Source | None,
 ) -> list[tuple[str, str | None, tuple]]:
     grid = block.grid
     names = [m.name for m in inputs.models]
@@ -97,10 +135,12 @@ def _axes(
     if inputs.regions:  # these axes set one site's figure; a region has its own
         for key in SITE_AXES:
             if getattr(grid, key):
-                raise WattgpuError(
-                    f"sweep.grid.{key}: the scenario has regions, each with its own {key}; "
-                    "the grid varies only the top-level one — remove the axis (or the regions), "
-                    "or sweep a copy of the scenario with that region's figures changed"
+                raise _error(
+                    source,
+                    f"sweep.grid.{key}",
+                    f"the scenario has regions, each with its own {key}; the grid varies only "
+                    "the top-level one — remove the axis (or the regions), or sweep a copy of "
+                    "the scenario with that region's figures changed",
                 )
     for key in ("load_growth", "electricity_usd_per_kwh", "grid_g_co2_per_kwh"):
         axis = getattr(grid, key)
@@ -108,18 +148,22 @@ def _axes(
             axes.append((key, None, _values(axis)))
     for name, axis in (grid.model_load or {}).items():
         if name not in names:
-            raise WattgpuError(
-                f"sweep.grid.model_load.{name}: no model entry named {name!r}"
-                f"{did_you_mean(name, names)}; use one of the scenario's model names"
+            raise _error(
+                source,
+                format_path(("sweep", "grid", "model_load", name)),
+                f"no model entry named {name!r}{did_you_mean(name, names)}; use one of the "
+                "scenario's model names",
             )
         axes.append(("model_load", name, _values(axis)))
     for name, axis in (grid.gpu_available or {}).items():
         # a catalog alias names its GPU, as under gpus: (e.g. H100 for H100-SXM5-80GB)
         gpu = name if name in inputs.inventory else (resolve_gpu(name) or name)
         if gpu not in inputs.inventory:
-            raise WattgpuError(
-                f"sweep.grid.gpu_available.{name}: GPU {name!r} is not in the scenario"
-                f"{did_you_mean(name, list(inputs.inventory))}; use a GPU listed under gpus:"
+            raise _error(
+                source,
+                format_path(("sweep", "grid", "gpu_available", name)),
+                f"GPU {name!r} is not in the scenario{did_you_mean(name, list(inputs.inventory))}"
+                "; use a GPU listed under gpus:",
             )
         axes.append(("gpu_available", gpu, tuple(float(math.floor(v)) for v in _values(axis))))
     for key in ("power_cap_kw", "budget_usd"):
@@ -140,19 +184,23 @@ def grid_points(
     *,
     force: bool,
     resolve_gpu: Callable[[str], str | None] = lambda name: None,
+    source: Source | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """(axis labels, the grid points) of *block*; no axes gives no points. *resolve_gpu* maps a
-    GPU name of ``gpu_available`` to its catalog id (None: unknown)."""
+    GPU name of ``gpu_available`` to its catalog id (None: unknown); an error names the file
+    *source* gives for its field."""
     if block is None:
         return [], []
-    axes = _axes(block, inputs, resolve_gpu)
+    axes = _axes(block, inputs, resolve_gpu, source)
     if not axes:
         return [], []
     size = math.prod(len(values) for _, _, values in axes)
     if size > MAX_GRID_POINTS and not force:
-        raise WattgpuError(
-            f"sweep.grid: {size:,} grid points is above the limit of {MAX_GRID_POINTS:,}; "
-            "use fewer values or add --force"
+        raise _error(
+            source,
+            "sweep.grid",
+            f"{size:,} grid points is above the limit of {MAX_GRID_POINTS:,}; use fewer values "
+            "or add --force",
         )
     points = []
     for combo in itertools.product(*(values for _, _, values in axes)):
