@@ -6,7 +6,8 @@ states (power per period ``n · interp(x_t / n, load curve, power curve)``, ener
 energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
 one —, totals, peak facility power, GPUs per type, the objective, the capacity left after the
 worst failover losses; one allocation's figures, :mod:`.verify_allocations`; a disaggregated
-unit's pools, :mod:`.verify_pools`), and flags
+unit's pools, :mod:`.verify_pools`, after the records that cannot be a unit at all,
+:mod:`.verify_units`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
 allocations, uncertainty flags that are not the rule's (:mod:`.verify_flags`). Each
@@ -35,6 +36,7 @@ from planner.documents.verify_regions import (
     peak_facility_kw,
     region_total_problems,
 )
+from planner.documents.verify_units import unit_problems
 from planner.inputs import (
     DEFAULT_GPUS_PER_NODE,
     surviving_capacity,
@@ -175,8 +177,13 @@ def _repeated_candidates(data: dict[str, Any]) -> list[str]:
 def _unreportable(
     data: dict[str, Any], by_key: dict[tuple[Any, ...], dict[str, Any]] | None = None
 ) -> list[str]:
-    """Allocations no report can be made of, even as written: their model entry or candidate
-    (name, GPU, TP) is not in the plan (*by_key*: :func:`_candidates_by_key`, when built)."""
+    """Records no report can be made of, even as written: a disaggregated unit or pool that
+    cannot be one (:func:`.verify_units.unit_problems`: then only those), an allocation whose
+    model entry or candidate (name, GPU, TP) is not in the plan (*by_key*:
+    :func:`_candidates_by_key`, when built)."""
+    broken = unit_problems(data)
+    if broken:
+        return broken
     by_key = _candidates_by_key(data) if by_key is None else by_key
     names = {m.get("name") for m in data.get("models") or []}
     out = []
@@ -226,7 +233,12 @@ def _counts(data: dict[str, Any]) -> list[str]:
 
 
 def plan_problems(data: dict[str, Any]) -> list[str]:
-    """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks)."""
+    """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks);
+    only the units and pools that cannot be one when there are such (nothing is recomputed from
+    them)."""
+    broken = unit_problems(data)
+    if broken:
+        return _one_per_field(broken)
     by_key = _candidates_by_key(data)
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *inventory_problems(data, per_replica, _key)]
@@ -277,8 +289,8 @@ def checked_plan_json(
 ) -> dict[str, Any]:
     """*data* when it recomputes to itself; otherwise WattgpuError naming every field (at most
     :data:`MAX_SHOWN`), or with *trust* one warning per field through *warn* (an allocation of
-    a model entry or candidate the plan does not have stays an error: there is nothing to
-    report it from)."""
+    a model entry or candidate the plan does not have, or a pool that cannot be one, stays an
+    error: there is nothing to report it from)."""
     problems = plan_problems(data)
     if not problems:
         return data
@@ -296,8 +308,7 @@ def checked_plan_json(
                 f"warning: {line} (--trust: reported with the figures its allocations recompute to)"
             )
         return data
-    shown[-1] += (
-        " — the plan was edited or damaged: plan the scenario again, or pass --trust to report "
-        "it anyway"
+    shown[-1] += " — the plan was edited or damaged: plan the scenario again" + (
+        "" if unreportable else ", or pass --trust to report it anyway"
     )
     raise WattgpuError("\n".join(shown))

@@ -1,10 +1,11 @@
 """The plan JSON check (:mod:`planner.documents.verify`) of disaggregated units: their identity,
 the GPUs they take per type and their pools, recomputed as docs/method.md §4 states.
 
-A unit's record has ``deployment: disaggregated`` and a prefill then a decode pool. Its pools
-must add up to it: GPUs (``workers × gpus_per_worker`` each, together ``gpus_per_replica``),
-idle power and the power curve on the unit's knots (candidates); the pool's GPU power in every
-period ``n · interp(x_t / n, knots, pool curve)``, the pools together the allocation's
+A unit's record has ``deployment: disaggregated`` and a prefill then a decode pool (a record
+that cannot be a unit at all is refused first, :mod:`.verify_units`). Its pools must add up to
+it: GPUs (``workers × gpus_per_worker`` each, together ``gpus_per_replica``), idle power and the
+power curve on the unit's knots (candidates); the pool's GPU power in every period
+``n · interp(x_t / n, knots, pool curve)``, the pools together the allocation's
 ``power_w_by_period`` (allocations, whose pools are their candidate's, with the same
 ``idle_power_w`` and ``power_w_at_capacity``). Works on the plain JSON mapping, like the rest of
 the check.
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from planner.inputs import pool_from_record, pools_text
+from predictors.core.errors import WattgpuError
 
 #: Largest relative difference between a stored figure and its recomputation.
 RELATIVE_TOLERANCE = 1e-6
@@ -42,7 +44,8 @@ def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
     pools = _pools(record)
     try:
         gpu = pools_text([pool_from_record(p) for p in pools]) if pools else record.get("gpu")
-    except (KeyError, TypeError, ValueError):  # a damaged pool: reported by pool_problems
+    except (KeyError, TypeError, ValueError, WattgpuError):  # a damaged pool: reported by
+        # verify_units (a pool that cannot be one) or pool_problems
         gpu = record.get("gpu")
     return (record.get("name"), gpu, record.get("tp"), *layout, record.get("region") or "")
 
@@ -70,10 +73,8 @@ def differs(stored: Any, recomputed: float) -> bool:
 
 
 def _unit(where: str, record: dict[str, Any], pools: list[dict[str, Any]]) -> Iterator[str]:
-    """A unit's pools: roles, GPU counts and (candidates) idle power and curve add up."""
-    if [p.get("role") for p in pools] != ["prefill", "decode"]:
-        yield f"{where}.pools: a unit has a prefill then a decode pool"
-        return
+    """A unit's pools (a prefill then a decode pool, :mod:`.verify_units`): GPU counts and
+    (candidates) idle power and curve add up."""
     for j, p in enumerate(pools):
         workers, per_worker = int(p.get("workers") or 0), int(p.get("gpus_per_worker") or 0)
         if p.get("gpus") != workers * per_worker:

@@ -6,7 +6,8 @@ Every file a user hands to wattgpu (scenario and overlay YAML, user catalog CSV,
 included), and decodes UTF-8 with an error naming the file and the byte offset. JSON goes through
 :func:`load_json`, which checks the nesting depth on the raw bytes in one streaming pass before
 parsing (so no ``RecursionError``, and memory that does not grow with a long string), parses
-with :func:`parse_json` and rejects ``NaN``/``Infinity`` and integers too long to convert.
+with :func:`parse_json` and rejects ``NaN``/``Infinity``, integers too long to convert and an
+object that states a key twice (a parser keeps the last one: a value silently ignored).
 :func:`check_depth` bounds the depth of already-built data (after overlays and ``--set``);
 :func:`collector_paused` keeps the garbage collector out of reading a large file.
 """
@@ -18,9 +19,11 @@ import gc
 import json
 import os
 import stat
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -131,21 +134,24 @@ def read_text(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
 
 #: Bytes scanned at once by :func:`json_depth` (its working memory is a few times this).
 DEPTH_CHUNK_BYTES = 256 * 1024
-#: What each byte is to the scan: 0 for every byte but ``"`` (1), ``\\`` (2), ``[``/``{`` (3)
-#: and ``]``/``}`` (4), so one ``bytes.translate`` and ``flatnonzero`` leave only those.
-_QUOTE, _BACKSLASH, _OPEN, _CLOSE = 1, 2, 3, 4
+#: What each byte is to the scan: 0 for every byte but ``"`` (1), ``\\`` (2), ``[``/``{`` (3),
+#: ``]``/``}`` (4) and ``:`` (5), so one ``bytes.translate`` and ``flatnonzero`` leave only those.
+_QUOTE, _BACKSLASH, _OPEN, _CLOSE, _COLON = 1, 2, 3, 4, 5
 _KIND_OF = {'"': _QUOTE, "\\": _BACKSLASH, "[": _OPEN, "{": _OPEN, "]": _CLOSE, "}": _CLOSE}
+_KIND_OF[":"] = _COLON
 _KINDS = bytes(_KIND_OF.get(chr(b), 0) for b in range(256))
 
 
 @dataclass
 class _DepthScan:
-    """State carried from one chunk to the next: nesting, string parity, pending backslashes."""
+    """State carried from one chunk to the next: nesting, string parity, pending backslashes;
+    and the ``:`` outside strings, which in valid JSON are the members of all its objects."""
 
     depth: int = 0
     deepest: int = 0
     in_string: bool = False
     backslashes: int = 0
+    members: int = 0
 
     def feed(self, chunk: bytes) -> None:
         """Advance over *chunk*: brackets inside strings do not count, ``\\"`` stays in one.
@@ -182,6 +188,7 @@ class _DepthScan:
         steps = (outside & (kind == _OPEN)).astype(np.int64)
         steps -= outside & (kind == _CLOSE)
         running = self.depth + np.cumsum(steps)
+        self.members += int(np.count_nonzero(outside & (kind == _COLON)))
         self.deepest = max(self.deepest, int(running.max()))
         self.depth = int(running[-1])
         self.in_string = bool((int(toggles.sum()) + int(self.in_string)) % 2)
@@ -189,16 +196,90 @@ class _DepthScan:
         self.backslashes = int(run[-1]) if ends_in_run else 0
 
 
-def json_depth(data: bytes | str) -> int:
-    """Deepest ``[``/``{`` nesting of JSON *data*, ignoring brackets inside strings.
-
-    One pass in chunks of :data:`DEPTH_CHUNK_BYTES`: the memory used does not grow with the
-    input (a 50 MB string field costs no more than a short one)."""
+def _scan(data: bytes | str) -> _DepthScan:
+    """:class:`_DepthScan` over *data*, in chunks of :data:`DEPTH_CHUNK_BYTES`: the memory used
+    does not grow with the input (a 50 MB string field costs no more than a short one)."""
     raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
     scan = _DepthScan()
     for start in range(0, len(raw), DEPTH_CHUNK_BYTES):
         scan.feed(raw[start : start + DEPTH_CHUNK_BYTES])
-    return scan.deepest
+    return scan
+
+
+def json_depth(data: bytes | str) -> int:
+    """Deepest ``[``/``{`` nesting of JSON *data*, ignoring brackets inside strings."""
+    return _scan(data).deepest
+
+
+def json_members(data: bytes | str) -> int:
+    """Members (``"key": value``) of all the objects of valid JSON *data*: its ``:`` outside
+    strings."""
+    return _scan(data).members
+
+
+_container = frozenset((dict, list)).__contains__
+
+
+def value_members(value: Any) -> int:
+    """Entries of all the dicts in parsed JSON *value*, nested ones included. Equal to
+    :func:`json_members` of its text exactly when no object of the text repeats a key (a
+    repeat leaves one entry for two members, or drops a subtree with its members)."""
+    total, stack = 0, [value] if _container(type(value)) else []
+    while stack:  # at C speed but for the loop over containers (30 ms for an 18 MB plan)
+        node = stack.pop()
+        if type(node) is dict:
+            total += len(node)
+            node = node.values()
+        else:
+            try:  # a list that adds up holds only numbers: no object in it
+                sum(node)
+                continue
+            except (TypeError, OverflowError):
+                pass
+        stack.extend(compress(node, map(_container, map(type, node))))
+    return total
+
+
+def _text_of(key: str) -> str:
+    """*key* quoted as JSON (ASCII, escapes kept), at most about 60 characters."""
+    text = json.dumps(key)
+    return text if len(text) <= 60 else text[:58] + '…"'
+
+
+def _step(where: str, key: str | int) -> str:
+    """The JSON path *where* one step down: ``a[2]``, ``a.b``, ``a["b c"]``."""
+    if isinstance(key, int):
+        return f"{where}[{key}]"
+    return f"{where}.{key}" if key.isascii() and key.isidentifier() else f"{where}[{_text_of(key)}]"
+
+
+def repeated_key(text: str) -> str | None:
+    """Where JSON *text* first (objects in document order) states a key twice in one object,
+    as ``key "status" appears twice in the top-level object``; None when it never does. Reads
+    *text* with the standard library (slower than :func:`parse_json`: :func:`load_json` asks
+    only when :func:`value_members` falls short)."""
+    repeats: dict[int, tuple[dict[str, Any], str, int]] = {}
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            key, n = next((k, n) for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+            repeats[id(obj)] = (obj, key, n)  # the object kept alive: its id is not reused
+        return obj
+
+    value = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_reject_constant)
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:  # an object dropped with a repeated key is not reached: its parent is first
+        node, where = stack.pop()
+        if isinstance(node, dict) and id(node) in repeats:
+            _, key, n = repeats[id(node)]
+            within = f"the object at {where.removeprefix('.')}" if where else "the top-level object"
+            return f"key {_text_of(key)} appears {'twice' if n == 2 else f'{n} times'} in {within}"
+        if isinstance(node, dict | list):
+            children = node.items() if isinstance(node, dict) else enumerate(node)
+            kids = [(v, _step(where, k)) for k, v in children if isinstance(v, dict | list)]
+            stack.extend(reversed(kids))
+    return None
 
 
 def _reject_constant(name: str) -> Any:
@@ -221,17 +302,22 @@ def parse_json(text: str) -> Any:
 
 
 def load_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse the JSON file *path* within the size and depth limits; NaN/Infinity are errors."""
+    """Parse the JSON file *path* within the size and depth limits; NaN/Infinity and a key stated
+    twice in one object are errors (the fast check: :func:`value_members`)."""
     data = read_bytes(path, max_bytes)
-    depth = json_depth(data)
-    if depth > max_depth:
+    scan = _scan(data)
+    if scan.deepest > max_depth:
         raise WattgpuError(
-            f"{path}: nested {depth} levels deep, more than the {max_depth} allowed — "
+            f"{path}: nested {scan.deepest} levels deep, more than the {max_depth} allowed — "
             "flatten the file"
         )
     text = decode_utf8(data, path)
     try:
-        return parse_json(text)
+        value = parse_json(text)
+        if value_members(value) == scan.members:
+            return value
+        del value  # read again by the standard library, to say where: an error path only
+        repeat = repeated_key(text)
     except json.JSONDecodeError as exc:
         raise WattgpuError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}) — "
@@ -242,6 +328,8 @@ def load_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES, max_depth: int = MA
         raise WattgpuError(
             f"{path}: unusable number in JSON ({what}) — give finite numbers"
         ) from None
+    # None cannot be: fewer entries than members means a repeated key
+    raise WattgpuError(f"{path}: {repeat or 'an object repeats a key'} — keep one of them")
 
 
 @contextmanager
