@@ -9,9 +9,12 @@ Exit codes (the README's rules): errors the user can fix
 (:class:`predictors.core.errors.WattgpuError`) print one line per problem and exit 1; a malformed
 command line (unknown option, missing argument, bad choice) is reported by typer with the usage
 and exits 2; a bug exits 2 with ``error: internal error …``. ``--debug`` anywhere on the command
-line shows the traceback instead. Standard output that cannot be written (a full disk, a closed
-pipe) is one clean line and exit 1; on a terminal or pipe whose encoding cannot show a character
-(an ASCII-only locale) that character is replaced, never an error.
+line shows the traceback instead. A line break in a path the user typed is shown escaped
+(:mod:`planner.cli.oneline`), so it cannot split an error line. Standard output that cannot be
+written (a full disk, a closed pipe) is one clean line and exit 1; on a terminal or pipe whose
+encoding cannot show a character (an ASCII-only locale) that character is replaced, never an
+error. Every command's ``--output``/``--chart`` refuses a directory name as typed
+(``-o newdir/``; :mod:`planner.cli.outputs`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from planner.cli import schema as cli_schema
 from planner.cli import sweep as cli_sweep
 from planner.cli import threads
 from planner.cli import validate as cli_validate
+from planner.cli.oneline import escape_breaks, escape_user_breaks, user_values
+from planner.cli.outputs import guard_file_options
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import terminal_text
 from predictors.core.version import __version__
@@ -61,7 +66,12 @@ def bare_optional_values(args: list[str]) -> list[str]:
 
 class _Group(TyperGroup):
     """The root command group: bare optional values are filled in before parsing, on every way
-    in (the console script, ``python -m``, typer's test runner)."""
+    in (the console script, ``python -m``, typer's test runner); every command's file options
+    refuse a directory name as typed (:mod:`planner.cli.outputs`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        guard_file_options(self.commands)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click's Context
         return super().parse_args(ctx, bare_optional_values(args))
@@ -151,7 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     except WattgpuError as exc:
         if debug:
             raise
-        for line in str(exc).splitlines() or ["unknown error"]:
+        # one line per problem: a line break in a path the user typed is escaped, not a break
+        text = escape_user_breaks(str(exc), user_values(args, os.environ))
+        for line in text.splitlines() or ["unknown error"]:
             typer.echo(f"error: {terminal_text(line)}", err=True)
         sys.exit(1)
     except OSError as exc:
@@ -170,8 +182,9 @@ def _name_too_long(exc: OSError) -> None:
     ``exists()`` and ``is_file()``, so any command can meet it)."""
     name = str(exc.filename) if exc.filename is not None else "a path"
     shown = name if len(name) <= 80 else f"{name[:40]}...{name[-30:]} ({len(name)} characters)"
+    shown = terminal_text(escape_breaks(shown))
     typer.echo(
-        f"error: {terminal_text(shown)}: file name too long for the file system (at most 255 "
+        f"error: {shown}: file name too long for the file system (at most 255 "
         "bytes per path component); use a shorter name",
         err=True,
     )

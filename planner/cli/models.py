@@ -255,6 +255,7 @@ def predict(
     fmt: Annotated[str, typer.Option("--format", help="table or json (single form).")] = "table",
 ) -> None:
     """Predict power per GPU, ITL and throughput (single row, or a CSV with --input)."""
+    import numpy as np
     import polars as pl
 
     from predictors.api import Predictor
@@ -263,6 +264,8 @@ def predict(
 
     if fmt not in FORMATS:
         raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
+    # a rate such as 1e308 req/s overflows numpy's products: no warning, the row's error says why
+    quiet = np.errstate(over="ignore", invalid="ignore")
     if input_csv is not None:
         rows = _read_rows(input_csv)
         predictor = Predictor.load()
@@ -271,15 +274,17 @@ def predict(
         ):
             typer.echo(terminal_text(note), err=True)
         if output_csv is None:  # one piece of text at a time, the header once
-            for piece in csv_pieces(predicted_chunks(predictor, rows)):
-                typer.echo(piece.decode(), nl=False)
+            with quiet:
+                for piece in csv_pieces(predicted_chunks(predictor, rows)):
+                    typer.echo(piece.decode(), nl=False)
             return
         counts: list[tuple[int, int]] = []
-        write_output(
-            output_csv,
-            lambda sink: counts.append(write_csv_chunks(predicted_chunks(predictor, rows), sink)),
-            inputs=[input_csv],
-        )
+        with quiet:
+            write_output(
+                output_csv,
+                lambda out: counts.append(write_csv_chunks(predicted_chunks(predictor, rows), out)),
+                inputs=[input_csv],
+            )
         n_rows, n_bad = counts[-1]
         typer.echo(f"wrote {output_csv}: {n_rows} rows, {n_bad} with errors")
         return
@@ -312,7 +317,8 @@ def predict(
         }
     )
     predictor = Predictor.load()
-    out = predict_rows(predictor, row).row(0, named=True)
+    with quiet:
+        out = predict_rows(predictor, row).row(0, named=True)
     if out["error"]:
         raise WattgpuError(f"predict: {out['error']}")
     for note in quantised.notes(predictor.catalog, [model], precision):

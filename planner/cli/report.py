@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 """Written by ``wattgpu evaluate`` (relative to the working directory or the checkout)."""
+#: File name suffixes ``pareto --chart`` writes (matplotlib draws it as PNG).
+CHART_SUFFIXES = (".png",)
 
 
 class ReportFormat(StrEnum):
@@ -260,7 +262,8 @@ def pareto(
     ] = 7,
     format_: Annotated[ParetoFormat, typer.Option("--format", "-f")] = ParetoFormat.table,
     chart: Annotated[
-        Path | None, typer.Option("--chart", help="Also write the front as a PNG chart here.")
+        Path | None,
+        typer.Option("--chart", help="Also write the front as a PNG chart to this .png file."),
     ] = None,
     set_: SetOption = None,
     overlay: OverlayOption = None,
@@ -273,6 +276,11 @@ def pareto(
     from planner.scenario.bundled import find_scenario
     from predictors.core.progress import Progress
 
+    if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
+        raise WattgpuError(
+            f"--chart {chart}: the chart is written as PNG; give a file name ending in "
+            f"{' or '.join(CHART_SUFFIXES)}"
+        )
     file = find_scenario(file)
     with Progress("planning") as progress:
         src = plan_source(

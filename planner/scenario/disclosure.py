@@ -29,6 +29,9 @@ ALL_RECIPIENTS: tuple[Recipient, ...] = (
 )
 #: Embodied-emissions lifetime when the scenario does not set one (years).
 DEFAULT_LIFETIME_YEARS = 5.0
+#: Shortest embodied lifetime (a quarter, like ``tco.amortisation_years``): TS = window /
+#: lifetime divides by it, and a denormal lifetime (1e-320) made TS and the SCI infinite.
+MIN_LIFETIME_YEARS = 0.25
 MAX_LIFETIME_YEARS = 30.0
 MAX_TRAINING_KWH = 1e12
 #: Keys that need a source when their value is given: value key -> source key.
@@ -55,7 +58,9 @@ class Disclosure(StrictModel):
     reporting_start: str | None = None
     """First day of the reporting window (ISO date, e.g. 2026-01-01); the window ends
     ``horizon_hours`` later. Omitted: the window is stated as the horizon only."""
-    lifetime_years: float = Field(default=DEFAULT_LIFETIME_YEARS, gt=0, le=MAX_LIFETIME_YEARS)
+    lifetime_years: float = Field(
+        default=DEFAULT_LIFETIME_YEARS, ge=MIN_LIFETIME_YEARS, le=MAX_LIFETIME_YEARS
+    )
     """Service life over which a GPU's embodied emissions are amortised (years; SCI ``TS`` =
     horizon / lifetime)."""
     resource_share: float = Field(default=1.0, gt=0, le=1)
@@ -96,6 +101,19 @@ class Disclosure(StrictModel):
     """Energy of training the served models, when known (kWh); omitted: ``not_in_scope``."""
     training_source: str | None = None
     """Source of the training energy (required with ``training_energy_kwh``)."""
+
+    @field_validator("lifetime_years", mode="before")
+    @classmethod
+    def _lifetime_range(cls, value: object) -> object:
+        """The range in words (a denormal such as 1e-320 made the embodied share infinite)."""
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and not MIN_LIFETIME_YEARS <= value <= MAX_LIFETIME_YEARS
+        ):
+            fix = f"give {MIN_LIFETIME_YEARS:g} to {MAX_LIFETIME_YEARS:g} years"
+            raise rule_error([("", f"{value!r} is out of range — {fix}")])
+        return value
 
     @field_validator("reporting_start")
     @classmethod

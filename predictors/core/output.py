@@ -6,14 +6,17 @@ creates missing parent directories, refuses to write onto one of the command's i
 writer of every file wattgpu produces (outputs, copied examples, schemas, user catalogs, trained
 models): a temporary file in the same directory, flushed and fsynced, then renamed over the
 target (``os.replace``) and the directory fsynced, so a failed, interrupted or full-disk run
-never leaves half a file and never truncates what was there. :func:`locked` serialises
-read-modify-write updates (the user catalog) with an advisory lock. Errors name the option and
-the path.
+never leaves half a file and never truncates what was there. A target that is a symbolic link is
+written through: the link is resolved and the file it points to replaced the same way (the
+temporary file beside it), so the link stays a link; a dangling link (or a loop) is refused.
+:func:`locked` serialises read-modify-write updates (the user catalog) with an advisory lock.
+Errors name the option and the path.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -53,6 +56,13 @@ def write_output(
     open binary file, e.g. a frame's ``write_csv``, so no copy of a large output is built in
     memory); return *target*."""
     check_not_input(target, inputs, option)
+    if target.is_symlink():
+        try:
+            write_target(target)
+        except OSError as exc:  # a dangling link, a loop
+            raise WattgpuError(
+                f"{option} {target}: {exc.strerror} — fix the link or write to another path"
+            ) from None
     if target.is_dir():
         raise WattgpuError(f"{option} {target}: is a directory — give a file name")
     fill = _filler(content)
@@ -70,6 +80,29 @@ def write_output(
             f"{option} {target}: cannot write ({exc.strerror or exc}) — check the path"
         ) from None
     return target
+
+
+def _link_text(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:
+        return "a path that cannot be read"
+
+
+def write_target(target: Path) -> Path:
+    """The file a write to *target* replaces: *target* itself, or where its symbolic link(s)
+    lead; ``OSError`` (ENOENT) when the link is dangling, (ELOOP) when it loops."""
+    if not target.is_symlink():
+        return target
+    try:
+        real = target.resolve(strict=True)
+    except RuntimeError:  # a loop, before Python 3.13
+        raise OSError(errno.ELOOP, "symbolic link loop", str(target)) from None
+    except FileNotFoundError:
+        raise OSError(
+            errno.ENOENT, f"dangling symbolic link to {_link_text(target)}", str(target)
+        ) from None
+    return real
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -96,11 +129,14 @@ def atomic_write(target: Path, data: bytes | Callable[[BinaryIO], object]) -> No
     """Replace *target* by *data* all at once: write a temporary file beside it, fsync, rename.
 
     *data* is the bytes, or a callable that writes them into the open binary file.
-    The parent directories are created. A new file gets the umask's permissions, an existing
-    one keeps its own. On any ``OSError`` (a full disk, a read-only directory) the temporary
-    file is removed, *target* is left exactly as it was and the error propagates.
+    A symbolic link is written through (:func:`write_target`): the file it points to is
+    replaced, atomically, and the link kept. The parent directories are created. A new file
+    gets the umask's permissions, an existing one keeps its own. On any ``OSError`` (a full
+    disk, a read-only directory) the temporary file is removed, *target* is left exactly as it
+    was and the error propagates.
     """
     tmp_name: str | None = None
+    target = write_target(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -130,6 +166,8 @@ def locked(target: Path) -> Iterator[None]:
     beside it, created when missing); other wattgpu processes updating *target* wait."""
     import fcntl
 
+    with contextlib.suppress(OSError):  # the file a link leads to is what is updated
+        target = write_target(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     lock_path = target.with_name(f".{target.name}.lock")
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)

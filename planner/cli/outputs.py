@@ -1,0 +1,79 @@
+"""The file options of every command (``--output``/``-o``, ``--chart``), checked as typed.
+
+typer turns an option's text into a :class:`pathlib.Path`, which drops a trailing separator
+(``Path("newdir/")`` is ``newdir``) and a trailing ``/.``: ``-o newdir/`` would write a *file*
+named ``newdir``. A name that ends so names a directory, so :func:`guard_file_options` makes
+each such option look at the text the user typed, before typer converts it, and refuse a
+directory name in one line (``error: --output newdir/: names a directory; give a file name such
+as newdir/plan.json``). Options whose value is a directory (``train --output``) are left alone.
+The root command group applies it to every command once, so a command added later is covered.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from predictors.core.errors import WattgpuError
+
+#: The options that name one file to write (on every command that has them).
+FILE_OPTIONS = ("--output", "--chart")
+#: (command, option) pairs whose value is a directory, not a file.
+DIRECTORY_OPTIONS = frozenset({("train", "--output")})
+#: The file name suggested inside a directory, by command (default: ``COMMAND.json``) or option.
+EXAMPLE_NAMES = {
+    "report": "report.md",
+    "evaluate": "accuracy.md",
+    "predict": "predictions.csv",
+    "--chart": "chart.png",
+}
+_SEPARATORS = tuple(sep for sep in (os.sep, os.altsep) if sep)
+
+
+def directory_name_problem(text: str, option: str, example: str) -> str | None:
+    """Why *text*, typed as the value of the file option *option*, is no file name (or None).
+
+    A name ending in a separator, ``.`` or ``..`` names a directory, whether it exists or not.
+    """
+    if text == "":
+        return f"{option}: is empty; give a file name such as {example}"
+    last = text
+    for sep in _SEPARATORS:
+        last = last.rsplit(sep, 1)[-1]
+    if last not in ("", ".", ".."):
+        return None
+    inside = text if text.endswith(_SEPARATORS) else text + os.sep
+    return f"{option} {text}: names a directory; give a file name such as {inside}{example}"
+
+
+def _guard(param: Any, option: str, example: str) -> None:
+    """Make *param* (a typer option) refuse a directory name before typer converts it."""
+    process = param.process_value
+
+    def checked(ctx: Any, value: Any) -> Any:
+        if isinstance(value, str) and not ctx.resilient_parsing:
+            problem = directory_name_problem(value, option, example)
+            if problem is not None:
+                raise WattgpuError(problem)
+        return process(ctx, value)
+
+    param.process_value = checked
+
+
+def guard_file_options(commands: Mapping[str, Any]) -> None:
+    """Apply the directory-name check to the :data:`FILE_OPTIONS` of *commands* (name -> click
+    command; a group's subcommands too), once each."""
+    for name, command in commands.items():
+        sub = getattr(command, "commands", None)
+        if isinstance(sub, Mapping):
+            guard_file_options(sub)
+        for param in getattr(command, "params", ()):
+            option = next((o for o in FILE_OPTIONS if o in param.opts), None)
+            if option is None or (name, option) in DIRECTORY_OPTIONS:
+                continue
+            if getattr(param, "_wattgpu_file_guard", False):
+                continue
+            example = EXAMPLE_NAMES.get(option) or EXAMPLE_NAMES.get(name) or f"{name}.json"
+            _guard(param, option, example)
+            param._wattgpu_file_guard = True
