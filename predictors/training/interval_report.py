@@ -93,6 +93,23 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "step time as the ITL alone, as for Argonne's latency / L (the first evaluation with the "
     "new batch still added the chunked prefill: multi-node capacity 0.92, code-llama 0.74, "
     "starcoder 0.72; noticed after looking at those, stated here).",
+    "Tried after reading this report and not adopted (each target re-run on its own through "
+    "the same folds, seed 0 unless stated, before → after). In the step model: an engine "
+    "overhead per running sequence and step per engine family (fitted vLLM 97 µs): LOGO ITL "
+    "all GPUs 24.7 → 23.1 %, but NVIDIA DC at seeds 1 and 2 20.3 → 22.9 % and 21.3 → 23.1 "
+    "%, newer than 2025 28.3 → 32.7 %, although LOLO multi-node capacity went 1.29 → 1.24; "
+    "the same per source and engine family (ML.ENERGY v2 vLLM 451 µs, Argonne vLLM 138 µs, "
+    "v3 vLLM 30 µs, SGLang and TensorRT-LLM ≤ 2 µs; η_f then 0.44 instead of its floor "
+    "0.25): LOGO all GPUs 23.5–23.7 % at seeds 0–2, NVIDIA DC 21.1–21.4 %, LOLO 23.6 → 22.4 "
+    "%, LOAO 25.3 → 23.7 %, but newer than 2025 28.3 → 39.5 % and newer than 2022 45.8 → "
+    "58.7 %; a bandwidth efficiency of the paged KV reads of its own (fitted 0.49 of the "
+    "weights'): newer than 2022 45.8 → 66.0 %. The causal attention products of a prompt in "
+    "its prefill time: TTFT LOGO 39.7 → 40.4 %, LOLO 45.3 → 44.7 %, capacity by family "
+    "within 0.01. TTFT inputs: the layout degrees 39.8 %, the decode roofline (monotone) "
+    "38.9 % but LOLO 48.3 %, concurrency × prompt FLOPs 44.5 %, the batch's paged KV over "
+    "the engine's KV budget 41.9–44.7 %, depth 6 and 400 trees 41.7 %. Power inputs "
+    "(bandwidth or FLOPS per watt of TDP − idle, idle / TDP, TDP): LOGO 13.4–14.9 % against "
+    "13.8 %.",
 )
 
 
