@@ -146,11 +146,10 @@ def evaluate(
     write_output(output, text)
     # Held-out predictions of ours and the paper's recipe on unseen GPUs / LLMs, for the
     # predicted-vs-measured chart of `wattgpu report` (5 significant digits keep it small).
-    long.filter(
+    held = long.filter(
         pl.col("method").is_in(["ours", "paper_recipe"]) & pl.col("split").is_in(["logo", "lolo"])
-    ).with_columns(
-        pl.col(c).round_sig_figs(5) for c in ("measured", "predicted", "lo", "hi")
-    ).write_csv(output.with_suffix(".predictions.csv"))
+    ).with_columns(pl.col(c).round_sig_figs(5) for c in ("measured", "predicted", "lo", "hi"))
+    write_output(output.with_suffix(".predictions.csv"), held.write_csv)
     records = [
         {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
         for r in summary.filter(pl.col("method") == "ours").iter_rows(named=True)
