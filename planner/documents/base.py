@@ -8,12 +8,15 @@ under docs/schemas/ (:func:`planner.documents.schema`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from dataclasses import fields
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic_core import PydanticCustomError
 
 from predictors.core.errors import WattgpuError
 from predictors.core.safe_read import MAX_PLAN_JSON_BYTES, load_json
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 D = TypeVar("D", bound="Document")
+E = TypeVar("E", bound=Enum)
 
 
 class Document(BaseModel):
@@ -34,15 +38,44 @@ class Document(BaseModel):
         return self.model_dump(mode="json")
 
 
+def enum_from_json(kind: type[E]) -> BeforeValidator:
+    """The validator of an enum field read from its JSON value: a document read in pydantic's
+    strict mode (:func:`load_document`) takes an enum's instances only, so a JSON string is
+    made the member first; an unknown one lists the known values, as lax mode does."""
+
+    def member(value: Any) -> Any:
+        if type(value) is not str:
+            return value
+        try:
+            return kind(value)
+        except ValueError:
+            known = [repr(e.value) for e in kind]
+            expected = f"{', '.join(known[:-1])} or {known[-1]}"
+            raise PydanticCustomError(
+                "enum", "Input should be {expected}", {"expected": expected}
+            ) from None
+
+    return BeforeValidator(member)
+
+
 def first_error(exc: ValidationError) -> str:
-    """'field.path: message' of the first validation error."""
+    """'field.path: message' of the first validation error; a JSON literal, number or null
+    that is not of the field's type is shown as the file has it (``…: Input should be a valid
+    integer, got true``)."""
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    return f"{where}: {err['msg']}"
+    value = err.get("input")
+    got = ""
+    if err["type"].endswith("_type") and (value is None or isinstance(value, bool | int | float)):
+        got = f", got {json.dumps(value)}"
+    return f"{where}: {err['msg']}{got}"
 
 
-def load_document(path: Path, model: type[D], what: str, fix: str) -> D:
-    """Read and validate the JSON file *path* as *model*; one clear line on any problem."""
+def load_document(path: Path, model: type[D], what: str, fix: str, *, strict: bool = False) -> D:
+    """Read and validate the JSON file *path* as *model*; one clear line on any problem. With
+    *strict* every field takes its own JSON type only (pydantic's strict mode): ``true`` is no
+    integer or number, ``2.0`` no integer, ``1`` no boolean (lax mode reads ``"replicas": true``
+    as 1); an integer still reads as a number."""
     try:  # size, UTF-8, nesting depth and NaN are checked before anything is parsed
         data = load_json(path, MAX_PLAN_JSON_BYTES)
     except WattgpuError as exc:
@@ -50,7 +83,7 @@ def load_document(path: Path, model: type[D], what: str, fix: str) -> D:
     if not isinstance(data, dict):
         raise WattgpuError(f"{path}: not a {what} (expected a JSON object); {fix}")
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, strict=strict)
     except ValidationError as exc:
         raise WattgpuError(f"{path}: not a valid {what}: {first_error(exc)}; {fix}") from None
 

@@ -160,12 +160,13 @@ PLAN_FIX = "give a file written by `wattgpu plan SCENARIO --format json`"
 def read_plan(
     path: Path, *, trust: bool = False, warn: Callable[[str], None] | None = None
 ) -> tuple[PlanDocument, dict[str, Any]]:
-    """Read and validate a saved plan JSON (one line naming file and field on a bad file), then
+    """Read and validate a saved plan JSON in pydantic's strict mode (one line naming file and
+    field on a bad file; ``"replicas": true`` is no integer, lax mode read it as 1), then
     recompute it from its allocations and candidate curves (:func:`.verify.checked_plan_json`):
     a hand-edited or damaged figure is an error naming the field, or with *trust* a warning
     through *warn*. The document, and the JSON values (``to_json_dict``) that were checked."""
     with collector_paused():
-        doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX)
+        doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX, strict=True)
         data = checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=warn)
     return doc, data
 

@@ -3,11 +3,11 @@ assumptions, model entries, candidates, allocations, totals, baselines, savings,
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_serializer, model_validator
 
-from planner.documents.base import Document
+from planner.documents.base import Document, enum_from_json
 from planner.documents.pools import KeyedRecord, PoolDocument
 from planner.inputs import Exclusion, ObjectiveKind
 from planner.scenario.disclosure import Disclosure
@@ -219,7 +219,7 @@ class CandidateDocument(KeyedRecord):
     """Catalog idle power of one GPU (W)."""
     tdp_w_per_gpu: float | None = None
     """Catalog board power limit (TDP) of one GPU (W)."""
-    exclusion: Exclusion = Exclusion.NONE
+    exclusion: Annotated[Exclusion, enum_from_json(Exclusion)] = Exclusion.NONE
     """Why an infeasible candidate is excluded, as a code: memory, itl_sla, ttft_sla, no_price,
     rule or prediction ('' when feasible); ``reason`` says it in words."""
     memory_needed_gb: float | None = None

@@ -6,8 +6,9 @@ states (power per period ``n · interp(x_t / n, load curve, power curve)``, ener
 energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
 one —, totals, peak facility power, GPUs per type, the objective, the capacity left after the
 worst failover losses; one allocation's figures, :mod:`.verify_allocations`; a disaggregated
-unit's pools, :mod:`.verify_pools`, after the records that cannot be a unit at all,
-:mod:`.verify_units`), and flags
+unit's pools, :mod:`.verify_pools`, after the records nothing can be recomputed or built from:
+units that cannot be one, :mod:`.verify_units`, candidates the optimiser refuses,
+:mod:`.verify_candidates`, per-period lists off the periods, :mod:`.verify_periods`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
 allocations, uncertainty flags that are not the rule's (:mod:`.verify_flags`). Each
@@ -24,7 +25,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from planner.documents.verify_allocations import ALLOCATION_FIGURES, allocation_problems
+from planner.documents.verify_candidates import candidate_problems
 from planner.documents.verify_flags import flag_problems
+from planner.documents.verify_periods import period_problems
 from planner.documents.verify_pools import (
     RELATIVE_TOLERANCE,
     differs,
@@ -174,19 +177,29 @@ def _repeated_candidates(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def _broken(data: dict[str, Any]) -> list[str]:
+    """Records that nothing can be recomputed or built from: a disaggregated unit or pool that
+    cannot be one (:func:`.verify_units.unit_problems`), a candidate the optimiser refuses
+    (:func:`.verify_candidates.candidate_problems`), per-period values off the periods
+    (:func:`.verify_periods.period_problems`)."""
+    return unit_problems(data) + candidate_problems(data) + period_problems(data)
+
+
 def _unreportable(
-    data: dict[str, Any], by_key: dict[tuple[Any, ...], dict[str, Any]] | None = None
+    data: dict[str, Any],
+    by_key: dict[tuple[Any, ...], dict[str, Any]] | None = None,
+    broken: list[str] | None = None,
 ) -> list[str]:
-    """Records no report can be made of, even as written: a disaggregated unit or pool that
-    cannot be one (:func:`.verify_units.unit_problems`: then only those), an allocation whose
-    model entry or candidate (name, GPU, TP) is not in the plan (*by_key*:
+    """Records no report can be made of, even as written: the broken ones (:func:`_broken`,
+    or *broken* when found already: then only those), a candidate listed twice, an allocation
+    whose model entry or candidate (name, GPU, TP) is not in the plan (*by_key*:
     :func:`_candidates_by_key`, when built)."""
-    broken = unit_problems(data)
+    broken = _broken(data) if broken is None else broken
     if broken:
         return broken
     by_key = _candidates_by_key(data) if by_key is None else by_key
     names = {m.get("name") for m in data.get("models") or []}
-    out = []
+    out = _repeated_candidates(data)  # the planning inputs of a report refuse a repeat
     for i, alloc in enumerate(data.get("allocations") or []):
         key = _key(alloc)
         candidate = by_key.get(key)
@@ -234,16 +247,16 @@ def _counts(data: dict[str, Any]) -> list[str]:
 
 def plan_problems(data: dict[str, Any]) -> list[str]:
     """Every impossible or inconsistent figure of the plan JSON *data* (empty when it checks);
-    only the units and pools that cannot be one when there are such (nothing is recomputed from
+    only the broken records when there are such (:func:`_broken`: nothing is recomputed from
     them)."""
-    broken = unit_problems(data)
+    broken = _broken(data)
     if broken:
         return _one_per_field(broken)
     by_key = _candidates_by_key(data)
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *inventory_problems(data, per_replica, _key)]
-    problems += _counts(data) + _repeated_candidates(data)
-    unreportable = _unreportable(data, by_key)
+    problems += _counts(data)
+    unreportable = _unreportable(data, by_key, broken)
     problems += unreportable
     grid = _grid(data)
     problems += grid

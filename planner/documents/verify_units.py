@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from planner.documents.verify_candidates import curve_knots
 from predictors.core.escape import short_repr
 
 #: A pool's workers and one worker's layout degrees: whole numbers, at least 1.
@@ -94,8 +95,7 @@ def _candidate(where: str, c: dict[str, Any]) -> Iterator[str]:
             f"{where}.gpu: {short_repr(c.get('gpu'))}, not the GPU type of its decode pool "
             f"({short_repr(pools[-1].get('gpu'))})"
         )
-    knots = c.get("load_curve_requests_per_s")
-    knots = len(knots) if isinstance(knots, list) else 0
+    knots = curve_knots(c)[0]  # the load curve's, unless an edit shortened it
     for j, p in enumerate(pools):  # an excluded unit has no curve: its pools' are not read
         curve = p.get("power_curve_w")
         if knots and (not isinstance(curve, list) or len(curve) != knots):
