@@ -6,13 +6,16 @@ Input columns :data:`INPUT_COLUMNS` (all but ``model`` and ``gpu`` optional, def
 (:meth:`predictors.api.Predictor.predict`); a row with one at that Poisson load per replica of
 ``gpu_count`` GPUs, by the serving model (:mod:`predictors.serving.at_load`), which also fills
 :data:`LOAD_COLUMNS`. A row that cannot be predicted gets a one-line ``error`` and empty
-predictions; the others are still predicted. docs/contracts.md states the contract for users.
+predictions; the others are still predicted (a control character in a text cell is such an
+error, and is written out as U+FFFD). :func:`read_rows_csv` reads the ``--input`` CSV.
+docs/contracts.md states the contract for users.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import BinaryIO
 
 import polars as pl
@@ -31,8 +34,17 @@ from predictors.api import (
 )
 from predictors.catalog.quantised import fill_implied_precision
 from predictors.catalog.row_checks import LAYOUT_COLUMNS, NUMERIC_COLUMNS
+from predictors.core.csv_text import (
+    control_cell_errors,
+    control_columns,
+    control_in_names,
+    csv_head_problem,
+    duplicate_csv_columns,
+    without_controls,
+)
+from predictors.core.errors import WattgpuError
 from predictors.core.escape import csv_safe_frame
-from predictors.core.safe_read import collector_paused
+from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, collector_paused, file_size_problem
 from predictors.serving.at_load import at_load
 
 __all__ = [
@@ -43,6 +55,7 @@ __all__ = [
     "csv_pieces",
     "predict_rows",
     "predicted_chunks",
+    "read_rows_csv",
     "write_csv_chunks",
 ]
 
@@ -71,9 +84,56 @@ def _rates(rows: pl.DataFrame) -> pl.Series:
     ).to_series()
 
 
+def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
+    """The rows CSV *path* as text columns; a one-line WattgpuError naming *option* and the file
+    when it is missing, huge, not UTF-8 text with LF or CRLF line ends (UTF-16, bare CR), has a
+    control character or a repeated name in its header, is malformed or lacks model or gpu."""
+    where = f"{option}: {path}"
+    problem = file_size_problem(path, MAX_PREDICT_CSV_BYTES) or csv_head_problem(path)
+    if problem is not None:
+        raise WattgpuError(f"{where}: {problem}")
+    twice = duplicate_csv_columns(path)
+    if twice:
+        raise WattgpuError(
+            f"{where}: column(s) {', '.join(map(repr, twice))} appear more than once in the "
+            "header; keep one of each"
+        )
+    try:
+        rows = pl.read_csv(path, infer_schema=False)
+    except pl.exceptions.PolarsError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise WattgpuError(
+            f"{where}: cannot read CSV ({first}) — save it as comma-separated UTF-8 with one "
+            "header line"
+        ) from None
+    bad_name = control_in_names(rows.columns)
+    if bad_name is not None:
+        raise WattgpuError(f"{where}: {bad_name}")
+    missing = [c for c in ("model", "gpu") if c not in rows.columns]
+    if missing:
+        raise WattgpuError(f"{where}: missing column(s) {missing}; add them")
+    return rows
+
+
 def _with_rate_errors(out: pl.DataFrame, rate: pl.Series) -> pl.DataFrame:
     """*out* where a bad rate adds its error and empties the row's predictions."""
     bad = rate.is_not_null() & (~rate.is_finite() | (rate <= 0))
+    return _with_row_errors(out, bad, pl.lit(_RATE_ERROR))
+
+
+def _with_control_errors(out: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """*out* (predicted from *rows*) where a text cell of *rows* holding a control character
+    refuses its row (the error names the column) and no control character is written out."""
+    columns = control_columns(rows)
+    if not columns:
+        return out
+    errors = control_cell_errors(rows, columns)
+    return without_controls(_with_row_errors(out, errors != "", pl.lit(errors)))
+
+
+def _with_row_errors(out: pl.DataFrame, bad: pl.Series, message: pl.Expr) -> pl.DataFrame:
+    """*out* where the rows flagged by *bad* add *message* to their error and have their
+    predictions emptied."""
     if not bad.any():
         return out
     bad_col = pl.lit(bad)
@@ -90,9 +150,9 @@ def _with_rate_errors(out: pl.DataFrame, rate: pl.Series) -> pl.DataFrame:
         ),
     ).with_columns(
         pl.when(bad_col & (pl.col("error") != ""))
-        .then(pl.col("error") + "; " + _RATE_ERROR)
+        .then(pl.col("error") + "; " + message)
         .when(bad_col)
-        .then(pl.lit(_RATE_ERROR))
+        .then(message)
         .otherwise(pl.col("error"))
         .alias("error"),
         pl.when(bad_col)
@@ -211,7 +271,7 @@ def _predict_chunk(
     out = out.with_columns(rate).select(
         *inputs[:where], _RATE, *inputs[where:], *out.columns[n_inputs:]
     )
-    out = _with_rate_errors(out, rate)
+    out = _with_control_errors(_with_rate_errors(out, rate), rows)
     result = out.select(
         *PREDICTION_COLUMNS, *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS)
     )

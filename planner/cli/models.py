@@ -259,14 +259,20 @@ def predict(
 
     from predictors.api import Predictor
     from predictors.catalog import quantised
-    from predictors.rows import csv_pieces, predict_rows, predicted_chunks, write_csv_chunks
+    from predictors.rows import (
+        csv_pieces,
+        predict_rows,
+        predicted_chunks,
+        read_rows_csv,
+        write_csv_chunks,
+    )
 
     if fmt not in FORMATS:
         raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
     # a rate such as 1e308 req/s overflows numpy's products: no warning, the row's error says why
     quiet = np.errstate(over="ignore", invalid="ignore")
     if input_csv is not None:
-        rows = _read_rows(input_csv)
+        rows = read_rows_csv(input_csv)
         predictor = Predictor.load()
         for note in quantised.notes(
             predictor.catalog, rows["model"].drop_nulls().unique(maintain_order=True).to_list()
@@ -354,39 +360,6 @@ def predict(
         + load_lines
     )
     typer.echo(terminal_text(text))
-
-
-def _read_rows(input_csv: Path) -> Any:
-    """The ``--input`` CSV as text columns; one-line errors for missing, huge or malformed files."""
-    import polars as pl
-
-    from predictors.core.safe_read import (
-        MAX_PREDICT_CSV_BYTES,
-        duplicate_csv_columns,
-        file_size_problem,
-    )
-
-    problem = file_size_problem(input_csv, MAX_PREDICT_CSV_BYTES)
-    if problem is not None:
-        raise WattgpuError(f"--input: {input_csv}: {problem}")
-    twice = duplicate_csv_columns(input_csv)
-    if twice:
-        raise WattgpuError(
-            f"--input: {input_csv}: column(s) {', '.join(map(repr, twice))} appear more than "
-            "once in the header; keep one of each"
-        )
-    try:
-        rows = pl.read_csv(input_csv, infer_schema=False)
-    except pl.exceptions.PolarsError as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise WattgpuError(
-            f"--input: {input_csv}: cannot read CSV ({first}) — save it as comma-separated "
-            "UTF-8 with one header line"
-        ) from None
-    missing = [c for c in ("model", "gpu") if c not in rows.columns]
-    if missing:
-        raise WattgpuError(f"--input: {input_csv}: missing column(s) {missing}; add them")
-    return rows
 
 
 def register(app: typer.Typer) -> None:

@@ -17,11 +17,12 @@ from typing import Any
 from predictors.catalog.hf_config import LLM_COLUMNS, format_csv_cell
 from predictors.catalog.store import load_catalog, normalize_name
 from predictors.catalog.validate import LLM_SCHEMA, read_table
+from predictors.core.csv_text import text_problem
 from predictors.core.errors import CatalogError, WattgpuError
 from predictors.core.escape import short_repr, terminal_text
 from predictors.core.output import locked, write_output
 from predictors.core.paths import catalogs_dir
-from predictors.core.safe_read import MAX_CATALOG_BYTES, load_json, read_text
+from predictors.core.safe_read import MAX_CATALOG_BYTES, decode_utf8, load_json, read_bytes
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -65,8 +66,11 @@ def _merged_rows(target: Path, row: dict[str, Any]) -> list[list[str]]:
     cells = [format_csv_cell(row.get(col)) for col in LLM_COLUMNS]
     kept: list[list[str]] = []
     if target.exists():
-        text = read_text(target, MAX_CATALOG_BYTES)
-        reader = csv.reader(io.StringIO(text))
+        data = read_bytes(target, MAX_CATALOG_BYTES)
+        not_text = text_problem(data)  # UTF-16 or bare CR line ends: say so, not "bad header"
+        if not_text is not None:
+            raise WattgpuError(f"{target}: {not_text}, then import again")
+        reader = csv.reader(io.StringIO(decode_utf8(data, target)))
         try:
             header = next(reader, None)
             # a catalog written before columns were appended at the end keeps working

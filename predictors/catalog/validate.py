@@ -22,6 +22,13 @@ import polars as pl
 
 from predictors.catalog.kv_layers import kv_layer_rules
 from predictors.catalog.row_rules import Row, gpu_rules, llm_rules
+from predictors.core.csv_text import (
+    CONTROL_PATTERN,
+    code_point,
+    control_columns,
+    control_in_names,
+    csv_head_problem,
+)
 from predictors.core.safe_read import MAX_CATALOG_BYTES, file_size_problem
 from predictors.core.vocab import PRECISIONS
 
@@ -235,30 +242,55 @@ def _convert(col: Column, raw: str) -> tuple[Any, str | None]:
     return num, None
 
 
-def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[str]]:
-    """Read and check one catalog file: (typed rows, their row numbers, problems)."""
+def _control_cells(path: Path, text: pl.DataFrame) -> tuple[set[tuple[int, str]], list[str]]:
+    """The cells of *text* (row index, column) holding a control character, found by one
+    vectorised scan per column, and a problem for each."""
+    cells: list[tuple[int, str, str]] = []
+    for name in control_columns(text):
+        column = text.get_column(name)
+        found = column.str.contains(CONTROL_PATTERN).fill_null(False).arg_true()
+        cells += [(i, name, code_point(column[i])) for i in found.to_list()]
+    cells.sort(key=lambda cell: (cell[0], text.columns.index(cell[1])))
+    return {(i, name) for i, name, _ in cells}, [
+        problem(path, i + 2, name, f"holds a control character ({point})", "remove it")
+        for i, name, point in cells
+    ]
+
+
+def _read_text(path: Path) -> pl.DataFrame | str:
+    """Catalog file *path* as text columns, or the one problem that stops reading it: not a
+    regular file or too large, UTF-16 or bare CR line ends, malformed CSV, a control character
+    in the header."""
     too_big = file_size_problem(path, MAX_CATALOG_BYTES)
     if too_big is not None:
         what, _, fix = too_big.partition(" — ")
-        return [], [], [problem(path, None, None, what, fix or "give a regular file")]
+        return problem(path, None, None, what, fix or "give a regular file")
+    not_text = csv_head_problem(path)  # UTF-16 or bare CR line ends: one problem, not garble
+    if not_text is not None:
+        return problem(path, None, None, not_text.what, not_text.fix)
     try:
         text = pl.read_csv(path, infer_schema=False, truncate_ragged_lines=False)
     except Exception as exc:  # polars raises several error types for malformed CSV
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return (
-            [],
-            [],
-            [
-                problem(
-                    path,
-                    None,
-                    None,
-                    f"not a readable CSV ({first})",
-                    "save it as comma-separated UTF-8 with one header line",
-                )
-            ],
+        return problem(
+            path,
+            None,
+            None,
+            f"not a readable CSV ({first})",
+            "save it as comma-separated UTF-8 with one header line",
         )
-    problems: list[str] = []
+    bad_name = control_in_names(text.columns)
+    if bad_name is not None:
+        return problem(path, 1, None, bad_name.what, bad_name.fix)
+    return text
+
+
+def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[str]]:
+    """Read and check one catalog file: (typed rows, their row numbers, problems)."""
+    text = _read_text(path)
+    if isinstance(text, str):
+        return [], [], [text]
+    hits, problems = _control_cells(path, text)
     cols = {c.name: c for c in schema.columns}
     for name in text.columns:
         if name not in cols:
@@ -290,6 +322,9 @@ def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[s
         for col in schema.columns:
             raw = raw_row.get(col.name)
             raw = raw.strip() if isinstance(raw, str) else None
+            if hits and (index, col.name) in hits:  # reported by _control_cells
+                row[col.name] = [] if col.kind == "list" else None
+                continue
             if not raw:
                 row[col.name] = [] if col.kind == "list" else None
                 if col.required and col.name in text.columns:

@@ -9,12 +9,13 @@ parsing (so no ``RecursionError``, and memory that does not grow with a long str
 with :func:`parse_json` and rejects ``NaN``/``Infinity``, integers too long to convert and an
 object that states a key twice (a parser keeps the last one: a value silently ignored).
 :func:`check_depth` bounds the depth of already-built data (after overlays and ``--set``);
-:func:`collector_paused` keeps the garbage collector out of reading a large file.
+:func:`collector_paused` keeps the garbage collector out of reading a large file. The checks of
+a CSV's text (encoding, line ends, control characters, a repeated column) are in
+:mod:`predictors.core.csv_text`.
 """
 
 from __future__ import annotations
 
-import csv
 import gc
 import json
 import os
@@ -27,6 +28,8 @@ from itertools import compress
 from pathlib import Path
 from typing import Any
 
+from predictors.core.csv_text import HEADER_BYTES_MAX as HEADER_BYTES_MAX
+from predictors.core.csv_text import duplicate_csv_columns as duplicate_csv_columns
 from predictors.core.errors import WattgpuError
 
 MIB = 1024 * 1024
@@ -371,28 +374,3 @@ def check_depth(value: Any, source: str, limit: int = MAX_DEPTH) -> None:
     """WattgpuError naming *source* when *value* nests deeper than *limit* levels."""
     if data_depth(value, limit) > limit:
         raise WattgpuError(f"{source}: nested more than {limit} levels deep — flatten the data")
-
-
-#: Bytes of a CSV's first line read to check its header (a longer header is not checked here).
-HEADER_BYTES_MAX = 1 << 20
-
-
-def duplicate_csv_columns(path: Path) -> list[str]:
-    """Column names that the header line of CSV *path* states more than once, in order of first
-    appearance (polars would rename the later ones ``NAME_duplicated_N`` and read the first:
-    a value silently ignored). Empty when there are none or the header cannot be decoded (the
-    reader then gives its own error)."""
-    with path.open("rb") as fh:
-        first = fh.readline(HEADER_BYTES_MAX)
-    try:
-        text = first.decode("utf-8-sig").rstrip("\r\n")
-    except UnicodeDecodeError:
-        return []
-    names = next(csv.reader([text]), [])
-    seen: set[str] = set()
-    twice: list[str] = []
-    for name in names:
-        if name in seen and name not in twice:
-            twice.append(name)
-        seen.add(name)
-    return twice
