@@ -52,3 +52,16 @@ def run_bounded(*args: str, cwd: Path, timeout_s: float = 120.0) -> Result:
         check=False,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def one_error_line(result: Result, *parts: str, never: tuple[str, ...] = ()) -> str:
+    """The single ``error:`` line of a command that failed with exit 1 (no traceback, no internal
+    error, none of *never* in stderr), which holds every one of *parts*."""
+    assert result.code == 1, (result.code, result.err)
+    for bad in ("Traceback", "internal error", *never):
+        assert bad not in result.err, (bad, result.err)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.err
+    for part in parts:
+        assert part in lines[0], (part, lines[0])
+    return lines[0]
