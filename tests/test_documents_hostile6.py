@@ -450,6 +450,7 @@ def test_the_golden_plans_read_strictly(tmp_path: Path, stem: str) -> None:
     assert doc.scenario == stem and checked["allocations"]
 
 
+@pytest.mark.slow
 def test_untouched_plans_read_report_and_diff(
     tmp_path: Path, fleet: dict[str, Any], units: dict[str, Any], regional: dict[str, Any]
 ) -> None:
@@ -517,6 +518,7 @@ _ODD = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(
     edits=st.lists(

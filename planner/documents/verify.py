@@ -8,7 +8,8 @@ one —, totals, peak facility power, GPUs per type, the objective, the capacity
 worst failover losses; one allocation's figures, :mod:`.verify_allocations`; a disaggregated
 unit's pools, :mod:`.verify_pools`, after the records nothing can be recomputed or built from:
 units that cannot be one, :mod:`.verify_units`, candidates the optimiser refuses,
-:mod:`.verify_candidates`, per-period lists off the periods, :mod:`.verify_periods`), and flags
+:mod:`.verify_candidates`, per-period lists off the periods, :mod:`.verify_periods`, inputs
+the planning inputs refuse, :mod:`.verify_inputs`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
 allocations, uncertainty flags that are not the rule's (:mod:`.verify_flags`). Each
@@ -27,6 +28,7 @@ from typing import Any
 from planner.documents.verify_allocations import ALLOCATION_FIGURES, allocation_problems
 from planner.documents.verify_candidates import candidate_problems
 from planner.documents.verify_flags import flag_problems
+from planner.documents.verify_inputs import input_problems
 from planner.documents.verify_periods import period_problems
 from planner.documents.verify_pools import (
     RELATIVE_TOLERANCE,
@@ -181,8 +183,14 @@ def _broken(data: dict[str, Any]) -> list[str]:
     """Records that nothing can be recomputed or built from: a disaggregated unit or pool that
     cannot be one (:func:`.verify_units.unit_problems`), a candidate the optimiser refuses
     (:func:`.verify_candidates.candidate_problems`), per-period values off the periods
-    (:func:`.verify_periods.period_problems`)."""
-    return unit_problems(data) + candidate_problems(data) + period_problems(data)
+    (:func:`.verify_periods.period_problems`), assumptions, inventory, model entries, regions or
+    solver settings the planning inputs refuse (:func:`.verify_inputs.input_problems`)."""
+    return (
+        unit_problems(data)
+        + candidate_problems(data)
+        + period_problems(data)
+        + input_problems(data)
+    )
 
 
 def _unreportable(

@@ -1,7 +1,9 @@
 """One allocation of a plan JSON recomputed from its candidate's curve (docs/method.md §4):
 power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility energy,
-cost and carbon on the grid factor of every period; each figure that differs is one problem line
-naming its field (:mod:`.verify` gathers them with the plan-wide checks).
+cost and carbon on the grid factor of every period, the load per replica ``x_t / n`` and the
+ITL at it ``interp(x_t / n, load curve, ITL curve)`` (the ITL at capacity without an ITL curve);
+each figure that differs is one problem line naming its field (:mod:`.verify` gathers them with
+the plan-wide checks).
 """
 
 from __future__ import annotations
@@ -88,6 +90,40 @@ def _mismatches(
             yield f"allocations[{i}].{key}: {alloc.get(key)!r}, recomputed {figures[key]:.6g}"
 
 
+def _served(i: int, alloc: dict[str, Any], candidate: dict[str, Any], n: int) -> Iterator[str]:
+    """The load per replica and the ITL at it, per period, and the busiest period's ITL, as
+    :func:`planner.result.itl_s_at_served_load` gives them (null in older plans: not read)."""
+    x = np.asarray(alloc["requests_per_s_by_period"], dtype=np.float64)
+    load = x / n if n > 0 else np.zeros_like(x)
+    xs, itls = candidate.get("load_curve_requests_per_s") or [], candidate.get("itl_curve_s")
+    at_capacity = candidate.get("itl_s_at_capacity")
+    itl = np.interp(load, xs, itls) if itls else np.full_like(load, float(at_capacity or 0.0))
+    for key, again, unit in (
+        ("requests_per_s_per_replica_by_period", load, "req/s"),
+        ("itl_s_at_served_load_by_period", itl, "s"),
+    ):
+        stored = alloc.get(key)
+        if stored is None:
+            continue
+        if len(stored) != again.size:
+            yield f"allocations[{i}].{key}: {len(stored)} values for {again.size} periods"
+            continue
+        for t, (value, want) in enumerate(zip(stored, again.tolist(), strict=True)):
+            if differs(value, want):
+                yield (
+                    f"allocations[{i}].{key}[{t}]: {value!r} {unit}, but {n} replica(s) serving "
+                    f"{x[t]:.6g} req/s give {want:.6g} {unit}"
+                )
+                break
+    busiest = alloc.get("itl_s_at_served_load")
+    again_busiest = float(itl.max()) if itl.size else float(at_capacity or 0.0)
+    if busiest is not None and differs(busiest, again_busiest):
+        yield (
+            f"allocations[{i}].itl_s_at_served_load: {busiest!r} s, but {n} replica(s) give "
+            f"{again_busiest:.6g} s in the busiest period"
+        )
+
+
 def allocation_problems(
     data: dict[str, Any], i: int, alloc: dict[str, Any], candidate: dict[str, Any]
 ) -> Iterator[str]:
@@ -99,12 +135,14 @@ def allocation_problems(
     gpus = alloc.get("gpus")
     if isinstance(gpus, int) and per > 0 and gpus != n * per and gpus % per == 0:
         m = gpus // per
-        if not any(_mismatches(i, alloc, *_recomputed(data, alloc, candidate, m))):
+        again = _recomputed(data, alloc, candidate, m)
+        if not any(_mismatches(i, alloc, *again)) and not any(_served(i, alloc, candidate, m)):
             yield (
                 f"allocations[{i}].replicas: {n!r}, but its gpus ({gpus}), power and figures "
                 f"are those of {m} replica(s) of {per} GPU(s)"
             )
             return
     yield from _mismatches(i, alloc, *_recomputed(data, alloc, candidate, n))
+    yield from _served(i, alloc, candidate, n)
     if gpus != n * per:
         yield f"allocations[{i}].gpus: {gpus!r}, but {n} replicas of {per} GPU(s) are {n * per}"
