@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import resource
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from planner.cli.app import main
 
@@ -65,3 +67,12 @@ def one_error_line(result: Result, *parts: str, never: tuple[str, ...] = ()) -> 
     for part in parts:
         assert part in lines[0], (part, lines[0])
     return lines[0]
+
+
+def planned_json(out: Path, scenario: str) -> dict[str, Any]:
+    """``wattgpu plan SCENARIO --format json -o OUT``, read back (the caller patches the
+    predictor it wants loaded)."""
+    result = run_cli("plan", scenario, "--format", "json", "-o", str(out))
+    assert result.code == 0, result.err
+    data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return data

@@ -25,6 +25,7 @@ import pytest
 from cli_runner import Result, one_error_line, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plan_fixtures import REGIONS_SCENARIO, planned
 
 from planner.documents import verify_candidates
 from planner.documents.plan import read_plan
@@ -38,41 +39,28 @@ REPO = Path(__file__).resolve().parent.parent
 EDITED = "the plan was edited or damaged: plan the scenario again"
 
 
-def _one_error(result: Result, *parts: str) -> str:
-    """The single ``error:`` line of a failed command, which holds every one of *parts* and
-    never blames the planning inputs."""
-    return one_error_line(result, *parts, never=("planning inputs",))
-
-
-def _planned(
-    factory: pytest.TempPathFactory, predictor: Predictor, scenario: str
-) -> dict[str, Any]:
-    """The plan JSON of ``wattgpu plan SCENARIO --format json``."""
-    out = factory.mktemp("plan") / "plan.json"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
-        result = run_cli("plan", scenario, "--format", "json", "-o", str(out))
-    assert result.code == 0, result.err
-    data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    return data
-
-
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory, predictor: Predictor) -> dict[str, Any]:
     """``wattgpu plan enterprise-fleet --format json``."""
-    return _planned(tmp_path_factory, predictor, "enterprise-fleet")
+    return planned(tmp_path_factory, predictor, "enterprise-fleet")
 
 
 @pytest.fixture(scope="module")
 def units(tmp_path_factory: pytest.TempPathFactory, predictor: Predictor) -> dict[str, Any]:
     """``wattgpu plan disagg-tight-sla --format json``: aggregated replicas and units."""
-    return _planned(tmp_path_factory, predictor, "disagg-tight-sla")
+    return planned(tmp_path_factory, predictor, "disagg-tight-sla")
 
 
 @pytest.fixture(scope="module")
 def regional(tmp_path_factory: pytest.TempPathFactory, predictor: Predictor) -> dict[str, Any]:
     """The plan JSON of tests/fixtures/regions.yaml (two regions)."""
-    return _planned(tmp_path_factory, predictor, str(REPO / "tests" / "fixtures" / "regions.yaml"))
+    return planned(tmp_path_factory, predictor, REGIONS_SCENARIO)
+
+
+def _one_error(result: Result, *parts: str) -> str:
+    """The single ``error:`` line of a failed command, which holds every one of *parts* and
+    never blames the planning inputs."""
+    return one_error_line(result, *parts, never=("planning inputs",))
 
 
 def _allocated(data: dict[str, Any], units_only: bool = False) -> int:

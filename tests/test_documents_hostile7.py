@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from cli_runner import Result, one_error_line, run_cli
+from plan_fixtures import REGIONS_SCENARIO, planned
 
 from planner.documents.verify import plan_problems
 from predictors.api import Predictor
@@ -29,35 +30,22 @@ REPO = Path(__file__).resolve().parent.parent
 EDITED = "the plan was edited or damaged: plan the scenario again"
 
 
-def _planned(
-    factory: pytest.TempPathFactory, predictor: Predictor, scenario: str
-) -> dict[str, Any]:
-    """The plan JSON of ``wattgpu plan SCENARIO --format json``."""
-    out = factory.mktemp("plan") / "plan.json"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
-        result = run_cli("plan", scenario, "--format", "json", "-o", str(out))
-    assert result.code == 0, result.err
-    data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    return data
-
-
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory, predictor: Predictor) -> dict[str, Any]:
     """``wattgpu plan enterprise-fleet --format json``."""
-    return _planned(tmp_path_factory, predictor, "enterprise-fleet")
+    return planned(tmp_path_factory, predictor, "enterprise-fleet")
 
 
 @pytest.fixture(scope="module")
 def units(tmp_path_factory: pytest.TempPathFactory, predictor: Predictor) -> dict[str, Any]:
     """``wattgpu plan disagg-tight-sla --format json``: aggregated replicas and units."""
-    return _planned(tmp_path_factory, predictor, "disagg-tight-sla")
+    return planned(tmp_path_factory, predictor, "disagg-tight-sla")
 
 
 @pytest.fixture(scope="module")
 def regional(tmp_path_factory: pytest.TempPathFactory, predictor: Predictor) -> dict[str, Any]:
     """The plan JSON of tests/fixtures/regions.yaml (two regions)."""
-    return _planned(tmp_path_factory, predictor, str(REPO / "tests" / "fixtures" / "regions.yaml"))
+    return planned(tmp_path_factory, predictor, REGIONS_SCENARIO)
 
 
 def _saved(tmp_path: Path, data: dict[str, Any], edit: Edit) -> Path:
