@@ -2,7 +2,7 @@
 one clean ``error:`` line and exit 1, or the right answer.
 
 * ``-o newdir/`` wrote a file named ``newdir`` (typer's Path drops the slash);
-* ``pareto --chart x.svg`` wrote PNG bytes into ``x.svg``;
+* ``pareto --chart x.svg`` wrote PNG bytes into ``x.svg`` (now an SVG file);
 * ``-o LINK`` replaced a symbolic link by a regular file;
 * ``disclosure.lifetime_years: 1e-320`` made the disclosure's embodied share ``inf``;
 * ``predict --requests-per-s 1e308`` printed a numpy RuntimeWarning before its error;
@@ -108,17 +108,30 @@ def test_directory_name_problem() -> None:
     )
 
 
-# 2. pareto --chart writes PNG only, under a .png name --------------------------------------
+# 2. pareto --chart writes PNG or SVG by the name's suffix, and nothing else ----------------
 
 
-@pytest.mark.parametrize("name", ["x.svg", "x.pdf", "x", "x.png.txt"])
-def test_a_chart_name_not_ending_in_png_is_refused(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name", ["x.pdf", "x", "x.png.txt", "x.svgz"])
+def test_a_chart_name_not_ending_in_png_or_svg_is_refused(tmp_path: Path, name: str) -> None:
     chart = tmp_path / name
     err = _one_error(run_cli("pareto", PAPER, "-n", "2", "--chart", str(chart)))
     assert err == (
-        f"error: --chart {chart}: the chart is written as PNG; give a file name ending in .png"
+        f"error: --chart {chart}: the chart is written as PNG or SVG; give a file name ending in "
+        ".png or .svg"
     )
     assert not chart.exists()
+
+
+def test_an_svg_chart_is_svg_and_the_same_on_every_run(tmp_path: Path) -> None:
+    """``x.svg`` got PNG bytes; it is now an SVG document, without a date or random ids."""
+    first, second = tmp_path / "front.svg", tmp_path / "again.SVG"
+    for chart in (first, second):
+        result = run_cli("pareto", PAPER, "-n", "2", "--chart", str(chart))
+        assert result.code == 0, result.err
+    text = first.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<?xml") and "<svg" in text and text.rstrip().endswith("</svg>")
+    assert "<dc:date>" not in text
+    assert first.read_bytes() == second.read_bytes()
 
 
 def test_a_png_chart_is_written(tmp_path: Path) -> None:
@@ -249,7 +262,7 @@ def test_a_huge_rate_in_a_csv_row_is_its_error_without_a_warning(tmp_path: Path)
         (("schema", "plan", "-o", "{t}/f/x\ny/"), "error: --output {t}/f/x\\ny/: names a dir"),
         (("schema", "plan", "--output={t}/f\n/"), "error: --output {t}/f\\n/: names a dir"),
         (("report", PAPER, "--overlay", "{t}/o\u2028v.yaml"), "error: {t}/o\\u2028v.yaml"),
-        (("pareto", PAPER, "--chart", "{t}/a\nb.svg"), "error: --chart {t}/a\\nb.svg: the chart"),
+        (("pareto", PAPER, "--chart", "{t}/a\nb.pdf"), "error: --chart {t}/a\\nb.pdf: the chart"),
     ],
 )
 def test_a_line_break_in_a_path_is_escaped(

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 """Written by ``wattgpu evaluate`` (relative to the working directory or the checkout)."""
-#: File name suffixes ``pareto --chart`` writes (matplotlib draws it as PNG).
-CHART_SUFFIXES = (".png",)
+#: File name suffixes ``pareto --chart`` writes, and the format each names.
+CHART_SUFFIXES = (".png", ".svg")
 
 
 class ReportFormat(StrEnum):
@@ -263,7 +263,7 @@ def pareto(
     format_: Annotated[ParetoFormat, typer.Option("--format", "-f")] = ParetoFormat.table,
     chart: Annotated[
         Path | None,
-        typer.Option("--chart", help="Also write the front as a PNG chart to this .png file."),
+        typer.Option("--chart", help="Also write the front as a chart to this .png or .svg file."),
     ] = None,
     set_: SetOption = None,
     overlay: OverlayOption = None,
@@ -278,7 +278,7 @@ def pareto(
 
     if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
         raise WattgpuError(
-            f"--chart {chart}: the chart is written as PNG; give a file name ending in "
+            f"--chart {chart}: the chart is written as PNG or SVG; give a file name ending in "
             f"{' or '.join(CHART_SUFFIXES)}"
         )
     file = find_scenario(file)
@@ -305,12 +305,12 @@ def pareto(
     if chart is not None:
         from planner.report.charts import pareto_chart
 
-        png = pareto_chart(front)
-        if png is None:
+        drawn = pareto_chart(front, chart.suffix.lower().lstrip("."))
+        if drawn is None:
             raise WattgpuError(f"--chart {chart}: the front has no points to draw")
         from predictors.core.output import write_output
 
-        write_output(chart, png, inputs=[file, *(overlay or [])], option="--chart")
+        write_output(chart, drawn, inputs=[file, *(overlay or [])], option="--chart")
         typer.echo(f"wrote {chart}", err=True)
     if format_ is ParetoFormat.json:
         typer.echo(json.dumps(front.to_json_dict(), indent=2))

@@ -1,9 +1,9 @@
 """PNG charts (matplotlib, Agg backend, imported lazily) and the :class:`Chart` of a report.
 
 The HTML report draws its charts as inline SVG (:mod:`planner.report.svg_charts`); matplotlib
-draws what is written as a PNG file: ``wattgpu pareto --chart`` (:func:`pareto_chart`) and the
-sweep section's charts (:mod:`planner.report.sweep_charts`, through :func:`_figure` and
-:func:`_png`).
+draws what is written as a file: ``wattgpu pareto --chart`` (:func:`pareto_chart`, PNG or SVG by
+the file's suffix) and the sweep section's charts (:mod:`planner.report.sweep_charts`, through
+:func:`_figure` and :func:`_png`).
 """
 
 from __future__ import annotations
@@ -45,8 +45,25 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def pareto_chart(front: ParetoDocument | None) -> bytes | None:
-    """The energy ↔ cost front with the chosen plan and the baselines marked."""
+def _svg(fig: Any) -> bytes:
+    """*fig* as a standalone SVG file, the same bytes on every run (no date, fixed ids)."""
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    FigureCanvasSVG(fig)
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "wattgpu", "svg.fonttype": "path"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    return buf.getvalue()
+
+
+#: The file formats :func:`pareto_chart` writes, by file name suffix.
+CHART_FORMATS: dict[str, str] = {".png": "png", ".svg": "svg"}
+
+
+def pareto_chart(front: ParetoDocument | None, file_format: str = "png") -> bytes | None:
+    """The energy ↔ cost front with the chosen plan and the baselines marked, as *file_format*
+    (``png`` or ``svg``) bytes."""
     if front is None or not front.points:
         return None
     pts = front.points
@@ -85,4 +102,4 @@ def pareto_chart(front: ParetoDocument | None) -> bytes | None:
     ax.set_title("Energy ↔ cost trade-off (ε-constraint)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-    return _png(fig)
+    return _svg(fig) if file_format == "svg" else _png(fig)
