@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.documents.json_values import is_non_negative, is_number, is_whole
 from predictors.core.escape import short_repr
 
 #: Whole numbers of a candidate, at least 1.
@@ -54,16 +55,6 @@ def _shown(value: Any) -> str:
     return "null" if value is None else short_repr(value)
 
 
-def _whole(value: Any, least: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
-
-
-def _finite(value: Any) -> bool:
-    """True when *value* is a finite number >= 0."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    return number and 0 <= value < math.inf
-
-
 def _curve(c: dict[str, Any], key: str) -> list[Any]:
     value = c.get(key)
     return value if isinstance(value, list) else []
@@ -84,32 +75,32 @@ def curve_knots(c: dict[str, Any]) -> tuple[int, str]:
 def _numbers(where: str, c: dict[str, Any]) -> Iterator[str]:
     """The layout, the batch and the figures, as :class:`planner.inputs.Candidate` checks them."""
     for key in COUNTS:
-        if not _whole(c.get(key), 1):
+        if not is_whole(c.get(key), 1):
             yield f"{where}.{key}: {_shown(c.get(key))} is impossible (at least 1)"
     for key in DEGREES:
-        if c.get(key) is not None and not _whole(c.get(key), 1):
+        if c.get(key) is not None and not is_whole(c.get(key), 1):
             yield f"{where}.{key}: {_shown(c.get(key))} is impossible (at least 1)"
     degrees = [c.get(k) for k in ("tp", "pipeline_parallel", "data_parallel")]
-    if all(d is None or _whole(d, 1) for d in degrees) and _whole(c.get("gpus_per_replica"), 1):
+    if all(d is None or is_whole(d, 1) for d in degrees) and is_whole(c.get("gpus_per_replica"), 1):
         running = math.prod(d or 1 for d in degrees)
         if c["gpus_per_replica"] < running:
             yield (
                 f"{where}.gpus_per_replica: {c['gpus_per_replica']} is impossible (fewer than "
                 f"the tp × pipeline_parallel × data_parallel = {running} GPUs a replica runs on)"
             )
-    if not _whole(c.get("batch_size"), 0):
+    if not is_whole(c.get("batch_size"), 0):
         yield f"{where}.batch_size: {_shown(c.get('batch_size'))} is impossible (at least 0)"
     for key in FIGURES:
-        if not _finite(c.get(key)):
+        if not is_non_negative(c.get(key)):
             yield f"{where}.{key}: {_shown(c.get(key))} is impossible (negative or not finite)"
     if c.get("feasible") is not False:
         rate, itl = c.get("max_requests_per_s_per_replica"), c.get("itl_s_at_capacity")
-        if _finite(rate) and rate == 0:  # a finite number >= 0 that is not above 0
+        if is_non_negative(rate) and rate == 0:  # a finite number >= 0 that is not above 0
             yield (
                 f"{where}.max_requests_per_s_per_replica: {_shown(rate)} is impossible for a "
                 "feasible candidate (above 0)"
             )
-        if not (isinstance(itl, int | float) and math.isfinite(itl)) or isinstance(itl, bool):
+        if not is_number(itl):
             yield (
                 f"{where}.itl_s_at_capacity: {_shown(itl)} is impossible for a feasible "
                 "candidate (a finite ITL)"

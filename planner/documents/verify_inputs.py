@@ -13,10 +13,10 @@ anything is recomputed or built from it, like :mod:`.verify_candidates` does for
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import Any
 
+from planner.documents.json_values import is_number
 from planner.inputs.objective import OBJECTIVE_KINDS, WEIGHT_KEYS
 from predictors.core.escape import short_repr
 
@@ -27,13 +27,9 @@ OPTIONAL_ECONOMICS = ("carbon_usd_per_kg", "power_cap_kw", "budget_usd")
 MODEL_FIGURES = ("input_tokens", "output_tokens", "ttft_sla_s")
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _at_least(where: str, value: Any, least: float, *, above: bool = False) -> Iterator[str]:
     """A line unless *value* is a finite number >= *least* (> with *above*)."""
-    if not _number(value) or value < least or (above and value == least):
+    if not is_number(value) or value < least or (above and value == least):
         bound = f"above {least:g}" if above else f"at least {least:g}"
         yield f"{where}: {short_repr(value)} is impossible ({bound})"
 
@@ -80,7 +76,7 @@ def _objective(a: dict[str, Any]) -> Iterator[str]:
             yield f"assumptions.objective.weights.{key}: not a weight ({', '.join(WEIGHT_KEYS)})"
         else:
             yield from _at_least(f"assumptions.objective.weights.{key}", value, 0)
-    if minimize == "weighted" and not any(_number(v) and v > 0 for v in weights.values()):
+    if minimize == "weighted" and not any(is_number(v) and v > 0 for v in weights.values()):
         yield "assumptions.objective.weights: a weighted objective needs a weight above 0"
 
 
@@ -113,16 +109,22 @@ def _solve(data: dict[str, Any]) -> Iterator[str]:
         yield from _at_least("solve.threads", solve["threads"], 1)
 
 
+def _name(kind: str, i: int, name: Any, first: dict[Any, int], what: str) -> Iterator[str]:
+    """A line when entry *i* of the list *kind* has no name, or the name of an earlier entry
+    (*first*: the index of each name seen, updated)."""
+    if not name:
+        yield f"{kind}[{i}].name: {short_repr(name)} is impossible ({what} has a name)"
+    elif first.setdefault(name, i) != i:
+        yield f"{kind}[{i}].name: {short_repr(name)} is the name of {kind}[{first[name]}] too"
+
+
 def _models(data: dict[str, Any]) -> Iterator[str]:
     first: dict[Any, int] = {}
     for i, m in enumerate(data.get("models") or []):
         if not isinstance(m, dict):
             continue
-        where, name = f"models[{i}]", m.get("name")
-        if not name:
-            yield f"{where}.name: {short_repr(name)} is impossible (a model entry has a name)"
-        elif first.setdefault(name, i) != i:
-            yield f"{where}.name: {short_repr(name)} is the name of models[{first[name]}] too"
+        where = f"models[{i}]"
+        yield from _name("models", i, m.get("name"), first, "a model entry")
         yield from _each(f"{where}.requests_per_s_by_period", m.get("requests_per_s_by_period"), 0)
         yield from _at_least(f"{where}.itl_sla_s", m.get("itl_sla_s"), 0, above=True)
         yield from _figures(where, m, MODEL_FIGURES[:2], optional=False)
@@ -135,11 +137,8 @@ def _regions(data: dict[str, Any]) -> Iterator[str]:
     for r, region in enumerate(data.get("regions") or []):
         if not isinstance(region, dict):
             continue
-        where, name = f"regions[{r}]", region.get("name")
-        if not name:
-            yield f"{where}.name: {short_repr(name)} is impossible (a region has a name)"
-        elif first.setdefault(name, r) != r:
-            yield f"{where}.name: {short_repr(name)} is the name of regions[{first[name]}] too"
+        where = f"regions[{r}]"
+        yield from _name("regions", r, region.get("name"), first, "a region")
         yield from _site(where, region)
         if region.get("power_cap_kw") is not None:
             yield from _at_least(f"{where}.power_cap_kw", region["power_cap_kw"], 0)

@@ -14,9 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+from planner.documents.json_values import is_whole
 
 
 def _length(value: Any) -> int | None:
@@ -43,13 +41,13 @@ def period_problems(data: dict[str, Any]) -> list[str]:
                     lists[f"allocations[{i}].{key}"] = _length(alloc.get(key))
     periods: Any = a.get("periods")
     votes = Counter(n for n in lists.values() if n)
-    if _whole(periods):
+    if is_whole(periods, 1):
         votes[periods] += 1
     if not votes:
         return []
     count = max(votes, key=lambda n: (votes[n], n == periods))
     out = []
-    if _whole(periods) and periods != count:
+    if is_whole(periods, 1) and periods != count:
         out.append(f"assumptions.periods: {periods}, but the plan's lists hold {count} periods")
     grids = {"assumptions.grid_g_co2_per_kwh_by_period": a.get("grid_g_co2_per_kwh_by_period")}
     for r, region in enumerate(data.get("regions") or []):

@@ -14,10 +14,10 @@ like the rest of the check.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import Any
 
+from planner.documents.json_values import is_non_negative, is_whole
 from planner.documents.verify_candidates import curve_knots
 from predictors.core.escape import short_repr
 
@@ -27,32 +27,22 @@ COUNTS = ("workers", "tp", "pipeline_parallel", "data_parallel", "expert_paralle
 ROLES = ["prefill", "decode"]
 
 
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _power(value: Any) -> bool:
-    """True when *value* is a finite number >= 0."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    return number and 0 <= value < math.inf
-
-
 def _pool(where: str, p: dict[str, Any]) -> Iterator[str]:
     """What pool record *p* (at *where*) cannot hold."""
     for key in COUNTS:
-        if not _whole(p.get(key)) or p[key] < 1:
+        if not is_whole(p.get(key), 1):
             yield f"{where}.{key}: {short_repr(p.get(key))} is impossible (at least 1)"
-    if all(_whole(p.get(k)) and p[k] >= 1 for k in COUNTS):
+    if all(is_whole(p.get(k), 1) for k in COUNTS):
         running = p["tp"] * p["pipeline_parallel"] * p["data_parallel"]
         held = p.get("gpus_per_worker")
-        if not _whole(held) or held < running:
+        if not is_whole(held) or held < running:
             yield (
                 f"{where}.gpus_per_worker: {short_repr(held)} is impossible (fewer than the "
                 f"tp × pipeline_parallel × data_parallel = {short_repr(running)} GPUs a worker "
                 "runs on)"
             )
     for key in ("idle_power_w", "power_w_at_capacity"):
-        if not _power(p.get(key)):
+        if not is_non_negative(p.get(key)):
             yield f"{where}.{key}: {short_repr(p.get(key))} is impossible (negative or not finite)"
 
 

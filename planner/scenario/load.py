@@ -58,6 +58,17 @@ def load_scenario(
     :func:`user_catalog_path`).
     """
     path = Path(path)
+    data, source, problems = merged_scenario(path, overrides, overlays)
+    return scenario_from_dict(data, source, catalog, base_dir=path.parent, problems=problems)
+
+
+def merged_scenario(
+    path: Path, overrides: Sequence[str] = (), overlays: Sequence[str | Path] = ()
+) -> tuple[Any, str | Callable[[str], str], list[Problem]]:
+    """The scenario *path* with *overlays* merged over it and *overrides* applied, as
+    :func:`load_scenario` reads it: (the mapping, where each field was set — the file, or a
+    callable naming each field's own file (:func:`planner.scenario.origin.origin_of`) — and the
+    overrides refused)."""
     data = _read_yaml(path)
     layers: list[tuple[str, Any]] = []
     for overlay in overlays:
@@ -83,7 +94,7 @@ def load_scenario(
         source: str | Callable[[str], str] = origin_of(str(path), layers, data, applied)
     else:
         source = str(path)
-    return scenario_from_dict(data, source, catalog, base_dir=path.parent, problems=problems)
+    return data, source, problems
 
 
 def scenario_from_dict(

@@ -20,12 +20,9 @@ from typing import Any
 
 from planner.inputs import PlanningInputs
 from planner.scenario.errors import format_path
-from planner.scenario.origin import origin_of
-from planner.scenario.overrides import apply_overrides, deep_merge
+from planner.scenario.load import merged_scenario
 from planner.scenario.sweep_block import MAX_DRAWS, MAX_GRID_POINTS, AxisRange, SweepBlock
-from planner.scenario.yaml12 import load_yaml_text
 from predictors.core.errors import WattgpuError, did_you_mean
-from predictors.core.safe_read import read_text
 
 CHOICES: tuple[str, ...] = ("none", "robust")
 
@@ -37,17 +34,12 @@ def field_source(
     path: str | Path, overlays: Sequence[str | Path] = (), overrides: Sequence[str] = ()
 ) -> Source:
     """Where each field of the scenario *path* (with *overlays* merged over it and *overrides*
-    applied, as :func:`planner.scenario.load.load_scenario` does) was set: the scenario file,
-    the overlay that states it or ``FILE --set PATH=VALUE``. Call it on a scenario that loaded
-    (its files read and merged already once)."""
+    applied, :func:`planner.scenario.load.merged_scenario`) was set: the scenario file, the
+    overlay that states it or ``FILE --set PATH=VALUE``. Call it on a scenario that loaded."""
     if not overlays and not overrides:
         return lambda field: str(path)
-    data = load_yaml_text(read_text(Path(path)))
-    layers = [(str(o), load_yaml_text(read_text(Path(o)))) for o in overlays]
-    for _, layer in layers:
-        data = deep_merge(data, layer)
-    data, _ = apply_overrides(data, list(overrides))
-    return origin_of(str(path), layers, data, overrides)
+    _, source, _ = merged_scenario(Path(path), overrides, overlays)
+    return source if callable(source) else (lambda field: source)
 
 
 def _error(source: Source | None, field: str, message: str) -> WattgpuError:
