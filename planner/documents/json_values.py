@@ -15,8 +15,11 @@ def is_whole(value: Any, least: int | None = None) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    """True for a finite number (not a boolean)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """True for a finite number (not a boolean; a whole number of any size is finite, and
+    ``math.isfinite`` cannot take one beyond a float's range)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def is_non_negative(value: Any) -> bool:
