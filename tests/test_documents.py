@@ -207,7 +207,9 @@ def test_bad_field_in_saved_plan_names_the_field(plan_json: Path, tmp_path: Path
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
-    assert str(bad) in lines[0] and "allocations.0.replicas" in lines[0]
+    assert str(bad) in lines[0] and "allocations[0].replicas" in lines[0]
+    said = 'valid integer, got the text "two"; give a file written by `wattgpu plan SCENARIO'
+    assert lines[0].endswith(said + " --format json`")
 
 
 def test_saved_plan_refuses_what_if_options(plan_json: Path) -> None:

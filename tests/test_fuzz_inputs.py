@@ -594,12 +594,12 @@ def _without(key: str) -> dict[str, Any]:
 
 
 DIFF_CASES = [
-    ("allocations_list_of_int", _with("allocations", [1]), "allocations.0"),
+    ("allocations_list_of_int", _with("allocations", [1]), "allocations[0]"),
     ("totals_number", _with("totals", 5), "totals"),
     ("not_an_object", [1, 2], "expected a JSON object"),
     ("missing_allocations", _without("allocations"), "allocations"),
-    ("tp_text", _with("allocations.0.tp", "x"), "allocations.0.tp"),
-    ("models_not_objects", _with("models", [3]), "models.0"),
+    ("tp_text", _with("allocations.0.tp", "x"), "allocations[0].tp"),
+    ("models_not_objects", _with("models", [3]), "models[0]"),
     ("gpus_not_object", _with("totals.gpus", [1]), "totals.gpus"),
     ("status_unknown", _with("status", "great"), "status"),
 ]

@@ -16,8 +16,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-#: What :meth:`str.splitlines` splits on.
-LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+from predictors.core.errors import LINE_BREAKS, escape_breaks
+
+__all__ = ["LINE_BREAKS", "escape_breaks", "escape_user_breaks", "user_values"]
+
 #: Characters that end the path component around a break (``--output=a/b``).
 _BOUNDS = frozenset("/=") | frozenset(sep for sep in (os.sep, os.altsep) if sep)
 
@@ -26,11 +28,6 @@ def user_values(args: Iterable[str], environ: Mapping[str, str]) -> list[str]:
     """The command-line arguments and ``WATTGPU_*`` variables that hold a line break."""
     values = [*args, *(v for k, v in environ.items() if k.startswith("WATTGPU_"))]
     return [v for v in values if any(c in LINE_BREAKS for c in v)]
-
-
-def escape_breaks(text: str) -> str:
-    """*text* with every line break written as an escape (``\\n``, ``\\x1c``, ``\\u2028``)."""
-    return "".join(repr(c)[1:-1] if c in LINE_BREAKS else c for c in text)
 
 
 def _component(value: str, at: int) -> str:

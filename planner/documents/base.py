@@ -9,7 +9,8 @@ under docs/schemas/ (:func:`planner.documents.schema`).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import fields
 from enum import Enum
 from pathlib import Path
@@ -58,17 +59,38 @@ def enum_from_json(kind: type[E]) -> BeforeValidator:
     return BeforeValidator(member)
 
 
+#: pydantic's words for a JSON container, in the file's terms.
+_JSON_WORDS = (
+    (re.compile(r"a valid dictionary or instance of \w+"), "a JSON object"),
+    (re.compile(r"a valid dictionary"), "a JSON object"),
+    (re.compile(r"a valid list"), "a JSON array"),
+)
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """A validation error's location as the plan checks name fields: ``allocations[0].gpu``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
 def first_error(exc: ValidationError) -> str:
-    """'field.path: message' of the first validation error; a JSON literal, number or null
+    """'field[0].path: message' of the first validation error; a JSON literal, number or null
     that is not of the field's type is shown as the file has it (``…: Input should be a valid
-    integer, got true``)."""
+    integer, got true``), and a container by its JSON name (``a JSON object``)."""
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
     value = err.get("input")
     got = ""
     if err["type"].endswith("_type") and (value is None or isinstance(value, bool | int | float)):
         got = f", got {json.dumps(value)}"
-    return f"{where}: {err['msg']}{got}"
+    elif err["type"].endswith("_type") and isinstance(value, str):
+        shown = json.dumps(value if len(value) <= 40 else value[:40] + "…", ensure_ascii=False)
+        got = f", got the text {shown}"
+    msg = str(err["msg"])
+    for pattern, words in _JSON_WORDS:
+        msg = pattern.sub(words, msg)
+    return f"{field_path(err['loc'])}: {msg}{got}"
 
 
 def load_document(path: Path, model: type[D], what: str, fix: str, *, strict: bool = False) -> D:

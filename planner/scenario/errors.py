@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from planner.scenario.model import Scenario
-from predictors.core.errors import WattgpuError, did_you_mean
+from predictors.core.errors import WattgpuError, did_you_mean, escape_breaks
 from predictors.core.escape import short_repr
 
 Problem = tuple[str, str]  # (field path, "what is wrong — how to fix")
@@ -129,4 +129,7 @@ def as_error(source: str | Callable[[str], str], problems: list[Problem]) -> Wat
     """One WattgpuError with a ``source: field: what is wrong — fix`` line per problem; a
     callable *source* names each field's own file (:func:`planner.scenario.origin.origin_of`)."""
     name = source if callable(source) else (lambda _: source)
-    return WattgpuError("\n".join(f"{name(path)}: {path}: {msg}" for path, msg in problems))
+    # a value echoed in one problem (a path with a line break) never splits its line
+    return WattgpuError(
+        "\n".join(escape_breaks(f"{name(path)}: {path}: {msg}") for path, msg in problems)
+    )

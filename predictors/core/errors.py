@@ -9,6 +9,15 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+#: What :meth:`str.splitlines` splits on.
+LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def escape_breaks(text: str) -> str:
+    """*text* with every line break written as an escape (``\\n``, ``\\x1c``, ``\\u2028``):
+    a value echoed inside one problem's line never splits it."""
+    return "".join(repr(c)[1:-1] if c in LINE_BREAKS else c for c in text)
+
 
 class WattgpuError(Exception):
     """A problem the user can fix; the message is one line (or one line per problem)."""
