@@ -82,11 +82,14 @@ class Decomposition:
         by_place: dict[tuple[str, str], list[Candidate]] = {}
         for c in candidates:
             by_place.setdefault((c.name, c.region), []).append(c)
+        # an entry no site has a candidate for keeps one block (its first site's, empty): its
+        # only column is the empty vector, which covers an entry that needs nothing
+        served = {name for name, _ in by_place}
         places = [
             (g, m, r)
             for g, m in enumerate(inputs.models)
-            for r in sites
-            if by_place.get((m.name, r.name)) or len(sites) == 1
+            for i, r in enumerate(sites)
+            if by_place.get((m.name, r.name)) or (i == 0 and m.name not in served)
         ]
         stock = dict(inputs.stock)
         shared = _parent_blocks(inputs, parent)

@@ -41,6 +41,8 @@ def price_block(
     min Σ price_n·n + Σ_t price_t · W(n, L_t). None when no vector covers the peak load.
     The search routes at most *evaluations* complete vectors; it is deterministic, so a block
     priced again at the same prices reuses its result."""
+    if not block.candidates:
+        return _nothing(block)
     key = ("price", price_n.tobytes(), price_t.tobytes(), evaluations)
     if key in block.memo:
         return block.memo[key]
@@ -59,6 +61,15 @@ def price_block(
         found = _with_lagrangian(block, price_n, price_t, found)
     block.memo[key] = found
     return found
+
+
+def _nothing(block: ModelBlock) -> Found | None:
+    """The only vector of a block without candidates (an entry no GPU can serve): the empty
+    one, at no cost, when the entry needs nothing (no load in any period, no minimum
+    replicas); None otherwise (no vector covers its peak)."""
+    if block.peak > 0.0 or block.demand.min_replicas > 0:
+        return None
+    return Found(0.0, np.zeros(0, dtype=np.int64), 0.0, True)
 
 
 def _alone(
@@ -144,6 +155,9 @@ def fast_vector(
     """A heuristic column below *threshold*: the merit-order DP over the counts screening
     (:func:`planner.solve.search.screen`) keeps within it. None when it finds none (exactly
     none when screening leaves no candidate)."""
+    if not block.candidates:
+        nothing = _nothing(block)
+        return None if nothing is None or nothing.cost > threshold else nothing.n
     ub = screen(search_block(block), price_n, price_t, threshold)
     if not ub.any():
         return None
@@ -190,6 +204,9 @@ def vectors_within(
     max_vectors: int,
 ) -> list[IntArray] | None:
     """Every replica vector of *block* whose cost is at most *threshold* (None: too many)."""
+    if not block.candidates:
+        nothing = _nothing(block)
+        return [] if nothing is None or nothing.cost > threshold else [nothing.n]
     return within(
         search_block(block),
         price_n,
