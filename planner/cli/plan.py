@@ -8,9 +8,9 @@ xgboost, OR-Tools, rich tables) are imported inside the commands so that ``wattg
 starts fast.
 
 Exit codes of both commands: 0 = a plan (optimal, or feasible within the time limit); 1 = bad
-input, or no plan exists (infeasible: the reasons are printed); 2 = the solver found no plan
-within the time limit or the plan failed its invariant checks (status ``error``), or a
-malformed command line (reported by typer).
+input, or no plan exists (infeasible: the reasons are printed); 2 = the plan failed its
+invariant checks (status ``error``), or a malformed command line (reported by typer); 3 = no
+plan found within the time limit and none proven impossible (status ``time_limit``).
 """
 
 from __future__ import annotations
@@ -170,8 +170,9 @@ def plan(
     """Plan a GPU fleet for a scenario: which GPUs, TP degree and replicas per model.
 
     Exit code 0 when a plan was found (status optimal or feasible), 1 for bad input or when no
-    plan exists (status infeasible; the reasons are printed), 2 when the solver found no valid
-    plan within the time limit (status error) or the command line is malformed.
+    plan exists (status infeasible; the reasons are printed), 2 when the plan failed its own
+    checks (status error) or the command line is malformed, 3 when no plan was found within
+    the time limit and none was proven impossible (status time_limit).
     """
     from planner.analysis.flags import uncertainty_flags
     from planner.paths import default_scenario

@@ -144,8 +144,9 @@ class PlanningInputs:
             if c.key in seen:
                 raise fail(f"candidate {c.label}", "duplicate (name, gpu, layout)")
             seen.add(c.key)
-            if c.gpu not in self.inventory:
-                raise fail(f"candidate {c.label}", f"GPU {c.gpu!r} is not in the inventory")
+            missing = [g for g, _ in c.gpu_use if g not in self.inventory]
+            if missing:
+                raise fail(f"candidate {c.label}", f"GPU {missing[0]!r} is not in the inventory")
 
     def _check_numbers(self) -> None:
         for gpu, count in self.inventory.items():

@@ -106,5 +106,6 @@ def check_regions(regions: Sequence[Region], candidates: Sequence[Candidate], pe
             raise fail(f"candidate {c.label}", f"region {c.region!r} but the inputs have none")
         if regions and c.region not in by_name:
             raise fail(f"candidate {c.label}", f"unknown region {c.region!r} (regions: {names})")
-        if regions and c.gpu not in by_name[c.region].inventory:
-            raise fail(f"candidate {c.label}", f"GPU {c.gpu!r} is not offered in {c.region!r}")
+        missing = [g for g, _ in c.gpu_use if regions and g not in by_name[c.region].inventory]
+        if missing:
+            raise fail(f"candidate {c.label}", f"GPU {missing[0]!r} is not offered in {c.region!r}")

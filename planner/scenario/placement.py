@@ -56,29 +56,47 @@ def region_sites(s: Scenario, profile: Sequence[float] | None) -> tuple[Region, 
     return tuple(out)
 
 
-def _price(s: Scenario, region: str, c: Candidate) -> float:
-    """$/hour of one replica of *c* in *region* (the region's GPU price, else the scenario's)."""
+def _rates(candidates: Sequence[Candidate]) -> dict[str, float]:
+    """$/GPU-hour of each GPU type as the candidates on one type alone are priced (every type
+    a mixed disaggregated unit uses also has units of its own, :mod:`planner.disagg.units`)."""
+    out: dict[str, float] = {}
+    for c in candidates:
+        use = c.gpu_use
+        if len(use) == 1 and use[0][1] > 0:
+            out.setdefault(use[0][0], c.usd_per_hour_per_replica / use[0][1])
+    return out
+
+
+def _price(s: Scenario, region: str, c: Candidate, rates: dict[str, float]) -> float:
+    """$/hour of one replica of *c* in *region*: each GPU type it takes at the region's price
+    of that type where the region gives one, else as the scenario priced it."""
     spec = (s.regions or {})[region]
-    item = (spec.gpus or {}).get(c.gpu)
-    if item is None or item.usd_per_hour is None:
-        return c.usd_per_hour_per_replica
-    base = s.gpu_offers[c.gpu].usd_per_hour or 0.0
-    if base > 0:
-        return item.usd_per_hour * (c.usd_per_hour_per_replica / base)
-    return item.usd_per_hour * c.gpus_per_replica
+    usd = c.usd_per_hour_per_replica
+    for gpu, count in c.gpu_use:
+        item = (spec.gpus or {}).get(gpu)
+        if item is None or item.usd_per_hour is None:
+            continue
+        own = usd / count if len(c.gpu_use) == 1 else rates.get(gpu)
+        if own is None:
+            own = s.gpu_offers[gpu].usd_per_hour or 0.0
+        usd += (item.usd_per_hour - own) * count
+    return max(usd, 0.0)
 
 
 def placed_candidates(
     s: Scenario, candidates: Sequence[Candidate], sites: Sequence[Region]
 ) -> list[Candidate]:
-    """Every candidate once per region its entry may use that offers its GPU type, priced at
-    that region's GPU price (region order within each candidate)."""
+    """Every candidate once per region its entry may use that offers every GPU type it takes
+    (both pools' types for a disaggregated unit), priced at that region's GPU prices (region
+    order within each candidate)."""
     allowed = {e.name: set(e.regions) if e.regions is not None else None for e in s.models}
+    rates = _rates(candidates)
     out = []
     for c in candidates:
+        types = [g for g, _ in c.gpu_use]
         for r in sites:
             mine = allowed[c.name]
-            if (mine is None or r.name in mine) and c.gpu in r.inventory:
-                price = _price(s, r.name, c)
+            if (mine is None or r.name in mine) and all(g in r.inventory for g in types):
+                price = _price(s, r.name, c, rates)
                 out.append(dataclasses.replace(c, region=r.name, usd_per_hour_per_replica=price))
     return out

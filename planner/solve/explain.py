@@ -121,9 +121,11 @@ def no_candidate_messages(inputs: PlanningInputs) -> list[str]:
     return messages
 
 
-def _slack_messages(mm: MilpModel, raw: RawSolution) -> list[str]:
-    """Name the relaxed constraints and the numbers of the smallest relaxation."""
+def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> list[str]:
+    """Name the relaxed constraints and the numbers of the smallest relaxation (*joint*: all
+    limits relaxed together, so no number is "within the other limits")."""
     inputs, messages = mm.inputs, []
+    within = "in the loosened plan" if joint else "within the other limits"
     for family, entries in mm.slacks.items():
         for what, limit, var in entries:
             value = var.solution_value()
@@ -134,28 +136,29 @@ def _slack_messages(mm: MilpModel, raw: RawSolution) -> list[str]:
                     f"inventory: {what} needs {round(limit + value)} GPUs, has {round(limit)}"
                 )
             elif family == "power_cap":
+                need = "the loosened plan draws" if joint else "the load needs at least"
                 messages.append(
-                    f"power cap: the load needs at least {limit + value:.1f} kW facility power "
+                    f"power cap: {need} {limit + value:.1f} kW facility power "
                     f"in its peak period, cap is {limit:.1f} kW"
                 )
             elif family == "budget":
+                plan = "the loosened plan" if joint else f"the cheapest plan {within}"
                 messages.append(
-                    f"budget: the cheapest plan within the other limits costs "
-                    f"{limit + value:,.2f} $, budget is {limit:,.2f} $"
+                    f"budget: {plan} costs {limit + value:,.2f} $, budget is {limit:,.2f} $"
                 )
             elif family == "failover":
                 failover = inputs.model(what).failover
                 lost = failover.text if failover is not None else "its failover units"
                 kept = limit - value if limit - value > 1e-9 * max(1.0, limit) else 0.0
                 messages.append(
-                    f"failover: within the other limits {what} keeps at most {kept:.4g} req/s "
+                    f"failover: {within} {what} keeps at most {kept:.4g} req/s "
                     f"after losing {lost}, its peak is {limit:.4g} req/s (lower or drop its "
                     "failover, or loosen a limit)"
                 )
             else:
                 messages.append(
                     f"min replicas: {what} fits only {math.floor(limit - value + 1e-6)} of "
-                    f"{round(limit)} replicas within the other limits"
+                    f"{round(limit)} replicas {within}"
                 )
     del raw
     return messages
@@ -200,4 +203,9 @@ def explain_infeasible(inputs: PlanningInputs) -> list[str]:
     raw = run_solver(mm)
     if raw.status not in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
         return ["infeasible; relaxing all limits did not find a plan within the time limit"]
-    return ["no single limit explains it; together:", *_slack_messages(mm, raw)]
+    found = _slack_messages(mm, raw, joint=True)
+    return [
+        "more than one limit must be loosened: loosening any one alone leaves no plan; "
+        "loosening these together (least total share of each limit) gives one",
+        *found,
+    ]
