@@ -299,8 +299,8 @@ UNIT_EDITS: list[tuple[str, Edit, str]] = [
         ".gpus_per_replica: 16, but its pools' workers hold 72 GPUs",
     ),
     (
-        "decode_gpu",
-        _pool("candidates", "gpu", "A100-SXM4-80GB"),
+        "decode_gpu",  # a type of the plan's inventory (another one is named as such too)
+        _pool("candidates", "gpu", "L40S"),
         ".gpu: 'H100-SXM5-80GB', not the GPU type of its decode pool",
     ),
     (

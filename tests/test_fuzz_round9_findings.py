@@ -125,3 +125,56 @@ def test_limits_needed_together_are_named_as_such(tmp_path: Path) -> None:
     for drop in ("budget_usd=null", "power_cap_kw=null"):
         alone = run_cli("plan", str(path), "--set", drop)
         assert alone.code == 1, alone.out + alone.err
+
+
+MIXED = """\
+name: mix
+region: US
+electricity_usd_per_kwh: 0.08
+deployment: disaggregated
+gpus:
+  L4: {usd_per_hour: 0.5}
+  L40S: {usd_per_hour: 1.0}
+regions:
+  eu: {}
+models:
+- name: m
+  model: meta-llama/Llama-3.1-8B-Instruct
+  load: {input_tokens: 4096, output_tokens: 256, requests_per_s: 3}
+  sla: {itl_ms: 60, ttft_ms: 800}
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("region", "is not in the inventory of its region 'eu'"),
+        ("plan", "is not in the plan's inventory"),
+    ],
+)
+def test_a_saved_unit_whose_pool_type_its_region_lacks_is_named(
+    tmp_path: Path, edit: str, says: str
+) -> None:
+    path = tmp_path / "mix.yaml"
+    path.write_text(MIXED)
+    saved = tmp_path / "plan.json"
+    assert run_cli("plan", str(path), "-f", "json", "-o", str(saved)).code == 0
+    data = json.loads(saved.read_text())
+    mixed = [
+        i
+        for i, c in enumerate(data["candidates"])
+        if len({p["gpu"] for p in c.get("pools") or ()}) == 2
+    ]
+    assert mixed, "the plan lists units that mix L4 and L40S"
+    data["regions"][0]["inventory"].pop("L40S")
+    if edit == "plan":
+        data["inventory"].pop("L40S")
+    saved.write_text(json.dumps(data))
+    result = run_cli("report", str(saved))
+    assert result.code == 1, result.out + result.err
+    for i in mixed:
+        j = next(j for j, p in enumerate(data["candidates"][i]["pools"]) if p["gpu"] == "L40S")
+        assert any(
+            f"candidates[{i}].pools[{j}].gpu: 'L40S' {says}" in line for line in result.errors
+        ), result.err
+    assert not any("planning inputs" in line for line in result.errors), result.err

@@ -141,8 +141,8 @@ def _shapes(where: str, xs: list[Any], ps: list[Any]) -> Iterator[str]:
 def _placement(
     where: str, c: dict[str, Any], names: set[Any], inventory: Any, stock: dict[Any, Any] | None
 ) -> Iterator[str]:
-    """Its model entry, its GPU type in the plan's inventory and its region's (*stock*: region
-    name -> inventory in a plan with regions, None without)."""
+    """Its model entry, its GPU type (and each pool's) in the plan's inventory and its region's
+    (*stock*: region name -> inventory in a plan with regions, None without)."""
     name, gpu, region = c.get("name"), c.get("gpu"), c.get("region")
     if not (isinstance(name, str) and name in names):
         yield f"{where}.name: {_shown(name)} is not a model entry of the plan"
@@ -155,6 +155,19 @@ def _placement(
         yield f"{where}.region: {_shown(region)} is not a region of the plan"
     elif isinstance(stock[region], dict) and not (isinstance(gpu, str) and gpu in stock[region]):
         yield f"{where}.gpu: {_shown(gpu)} is not in the inventory of its region {_shown(region)}"
+    pools = c.get("pools")
+    for j, pool in enumerate(pools if isinstance(pools, list) else ()):
+        other = pool.get("gpu") if isinstance(pool, dict) else None
+        if not isinstance(other, str) or other == gpu:
+            continue  # a malformed pool is named by the pool checks; the unit's own type above
+        at = f"{where}.pools[{j}].gpu"
+        if isinstance(inventory, dict) and other not in inventory:
+            yield f"{at}: {_shown(other)} is not in the plan's inventory"
+        elif stock is not None and isinstance(region, str) and isinstance(stock.get(region), dict):
+            if other not in stock[region]:
+                yield f"{at}: {_shown(other)} is not in the inventory of its region " + _shown(
+                    region
+                )
 
 
 #: Integer fields of a candidate (the layout degrees may be null), then its number fields.
@@ -184,7 +197,7 @@ def _flagged(
 ) -> list[int]:
     """:func:`_suspects` on records of the plan document's types (TypeError on others): the
     numbers as arrays (null as NaN), the curves' lengths as arrays, the curves' shapes and the
-    placements (model entry, GPU, region) once per distinct one."""
+    placements (model entry, GPU and its pools' GPUs, region) once per distinct one."""
     n = len(records)
     integers = list(map(itemgetter(*INTEGERS), records))
     numbers = list(map(itemgetter(*NUMBERS), records))
@@ -221,14 +234,17 @@ def _flagged(
     flagged = set(np.flatnonzero(~ok).tolist())
     region_of = operator.methodcaller("get", "region")
     names_of, gpus_of = map(itemgetter("name"), records), map(itemgetter("gpu"), records)
-    keys = list(zip(names_of, gpus_of, map(region_of, records), strict=True))
+    types = [frozenset(p["gpu"] for p in r.get("pools") or ()) for r in records]
+    keys = list(zip(names_of, gpus_of, map(region_of, records), types, strict=True))
     sites = {None, ""} if stock is None else stock
     unplaced = set()
     for key in set(keys):
-        name, gpu, region = key
-        listed = isinstance(inventory, dict) and gpu in inventory and region in sites
-        if listed and stock is not None and isinstance(stock[region], dict):
-            listed = gpu in stock[region]
+        name, gpu, region, pool_gpus = key
+        listed = isinstance(inventory, dict) and region in sites
+        for g in {gpu} | pool_gpus:
+            listed = listed and g in inventory
+            if listed and stock is not None and isinstance(stock[region], dict):
+                listed = g in stock[region]
         if name not in names or not listed:
             unplaced.add(key)
     if unplaced:
