@@ -31,7 +31,7 @@ from planner.inputs import (
     Provenance,
     fleet_inventory,
 )
-from planner.layouts import Shape, base_groups, more_groups, stated_shape
+from planner.layouts import Shape, base_groups, grouped, more_groups, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
 from planner.scenario.placement import placed_candidates, region_sites
@@ -120,7 +120,15 @@ def _rungs(
             stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]")
             for i, option in enumerate(offer.layouts)
         ]
-    memo[key] = _Rungs(llm, row, base_groups(llm, row, degrees), stated)
+    base = base_groups(llm, row, degrees)
+    top = max((s.gpus for group in base for s in group), default=0)
+    if stated and any(s.gpus <= top for s in stated):
+        # a stated layout of a tp_degrees group's GPU count (or fewer) joins that rung: the
+        # rungs above are built only when a pair needs them, so it would never be reached
+        base = grouped(
+            [*(s for group in base for s in group), *(s for s in stated if s.gpus <= top)], set()
+        )
+    memo[key] = _Rungs(llm, row, base, stated)
     return memo[key]
 
 

@@ -281,11 +281,17 @@ def _predict_chunk(
         normalised = normalise_rows(implied).with_columns(rate)
         result = at_load(predictor, normalised, result)
     extras = [*(TTFT_COLUMNS if with_ttft else ()), *(FIT_COLUMNS if with_fit else ())]
+    tail = out.select(*LAYOUT_OUTPUT_COLUMNS, *extras)
+    failed = result["error"].fill_null("") != ""  # a rate one replica cannot carry, too
+    if failed.any():  # as every other row with an error (_with_row_errors)
+        blank = [c for c in (*LAYOUT_OUTPUT_COLUMNS, *TTFT_COLUMNS) if c in tail.columns]
+        tail = tail.with_columns(
+            pl.when(pl.lit(failed)).then(None).otherwise(pl.col(c)).alias(c) for c in blank
+        )
+        result = result.with_columns(
+            pl.when(pl.lit(failed)).then(False).otherwise(pl.col(c)).alias(c)
+            for c in ("in_domain", "gpu_measured")
+        )
     return pl.concat(
-        [
-            out.select(*inputs[:where], _RATE, *inputs[where:]),
-            result,
-            out.select(*LAYOUT_OUTPUT_COLUMNS, *extras),
-        ],
-        how="horizontal",
+        [out.select(*inputs[:where], _RATE, *inputs[where:]), result, tail], how="horizontal"
     )

@@ -38,6 +38,15 @@ def run_cli(*args: str) -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
+def plan_text(folder: Path, scenario: str, *args: str) -> tuple[Result, Path]:
+    """``wattgpu plan`` of the scenario YAML *scenario* (written to *folder*) as JSON to
+    ``folder/plan.json``, with *args*; the result and the JSON's path."""
+    path = folder / "scenario.yaml"
+    path.write_text(scenario, encoding="utf-8")
+    out = folder / "plan.json"
+    return run_cli("plan", str(path), "-f", "json", "-o", str(out), *args), out
+
+
 def run_bounded(*args: str, cwd: Path, timeout_s: float = 120.0) -> Result:
     """Run ``wattgpu ARGS`` in a subprocess limited to 2 GiB of address space and *timeout_s*."""
 

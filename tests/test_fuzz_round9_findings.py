@@ -23,7 +23,7 @@ from planner.result import PlanStatus
 from planner.scenario.load import scenario_from_dict
 from planner.solve.optimize import solve
 from predictors.api import Predictor
-from tests.cli_runner import run_cli
+from tests.cli_runner import plan_text, run_cli
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 
@@ -110,10 +110,8 @@ models:
 
 
 def test_limits_needed_together_are_named_as_such(tmp_path: Path) -> None:
-    path = tmp_path / "joint.yaml"
-    path.write_text(JOINT)
-    out = tmp_path / "plan.json"
-    result = run_cli("plan", str(path), "-f", "json", "-o", str(out))
+    result, out = plan_text(tmp_path, JOINT)
+    path = tmp_path / "scenario.yaml"
     assert result.code == 1, result.out + result.err
     messages = json.loads(out.read_text())["solve"]["messages"]
     assert messages[0].startswith("more than one limit must be loosened"), messages
@@ -155,10 +153,8 @@ models:
 def test_a_saved_unit_whose_pool_type_its_region_lacks_is_named(
     tmp_path: Path, edit: str, says: str
 ) -> None:
-    path = tmp_path / "mix.yaml"
-    path.write_text(MIXED)
-    saved = tmp_path / "plan.json"
-    assert run_cli("plan", str(path), "-f", "json", "-o", str(saved)).code == 0
+    planned, saved = plan_text(tmp_path, MIXED)
+    assert planned.code == 0, planned.err
     data = json.loads(saved.read_text())
     mixed = [
         i

@@ -93,11 +93,15 @@ def repaired(
         rows[np.arange(room.size), room] += 1
         gain = surviving_capacity(cap, per_unit, k, rows) - surviving_capacity(cap, per_unit, k, n)
         if (gain > 1e-12).any():
-            score = np.where(gain > 1e-12, price_n[room] / np.maximum(gain, 1e-300), np.inf)
+            score = np.full(room.size, np.inf)
+            useful = gain > 1e-12  # divide only there: price / ~0 would overflow
+            score[useful] = price_n[room][useful] / gain[useful]
             n[room[int(np.argmin(score))]] += 1
             continue
         unit_cap = per_unit[room] * cap[room]
-        d = room[int(np.argmin(price_n[room] * per_unit[room] / np.maximum(unit_cap, 1e-300)))]
+        with np.errstate(over="ignore"):  # a type without capacity ranks last (inf)
+            per_cap = price_n[room] * per_unit[room] / np.maximum(unit_cap, 1e-300)
+        d = room[int(np.argmin(per_cap))]
         n[d] = min(int(ub[d]), int(n[d] + per_unit[d]))
     return n
 

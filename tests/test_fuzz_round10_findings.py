@@ -1,0 +1,99 @@
+"""Findings of the valid-scenario fuzzer, round 10 (each once a silent gap or a leak).
+
+* A stated layout (``gpus.<type>.layouts``) of a ``tp_degrees`` group's GPU count or fewer was
+  never evaluated: the rungs above ``tp_degrees`` are built only when a pair needs them, and the
+  stated layouts were all put there, so ``TP 4 × DP 2`` on 8 GB200 was missing even from
+  ``--candidates all``.
+* ``predict`` kept the resolved layout columns (and ``in_domain``) of a row whose rate one
+  replica cannot carry, though every other row with an error leaves them empty.
+* Node failover under a power cap printed numpy's "overflow encountered in divide" on stderr
+  (planner/solve/failover.py divided by ~0 in a branch ``np.where`` then threw away).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import warnings
+from pathlib import Path
+
+from tests.cli_runner import plan_text, run_cli
+
+STATED = """\
+name: stated-layout
+region: US
+electricity_usd_per_kwh: 0.12
+horizon_hours: 100
+gpus:
+  GB200:
+    layouts:
+      - {gpu_count: 8, data_parallel: 2}
+models:
+  - name: ds
+    model: deepseek-ai/DeepSeek-V3
+    load: {requests_per_s: 30, input_tokens: 2000, output_tokens: 500}
+    sla: {itl_ms: 100}
+"""
+
+
+def test_a_stated_layout_within_the_tp_degrees_is_evaluated(tmp_path: Path) -> None:
+    result, out = plan_text(tmp_path, STATED, "--candidates", "all")
+    assert result.code == 0, result.err
+    shapes = {
+        (c["tensor_parallel"], c["pipeline_parallel"], c["data_parallel"], c["gpus_per_replica"])
+        for c in json.loads(out.read_text())["candidates"]
+    }
+    assert (4, 1, 2, 8) in shapes, sorted(shapes)
+    assert (8, 1, 1, 8) in shapes, sorted(shapes)  # the tp_degrees' own layout stays
+
+
+def test_a_rate_error_row_leaves_its_layout_empty(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text(
+        "model,gpu,gpu_count,requests_per_s\n"
+        "meta-llama/Llama-3.1-8B-Instruct,A30,1,1000\n"
+        "meta-llama/Llama-3.1-8B-Instruct,A30,1,0.5\n"
+    )
+    out = tmp_path / "out.csv"
+    result = run_cli("predict", "--input", str(rows), "--output", str(out))
+    assert result.code == 0, result.err
+    bad, good = list(csv.DictReader(out.open()))
+    assert bad["error"].startswith("requests_per_s: 1000 is more than one replica carries")
+    layout = ("tensor_parallel", "pipeline_parallel", "data_parallel", "expert_parallel")
+    assert [bad[c] for c in layout] == ["", "", "", ""], bad
+    assert bad["in_domain"] == "false" and bad["power_w_per_gpu"] == "", bad
+    assert good["error"] == "" and [good[c] for c in layout] == ["1", "1", "1", "1"], good
+
+
+FAILOVER = """\
+name: fo-warn
+electricity_usd_per_kwh: 0.2
+grid_g_co2_per_kwh: 0
+objective: {minimize: cost}
+power_cap_kw: 5
+failover: {nodes: 1}
+gpus:
+  L4: {available: 8}
+  H200-SXM-141GB: {available: 8}
+  B200: {}
+models:
+- name: a
+  model: meta-llama/Llama-3.1-8B-Instruct
+  load: {input_tokens: 200, output_tokens: 1000, requests_per_s: 2.93}
+  sla: {itl_ms: 300}
+- name: b
+  model: mistralai/Mixtral-8x7B-Instruct-v0.1
+  load: {input_tokens: 1000, output_tokens: 1000, requests_per_s: 2.54}
+  sla: {itl_ms: 40, percentile: 99}
+"""
+
+
+def test_node_failover_under_a_power_cap_plans_without_a_numeric_warning(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(FAILOVER)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        result = run_cli("plan", str(path))
+    assert result.code == 0, result.err
+    assert "Warning" not in result.err, result.err
+    assert "optimal" in result.out
