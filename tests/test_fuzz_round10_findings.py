@@ -6,6 +6,9 @@
   ``--candidates all``.
 * ``predict`` kept the resolved layout columns (and ``in_domain``) of a row whose rate one
   replica cannot carry, though every other row with an error leaves them empty.
+* ``report`` (and every command that reads a saved plan) accepted an "optimal" plan edited to
+  state a power cap below its peak, a budget below its cost or a minimum above its replicas,
+  though it refused the same edit of its inventory.
 * Node failover under a power cap printed numpy's "overflow encountered in divide" on stderr
   (planner/solve/failover.py divided by ~0 in a branch ``np.where`` then threw away).
 """
@@ -16,8 +19,11 @@ import csv
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
-from tests.cli_runner import plan_text, run_cli
+import pytest
+
+from tests.cli_runner import one_error_line, plan_text, run_cli
 
 STATED = """\
 name: stated-layout
@@ -97,3 +103,66 @@ def test_node_failover_under_a_power_cap_plans_without_a_numeric_warning(tmp_pat
     assert result.code == 0, result.err
     assert "Warning" not in result.err, result.err
     assert "optimal" in result.out
+
+
+LIMITS = """\
+name: rep-limits
+region: US
+electricity_usd_per_kwh: 0.12
+horizon_hours: 720
+gpus:
+  L40S: {available: 16}
+models:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    load: {requests_per_s: 6, input_tokens: 1000, output_tokens: 300}
+    sla: {itl_ms: 80}
+"""
+
+
+@pytest.fixture(scope="module")
+def limits_plan(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    result, out = plan_text(tmp_path_factory.mktemp("limits"), LIMITS)
+    assert result.code == 0, result.err
+    data: dict[str, Any] = json.loads(out.read_text())
+    return data
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("power_cap_kw", 0.01, "assumptions.power_cap_kw: 0.01 kW, but the plan's peak facility"),
+        ("budget_usd", 1.0, "assumptions.budget_usd: 1.00 $, but the plan costs"),
+        ("min_replicas", 99, "models[0].min_replicas: 99, but the plan allocates"),
+    ],
+)
+def test_a_saved_plan_beyond_its_own_limits_is_refused(
+    tmp_path: Path, limits_plan: dict[str, Any], field: str, value: float, says: str
+) -> None:
+    data = json.loads(json.dumps(limits_plan))
+    if field == "min_replicas":
+        data["models"][0][field] = value
+    else:
+        data["assumptions"][field] = value
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(data))
+    refused = run_cli("report", str(path), "--format", "json", "-o", str(tmp_path / "r.json"))
+    line = one_error_line(refused, f"error: {path}: {says}", "edited or damaged")
+    assert "Traceback" not in line
+    trusted = run_cli(
+        "report", str(path), "--trust", "--format", "md", "-o", str(tmp_path / "r.md")
+    )
+    assert trusted.code == 0 and "warning: " in trusted.err and says in trusted.err, trusted.err
+
+
+def test_a_saved_plan_within_limits_it_meets_exactly_is_reported(
+    tmp_path: Path, limits_plan: dict[str, Any]
+) -> None:
+    data = json.loads(json.dumps(limits_plan))
+    data["assumptions"]["power_cap_kw"] = data["totals"]["peak_facility_power_kw"]
+    data["assumptions"]["budget_usd"] = data["totals"]["cost_usd"]
+    data["models"][0]["min_replicas"] = sum(a["replicas"] for a in data["allocations"])
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(data))
+    result = run_cli("report", str(path), "--format", "json", "-o", str(tmp_path / "r.json"))
+    assert result.code == 0, result.err

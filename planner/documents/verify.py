@@ -29,6 +29,7 @@ from planner.documents.verify_allocations import ALLOCATION_FIGURES, allocation_
 from planner.documents.verify_candidates import candidate_problems
 from planner.documents.verify_flags import flag_problems
 from planner.documents.verify_inputs import input_problems
+from planner.documents.verify_limits import limit_problems
 from planner.documents.verify_periods import period_problems
 from planner.documents.verify_pools import (
     RELATIVE_TOLERANCE,
@@ -281,6 +282,8 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
             problems.extend(flag_problems(data, by_key))
     if not problems:
         problems.extend(_totals(data))
+    if not problems:  # the totals are the allocations': are they within the stated limits?
+        problems.extend(limit_problems(data))
     return _one_per_field(problems)
 
 
