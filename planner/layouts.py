@@ -24,9 +24,11 @@ plus the next group. The groups:
   may use the GPU is a one-line error naming the rule).
 
 Inventory (:func:`held_gpus`): a replica inside one node takes its GPUs (replicas share nodes, as
-before layouts); a replica spanning nodes takes whole nodes, and one spanning NVLink domains
-whole domains (a replica of 12 GPUs on 8-GPU nodes takes 2 nodes = 16 GPUs; TP 64 × PP 2 on
-GB200 NVL72 takes 2 racks = 144 GPUs). The held GPUs are priced, and those not running the
+before layouts); a replica spanning nodes inside a larger NVLink domain takes its share of the
+domain, ``D / ⌊D / (whole nodes)⌋`` (replicas of one size then always fit whole domains: TP 16 on
+a GB200 NVL72 rack, 4 per rack, 18 GPUs each); one spanning NVLink domains whole domains (a
+replica of 12 GPUs on 8-GPU nodes takes 2 nodes = 16 GPUs; TP 64 × PP 2 on GB200 NVL72 takes 2
+racks = 144 GPUs). The held GPUs are priced, and those not running the
 replica draw idle power.
 """
 
@@ -75,13 +77,18 @@ class Shape:
 
 def held_gpus(gpu: Mapping[str, Any], count: int) -> tuple[int, int]:
     """(GPUs of inventory, nodes) one replica of *count* GPUs of catalog type *gpu* takes: its
-    GPUs inside one node, whole nodes beyond one node, whole NVLink domains beyond one domain."""
+    GPUs inside one node, its share of the NVLink domain beyond one node (module doc), whole
+    domains beyond one domain."""
     node = validity.node_gpus(gpu)
     domain = validity.tp_domain_gpus(gpu)
     if count <= node:
         return count, 1
-    unit = node if count <= domain else domain
-    held = math.ceil(count / unit) * unit
+    if count <= domain:
+        # whole nodes, and its share of the domain: replicas of this size never cross a domain
+        # (TP 16 on an NVL72 rack: 4 per rack, 18 GPUs each; the 8 left are priced, idle)
+        spans = math.ceil(count / node) * node
+        return math.ceil(domain / (domain // spans)), spans // node
+    held = math.ceil(count / domain) * domain
     return held, math.ceil(held / node)
 
 

@@ -9,6 +9,10 @@
 * ``report`` (and every command that reads a saved plan) accepted an "optimal" plan edited to
   state a power cap below its peak, a budget below its cost or a minimum above its replicas,
   though it refused the same edit of its inventory.
+* TP 16 replicas on GB200 were counted in GPUs only: 9 of them on 144 GPUs, which two NVL72
+  racks cannot hold (4 per rack; a TP group never crosses one).
+* One disaggregated entry with failover, a 24-hour profile and ``robust: true`` ran 95 s under a
+  1 s or 10 s time limit (benchmarks/bench_time_limit.py: timing is a benchmark's job).
 * Node failover under a power cap printed numpy's "overflow encountered in divide" on stderr
   (planner/solve/failover.py divided by ~0 in a branch ``np.where`` then threw away).
 """
@@ -166,3 +170,34 @@ def test_a_saved_plan_within_limits_it_meets_exactly_is_reported(
     path.write_text(json.dumps(data))
     result = run_cli("report", str(path), "--format", "json", "-o", str(tmp_path / "r.json"))
     assert result.code == 0, result.err
+
+
+RACKS = """\
+name: rack-overfill
+region: US
+electricity_usd_per_kwh: 0.12
+horizon_hours: 720
+gpus:
+  GB200:
+    available: {available}
+    tp_degrees: [16]
+    layouts: []
+models:
+  - name: kimi
+    model: moonshotai/Kimi-K2-Instruct
+    load: {{requests_per_s: 16.5, input_tokens: 4000, output_tokens: 1000}}
+    sla: {{itl_ms: 30}}
+"""
+
+
+def test_tp16_replicas_are_counted_in_whole_nvl72_racks(tmp_path: Path) -> None:
+    # the load needs 9 replicas of TP 16; a 72-GPU NVLink domain holds 4 (a TP group never
+    # crosses racks), so two racks (144 GPUs) cannot serve it and three can
+    two, out = plan_text(tmp_path, RACKS.format(available=144))
+    assert two.code == 1, two.out + two.err
+    messages = json.loads(out.read_text())["solve"]["messages"]
+    assert any("inventory: GB200 needs 162 GPUs, has 144" in m for m in messages), messages
+    three, out = plan_text(tmp_path, RACKS.format(available=216))
+    assert three.code == 0, three.err
+    (alloc,) = json.loads(out.read_text())["allocations"]
+    assert (alloc["tp"], alloc["replicas"], alloc["gpus"], alloc["nodes"]) == (16, 9, 162, 4)

@@ -65,13 +65,19 @@ def test_held_gpus_are_whole_nodes_and_domains_for_every_catalog_gpu(
         node, domain = validity.node_gpus(row), validity.tp_domain_gpus(row)
         for n in range(1, validity.max_replica_gpus(row) + 1):
             held, nodes = held_gpus(row, n)
-            assert held >= n and nodes == math.ceil(held / node), (gid, n)
+            assert held >= n, (gid, n)
             if n <= node:
                 assert (held, nodes) == (n, 1), (gid, n)
             elif n <= domain:
-                assert held % node == 0 and held - n < node, (gid, n, held)
+                # whole nodes, and replicas of this size fit whole domains (none crosses one)
+                spans = math.ceil(n / node) * node
+                assert nodes == spans // node and held >= spans, (gid, n, held)
+                per_domain = domain // spans
+                for racks in (1, 2, 3):  # counted in GPUs, k domains hold what k domains can
+                    assert (racks * domain) // held == racks * per_domain, (gid, n, held, racks)
             else:
                 assert held % domain == 0 and held - n < domain, (gid, n, held)
+                assert nodes == math.ceil(held / node), (gid, n)
 
 
 @pytest.mark.parametrize("model", ["meta-llama/Llama-3.1-70B-Instruct", BIG[0], BIG[1]])

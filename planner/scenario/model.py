@@ -98,7 +98,8 @@ class Scenario(StrictModel):
     """Plan against the upper bound of the predicted ITL interval instead of the point
     prediction."""
     time_limit_s: float = Field(60.0, gt=0, le=MAX_TIME_LIMIT_S)
-    """Solver time limit in seconds; the plan reports the gap reached."""
+    """Solver time limit in seconds; the plan reports the gap reached. A step under way (one
+    exact pricing of a model entry, seconds on long power curves) ends before the solver stops."""
     engine: Engine = "vllm"
     """Serving engine the predictions assume: vllm, tensorrt-llm, sglang, deepspeed-mii,
     hf-transformers or llama.cpp (aliases such as trtllm are accepted)."""
