@@ -35,6 +35,7 @@ from predictors.catalog.row_checks import (
 from predictors.catalog.row_checks import MAX_VALUES as MAX_VALUES
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.paths import trained_dir
+from predictors.core.vocab import ENGINE_ALIASES, PRECISION_ALIASES
 from predictors.estimators import artifacts, domain
 from predictors.features import DECODE_WORKERS_COLUMN, add_features, join_specs
 from predictors.fit_verdict import fit_errors
@@ -87,8 +88,13 @@ TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
 FIT_COLUMNS: tuple[str, ...] = ("fits_in_memory",)
 
 
+#: Other spellings of the text inputs, mapped to the canonical names (``trtllm``, ``bfloat16``).
+ALIASES: dict[str, dict[str, str]] = {"engine": ENGINE_ALIASES, "precision": PRECISION_ALIASES}
+
+
 def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
-    """Add missing input columns, fill empty cells with :data:`DEFAULTS`, cast the types.
+    """Add missing input columns, fill empty cells with :data:`DEFAULTS`, map the engine and
+    precision to their canonical names (case and :data:`ALIASES`), cast the types.
 
     Unparseable numbers become null here and are reported per row by :meth:`Predictor.predict`.
     """
@@ -102,7 +108,9 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
         e = pl.when(e == "").then(None).otherwise(e)
         if col in DEFAULTS:
             e = e.fill_null(pl.lit(DEFAULTS[col]))
-        exprs.append((e.str.to_lowercase() if col in ("engine", "precision") else e).alias(col))
+        if col in ALIASES:  # the same spellings as a scenario takes (predictors.core.vocab)
+            e = e.str.to_lowercase().replace(ALIASES[col])
+        exprs.append(e.alias(col))
     out = out.with_columns(exprs)
     return out.with_columns(
         *numeric_inputs(out).get_columns(),

@@ -13,6 +13,8 @@
   racks cannot hold (4 per rack; a TP group never crosses one).
 * One disaggregated entry with failover, a 24-hour profile and ``robust: true`` ran 95 s under a
   1 s or 10 s time limit (benchmarks/bench_time_limit.py: timing is a benchmark's job).
+* ``predict`` refused ``engine: trtllm`` (and ``precision: bfloat16``), which a scenario and
+  ``compare`` take; a replica too large named both the node and the domain limit.
 * Node failover under a power cap printed numpy's "overflow encountered in divide" on stderr
   (planner/solve/failover.py divided by ~0 in a branch ``np.where`` then threw away).
 """
@@ -201,3 +203,28 @@ def test_tp16_replicas_are_counted_in_whole_nvl72_racks(tmp_path: Path) -> None:
     assert three.code == 0, three.err
     (alloc,) = json.loads(out.read_text())["allocations"]
     assert (alloc["tp"], alloc["replicas"], alloc["gpus"], alloc["nodes"]) == (16, 9, 162, 4)
+
+
+def test_predict_takes_the_engine_and_precision_spellings_a_scenario_takes(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text(
+        "model,gpu,batch_size,engine,precision\n"
+        "meta-llama/Llama-3.1-8B-Instruct,H100,8,trtllm,BFloat16\n"
+        "meta-llama/Llama-3.1-8B-Instruct,H100,8,tensorrt-llm,bf16\n"
+        "meta-llama/Llama-3.1-8B-Instruct,H100,8,nope,bf16\n"
+    )
+    out = tmp_path / "out.csv"
+    assert run_cli("predict", "--input", str(rows), "--output", str(out)).code == 0
+    alias, canonical, bad = list(csv.DictReader(out.open()))
+    assert (alias["engine"], alias["precision"], alias["error"]) == ("tensorrt-llm", "bf16", "")
+    assert alias["itl_s"] == canonical["itl_s"] != "", (alias, canonical)
+    assert bad["error"].startswith("engine: unknown 'nope'"), bad
+
+
+def test_a_replica_too_large_names_the_span_that_sets_its_limit() -> None:
+    result = run_cli(
+        "predict", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100",
+        "--gpu-count", "72",
+    )  # fmt: skip
+    line = one_error_line(result, "72 GPUs exceed the 64 of one replica", "(8 nodes of 8)")
+    assert "NVLink domains" not in line

@@ -188,10 +188,15 @@ def layout_problems(
     gid, ff = gpu.get("id"), gpu.get("form_factor")
     limit = max_replica_gpus(gpu)
     if gpu_count > limit:
+        nodes, domains = MAX_NODES * node_gpus(gpu), MAX_DOMAINS * tp_domain_gpus(gpu)
+        spans = (
+            f"{MAX_NODES} nodes of {node_gpus(gpu)}"
+            if nodes >= domains
+            else f"{MAX_DOMAINS} NVLink domains of {tp_domain_gpus(gpu)}"
+        )
         return None, [
-            f"{field}: {gpu_count} GPUs exceed the {limit} of one replica of {gid} "
-            f"({MAX_NODES} nodes of {node_gpus(gpu)} or {MAX_DOMAINS} NVLink domains of "
-            f"{tp_domain_gpus(gpu)}); use at most {limit} GPUs per replica and more replicas"
+            f"{field}: {gpu_count} GPUs exceed the {limit} of one replica of {gid} ({spans}); "
+            f"use at most {limit} GPUs per replica and more replicas"
         ]
     layout = resolve_layout(llm, gpu, gpu_count, pipeline_parallel, data_parallel, expert_parallel)
     split = (pipeline_parallel or 1) * (data_parallel or 1)
