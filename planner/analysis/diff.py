@@ -180,8 +180,10 @@ def _deployment(a: dict[str, Any]) -> str:
 
 
 def _alloc_line(sign: str, a: dict[str, Any]) -> str:
+    region = a.get("region")
+    where = f" in {region}" if region else ""  # an entry that moved reads as such
     return (
-        f"{sign} {a.get('name')} on {a.get('replicas')}× {_deployment(a)} "
+        f"{sign} {a.get('name')}{where} on {a.get('replicas')}× {_deployment(a)} "
         f"({a.get('gpus')} GPUs, {_fmt(a.get('energy_kwh'))} kWh, {_fmt(a.get('cost_usd'))} $)"
     )
 

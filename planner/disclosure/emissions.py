@@ -14,8 +14,50 @@ from planner.scenario.disclosure import Disclosure
 KG_PER_T = 1000.0
 
 
+def _regional_rows(doc: PlanDocument) -> list[HourlyDocument]:
+    """With regions: per period, every region's facility energy on its own grid (its hourly
+    profile where it has one, else its flat intensity), so the rows add up to the plan's
+    carbon_kg; empty when no region has a profile. A period's intensity is its emissions over
+    its energy (the regions' mean where nothing runs)."""
+    regions = {r.name: r for r in doc.regions or []}
+    if not any(r.grid_g_co2_per_kwh_by_period for r in regions.values()):
+        return []
+    hours = doc.assumptions.period_hours
+
+    def grid(name: str, t: int) -> float:
+        r = regions[name]
+        by_period = r.grid_g_co2_per_kwh_by_period
+        return by_period[t] if by_period else r.grid_g_co2_per_kwh
+
+    kwh, kg = [0.0] * len(hours), [0.0] * len(hours)
+    for a in doc.allocations:
+        if a.region not in regions or a.power_w_by_period is None:
+            continue
+        for t, (w, h) in enumerate(zip(a.power_w_by_period, hours, strict=True)):
+            energy = w * h / 1000.0 * regions[a.region].pue
+            kwh[t] += energy
+            kg[t] += energy * grid(a.region, t) / 1000.0
+    return [
+        HourlyDocument(
+            period=t,
+            hours=h,
+            g_co2_per_kwh=(
+                kg[t] * 1000.0 / kwh[t]
+                if kwh[t] > 0
+                else sum(grid(n, t) for n in regions) / len(regions)
+            ),
+            facility_energy_kwh=kwh[t],
+            emissions_kg_co2e=kg[t],
+        )
+        for t, h in enumerate(hours)
+    ]
+
+
 def hourly_rows(doc: PlanDocument, fc: ForecastDocument) -> list[HourlyDocument]:
-    """Emissions per period on the scenario's grid profile (empty without one)."""
+    """Emissions per period on the scenario's grid profile (empty without one); with regions,
+    on every region's own grid (:func:`_regional_rows`)."""
+    if doc.regions:
+        return _regional_rows(doc)
     profile = doc.assumptions.grid_g_co2_per_kwh_by_period
     if profile is None:
         return []
@@ -93,9 +135,9 @@ def emission_fields(
     facility = fc.total.horizon.facility_energy_kwh
     loc = facility * doc.assumptions.grid_g_co2_per_kwh / 1000.0
     src = "facility energy × location-based average intensity"
-    if doc.regions:  # every region's facility energy on its own grid (the forecast's carbon)
-        loc = fc.total.horizon.carbon_kg
-        src = "Σ regions' facility energy × their location-based intensity"
+    if doc.regions:  # every region's facility energy on its own flat (average) intensity
+        loc = sum(r.totals.facility_energy_kwh * r.grid_g_co2_per_kwh for r in doc.regions) / 1e3
+        src = "Σ regions' facility energy × their location-based average intensity"
     out["emissions_location_kg_co2e"] = value(
         loc, "kg CO2e", "modelled", src, factors=f, range_source=rng
     )
@@ -125,14 +167,22 @@ def emission_fields(
             sum(r.emissions_kg_co2e for r in rows),
             "kg CO2e",
             "modelled",
-            "Σ period facility energy × grid profile ("
-            + (d.grid_profile_source or "source not stated")
-            + "), the plan's carbon_kg (the carbon of its objective)",
+            (
+                "Σ period facility energy of every region × its grid profile (its flat "
+                "intensity where it has none)"
+                if doc.regions
+                else "Σ period facility energy × grid profile ("
+                + (d.grid_profile_source or "source not stated")
+                + ")"
+            )
+            + ", the plan's carbon_kg (the carbon of its objective)",
             factors=f,
             range_source=rng,
         )
     else:
         out["emissions_hourly_kg_co2e"] = not_applicable(
-            "kg CO2e", "no grid profile in the scenario (disclosure.grid_profile_g_co2_per_kwh)"
+            "kg CO2e",
+            "no grid profile in the scenario (disclosure.grid_profile_g_co2_per_kwh, or a "
+            "region's grid_profile_g_co2_per_kwh)",
         )
     return facility

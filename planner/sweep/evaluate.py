@@ -131,7 +131,8 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
             sla[m.name] = False
     energy_by_period = np.zeros(len(hours))
     facility_by_period = np.zeros(len(hours))
-    facility = carbon_kg = cost = objective = peak_kw = 0.0
+    facility_kw = np.zeros(len(hours))  # every site together, as the plan's peak
+    facility = carbon_kg = cost = objective = 0.0
     cap_ok = True
     for name, site in sites.items():
         site_energy = power_w[name] * hours / 1000.0
@@ -146,8 +147,9 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
             rent[name] + kwh * site.electricity_usd_per_kwh + kg * (inputs.carbon_usd_per_kg or 0.0)
         )
         objective += objective_weights(inputs, site).of(kwh, kg, rent[name])
-        site_peak_kw = float((power_w[name] * site.pue / 1000.0).max(initial=0.0))
-        peak_kw = max(peak_kw, site_peak_kw)
+        site_kw = power_w[name] * site.pue / 1000.0
+        facility_kw = facility_kw + site_kw
+        site_peak_kw = float(site_kw.max(initial=0.0))
         limit_kw = site.power_cap_kw
         cap_ok = cap_ok and (limit_kw is None or site_peak_kw <= limit_kw * (1 + 1e-9))
     inventory_ok = all(
@@ -160,7 +162,7 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
         "cost_usd": cost,
         "carbon_kg": carbon_kg,
         "objective": objective,
-        "peak_facility_power_kw": peak_kw,
+        "peak_facility_power_kw": float(facility_kw.max(initial=0.0)),
         "facility_energy_kwh_by_period": [float(v) for v in facility_by_period],
         "sla_met": sla,
         "power_cap_met": cap_ok,
