@@ -77,6 +77,18 @@ def num(value: float | None, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
+def apart(need: float, limit: float, decimals: int = 1) -> tuple[str, str]:
+    """*need* and *limit* with thousands separators, at least *decimals* decimals and two
+    significant digits, and more (up to 6 past the larger's first) until they read apart, so a
+    message never reads "needs 0.1 kW, cap is 0.1 kW" for 0.097 against 0.05."""
+    small = min((abs(v) for v in (need, limit) if v != 0), default=1.0)
+    digits = max(decimals, min(12, 1 - math.floor(math.log10(small))))
+    most = max(digits, 6 - math.floor(math.log10(max(abs(need), abs(limit), small))))
+    while need != limit and digits < most and f"{need:,.{digits}f}" == f"{limit:,.{digits}f}":
+        digits += 1
+    return f"{need:,.{digits}f}", f"{limit:,.{digits}f}"
+
+
 def pct(value: float | None) -> str:
     """``12.3 %`` or ``—``."""
     return "—" if value is None or not math.isfinite(value) else f"{value:.1f} %"

@@ -36,6 +36,11 @@ def predictor() -> Predictor:
 @pytest.fixture
 def cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Commands run in-process reuse :func:`predictor` instead of loading the models again
-    (``pytestmark = pytest.mark.usefixtures("cached_predictor")`` in a test module)."""
-    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
+    (``pytestmark = pytest.mark.usefixtures("cached_predictor")`` in a test module); a catalog
+    given to ``load`` is bound to the cached models, as the real ``load`` binds it."""
+
+    def load(cls: type[Predictor], directory: object = None, catalog: object = None) -> Predictor:
+        return predictor if catalog is None else Predictor(predictor.models, catalog)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Predictor, "load", classmethod(load))
     yield

@@ -9,7 +9,9 @@ directory; ``Predictor.load`` returns one cached instance so the tests pay only 
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import random
 import re
@@ -208,6 +210,16 @@ def test_user_catalog_is_honoured_by_every_command(empty_cwd: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["model"] == USER_MODEL
+    catalog_dir = str(empty_cwd.parent / "my-catalog")
+    result = _invoke("predict", "--model", USER_MODEL, "--gpu", "L4", "--user-catalog", catalog_dir)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{USER_MODEL} on 1× L4 (vllm")
+    rows = empty_cwd.parent / "rows.csv"
+    rows.write_text(f"model,gpu\n{USER_MODEL},H100-SXM5-80GB\n", encoding="utf-8")
+    result = _invoke("predict", "--input", str(rows), "--user-catalog", catalog_dir)
+    assert result.exit_code == 0, result.output
+    (row,) = csv.DictReader(io.StringIO(result.stdout))
+    assert row["error"] == "" and float(row["itl_s"]) > 0
     # Without the overlay the same model is unknown: the catalog really came from the scenario.
     assert _main_exit(["plan", str(scenario), "--set", "user_catalog="]) == 1
 

@@ -7,6 +7,10 @@
   period, as the plan's totals).
 * ``diff`` did not name an allocation's region: an entry moved between regions read as the same
   allocation added and removed.
+* The disclosure's P10/P90 of the hourly emissions, and with regions of the facility energy and
+  the location-based emissions, scaled the fleet's GPU-energy band instead of the band of the
+  figure's own quantity (the report's uncertainty section), about 0.5 % apart; the report said
+  the hourly profile was "used for the plan's carbon" though a region with its own grid keeps it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import pytest
@@ -66,6 +71,14 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
     return out, json.loads(out.read_text())
 
 
+def _report(folder: Path, plan: Path) -> dict[str, Any]:
+    out = folder / "r.json"
+    result = run_cli("report", str(plan), "-f", "json", "-o", str(out), "--pareto-points", "0")
+    assert result.code == 0, result.err
+    report: dict[str, Any] = json.loads(out.read_text())
+    return report
+
+
 def _fields(report: dict[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = report["disclosure"]["fields"]
     return fields
@@ -75,10 +88,7 @@ def test_disclosure_emissions_with_regions_are_each_region_s_own(
     tmp_path: Path, planned: tuple[Path, dict[str, Any]]
 ) -> None:
     path, plan = planned
-    out = tmp_path / "r.json"
-    result = run_cli("report", str(path), "-f", "json", "-o", str(out), "--pareto-points", "0")
-    assert result.code == 0, result.err
-    report = json.loads(out.read_text())
+    report = _report(tmp_path, path)
     fields = _fields(report)
     assert math.isclose(
         fields["emissions_hourly_kg_co2e"]["value"], plan["totals"]["carbon_kg"], rel_tol=1e-9
@@ -90,6 +100,43 @@ def test_disclosure_emissions_with_regions_are_each_region_s_own(
     rows = report["disclosure"]["hourly"]
     assert math.isclose(
         sum(r["emissions_kg_co2e"] for r in rows), plan["totals"]["carbon_kg"], rel_tol=1e-9
+    )
+
+
+def test_disclosure_ranges_follow_the_band_of_each_figure_s_own_quantity(
+    tmp_path: Path, planned: tuple[Path, dict[str, Any]]
+) -> None:
+    path, plan = planned
+    report = _report(tmp_path, path)
+    fields, bands = _fields(report), report["uncertainty"]
+    k = NormalDist().inv_cdf(0.9) / NormalDist().inv_cdf(0.95)
+
+    def scaled(band: dict[str, float]) -> tuple[float, float]:
+        mid = band["median"]
+        return mid - (mid - band["low"]) * k, mid + (band["high"] - mid) * k
+
+    def check(field: str, p10: float, p90: float) -> None:
+        got = fields[field]
+        assert math.isclose(got["p10"], p10, rel_tol=1e-9), (field, got["p10"], p10)
+        assert math.isclose(got["p90"], p90, rel_tol=1e-9), (field, got["p90"], p90)
+
+    check("energy_gpu_kwh", *scaled(bands["total"]["energy_kwh"]))
+    check("energy_facility_kwh", *scaled(bands["total"]["facility_energy_kwh"]))
+    check("emissions_hourly_kg_co2e", *scaled(bands["total"]["carbon_kg"]))
+    grid = {r["name"]: r["grid_g_co2_per_kwh"] for r in plan["regions"]}
+    region = {a["name"]: a["region"] for a in plan["allocations"]}
+    p10 = p90 = 0.0
+    for name, figures in bands["models"].items():  # each entry on its region's flat grid
+        low, high = scaled(figures["facility_energy_kwh"])
+        p10 += low * grid[region[name]] / 1000
+        p90 += high * grid[region[name]] / 1000
+    check("emissions_location_kg_co2e", p10, p90)
+    # regions at different PUEs and an hourly grid: the bands really differ from GPU energy's
+    gpu = fields["energy_gpu_kwh"]
+    assert not math.isclose(
+        fields["emissions_hourly_kg_co2e"]["p10"] / fields["emissions_hourly_kg_co2e"]["value"],
+        gpu["p10"] / gpu["value"],
+        rel_tol=1e-4,
     )
 
 
@@ -117,3 +164,14 @@ def test_diff_names_the_region_of_a_moved_entry(
     result = run_cli("diff", str(before), str(after))
     assert result.code == 0, result.err
     assert "+ legal in de on" in result.out and "- legal in fr on" in result.out, result.out
+
+
+def test_the_report_says_which_regions_the_hourly_profile_is_the_carbon_of(
+    tmp_path: Path, planned: tuple[Path, dict[str, Any]]
+) -> None:
+    path, _ = planned
+    out = tmp_path / "r.md"
+    result = run_cli("report", str(path), "-o", str(out), "--pareto-points", "0")
+    assert result.code == 0, result.err
+    (line,) = [x for x in out.read_text().splitlines() if "hourly profile" in x]
+    assert line.endswith("used for the carbon of region de."), line  # fr has its own grid

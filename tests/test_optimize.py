@@ -220,7 +220,8 @@ def test_power_cap_binding_is_explained() -> None:
     plan = solve(make_inputs([demand((5.0,))], [cand("A", cap=10.0)], power_cap_kw=0.2))
     assert plan.status == PlanStatus.INFEASIBLE
     (message,) = plan.solve.messages
-    assert message.startswith("power cap:") and "0.6 kW" in message  # 50 W + 5 × 100 W
+    assert message.startswith("power cap:") and "0.55 kW" in message  # 50 W + 5 × 100 W
+    assert message.endswith("cap is 0.20 kW")
 
 
 def test_budget_binding_is_explained() -> None:

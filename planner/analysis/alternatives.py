@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from planner.inputs import Candidate, PlanningInputs
 from planner.result import Allocation, Plan, make_allocation, period_power_w
 from planner.solve.coefficients import objective_weights, replica_bound
+from planner.text import apart
 
 #: Alternatives listed per model entry (besides the plan's own deployment).
 ALTERNATIVES_PER_MODEL = 3
@@ -67,11 +68,13 @@ def _breaks(plan: Plan, alt: Allocation, inputs: PlanningInputs) -> tuple[str, .
             watts = [w + p for w, p in zip(watts, power, strict=True)]
         peak_kw = max(watts, default=0.0) * site.pue / 1000.0
         if peak_kw > site.power_cap_kw * (1 + 1e-9):
-            out.append(f"power cap ({peak_kw:,.2f} > {site.power_cap_kw:,.2f} kW)")
+            peak, cap = apart(peak_kw, site.power_cap_kw, 2)
+            out.append(f"power cap ({peak} > {cap} kW)")
     if inputs.budget_usd is not None:
         cost = alt.cost_usd + sum(a.cost_usd for a in others)
         if cost > inputs.budget_usd * (1 + 1e-9):
-            out.append(f"budget ({cost:,.0f} > {inputs.budget_usd:,.0f} $)")
+            spent, budget = apart(cost, inputs.budget_usd, 0)
+            out.append(f"budget ({spent} > {budget} $)")
     return tuple(out)
 
 

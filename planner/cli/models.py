@@ -6,11 +6,13 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from planner.cli.catalog import UserCatalogOpt
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import terminal_text
 from predictors.core.output import write_output
@@ -205,6 +207,15 @@ def _method_text() -> str:
     )
 
 
+def _catalog_id(resolve: Callable[[str], str], name: str) -> str:
+    """*name*'s catalog id, or *name* as given (a quantised checkpoint's name: a note says what
+    it resolves to)."""
+    try:
+        return resolve(name)
+    except WattgpuError:
+        return name
+
+
 def predict(
     model: Annotated[str | None, typer.Option("--model", help="LLM id or alias.")] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="GPU id or alias.")] = None,
@@ -252,6 +263,7 @@ def predict(
         Path | None, typer.Option("--output", help="Where the batch form writes its CSV.")
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table or json (single form).")] = "table",
+    user_catalog: UserCatalogOpt = None,
 ) -> None:
     """Predict power per GPU, ITL and throughput (single row, or a CSV with --input)."""
     import numpy as np
@@ -259,6 +271,7 @@ def predict(
 
     from predictors.api import Predictor
     from predictors.catalog import quantised
+    from predictors.catalog.store import load_catalog
     from predictors.rows import (
         csv_pieces,
         predict_rows,
@@ -273,7 +286,7 @@ def predict(
     quiet = np.errstate(over="ignore", invalid="ignore")
     if input_csv is not None:
         rows = read_rows_csv(input_csv)
-        predictor = Predictor.load()
+        predictor = Predictor.load(catalog=load_catalog(user_catalog))
         for note in quantised.notes(
             predictor.catalog, rows["model"].drop_nulls().unique(maintain_order=True).to_list()
         ):
@@ -321,7 +334,7 @@ def predict(
             },
         }
     )
-    predictor = Predictor.load()
+    predictor = Predictor.load(catalog=load_catalog(user_catalog))
     with quiet:
         out = predict_rows(predictor, row).row(0, named=True)
     if out["error"]:
@@ -346,7 +359,8 @@ def predict(
         else ""
     )
     text = (
-        f"{out['model']} on {out['gpu_count']}× {out['gpu']} ({out['engine']}, {out['precision']}, "
+        f"{_catalog_id(predictor.catalog.resolve_llm, model)} on {out['gpu_count']}× "
+        f"{_catalog_id(predictor.catalog.resolve_gpu, gpu)} ({out['engine']}, {out['precision']}, "
         f"{where}, {input_tokens} in / {output_tokens} out)\n"
         f"  power per GPU  {out['power_w_per_gpu']:.0f} W  "
         f"(90 % interval {out['power_w_per_gpu_lo']:.0f}–{out['power_w_per_gpu_hi']:.0f} W)\n"

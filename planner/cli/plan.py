@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 
+from planner.cli.catalog import UserCatalogOpt
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.limits import (
     MAX_CONTEXT_TOKENS,
@@ -314,14 +315,7 @@ def compare(
             "(per GPU type, or prefill → decode types) or both.",
         ),
     ] = CompareDeployment.aggregated,
-    user_catalog: Annotated[
-        Path | None,
-        typer.Option(
-            "--user-catalog",
-            file_okay=False,
-            help="User catalog overlay directory (default: $WATTGPU_USER_CATALOG).",
-        ),
-    ] = None,
+    user_catalog: UserCatalogOpt = None,
 ) -> None:
     """Rank GPU types for one model, load and SLA: the best fleet of each type (no scenario file).
 

@@ -88,14 +88,14 @@ def sweep(
     from planner.pipeline import plan_file
     from planner.report.sweep_view import sweep_markdown
     from planner.scenario.bundled import find_scenario
-    from planner.sweep.executors import check_engine
+    from planner.sweep.executors import preflight
     from planner.sweep.run import run_sweep
     from planner.sweep.spec import field_source, settings
     from planner.text import to_json
     from predictors.core.output import check_not_input, write_output
     from predictors.core.progress import Progress
 
-    check_engine(engine)
+    preflight(engine, address)
     path = find_scenario(file) if file is not None else default_scenario()
     if output is not None:
         check_not_input(output, [path, *(overlay or [])], "--output")

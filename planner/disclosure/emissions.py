@@ -131,18 +131,23 @@ def emission_fields(
     out: dict[str, FieldDocument],
 ) -> float:
     """Operational emission fields; returns the facility energy (kWh)."""
-    f, rng = ranges.total, ranges.method
+    f, rng = ranges.of_facility(), ranges.method
     facility = fc.total.horizon.facility_energy_kwh
     loc = facility * doc.assumptions.grid_g_co2_per_kwh / 1000.0
     src = "facility energy × location-based average intensity"
+    fl = f
     if doc.regions:  # every region's facility energy on its own flat (average) intensity
         loc = sum(r.totals.facility_energy_kwh * r.grid_g_co2_per_kwh for r in doc.regions) / 1e3
         src = "Σ regions' facility energy × their location-based average intensity"
+        parts = []  # each entry in its one region: its facility energy × that region's grid
+        for mf in fc.models:
+            parts.append((mf.name, mf.horizon.facility_energy_kwh * doc.entry_site(mf.name)[1]))
+        fl = ranges.of_sum(parts) or f
     out["emissions_location_kg_co2e"] = value(
-        loc, "kg CO2e", "modelled", src, factors=f, range_source=rng
+        loc, "kg CO2e", "modelled", src, factors=fl, range_source=rng
     )
     out["emissions_location_t_co2e"] = value(
-        loc / KG_PER_T, "t CO2e", "modelled", src, factors=f, range_source=rng
+        loc / KG_PER_T, "t CO2e", "modelled", src, factors=fl, range_source=rng
     )
     for key, intensity, what in (
         ("marginal", d.marginal_g_co2_per_kwh, "marginal"),
@@ -176,7 +181,7 @@ def emission_fields(
                 + ")"
             )
             + ", the plan's carbon_kg (the carbon of its objective)",
-            factors=f,
+            factors=ranges.of_carbon(),
             range_source=rng,
         )
     else:

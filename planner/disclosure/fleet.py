@@ -76,11 +76,12 @@ def fleet_fields(
     if doc.regions:  # each allocation at its region's PUE (the forecast's facility energy)
         facility = fc.total.horizon.facility_energy_kwh
         src = "Σ regions' GPU energy × their PUE"
+    ff = ranges.of_facility()
     out["energy_facility_kwh"] = value(
-        facility, "kWh", "modelled", src, factors=f, range_source=rng
+        facility, "kWh", "modelled", src, factors=ff, range_source=rng
     )
     out["energy_facility_mwh"] = value(
-        facility / 1000.0, "MWh", "modelled", src, factors=f, range_source=rng
+        facility / 1000.0, "MWh", "modelled", src, factors=ff, range_source=rng
     )
     if d.host_overhead_factor is None:
         out["energy_host_kwh"] = not_applicable("kWh", "host excluded (no host_overhead_factor)")
@@ -307,7 +308,7 @@ def _embodied_and_sci(
         "g CO2e per 1M output tokens",
         "modelled",
         f"SCI = (O + M) / R; O = facility energy × {which} intensity; R = output tokens / 1e6",
-        factors=ranges.total,
+        factors=ranges.of_facility(),
         range_source=ranges.method,
         offset=m * 1000.0 / r,
     )

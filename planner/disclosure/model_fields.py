@@ -175,8 +175,16 @@ def model_fields(
             factors=f,
             range_source=rng,
         )
-    if mf.requests > 0:
-        fields["energy_wh_per_request"] = value(
+    else:
+        for key, unit in (
+            ("energy_j_per_output_token", "J/token"),
+            ("energy_prefill_j_per_output_token", "J/token"),
+            ("energy_decode_j_per_output_token", "J/token"),
+            ("energy_wh_per_1000_output_tokens", "Wh"),
+        ):
+            fields[key] = not_applicable(unit, "no output tokens")
+    fields["energy_wh_per_request"] = (
+        value(
             energy * 1000.0 / mf.requests,
             "Wh",
             "modelled",
@@ -184,6 +192,9 @@ def model_fields(
             factors=f,
             range_source=rng,
         )
+        if mf.requests > 0
+        else not_applicable("Wh", "no requests")
+    )
     pue, grid = doc.entry_site(mf.name)
     facility = energy * pue
     fields["emissions_location_kg_co2e"] = value(
@@ -206,7 +217,9 @@ def model_fields(
         "SCI M = TE × TS × RS (catalog embodied_kg_co2e)",
         range_source=NO_RANGE_PUBLISHED,
     )
-    if tokens > 0:
+    if tokens <= 0:
+        fields["sci_g_co2e_per_1m_output_tokens"] = not_applicable("g CO2e", "no output tokens")
+    else:
         intensity = d.marginal_g_co2_per_kwh if d.marginal_g_co2_per_kwh is not None else grid
         o = facility * intensity / 1000.0
         fields["sci_g_co2e_per_1m_output_tokens"] = value(

@@ -1,9 +1,11 @@
 """P10–P90 ranges of the energy-proportional disclosure figures.
 
 The seam: :class:`EnergyRanges` holds, for the fleet and per model entry, the P10 and P90 of GPU
-energy as multiples of the point estimate. :func:`ranges_from_bands` derives them from the
-plan's uncertainty bands (:mod:`planner.analysis.uncertainty`); a sweep (when one is given)
-supplies the same object with its own percentiles, and every field scales with it unchanged.
+energy as multiples of the point estimate, and the fleet's facility energy and carbon from their
+own bands (PUE and grid intensity weight regions and periods differently).
+:func:`ranges_from_bands` derives them from the plan's uncertainty bands
+(:mod:`planner.analysis.uncertainty`); a sweep (when one is given) supplies the same object
+with its own percentiles, and every field scales with it unchanged.
 
 From the bands: the bands are the power predictor's central interval at level ``L`` (90 % by
 default, i.e. P5–P95). Assuming a normal error on each side, the P10/P90 half-widths are the band
@@ -33,10 +35,37 @@ class EnergyRanges:
     method: str
     total: RangeFactors | None = None
     models: dict[str, RangeFactors] = field(default_factory=dict)
+    facility: RangeFactors | None = None
+    """The fleet's facility energy, from its own band (regions at different PUEs weight the
+    GPU energy differently); None: :attr:`total`'s."""
+    carbon: RangeFactors | None = None
+    """The fleet's carbon on its hourly or regional grid, from its own band (the intensity
+    weights the periods and regions differently); None: :attr:`total`'s."""
 
     def of(self, name: str | None) -> RangeFactors | None:
         """The factors of model entry *name* (None: of the fleet)."""
         return self.total if name is None else self.models.get(name)
+
+    def of_facility(self) -> RangeFactors | None:
+        """The factors of the fleet's facility energy (and what is proportional to it)."""
+        return self.facility or self.total
+
+    def of_carbon(self) -> RangeFactors | None:
+        """The factors of the fleet's carbon on its hourly or regional grid."""
+        return self.carbon or self.total
+
+    def of_sum(self, parts: list[tuple[str, float]]) -> RangeFactors | None:
+        """The factors of Σ *parts* (model entry, its share of the figure), each part at its
+        entry's factors (errors fully correlated, as the bands sum them); None when a part has
+        none or the sum is not positive."""
+        weight = sum(v for _, v in parts)
+        factors = [self.models.get(name) for name, _ in parts]
+        if weight <= 0 or any(f is None for f in factors):
+            return None
+        return RangeFactors(
+            p10=sum(v * f.p10 for (_, v), f in zip(parts, factors, strict=True) if f) / weight,
+            p90=sum(v * f.p90 for (_, v), f in zip(parts, factors, strict=True) if f) / weight,
+        )
 
 
 NO_RANGES = EnergyRanges(method="no uncertainty bands (the plan has no allocations)")
@@ -77,4 +106,6 @@ def ranges_from_bands(bands: BandsDocument | None) -> EnergyRanges:
             for name, fb in bands.models.items()
             if (f := _factors(fb.energy_kwh, k)) is not None
         },
+        facility=_factors(bands.total.facility_energy_kwh, k),
+        carbon=_factors(bands.total.carbon_kg, k),
     )

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.documents.uncertainty import BandDocument
 from planner.text import ZERO_BELOW
+from planner.text import num as text_num
+
+if TYPE_CHECKING:
+    from planner.documents.plan import PlanDocument
 
 NOT_EVALUATED = "not evaluated"
 
@@ -125,3 +129,23 @@ def table(
 ) -> Table:
     """A :class:`Table` of *rows* under *header*; columns in *numeric* right-aligned."""
     return Table(tuple(header), tuple(tuple(r) for r in rows), frozenset(numeric))
+
+
+def profile_text(doc: PlanDocument) -> str:
+    """What the plan's grid profile adds to the grid factor's line ('' without one): with
+    regions, the regions it is the carbon of (a region with its own grid keeps it)."""
+    profile = doc.assumptions.grid_g_co2_per_kwh_by_period
+    if profile is None:
+        return ""
+    used = "used for the plan's carbon"
+    if doc.regions:
+        on_it = [r.name for r in doc.regions if r.grid_g_co2_per_kwh_by_period == profile]
+        used = (
+            f"used for the carbon of region{'s' if len(on_it) > 1 else ''} {', '.join(on_it)}"
+            if on_it
+            else "not used: every region has its own grid"
+        )
+    return (
+        f"; hourly profile {text_num(min(profile))}–{text_num(max(profile))} gCO2e/kWh over "
+        f"{len(profile)} periods, {used}"
+    )

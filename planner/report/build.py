@@ -47,10 +47,9 @@ from planner.documents.report import (
 )
 from planner.documents.uncertainty import BandsDocument
 from planner.inputs import PlanningInputs
-from planner.report.blocks import NOT_EVALUATED
+from planner.report.blocks import NOT_EVALUATED, profile_text
 from planner.report.card_info import card_metrics, method_of, provenance_of
 from planner.result import Plan
-from planner.text import num
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.version import __version__
 from predictors.estimators.card import ModelCard, card_of
@@ -188,16 +187,6 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
     )
 
 
-def _profile_text(profile: list[float] | None) -> str:
-    """What the plan's grid profile adds to the grid factor's line ('' without one)."""
-    if profile is None:
-        return ""
-    return (
-        f"; hourly profile {num(min(profile))}–{num(max(profile))} gCO2e/kWh over "
-        f"{len(profile)} periods, used for the plan's carbon"
-    )
-
-
 def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
     a = doc.assumptions
     return Assumptions(
@@ -207,7 +196,7 @@ def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
         pue=a.pue,
         pue_source=a.pue_source or "set in the scenario file",
         grid=fc.grid,
-        grid_text=fc.grid.describe() + _profile_text(a.grid_g_co2_per_kwh_by_period),
+        grid_text=fc.grid.describe() + profile_text(doc),
         electricity_usd_per_kwh=a.electricity_usd_per_kwh,
         carbon_usd_per_tonne=None if a.carbon_usd_per_kg is None else a.carbon_usd_per_kg * 1000,
         engine=a.engine,

@@ -25,6 +25,7 @@ import math
 import operator
 
 from planner.inputs import Candidate, ModelDemand, PlanningInputs
+from planner.text import apart
 
 
 def watts_per_request_s(c: Candidate) -> float:
@@ -81,11 +82,12 @@ def power_messages(inputs: PlanningInputs) -> list[str]:
     need_kw = need_w[t_max] * inputs.pue / 1000.0
     if need_kw <= cap_kw * (1 + 1e-9):
         return []
+    need, cap = apart(need_kw, cap_kw)
     return [
-        f"power cap: the load needs at least {need_kw:.1f} kW facility power in period "
+        f"power cap: the load needs at least {need} kW facility power in period "
         f"{t_max} (the idle power of the replicas each peak needs plus every request at its "
         f"least watts; PUE {inputs.pue:g}), "
-        f"cap is {cap_kw:.1f} kW; raise power_cap_kw or lower the load"
+        f"cap is {cap} kW; raise power_cap_kw or lower the load"
     ]
 
 

@@ -16,6 +16,7 @@ from dataclasses import replace
 from planner.inputs import Candidate, Exclusion, ModelDemand, PlanningInputs, ms_over, ms_text
 from planner.result import PlanStatus
 from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
+from planner.text import apart
 
 EXPLAIN_BUDGET_S = 20.0
 """Most seconds all elastic re-solves of one explanation may take together."""
@@ -137,15 +138,15 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
                 )
             elif family == "power_cap":
                 need = "the loosened plan draws" if joint else "the load needs at least"
+                drawn, cap = apart(limit + value, limit)
                 messages.append(
-                    f"power cap: {need} {limit + value:.1f} kW facility power "
-                    f"in its peak period, cap is {limit:.1f} kW"
+                    f"power cap: {need} {drawn} kW facility power "
+                    f"in its peak period, cap is {cap} kW"
                 )
             elif family == "budget":
                 plan = "the loosened plan" if joint else f"the cheapest plan {within}"
-                messages.append(
-                    f"budget: {plan} costs {limit + value:,.2f} $, budget is {limit:,.2f} $"
-                )
+                cost, budget = apart(limit + value, limit, 2)
+                messages.append(f"budget: {plan} costs {cost} $, budget is {budget} $")
             elif family == "failover":
                 failover = inputs.model(what).failover
                 lost = failover.text if failover is not None else "its failover units"

@@ -272,6 +272,21 @@ class _Ray:
         self.close()
 
 
+def preflight(engine: str, address: str | None) -> None:
+    """What can refuse *engine* and *address* before any work: the engine's name, its extra,
+    an address for the local engine, and an address that answers as no scheduler
+    (:func:`check_address`); ``wattgpu sweep`` calls it before planning, so such an error is
+    the command's only line."""
+    check_engine(engine)
+    if engine == "local":
+        if address is not None:
+            raise WattgpuError("--address: only for --engine dask or ray; leave it out for local")
+        return
+    _need(engine)
+    if address is not None:
+        check_address(engine, address)
+
+
 @contextmanager
 def open_engine(
     engine: str,
@@ -282,16 +297,11 @@ def open_engine(
     warm: str | None = None,
 ) -> Iterator[Session]:
     """Start *engine* with *shared* on every worker (module doc); stop it on leaving."""
-    check_engine(engine)
+    preflight(engine, address)
     session: Session
     if engine == "local":
-        if address is not None:
-            raise WattgpuError("--address: only for --engine dask or ray; leave it out for local")
         session = _InProcess(shared, warm) if workers <= 1 else _LocalPool(shared, workers, warm)
     else:
-        _need(engine)
-        if address is not None:
-            check_address(engine, address)
         session = (
             _Dask(shared, workers, address, warm)
             if engine == "dask"

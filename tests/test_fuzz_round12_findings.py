@@ -1,0 +1,82 @@
+"""Findings left open by the valid-scenario fuzzer's round 11, fixed in round 12.
+
+* A power cap below one replica's draw was explained as "needs at least 0.1 kW facility power
+  …, cap is 0.1 kW" (0.097 against 0.05, both rounded to one decimal); every cap and budget
+  message now shows the two numbers apart.
+* A model entry without requests (``min_replicas`` only) left its per-request and per-token
+  disclosure fields out instead of stating them not applicable, as the fleet's are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.cli_runner import plan_text, run_cli
+
+SMALL = """\
+name: small
+region: US
+electricity_usd_per_kwh: 0.12
+{limit}
+gpus:
+  L4: {{}}
+  H100-SXM5-80GB: {{}}
+models:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    load: {{requests_per_s: 0.33, input_tokens: 1024, output_tokens: 256}}
+    sla: {{itl_ms: 100}}
+  - name: standby
+    model: meta-llama/Llama-3.2-3B-Instruct
+    load: {{requests_per_s: 0, input_tokens: 512, output_tokens: 128}}
+    sla: {{itl_ms: 50}}
+    min_replicas: 1
+"""
+
+
+def _scenario(folder: Path, limit: str) -> Path:
+    path = folder / "s.yaml"
+    path.write_text(SMALL.format(limit=limit), encoding="utf-8")
+    return path
+
+
+def test_a_power_cap_below_one_replica_reads_apart_from_the_need(tmp_path: Path) -> None:
+    result = run_cli("plan", str(_scenario(tmp_path, "power_cap_kw: 0.05")))
+    assert result.code == 1, result.out
+    (line,) = [x for x in result.out.splitlines() if "power cap:" in x]
+    need, cap = (float(v) for v in re.findall(r"([\d.,]+) kW", line))
+    assert cap == 0.05 and need > cap, line
+
+
+def test_a_budget_far_below_the_cost_reads_apart(tmp_path: Path) -> None:
+    result = run_cli("plan", str(_scenario(tmp_path, "budget_usd: 0.004")))
+    assert result.code == 1, result.out
+    (line,) = [x for x in result.out.splitlines() if "budget:" in x]
+    cost, budget = (float(v.replace(",", "")) for v in re.findall(r"([\d.,]+) \$", line))
+    assert budget == 0.004 and cost > budget, line
+
+
+def test_an_entry_without_requests_states_its_per_request_fields_not_applicable(
+    tmp_path: Path,
+) -> None:
+    result, plan = plan_text(tmp_path, SMALL.format(limit=""))
+    assert result.code == 0, result.err
+    out = tmp_path / "r.json"
+    result = run_cli("report", str(plan), "-f", "json", "-o", str(out), "--pareto-points", "0")
+    assert result.code == 0, result.err
+    models = {m["name"]: m["fields"] for m in json.loads(out.read_text())["disclosure"]["models"]}
+    per_request = (
+        "energy_wh_per_request",
+        "energy_j_per_output_token",
+        "energy_prefill_j_per_output_token",
+        "energy_decode_j_per_output_token",
+        "energy_wh_per_1000_output_tokens",
+        "sci_g_co2e_per_1m_output_tokens",
+    )
+    for key in per_request:
+        assert models["standby"][key]["value"] is None, key
+        assert models["standby"][key]["not_applicable"], key
+        assert models["chat"][key]["value"] > 0, key
+    assert set(models["standby"]) == set(models["chat"])
