@@ -5,6 +5,9 @@
   message now shows the two numbers apart.
 * A model entry without requests (``min_replicas`` only) left its per-request and per-token
   disclosure fields out instead of stating them not applicable, as the fleet's are.
+* Node failover of a disaggregated unit mixing two GPU types counted the units a lost node
+  takes out on the decode type's node size and the unit's GPUs of both types (8 // 2 = 4 units
+  of 1 L40S + 1 L4), though eight units fill one node of each type.
 """
 
 from __future__ import annotations
@@ -13,6 +16,11 @@ import json
 import re
 from pathlib import Path
 
+import yaml
+
+from planner.build import planning_inputs
+from planner.scenario.load import scenario_from_dict
+from predictors.api import Predictor
 from tests.cli_runner import plan_text, run_cli
 
 SMALL = """\
@@ -80,3 +88,42 @@ def test_an_entry_without_requests_states_its_per_request_fields_not_applicable(
         assert models["standby"][key]["not_applicable"], key
         assert models["chat"][key]["value"] > 0, key
     assert set(models["standby"]) == set(models["chat"])
+
+
+MIXED = {
+    "name": "mixed-node-failover",
+    "region": "US",
+    "electricity_usd_per_kwh": 0.08,
+    "deployment": "disaggregated",
+    "failover": {"nodes": 1},
+    "gpus": {"L4": {"usd_per_hour": 0.5}, "L40S": {"usd_per_hour": 1.0}},
+    "models": [
+        {
+            "name": "m",
+            "model": "meta-llama/Llama-3.1-8B-Instruct",
+            "load": {"input_tokens": 512, "output_tokens": 256, "requests_per_s": 4},
+            "sla": {"itl_ms": 150},
+        }
+    ],
+}
+
+
+def test_node_failover_of_a_mixed_unit_loses_the_worst_type_s_node(predictor: Predictor) -> None:
+    """A unit with 1 L40S and 1 L4 GPU: eight units fill one node of each type, so a lost node
+    takes out eight units, not the decode type's 8 // (2 GPUs) = 4 of before."""
+    scenario = scenario_from_dict(MIXED, "s.yaml", predictor.catalog)
+    inputs = planning_inputs(scenario, predictor)
+    mixed = [c for c in inputs.candidates if len(c.gpu_use) == 2]
+    assert mixed, "no unit mixes the two types"
+    for c in mixed:
+        worst = max(max(1, inputs.node_gpus(g) // n) for g, n in c.gpu_use)
+        assert inputs.replicas_per_unit(c) == worst, c.label
+    old = [max(1, inputs.node_gpus(c.gpu) // c.gpus_per_replica) for c in mixed]  # decode type's
+    assert any(inputs.replicas_per_unit(c) > o for c, o in zip(mixed, old, strict=True))
+
+
+def test_a_saved_plan_with_node_failover_of_mixed_units_recomputes(tmp_path: Path) -> None:
+    result, plan = plan_text(tmp_path, yaml.safe_dump(MIXED), "--candidates", "all")
+    assert result.code == 0, result.err
+    result = run_cli("report", str(plan), "-f", "json", "--pareto-points", "0")
+    assert result.code == 0, result.err

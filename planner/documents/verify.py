@@ -45,8 +45,11 @@ from planner.documents.verify_regions import (
 from planner.documents.verify_units import unit_problems
 from planner.inputs import (
     DEFAULT_GPUS_PER_NODE,
+    Failover,
     surviving_capacity,
+    unit_replicas,
 )
+from planner.inputs.pools import gpu_use, pool_from_record
 from predictors.core.errors import WattgpuError
 
 _SUMMED = ALLOCATION_FIGURES
@@ -113,6 +116,13 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
             yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
 
 
+def _gpu_use(c: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    """(GPU type, GPUs) one replica of the candidate record *c* takes, per type."""
+    if c.get("pools"):
+        return gpu_use(pool_from_record(p) for p in c["pools"])
+    return ((c["gpu"], int(c["gpus_per_replica"])),)
+
+
 def _failover(data: dict[str, Any], by_key: dict[Any, dict[str, Any]]) -> Iterator[str]:
     """Each model entry's ``failover_capacity_requests_per_s`` recomputed from its allocations
     (capacity left after losing its largest k replicas or nodes), and at least its peak."""
@@ -125,9 +135,10 @@ def _failover(data: dict[str, Any], by_key: dict[Any, dict[str, Any]]) -> Iterat
         mine = [a for a in data.get("allocations") or [] if a.get("name") == m.get("name")]
         cands = [by_key[_key(a)] for a in mine]
         per_unit = [
-            max(1, int(node_gpus.get(c["gpu"], DEFAULT_GPUS_PER_NODE)) // c["gpus_per_replica"])
-            if nodes
-            else 1
+            unit_replicas(
+                Failover("nodes", 1) if nodes else None,
+                ((int(node_gpus.get(g, DEFAULT_GPUS_PER_NODE)), n) for g, n in _gpu_use(c)),
+            )
             for c in cands
         ]
         k = int(nodes or failover.get("replicas") or 0)

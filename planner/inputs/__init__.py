@@ -34,6 +34,7 @@ from planner.inputs.failover import (
     FailoverUnit,
     replicas_per_unit,
     surviving_capacity,
+    unit_replicas,
     unit_text,
     worst_loss,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "ms_over",
     "ms_text",
     "replicas_per_unit",
+    "unit_replicas",
     "surviving_capacity",
     "unit_text",
     "worst_loss",

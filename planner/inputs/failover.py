@@ -15,6 +15,9 @@ Loss units:
   of its own, and losing one of them takes it out), the last node partly filled; nodes are not
   shared between deployments or model entries. With ``n`` replicas a deployment has ``n // r``
   full nodes of ``r · cap`` req/s and, when ``n % r > 0``, one node of ``(n % r) · cap``.
+  A disaggregated unit whose pools use two GPU types fills the nodes of each type: a lost node
+  of type T takes out ``node_gpus(T) // (the unit's GPUs of T)`` units, and ``r`` is the
+  largest over its types (the worst node to lose).
 
 The worst k losses are the k units of largest capacity (any other choice leaves at least as
 much), so the capacity left is ``total − (sum of the k largest unit capacities)``
@@ -24,6 +27,7 @@ replicas are powered, rented and idle like every other.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -67,9 +71,17 @@ def replicas_per_unit(
     failover: Failover | None, gpus_per_replica: int, gpus_per_node: int = DEFAULT_GPUS_PER_NODE
 ) -> int:
     """Replicas one loss unit of a deployment holds (module docstring)."""
+    return unit_replicas(failover, ((gpus_per_node, gpus_per_replica),))
+
+
+def unit_replicas(failover: Failover | None, uses: Iterable[tuple[int, int]]) -> int:
+    """Replicas one loss unit holds, for replicas taking GPUs of several types: *uses* gives,
+    per type, (GPUs per node, GPUs one replica takes). A disaggregated unit mixing types fills
+    each type's nodes with its pools, so one lost node of a type takes out ``node // GPUs``
+    units; the worst type is the loss unit (module docstring)."""
     if failover is None or failover.unit == "replicas":
         return 1
-    return max(1, gpus_per_node // gpus_per_replica)
+    return max((max(1, node // n) for node, n in uses if n > 0), default=1)
 
 
 def worst_loss(

@@ -15,7 +15,7 @@ from typing import Any
 
 from planner.inputs.candidate import Candidate, CandidateKey
 from planner.inputs.demand import ModelDemand
-from planner.inputs.failover import DEFAULT_GPUS_PER_NODE, replicas_per_unit
+from planner.inputs.failover import DEFAULT_GPUS_PER_NODE, unit_replicas
 from planner.inputs.grid import grid_by_period
 from planner.inputs.objective import Objective
 from planner.inputs.regions import Region, check_regions, regional_stock, stock_key
@@ -257,7 +257,7 @@ class PlanningInputs:
     def replicas_per_unit(self, c: Candidate) -> int:
         """Replicas one failover loss unit of *c* holds (1 without node failover)."""
         failover = self.model(c.name).failover
-        return replicas_per_unit(failover, c.gpus_per_replica, self.node_gpus(c.gpu))
+        return unit_replicas(failover, ((self.node_gpus(g), n) for g, n in c.gpu_use))
 
     def model(self, name: str) -> ModelDemand:
         """The model entry called *name*."""

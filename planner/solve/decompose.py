@@ -35,7 +35,7 @@ from planner.inputs import (
     MAX_REPLICAS_PER_CANDIDATE,
     Candidate,
     ModelDemand,
-    replicas_per_unit,
+    unit_replicas,
 )
 from planner.solve.coefficients import single_deployment_replicas
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
@@ -99,11 +99,11 @@ def make_block(
     loads = np.asarray(demand.requests_per_s_by_period, dtype=np.float64)
     peak = float(loads.max())
     k = demand.failover.count if demand.failover is not None else 0
+    nodes = gpus_per_node or {}
     per_unit = [
-        replicas_per_unit(
+        unit_replicas(
             demand.failover,
-            c.gpus_per_replica,
-            (gpus_per_node or {}).get(c.gpu, DEFAULT_GPUS_PER_NODE),
+            ((nodes.get(g, DEFAULT_GPUS_PER_NODE), n) for g, n in c.gpu_use),
         )
         for c in ordered
     ]
