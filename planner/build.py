@@ -4,9 +4,12 @@ Layouts: for every (model entry, GPU type) the layouts of :func:`planner.layouts
 scenario's ``tp_degrees``, then rack-scale and multi-node layouts or the offer's stated
 ``layouts``) are tried in groups of ascending GPU count. Groups below the smallest one whose
 weights fit are kept as excluded candidates ("needs … GB"); from the smallest fitting group on,
-groups are added until one meets the SLA, plus the next one (a wider replica can be more
-efficient at a tight SLA, and a two-node replica can beat a one-node one). Larger layouts are not
-considered: more GPUs per replica only add idle power once the SLA is met.
+groups are added until one meets the SLA, then each next one while it lowers the least GPU power
+or cost of serving the entry's peak of the groups before it, and the first that lowers neither (a
+wider replica can be more efficient at a tight SLA, a two-node replica can beat a one-node one,
+and a GPU with more memory meets the SLA on fewer GPUs than the layout that serves best). Wider
+layouts are not considered once a group improves on neither: more GPUs per replica then only
+add idle power and cost.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from planner.disagg.candidates import with_units
 from planner.inputs import (
     MAX_REPLICAS_PER_CANDIDATE,
     Candidate,
-    Exclusion,
     Failover,
     GpuInfo,
     ModelDemand,
@@ -31,6 +33,7 @@ from planner.inputs import (
     Provenance,
     fleet_inventory,
 )
+from planner.ladder_rule import GroupFacts, group_facts, stop_after, watched
 from planner.layouts import Shape, base_groups, grouped, more_groups, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
@@ -46,21 +49,6 @@ from predictors.core.safe_read import collector_paused
 
 class FleetSizeError(WattgpuError):
     """A load no plan within the replica limit can carry (one line per model entry)."""
-
-
-GroupFacts = tuple[bool, bool, bool]
-"""Of one evaluated group of layouts: (one fits in memory, one is feasible, one is excluded for
-a reason no wider replica can change: a scenario rule or a missing price)."""
-
-
-def _group_facts(group: Sequence[Candidate]) -> GroupFacts:
-    fits = feasible = final = False
-    for c in group:
-        code = c.exclusion
-        fits = fits or code != Exclusion.MEMORY
-        feasible = feasible or c.feasible
-        final = final or code in (Exclusion.RULE, Exclusion.NO_PRICE)
-    return fits, feasible, final
 
 
 def _valid_degrees(degrees: Iterable[int], model: str, predictor: Predictor) -> list[int]:
@@ -138,23 +126,6 @@ def _rungs(
 ONE_CALL_MAX_SPECS = 4000
 
 
-def _stop(groups: list[GroupFacts]) -> int | None:
-    """How many of a pair's evaluated groups (GPU count ascending; their :func:`_group_facts`)
-    the layout rule keeps, None when it needs the next group too (module docstring): every group
-    up to the first that fits in memory, on to the first that meets the SLA, plus the next; or
-    up to a final exclusion."""
-    fitting = 0
-    first_ok: int | None = None
-    for i, (fits, feasible, final) in enumerate(groups):
-        if fits:
-            if first_ok is None and feasible:
-                first_ok = fitting
-            fitting += 1
-        if final or (first_ok is not None and fitting > first_ok + 1):
-            return i + 1
-    return None
-
-
 def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     """Every candidate considered, in (model entry, GPU, layout) order; then the entries'
     disaggregated units, by their ``deployment`` (:mod:`planner.disagg.candidates`)."""
@@ -163,6 +134,12 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     rungs = {(e.name, g): _rungs(scenario, e, g, predictor, memo) for e, g in pairs}
     pending = {key: list(r.base) for key, r in rungs.items()}
     entries = {e.name: e for e in scenario.models}
+    watch = watched(scenario)
+    count, _ = periods(scenario)
+    peaks = {
+        e.name: (max(requests_per_s_by_period(e, count), default=0.0), e.min_replicas)
+        for e in scenario.models
+    }
     # few specs: the tp_degrees' groups all in one first call, and the groups above them of the
     # pairs that need them in one second call (the rule trims the surplus); else group by group
     first = {key: len(groups) for key, groups in pending.items()}
@@ -199,9 +176,9 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
         for key, size in sizes:
             evaluated = [next(results) for _ in range(size)]
             chosen[key].append(evaluated)
-            facts[key].append(_group_facts(evaluated))
+            facts[key].append(group_facts(evaluated, *peaks[key[0]]))
         for key in dict(sizes):
-            stop = _stop(facts[key])
+            stop = stop_after(facts[key], watch)
             if stop is not None:
                 stops[key] = stop
     out: list[Candidate] = []

@@ -87,7 +87,8 @@ def _rates(rows: pl.DataFrame) -> pl.Series:
 def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
     """The rows CSV *path* as text columns; a one-line WattgpuError naming *option* and the file
     when it is missing, huge, not UTF-8 text with LF or CRLF line ends (UTF-16, bare CR), has a
-    control character or a repeated name in its header, is malformed or lacks model or gpu."""
+    control character or a repeated name in its header, is malformed or lacks model or gpu.
+    Lines without a value in any column are dropped."""
     where = f"{option}: {path}"
     problem = file_size_problem(path, MAX_PREDICT_CSV_BYTES) or csv_head_problem(path)
     if problem is not None:
@@ -112,7 +113,15 @@ def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
     missing = [c for c in ("model", "gpu") if c not in rows.columns]
     if missing:
         raise WattgpuError(f"{where}: missing column(s) {missing}; add them")
-    return rows
+
+    # a line without a value in any column (a blank line an editor leaves at the end, or only
+    # commas) is no row, as Python's csv.DictReader and pandas read it
+    def empty(col: pl.Expr) -> pl.Expr:
+        return col.is_null() | (col.str.strip_chars() == "")
+
+    if not rows.select(empty(pl.col("model")).any()).item():  # the cheap test: one column
+        return rows
+    return rows.filter(~pl.all_horizontal(empty(pl.all())))
 
 
 def _with_rate_errors(out: pl.DataFrame, rate: pl.Series) -> pl.DataFrame:

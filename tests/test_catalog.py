@@ -362,3 +362,12 @@ def test_replaced_catalog_reads_its_own_rows_not_a_cached_copy() -> None:
     assert changed.gpu(gpu)["tdp_w"] == 2 * before
     assert cat.gpu(gpu)["tdp_w"] == before
     assert changed.memo("x") is not cat.memo("x")
+
+
+def test_the_least_catalog_memory_leaves_room_after_the_runtime_reserve() -> None:
+    """gpus.csv's memory_gb floor (a unit-mistake guard) is above what the engine's runtime
+    reserve takes at its memory utilisation: a GPU the catalog accepts has usable memory."""
+    from predictors.catalog.row_rules import GPU_RANGES
+    from predictors.physics import MEMORY_UTILISATION, RUNTIME_RESERVE_GB_PER_GPU
+
+    assert GPU_RANGES["memory_gb"][0] > RUNTIME_RESERVE_GB_PER_GPU / MEMORY_UTILISATION

@@ -548,7 +548,7 @@ def test_a_gpu_far_beyond_the_measured_specs_is_out_of_domain(tmp_path: Path) ->
     far_row, near_row, h100_row = out.iter_rows(named=True)
     assert not far_row["in_domain"]
     assert (
-        "GPU memory bandwidth 1000000.0 GB/s beyond 2 × the largest measured (8000"
+        "GPU memory bandwidth 1,000,000 GB/s beyond 2 × the largest measured (8,000 GB/s)"
         in (far_row["domain_reason"])
     ), far_row["domain_reason"]
     assert near_row["in_domain"] == h100_row["in_domain"]

@@ -167,12 +167,12 @@ def show(
     cat = load_catalog(user_catalog)
     found = _matches(cat, name)
     if not found:
-        choices: list[str] = []
-        for frame, col in ((cat.gpus, "id"), (cat.llms, "id"), (cat.regions, "region_id")):
-            choices += frame[col].to_list() + frame["aliases"].explode().drop_nulls().to_list()
+        regions = cat.regions["region_id"].to_list()
+        regions += cat.regions["aliases"].explode().drop_nulls().to_list()
+        hints = [cat.suggest("gpu", name), cat.suggest("llm", name), did_you_mean(name, regions)]
         raise UnknownIdError(
             f"unknown GPU, LLM or region '{name}'",
-            hint=did_you_mean(name, choices),
+            hint=next((h for h in hints if h), ""),
             fix="see `wattgpu catalog gpus`, `llms` or `regions` for ids",
         )
     if fmt is not OutputFormat.table:

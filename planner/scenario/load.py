@@ -84,6 +84,7 @@ def merged_scenario(
             raise WattgpuError(f"{overlay}: {exc}") from None
     problems: list[Problem] = []
     failed: list[tuple[str, str]] = []
+    before = data
     if overrides:
         data, failed = apply_overrides(data, list(overrides))
         problems += [(f"--set {shorten(item)}", message) for item, message in failed]
@@ -91,7 +92,7 @@ def merged_scenario(
     refused = {item for item, _ in failed}
     applied = [item for item in overrides if item not in refused]
     if layers or applied:
-        source: str | Callable[[str], str] = origin_of(str(path), layers, data, applied)
+        source: str | Callable[[str], str] = origin_of(str(path), layers, data, applied, before)
     else:
         source = str(path)
     return data, source, problems
@@ -152,7 +153,13 @@ def _default_catalog(data: dict[str, Any], base_dir: Path, problems: list[Proble
     user = data.get("user_catalog")
     explicit = user_catalog_path(user, base_dir) if isinstance(user, str) else None
     if explicit is not None and not explicit.is_dir():
-        problems.append(("user_catalog", f"directory {explicit} not found — fix the path"))
+        what = (
+            f"{explicit} is a file, not a directory — give the directory holding it "
+            f"({explicit.parent})"
+            if explicit.exists()
+            else f"directory {explicit} not found — fix the path"
+        )
+        problems.append(("user_catalog", what))
         explicit = None
     return load_catalog(user_catalog_dir(explicit))
 
@@ -204,7 +211,7 @@ def fill_defaults(scenario: Scenario, catalog: Catalog, problems: list[Problem])
                 scenario.tco,
             )
             if price is None:
-                problems.append(no_price_problem(gpu_id, gpu_id))
+                problems.append(no_price_problem(gpu_id, gpu_id, scenario.price_basis))
                 continue
             item["usd_per_hour"], item["price_basis"] = price.usd_per_hour, price.basis
             offers[gpu_id] = item

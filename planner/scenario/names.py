@@ -18,16 +18,14 @@ if TYPE_CHECKING:
     from predictors.catalog.store import Catalog
 
 
-def _names(frame: Any, id_column: str) -> list[str]:
-    names = [str(v) for v in frame[id_column].to_list()]
-    if "aliases" in frame.columns:
-        for aliases in frame["aliases"].to_list():
-            names += [str(a) for a in aliases or ()]
-    return names
-
-
-def _unknown(kind: str, name: str, frame: Any, id_column: str, fix: str) -> str:
-    return f"unknown {kind} '{name}'{did_you_mean(name, _names(frame, id_column))} — {fix}"
+def _unknown(kind: str, name: str, catalog: Catalog, index: str, fix: str) -> str:
+    """The problem of an unknown name: GPU and model suggestions are ids (each once, not an id
+    and its aliases); a region's are its names and ids (``Germany`` says more than ``DE``)."""
+    if index == "region":
+        choices = catalog.regions["region_id"].to_list()
+        choices += catalog.regions["aliases"].explode().drop_nulls().to_list()
+        return f"unknown {kind} '{name}'{did_you_mean(name, choices)} — {fix}"
+    return f"unknown {kind} '{name}'{catalog.suggest(index, name)} — {fix}"
 
 
 _GPU_FIX = "use a catalog GPU id or alias (`wattgpu catalog gpus` lists them)"
@@ -77,7 +75,7 @@ def _canonical_region(
     try:
         data[key] = catalog.resolve_region(region)
     except UnknownIdError:
-        msg = _unknown("region", region, catalog.regions, "region_id", _REGION_FIX)
+        msg = _unknown("region", region, catalog, "region", _REGION_FIX)
         problems.append((f"{where}.{key}" if where else key, msg))
 
 
@@ -87,7 +85,7 @@ def _gpu_id(name: Any, where: str, catalog: Catalog, problems: list[Problem]) ->
         return name
     found = catalog.try_resolve_gpu(name)
     if found is None:
-        problems.append((where, _unknown("GPU", name, catalog.gpus, "id", _GPU_FIX)))
+        problems.append((where, _unknown("GPU", name, catalog, "gpu", _GPU_FIX)))
         return name
     return found
 
@@ -119,8 +117,15 @@ def _canonical_gpus(
     return resolved
 
 
-def no_price_problem(key: Any, gpu_id: str) -> Problem:
-    """The problem of GPU offer ``gpus.<key>`` (catalog id *gpu_id*) that has no price."""
+def no_price_problem(key: Any, gpu_id: str, basis: str | None = None) -> Problem:
+    """The problem of GPU offer ``gpus.<key>`` (catalog id *gpu_id*) that has no price (on
+    price basis *basis*: ``tco`` needs a purchase price, a rental one is not enough)."""
+    if basis == "tco":
+        return (
+            format_path(["gpus", key, "purchase_price_usd"]),
+            f"price_basis tco needs a purchase price and the catalog has no list price for "
+            f"{gpu_id} — set purchase_price_usd (or usd_per_hour to price it as rented)",
+        )
     return (
         format_path(["gpus", key, "usd_per_hour"]),
         f"the catalog has no price for {gpu_id} (neither a rental nor a list price) — set "
@@ -137,7 +142,7 @@ def _canonicalize_model_entry(
         checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
         if checkpoint is None:
             where = f"models[{i}].model"
-            problems.append((where, _unknown("model", name, catalog.llms, "id", _LLM_FIX)))
+            problems.append((where, _unknown("model", name, catalog, "llm", _LLM_FIX)))
         else:
             entry["model"] = checkpoint.model_id
             if checkpoint.precision is not None and entry.get("precision") is None:

@@ -24,11 +24,14 @@ def origin_of(
     layers: Sequence[tuple[str, Any]],
     merged: Any,
     overrides: Sequence[str] = (),
+    before: Any = None,
 ) -> Callable[[str], str]:
     """A function from a problem's field path (``models[0].sla.itl_ms``) to where it was set:
     ``BASE --set PATH=VALUE`` for the last of *overrides* whose path holds the field (they apply
     last), else the last of *layers* (``(file, parsed overlay)``, in merge order) that owns it,
-    else *base*. A path it cannot read (``(top level)``, ``--set …``) is the scenario's."""
+    else *base*; a field an override created (absent from *before*, the mapping before the
+    overrides, and on the override's path: ``gpus.X`` of ``--set gpus.X.available=0``) is the
+    override's too. A path it cannot read (``(top level)``, ``--set …``) is the scenario's."""
     sets = [(item, _set_path(item)) for item in overrides]
 
     def origin(field: str) -> str:
@@ -37,7 +40,11 @@ def origin_of(
         except WattgpuError:
             return base
         for item, path in reversed(sets):
-            if path is not None and parts[: len(path)] == path:
+            if path is None:
+                continue
+            if parts[: len(path)] == path or (
+                path[: len(parts)] == parts and not _exists(before, parts)
+            ):
                 return f"{base} --set {shorten(item)}"
         for name, layer in reversed(layers):
             if _owns(layer, merged, parts):
@@ -45,6 +52,19 @@ def origin_of(
         return base
 
     return origin
+
+
+def _exists(data: Any, parts: list[str | int]) -> bool:
+    """Whether *data* holds a value at the field path *parts*."""
+    node = data
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return False
+    return True
 
 
 def _set_path(item: str) -> list[str | int] | None:

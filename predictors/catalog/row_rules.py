@@ -9,10 +9,45 @@ from typing import Any
 
 Row = dict[str, Any]
 
+#: Per GPU column: (least, most, unit, the fix for a value outside). The bounds are far outside
+#: every real accelerator's (bundled: 70-1,400 W, 16-288 GB, 300-8,000 GB/s), so a value beyond
+#: them is a unit mistake (kW for W, bytes for GB, TB/s for GB/s), not a new chip.
+GPU_RANGES: dict[str, tuple[float, float, str, str]] = {
+    "tdp_w": (10.0, 10_000.0, "W", "give the board power per GPU in watts (700 for 0.7 kW)"),
+    "memory_gb": (
+        2.0,  # tests/test_catalog.py: above the runtime reserve over the memory utilisation
+        100_000.0,
+        "GB",
+        "give the memory per GPU in GB (80, not 85899345920 bytes); below 2 GB the engine's "
+        "runtime reserve (1.5 GB, predictors.physics) leaves nothing for weights",
+    ),
+    "memory_bandwidth_gb_s": (10.0, 1e6, "GB/s", "give GB/s (3350 for 3.35 TB/s)"),
+    "fp16_tflops_dense": (0.1, 1e6, "TFLOPS", "give dense TFLOPS (989.4 for 989.4 TFLOPS)"),
+    "fp8_tflops_dense": (0.1, 1e6, "TFLOPS", "give dense TFLOPS"),
+    "int8_tops_dense": (0.1, 1e6, "TOPS", "give dense TOPS"),
+    "fp4_tflops_dense": (0.1, 1e6, "TFLOPS", "give dense TFLOPS"),
+    "interconnect_gb_s": (1.0, 1e5, "GB/s", "give the GPU-to-GPU bandwidth in GB/s (900)"),
+}
+#: Parameters above this (billions) are a raw count in a column of billions.
+MOST_PARAMS_B = 1e5
+
+
+def _ranges(
+    row: Row, ranges: dict[str, tuple[float, float, str, str]]
+) -> list[tuple[str, str, str]]:
+    out = []
+    for col, (least, most, unit, fix) in ranges.items():
+        v = row.get(col)
+        if v is None or not math.isfinite(v) or least <= v <= most:
+            continue
+        side = f"below {least:g}" if v < least else f"above {most:,.0f}"
+        out.append((col, f"{v:.6g} {unit} is {side} {unit}: a unit mistake?", fix))
+    return out
+
 
 def gpu_rules(row: Row) -> list[tuple[str, str, str]]:
     """(column, what is wrong, fix) of every cross-field rule a ``gpus.csv`` row breaks."""
-    out = []
+    out = _ranges(row, GPU_RANGES)
     base, boost = row.get("base_clock_mhz"), row.get("boost_clock_mhz")
     if base is not None and boost is not None and boost < base:
         out.append(
@@ -67,6 +102,16 @@ def gpu_rules(row: Row) -> list[tuple[str, str, str]]:
 def llm_rules(row: Row) -> list[tuple[str, str, str]]:
     """(column, what is wrong, fix) of every cross-field rule an ``llms.csv`` row breaks."""
     out = []
+    for col in ("total_params_b", "active_params_b"):
+        v = row.get(col)
+        if v is not None and v > MOST_PARAMS_B:
+            out.append(
+                (
+                    col,
+                    f"{v:.6g} billion parameters: a raw count in a column of billions?",
+                    f"give billions ({v / 1e9:.4g} for {v:.6g} parameters)",
+                )
+            )
     total, active = row.get("total_params_b"), row.get("active_params_b")
     if total is not None and active is not None:
         if active > total * 1.0001:
@@ -92,6 +137,23 @@ def llm_rules(row: Row) -> list[tuple[str, str, str]]:
                 "num_kv_heads",
                 f"{kv} KV heads exceed {heads} attention heads",
                 "num_kv_heads must be <= num_attention_heads",
+            )
+        )
+    elif heads is not None and kv is not None and kv > 0 and heads % kv:
+        out.append(
+            (
+                "num_kv_heads",
+                f"{kv} KV heads do not divide {heads} attention heads (grouped-query attention "
+                "shares each KV head among a whole number of query heads)",
+                "num_kv_heads must divide num_attention_heads (config.json num_key_value_heads)",
+            )
+        )
+    if row.get("attention_kind") == "sliding" and row.get("sliding_window") is None:
+        out.append(
+            (
+                "sliding_window",
+                f"attention_kind {row['attention_kind']} without its window",
+                "give the window in tokens (config.json sliding_window), or attention_kind full",
             )
         )
     moe_cols = ("num_experts", "num_experts_per_tok", "moe_intermediate_size")

@@ -122,6 +122,13 @@ class Catalog:
         """Region id (``DE``, ``aws:eu-central-1``) for an id or alias; UnknownIdError otherwise."""
         return self._region_index.resolve(name)
 
+    def suggest(self, kind: str, name: str, n: int = 3) -> str:
+        """' (did you mean: a, b?)' naming the *kind* (``gpu`` or ``llm``) ids whose id or an
+        alias is closest to *name*, each id once ('' when nothing is close)."""
+        index = {"gpu": self._gpu_index, "llm": self._llm_index}
+        ids = index[kind].suggest(name, n)
+        return f" (did you mean: {', '.join(ids)}?)" if ids else ""
+
     def try_resolve_gpu(self, name: str) -> str | None:
         """GPU id for a name, or None when nothing matches."""
         return self._gpu_index.try_resolve(name)
@@ -342,6 +349,11 @@ def load_catalog(user_dir: Path | None = None, *, catalog_dir: Path | None = Non
     dirs = [base]
     overlay = user_catalog_dir(user_dir)
     if overlay is not None:
+        if overlay.exists() and not overlay.is_dir():
+            raise CatalogError(
+                f"{overlay}: is a file, not a user catalog directory; fix: give the directory "
+                f"holding it ({overlay.parent})"
+            )
         if not overlay.is_dir():
             raise CatalogError(
                 f"{overlay}: user catalog directory does not exist; fix: create it, pass an "

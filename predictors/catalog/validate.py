@@ -285,40 +285,48 @@ def _read_text(path: Path) -> pl.DataFrame | str:
     return text
 
 
+def _header_problems(path: Path, names: list[str], schema: Schema) -> list[str]:
+    """Unknown columns of the header *names*, and required columns it lacks."""
+    out = [
+        problem(
+            path,
+            1,
+            name,
+            "unknown column",
+            f"remove it or rename it to one of: {', '.join(schema.names)}",
+        )
+        for name in names
+        if name not in schema.names
+    ]
+    out.extend(
+        problem(
+            path,
+            1,
+            col.name,
+            "required column is missing",
+            "add the column to the header (see catalogs/README.md)",
+        )
+        for col in schema.columns
+        if col.name not in names and col.required
+    )
+    return out
+
+
 def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[str]]:
     """Read and check one catalog file: (typed rows, their row numbers, problems)."""
     text = _read_text(path)
     if isinstance(text, str):
         return [], [], [text]
     hits, problems = _control_cells(path, text)
-    cols = {c.name: c for c in schema.columns}
-    for name in text.columns:
-        if name not in cols:
-            problems.append(
-                problem(
-                    path,
-                    1,
-                    name,
-                    "unknown column",
-                    f"remove it or rename it to one of: {', '.join(schema.names)}",
-                )
-            )
-    for col in schema.columns:
-        if col.name not in text.columns and col.required:
-            problems.append(
-                problem(
-                    path,
-                    1,
-                    col.name,
-                    "required column is missing",
-                    "add the column to the header (see catalogs/README.md)",
-                )
-            )
+    problems.extend(_header_problems(path, text.columns, schema))
     rows: list[Row] = []
     lines: list[int] = []
     for index, raw_row in enumerate(text.iter_rows(named=True)):
         line = index + 2
+        if all(not (v or "").strip() for v in raw_row.values()):
+            continue  # a blank line (an editor's trailing newline) is no row, as for csv
         row: Row = {}
+        bad: set[str] = set()  # columns whose cell is reported: no cross-field echo of them
         for col in schema.columns:
             raw = raw_row.get(col.name)
             raw = raw.strip() if isinstance(raw, str) else None
@@ -338,10 +346,12 @@ def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[s
             if error is not None:
                 fix = "use one of the allowed values" if col.enum else f"correct {col.name}"
                 problems.append(problem(path, line, col.name, error, fix))
+                bad.add(col.name)
             row[col.name] = value
         for rule in schema.rules:
             for column, what, fix in rule(row):
-                problems.append(problem(path, line, column, what, fix))
+                if column not in bad:
+                    problems.append(problem(path, line, column, what, fix))
         rows.append(row)
         lines.append(line)
     return rows, lines, problems

@@ -63,6 +63,7 @@ GPU_SPECS: tuple[tuple[str, str, str], ...] = (
     ("memory_bandwidth_gb_s", "memory bandwidth", "GB/s"),
     ("fp16_tflops_dense", "16-bit dense compute", "TFLOPS"),
     ("memory_gb", "memory", "GB"),
+    ("tdp_w", "board power (TDP)", "W"),
 )
 #: How far beyond the measured GPUs' specs a GPU may lie and still be in the domain (a factor
 #: on the largest and the smallest): physics carries the transfer between measured GPUs and a
@@ -84,34 +85,42 @@ def measured_spec_ranges(card: Mapping[str, Any], gpus: pl.DataFrame) -> dict[st
 
 
 def _spec_checks(feats: pl.DataFrame, ranges: Mapping[str, tuple]) -> list[Check]:
-    """A message where a GPU spec lies beyond :data:`GPU_SPEC_MARGIN` × the measured range."""
+    """A message where a GPU spec lies beyond :data:`GPU_SPEC_MARGIN` × the measured range,
+    the value written once per distinct value (4 significant digits, never a float's tail)."""
     checks = []
     for col, shown, unit in GPU_SPECS:
         if col not in ranges or col not in feats.columns:
             continue
         lo, hi = ranges[col]
         value = pl.col(col).cast(pl.Float64)
-        checks.append(
-            Check(
-                (value > hi * GPU_SPEC_MARGIN).fill_null(False),
-                pl.format(
-                    f"GPU {shown} {{}} {unit} beyond {GPU_SPEC_MARGIN:g} × the largest measured "
-                    f"({hi:.4g} {unit})",
-                    value.round_sig_figs(4),
-                ),
+        for beyond, text in (
+            (
+                value > hi * GPU_SPEC_MARGIN,
+                f"beyond {GPU_SPEC_MARGIN:g} × the largest measured ({_spec(hi)} {unit})",
+            ),
+            (
+                value < lo / GPU_SPEC_MARGIN,
+                f"below 1/{GPU_SPEC_MARGIN:g} of the smallest measured ({_spec(lo)} {unit})",
+            ),
+        ):
+            values = feats.filter(beyond)[col].cast(pl.Float64).unique().drop_nulls().to_list()
+            lines = {v: f"GPU {shown} {_spec(v)} {unit} {text}" for v in values}
+            checks.append(
+                Check(
+                    beyond.fill_null(False),
+                    value.replace_strict(lines, default=None, return_dtype=pl.String),
+                )
             )
-        )
-        checks.append(
-            Check(
-                (value < lo / GPU_SPEC_MARGIN).fill_null(False),
-                pl.format(
-                    f"GPU {shown} {{}} {unit} below 1/{GPU_SPEC_MARGIN:g} of the smallest measured "
-                    f"({lo:.4g} {unit})",
-                    value.round_sig_figs(4),
-                ),
-            )
-        )
     return checks
+
+
+def _spec(value: float) -> str:
+    """*value* to 4 significant digits with thousands separators, never a float's tail
+    (``85,900,000,000``, ``0.5``, ``3,351``)."""
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return f"{value:.4g}"
+    rounded = float(f"{value:.4g}")
+    return f"{int(rounded):,}" if rounded.is_integer() else f"{rounded:,}"
 
 
 def domain_reasons(
