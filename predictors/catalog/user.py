@@ -57,7 +57,8 @@ def check_names(row: dict[str, Any]) -> None:
         if taken is not None:
             raise WattgpuError(
                 f"{option} {shown}: already names the bundled model {taken} — choose another "
-                "name (the bundled row is used as it is)"
+                "name (import-hf adds models; to replace the bundled row, give a user llms.csv "
+                "row with its id, catalogs/README.md)"
             )
 
 
