@@ -27,7 +27,6 @@ import numpy as np
 import polars as pl
 
 from planner.inputs import Candidate, Exclusion, layout_text, ms_over
-from predictors import physics
 from predictors.api import Predictor
 from predictors.serving.curves import CURVE_B, interp_rows, step_time_s
 from predictors.serving.grid import ServingTable, serving_table
@@ -302,17 +301,16 @@ def _one(
     error = table.error[i]
     if not table.fits[i] or (error == "" and max_batch < 1):
         usable = table.kv_budget_gb[i] + table.weights_gb[i]
-        reserve = physics.RUNTIME_RESERVE_GB_PER_GPU * spec.gpus
         memory = {
             "code": Exclusion.MEMORY,
             "memory_needed_gb": float(table.weights_gb[i]),
             "memory_usable_gb": float(usable),
         }
         if table.weights_gb[i] > usable or error:
-            return _infeasible(
+            return _infeasible(  # usable: after the runtime reserve, as predict says it
                 spec,
-                f"needs {table.weights_gb[i] + reserve:.0f} GB for weights, has "
-                f"{usable + reserve:.0f} GB usable on {spec.gpus}× {spec.gpu}"
+                f"needs {table.weights_gb[i]:.0f} GB for weights, has "
+                f"{usable:.0f} GB usable on {spec.gpus}× {spec.gpu}"
                 + ("" if spec.gpus == spec.tp else f" (TP {_shape(spec)})"),
                 **memory,  # type: ignore[arg-type]
             )

@@ -8,10 +8,15 @@
 * Node failover of a disaggregated unit mixing two GPU types counted the units a lost node
   takes out on the decode type's node size and the unit's GPUs of both types (8 // 2 = 4 units
   of 1 L40S + 1 L4), though eight units fill one node of each type.
+* Round 12b (layouts): ``data_parallel`` above 1 on a dense model was accepted and predicted
+  inconsistently (DP 8 at batch 128 slower than one copy at batch 16); the plan's "needs … GB for
+  weights, has … GB usable" added the runtime reserve to both, so it disagreed with predict's.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -21,7 +26,7 @@ import yaml
 from planner.build import planning_inputs
 from planner.scenario.load import scenario_from_dict
 from predictors.api import Predictor
-from tests.cli_runner import plan_text, run_cli
+from tests.cli_runner import one_error_line, plan_text, run_cli
 
 SMALL = """\
 name: small
@@ -127,3 +132,55 @@ def test_a_saved_plan_with_node_failover_of_mixed_units_recomputes(tmp_path: Pat
     assert result.code == 0, result.err
     result = run_cli("report", str(plan), "-f", "json", "--pareto-points", "0")
     assert result.code == 0, result.err
+
+
+# --- round 12b: layouts ------------------------------------------------------------------------
+
+
+def test_data_parallel_on_a_dense_model_is_refused(tmp_path: Path) -> None:
+    """Attention DP is for MoE models; a dense model's DP copies are separate replicas (DP 8 at
+    batch 128 predicted 16.6 ms where one copy at batch 16 is 10.9 ms)."""
+    args = ("--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100-SXM5-80GB")
+    result = run_cli("predict", *args, "--gpu-count", "8", "--data-parallel", "8")
+    one_error_line(result, "data_parallel:", "is dense", "separate replicas")
+    rows = tmp_path / "rows.csv"
+    rows.write_text(
+        "model,gpu,gpu_count,data_parallel\n"
+        "meta-llama/Llama-3.1-8B-Instruct,H100-SXM5-80GB,8,8\n"
+        "Qwen/Qwen3-30B-A3B,H100-SXM5-80GB,8,8\n",
+        encoding="utf-8",
+    )
+    result = run_cli("predict", "--input", str(rows))
+    assert result.code == 0, result.err
+    dense, moe = csv.DictReader(io.StringIO(result.out))
+    assert dense["error"].startswith("data_parallel:") and dense["itl_s"] == ""
+    assert moe["error"] == "" and moe["data_parallel"] == "8"
+    scenario = {
+        **MIXED,
+        "deployment": "aggregated",
+        "failover": None,
+        "gpus": {"H100-SXM5-80GB": {"layouts": [{"gpu_count": 16, "data_parallel": 2}]}},
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario), encoding="utf-8")
+    one_error_line(run_cli("validate", str(path)), "layouts[0]: data_parallel:", "is dense")
+
+
+def test_plan_and_predict_state_the_same_usable_memory(tmp_path: Path) -> None:
+    """Llama-3.1-70B on one H100: predict says 75.8 GB usable; the plan's candidate said 77 GB
+    (the runtime reserve added back) and 143 GB 'for weights'."""
+    result = run_cli(
+        "predict", "--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100-SXM5-80GB"
+    )
+    usable = float(re.findall(r"has ([\d.]+) GB usable", one_error_line(result))[0])
+    scenario = {
+        **MIXED,
+        "deployment": "aggregated",
+        "failover": None,
+        "gpus": {"H100-SXM5-80GB": {"tp_degrees": [1, 2, 4]}},
+        "models": [{**MIXED["models"][0], "model": "meta-llama/Llama-3.1-70B-Instruct"}],  # type: ignore[index]
+    }
+    result, plan = plan_text(tmp_path, yaml.safe_dump(scenario), "--candidates", "all")
+    assert result.code == 0, result.err
+    (reason,) = [c["reason"] for c in json.loads(plan.read_text())["candidates"] if c["tp"] == 1]
+    assert f"has {usable:.0f} GB usable on 1× H100-SXM5-80GB" in reason, reason

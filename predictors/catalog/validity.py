@@ -23,8 +23,9 @@ of batch predict; nothing here raises on bad configurations):
   scale-out network, see docs/method.md).
 * **Size.** At most :data:`MAX_NODES` nodes or :data:`MAX_DOMAINS` NVLink domains per replica,
   whichever holds more GPUs (HGX: 64, GB200 NVL72: 144).
-* **Splits.** ``gpu_count`` must be a multiple of PP × DP; PP at most the model's layers; EP of a
-  dense model is 1; EP at most the model's experts and a divisor of TP × DP.
+* **Splits.** ``gpu_count`` must be a multiple of PP × DP; PP at most the model's layers; EP and
+  DP of a dense model are 1 (its data-parallel copies are separate replicas); EP at most the
+  model's experts and a divisor of TP × DP.
 """
 
 from __future__ import annotations
@@ -218,7 +219,7 @@ def layout_problems(
             what = (
                 f"does not divide the {heads} attention heads"
                 if heads % tp
-                else f"and the {kv} KV heads do not divide each other"
+                else f"neither divides nor is divided by the {kv} KV heads"
             )
             keep = (
                 _data_parallel_instead(llm, gpu, gpu_count, layout.pp, expert_parallel)
@@ -248,12 +249,21 @@ def layout_problems(
 
 def _expert_problems(llm: Mapping[str, Any], layout: Layout) -> list[str]:
     if not llm.get("is_moe"):
+        out = []
         if layout.ep != 1:
-            return [
+            out.append(
                 f"expert_parallel: {llm.get('id')} is a dense model (no experts); leave "
                 "expert_parallel empty or 1"
-            ]
-        return []
+            )
+        if layout.dp != 1:
+            out.append(
+                f"data_parallel: attention data parallelism splits a mixture-of-experts "
+                f"model's attention over ranks that share its experts; {llm.get('id')} is dense, "
+                f"so its {layout.dp} data-parallel copies are separate replicas: leave "
+                f"data_parallel empty or 1 and give each copy's GPUs "
+                f"({layout.tp * layout.pp}) and batch"
+            )
+        return out
     experts = int(llm.get("num_experts") or 1)
     stage = layout.tp * layout.dp
     if layout.ep > experts:

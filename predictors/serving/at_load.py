@@ -80,7 +80,9 @@ def at_load(predictor: Predictor, rows: pl.DataFrame, result: pl.DataFrame) -> p
         if over[j]:
             errors[i] = (
                 f"requests_per_s: {lam[j]:g} is more than one replica carries "
-                f"({top[j]:.3g} req/s at its memory/engine limit of "
-                f"{int(table.curves.max_batch[j])} sequences); raise gpu_count or lower the rate"
+                f"({top[j]:.3g} req/s at its largest useful batch of "
+                f"{int(table.curves.max_batch[j])} sequences: the least of what memory holds, "
+                "the engine's maximum and where throughput stops rising); raise gpu_count or "
+                "lower the rate"
             )
     return result.with_columns(*columns.values(), pl.Series("error", errors, dtype=pl.String))
