@@ -8,10 +8,10 @@ one group above the smallest that meets the SLA as an aggregated replica): for d
 smallest that fits and the smallest that meets the SLA (else the widest that fits); for prefill
 workers these and the widest that fits. A wider worker prefills and decodes faster: a decode
 worker needs the ITL SLA, a prefill worker's time sets the TTFT; wider ones only add idle GPUs.
-Both sides may use the same type or, among the :data:`MIXED_TYPES` types whose aggregated
-replicas need the least energy per request, different ones. So an entry with ``T`` usable types
-tries at most ``6 · (T + M·(M − 1)) · len(WORKER_RATIOS)`` units (``M`` = min(T,
-MIXED_TYPES)); each is one replica of its candidate.
+Both sides may use the same type or different ones: any two usable types while there are at most
+:data:`MIXED_TYPES`, else two of the :data:`MIXED_TYPES` whose aggregated replicas need the least
+energy per request. So an entry with ``T`` usable types tries at most ``6 · (T + M·(M − 1)) ·
+len(WORKER_RATIOS)`` units (``M`` = min(T, MIXED_TYPES)); each is one replica of its candidate.
 """
 
 from __future__ import annotations
@@ -36,9 +36,12 @@ WORKER_RATIOS: tuple[tuple[int, int], ...] = (
 )
 
 
-#: GPU types whose pools may be mixed in one unit: those whose aggregated replicas need the
-#: least energy per request at capacity (every usable type still gets same-type units).
-MIXED_TYPES = 3
+#: GPU types whose pools may be mixed in one unit: every usable type while an entry has at most
+#: this many, else this many whose aggregated replicas need the least energy per request at
+#: capacity (every usable type still gets same-type units). Up to it the units tried do not
+#: depend on which other types are offered, so offering one more type never removes a unit
+#: (a plan never gets worse, or infeasible, for a longer offer); above it they may.
+MIXED_TYPES = 6
 
 
 @dataclass(frozen=True)

@@ -87,10 +87,10 @@ def plan_from(
         breakdown["carbon_kg_weight"] = weights.per_carbon_kg
     if relaxed:
         gap = relative_gap(breakdown["objective"], raw.bound)
-        status = (
-            PlanStatus.OPTIMAL if gap is not None and gap <= inputs.relative_gap else raw.status
-        )
-        status = PlanStatus.FEASIBLE if status != PlanStatus.OPTIMAL else status
+        # optimal only when the re-priced plan is within the target gap of the relaxation's
+        # bound (the relaxation's own "optimal" says nothing of the re-priced plan)
+        ok = gap is not None and gap <= inputs.relative_gap
+        status = PlanStatus.OPTIMAL if ok else PlanStatus.FEASIBLE
         raw = replace(raw, status=status, objective=breakdown["objective"])
     info = SolveInfo(
         raw.seconds, relative_gap(raw.objective, raw.bound), raw.bound, raw.objective, solver
