@@ -27,6 +27,7 @@ import yaml
 
 from predictors.core.paths import catalogs_dir
 from tests.cli_runner import one_error_line, run_cli
+from tests.test_cli_catalog import LLM_ROW, write
 
 LLAMA70 = "meta-llama/Llama-3.1-70B-Instruct"
 
@@ -84,30 +85,6 @@ def test_blank_lines_are_no_rows(tmp_path: Path) -> None:
     assert row["error"] == "" and float(row["itl_s"]) > 0
 
 
-LLM = {
-    "id": "me/dense-8b",
-    "aliases": "",
-    "family": "llama",
-    "model_type": "llama",
-    "total_params_b": "8.03",
-    "active_params_b": "8.03",
-    "num_layers": "32",
-    "hidden_size": "4096",
-    "num_attention_heads": "32",
-    "num_kv_heads": "8",
-    "head_dim": "128",
-    "intermediate_size": "14336",
-    "vocab_size": "128256",
-    "max_position_embeddings": "131072",
-    "default_dtype": "bf16",
-    "is_moe": "false",
-    "attention_kind": "full",
-    "sliding_window": "",
-    "tie_word_embeddings": "false",
-    "source": "test",
-}
-
-
 @pytest.mark.parametrize(
     ("changes", "column", "says"),
     [
@@ -124,11 +101,7 @@ def test_llm_rows_that_cannot_be_right_are_refused(
     tmp_path: Path, changes: dict[str, str], column: str, says: str
 ) -> None:
     folder = tmp_path / "cat"
-    folder.mkdir()
-    row = {**LLM, **changes}
-    (folder / "llms.csv").write_text(
-        ",".join(row) + "\n" + ",".join(row.values()) + "\n", encoding="utf-8"
-    )
+    write(folder / "llms.csv", [{**LLM_ROW, **changes}])
     result = run_cli("catalog", "validate", str(folder))
     assert result.code == 1
     assert any(f"column '{column}'" in x and says in x for x in result.errors), result.errors
