@@ -296,7 +296,13 @@ UNIT_EDITS: list[tuple[str, Edit, str]] = [
     (
         "gpus_held",
         _pool("candidates", "gpus_per_worker", 64),
-        ".gpus_per_replica: 16, but its pools' workers hold 72 GPUs",
+        # the numbers follow the plan's first unit candidate (they change with the predictors)
+        ".gpus_per_replica: ",
+    ),
+    (
+        "gpus_held_said",
+        _pool("candidates", "gpus_per_worker", 64),
+        ", but its pools' workers hold ",
     ),
     (
         "decode_gpu",  # a type of the plan's inventory (another one is named as such too)

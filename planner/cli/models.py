@@ -114,6 +114,7 @@ def evaluate(
     from predictors.training.layout_report import by_layout
     from predictors.training.stability import seed_stability
     from predictors.training.train import prepare
+    from predictors.training.unseen_rank import same_model_tau
 
     (ms, catalog), directory = _load_table(data)
     frame = prepare(ms.table, catalog)
@@ -128,6 +129,7 @@ def evaluate(
 
         long = run(frame, progress=step)
         stability = seed_stability(frame, progress=step)
+        same_model = same_model_tau(frame, progress=step)
     summary = summarise(long)
     seconds = time.perf_counter() - start
     meta = {
@@ -141,6 +143,7 @@ def evaluate(
         "method": _method_text(),
         "dominance": _dominance(),
         "stability": stability,
+        "same_model_tau": same_model,
         "unseen_protocol": unseen_protocol(long),
         "layouts": by_layout(long, frame, Predictor.load(catalog=catalog)),
     }

@@ -6,7 +6,8 @@
   regression on every training row;
 * ``f``: XGBoost on :data:`predictors.feature_sets.ITL_RESIDUAL_FEATURES` (workload, LLM, engine,
   precision, measurement source; never a GPU column), monotone non-decreasing in batch, context
-  and parameters. For a given workload it is the same number on every GPU, so the ratio of two
+  and parameters, trained on the log residual less each measured GPU's own level
+  (:func:`gpu_level`). For a given workload it is the same number on every GPU, so the ratio of two
   GPUs' ITL is the ratio of their step times: a GPU at least as strong in bandwidth, FLOPS and
   interconnect is never predicted slower;
 * ``floor``: the step's bytes at :data:`ETA_BW_MAX` of peak bandwidth and its FLOPs at
@@ -45,6 +46,36 @@ RESIDUAL_BOUNDS = (math.log(0.25), math.log(4.0))
 
 
 _STEP_CACHE: dict[str, StepParams] = {}
+
+
+def gpu_level(frame: pl.DataFrame, z: np.ndarray) -> np.ndarray:
+    """Each row's GPU level: how far its (GPU, source) median of *z* lies from the median of
+    those medians over the source's GPUs (0 where the frame names no GPU or source).
+
+    The residual trees learn ``z`` minus this level: what the step model misses in the same way
+    on every GPU of a source (its protocol, the workload's shape). A measured GPU's own level is
+    unknowable for a GPU nobody measured, and trees that learn it pass it on, weighted by row
+    counts, to the GPUs beside it: held out, a GPU then inherits the levels of the others and
+    not its own, which pushes the ratio of two GPUs' predictions against the measured one.
+    The median over GPUs is the typical measured GPU and moves little when one is left out.
+    """
+    if "gpu" not in frame.columns or "source" not in frame.columns:
+        return np.zeros(frame.height)
+    rows = frame.select(
+        pl.col("gpu").cast(pl.String).fill_null(""),
+        pl.col("source").cast(pl.String).fill_null(""),
+        pl.Series("z", z),
+    )
+    per_gpu = (
+        rows.filter(pl.col("z").is_finite())
+        .group_by("gpu", "source")
+        .agg(pl.col("z").median().alias("gpu_median"))
+    )
+    per_gpu = per_gpu.with_columns(
+        (pl.col("gpu_median") - pl.col("gpu_median").median().over("source")).alias("level")
+    )
+    joined = rows.join(per_gpu, on=["gpu", "source"], how="left", maintain_order="left")
+    return np.asarray(joined["level"].fill_null(0.0).to_numpy(), dtype=np.float64)
 
 
 def _cached_step_fit(frame: pl.DataFrame, y: np.ndarray) -> StepParams:
@@ -111,7 +142,7 @@ class PhysicsItlEstimator:
         if self.num_boost_round <= 0:
             self.booster = None
             return self
-        label = np.clip(z[ok], *RESIDUAL_BOUNDS)
+        label = np.clip((z - gpu_level(frame, z))[ok], *RESIDUAL_BOUNDS)
         self.booster = train_booster(
             self._xgb_params(), frame, self.features, ok, label, self.num_boost_round
         )

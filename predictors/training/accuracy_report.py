@@ -127,6 +127,7 @@ def render(
         "",
     ]
     lines += _nvdc_section(summary, meta.get("unseen_protocol"))
+    lines += _same_model_section(summary, meta.get("same_model_tau"))
     lines += layout_section(meta.get("layouts"))
     lines += _stability_section(meta.get("stability"))
     lines += _dominance_section(meta.get("dominance"))
@@ -270,6 +271,35 @@ def _nvdc_section(summary: pl.DataFrame, unseen: pl.DataFrame | None = None) -> 
             " Rows left out because their source was measured on the held-out GPU only (holding "
             "that GPU out removes the protocol from training altogether): " + "; ".join(parts) + "."
         )
+    return [*lines, ""]
+
+
+def _same_model_section(summary: pl.DataFrame, same: pl.DataFrame | None) -> list[str]:
+    """τ GPU of the held-out GPU ranked among the measured ones by one model (a diagnostic)."""
+    if same is None or same.is_empty():
+        return []
+    lines = [
+        "### Ranking an unseen GPU among measured ones with one model (diagnostic)",
+        "",
+        "The τ GPU above ranks GPUs each predicted by a different model (GPU A by the model "
+        "trained without A, GPU B by the one without B), so it also counts how much the models "
+        "of two folds disagree. A user ranks a GPU nobody measured against measured GPUs "
+        "through one model. Here every LOGO fold's model predicts its held-out GPU and the other "
+        "GPUs of each (LLM, workload) group the held-out GPU is in; τ compares that ranking with "
+        "the measured one (`predictors/training/unseen_rank.py`; a group of k GPUs counts once "
+        "per GPU held out). Not the target: the targets are judged on the τ above.",
+        "",
+    ]
+    body = []
+    for r in same.iter_rows(named=True):
+        split = "logo-nvidia-dc" if r["scope"] == "nvidia_dc" else "logo"
+        other = _metric(summary, r["target"], split, "ours", "kendall_tau_gpu")
+        scope = "NVIDIA datacenter GPUs" if r["scope"] == "nvidia_dc" else "all GPUs"
+        body.append([r["target"], scope, _fmt(r["tau_gpu"], 3), str(r["groups"]), _fmt(other, 3)])
+    lines += _table(
+        ["target", "GPUs", "τ GPU, one model per fold", "(fold, group) pairs", "τ GPU above"],
+        body,
+    )
     return [*lines, ""]
 
 
