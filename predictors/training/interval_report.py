@@ -137,7 +137,7 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "than 2025 22.7 → 21.9 %; but LOLO 23.6 → 24.8 % (NVIDIA DC 22.6 → 22.7 %) and 5-fold CV "
     "17.7 → 18.1 %. Alternating the level and the trees two or three times (19.9 % at τ 0.576, "
     "19.5 % at 0.520) was not adopted: no better than once, and noisier. The τ GPU of one "
-    "model per fold (the section above the seed table) was added in the same change, as a "
+    "model per fold (its section under the issue-9 targets) was added in the same change, as a "
     "diagnostic, not a target.",
 )
 
