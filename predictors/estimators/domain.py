@@ -71,9 +71,46 @@ GPU_SPECS: tuple[tuple[str, str, str], ...] = (
 GPU_SPEC_MARGIN = 2.0
 
 
+#: The catalog specs each measured GPU is recorded with in the model card (``domain.gpu_specs``,
+#: :func:`recorded_specs`): a catalog that gives a measured GPU's id other values (a user catalog
+#: row for a power-capped or re-rated board) describes a GPU nobody measured.
+MEASURED_SPEC_COLUMNS: tuple[str, ...] = (
+    "memory_bandwidth_gb_s",
+    "fp16_tflops_dense",
+    "fp8_tflops_dense",
+    "fp4_tflops_dense",
+    "memory_gb",
+    "tdp_w",
+    "idle_power_w",
+    "interconnect_gb_s",
+)
+#: Relative difference below which a spec counts as the recorded one (CSV round trips).
+SPEC_REL_TOL = 1e-6
+
+
+def recorded_specs(frame: pl.DataFrame) -> dict[str, dict[str, float | None]]:
+    """Per GPU of *frame* (rows with catalog specs joined), its :data:`MEASURED_SPEC_COLUMNS`
+    values (None where the catalog gives none), for the model card."""
+    cols = [c for c in MEASURED_SPEC_COLUMNS if c in frame.columns]
+    first = frame.group_by("gpu").agg(pl.col(c).cast(pl.Float64).first() for c in cols)
+    return {
+        str(r["gpu"]): {c: (None if r[c] is None else float(r[c])) for c in cols}
+        for r in first.sort("gpu").iter_rows(named=True)
+    }
+
+
 def measured_spec_ranges(card: Mapping[str, Any], gpus: pl.DataFrame) -> dict[str, tuple]:
     """Per spec of :data:`GPU_SPECS`, the (smallest, largest) value over the card's measured
-    GPUs, read from the catalog table *gpus* (empty when none of them is in it)."""
+    GPUs: the values the card recorded them with (``domain.gpu_specs``), else (a card from
+    before they were recorded) read from the catalog table *gpus*; empty when none is known."""
+    recorded = card.get("domain", {}).get("gpu_specs")
+    if recorded:
+        out_recorded: dict[str, tuple] = {}
+        for col, _, _ in GPU_SPECS:
+            known = [float(v[col]) for v in recorded.values() if v.get(col) is not None]
+            if known:
+                out_recorded[col] = (min(known), max(known))
+        return out_recorded
     measured = gpus.filter(pl.col("id").is_in(card.get("domain", {}).get("gpus", [])))
     out: dict[str, tuple] = {}
     for col, _, _ in GPU_SPECS:
@@ -164,6 +201,18 @@ def gpu_measured(card: Mapping[str, Any], feats: pl.DataFrame) -> list[bool]:
 
 
 def gpu_measured_series(card: Mapping[str, Any], feats: pl.DataFrame) -> pl.Series:
-    """:func:`gpu_measured` as a Boolean series."""
+    """:func:`gpu_measured` as a Boolean series: the GPU had training rows and the row's catalog
+    gives it the specs it was measured with (``domain.gpu_specs``, where the card records them)."""
     measured = card.get("domain", {}).get("gpus", [])
-    return feats.select(pl.col("gpu").is_in(measured).fill_null(False)).to_series()
+    same = pl.col("gpu").is_in(measured).fill_null(False)
+    recorded = card.get("domain", {}).get("gpu_specs") or {}
+    for col in MEASURED_SPEC_COLUMNS:
+        if col not in feats.columns or not recorded:
+            continue
+        mapping = {g: specs.get(col) for g, specs in recorded.items()}
+        expected = pl.col("gpu").replace_strict(mapping, default=None, return_dtype=pl.Float64)
+        value = pl.col(col).cast(pl.Float64)
+        close = (value - expected).abs() <= SPEC_REL_TOL * expected.abs()
+        both_missing = value.is_null() & expected.is_null()
+        same = same & (close.fill_null(False) | both_missing)
+    return feats.select(same.alias("gpu_measured")).to_series()

@@ -18,6 +18,7 @@ import polars as pl
 
 from predictors.catalog.store import Catalog
 from predictors.estimators import artifacts
+from predictors.estimators.domain import recorded_specs
 from predictors.features import add_features, join_specs
 from predictors.measurements.schema import LAYOUT_COLUMNS
 from predictors.training.decode_rows import split_disaggregated
@@ -85,6 +86,7 @@ def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
         "ranges": ranges,
         "gpus": sorted(frame["gpu"].unique().to_list()),
         "models": sorted(frame["model"].unique().to_list()),
+        "gpu_specs": recorded_specs(frame),
     }
 
 
