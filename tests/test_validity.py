@@ -62,7 +62,9 @@ def test_predict_reports_invalid_configurations_per_row() -> None:
     ("count", "message"),
     [
         ("12", "tensor parallelism 12 does not divide the 32 attention heads"),
-        ("100000", "must be a whole number from 1 to 144"),
+        ("100000", "100000 GPUs exceed the 64 of one replica of H100-SXM5-80GB (8 nodes of 8)"),
+        ("216", "216 GPUs exceed the 64 of one replica of H100-SXM5-80GB"),
+        ("100001", "must be a whole number from 1 to 100,000"),
         ("3", "does not divide the 32 attention heads"),
     ],
 )

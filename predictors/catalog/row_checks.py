@@ -31,11 +31,12 @@ RESOLVED_LAYOUT_COLUMNS: tuple[str, ...] = (
     "data_parallel",
     "expert_parallel",
 )
-#: Largest value accepted per numeric input column (a row above it gets an error): more GPUs per
-#: replica than two NVL72 racks (the bound of each GPU type is checked with the layout), more
-#: sequences or tokens than any serving engine handles.
+#: Largest value accepted per numeric input column (a row above it gets an error): a GPU count
+#: that can only be a typing mistake (below it, the GPU type's own bound is checked with the
+#: layout and named: "216 GPUs exceed the 144 of one replica of GB200 (2 NVLink domains of 72)"),
+#: more sequences or tokens than any serving engine handles.
 MAX_VALUES: dict[str, float] = {
-    "gpu_count": validity.MAX_DEGREE,
+    "gpu_count": 100_000,
     "batch_size": 65_536,
     "input_tokens": 10_000_000,
     "output_tokens": 10_000_000,
