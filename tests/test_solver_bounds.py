@@ -181,3 +181,29 @@ def test_pricing_without_the_search_finds_what_the_search_finds(seed: int) -> No
         found.bound,
         found.complete,
     )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_search_cut_by_its_deadline_keeps_a_valid_bound(seed: int) -> None:
+    """Past its deadline the exact search routes nothing more (the time limit of column
+    generation): it answers its start vector's cost, a bound no higher than the brute-force
+    optimum, and price_block does not keep the cut answer for the same prices."""
+    block, pn, pt = _block(1300 + seed)
+    vectors = every_vector(block)
+    least = min(_cost(block, n, pn, pt) for n in vectors)
+    start = pricing.first_vector(block, pn, pt)
+    assert start is not None
+    sb = decompose.search_block(block)
+    watts = lambda n: decompose.load_watts(block, n)  # noqa: E731
+    full = search.cheapest(sb, pn, pt, start, watts)
+    cut = search.cheapest(sb, pn, pt, start, watts, deadline=0.0)  # long past
+    assert cut.cost == pytest.approx(_cost(block, start, pn, pt), rel=1e-12)
+    assert cut.bound <= least * (1 + 1e-9) + 1e-9
+    assert full.cost <= cut.cost * (1 + 1e-12) + 1e-12
+    fresh = dataclasses.replace(block)  # an empty memo
+    early = price_block(fresh, pn, pt, deadline=0.0)
+    assert early is not None and early.bound <= least * (1 + 1e-9) + 1e-9
+    kept = [v for k, v in fresh.memo.items() if isinstance(k, tuple) and k[0] == "price"]
+    assert all(v.complete for v in kept)  # only a proven answer outlives its deadline
+    priced = price_block(fresh, pn, pt)  # no deadline: the full search
+    assert priced is not None and priced.cost == pytest.approx(full.cost, rel=1e-12)

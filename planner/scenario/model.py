@@ -98,8 +98,9 @@ class Scenario(StrictModel):
     """Plan against the upper bound of the predicted ITL interval instead of the point
     prediction."""
     time_limit_s: float = Field(60.0, gt=0, le=MAX_TIME_LIMIT_S)
-    """Solver time limit in seconds; the plan reports the gap reached. A step under way (one
-    exact pricing of a model entry, seconds on long power curves) ends before the solver stops."""
+    """Solver time limit in seconds; the plan reports the gap reached. The exact pricing search
+    stops at the limit with a valid bound; a step under way (one replica vector's routing, up to
+    about 0.2 s on long power curves) ends before the solver stops."""
     engine: Engine = "vllm"
     """Serving engine the predictions assume: vllm, tensorrt-llm, sglang, deepspeed-mii,
     hf-transformers or llama.cpp (aliases such as trtllm are accepted)."""

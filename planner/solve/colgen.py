@@ -120,7 +120,7 @@ def _seed(dec: Decomposition, pool: Pool, first: list[Column]) -> None:
             pool.add(dec.column(b, best[1]))
 
 
-def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
+def _price(dec: Decomposition, pool: Pool, cg_deadline: float, deadline: float) -> Priced | None:
     """Column generation until no column prices out, the LP gap closes or time runs out.
 
     Rounds alternate: fast rounds price each model with the merit-order DP over the counts that
@@ -128,7 +128,8 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
     with exact routing; it may miss columns, so it gives no bound); when a fast round
     adds nothing (or time is up), an exact round prices every model by the exact search, whose
     lower bounds give the Lagrangian bound. The loop stops after an exact round that adds
-    nothing, closes the LP gap or ends past the deadline.
+    nothing, closes the LP gap or ends past *cg_deadline*; an exact search routes no vector
+    past *deadline* (the time limit), its bound still valid.
     """
     inputs = dec.inputs
     bound = -math.inf
@@ -150,7 +151,7 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float) -> Priced | None:
                 break
             price_n, price_t = dec.prices(b, y_gpu, y_power, y_b)
             conv = sigma[dec.group[b]]
-            priced = round_column(block, price_n, price_t, conv, exact)
+            priced = round_column(block, price_n, price_t, conv, exact, deadline)
             if priced is None:
                 if not dec.regional:
                     return None
@@ -350,7 +351,7 @@ def _column_generation(
             return _no_plan(start, peak_message(peak.bound_kw, cap_kw))
         for col in peak.columns:
             pool.add(col)
-    priced = _price(dec, pool, cg_deadline)
+    priced = _price(dec, pool, cg_deadline, deadline)
     if priced is None:
         return None
     if dec.capped and not phase_one:  # phase 1's columns are the frugal ones

@@ -13,6 +13,7 @@ in merit order, routing, the merit-order DP) is :mod:`planner.solve.decompose`.
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 import numpy.typing as npt
@@ -36,11 +37,14 @@ def price_block(
     price_n: FloatArray,
     price_t: FloatArray,
     evaluations: int = MAX_EVALUATIONS,
+    deadline: float | None = None,
 ) -> Found | None:
     """Cheapest replica vector of *block* under free routing, with a valid lower bound:
     min Σ price_n·n + Σ_t price_t · W(n, L_t). None when no vector covers the peak load.
-    The search routes at most *evaluations* complete vectors; it is deterministic, so a block
-    priced again at the same prices reuses its result."""
+    The search routes at most *evaluations* complete vectors, none past *deadline* (a
+    ``time.perf_counter()`` value: the bound stays valid, the vector is the best routed); it is
+    deterministic, so a block priced again at the same prices reuses its result (a search cut
+    by the deadline is not kept)."""
     if not block.candidates:
         return _nothing(block)
     key = ("price", price_n.tobytes(), price_t.tobytes(), evaluations)
@@ -56,10 +60,16 @@ def price_block(
             start,
             lambda n: load_watts(block, n),
             evaluations,
+            deadline,
         )
     if found is not None and not found.complete:
         found = _with_lagrangian(block, price_n, price_t, found)
-    block.memo[key] = found
+    if (
+        deadline is None
+        or time.perf_counter() <= deadline
+        or (found is not None and found.complete)
+    ):
+        block.memo[key] = found
     return found
 
 
@@ -218,14 +228,20 @@ def vectors_within(
 
 
 def round_column(
-    block: ModelBlock, price_n: FloatArray, price_t: FloatArray, threshold: float, exact: bool
+    block: ModelBlock,
+    price_n: FloatArray,
+    price_t: FloatArray,
+    threshold: float,
+    exact: bool,
+    deadline: float | None = None,
 ) -> tuple[IntArray | None, float, float] | None:
     """The column of *block* in one pricing round of column generation: exact (the search's
-    vector, its cost and a valid lower bound of the pricing problem) or fast (the heuristic
-    column below *threshold* and its exact cost; no bound, -inf). (None, inf, bound) when a
-    round finds no column below the threshold; None when no vector covers the peak."""
+    vector, its cost and a valid lower bound of the pricing problem; the search stops routing
+    past *deadline*) or fast (the heuristic column below *threshold* and its exact cost; no
+    bound, -inf). (None, inf, bound) when a round finds no column below the threshold; None
+    when no vector covers the peak."""
     if exact:
-        found = price_block(block, price_n, price_t)
+        found = price_block(block, price_n, price_t, deadline=deadline)
         if found is None:
             return None
         return found.n, found.cost, found.bound

@@ -43,6 +43,7 @@ routing :data:`MAX_EVALUATIONS` complete vectors; :func:`within` gives up and sa
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -270,9 +271,12 @@ def cheapest(
     start: IntArray,
     watts_of: WattsOf,
     evaluations: int = MAX_EVALUATIONS,
+    deadline: float | None = None,
 ) -> Found:
     """The least-cost vector, starting from the feasible vector *start*; *watts_of(n)* gives
-    the exact routing watts per period of vector n; at most *evaluations* vectors are routed.
+    the exact routing watts per period of vector n; at most *evaluations* vectors are routed,
+    and none once ``time.perf_counter()`` is past *deadline* (a time limit: the vectors left
+    are bounded as when the evaluations run out, so the bound stays valid).
     A vector whose hull bound (:mod:`planner.solve.hull`) is above the best cost found is
     not routed (nor counted): it cannot be cheaper."""
     get = watts_of
@@ -294,7 +298,8 @@ def cheapest(
             break
         if floors.above(at, best + slack):
             continue
-        if routed >= evaluations:  # the vectors left have at least this bound
+        out_of_time = deadline is not None and time.perf_counter() > deadline
+        if routed >= evaluations or out_of_time:  # the vectors left have at least this bound
             dropped = min(dropped, float(bounds[i]))
             break
         routed += 1
