@@ -3,13 +3,13 @@
 Layouts: for every (model entry, GPU type) the layouts of :func:`planner.layouts.ladder` (the
 scenario's ``tp_degrees``, then rack-scale and multi-node layouts or the offer's stated
 ``layouts``) are tried in groups of ascending GPU count. Groups below the smallest one whose
-weights fit are kept as excluded candidates ("needs … GB"); from the smallest fitting group on,
-groups are added until one meets the SLA, then each next one while it lowers the least GPU power
-or cost of serving the entry's peak of the groups before it, and the first that lowers neither (a
-wider replica can be more efficient at a tight SLA, a two-node replica can beat a one-node one,
-and a GPU with more memory meets the SLA on fewer GPUs than the layout that serves best). Wider
-layouts are not considered once a group improves on neither: more GPUs per replica then only
-add idle power and cost.
+weights fit are kept as excluded candidates ("needs … GB"); every group of ``tp_degrees`` and of
+the stated layouts is kept (the user listed them); above them groups are added while one lowers
+the least GPU power or cost of serving the entry's peak of the groups before it, and the first
+that lowers neither (a wider replica can be more efficient at a tight SLA, a two-node replica can
+beat a one-node one, and a GPU with more memory meets the SLA on fewer GPUs than the layout that
+serves best). Automatic layouts wider than a group that improves on neither are not considered:
+more GPUs per replica then only add idle power and cost (:mod:`planner.ladder_rule`).
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ class _Rungs:
         if self._more is None:
             self._more = more_groups(self.llm, self.gpu, self.base, self.stated)
         return self._more
+
+    def listed(self) -> int:
+        """Groups the ladder rule keeps whatever they give: the ``tp_degrees`` groups and, when
+        the offer states its layouts, those too."""
+        return len(self.base) + (len(self.more()) if self.stated is not None else 0)
 
 
 def _rungs(
@@ -178,7 +183,7 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
             chosen[key].append(evaluated)
             facts[key].append(group_facts(evaluated, *peaks[key[0]]))
         for key in dict(sizes):
-            stop = stop_after(facts[key], watch)
+            stop = stop_after(facts[key], watch, rungs[key].listed())
             if stop is not None:
                 stops[key] = stop
     out: list[Candidate] = []

@@ -101,17 +101,19 @@ class UnitSpec:
     decode: Side
 
 
-def worker_layouts(cands: Sequence[Candidate], role: str) -> list[Candidate]:
-    """The aggregated candidates of one (entry, GPU) whose layouts the *role* workers take
-    (module doc): the smallest whose weights fit and the smallest that meets the SLA (else the
-    widest that fits); for ``prefill`` also the widest that fits."""
+def worker_layouts(cands: Sequence[Candidate]) -> list[Candidate]:
+    """The aggregated candidates of one (entry, GPU) whose weights fit, fewest GPUs first: the
+    layouts workers of a same-type unit take (module doc)."""
     fitting = [c for c in cands if c.exclusion not in (Exclusion.MEMORY, Exclusion.PREDICTION)]
-    fitting.sort(key=lambda c: c.tp * c.pipeline_parallel * c.data_parallel)
-    if not fitting:
-        return []
-    feasible = [c for c in fitting if c.feasible]
-    chosen = [fitting[0], feasible[0] if feasible else fitting[-1]]
-    return list(dict.fromkeys(chosen + (fitting[-1:] if role == "prefill" else [])))
+    return sorted(fitting, key=lambda c: c.tp * c.pipeline_parallel * c.data_parallel)
+
+
+def mixed_layouts(cands: Sequence[Candidate]) -> list[Candidate]:
+    """Of :func:`worker_layouts`, the smallest and the widest inside one node: the layouts
+    workers of a mixed-type unit take (module doc)."""
+    fitting = worker_layouts(cands)
+    one_node = [c for c in fitting if c.nodes <= 1]
+    return list(dict.fromkeys(fitting[:1] + one_node[-1:]))
 
 
 def _j_per_request(cands: Sequence[Candidate]) -> float:
@@ -151,11 +153,15 @@ def unit_specs(
         if not any(c.exclusion in (Exclusion.RULE, Exclusion.NO_PRICE) for c in cs)
     ]
     mixed = set(sorted(usable, key=lambda g: _j_per_request(by_gpu[g]))[:MIXED_TYPES])
-    prefill = [c for g in usable for c in worker_layouts(by_gpu[g], "prefill")]
-    decode = [c for g in usable for c in worker_layouts(by_gpu[g], "decode")]
-    return [
-        UnitSpec(name, model, facts, _side(p, x), _side(d, y))
-        for p, d in itertools.product(prefill, decode)
-        if p.gpu == d.gpu or {p.gpu, d.gpu} <= mixed
-        for x, y in WORKER_RATIOS
-    ]
+    out = []
+    for a, b in itertools.product(usable, usable):
+        if a != b and not {a, b} <= mixed:
+            continue
+        layouts = worker_layouts if a == b else mixed_layouts
+        prefill, decode = layouts(by_gpu[a]), layouts(by_gpu[b])
+        out += [
+            UnitSpec(name, model, facts, _side(p, x), _side(d, y))
+            for p, d in itertools.product(prefill, decode)
+            for x, y in WORKER_RATIOS
+        ]
+    return out

@@ -142,6 +142,40 @@ def _sla_ok(
     return itl_ok, ttft_ok, _memory_ok(c, b, tau)
 
 
+def _sla_free_top(
+    c: ServingCurves,
+    knots: FloatArray,
+    last: npt.NDArray[np.int_],
+    b_star: FloatArray,
+    pts: FloatArray,
+    lam: FloatArray,
+    power: FloatArray,
+) -> FloatArray:
+    """*power* with the capacity point's value on the chord between the last knot below it and
+    the next knot (or the memory limit when nearer): the power curve below any capacity is then
+    the same function of the rate whatever the SLA, so a looser SLA never prices a fleet higher
+    (the point's own power lies under that chord on the convex top of the curve)."""
+    rows = np.arange(c.rows)
+    k = knots.shape[1]
+    inner = (last >= 0) & (last + 1 < k)
+    idx = np.clip(last, 0, k - 1)
+    top = np.minimum(knots[rows, np.minimum(last + 1, k - 1)], np.asarray(c.max_batch))
+    inner &= (b_star > knots[rows, idx]) & (top > b_star)
+    if not inner.any():
+        return power
+    at = np.where(inner, top, knots[rows, idx])[:, None]
+    itl_top = step_time_s(c, at)
+    lam_top = (at / (as_column(c.output_tokens) * itl_top))[:, 0]
+    p_top = mean_power_w(c, in_system(c, at, itl_top))[:, 0]
+    lam_k, p_k = lam[rows, idx], power[rows, idx]
+    lam_s = rate_per_s(c, b_star[:, None])[:, 0]
+    share = np.where(inner & (lam_top > lam_k), (lam_s - lam_k) / (lam_top - lam_k), 0.0)
+    chord = p_k + np.clip(share, 0.0, 1.0) * (p_top - p_k)
+    beyond = (pts >= b_star[:, None]) & (np.arange(pts.shape[1])[None, :] > idx[:, None])
+    out: FloatArray = np.where(inner[:, None] & beyond, chord[:, None], power)
+    return out
+
+
 def capacity(
     c: ServingCurves,
     itl_sla_s: FloatArray,
@@ -183,6 +217,7 @@ def capacity(
     # each distinct point once: the knots below b* and b* itself
     distinct = np.concatenate((np.ones((c.rows, 1), dtype=bool), np.diff(pts, axis=1) > 0), axis=1)
     power = mean_power_w(c, in_system(c, pts, itl), distinct)
+    power = _sla_free_top(c, knots, last, b_star, pts, lam, power)
     # per row: 0 (idle, the ITL at the first point) then the points where the rate rises; a
     # row that meets the SLA nowhere keeps the first knot only (the ITL of a lone request)
     met = last >= 0

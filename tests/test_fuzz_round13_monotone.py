@@ -1,0 +1,126 @@
+"""Round-13 metamorphic findings: a looser SLA or more load never made an optimal plan better or
+worse the wrong way once the candidates stop depending on the SLA (docs/method.md, "Layouts in
+the planner", "Disaggregated units in the planner", §3 item 7).
+
+Each case failed before the fix: the layout ladder stopped at TP 2 for Llama-3.1-8B on H100 at
+ITL 26 ms and never tried TP 4 (3.7 % more energy than at 22 ms); a disaggregated unit's decode
+workers lost TP 8 when the ITL SLA went from 4.5 to 5 ms (1.5 % more); the power curve ended at
+the capacity point's own power, so the same 13 × TP 4 fleet was priced 1.0 % higher at 26 ms.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.cli_runner import plan_text
+
+AGG = """\
+name: agg-ladder
+region: US
+electricity_usd_per_kwh: 0.12
+gpus:
+  H100-SXM5-80GB: {}
+models:
+  - name: m
+    model: meta-llama/Llama-3.1-8B-Instruct
+    load: {requests_per_s: 400, input_tokens: 1024, output_tokens: 256}
+    sla: {itl_ms: 22}
+"""
+
+DISAGG = """\
+name: disagg-one
+region: US
+electricity_usd_per_kwh: 0.12
+precision: bf16
+deployment: both
+gpus:
+  H100-SXM5-80GB: {}
+  L40S: {}
+models:
+  - name: rag
+    model: meta-llama/Llama-3.1-8B-Instruct
+    load: {requests_per_s: 20, input_tokens: 8000, output_tokens: 500}
+    sla: {itl_ms: 4.5, ttft_ms: 400}
+"""
+
+#: Optimal plans are compared within the solver's default relative gap.
+GAP = 1e-4
+
+
+def _plan(tmp_path: Path, name: str, scenario: str, *sets: str) -> dict[str, Any]:
+    folder = tmp_path / name
+    folder.mkdir()
+    args = [a for s in sets for a in ("--set", s)]
+    result, out = plan_text(folder, scenario, "--candidates", "all", *args)
+    assert result.code == 0, result.out + result.err
+    data: dict[str, Any] = json.loads(out.read_text())
+    assert data["status"] == "optimal", data["solve"]["messages"]
+    return data
+
+
+def _objective(data: dict[str, Any]) -> float:
+    return float(data["solve"]["objective"])
+
+
+def test_a_looser_itl_sla_never_costs_more_energy(tmp_path: Path) -> None:
+    tight = _plan(tmp_path, "tight", AGG)
+    loose = _plan(tmp_path, "loose", AGG, "models[0].sla.itl_ms=26")
+    only_tp4 = _plan(
+        tmp_path, "tp4", AGG, "models[0].sla.itl_ms=26", "gpus.H100-SXM5-80GB.tp_degrees=[4]"
+    )
+    assert _objective(loose) <= _objective(tight) * (1 + GAP)
+    # every tp_degrees group is evaluated: fewer options never beat the default ladder
+    assert _objective(loose) <= _objective(only_tp4) * (1 + GAP)
+    assert {c["tp"] for c in loose["candidates"]} == {1, 2, 4, 8}
+
+
+def test_more_load_never_needs_less_energy(tmp_path: Path) -> None:
+    objectives = [
+        _objective(
+            _plan(
+                tmp_path,
+                f"r{rate}",
+                AGG,
+                "models[0].sla.itl_ms=26",
+                f"models[0].load.requests_per_s={rate}",
+            )
+        )
+        for rate in (200, 204, 218, 220)
+    ]
+    pairs = zip(objectives[:-1], objectives[1:], strict=True)
+    assert all(b >= a * (1 - GAP) for a, b in pairs), objectives
+
+
+def test_the_same_fleet_is_priced_the_same_at_any_sla(tmp_path: Path) -> None:
+    """The TP 4 candidate's power curve, read at one rate below both capacities, is the same
+    function at ITL 22 and 26 ms (it was the chord to each SLA's own capacity point)."""
+    curves = []
+    for itl_ms in (22, 26):
+        data = _plan(tmp_path, f"itl{itl_ms}", AGG, f"models[0].sla.itl_ms={itl_ms}")
+        tp4 = next(c for c in data["candidates"] if c["tp"] == 4 and c["feasible"])
+        curves.append((tp4["load_curve_requests_per_s"], tp4["power_curve_w_per_replica"]))
+    top = min(max(x) for x, _ in curves)
+    rates = np.linspace(0.0, top, 97)
+    tight, loose = (np.interp(rates, x, p) for x, p in curves)
+    assert loose == pytest.approx(tight, rel=1e-9)
+
+
+def test_a_looser_itl_sla_keeps_the_wide_decode_workers(tmp_path: Path) -> None:
+    tight = _plan(tmp_path, "tight", DISAGG)
+    loose = _plan(tmp_path, "loose", DISAGG, "models[0].sla.itl_ms=5")
+    assert _objective(loose) <= _objective(tight) * (1 + GAP)
+
+    def decode_layouts(data: dict[str, Any]) -> set[tuple[str, int]]:
+        return {
+            (p["gpu"], p["tp"])
+            for c in data["candidates"]
+            for p in c.get("pools") or ()
+            if p["role"] == "decode"
+        }
+
+    assert decode_layouts(tight) <= decode_layouts(loose)
