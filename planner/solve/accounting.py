@@ -109,6 +109,14 @@ def plan_from(
             "impossible: column generation found no combination within the limits and the "
             "linear relaxation's plan breaks them on the power curves"
         )
+        if raw.seconds < 0.5 * inputs.time_limit_s:  # it stopped on its own: more time is no help
+            message = (
+                "no plan found, and none proven impossible: column generation found no "
+                "combination within the limits and the linear relaxation's plan breaks them on "
+                f"the power curves; the search stopped after {raw.seconds:.2g} s (of the "
+                f"{inputs.time_limit_s:g} s time limit), so more time is no help — loosen a limit "
+                "(inventory, power cap, budget)"
+            )
         if raw.bound is not None and math.isfinite(raw.bound):
             message += f"; every plan has an objective of at least {raw.bound:,.6g} (a valid bound)"
         info = SolveInfo(raw.seconds, None, None, None, solver, (message, *problems[:3]))

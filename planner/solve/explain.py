@@ -193,11 +193,14 @@ def explain_infeasible(inputs: PlanningInputs) -> list[str]:
     ]
     share = min(EXPLAIN_BUDGET_S, inputs.time_limit_s) / (len(active) + 1)
     inputs = replace(inputs, time_limit_s=max(share, 0.5))
+    undecided = []  # a family whose elastic re-solve ran out of its time share undecided
     for family in active:
         mm = build_model(inputs, frozenset([family]))
         raw = run_solver(mm)
         if raw.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
             messages.extend(_slack_messages(mm, raw))
+        elif raw.status != PlanStatus.INFEASIBLE:
+            undecided.append(family.replace("_", " "))
     if messages or not active:
         return messages or ["infeasible for an unknown reason (no limit is set)"]
     mm = build_model(inputs, frozenset(active))
@@ -205,8 +208,21 @@ def explain_infeasible(inputs: PlanningInputs) -> list[str]:
     if raw.status not in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
         return ["infeasible; relaxing all limits did not find a plan within the time limit"]
     found = _slack_messages(mm, raw, joint=True)
-    return [
-        "more than one limit must be loosened: loosening any one alone leaves no plan; "
-        "loosening these together (least total share of each limit) gives one",
-        *found,
-    ]
+    if not found:  # the limits hold on the linear power model: the curves break them
+        return [
+            "no limit can be named: loosened together the limits give a plan within every one of "
+            "them on the linear (least-slope) power model, which the power curves break — loosen "
+            "the power cap or add inventory"
+        ]
+    if undecided:
+        lead = (
+            "loosening these limits together (least total share of each limit) gives a plan; "
+            f"whether loosening {' or '.join(undecided)} alone would was not decided in the "
+            f"{inputs.time_limit_s:.2g} s given to each"
+        )
+    else:
+        lead = (
+            "more than one limit must be loosened: loosening any one alone leaves no plan; "
+            "loosening these together (least total share of each limit) gives one"
+        )
+    return [lead, *found]
