@@ -4,7 +4,9 @@ Parsing: the CSVs contain repeated header lines, blank lines and, in one power f
 *different* header (other column order, or ``Model Name, throughput, latency, Avg Power, ...``).
 :func:`read_blocks` treats any line without a numeric cell as a new header and maps the following
 rows through it. Rows without ``Hardware``/``Framework`` cannot be attributed and are skipped
-(counted in the ``unattributed`` attribute of :func:`read_blocks`' result).
+(counted in the ``unattributed`` attribute of :func:`read_blocks`' result). A UTF-8 byte-order
+mark is accepted; every ``*.csv`` file of an Argonne folder must be an Argonne table -- any other
+raises :class:`DataError` naming it and the expected header (never a silent skip).
 
 Physics (SOURCES.md): input = output length L; ``Latency`` is the whole request, so per-token
 latency = latency / L *includes the prefill* (``itl_includes_prefill = True``); ``Throughput``
@@ -46,6 +48,7 @@ from typing import Any
 
 import polars as pl
 
+from predictors.core.errors import DataError
 from predictors.measurements.schema import conform, empty_frame, frame_from_rows, normalize_engine
 
 SOURCE = "argonne"
@@ -57,14 +60,19 @@ GPU_HINTS = {
 }
 _MW_THRESHOLD = 5000.0
 _KEY = ("hw", "n", "fw", "model", "L", "bs")
+HEADER_START = "Hardware,Num of Hardware,"
+#: The folder name of the source in the shared data layout.
+FOLDER = "argonne-llm-inference-bench"
 
 
 @dataclass
 class Blocks:
-    """Rows of one CSV as dicts keyed by their block's header, plus the unattributed count."""
+    """Rows of one CSV as dicts keyed by their block's header, plus the unattributed count
+    (``header``: the block header in force while reading)."""
 
     rows: list[dict[str, str]] = field(default_factory=list)
     unattributed: int = 0
+    header: list[str] | None = None
 
 
 def _is_number(s: str) -> bool:
@@ -76,35 +84,54 @@ def _is_number(s: str) -> bool:
 
 
 def is_argonne_file(path: Path) -> bool:
-    """True when the first non-blank line of *path* is an Argonne header (``Hardware,...``)."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    """True when *path* is a file whose first non-blank line is an Argonne header
+    (``Hardware,Num of Hardware,...``); a UTF-8 byte-order mark is allowed."""
+    if not path.is_file():
+        return False
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
         for line in fh:
             if line.strip():
-                return line.startswith("Hardware,Num of Hardware,")
+                return line.startswith(HEADER_START)
     return False
+
+
+def not_argonne_error(path: Path) -> DataError:
+    """The error for a CSV inside an Argonne folder that is not an Argonne table."""
+    return DataError(
+        f"{path}: not an Argonne LLM-Inference-Bench CSV (the first non-blank line must start "
+        f"with '{HEADER_START}'); fix: repair its header or move it out of {path.parent}"
+    )
 
 
 def read_blocks(path: Path) -> Blocks:
     """Parse a CSV with repeated (possibly different) header lines and blank lines."""
     out = Blocks()
-    header: list[str] | None = None
-    with path.open(newline="", encoding="utf-8") as fh:
-        for cells in csv.reader(fh):
-            cells = [c.strip() for c in cells]
-            if not any(cells):
-                continue
-            if not any(_is_number(c) for c in cells):
-                header = cells
-                continue
-            if header is None:
-                out.unattributed += 1
-                continue
-            row = {h: v for h, v in zip(header, cells, strict=False) if h}
-            if not row.get("Hardware") or not row.get("Framework"):
-                out.unattributed += 1
-                continue
-            out.rows.append(row)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            for cells in csv.reader(fh):
+                _add_line(out, [c.strip() for c in cells])
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{path}: not UTF-8 text ({exc.reason}); fix: save the CSV as UTF-8"
+        ) from exc
     return out
+
+
+def _add_line(out: Blocks, cells: list[str]) -> None:
+    """One CSV line: a header (no numeric cell) starts a block, a data line becomes a row."""
+    if not any(cells):
+        return
+    if not any(_is_number(c) for c in cells):
+        out.header = cells
+        return
+    if out.header is None:
+        out.unattributed += 1
+        return
+    row = {h: v for h, v in zip(out.header, cells, strict=False) if h}
+    if not row.get("Hardware") or not row.get("Framework"):
+        out.unattributed += 1
+        return
+    out.rows.append(row)
 
 
 def _f(row: dict[str, str], *names: str) -> float | None:
@@ -145,8 +172,15 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def read_argonne(path: Path) -> pl.DataFrame:
-    """Read the Argonne CSVs of a directory (or one file) with the dedup rules above."""
-    files = sorted(f for f in path.glob("*.csv") if is_argonne_file(f)) if path.is_dir() else [path]
+    """Read the Argonne CSVs of a directory (or one file) with the dedup rules above.
+
+    Every ``*.csv`` file of the directory must be an Argonne table (a UTF-8 byte-order mark is
+    allowed): any other raises :class:`DataError` naming it, never a silent skip. Folders
+    named ``*.csv`` are not files and are ignored."""
+    files = sorted(f for f in path.glob("*.csv") if f.is_file()) if path.is_dir() else [path]
+    for f in files:
+        if not is_argonne_file(f):
+            raise not_argonne_error(f)
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for f in files:
         kind = _kind(f.name)

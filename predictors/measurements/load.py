@@ -5,6 +5,13 @@ layout's folder names and by sniffing CSV headers, so a Watt Counts CSV anywhere
 runs the adapters, resolves model/GPU names through the catalog and returns a
 :class:`MeasurementSet`.
 
+Files that no format recognises are left alone (data folders hold READMEs, licences and score
+tables) -- except a ``.csv`` inside an Argonne folder (one named ``argonne-llm-inference-bench`` or
+one holding recognised Argonne CSVs): every CSV there is a table of that source, so one that is
+not recognised raises :class:`DataError` naming the file and the expected header, as the other
+file-level problems do (a whole file cannot be counted as dropped rows). Headers may start with a
+UTF-8 byte-order mark.
+
 Name resolution: GPU = the first of the adapter's ``gpu_hint`` candidates ("|"-separated, the
 variant the source documents) and then ``gpu_raw`` that the catalog resolves; model = the
 adapter's ``model`` (equal to ``model_raw`` except where an adapter documents a mapping), then
@@ -15,12 +22,14 @@ catalog's ``default_dtype`` (fp32 -> fp16, as vLLM does). Rows that do not resol
 Quality rules (:data:`RULES`, in this order; the first that applies is the row's ``drop_reason``):
 
 1. ``unresolved gpu`` / ``unresolved model``: the name is not in the catalog;
-2. ``non-positive itl or power``: itl_s <= 0 or power_w_per_gpu <= 0;
-3. ``itl below 0.1 ms``: itl_s < 1e-4 s (faster than any GPU can stream weights);
-4. ``power above 1.5 x TDP``: power_w_per_gpu > 1.5 x the catalog TDP;
-5. ``doubtful: <reason>``: rows the source notes flag (Argonne Fig_10 power, llama.cpp with
+2. ``non-finite measured value``: itl_s, power_w_per_gpu, ttft_s or output_throughput_tok_s
+   is NaN or infinite (a ``nan``/``inf``/``1e400`` cell in any source);
+3. ``non-positive itl or power``: itl_s <= 0 or power_w_per_gpu <= 0;
+4. ``itl below 0.1 ms``: itl_s < 1e-4 s (faster than any GPU can stream weights);
+5. ``power above 1.5 x TDP``: power_w_per_gpu > 1.5 x the catalog TDP;
+6. ``doubtful: <reason>``: rows the source notes flag (Argonne Fig_10 power, llama.cpp with
    batch > 1, MI300X power from 1-2 samples) -- excluded unless ``include_doubtful=True``;
-6. ``no target``: power, ITL, TTFT and throughput all empty.
+7. ``no target``: power, ITL, TTFT and throughput all empty.
 """
 
 from __future__ import annotations
@@ -36,7 +45,8 @@ from predictors.catalog.quantised import checkpoint_precision
 from predictors.core.errors import DataError
 from predictors.measurements.aiconfigurator import is_aiconfigurator_header, read_aiconfigurator
 from predictors.measurements.amd_mi300x import is_amd_dir, read_amd_mi300x
-from predictors.measurements.argonne import is_argonne_file, read_argonne
+from predictors.measurements.argonne import FOLDER as ARGONNE_FOLDER
+from predictors.measurements.argonne import is_argonne_file, not_argonne_error, read_argonne
 from predictors.measurements.layouts import read_layouts
 from predictors.measurements.mlenergy_v1 import is_v1_file, read_mlenergy_v1
 from predictors.measurements.mlenergy_v2 import FILE_PATTERN as V2_FILE
@@ -57,6 +67,8 @@ ADAPTERS: dict[str, Callable[[Path], pl.DataFrame]] = {
 
 RULES: tuple[str, ...] = (
     "unresolved gpu / unresolved model: name not in the catalog (listed, not used)",
+    "non-finite measured value: itl_s, power_w_per_gpu, ttft_s or output_throughput_tok_s is "
+    "NaN or infinite",
     "non-positive itl or power: itl_s <= 0 or power_w_per_gpu <= 0",
     "itl below 0.1 ms: itl_s < 1e-4 s",
     "power above 1.5 x TDP: power_w_per_gpu > 1.5 x catalog tdp_w",
@@ -64,6 +76,8 @@ RULES: tuple[str, ...] = (
     "no target: power, itl, ttft and throughput all empty",
 )
 MIN_ITL_S = 1e-4
+#: The measured columns that must be finite when present.
+MEASURED = ("power_w_per_gpu", "itl_s", "ttft_s", "output_throughput_tok_s")
 MAX_POWER_TDP_RATIO = 1.5
 
 
@@ -109,11 +123,25 @@ class MeasurementSet:
 
 
 def _first_line(path: Path) -> str:
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
         for line in fh:
             if line.strip():
                 return line.strip()
     return ""
+
+
+def _csv_format(f: Path) -> str | None:
+    """The format a CSV's name and header identify, or None."""
+    if is_v1_file(f):
+        return "mlenergy_v1"
+    if is_argonne_file(f):
+        return "argonne"
+    cols = [c.strip().strip('"') for c in _first_line(f).split(",")]
+    if is_aiconfigurator_header(cols):
+        return "aiconfigurator"
+    if is_watt_counts_header(cols):
+        return "watt_counts"
+    return None
 
 
 def discover(data_dir: Path) -> list[SourceFile]:
@@ -123,6 +151,7 @@ def discover(data_dir: Path) -> list[SourceFile]:
     found: list[SourceFile] = []
     dirs_seen: set[tuple[str, Path]] = set()
     claimed: list[Path] = []
+    unknown_csv: list[Path] = []
 
     def add_dir(fmt: str, d: Path) -> None:
         if (fmt, d) not in dirs_seen:
@@ -143,16 +172,17 @@ def discover(data_dir: Path) -> list[SourceFile]:
             root = f.parents[4] if len(f.relative_to(data_dir).parts) >= 5 else f.parent
             add_dir("mlenergy_v2", root)
         elif f.suffix.lower() == ".csv":
-            header = _first_line(f)
-            cols = [c.strip().strip('"') for c in header.split(",")]
-            if is_v1_file(f):
-                add_dir("mlenergy_v1", f.parent)
-            elif is_argonne_file(f):
-                add_dir("argonne", f.parent)
-            elif is_aiconfigurator_header(cols):
-                found.append(SourceFile("aiconfigurator", f))
-            elif is_watt_counts_header(cols):
-                found.append(SourceFile("watt_counts", f))
+            fmt = _csv_format(f)
+            if fmt in ("mlenergy_v1", "argonne"):
+                add_dir(fmt, f.parent)
+            elif fmt is not None:
+                found.append(SourceFile(fmt, f))
+            else:
+                unknown_csv.append(f)
+    argonne_dirs = {s.path for s in found if s.format == "argonne"}
+    for f in unknown_csv:
+        if f.parent in argonne_dirs or f.parent.name == ARGONNE_FOLDER:
+            raise not_argonne_error(f)
     return sorted(found, key=lambda s: (s.format, str(s.path)))
 
 
@@ -207,15 +237,16 @@ def apply_rules(
     )
     itl, pw = pl.col("itl_s"), pl.col("power_w_per_gpu")
     doubtful = pl.col("quality").str.starts_with("doubtful")
-    no_target = pl.all_horizontal(
-        pl.col(c).is_null()
-        for c in ("power_w_per_gpu", "itl_s", "ttft_s", "output_throughput_tok_s")
-    )
+    no_target = pl.all_horizontal(pl.col(c).is_null() for c in MEASURED)
+    # NaN compares above every number in polars: test it first, or NaN power reads "above TDP"
+    non_finite = pl.any_horizontal(pl.col(c).is_nan() | pl.col(c).is_infinite() for c in MEASURED)
     reason = (
         pl.when(pl.col("gpu_id").is_null())
         .then(pl.lit("unresolved gpu"))
         .when(pl.col("model_id").is_null())
         .then(pl.lit("unresolved model"))
+        .when(non_finite)
+        .then(pl.lit("non-finite measured value"))
         .when((itl <= 0) | (pw <= 0))
         .then(pl.lit("non-positive itl or power"))
         .when(itl < MIN_ITL_S)
