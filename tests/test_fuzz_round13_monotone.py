@@ -163,3 +163,29 @@ def test_a_search_that_stops_on_its_own_does_not_ask_for_more_time(tmp_path: Pat
     first = data["solve"]["messages"][0]
     assert "raise time_limit_s" not in first, first
     assert "more time is no help" in first and "of the 300 s time limit" in first, first
+
+
+def test_the_same_unit_is_priced_the_same_at_any_sla(tmp_path: Path) -> None:
+    """A disaggregated unit's power curve, read at rates below both capacities, is one function
+    at ITL 4.5 and 5 ms (its rates were fractions of each SLA's own capacity)."""
+    by_sla = []
+    for itl_ms in (4.5, 5):
+        data = _plan(tmp_path, f"u{itl_ms}", DISAGG, f"models[0].sla.itl_ms={itl_ms}")
+        by_sla.append(
+            {
+                tuple((p["role"], p["gpu"], p["workers"], p["tp"]) for p in c["pools"]): c
+                for c in data["candidates"]
+                if c.get("pools") and c["feasible"]
+            }
+        )
+    shared = sorted(set(by_sla[0]) & set(by_sla[1]))
+    assert len(shared) >= 10, len(shared)
+    for key in shared:
+        tight, loose = by_sla[0][key], by_sla[1][key]
+        top = min(max(tight["load_curve_requests_per_s"]), max(loose["load_curve_requests_per_s"]))
+        rates = np.linspace(0.0, top, 41)
+        a, b = (
+            np.interp(rates, c["load_curve_requests_per_s"], c["power_curve_w_per_replica"])
+            for c in (tight, loose)
+        )
+        assert b == pytest.approx(a, rel=1e-9), key

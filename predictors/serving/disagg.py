@@ -204,19 +204,43 @@ def disagg_capacity(
         "ttft" if lp < ld else str(lim)
         for lp, ld, lim in zip(lam_p.tolist(), lam_d.tolist(), dec.limit, strict=True)
     ]
-    fractions = np.asarray(CURVE_FRACTIONS)
-    knots = lam_star[:, None] * fractions[None, :]
-    # the decode curve's own knots (where the power curve bends) inside [0, λ*]
+    # the curve's rates do not depend on the SLA (so a looser SLA never prices the same unit
+    # higher): fractions of the SLA-free capacity (prefill queue stable, decode memory) and the
+    # decode curve's own knots (where the power curve bends), up to λ*; the power at λ* is on
+    # the chord between the rates around it, its latencies its own
+    free_d = capacity(t.decode, inf, inf, percentile).max_requests_per_s * y
+    free_p = t.prefill.servers / t.prefill.service_s * (1.0 - 1e-6)
+    lam_ref = np.where(t.ok, np.maximum(np.minimum(free_d, free_p), lam_star), 0.0)
     b = np.broadcast_to(np.asarray(CURVE_B), (n, len(CURVE_B)))
-    d_knots = at_rate_grid_rates(t, b)
-    grid = np.sort(np.concatenate((knots, np.minimum(d_knots, lam_star[:, None])), axis=1))
-    point = [disagg_at_rate(t, grid[:, j]) for j in range(grid.shape[1])]
+    fixed = np.sort(
+        np.concatenate(
+            (
+                lam_ref[:, None] * np.asarray(CURVE_FRACTIONS)[None, :],
+                np.minimum(at_rate_grid_rates(t, b), lam_ref[:, None]),
+            ),
+            axis=1,
+        ),
+        axis=1,
+    )
+    below = fixed < lam_star[:, None]  # the largest fixed rate, lam_ref >= λ*, becomes λ*
+    grid = np.where(below, fixed, lam_star[:, None])
+    on_fixed = [disagg_at_rate(t, fixed[:, j]) for j in range(fixed.shape[1])]
+    at_star = disagg_at_rate(t, lam_star)
 
-    def stack(name: str) -> FloatArray:
-        return np.stack([getattr(p, name) for p in point], axis=1)
+    def curve(name: str, on_chord: bool) -> FloatArray:
+        """*name* at the grid's rates: at the fixed rates below λ*, then at λ* its own value
+        or (*on_chord*) the one interpolated between the fixed rates around it."""
+        along = np.stack([getattr(p, name) for p in on_fixed], axis=1)
+        if on_chord:
+            top = np.array([np.interp(lam_star[i], fixed[i], along[i]) for i in range(n)])
+        else:
+            top = np.asarray(getattr(at_star, name), dtype=np.float64)
+        out: FloatArray = np.where(below, along, top[:, None])
+        return out
 
-    power, ttft, itl = stack("power_w"), stack("ttft_s"), stack("itl_s")
-    pp, pd = stack("prefill_power_w_per_gpu"), stack("decode_power_w_per_gpu")
+    power, ttft, itl = curve("power_w", True), curve("ttft_s", False), curve("itl_s", False)
+    pp = curve("prefill_power_w_per_gpu", True)
+    pd = curve("decode_power_w_per_gpu", True)
     light = disagg_at_rate(t, np.zeros(n))
     curves: tuple[list[FloatArray], ...] = ([], [], [], [], [], [])
     for i in range(n):
