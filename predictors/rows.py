@@ -130,6 +130,36 @@ def _with_rate_errors(out: pl.DataFrame, rate: pl.Series) -> pl.DataFrame:
     return _with_row_errors(out, bad, pl.lit(_RATE_ERROR))
 
 
+#: Characters of a bad cell quoted in its row's error (a longer cell ends with ``…``).
+_SHOWN_CHARS = 40
+
+
+def _with_given_values(out: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """*out* where each ``COLUMN: must be …`` error of a number or layout column quotes the cell
+    as the user gave it (``batch_size: must be a whole number from 1 to 65,536 (got 'abc')``):
+    the output's number column cannot show a cell that is no number (it is written empty)."""
+    err = pl.col("error")
+    fixes = []
+    for column in (*NUMERIC_COLUMNS, *LAYOUT_COLUMNS):
+        if column not in rows.columns:
+            continue
+        pattern = f"(?s)^(.*?(?:^|; ){column}: must be [^;]*)(.*)$"
+        given = pl.lit(rows[column].cast(pl.String).fill_null(""))
+        cut = given.str.slice(0, _SHOWN_CHARS)
+        cut = pl.when(given.str.len_chars() > _SHOWN_CHARS).then(cut + "…").otherwise(cut)
+        fixes.append((pattern, pl.lit(" (got '") + cut + pl.lit("')")))
+    if not fixes or not out.select((err != "").any()).item():
+        return out
+    for pattern, shown in fixes:
+        out = out.with_columns(
+            pl.when(err.str.contains(pattern))
+            .then(err.str.extract(pattern, 1) + shown + err.str.extract(pattern, 2))
+            .otherwise(err)
+            .alias("error")
+        )
+    return out
+
+
 def _with_control_errors(out: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     """*out* (predicted from *rows*) where a text cell of *rows* holding a control character
     refuses its row (the error names the column) and no control character is written out."""
@@ -280,7 +310,7 @@ def _predict_chunk(
     out = out.with_columns(rate).select(
         *inputs[:where], _RATE, *inputs[where:], *out.columns[n_inputs:]
     )
-    out = _with_control_errors(_with_rate_errors(out, rate), rows)
+    out = _with_control_errors(_with_rate_errors(_with_given_values(out, rows), rate), rows)
     result = out.select(
         *PREDICTION_COLUMNS, *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS)
     )

@@ -83,7 +83,7 @@ def test_plan_takes_the_deployment_that_needs_less_energy(
         elif agg < units * (1 - 1e-6):
             assert "aggregated" in used, (m.name, agg, units)
             outcomes[m.name] = "aggregated"
-    # the scenario shows both outcomes (tight ITL: units; relaxed ITL at 2 req/s: aggregated replicas)
+    # both outcomes: tight ITL gets units; relaxed ITL at 2 req/s gets aggregated replicas
     assert set(outcomes.values()) == {"aggregated", "disaggregated"}, outcomes
 
 

@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from planner.scenario.limits import MAX_GRID_G_CO2_PER_KWH, MAX_PERIODS
 from planner.scenario.sections import StrictModel, rule_error
+from planner.scenario.text import check_text
 
 Persona = Literal["provider", "consumer"]
 Recipient = Literal["ai_office", "national_authorities", "downstream_providers"]
@@ -114,6 +115,14 @@ class Disclosure(StrictModel):
             fix = f"give {MIN_LIFETIME_YEARS:g} to {MAX_LIFETIME_YEARS:g} years"
             raise rule_error([("", f"{value!r} is out of range — {fix}")])
         return value
+
+    @field_validator(
+        "wue_source", "marginal_source", "market_source", "grid_profile_source", "training_source"
+    )
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        """Sources are shown in the report: no control character in them."""
+        return check_text(value)
 
     @field_validator("reporting_start")
     @classmethod

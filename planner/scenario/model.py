@@ -51,6 +51,7 @@ from planner.scenario.sections import (
 )
 from planner.scenario.sweep_block import SweepBlock
 from planner.scenario.tco import RENTAL_COLUMN, Tco
+from planner.scenario.text import check_keys, check_text
 from predictors.core.errors import WattgpuError
 from predictors.core.vocab import Engine, Precision, canonical_engine
 
@@ -152,6 +153,27 @@ class Scenario(StrictModel):
         """Accept the engine's other spellings (``trtllm``, ``TensorRT-LLM``)."""
         if isinstance(value, str):
             return canonical_engine(value) or value
+        return value
+
+    @field_validator("name", "grid_source", "pue_source")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        """No control character or bidirectional override (they reach every output)."""
+        return check_text(value)
+
+    @field_validator("description")
+    @classmethod
+    def _free_text(cls, value: str) -> str:
+        """Line breaks and tabs allowed, no other control character."""
+        return check_text(value, multiline=True) or value
+
+    @field_validator("regions")
+    @classmethod
+    def _region_keys(cls, value: dict[str, RegionSpec] | None) -> dict[str, RegionSpec] | None:
+        """Region names reach the plan's rows: no control character in them."""
+        problem = check_keys(value or {})
+        if problem is not None:
+            raise problem
         return value
 
     @model_validator(mode="after")

@@ -32,6 +32,7 @@ from planner.scenario.limits import (
     MAX_WEIGHT,
     SUPPORTED_TP_DEGREES,
 )
+from planner.scenario.text import check_text
 from predictors.core.vocab import Precision
 
 NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_PROFILE_MULTIPLIER)]
@@ -325,6 +326,12 @@ class ModelEntry(StrictModel):
     deployment: DeploymentChoice | None = None
     """Which deployments to consider: ``aggregated`` replicas, ``disaggregated`` units
     (prefill and decode pools) or ``both``; omitted = the scenario's ``deployment``."""
+
+    @field_validator("name")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        """The entry's name keys the plan's rows: no control character in it."""
+        return check_text(value) or value
 
     @model_validator(mode="after")
     def _gpu_lists(self) -> ModelEntry:

@@ -1,0 +1,244 @@
+"""CLI command ``predict``: one row from options (printed as a table or JSON) or a CSV of rows
+(``--input``, the batch form: CSV to stdout or ``--output``, docs/contracts.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planner.cli.catalog import UserCatalogOpt
+from predictors.core.errors import WattgpuError
+from predictors.core.escape import terminal_text
+from predictors.core.output import write_output
+
+#: Formats of the single form (the batch form writes CSV).
+FORMATS = ("table", "json")
+#: The single form's row options (parameter names): the batch form reads them from its CSV.
+ROW_OPTIONS = (
+    "model",
+    "gpu",
+    "gpu_count",
+    "pipeline_parallel",
+    "data_parallel",
+    "expert_parallel",
+    "engine",
+    "precision",
+    "batch_size",
+    "input_tokens",
+    "output_tokens",
+    "requests_per_s",
+)
+
+
+def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
+    """The options among *names* (parameter names) given on the command line (or by an
+    environment variable), as their flags (``--batch-size``), in the command's order."""
+    given = ("COMMANDLINE", "ENVIRONMENT")  # names: typer's click is its own copy
+    found = []
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name in names else None
+        if source is not None and source.name in given:
+            found.append(param.opts[0])
+    return found
+
+
+def _check_form(ctx: typer.Context, input_csv: Path | None, fmt: str) -> None:
+    """Refuse options the chosen form would silently ignore: row options and a non-CSV
+    ``--format`` with ``--input`` (its rows come from the CSV, its output is CSV)."""
+    if input_csv is None:
+        if fmt == "csv":
+            raise WattgpuError(
+                "--format csv: only the batch form writes CSV — add --input ROWS.csv, or use "
+                f"--format {' or '.join(FORMATS)}"
+            )
+        if fmt not in FORMATS:
+            raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
+        return
+    row_options = _given(ctx, ROW_OPTIONS)
+    if row_options:
+        raise WattgpuError(
+            f"--input {input_csv}: {', '.join(row_options)} would be ignored — the batch form "
+            "reads every row from the CSV's columns (docs/contracts.md); put the values in the "
+            "CSV, or drop --input for the single form"
+        )
+    if fmt != "csv" and _given(ctx, ("fmt",)):
+        raise WattgpuError(
+            f"--format {fmt}: the batch form (--input) writes CSV only — drop --format "
+            "(table and json are the single form's formats)"
+        )
+
+
+def _catalog_id(resolve: Callable[[str], str], name: str) -> str:
+    """*name*'s catalog id, or *name* as given (a quantised checkpoint's name: a note says what
+    it resolves to)."""
+    try:
+        return resolve(name)
+    except WattgpuError:
+        return name
+
+
+def predict(
+    ctx: typer.Context,
+    model: Annotated[str | None, typer.Option("--model", help="LLM id or alias.")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU id or alias.")] = None,
+    gpu_count: Annotated[
+        int, typer.Option("--gpu-count", help="GPUs of the replica (TP × PP × DP).")
+    ] = 1,
+    pipeline_parallel: Annotated[
+        int | None,
+        typer.Option("--pipeline-parallel", help="Pipeline stages (default: the usual layout)."),
+    ] = None,
+    data_parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--data-parallel", help="Attention data-parallel ranks (default 1; MoE models)."
+        ),
+    ] = None,
+    expert_parallel: Annotated[
+        int | None,
+        typer.Option("--expert-parallel", help="Expert-parallel GPUs (default: TP × DP, MoE)."),
+    ] = None,
+    engine: Annotated[str, typer.Option("--engine")] = "vllm",
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            "--precision",
+            help="Weight precision (default: the checkpoint's: what a quantised name implies, "
+            "else the catalog default_dtype, fp32 served as fp16).",
+        ),
+    ] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 1,
+    input_tokens: Annotated[int, typer.Option("--input-tokens")] = 512,
+    output_tokens: Annotated[int, typer.Option("--output-tokens")] = 256,
+    requests_per_s: Annotated[
+        float | None,
+        typer.Option(
+            "--requests-per-s",
+            help="Predict at this Poisson arrival rate per replica instead of at --batch-size "
+            "(mean power over the requests in flight, mean and p90 ITL, TTFT, concurrency).",
+        ),
+    ] = None,
+    input_csv: Annotated[
+        Path | None, typer.Option("--input", help="CSV of rows to predict (batch form).")
+    ] = None,
+    output_csv: Annotated[
+        Path | None, typer.Option("--output", help="Where the batch form writes its CSV.")
+    ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option("--format", help="table or json (single form; the batch form writes CSV)."),
+    ] = "table",
+    user_catalog: UserCatalogOpt = None,
+) -> None:
+    """Predict power per GPU, ITL and throughput (single row, or a CSV with --input)."""
+    import numpy as np
+    import polars as pl
+
+    from predictors.api import Predictor
+    from predictors.catalog import quantised
+    from predictors.catalog.store import load_catalog
+    from predictors.rows import (
+        csv_pieces,
+        predict_rows,
+        predicted_chunks,
+        read_rows_csv,
+        write_csv_chunks,
+    )
+
+    _check_form(ctx, input_csv, fmt)
+    # a rate such as 1e308 req/s overflows numpy's products: no warning, the row's error says why
+    quiet = np.errstate(over="ignore", invalid="ignore")
+    if input_csv is not None:
+        rows = read_rows_csv(input_csv)
+        predictor = Predictor.load(catalog=load_catalog(user_catalog))
+        for note in quantised.notes(
+            predictor.catalog, rows["model"].drop_nulls().unique(maintain_order=True).to_list()
+        ):
+            typer.echo(terminal_text(note), err=True)
+        if output_csv is None:  # one piece of text at a time, the header once
+            with quiet:
+                for piece in csv_pieces(predicted_chunks(predictor, rows)):
+                    typer.echo(piece.decode(), nl=False)
+            return
+        counts: list[tuple[int, int]] = []
+        with quiet:
+            write_output(
+                output_csv,
+                lambda out: counts.append(write_csv_chunks(predicted_chunks(predictor, rows), out)),
+                inputs=[input_csv],
+            )
+        n_rows, n_bad = counts[-1]
+        typer.echo(f"wrote {output_csv}: {n_rows} rows, {n_bad} with errors")
+        return
+    if output_csv is not None:
+        raise WattgpuError(
+            f"--output {output_csv}: only the batch form writes a file — add --input ROWS.csv, "
+            "or drop --output (the single form prints; --format json for JSON)"
+        )
+    if model is None or gpu is None:
+        raise WattgpuError("predict: give --model and --gpu (or --input ROWS.csv)")
+    row = pl.DataFrame(
+        {
+            "model": [model],
+            "gpu": [gpu],
+            "gpu_count": [str(gpu_count)],
+            "engine": [engine],
+            "precision": [precision or ""],
+            "batch_size": [str(batch_size)],
+            "input_tokens": [str(input_tokens)],
+            "output_tokens": [str(output_tokens)],
+            "requests_per_s": ["" if requests_per_s is None else repr(requests_per_s)],
+            **{
+                name: ["" if value is None else str(value)]
+                for name, value in (
+                    ("pipeline_parallel", pipeline_parallel),
+                    ("data_parallel", data_parallel),
+                    ("expert_parallel", expert_parallel),
+                )
+            },
+        }
+    )
+    predictor = Predictor.load(catalog=load_catalog(user_catalog))
+    with quiet:
+        out = predict_rows(predictor, row).row(0, named=True)
+    if out["error"]:
+        raise WattgpuError(f"predict: {out['error']}")
+    for note in quantised.notes(predictor.catalog, [model], precision):
+        typer.echo(note, err=True)
+    gpu_note = predictor.catalog.gpu_name_note(gpu)
+    if gpu_note:
+        typer.echo(f"note: {gpu_note}", err=True)
+    if fmt == "json":
+        typer.echo(json.dumps(out, indent=2))
+        return
+    # at a load the upper-interval curves cannot carry, the ITL has no upper bound
+    itl_hi = "unbounded" if out["itl_s_hi"] is None else f"{out['itl_s_hi'] * 1000:.1f}"
+    at_load = requests_per_s is not None
+    where = f"{requests_per_s:g} req/s (Poisson)" if at_load else f"batch {batch_size}"
+    load_lines = (
+        f"\n  concurrency    {out['concurrency']:.2f} requests in the system on average"
+        f"\n  TTFT           {out['ttft_s_at_load'] * 1000:.0f} ms"
+        f"\n  p90 ITL        {out['itl_s_p90'] * 1000:.1f} ms"
+        if at_load
+        else ""
+    )
+    text = (
+        f"{_catalog_id(predictor.catalog.resolve_llm, model)} on {out['gpu_count']}× "
+        f"{_catalog_id(predictor.catalog.resolve_gpu, gpu)} ({out['engine']}, {out['precision']}, "
+        f"{where}, {input_tokens} in / {output_tokens} out)\n"
+        f"  power per GPU  {out['power_w_per_gpu']:.0f} W  "
+        f"(90 % interval {out['power_w_per_gpu_lo']:.0f}–{out['power_w_per_gpu_hi']:.0f} W)\n"
+        f"  ITL            {out['itl_s'] * 1000:.1f} ms  "
+        f"(90 % interval {out['itl_s_lo'] * 1000:.1f}–{itl_hi} ms)\n"
+        f"  throughput     {out['output_throughput_tok_s']:.0f} output tokens/s\n"
+        f"  layout         TP {out['tensor_parallel']} × PP {out['pipeline_parallel']} × "
+        f"DP {out['data_parallel']}, EP {out['expert_parallel']}\n"
+        f"  in domain      {'yes' if out['in_domain'] else 'NO: ' + out['domain_reason']}\n"
+        f"  GPU measured   {'yes' if out['gpu_measured'] else 'no (physics and other GPUs only)'}"
+        + load_lines
+    )
+    typer.echo(terminal_text(text))
