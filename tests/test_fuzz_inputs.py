@@ -261,13 +261,16 @@ def test_error_formatter_never_expands_a_huge_value() -> None:
 
 def hostile_scenario(tmp_path: Path, entry_name: str) -> Path:
     data = paper_dict()
-    data["name"] = "evil | <script>alert(1)</script>\nrow"
+    data["name"] = "evil | <script>alert(1)</script> row"  # a line break is refused (round 13)
     data["models"][0]["name"] = entry_name
     return write_scenario(tmp_path / "evil.yaml", data)
 
 
 def test_markdown_plan_escapes_pipes_newlines_and_html(tmp_path: Path) -> None:
-    scenario = hostile_scenario(tmp_path, "a|b\n| injected | row |<img src=x>")
+    # a line break in a name is refused since round 13 (tests/test_fuzz_round13_inputs.py)
+    refused = run_cli("validate", str(hostile_scenario(tmp_path, "a|b\n| injected | row |")))
+    assert refused.code == 1 and "models[0].name" in refused.err, refused.err
+    scenario = hostile_scenario(tmp_path, "a|b | injected | row |<img src=x>")
     result = run_cli("plan", str(scenario), "-f", "md")
     assert result.code == 0, result.err
     assert "<script>" not in result.out and "<img" not in result.out
@@ -298,9 +301,9 @@ def test_csv_plan_prefixes_formula_cells(tmp_path: Path) -> None:
 def test_terminal_output_strips_osc_sequences(tmp_path: Path) -> None:
     osc = "\x1b]0;pwned\x07\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\\x1b[31mred"
     scenario = hostile_scenario(tmp_path, "entry" + osc)
-    result = run_cli("plan", str(scenario))
-    assert result.code == 0, result.err
-    assert "\x1b" not in result.out and "\x07" not in result.out
+    result = run_cli("plan", str(scenario))  # refused since round 13, the text shown escaped
+    assert result.code == 1 and "models[0].name" in result.err, result.err
+    assert "\x1b" not in result.out + result.err and "\x07" not in result.out + result.err
     bad = write_scenario(tmp_path / "bad.yaml", {**paper_dict(), "region": "X" + osc})
     err = run_cli("validate", str(bad))
     assert_clean_error(err, str(bad), "region")
