@@ -3,8 +3,10 @@
 Layouts: for every (model entry, GPU type) the layouts of :func:`planner.layouts.ladder` (the
 scenario's ``tp_degrees``, then rack-scale and multi-node layouts or the offer's stated
 ``layouts``) are tried in groups of ascending GPU count. Groups below the smallest one whose
-weights fit are kept as excluded candidates ("needs … GB"); every group of ``tp_degrees`` and of
-the stated layouts is kept (the user listed them); above them groups are added while one lowers
+weights fit are kept as excluded candidates ("needs … GB"); in a scenario whose ``tp_degrees``
+groups fit one predictor call (:data:`ONE_CALL_MAX_SPECS`) every group of ``tp_degrees`` and of
+the stated layouts is kept (the user listed them; they are evaluated anyway); in larger ones, and
+above them, groups are added until one meets the SLA, then while one lowers
 the least GPU power or cost of serving the entry's peak of the groups before it, and the first
 that lowers neither (a wider replica can be more efficient at a tight SLA, a two-node replica can
 beat a one-node one, and a GPU with more memory meets the SLA on fewer GPUs than the layout that
@@ -183,7 +185,7 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
             chosen[key].append(evaluated)
             facts[key].append(group_facts(evaluated, *peaks[key[0]]))
         for key in dict(sizes):
-            stop = stop_after(facts[key], watch, rungs[key].listed())
+            stop = stop_after(facts[key], watch, rungs[key].listed() if one_call else 0)
             if stop is not None:
                 stops[key] = stop
     out: list[Candidate] = []

@@ -169,7 +169,10 @@ def _sla_free_top(
     p_top = mean_power_w(c, in_system(c, at, itl_top))[:, 0]
     lam_k, p_k = lam[rows, idx], power[rows, idx]
     lam_s = rate_per_s(c, b_star[:, None])[:, 0]
-    share = np.where(inner & (lam_top > lam_k), (lam_s - lam_k) / (lam_top - lam_k), 0.0)
+    span = lam_top - lam_k
+    share = np.divide(
+        lam_s - lam_k, span, out=np.zeros_like(span), where=inner & (span > 0) & np.isfinite(span)
+    )
     chord = p_k + np.clip(share, 0.0, 1.0) * (p_top - p_k)
     beyond = (pts >= b_star[:, None]) & (np.arange(pts.shape[1])[None, :] > idx[:, None])
     out: FloatArray = np.where(inner[:, None] & beyond, chord[:, None], power)
