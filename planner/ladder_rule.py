@@ -2,8 +2,9 @@
 
 Per (model entry, GPU type) the planner evaluates groups of layouts of ascending GPU count
 (:mod:`planner.build`). :func:`group_facts` sums up one evaluated group; :func:`stop_after` says
-how many groups the rule keeps: every group of the scenario's ``tp_degrees`` and of the offer's
-stated ``layouts`` (the groups the user listed), then each next one while it lowers the least
+how many groups the rule keeps: the groups the caller says were listed (:mod:`planner.build`:
+the scenario's ``tp_degrees`` and the offer's stated ``layouts`` where they are evaluated in one
+predictor call anyway), then each next one while it lowers the least
 GPU power or cost of serving the entry's peak (by the objective, :func:`watched`), and the first
 that lowers neither. The listed groups are all kept because the figure at the peak is not
 convex along the ladder: a group that lowers neither can precede one that lowers both (Llama-3.1-8B
