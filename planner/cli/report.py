@@ -132,7 +132,8 @@ def report(
     accuracy: Annotated[
         Path | None,
         typer.Option(
-            "--accuracy", help="Predictions CSV of `wattgpu evaluate` for the accuracy chart."
+            "--accuracy",
+            help="Predictions CSV of `wattgpu evaluate` for the accuracy chart (html only).",
         ),
     ] = None,
     model_card: Annotated[
@@ -165,6 +166,8 @@ def report(
     if output is not None:
         check_not_input(output, [file, *(overlay or [])], "--output")
     sweep_doc = _load_sweep(sweep, format_.value) if sweep is not None else None
+    if accuracy is not None:
+        _check_accuracy(accuracy, format_.value)
 
     file = find_scenario(file)
     with Progress("planning") as progress:
@@ -213,9 +216,19 @@ def _load_sweep(path: Path, fmt: str) -> SweepDocument:
             f"--sweep: not with --format {fmt} (a JSON document; the sweep JSON is its own "
             "document); use md, html or text"
         )
-    return load_document(
-        path, SweepDocument, "sweep JSON", "give a file written by `wattgpu sweep --format json`"
-    )
+    fix = "give a file written by `wattgpu sweep --format json`"
+    return load_document(path, SweepDocument, "sweep JSON", fix, strict=True)
+
+
+def _check_accuracy(path: Path, fmt: str) -> None:
+    from planner.report.svg_charts import read_accuracy
+
+    if fmt != "html":
+        raise WattgpuError(
+            f"--accuracy: only the html report draws the accuracy chart, not --format {fmt}; "
+            "use --format html or leave --accuracy out"
+        )
+    read_accuracy(path)
 
 
 def _check_sweep(doc: SweepDocument, scenario: str) -> None:

@@ -7,8 +7,30 @@ produced a result (linear interpolation, numpy's default); ``None`` where no dra
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
+from pydantic import ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
 from planner.documents.base import Document
 from planner.documents.flags import FlagDocument
+
+#: Samplers of the draws (``sweep.sampler``, :func:`planner.sweep.draws.standard_normals`).
+SAMPLERS = ("sobol", "lhs")
+MAX_SEED = 2**63 - 1
+"""The largest seed ``sweep.seed`` takes."""
+
+
+def _bad(message: str, **context: Any) -> PydanticCustomError:
+    """A validation error whose message reads as the file's problem (no "Value error, "):
+    *message* formatted with *context* by ``str.format`` (so ``{value!r}`` works)."""
+    return PydanticCustomError("sweep_value", "{message}", {"message": message.format(**context)})
+
+
+def _share(value: float | None, what: str) -> None:
+    if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise _bad("{what} must be a share in [0, 1], got {value}", what=what, value=value)
 
 
 class QuantilesDocument(Document):
@@ -143,6 +165,26 @@ class SummaryDocument(Document):
     fan: FanDocument
     tornado: list[TornadoBarDocument]
 
+    @field_validator("draws", "draws_with_plan", "draws_infeasible", "draws_failed")
+    @classmethod
+    def _count(cls, value: int) -> int:
+        if value < 0:
+            raise _bad("must be >= 0, got {value}", value=value)
+        return value
+
+    @field_validator("power_cap_probability", "budget_probability", "all_met_probability")
+    @classmethod
+    def _probability(cls, value: float | None) -> float | None:
+        _share(value, "a probability")
+        return value
+
+    @field_validator("sla_probability")
+    @classmethod
+    def _probabilities(cls, value: dict[str, float | None]) -> dict[str, float | None]:
+        for name, share in value.items():
+            _share(share, f"the probability of {name!r}")
+        return value
+
 
 class RobustCandidateDocument(Document):
     """One fleet the robust choice considered, evaluated on every draw."""
@@ -193,3 +235,93 @@ class SweepDocument(Document):
     """Every draw, in draw order (failed draws with their error)."""
     flags: list[FlagDocument] = []
     """Base-plan allocations flagged for uncertainty (docs/sweep.md)."""
+
+    @field_validator("seed")
+    @classmethod
+    def _seed(cls, value: int) -> int:
+        if not 0 <= value <= MAX_SEED:
+            raise _bad("must be in [0, 2**63 - 1], got {value}", value=value)
+        return value
+
+    @field_validator("sampler")
+    @classmethod
+    def _sampler(cls, value: str) -> str:
+        if value not in SAMPLERS:
+            raise _bad("unknown sampler {value!r}; sobol or lhs", value=value)
+        return value
+
+    @field_validator("draws")
+    @classmethod
+    def _draws(cls, value: int) -> int:
+        if value < 0:
+            raise _bad("must be >= 0, got {value}", value=value)
+        return value
+
+    @field_validator("summary")
+    @classmethod
+    def _summary(cls, value: SummaryDocument | None, info: ValidationInfo) -> Any:
+        draws = info.data.get("draws")
+        if draws is None:  # draws itself is invalid (reported)
+            return value
+        if draws == 0 and value is not None:
+            raise _bad("must be null when draws is 0 (a summary is of the draws)")
+        if draws > 0 and value is None:
+            raise _bad(
+                "is null but draws is {draws}; a sweep with draws has a summary", draws=draws
+            )
+        if value is not None and value.draws != draws:
+            raise _bad("counts {n} draws but draws is {draws}", n=value.draws, draws=draws)
+        if value is not None and (
+            value.draws_with_plan + value.draws_infeasible + value.draws_failed > draws
+        ):
+            raise _bad(
+                "draws_with_plan + draws_infeasible + draws_failed exceed draws ({draws})",
+                draws=draws,
+            )
+        return value
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, value: list[RecordDocument]) -> list[RecordDocument]:
+        _in_order(value, "grid point")
+        return value
+
+    @field_validator("records")
+    @classmethod
+    def _records(cls, value: list[RecordDocument], info: ValidationInfo) -> Any:
+        draws = info.data.get("draws")
+        if draws is not None and len(value) != draws:
+            raise _bad(
+                "holds {n} records but draws is {draws}; every draw has one record",
+                n=len(value),
+                draws=draws,
+            )
+        _in_order(value, "draw")
+        summary = info.data.get("summary")
+        if summary is not None and len(value) == summary.draws:
+            counted = {
+                "draws_with_plan": sum(r.optimal is not None for r in value),
+                "draws_infeasible": sum(r.status == "infeasible" for r in value),
+                "draws_failed": sum(r.status == "failed" for r in value),
+            }
+            for key, n in counted.items():
+                if getattr(summary, key) != n:
+                    raise _bad(
+                        "{n} of them count as {key}, the summary says {said}",
+                        n=n,
+                        key=key,
+                        said=getattr(summary, key),
+                    )
+        return value
+
+
+def _in_order(records: list[RecordDocument], what: str) -> None:
+    """Each record's index is its position (draw and grid order)."""
+    for i, r in enumerate(records):
+        if r.index != i:
+            raise _bad(
+                "entry {i} has index {index}; each {what}'s index is its position in the list",
+                i=i,
+                index=r.index,
+                what=what,
+            )

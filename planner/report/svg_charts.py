@@ -11,6 +11,7 @@ milliseconds instead of seconds (benchmarks/bench_cli.py ``--report``).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan_parts import CandidateDocument
@@ -28,6 +29,10 @@ from planner.report.svg import (
     span,
     text_width_px,
 )
+from predictors.core.errors import WattgpuError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 MAX_POWER_PANELS = 12
 """Model entries shown in the power-vs-load chart (largest energy first)."""
@@ -224,21 +229,63 @@ def pareto_front_chart(front: ParetoDocument | None) -> str | None:
     return svg.render()
 
 
-def accuracy_chart(path: Path | None) -> tuple[str | None, str]:
-    """Predicted vs measured (method "ours", unseen GPUs and unseen LLMs) from the evaluation's
-    predictions CSV; (None, reason) when the file is absent or has no such rows."""
-    if path is None or not path.is_file():
-        where = str(path) if path else "docs/accuracy.predictions.csv"
-        return None, f"{where} not found: run `wattgpu evaluate` to produce it"
+ACCURACY_COLUMNS = ("target", "split", "method", "measured", "predicted")
+ACCURACY_FIX = "give the predictions CSV written by `wattgpu evaluate`"
+
+
+def _header(text: str, path: Path) -> list[str]:
+    """The CSV header of *text*: every accuracy column present, none twice."""
+    import csv
+    import io
+
+    names = next(csv.reader(io.StringIO(text)), [])
+    if not any(n.strip() for n in names):
+        raise WattgpuError(f"{path}: empty (no CSV header); {ACCURACY_FIX}")
+    for name in ACCURACY_COLUMNS:
+        if names.count(name) > 1:
+            raise WattgpuError(
+                f"{path}: column {name!r} appears {names.count(name)} times in the header; "
+                f"keep one; {ACCURACY_FIX}"
+            )
+    missing = [n for n in ACCURACY_COLUMNS if n not in names]
+    if missing:
+        raise WattgpuError(f"{path}: missing columns {missing}; {ACCURACY_FIX}")
+    return names
+
+
+def read_accuracy(path: Path) -> pl.DataFrame:
+    """The rows of method "ours" on :data:`ACCURACY_SPLITS` with positive ``measured`` and
+    ``predicted`` of the predictions CSV *path*; one WattgpuError line naming the file (and
+    column and line) when it is unreadable, empty, lacks a column or holds a cell that is not a
+    finite number, or when no row is left to draw."""
     import polars as pl
 
+    from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, read_text
+
     try:
-        frame = pl.read_csv(path, infer_schema_length=10000)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        return None, f"{path}: cannot read ({exc})"
-    need = {"target", "split", "method", "measured", "predicted"}
-    if not need <= set(frame.columns):
-        return None, f"{path}: missing columns {sorted(need - set(frame.columns))}"
+        text = read_text(path, MAX_PREDICT_CSV_BYTES)
+    except WattgpuError as exc:
+        raise WattgpuError(f"{exc}; {ACCURACY_FIX}") from None
+    _header(text, path)
+    strings = dict.fromkeys(ACCURACY_COLUMNS, pl.String)
+    try:
+        frame = pl.read_csv(text.encode(), infer_schema_length=0, schema_overrides=strings)
+    except pl.exceptions.PolarsError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise WattgpuError(f"{path}: not a readable CSV ({first}); {ACCURACY_FIX}") from None
+    frame = frame.select(ACCURACY_COLUMNS).with_row_index("line", offset=2)
+    for col in ("measured", "predicted"):
+        number = pl.col(col).str.strip_chars().cast(pl.Float64, strict=False)
+        bad = frame.filter(
+            (pl.col(col).is_not_null() & number.is_null()) | ~number.is_finite().fill_null(True)
+        )
+        if not bad.is_empty():
+            line, cell = bad["line"][0], bad[col][0]
+            raise WattgpuError(
+                f"{path}: column {col!r}, line {line}: {cell!r} is not a finite number; "
+                f"{ACCURACY_FIX}"
+            )
+        frame = frame.with_columns(number)
     frame = frame.filter(
         (pl.col("method") == "ours")
         & pl.col("split").is_in(list(ACCURACY_SPLITS))
@@ -246,7 +293,25 @@ def accuracy_chart(path: Path | None) -> tuple[str | None, str]:
         & (pl.col("predicted") > 0)
     )
     if frame.is_empty():
-        return None, f"{path}: no rows of method 'ours' on {', '.join(ACCURACY_SPLITS)}"
+        raise WattgpuError(
+            f"{path}: no rows of method 'ours' on {', '.join(ACCURACY_SPLITS)} with positive "
+            f"measured and predicted values; {ACCURACY_FIX}"
+        )
+    return frame
+
+
+def accuracy_chart(path: Path | None) -> tuple[str | None, str]:
+    """Predicted vs measured (method "ours", unseen GPUs and unseen LLMs) from the evaluation's
+    predictions CSV; (None, reason) when the file is absent or unusable (:func:`read_accuracy`)."""
+    if path is None or not path.is_file():
+        where = str(path) if path else "docs/accuracy.predictions.csv"
+        return None, f"{where} not found: run `wattgpu evaluate` to produce it"
+    import polars as pl
+
+    try:
+        frame = read_accuracy(path)
+    except WattgpuError as exc:
+        return None, str(exc)
     targets = sorted(frame["target"].unique().to_list())
     labels = {"logo": "unseen GPU", "lolo": "unseen LLM"}
     tint = {"logo": "#3b7dd8", "lolo": "#d8903b"}

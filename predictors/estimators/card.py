@@ -20,6 +20,21 @@ from predictors.core.errors import WattgpuError
 from predictors.core.paths import trained_dir
 from predictors.estimators.artifacts import CARD_NAME, CARD_SCHEMA
 
+#: The sections of a card the report reads (method, provenance, intervals, accuracy, domain):
+#: ``wattgpu train`` writes every one, so a card lacking one is damaged or hand-made.
+REPORT_SECTIONS = (
+    "name",
+    "units",
+    "reference_source",
+    "selection",
+    "training_data",
+    "domain",
+    "intervals",
+    "metrics",
+    "library_versions",
+    "targets",
+)
+
 
 class TrainingData(BaseModel):
     """What the predictors were trained on."""
@@ -80,7 +95,9 @@ def card_of(card: dict[str, Any] | ModelCard) -> ModelCard:
 
 
 def load_card(path: Path | None = None) -> ModelCard:
-    """The model card at *path* (a card file or the directory holding it; default: shipped)."""
+    """The model card at *path* (a card file or the directory holding it; default: shipped),
+    with every section of :data:`REPORT_SECTIONS`; one WattgpuError line naming the file (and
+    the key) otherwise."""
     path = path or trained_dir()
     file = path / CARD_NAME if path.is_dir() else path
     fix = "give a model_card.json written by `wattgpu train`"
@@ -96,10 +113,18 @@ def load_card(path: Path | None = None) -> ModelCard:
         found = data.get("schema") if isinstance(data, dict) else None
         raise WattgpuError(f"{file}: card schema {found!r}, expected {CARD_SCHEMA}; {fix}")
     try:
-        return ModelCard.model_validate(data)
+        card = ModelCard.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise WattgpuError(
             f"{file}: not a valid model card: {where}: {err['msg']}; {fix}"
         ) from None
+    for key in REPORT_SECTIONS:
+        if data.get(key) is None:
+            said = "is null" if key in data else "is missing"
+            raise WattgpuError(
+                f"{file}: not a valid model card: section {key!r} {said} (the report reads "
+                f"it); {fix}"
+            )
+    return card
