@@ -5,7 +5,8 @@ scenario's ``tp_degrees``, then rack-scale and multi-node layouts or the offer's
 ``layouts``) are tried in groups of ascending GPU count. Groups below the smallest one whose
 weights fit are kept as excluded candidates ("needs … GB"); in a scenario whose ``tp_degrees``
 groups fit one predictor call (:data:`ONE_CALL_MAX_SPECS`) every group of ``tp_degrees`` and of
-the stated layouts is kept (the user listed them; they are evaluated anyway); in larger ones, and
+the stated layouts is evaluated (the user listed them; they are evaluated in that call anyway)
+and those that improve are kept (:func:`planner.ladder_rule.kept_groups`); in larger ones, and
 above them, groups are added until one meets the SLA, then while one lowers
 the least GPU power or cost of serving the entry's peak of the groups before it, and the first
 that lowers neither (a wider replica can be more efficient at a tight SLA, a two-node replica can
@@ -35,7 +36,7 @@ from planner.inputs import (
     Provenance,
     fleet_inventory,
 )
-from planner.ladder_rule import GroupFacts, group_facts, stop_after, watched
+from planner.ladder_rule import GroupFacts, group_facts, kept_groups, stop_after, watched
 from planner.layouts import Shape, base_groups, grouped, more_groups, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
@@ -191,7 +192,9 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     out: list[Candidate] = []
     for e, g in pairs:
         got = chosen[(e.name, g)]
-        out.extend(c for group in got[: stops.get((e.name, g), len(got))] for c in group)
+        stop = stops.get((e.name, g), len(got))
+        kept = kept_groups(facts[(e.name, g)], stop, watch)
+        out.extend(c for i in kept for c in got[i])
     precision = functools.partial(model_precision, scenario=scenario, catalog=predictor.catalog)
     return with_units(scenario, predictor, out, precision)
 

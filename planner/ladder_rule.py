@@ -2,14 +2,14 @@
 
 Per (model entry, GPU type) the planner evaluates groups of layouts of ascending GPU count
 (:mod:`planner.build`). :func:`group_facts` sums up one evaluated group; :func:`stop_after` says
-how many groups the rule keeps: the groups the caller says were listed (:mod:`planner.build`:
+how many groups the rule evaluates: the groups the caller says were listed (:mod:`planner.build`:
 the scenario's ``tp_degrees`` and the offer's stated ``layouts`` where they are evaluated in one
 predictor call anyway), then each next one while it lowers the least
 GPU power or cost of serving the entry's peak (by the objective, :func:`watched`), and the first
-that lowers neither. The listed groups are all kept because the figure at the peak is not
-convex along the ladder: a group that lowers neither can precede one that lowers both (Llama-3.1-8B
-on H100 at ITL 26 ms: TP 2 no better than TP 1, TP 4 3.6 % less energy than both), and stopping
-there made a looser SLA give a worse plan.
+that lowers neither; :func:`kept_groups` which of them the pair keeps. The listed groups are all
+evaluated because the figure at the peak is not convex along the ladder: a group that lowers
+neither can precede one that lowers both (Llama-3.1-8B on H100 at ITL 26 ms: TP 2 no better than
+TP 1, TP 4 3.6 % less energy than both), and stopping there made a looser SLA give a worse plan.
 """
 
 from __future__ import annotations
@@ -94,3 +94,26 @@ def stop_after(
         if g.final:
             return i + 1
     return None
+
+
+def kept_groups(
+    groups: list[GroupFacts], stop: int, watch: tuple[bool, bool] = (True, True)
+) -> list[int]:
+    """Which of the first *stop* evaluated groups (:func:`stop_after`) a pair keeps: every group
+    up to the first that meets the SLA (those below it say why they were refused), each that
+    lowers the least GPU power or cost at the peak of the groups before it (as *watch* says),
+    and the last. A listed group that lowers neither, between ones that do, is not kept: it
+    was evaluated so that the ladder could see past it (TP 2 no better than TP 1, TP 4 better
+    than both), not because a plan needs it."""
+    keep: list[int] = []
+    seen_ok = False
+    watts = dollars = math.inf
+    for i, g in enumerate(groups[:stop]):
+        improves = (watch[0] and g.watts_at_peak < watts * (1 - IMPROVES_BY)) or (
+            watch[1] and g.usd_per_hour_at_peak < dollars * (1 - IMPROVES_BY)
+        )
+        watts, dollars = min(watts, g.watts_at_peak), min(dollars, g.usd_per_hour_at_peak)
+        if not seen_ok or improves or i == stop - 1:
+            keep.append(i)
+        seen_ok = seen_ok or (g.fits and g.feasible)
+    return keep
