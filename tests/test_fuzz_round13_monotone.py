@@ -80,6 +80,7 @@ def test_a_looser_itl_sla_never_costs_more_energy(tmp_path: Path) -> None:
     assert {c["tp"] for c in loose["candidates"]} == {1, 4, 8}
 
 
+@pytest.mark.slow  # several plans of a few seconds each
 def test_more_load_never_needs_less_energy(tmp_path: Path) -> None:
     objectives = [
         _objective(
@@ -111,6 +112,7 @@ def test_the_same_fleet_is_priced_the_same_at_any_sla(tmp_path: Path) -> None:
     assert loose == pytest.approx(tight, rel=1e-9)
 
 
+@pytest.mark.slow  # several plans of a few seconds each
 def test_a_looser_itl_sla_keeps_the_wide_decode_workers(tmp_path: Path) -> None:
     tight = _plan(tmp_path, "tight", DISAGG)
     loose = _plan(tmp_path, "loose", DISAGG, "models[0].sla.itl_ms=5")
@@ -166,6 +168,7 @@ def test_a_search_that_stops_on_its_own_does_not_ask_for_more_time(tmp_path: Pat
     assert "more time is no help" in first and "of the 300 s time limit" in first, first
 
 
+@pytest.mark.slow  # several plans of a few seconds each
 def test_the_same_unit_is_priced_the_same_at_any_sla(tmp_path: Path) -> None:
     """A disaggregated unit's power curve, read at rates below both capacities, is one function
     at ITL 4.5 and 5 ms (its rates were fractions of each SLA's own capacity)."""
