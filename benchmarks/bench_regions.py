@@ -23,6 +23,11 @@ Measured 2026-12-05 (load average about 0.5; the ITL model retrained that day): 
 gap 0.0021 %, solve 8.0 s; caps × 0.7 still end at the 60 s limit (solve 60.0-60.9 s, so the
 check says MISSED) but at a gap of 0.054-0.079 %, under the 0.1 % (the same code with the model
 before: 61.3 s, 0.35 %); caps × 0.25 explained in 1.0 s.
+Measured 2026-12-05 (late; the power curves' 58 knots and SLA-free capacity chord): the plan
+optimal, gap 0.002 %, solve 8.0 s; caps × 0.7 end at the limit, 61.2 s, at 0.103 % (the same
+machine's run of the code before, f8d604d: 60.05 s, 0.050 %; with 58 knots and no chord 0.098 %,
+with 46 knots and the chord 0.109 %): the 0.1 % target is missed by 0.003 points there; caps ×
+0.25 explained in 1.05 s.
 """
 
 from __future__ import annotations
