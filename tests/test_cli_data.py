@@ -61,3 +61,11 @@ def test_summary_on_shared_data(measurements_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     s = json.loads(result.output)
     assert {r["source"] for r in s["sources"]} >= {"mlenergy-v1", "argonne", "aiconfigurator"}
+
+
+def test_an_unknown_format_is_a_usage_error_like_every_command(tmp_path: Path) -> None:
+    """docs/cli.md: a value not among an option's choices exits 2 (it exited 1 here)."""
+    args = ["data", "summary", "--data", str(tmp_path), "--format", "xml"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "'xml' is not one of" in " ".join(result.output.split())

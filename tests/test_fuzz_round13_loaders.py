@@ -7,6 +7,8 @@ the quality-rule tests build their rows here.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from pathlib import Path
 from typing import Any
@@ -174,3 +176,21 @@ def test_folder_named_csv_in_argonne_folder_is_not_read(
     _write(ref / ARGONNE, argonne_lines)
     assert read_argonne(data / ARGONNE).height == read_argonne(ref / ARGONNE).height > 0
     assert load_measurements(data).all_rows.height == load_measurements(ref).all_rows.height
+
+
+@pytest.mark.parametrize("count", ["nan", "inf", "0", "2.5", ""])
+def test_an_unreadable_gpu_count_is_one_line_naming_the_file(
+    tmp_path: Path, argonne_lines: list[str], count: str
+) -> None:
+    """``Num of Hardware`` of ``nan`` was an internal error (int(nan)); an empty one a KeyError-
+    like crash further on."""
+    header = argonne_lines[0].split(",")
+    column = header.index("Num of Hardware")
+    cells = next(csv.reader([argonne_lines[1]]))
+    cells[column] = count
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    path = _write(tmp_path / ARGONNE, [argonne_lines[0], out.getvalue(), *argonne_lines[2:]])
+    with pytest.raises(DataError, match="Num of Hardware") as caught:
+        read_argonne(path.parent)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)

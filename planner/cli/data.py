@@ -6,6 +6,7 @@ models per GPU, rows dropped and why (with the quality rules), unresolved names.
 
 from __future__ import annotations
 
+import enum
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -92,13 +93,22 @@ def render_text(s: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+class SummaryFormat(enum.StrEnum):
+    """Output formats of ``wattgpu data summary``."""
+
+    table = "table"
+    json = "json"
+
+
 @data_app.command("summary")
 def summary(
     data: Annotated[
         Path | None,
         typer.Option("--data", help="Measurement directory (default: $WATTGPU_DATA or ../shared)."),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    fmt: Annotated[SummaryFormat, typer.Option("--format", help="table or json.")] = (
+        SummaryFormat.table
+    ),
     include_doubtful: Annotated[
         bool, typer.Option("--include-doubtful", help="Count doubtful rows as usable.")
     ] = False,
@@ -106,8 +116,6 @@ def summary(
     """Rows per source x GPU x target, models per GPU, rows dropped and why, unresolved names."""
     from predictors.core.paths import default_data_dir
 
-    if fmt not in ("table", "json"):
-        raise DataError(f"--format {fmt!r}: use table or json")
     data_dir = data if data is not None else default_data_dir()
     if data_dir is None:
         raise DataError(
@@ -115,7 +123,7 @@ def summary(
             "(../shared/data/measurements was not found)"
         )
     s = summarize(data_dir, include_doubtful=include_doubtful)
-    typer.echo(json.dumps(s, indent=2) if fmt == "json" else render_text(s))
+    typer.echo(json.dumps(s, indent=2) if fmt == SummaryFormat.json else render_text(s))
 
 
 def register(app: typer.Typer) -> None:

@@ -41,6 +41,7 @@ Intel "PVC" = "Max 1550".
 from __future__ import annotations
 
 import csv
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,13 +143,30 @@ def _f(row: dict[str, str], *names: str) -> float | None:
     return None
 
 
+def _cell(row: dict[str, str], name: str, file: Path) -> str:
+    value = (row.get(name) or "").strip()
+    if not value:
+        raise DataError(f"{file}: a row of a block has no {name!r} — fill in the cell")
+    return value
+
+
+def _count(row: dict[str, str], file: Path) -> int:
+    raw = _cell(row, "Num of Hardware", file)
+    n = float(raw) if _is_number(raw) else math.nan
+    if not math.isfinite(n) or n < 1 or n != int(n):
+        raise DataError(
+            f"{file}: Num of Hardware {raw!r} is not a whole number of at least 1 — fix the cell"
+        )
+    return int(n)
+
+
 def _record(row: dict[str, str], file: Path) -> dict[str, Any]:
     L = _f(row, "Input Output Length", "Input Length")
     return {
-        "hw": row["Hardware"],
-        "n": int(float(row["Num of Hardware"])),
-        "fw": row["Framework"],
-        "model": row["Model"],
+        "hw": _cell(row, "Hardware", file),
+        "n": _count(row, file),
+        "fw": _cell(row, "Framework", file),
+        "model": _cell(row, "Model", file),
         "L": L,
         "bs": _f(row, "Batch Size"),
         "latency": _f(row, "Latency", "latency"),
