@@ -194,3 +194,16 @@ def test_an_unreadable_gpu_count_is_one_line_naming_the_file(
     with pytest.raises(DataError, match="Num of Hardware") as caught:
         read_argonne(path.parent)
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_v1_table_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
+    """ML.ENERGY v1 opened its files as strict UTF-8 and read them with polars unguarded: bytes
+    that are not UTF-8 were an internal error."""
+    folder = tmp_path / "ml-energy-benchmark"
+    folder.mkdir()
+    header = "model,throughput,response_length,latency,energy"
+    path = folder / "A40_chat-concise_benchmark.csv"
+    path.write_bytes(header.encode() + b"\n\xff\xfe\xfa,1,2,3,4\n")
+    with pytest.raises(DataError, match="not a readable ML.ENERGY v1 table") as caught:
+        load_measurements(tmp_path)
+    assert str(path) in str(caught.value)

@@ -41,16 +41,19 @@ GPU_HINTS = {
 
 def is_v1_file(path: Path) -> bool:
     """True when *path* is named like a v1 task file and starts with the v1 header."""
-    if not _NAME.match(path.name):
+    if not _NAME.match(path.name) or not path.is_file():
         return False
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
         first = fh.readline().strip()
     return [c.strip() for c in first.split(",")] == HEADER
 
 
 def read_mlenergy_v1(path: Path) -> pl.DataFrame:
     """Read one v1 task CSV, or every ``*_benchmark.csv`` in a directory."""
-    files = sorted(path.glob("*_benchmark.csv")) if path.is_dir() else [path]
+    if path.is_dir():
+        files = sorted(f for f in path.glob("*_benchmark.csv") if f.is_file())
+    else:
+        files = [path]
     frames = [_read_file(f) for f in files if is_v1_file(f)]
     if not frames:
         return empty_frame()
@@ -62,7 +65,13 @@ def _read_file(path: Path) -> pl.DataFrame:
     if m is None:  # pragma: no cover - guarded by is_v1_file
         raise DataError(f"{path}: file name is not {{GPU}}_{{task}}_benchmark.csv")
     gpu, task = m.group("gpu"), m.group("task")
-    raw = pl.read_csv(path, schema_overrides={c: pl.Float64 for c in HEADER[1:]})
+    try:
+        raw = pl.read_csv(path, schema_overrides={c: pl.Float64 for c in HEADER[1:]})
+    except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(
+            f"{path}: not a readable ML.ENERGY v1 table ({first}) — fix or remove the file"
+        ) from None
     return raw.select(
         pl.lit(SOURCE).alias("source"),
         pl.col("model").alias("model"),
