@@ -230,8 +230,13 @@ class Predictor:
                 "Predictor.predict predicts at a batch; rows with requests_per_s go through "
                 "predictors.rows.predict_rows(predictor, rows)"
             )
+        given = [c for c in rows.columns if c not in PREDICTION_COLUMNS]
         rows = quantised.fill_implied_precision(rows, self.catalog)  # explicit precision wins
         rows = normalise_rows(rows.drop([c for c in PREDICTION_COLUMNS if c in rows.columns]))
+        # the given columns in their order, then the missing inputs in the contract's order
+        # (precision, filled first, came before gpu_count when missing)
+        added = [c for c in BATCH_INPUT_COLUMNS if c not in given]
+        rows = rows.select(*given, *added, *(c for c in rows.columns if c not in {*given, *added}))
         resolved = check_rows(self.catalog, rows)
         layout = resolved.select(
             pl.col(f"_{a}").alias(c)

@@ -153,3 +153,17 @@ def test_a_bad_number_cell_is_quoted_and_good_rows_are_predicted(tmp_path: Path)
 def test_the_single_form_quotes_its_bad_option(tmp_path: Path) -> None:
     line = one_error(run_cli("predict", "--model", LLAMA, "--gpu", "A30", "--batch-size", "0"))
     assert line == ("error: predict: batch_size: must be a whole number from 1 to 65,536 (got '0')")
+
+
+def test_missing_input_columns_come_in_the_contracts_order(tmp_path: Path) -> None:
+    """A file with only ``model,gpu`` got ``precision`` before ``gpu_count`` when it had rows
+    (the checkpoint's precision is filled first) and the contract's order when it had none."""
+    heads = []
+    for name, body in (("empty", ""), ("one", "meta-llama/Llama-3.1-8B-Instruct,A30\n")):
+        source, out = tmp_path / f"{name}.csv", tmp_path / f"{name}-out.csv"
+        source.write_text("model,gpu\n" + body, encoding="utf-8")
+        result = run_cli("predict", "--input", str(source), "--output", str(out))
+        assert result.code == 0, result.err
+        heads.append(out.read_text(encoding="utf-8").splitlines()[0].split(","))
+    assert heads[0] == heads[1]
+    assert heads[1][:6] == ["model", "gpu", "gpu_count", "engine", "precision", "batch_size"]
