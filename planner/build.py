@@ -86,8 +86,8 @@ class _Rungs:
         return self._more
 
     def listed(self) -> int:
-        """Groups the ladder rule keeps whatever they give: the ``tp_degrees`` groups and, when
-        the offer states its layouts, those too."""
+        """Groups the ladder rule evaluates whatever they give: the ``tp_degrees`` groups and,
+        when the offer states its layouts, those too."""
         return len(self.base) + (len(self.more()) if self.stated is not None else 0)
 
 

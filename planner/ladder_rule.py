@@ -66,24 +66,33 @@ def watched(scenario: Scenario) -> tuple[bool, bool]:
     return kind != "cost", kind in ("cost", "weighted")
 
 
+def _improving(groups: list[GroupFacts], watch: tuple[bool, bool]) -> list[bool]:
+    """Per group: whether it lowers (by :data:`IMPROVES_BY`) the least GPU power or cost at the
+    entry's peak of the groups before it, as *watch* says (:func:`watched`)."""
+    out = []
+    watts = dollars = math.inf
+    for g in groups:
+        out.append(
+            (watch[0] and g.watts_at_peak < watts * (1 - IMPROVES_BY))
+            or (watch[1] and g.usd_per_hour_at_peak < dollars * (1 - IMPROVES_BY))
+        )
+        watts, dollars = min(watts, g.watts_at_peak), min(dollars, g.usd_per_hour_at_peak)
+    return out
+
+
 def stop_after(
     groups: list[GroupFacts], watch: tuple[bool, bool] = (True, True), listed: int = 0
 ) -> int | None:
     """How many of a pair's evaluated groups (GPU count ascending; their :func:`group_facts`)
-    the layout rule keeps, None when it needs the next group too (module docstring): the first
-    *listed* groups (the user's ``tp_degrees`` and stated layouts), every group up to the first
-    that fits in memory, on to the first that meets the SLA, then each next one while it lowers
-    (by :data:`IMPROVES_BY`) the least GPU power or cost at the entry's peak of the groups before
-    it, as *watch* says (:func:`watched`); the first that lowers neither is kept and ends the
-    ladder; or up to a final exclusion."""
+    the layout rule evaluates, None when it needs the next group too (module docstring): the
+    first *listed* groups (the user's ``tp_degrees`` and stated layouts), every group up to the
+    first that fits in memory, on to the first that meets the SLA, then each next one while it
+    lowers (by :data:`IMPROVES_BY`) the least GPU power or cost at the entry's peak of the groups
+    before it, as *watch* says (:func:`watched`; :func:`_improving`); the first that lowers
+    neither ends the ladder; or up to a final exclusion."""
     fitting = 0
     first_ok: int | None = None
-    watts = dollars = math.inf
-    for i, g in enumerate(groups):
-        improves = (watch[0] and g.watts_at_peak < watts * (1 - IMPROVES_BY)) or (
-            watch[1] and g.usd_per_hour_at_peak < dollars * (1 - IMPROVES_BY)
-        )
-        watts, dollars = min(watts, g.watts_at_peak), min(dollars, g.usd_per_hour_at_peak)
+    for i, (g, improves) in enumerate(zip(groups, _improving(groups, watch), strict=True)):
         if g.fits:
             past_first = first_ok is not None
             if first_ok is None and g.feasible:
@@ -107,12 +116,9 @@ def kept_groups(
     than both), not because a plan needs it."""
     keep: list[int] = []
     seen_ok = False
-    watts = dollars = math.inf
-    for i, g in enumerate(groups[:stop]):
-        improves = (watch[0] and g.watts_at_peak < watts * (1 - IMPROVES_BY)) or (
-            watch[1] and g.usd_per_hour_at_peak < dollars * (1 - IMPROVES_BY)
-        )
-        watts, dollars = min(watts, g.watts_at_peak), min(dollars, g.usd_per_hour_at_peak)
+    for i, (g, improves) in enumerate(
+        zip(groups[:stop], _improving(groups[:stop], watch), strict=True)
+    ):
         if not seen_ok or improves or i == stop - 1:
             keep.append(i)
         seen_ok = seen_ok or (g.fits and g.feasible)

@@ -154,7 +154,7 @@ def _sla_free_top(
     """*power* with the capacity point's value on the chord between the last knot below it and
     the next knot (or the memory limit when nearer): the power curve below any capacity is then
     the same function of the rate whatever the SLA, so a looser SLA never prices a fleet higher
-    (the point's own power lies under that chord on the convex top of the curve)."""
+    (where the curve is convex near capacity the chord lies above the point's own power)."""
     rows = np.arange(c.rows)
     k = knots.shape[1]
     inner = (last >= 0) & (last + 1 < k)
@@ -168,7 +168,7 @@ def _sla_free_top(
     lam_top = (at / (as_column(c.output_tokens) * itl_top))[:, 0]
     p_top = mean_power_w(c, in_system(c, at, itl_top))[:, 0]
     lam_k, p_k = lam[rows, idx], power[rows, idx]
-    lam_s = rate_per_s(c, b_star[:, None])[:, 0]
+    lam_s = lam[:, -1]  # the last point is b* itself
     span = lam_top - lam_k
     share = np.divide(
         lam_s - lam_k, span, out=np.zeros_like(span), where=inner & (span > 0) & np.isfinite(span)
