@@ -134,9 +134,13 @@ def _rungs(
 ONE_CALL_MAX_SPECS = 4000
 
 
-def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
+def candidates(
+    scenario: Scenario, predictor: Predictor, spares: list[Candidate] | None = None
+) -> list[Candidate]:
     """Every candidate considered, in (model entry, GPU, layout) order; then the entries'
-    disaggregated units, by their ``deployment`` (:mod:`planner.disagg.candidates`)."""
+    disaggregated units, by their ``deployment`` (:mod:`planner.disagg.candidates`). The
+    evaluated layouts the ladder does not keep (:func:`planner.ladder_rule.kept_groups`) are
+    appended to *spares* when given: a limit can need one of them."""
     pairs = [(e, g) for e in scenario.models for g in scenario.gpu_offers]
     memo: dict[tuple[str, str, bool], _Rungs] = {}
     rungs = {(e.name, g): _rungs(scenario, e, g, predictor, memo) for e, g in pairs}
@@ -195,6 +199,8 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
         stop = stops.get((e.name, g), len(got))
         kept = kept_groups(facts[(e.name, g)], stop, watch)
         out.extend(c for i in kept for c in got[i])
+        if spares is not None:
+            spares.extend(c for i in range(stop) if i not in kept for c in got[i])
     precision = functools.partial(model_precision, scenario=scenario, catalog=predictor.catalog)
     return with_units(scenario, predictor, out, precision)
 
@@ -314,13 +320,15 @@ def planning_inputs(
         minimize=scenario.objective.minimize,
         weights={} if weights is None else weights.model_dump(),
     )
+    spares: list[Candidate] = []
     with collector_paused():  # ~10^5 candidates and curve tuples, no reference cycles
-        cands = tuple([*candidates(scenario, predictor), *extra_candidates])
+        cands = tuple([*candidates(scenario, predictor, spares), *extra_candidates])
     check_fleet_size(models, cands)
     sites = region_sites(scenario, grid_profile(scenario))
     inventory = {g: o.available for g, o in scenario.gpu_offers.items()}
     if sites:  # every candidate once per region its entry may use (planner.scenario.regions)
         cands = tuple(placed_candidates(scenario, cands, sites))
+        spares = list(placed_candidates(scenario, spares, sites))
         inventory = {g: fleet_inventory(sites).get(g, 0) for g in inventory}
     return PlanningInputs(
         scenario=scenario.name,
@@ -347,4 +355,5 @@ def planning_inputs(
             else {}
         ),
         regions=sites,
+        spare_candidates=tuple(spares),
     )

@@ -155,6 +155,7 @@ models:
 """
 
 
+@pytest.mark.slow  # the widened enumeration (planner.solve.fallback) runs twice: ~15 s
 def test_a_search_that_stops_on_its_own_does_not_ask_for_more_time(tmp_path: Path) -> None:
     """Three entries under a tight power cap: the search ends in well under a second of its
     300 s; it said "no plan found within the time limit of 300 s … raise time_limit_s"."""

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from planner.result import PlanStatus
-from planner.solve import colgen
+from planner.solve import colgen, fallback
 from planner.solve.columns import Column, Decomposition
 from planner.solve.decompose import covers
 from planner.solve.optimize import prune_dominated
@@ -103,7 +103,7 @@ def test_column_generation_falls_back_on_a_greedy_plan_when_enumeration_gives_up
 
     monkeypatch.setattr(colgen, "master_milp", first_finds_none)
     monkeypatch.setattr(colgen, "all_columns", lambda dec: None)
-    monkeypatch.setattr(colgen, "find_within", lambda dec, pool, priced, deadline: (None, -1e300))
+    monkeypatch.setattr(fallback, "find_within", lambda *args: (None, -1e300))
     inputs = dec.inputs
     cands = [c for b in dec.blocks for c in b.candidates]
     out = colgen.solve_by_model(inputs, cands, dec=dec)

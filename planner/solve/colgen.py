@@ -17,13 +17,17 @@ count), the facility power cap per period and the budget.
   Lagrangian value Σ_m min_n (cost_m(n) + y·a_m(n)) - y·b is a valid lower bound on the
   optimum (weak duality; the subproblems are solved exactly), so the reported gap is honest.
   The plan is then the restricted master solved as a MILP (SCIP, binary choice of one column
-  per model) within the remaining time. When that plan is not within the target gap, the
+  per model) within a third of the remaining time (:data:`MASTER_TIME_SHARE`; all of it when
+  it finds no plan there). When that plan is not within the target gap, the
   master MILP is solved again with every neighbour of the plan's columns added (one replica
   more, one less, or one moved to another candidate; only the counts that screening at the
   bound's duals keeps within the gap, the others cannot improve the plan) and the plan as the
   hint: on the
   power-cap 50 × 30 × 24 seed 1 benchmark this took the plan from 0.15 % above the optimum
-  to 0.009 % (optimum from a 57 s full-MILP run).
+  to 0.009 % (optimum from a 57 s full-MILP run). That MILP gets half of the time left; the
+  other half is for :func:`~planner.solve.enumeration.close_gap`, which adds every column of
+  every plan up to the plan's objective and so raises the bound. Every step ends a margin
+  before the limit (:data:`ACCOUNTING_SHARE`) so that the checked plan is out within it.
 """
 
 from __future__ import annotations
@@ -44,12 +48,12 @@ from planner.solve.decompose import (
     merit_replicas,
     search_block,
 )
-from planner.solve.decomposed import DecomposedSolution, decomposed, solution
-from planner.solve.enumeration import Pool, Priced, close_gap, find_within
+from planner.solve.decomposed import DecomposedSolution, decomposed, no_plan, solution
+from planner.solve.enumeration import Pool, Priced, close_gap
+from planner.solve.fallback import when_none_combine
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 from planner.solve.peak import least_peak, peak_message
 from planner.solve.pricing import first_vector, round_column
-from planner.solve.residual import residual_plans
 from planner.solve.search import screen
 
 PENALTY_FACTOR = 10.0
@@ -58,6 +62,16 @@ NEIGHBOURHOOD = True
 """Re-solve the master MILP with the plan's neighbouring columns when a gap is left."""
 CG_TIME_FRACTION = 0.6
 """Share of the time limit column generation may use (the rest is for the master MILP)."""
+ACCOUNTING_SHARE = 0.02
+ACCOUNTING_MAX_S = 1.0
+"""The solver's steps end this share of the time limit (at most this many seconds) before it,
+so that accounting the plan (re-pricing it on the curves, its checks) ends within the limit."""
+MASTER_TIME_SHARE = 1 / 3
+"""Share of the time left that the first master MILP may use: over the generated columns it
+can at best find their optimum, never close a gap the columns lack, so the rest is kept for the
+neighbourhood step (half of it; its MILP starts from that plan) and for :func:`close_gap`,
+which raises the bound (the other half). A first MILP that finds no plan in its share gets all
+the time left."""
 FRUGAL_MULTIPLIERS: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 100.0)
 """With a power cap, columns priced with power weighted by these multiples of its energy price."""
 
@@ -68,13 +82,16 @@ def solve_by_model(
     *,
     dec: Decomposition | None = None,
     spent_s: float = 0.0,
+    widen: bool = False,
 ) -> DecomposedSolution | None:
     """Exact decomposition, or column generation + master MILP when models are linked.
 
     Returns None when this method finds no plan (the caller falls back to the full MILP,
     which also proves and explains infeasibility). *dec*: the decomposition of these
     candidates when the caller has built it already; *spent_s*: seconds of the time limit the
-    caller has used before.
+    caller has used before; *widen*: when nothing else finds a plan, enumerate ever further
+    above the bound (:mod:`planner.solve.fallback`, step 3; the caller tries its cheap proofs
+    first).
     """
     start = time.perf_counter() - spent_s
     dec = Decomposition(inputs, candidates) if dec is None else dec
@@ -88,7 +105,7 @@ def solve_by_model(
             first.append(dec.column(b, vector))
     if len({dec.group[col.block] for col in first}) < dec.groups:
         return None
-    return _column_generation(dec, first, start)
+    return _column_generation(dec, first, start, widen)
 
 
 def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: float) -> float:
@@ -217,7 +234,7 @@ def _solve_exhaustive(
         return None
     chosen, proven = exact
     if not chosen:  # every column tried: no combination meets the linking rows
-        return _no_plan(start)
+        return no_plan(start)
     objective = float(sum(col.cost for col in chosen))
     bound = max(priced.bound, min(proven, objective))
     gap = (objective - bound) / max(abs(objective), 1e-9)
@@ -244,28 +261,21 @@ def _solve_restricted(
     first: list[Column],
     start: float,
     deadline: float,
+    widen: bool = False,
 ) -> DecomposedSolution | None:
     """Price-and-branch: the master MILP over the generated columns, then over their
     neighbours (one replica more, less or moved) when a gap to the bound is left."""
     inputs = dec.inputs
     bound = priced.bound
-    found = master_milp(pool.master, priced.weights, deadline)
+    found = master_milp(pool.master, priced.weights, _share(deadline, MASTER_TIME_SHARE))
+    if found is None and time.perf_counter() < deadline:  # no plan in its share: all the time
+        found = master_milp(pool.master, priced.weights, deadline)
     if found is None or not found[0]:
-        # no plan among the generated columns: raise the bound until the columns of every
-        # plan below it are in the master and one is found (or give up with that bound)
-        located, bound = find_within(dec, pool, priced, deadline)
-        if located is not None:
-            objective = float(sum(col.cost for col in located))
-            gap = (objective - bound) / max(abs(objective), 1e-9)
-            status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-            return solution(
-                dec, located, status, start, float(min(bound, objective)), "column-generation"
-            )
-        # the enumeration gave up: a greedy plan, improved below like the master's own
-        greedy = _greedy_plan(dec, pool, priced, first, deadline)
-        if greedy is None:
-            return None
-        found = (greedy, -math.inf)
+        fallback = when_none_combine(dec, pool, priced, first, start, deadline, widen)
+        if fallback is None or isinstance(fallback, DecomposedSolution):
+            return fallback
+        found = (fallback[0], -math.inf)
+        bound = fallback[1]
     chosen = found[0]
     gap_left = sum(col.cost for col in chosen) - bound
     if NEIGHBOURHOOD and gap_left > inputs.relative_gap * max(1.0, abs(bound)):
@@ -280,7 +290,7 @@ def _solve_restricted(
         hint = [
             1.0 if (c.block, c.n.tobytes()) in chosen_keys else 0.0 for c in pool.master.columns
         ]
-        better = master_milp(pool.master, hint, deadline)
+        better = master_milp(pool.master, hint, _share(deadline, 0.5), improving=True)
         if better is not None and better[0]:
             if sum(c.cost for c in better[0]) < sum(c.cost for c in chosen):
                 chosen = better[0]
@@ -293,49 +303,19 @@ def _solve_restricted(
     return solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
 
 
-def _greedy_plan(
-    dec: Decomposition, pool: Pool, priced: Priced, first: list[Column], deadline: float
-) -> list[Column] | None:
-    """The best plan of the master MILP once the greedy plans of :mod:`planner.solve.residual`
-    (each entry within what the entries before it left) are among its columns; None when no
-    greedy plan was found or the MILP found none in time."""
-    y_power = priced.y_power if priced.y_power is not None else np.zeros(dec.power_rows)
-    duals = (priced.y_gpu, y_power, priced.y_b)
-    plans = residual_plans(dec, duals, first, deadline)
-    if not plans:
-        return None
-    for plan in plans:
-        for col in plan:
-            pool.add(col)
-    cheapest = min(plans, key=lambda plan: sum(col.cost for col in plan))
-    keys = {(col.block, col.n.tobytes()) for col in cheapest}
-    hint = [1.0 if (c.block, c.n.tobytes()) in keys else 0.0 for c in pool.master.columns]
-    found = master_milp(pool.master, hint, deadline)
-    if found is None or not found[0]:
-        return cheapest
-    return found[0]
-
-
-def _no_plan(start: float, *messages: str) -> DecomposedSolution:
-    """No plan exists (every column tried, or a proof given by *messages*)."""
-    return DecomposedSolution(
-        PlanStatus.INFEASIBLE,
-        time.perf_counter() - start,
-        math.inf,
-        math.inf,
-        [],
-        [],
-        [],
-        "column-generation",
-        messages,
-    )
+def _share(deadline: float, share: float) -> float:
+    """The deadline of a step that may use *share* of the time left before *deadline*."""
+    now = time.perf_counter()
+    return now + share * max(0.0, deadline - now)
 
 
 def _column_generation(
-    dec: Decomposition, first: list[Column], start: float
+    dec: Decomposition, first: list[Column], start: float, widen: bool = False
 ) -> DecomposedSolution | None:
     inputs = dec.inputs
-    deadline = start + inputs.time_limit_s
+    deadline = (
+        start + inputs.time_limit_s - min(ACCOUNTING_MAX_S, ACCOUNTING_SHARE * inputs.time_limit_s)
+    )
     cg_deadline = start + CG_TIME_FRACTION * inputs.time_limit_s
     penalty = PENALTY_FACTOR * max(1.0, sum(col.cost for col in first))
     pool = Pool(Master(dec, penalty))
@@ -348,7 +328,7 @@ def _column_generation(
         if peak is None:
             return None
         if peak.bound_kw > cap_kw * (1 + 1e-9):
-            return _no_plan(start, peak_message(peak.bound_kw, cap_kw))
+            return no_plan(start, peak_message(peak.bound_kw, cap_kw))
         for col in peak.columns:
             pool.add(col)
     priced = _price(dec, pool, cg_deadline, deadline)
@@ -359,4 +339,4 @@ def _column_generation(
     every = all_columns(dec)
     if every is not None:
         return _solve_exhaustive(dec, pool, every, priced, start, deadline)
-    return _solve_restricted(dec, pool, priced, first, start, deadline)
+    return _solve_restricted(dec, pool, priced, first, start, deadline, widen)

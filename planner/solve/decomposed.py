@@ -137,3 +137,18 @@ def _gap(dec: Decomposition, found: list[Found | None]) -> float:
         return math.inf
     total = float(sum(col.cost for col, _ in best))
     return (total - min(total, sum(bound for _, bound in best))) / max(abs(total), 1e-9)
+
+
+def no_plan(start: float, *messages: str) -> DecomposedSolution:
+    """No plan exists (every column tried, or a proof given by *messages*)."""
+    return DecomposedSolution(
+        PlanStatus.INFEASIBLE,
+        time.perf_counter() - start,
+        math.inf,
+        math.inf,
+        [],
+        [],
+        [],
+        "column-generation",
+        messages,
+    )

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+import numpy as np
 
 from planner.solve.columns import Column, Decomposition
 from planner.solve.decompose import FloatArray
@@ -30,7 +33,9 @@ from planner.solve.pricing import vectors_within
 MAX_ENUMERATED = 20000
 """Most columns one enumeration adds (above: the gap or the search stays as it is)."""
 UPWARD_STEPS: tuple[float, ...] = (1e-3, 1e-2, 0.1)
-"""Relative steps above the Lagrangian bound tried by :func:`find_within`."""
+"""Relative steps above the Lagrangian bound tried first by :func:`find_within`; beyond them
+each step is :data:`UPWARD_FACTOR` times the last, until the enumeration holds every vector."""
+UPWARD_FACTOR = 10.0
 
 
 class Pool:
@@ -87,6 +92,40 @@ def enumerate_up_to(
     return True
 
 
+def rc_ceiling(dec: Decomposition, b: int, price_n: FloatArray, price_t: FloatArray) -> float:
+    """An upper bound of block *b*'s reduced cost ``n·p + Σ_t v_t·W(n, L_t)`` over every replica
+    vector within its bounds: every replica draws at most its curve's top watts above idle."""
+    block = dec.blocks[b]
+    if not block.candidates:
+        return 0.0
+    ub = block.ub.astype(np.float64)
+    top_w = np.asarray([float(d.max()) if d.size else 0.0 for d in block.curve_d])
+    watts = float(top_w @ ub)
+    return float(np.maximum(price_n, 0.0) @ ub + np.maximum(price_t, 0.0).sum() * watts)
+
+
+def _holds_every_vector(dec: Decomposition, priced: Priced, slack: float) -> bool:
+    """True when the enumeration at *slack* above the Lagrangian bound lists every replica
+    vector of every block (its threshold is above each block's :func:`rc_ceiling`)."""
+    if priced.y_power is None or priced.duals_gpu is None or not priced.floors:
+        return False
+    for b in range(len(dec.blocks)):
+        price_n, price_t = dec.prices(b, priced.duals_gpu, priced.y_power, priced.duals_b)
+        threshold = dec.group_floor(priced.floors, b) + slack
+        if math.isfinite(threshold) and threshold < rc_ceiling(dec, b, price_n, price_t):
+            return False
+    return True
+
+
+def wider_steps() -> Iterator[float]:
+    """The steps after :data:`UPWARD_STEPS`, each :data:`UPWARD_FACTOR` times the last, without
+    end (:func:`find_within` stops once the enumeration holds every vector, or gives up)."""
+    step = UPWARD_STEPS[-1]
+    while True:
+        step *= UPWARD_FACTOR
+        yield step
+
+
 def _hint(pool: Pool, chosen: list[Column]) -> list[float]:
     keys = {(col.block, col.n.tobytes()) for col in chosen}
     return [1.0 if (c.block, c.n.tobytes()) in keys else 0.0 for c in pool.master.columns]
@@ -101,7 +140,7 @@ def close_gap(
     if not enumerate_up_to(dec, pool, priced, upper, deadline):
         return chosen, bound
     gap = dec.inputs.relative_gap * LP_GAP_FRACTION
-    found = master_milp(pool.master, _hint(pool, chosen), deadline, gap=gap)
+    found = master_milp(pool.master, _hint(pool, chosen), deadline, gap=gap, improving=True)
     if found is None:
         return chosen, bound
     better, milp_bound = found
@@ -113,16 +152,24 @@ def close_gap(
 
 
 def find_within(
-    dec: Decomposition, pool: Pool, priced: Priced, deadline: float
+    dec: Decomposition,
+    pool: Pool,
+    priced: Priced,
+    deadline: float,
+    steps: Iterable[float] = UPWARD_STEPS,
 ) -> tuple[list[Column] | None, float]:
     """A plan when the generated columns gave none (module docstring): (plan or None, valid
-    bound on the optimum; ``-inf`` when none is known)."""
+    bound on the optimum; ``-inf`` when none is known, ``inf`` when the enumeration held every
+    replica vector of every block and no combination of them meets the linking rows: a proof
+    that no plan exists). *steps*: the relative steps above the bound to try, in order."""
     bound = priced.bound
     if not math.isfinite(bound):
         return None, bound
     base = abs(priced.bound)
-    for step in UPWARD_STEPS:
-        upper = priced.bound + step * max(1.0, base)
+    for step in steps:
+        slack = step * max(1.0, base)
+        every = _holds_every_vector(dec, priced, slack)
+        upper = priced.bound + slack
         if not enumerate_up_to(dec, pool, priced, upper, deadline):
             return None, bound
         gap = dec.inputs.relative_gap * LP_GAP_FRACTION
@@ -131,6 +178,8 @@ def find_within(
             return None, bound
         chosen, milp_bound = found
         if not chosen:
+            if every:
+                return None, math.inf  # every combination tried
             bound = max(bound, upper)  # no plan up to `upper` exists
             continue
         objective = float(sum(col.cost for col in chosen))

@@ -20,6 +20,8 @@ from planner.solve.decompose import FloatArray
 
 LP_GAP_FRACTION = 0.25
 """Column generation stops when master LP and bound are this fraction of the target apart."""
+MIN_SCIP_S = 1.0
+"""Seconds a master MILP that must find the plan gets even when the time limit is (nearly) up."""
 
 
 @dataclass(frozen=True)
@@ -125,12 +127,23 @@ class Master:
 
 
 def master_milp(
-    master: Master, weights: list[float], deadline: float, gap: float | None = None
+    master: Master,
+    weights: list[float],
+    deadline: float,
+    gap: float | None = None,
+    *,
+    improving: bool = False,
 ) -> tuple[list[Column], float] | None:
     """One column per model entry under the linking rows (SCIP) and SCIP's bound on the master MILP;
-    ([], inf) when SCIP proves it infeasible, None when it finds no plan in time."""
+    ([], inf) when SCIP proves it infeasible, None when it finds no plan in time.
+
+    SCIP gets at least :data:`MIN_SCIP_S` past *deadline* when the call must find the plan; an
+    *improving* call (a plan is already known) gets no time past it and is skipped then."""
     from ortools.linear_solver import pywraplp
 
+    left_s = deadline - time.perf_counter()
+    if improving and left_s <= 0.0:
+        return None
     dec, inputs = master.dec, master.dec.inputs
     s = pywraplp.Solver.CreateSolver("SCIP")
     pick = [s.BoolVar(f"pick[{i}]") for i in range(len(master.columns))]
@@ -144,7 +157,8 @@ def master_milp(
             best_weight[group] = (weight, i)
     hint = {i for _, i in best_weight.values()}
     s.SetHint(pick, [1.0 if i in hint else 0.0 for i in range(len(pick))])
-    s.SetTimeLimit(max(1000, int(1000 * (deadline - time.perf_counter()))))
+    floor_ms = 1 if improving else int(1000 * MIN_SCIP_S)
+    s.SetTimeLimit(max(floor_ms, int(1000 * (deadline - time.perf_counter()))))
     s.SetNumThreads(inputs.threads)
     s.SetSolverSpecificParametersAsString(f"randomization/randomseedshift = {inputs.seed}\n")
     params = pywraplp.MPSolverParameters()

@@ -24,6 +24,8 @@ milliseconds. :func:`solve` then picks how to solve it, by what links the models
   with that plan as its hint (better plan and larger bound kept; linear candidates only); when
   it finds no plan the full MILP runs with the time that is left (and proves/explains
   infeasibility; with curves it is a relaxation whose plan is re-priced on the curves).
+  Before it: cheap proofs, then column generation widened (:mod:`planner.solve.fallback`).
+  No plan at all: solved again with the layouts the ladder set aside (``spare_candidates``).
 
 Why these solvers (measured on benchmarks/bench_solver.py, 2 cores, one thread): the full MILP
 with SCIP needed 5-17 s for 50 × 30 × 24 and found no bound within 60 s for 500 × 30 × 24;
@@ -48,12 +50,7 @@ import time
 from dataclasses import dataclass, replace
 
 from planner.inputs import Candidate, Objective, PlanningInputs
-from planner.result import (
-    BaselineResult,
-    Plan,
-    PlanStatus,
-    SolveInfo,
-)
+from planner.result import BaselineResult, Plan, PlanStatus, SolveInfo
 from planner.solve.accounting import plan_from, relative_gap
 from planner.solve.baselines import BaselineSpec, baseline_specs
 from planner.solve.bounds import infeasibility_messages
@@ -211,6 +208,7 @@ def _pooled_proof(inputs: PlanningInputs, start: float) -> Plan | None:
         power_cap_kw=None,
         budget_usd=None,
         time_limit_s=left,
+        spare_candidates=(),  # the caller plans again with them when this proves no plan
     )
     pooled_plan = solve(relaxed, baselines=False)
     if pooled_plan.status != PlanStatus.INFEASIBLE:
@@ -232,7 +230,13 @@ def _budget_proof(inputs: PlanningInputs, start: float) -> Plan | None:
     assert inputs.budget_usd is not None
     left = max(1.0, inputs.time_limit_s - (time.perf_counter() - start))
     cheapest = solve(
-        replace(inputs, objective=Objective("cost"), budget_usd=None, time_limit_s=left),
+        replace(
+            inputs,
+            objective=Objective("cost"),
+            budget_usd=None,
+            time_limit_s=left,
+            spare_candidates=(),  # the caller plans again with them when this proves no plan
+        ),
         baselines=False,
     )
     seconds = time.perf_counter() - start
@@ -278,12 +282,52 @@ def _power_cap_proof(
 def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
     explain infeasibility, add baselines."""
+    start = time.perf_counter()
     specs = baseline_specs(inputs) if baselines else []
     share = _Share(keep=frozenset(id(c) for s in specs for c in s.candidates or ()))
     plan = _solve(inputs, share)
+    spent_s = time.perf_counter() - start
+    if inputs.spare_candidates and _retry_with_spares(plan, spent_s):
+        # no plan without the layouts the ladder set aside: none is proven impossible until
+        # it is with them (a limit can need a layout the objective alone does not)
+        wider = replace(
+            inputs,
+            candidates=(*inputs.candidates, *inputs.spare_candidates),
+            spare_candidates=(),
+        )
+        again = solve(wider, baselines=baselines)
+        return replace(again, solve=replace(again.solve, seconds=again.solve.seconds + spent_s))
     if baselines and plan.has_solution:
         plan = replace(plan, baselines=plan_baselines(inputs, share.built, specs))
     return plan
+
+
+def _by_model_plan(inputs: PlanningInputs, by_model: DecomposedSolution, start: float) -> Plan:
+    """The plan (or the proof that none exists) of the by-model solvers' outcome."""
+    if by_model.status == PlanStatus.INFEASIBLE:
+        messages = (
+            list(by_model.messages)
+            or ([] if inputs.regions else explain_infeasible(inputs))
+            or [
+                "no combination of replicas meets the inventory, power cap and budget on the "
+                "power curves (every combination tried)"
+            ]
+        )
+        info = SolveInfo(by_model.seconds, None, None, None, COLGEN_SOLVER, tuple(messages))
+        return Plan(inputs, PlanStatus.INFEASIBLE, info)
+    found, raw = _polish(inputs, by_model, time.perf_counter() - start)
+    solver = DECOMPOSED_SOLVER if by_model.method == "decomposed" else COLGEN_SOLVER
+    if found is not by_model.candidates:
+        solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
+    return plan_from(inputs, found, raw, solver)
+
+
+def _retry_with_spares(plan: Plan, spent_s: float) -> bool:
+    """Whether a plan without the ladder's spare layouts is worth solving again with them: it
+    proved no plan exists, or stopped on its own within half the time limit without one."""
+    if plan.status == PlanStatus.INFEASIBLE:
+        return True
+    return plan.status == PlanStatus.TIME_LIMIT and spent_s < 0.5 * plan.inputs.time_limit_s
 
 
 def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
@@ -319,29 +363,20 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         dec = share.built = dec or Decomposition(inputs, candidates, share.parent, share.keep)
         spent = time.perf_counter() - (start if regional else built)  # the limit counts it
         by_model = solve_by_model(inputs, candidates, dec=dec, spent_s=spent)
-        if by_model is not None and by_model.status == PlanStatus.INFEASIBLE:
-            messages = (
-                list(by_model.messages)
-                or ([] if regional else explain_infeasible(inputs))
-                or [
-                    "no combination of replicas meets the inventory, power cap and budget on the "
-                    "power curves (every combination tried)"
-                ]
-            )
-            info = SolveInfo(by_model.seconds, None, None, None, COLGEN_SOLVER, tuple(messages))
-            return Plan(inputs, PlanStatus.INFEASIBLE, info)
-        if by_model is not None:
-            found, raw = _polish(inputs, by_model, time.perf_counter() - start)
-            solver = DECOMPOSED_SOLVER if by_model.method == "decomposed" else COLGEN_SOLVER
-            if found is not by_model.candidates:
-                solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
-            plan = plan_from(inputs, found, raw, solver)
+        plan = None if by_model is None else _by_model_plan(inputs, by_model, start)
+        if plan is not None and plan.status == PlanStatus.INFEASIBLE:
+            return plan
     if plan is None and (curved or regional) and inputs.budget_usd is not None:
         plan = _budget_proof(inputs, start)
     if plan is None and curved and inputs.power_cap_kw is not None:
         plan = _power_cap_proof(inputs, candidates, start)
     if plan is None and regional:
         plan = _pooled_proof(inputs, start)
+    if plan is None and dec is not None and time.perf_counter() - start < inputs.time_limit_s:
+        # no cheap proof either: column generation again, widened (planner.solve.fallback)
+        spent = time.perf_counter() - start
+        wide = solve_by_model(inputs, candidates, dec=dec, spent_s=spent, widen=True)
+        plan = None if wide is None else _by_model_plan(inputs, wide, start)
     if plan is None and (regional or curved and len(inputs.models) > MONOLITHIC_MAX_MODELS):
         # the full MILP of a large curve instance only relaxes, at a large cost in time and
         # memory: say honestly that nothing was found
