@@ -4,8 +4,9 @@ the solver tries the layouts the ladder set aside before it says no plan exists.
 When the generated columns combine into no plan, the enumeration above the Lagrangian bound and
 the greedy plans found nothing, :mod:`planner.solve.fallback` enumerates further, ten times
 wider each step, until every replica vector of every block is in the master (no plan exists)
-or a plan is found. Before, such an instance (the fuzzer's capped 3-entry scenario, round 13)
-ended with neither a plan nor a proof. Checked here against the exhaustive master (every
+or a plan is found; when that gives up, every covering vector goes into the master (step 4).
+Before, such an instance (the fuzzer's capped 3-entry scenario, round 13) ended with neither a
+plan nor a proof. Checked here against the exhaustive master (every
 column, :func:`planner.solve.columns.all_columns`) on instances small enough for it: the same
 verdict and the same optimum.
 """
@@ -50,17 +51,27 @@ def _solve(dec: Decomposition) -> DecomposedSolution | None:
     return colgen.solve_by_model(dec.inputs, cands, dec=dec, widen=True)
 
 
-def test_the_wider_enumeration_decides_like_the_exhaustive_master(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("step", ["wider", "every vector"])
+def test_the_fallback_decides_like_the_exhaustive_master(
+    step: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    widened = {"n": 0}
+    """Step 3 (the wider enumeration) and, with it giving up at once, step 4 (every covering
+    vector in the master) reach the exhaustive master's verdict and optimum."""
+    widened = {"n": 0, "every": 0}
     real_steps = enumeration.wider_steps
+    real_every = fallback.all_columns
 
     def counted() -> Iterator[float]:
         widened["n"] += 1
-        yield from real_steps()
+        if step == "wider":
+            yield from real_steps()
+
+    def every(*args: object, **kwargs: object) -> object:
+        widened["every"] += 1
+        return real_every(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(fallback, "wider_steps", counted)
+    monkeypatch.setattr(fallback, "all_columns", every)
     verdicts = {"infeasible": 0, "optimal": 0}
     for seed in range(6):
         for room in (0.5, 0.9):
@@ -81,7 +92,9 @@ def test_the_wider_enumeration_decides_like_the_exhaustive_master(
             assert again.objective == pytest.approx(exhaustive.objective, rel=2e-4)
             assert again.bound <= exhaustive.objective * (1 + 1e-9)
     assert verdicts["infeasible"] >= 3 and verdicts["optimal"] >= 1, verdicts
-    assert widened["n"] >= 1  # some verdict needed the wider steps
+    assert widened["n"] >= 1  # some verdict needed the fallback's steps
+    if step == "every vector":
+        assert widened["every"] >= 1
 
 
 def test_the_ceiling_bounds_every_vectors_reduced_cost() -> None:

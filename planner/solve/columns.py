@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -272,19 +273,23 @@ def _parent_blocks(
     }
 
 
-def all_columns(dec: Decomposition) -> list[Column] | None:
+def all_columns(
+    dec: Decomposition, limit: int = EXHAUSTIVE_MAX_COLUMNS, deadline: float | None = None
+) -> list[Column] | None:
     """Every replica vector of every model within its bounds that covers its peak (after its
-    failover losses) and minimum replicas, or None when there are more than
-    :data:`EXHAUSTIVE_MAX_COLUMNS`."""
+    failover losses) and minimum replicas, or None when there are more than *limit* vectors
+    in their bounds' boxes, or the clock passes *deadline* (each column is routed exactly)."""
     # float products: hundreds of candidates per model give inf, not an error
     sizes = [math.prod(float(u) + 1.0 for u in block.ub) for block in dec.blocks]
-    if sum(sizes) > EXHAUSTIVE_MAX_COLUMNS:
+    if sum(sizes) > limit:
         return None
     out: list[Column] = []
     for b, block in enumerate(dec.blocks):
         for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
             n = np.asarray(combo, dtype=np.int64)
             if covers(block, n) and int(n.sum()) >= block.demand.min_replicas:
+                if deadline is not None and time.perf_counter() > deadline:
+                    return None
                 out.append(dec.column(b, n))
     return out
 
