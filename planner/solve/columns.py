@@ -277,20 +277,31 @@ def all_columns(
     dec: Decomposition, limit: int = EXHAUSTIVE_MAX_COLUMNS, deadline: float | None = None
 ) -> list[Column] | None:
     """Every replica vector of every model within its bounds that covers its peak (after its
-    failover losses) and minimum replicas, or None when there are more than *limit* vectors
-    in their bounds' boxes, or the clock passes *deadline* (each column is routed exactly)."""
+    failover losses) and minimum replicas and keeps each linking row on its own, or None when
+    there are more than *limit* vectors in their bounds' boxes, or the clock passes *deadline*
+    (each column is routed exactly)."""
     # float products: hundreds of candidates per model give inf, not an error
     sizes = [math.prod(float(u) + 1.0 for u in block.ub) for block in dec.blocks]
     if sum(sizes) > limit:
         return None
     out: list[Column] = []
+    stock = np.asarray([float(dec.inputs.stock[g] or 0) for g in dec.gpus])
     for b, block in enumerate(dec.blocks):
+        site = dec.site_of[b]
+        cap_kw = site.power_cap_kw if dec.regional else dec.inputs.power_cap_kw
         for combo in itertools.product(*(range(int(u) + 1) for u in block.ub)):
             n = np.asarray(combo, dtype=np.int64)
-            if covers(block, n) and int(n.sum()) >= block.demand.min_replicas:
-                if deadline is not None and time.perf_counter() > deadline:
-                    return None
-                out.append(dec.column(b, n))
+            if not covers(block, n) or int(n.sum()) < block.demand.min_replicas:
+                continue
+            # a vector that alone holds more GPUs than a binding type's stock, or draws more
+            # idle power than the cap, is in no plan: not routed
+            if stock.size and (n @ dec.use[b] > stock * (1 + 1e-9)).any():
+                continue
+            if cap_kw is not None and float(n @ dec.kw_n[b]) > cap_kw * (1 + 1e-9):
+                continue
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            out.append(dec.column(b, n))
     return out
 
 
