@@ -6,7 +6,7 @@ scenario's ``tp_degrees``, then rack-scale and multi-node layouts or the offer's
 weights fit are kept as excluded candidates ("needs … GB"); in a scenario whose ``tp_degrees``
 groups fit one predictor call (:data:`ONE_CALL_MAX_SPECS`) every group of ``tp_degrees`` and of
 the stated layouts is evaluated (the user listed them; they are evaluated in that call anyway)
-and those that improve are kept (:func:`planner.ladder_rule.kept_groups`); in larger ones, and
+and every evaluated group is kept; in larger ones, and
 above them, groups are added until one meets the SLA, then while one lowers
 the least GPU power or cost of serving the entry's peak of the groups before it, and the first
 that lowers neither (a wider replica can be more efficient at a tight SLA, a two-node replica can
@@ -36,7 +36,7 @@ from planner.inputs import (
     Provenance,
     fleet_inventory,
 )
-from planner.ladder_rule import GroupFacts, group_facts, kept_groups, stop_after, watched
+from planner.ladder_rule import GroupFacts, group_facts, stop_after, watched
 from planner.layouts import Shape, base_groups, grouped, more_groups, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
@@ -134,13 +134,11 @@ def _rungs(
 ONE_CALL_MAX_SPECS = 4000
 
 
-def candidates(
-    scenario: Scenario, predictor: Predictor, spares: list[Candidate] | None = None
-) -> list[Candidate]:
+def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     """Every candidate considered, in (model entry, GPU, layout) order; then the entries'
-    disaggregated units, by their ``deployment`` (:mod:`planner.disagg.candidates`). The
-    evaluated layouts the ladder does not keep (:func:`planner.ladder_rule.kept_groups`) are
-    appended to *spares* when given: a limit can need one of them."""
+    disaggregated units, by their ``deployment`` (:mod:`planner.disagg.candidates`). Every
+    evaluated layout is kept: one that lowers neither power nor cost at the peak can still be
+    in the optimum (mixed with another) or be what a limit needs."""
     pairs = [(e, g) for e in scenario.models for g in scenario.gpu_offers]
     memo: dict[tuple[str, str, bool], _Rungs] = {}
     rungs = {(e.name, g): _rungs(scenario, e, g, predictor, memo) for e, g in pairs}
@@ -197,10 +195,7 @@ def candidates(
     for e, g in pairs:
         got = chosen[(e.name, g)]
         stop = stops.get((e.name, g), len(got))
-        kept = kept_groups(facts[(e.name, g)], stop, watch)
-        out.extend(c for i in kept for c in got[i])
-        if spares is not None:
-            spares.extend(c for i in range(stop) if i not in kept for c in got[i])
+        out.extend(c for group in got[:stop] for c in group)
     precision = functools.partial(model_precision, scenario=scenario, catalog=predictor.catalog)
     return with_units(scenario, predictor, out, precision)
 
@@ -320,15 +315,13 @@ def planning_inputs(
         minimize=scenario.objective.minimize,
         weights={} if weights is None else weights.model_dump(),
     )
-    spares: list[Candidate] = []
     with collector_paused():  # ~10^5 candidates and curve tuples, no reference cycles
-        cands = tuple([*candidates(scenario, predictor, spares), *extra_candidates])
+        cands = tuple([*candidates(scenario, predictor), *extra_candidates])
     check_fleet_size(models, cands)
     sites = region_sites(scenario, grid_profile(scenario))
     inventory = {g: o.available for g, o in scenario.gpu_offers.items()}
     if sites:  # every candidate once per region its entry may use (planner.scenario.regions)
         cands = tuple(placed_candidates(scenario, cands, sites))
-        spares = list(placed_candidates(scenario, spares, sites))
         inventory = {g: fleet_inventory(sites).get(g, 0) for g in inventory}
     return PlanningInputs(
         scenario=scenario.name,
@@ -355,5 +348,4 @@ def planning_inputs(
             else {}
         ),
         regions=sites,
-        spare_candidates=tuple(spares),
     )

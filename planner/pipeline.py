@@ -62,8 +62,8 @@ def plan_scenario(
         f"solving {len(inputs.models)} models × {len(inputs.candidates)} candidates "
         f"(time limit {inputs.time_limit_s:g} s)"
     )
-    plan = solve(inputs, baselines=baselines)  # its inputs: these, or with the spare layouts
-    return PlanRun(scenario, plan.inputs, plan, predictor.card, predictor)
+    plan = solve(inputs, baselines=baselines)
+    return PlanRun(scenario, inputs, plan, predictor.card, predictor)
 
 
 def plan_file(

@@ -74,10 +74,10 @@ def test_a_looser_itl_sla_never_costs_more_energy(tmp_path: Path) -> None:
         tmp_path, "tp4", AGG, "models[0].sla.itl_ms=26", "gpus.H100-SXM5-80GB.tp_degrees=[4]"
     )
     assert _objective(loose) <= _objective(tight) * (1 + GAP)
-    # every tp_degrees group is evaluated: fewer options never beat the default ladder; TP 2,
-    # no better than TP 1, is not kept, TP 4 past it is
+    # every tp_degrees group is evaluated and kept (fuzz round 15): fewer options never beat
+    # the default ladder; TP 2, no better than TP 1 at the peak, and TP 4 past it are there
     assert _objective(loose) <= _objective(only_tp4) * (1 + GAP)
-    assert {c["tp"] for c in loose["candidates"]} == {1, 4, 8}
+    assert {c["tp"] for c in loose["candidates"]} == {1, 2, 4, 8}
 
 
 @pytest.mark.slow  # several plans of a few seconds each

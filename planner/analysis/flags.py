@@ -159,7 +159,7 @@ def _instead(
     if robust is None:
         return NOT_COMPUTED, None
     if not robust.has_solution:
-        why = "; ".join(robust.solve.messages)[:200]
+        why = "; ".join(robust.solve.messages)  # whole: its last words are the number to set
         return f"no plan (robust: true is {robust.status.value}: {why})", None
     deployments = _deployments(robust, name)
     suffix = " (the plan itself)" if resolve == "already_robust" else ""

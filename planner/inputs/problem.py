@@ -108,11 +108,6 @@ class PlanningInputs:
     prices, grid, power cap and inventory; empty = one site made of the fields above. With
     regions the top-level ``inventory`` is the fleet's (summed over regions, informative only),
     and ``power_cap_kw`` must be None (every region has its own)."""
-    spare_candidates: tuple[Candidate, ...] = field(default=(), compare=False)
-    """Evaluated layouts the layout ladder did not keep (:func:`planner.ladder_rule.kept_groups`:
-    they lower neither power nor cost at the peak). The solver plans without them and, when
-    that finds no plan, again with them (:func:`planner.solve.optimize.solve`): a power cap,
-    an inventory or a budget can need a layout the objective alone does not."""
 
     def __post_init__(self) -> None:
         self._check_periods_and_models()
@@ -276,8 +271,7 @@ class PlanningInputs:
         return {m.name: m for m in self.models}
 
     def with_candidates(self, candidates: Iterable[Candidate]) -> PlanningInputs:
-        """A copy restricted to *candidates* (used by the baselines and ``compare``'s rows),
-        without spare layouts (a restriction adds none back)."""
+        """A copy restricted to *candidates* (used by the baselines)."""
         from dataclasses import replace
 
-        return replace(self, candidates=tuple(candidates), spare_candidates=())
+        return replace(self, candidates=tuple(candidates))

@@ -37,12 +37,15 @@ from planner.solve.decompose import (
 )
 from planner.solve.restrict import restricted_block, shared_block
 
-EXHAUSTIVE_MAX_COLUMNS = 2000
+EXHAUSTIVE_MAX_COLUMNS = 500
 """When every model's replica vectors number at most this many in all, the master MILP gets
 all of them and its proven optimum is the exact optimum (small instances). Each column is routed
-exactly (:mod:`planner.solve.routing`, about 2.6 ms a vector on curves), so 20,000 columns cost
-~50 s a solve: a Pareto front over a saved plan's 5,041 vectors took 68 s, 2.8 s through
-column generation with reduced-cost enumeration, which is exact too."""
+exactly (:mod:`planner.solve.routing`, about 2.6-3.4 ms a vector on curves), so 20,000 columns
+cost ~50 s a solve: a Pareto front over a saved plan's 5,041 vectors took 68 s, 2.8 s through
+column generation with reduced-cost enumeration, which is exact too. At 2,000, the report of
+``enterprise-fleet`` (every evaluated layout kept: it has inventories) routed 8,848 vectors in
+its Pareto front's six solves, 16-22 s; at 500 column generation takes them. When nothing else
+decides an instance, :mod:`planner.solve.fallback` lists up to 20,000 (its step 4)."""
 
 
 @dataclass(frozen=True)
@@ -286,6 +289,7 @@ def all_columns(
         return None
     out: list[Column] = []
     stock = np.asarray([float(dec.inputs.stock[g] or 0) for g in dec.gpus])
+    budget = dec.inputs.budget_usd
     for b, block in enumerate(dec.blocks):
         site = dec.site_of[b]
         cap_kw = site.power_cap_kw if dec.regional else dec.inputs.power_cap_kw
@@ -293,11 +297,14 @@ def all_columns(
             n = np.asarray(combo, dtype=np.int64)
             if not covers(block, n) or int(n.sum()) < block.demand.min_replicas:
                 continue
-            # a vector that alone holds more GPUs than a binding type's stock, or draws more
-            # idle power than the cap, is in no plan: not routed
+            # a vector that alone holds more GPUs than a binding type's stock, draws more idle
+            # power than the cap or spends more on its replicas than the budget is in no plan
+            # (not routed)
             if stock.size and (n @ dec.use[b] > stock * (1 + 1e-9)).any():
                 continue
             if cap_kw is not None and float(n @ dec.kw_n[b]) > cap_kw * (1 + 1e-9):
+                continue
+            if budget is not None and float(n @ dec.budget_n[b]) > budget * (1 + 1e-9):
                 continue
             if deadline is not None and time.perf_counter() > deadline:
                 return None

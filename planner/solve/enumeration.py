@@ -83,11 +83,15 @@ def enumerate_up_to(
         threshold = dec.group_floor(priced.floors, b) + slack
         if not math.isfinite(threshold):
             continue  # a site where the entry has no covering vector
-        vectors = vectors_within(block, price_n, price_t, threshold, MAX_ENUMERATED - total)
+        vectors = vectors_within(
+            block, price_n, price_t, threshold, MAX_ENUMERATED - total, deadline
+        )
         if vectors is None or time.perf_counter() > deadline:
             return False
         total += len(vectors)
         for n in vectors:
+            if time.perf_counter() > deadline:
+                return False  # each column is routed exactly: thousands take seconds
             pool.add(dec.column(b, n))
     return True
 

@@ -25,7 +25,6 @@ milliseconds. :func:`solve` then picks how to solve it, by what links the models
   it finds no plan the full MILP runs with the time that is left (and proves/explains
   infeasibility; with curves it is a relaxation whose plan is re-priced on the curves).
   Before it: cheap proofs, then column generation widened (:mod:`planner.solve.fallback`).
-  No plan at all: solved again with the layouts the ladder set aside (``spare_candidates``).
 
 Why these solvers (measured on benchmarks/bench_solver.py, 2 cores, one thread): the full MILP
 with SCIP needed 5-17 s for 50 × 30 × 24 and found no bound within 60 s for 500 × 30 × 24;
@@ -89,6 +88,7 @@ class _Share:
     parent: Decomposition | None = None
     keep: frozenset[int] = frozenset()
     built: Decomposition | None = None
+    widen: bool = False
 
 
 def plan_baselines(
@@ -208,9 +208,8 @@ def _pooled_proof(inputs: PlanningInputs, start: float) -> Plan | None:
         power_cap_kw=None,
         budget_usd=None,
         time_limit_s=left,
-        spare_candidates=(),  # the caller plans again with them when this proves no plan
     )
-    pooled_plan = solve(relaxed, baselines=False)
+    pooled_plan = solve(relaxed, baselines=False, widen=False)
     if pooled_plan.status != PlanStatus.INFEASIBLE:
         return None
     why = "; ".join(pooled_plan.solve.messages) or "no combination of replicas fits"
@@ -230,30 +229,30 @@ def _budget_proof(inputs: PlanningInputs, start: float) -> Plan | None:
     assert inputs.budget_usd is not None
     left = max(1.0, inputs.time_limit_s - (time.perf_counter() - start))
     cheapest = solve(
-        replace(
-            inputs,
-            objective=Objective("cost"),
-            budget_usd=None,
-            time_limit_s=left,
-            spare_candidates=(),  # the caller plans again with them when this proves no plan
-        ),
+        replace(inputs, objective=Objective("cost"), budget_usd=None, time_limit_s=left),
         baselines=False,
+        widen=False,
     )
     seconds = time.perf_counter() - start
-    if cheapest.status == PlanStatus.INFEASIBLE:
-        return replace(cheapest, solve=replace(cheapest.solve, seconds=seconds))
+    if cheapest.status == PlanStatus.INFEASIBLE:  # the plan of these inputs, budget and all
+        return Plan(inputs, PlanStatus.INFEASIBLE, replace(cheapest.solve, seconds=seconds))
     bound = cheapest.solve.bound
     totals = cheapest.totals
     if totals is None or bound is None or bound <= inputs.budget_usd * (1 + 1e-9):
         return None
     found = totals.cost_usd
     message = (
-        f"budget: every plan within the other limits costs at least {bound:,.2f} $ (a valid "
-        f"lower bound, proven by the solver), above the budget of {inputs.budget_usd:,.2f} $; "
-        f"the cheapest plan found costs {found:,.2f} $ (raise budget_usd to at least that)"
+        f"budget: every plan within the other limits costs at least {_usd(bound)} $, above the "
+        f"budget of {_usd(inputs.budget_usd)} $ (a valid lower bound, proven by the solver); "
+        f"the cheapest plan found costs {_usd(found)} $ (raise budget_usd to at least that)"
     )
     info = SolveInfo(seconds, None, None, None, cheapest.solve.solver, (message,))
     return Plan(inputs, PlanStatus.INFEASIBLE, info)
+
+
+def _usd(value: float) -> str:
+    """Dollars to the cent, or to 3 significant digits below one dollar (a 0.004 $ budget)."""
+    return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
 
 
 def _power_cap_proof(
@@ -279,24 +278,13 @@ def _power_cap_proof(
     )
 
 
-def solve(inputs: PlanningInputs, *, baselines: bool = True) -> Plan:
+def solve(inputs: PlanningInputs, *, baselines: bool = True, widen: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
-    explain infeasibility, add baselines."""
-    start = time.perf_counter()
+    explain infeasibility, add baselines. *widen*: column generation may widen its search
+    when nothing else finds a plan (the proofs' relaxations do not: they are meant cheap)."""
     specs = baseline_specs(inputs) if baselines else []
-    share = _Share(keep=frozenset(id(c) for s in specs for c in s.candidates or ()))
+    share = _Share(keep=frozenset(id(c) for s in specs for c in s.candidates or ()), widen=widen)
     plan = _solve(inputs, share)
-    spent_s = time.perf_counter() - start
-    if inputs.spare_candidates and _retry_with_spares(plan, spent_s):
-        # no plan without the layouts the ladder set aside: none is proven impossible until
-        # it is with them (a limit can need a layout the objective alone does not)
-        wider = replace(
-            inputs,
-            candidates=(*inputs.candidates, *inputs.spare_candidates),
-            spare_candidates=(),
-        )
-        again = solve(wider, baselines=baselines)
-        return replace(again, solve=replace(again.solve, seconds=again.solve.seconds + spent_s))
     if baselines and plan.has_solution:
         plan = replace(plan, baselines=plan_baselines(inputs, share.built, specs))
     return plan
@@ -320,14 +308,6 @@ def _by_model_plan(inputs: PlanningInputs, by_model: DecomposedSolution, start: 
     if found is not by_model.candidates:
         solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
     return plan_from(inputs, found, raw, solver)
-
-
-def _retry_with_spares(plan: Plan, spent_s: float) -> bool:
-    """Whether a plan without the ladder's spare layouts is worth solving again with them: it
-    proved no plan exists, or stopped on its own within half the time limit without one."""
-    if plan.status == PlanStatus.INFEASIBLE:
-        return True
-    return plan.status == PlanStatus.TIME_LIMIT and spent_s < 0.5 * plan.inputs.time_limit_s
 
 
 def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
@@ -372,7 +352,12 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         plan = _power_cap_proof(inputs, candidates, start)
     if plan is None and regional:
         plan = _pooled_proof(inputs, start)
-    if plan is None and dec is not None and time.perf_counter() - start < inputs.time_limit_s:
+    if (
+        plan is None
+        and share.widen
+        and dec is not None
+        and time.perf_counter() - start < inputs.time_limit_s
+    ):
         # no cheap proof either: column generation again, widened (planner.solve.fallback)
         spent = time.perf_counter() - start
         wide = solve_by_model(inputs, candidates, dec=dec, spent_s=spent, widen=True)

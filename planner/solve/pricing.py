@@ -212,8 +212,10 @@ def vectors_within(
     price_t: FloatArray,
     threshold: float,
     max_vectors: int,
+    deadline: float | None = None,
 ) -> list[IntArray] | None:
-    """Every replica vector of *block* whose cost is at most *threshold* (None: too many)."""
+    """Every replica vector of *block* whose cost is at most *threshold* (None: too many, or
+    the clock passed *deadline*)."""
     if not block.candidates:
         nothing = _nothing(block)
         return [] if nothing is None or nothing.cost > threshold else [nothing.n]
@@ -224,6 +226,7 @@ def vectors_within(
         threshold,
         lambda n: load_watts(block, n),
         max_vectors,
+        deadline,
     )
 
 

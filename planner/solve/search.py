@@ -346,8 +346,10 @@ def within(
     threshold: float,
     watts_of: WattsOf,
     max_vectors: int,
+    deadline: float | None = None,
 ) -> list[IntArray] | None:
-    """Every vector with exact cost <= *threshold*; None when there are too many to check."""
+    """Every vector with exact cost <= *threshold*; None when there are too many to check or
+    the clock passes *deadline* (each is routed exactly)."""
     get = watts_of
     found = _complete(sb, price_n, price_t, threshold, beam=False)
     if found is None or found[0].shape[0] > max_vectors:
@@ -357,6 +359,8 @@ def within(
     out = []
     for i in np.argsort(bounds, kind="stable"):
         n = rows[i]
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         if _exact_cost(n, price_n, price_t, get(n)) <= limit:
             out.append(n)
     return out
