@@ -139,3 +139,23 @@ def test_a_limit_gets_every_evaluated_layout(objective: str, tmp_path: Path) -> 
     assert run.plan.totals.peak_facility_power_kw <= 8.4 * (1 + 1e-9)
     layouts = {(c.name, c.gpu, c.tp) for c in run.inputs.candidates}
     assert ("oss", "A100-SXM4-80GB", 4) in layouts
+
+
+def test_the_relaxations_proof_never_fires_on_a_feasible_instance() -> None:
+    """:func:`planner.solve.colgen.relaxation_infeasible` (elastic rows at a penalty far above
+    any plan's objective) says no plan exists only where the exhaustive master agrees, and
+    proves some of them."""
+    proved = feasible = 0
+    for seed in range(8):
+        for room in (0.3, 0.5, 0.7, 0.9, 1.1):
+            dec = _capped(seed, room)
+            if dec is None or all_columns(dec) is None:
+                continue
+            verdict = _solve(dec)
+            assert verdict is not None
+            says = colgen.relaxation_infeasible(_capped(seed, room), 0.0)  # type: ignore[arg-type]
+            if verdict.status != PlanStatus.INFEASIBLE:
+                feasible += 1
+                assert not says, (seed, room)
+            proved += says
+    assert feasible >= 3 and proved >= 3, (feasible, proved)

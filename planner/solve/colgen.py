@@ -49,7 +49,7 @@ from planner.solve.decompose import (
     search_block,
 )
 from planner.solve.decomposed import DecomposedSolution, decomposed, no_plan, solution
-from planner.solve.enumeration import Pool, Priced, close_gap
+from planner.solve.enumeration import Pool, Priced, close_gap, rc_ceiling
 from planner.solve.fallback import when_none_combine
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 from planner.solve.peak import least_peak, peak_message
@@ -66,6 +66,15 @@ ACCOUNTING_SHARE = 0.02
 ACCOUNTING_MAX_S = 1.0
 """The solver's steps end this share of the time limit (at most this many seconds) before it,
 so that accounting the plan (re-pricing it on the curves, its checks) ends within the limit."""
+RELAXED_NO_PLAN = (
+    "no plan: even mixing the entries' replica vectors fractionally, no combination keeps the "
+    "inventory, the power cap and the budget together (column generation with exact pricing "
+    "and elastic limits: a valid proof) — loosen one of them"
+)
+"""The message of :func:`relaxation_infeasible`'s proof when no limit can be named."""
+PROOF_PENALTY = 1e6
+"""Elastic linking rows of :func:`relaxation_infeasible` cost this many times the largest
+objective of any plan per unit (relative to the row's bound)."""
 MASTER_TIME_SHARE = 1 / 3
 """Share of the time left that the first master MILP may use: over the generated columns it
 can at best find their optimum, never close a gap the columns lack, so the rest is kept for the
@@ -95,17 +104,55 @@ def solve_by_model(
     """
     start = time.perf_counter() - spent_s
     dec = Decomposition(inputs, candidates) if dec is None else dec
-    zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(max(dec.power_rows, inputs.periods))
     if not dec.linked:
         return decomposed(dec, start)
+    first = _first_columns(dec)
+    if first is None:
+        return None
+    return _column_generation(dec, first, start, widen)
+
+
+def _first_columns(dec: Decomposition) -> list[Column] | None:
+    """Per block its cheapest vector without the linking rows (column generation prices the
+    rest); None when a model entry has none."""
+    inputs = dec.inputs
+    zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(max(dec.power_rows, inputs.periods))
     first: list[Column] = []
     for b, block in enumerate(dec.blocks):
         vector = first_vector(block, *dec.prices(b, zero_gpu, zero_t, 0.0))
-        if vector is not None:  # a first column only (column generation prices the rest)
+        if vector is not None:
             first.append(dec.column(b, vector))
     if len({dec.group[col.block] for col in first}) < dec.groups:
         return None
-    return _column_generation(dec, first, start, widen)
+    return first
+
+
+def relaxation_infeasible(dec: Decomposition, spent_s: float) -> bool:
+    """Whether column generation proves that no plan exists: with the linking rows elastic at a
+    penalty :data:`PROOF_PENALTY` times the largest objective any plan can have (``top``, each
+    block's :func:`~planner.solve.enumeration.rc_ceiling` at zero duals), its Lagrangian bound,
+    a lower bound of the objective of every plan within the rows for any duals, exceeds
+    ``top``. It does when even mixed fractionally the replica vectors cannot keep the rows."""
+    inputs = dec.inputs
+    start = time.perf_counter() - spent_s
+    first = _first_columns(dec)
+    if first is None:
+        return False
+    zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(max(dec.power_rows, inputs.periods))
+    ceilings = [
+        rc_ceiling(dec, b, *dec.prices(b, zero_gpu, zero_t, 0.0)) for b in range(len(dec.blocks))
+    ]
+    top = sum(
+        max(c for c, g in zip(ceilings, dec.group, strict=True) if g == group)
+        for group in range(dec.groups)
+    )
+    if not math.isfinite(top):
+        return False
+    pool = Pool(Master(dec, PROOF_PENALTY * max(1.0, top)))
+    _seed(dec, pool, first)
+    deadline = start + inputs.time_limit_s
+    priced = _price(dec, pool, deadline, deadline)
+    return priced is not None and priced.bound > top * (1 + 1e-6) + 1e-6
 
 
 def _bound_rhs(dec: Decomposition, y_gpu: FloatArray, y_power: FloatArray, y_b: float) -> float:

@@ -54,7 +54,7 @@ from planner.solve.accounting import plan_from, relative_gap
 from planner.solve.baselines import BaselineSpec, baseline_specs
 from planner.solve.bounds import infeasibility_messages
 from planner.solve.coefficients import objective_weights
-from planner.solve.colgen import solve_by_model
+from planner.solve.colgen import RELAXED_NO_PLAN, relaxation_infeasible, solve_by_model
 from planner.solve.columns import Decomposition
 from planner.solve.decomposed import DecomposedSolution
 from planner.solve.explain import explain_infeasible, no_candidate_messages
@@ -358,7 +358,19 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         and dec is not None
         and time.perf_counter() - start < inputs.time_limit_s
     ):
-        # no cheap proof either: column generation again, widened (planner.solve.fallback)
+        # no cheap proof either: the relaxation's proof (elastic rows), then column
+        # generation again, widened (planner.solve.fallback)
+        if relaxation_infeasible(dec, time.perf_counter() - start):
+            why = [] if regional else explain_infeasible(inputs)
+            info = SolveInfo(
+                time.perf_counter() - start,
+                None,
+                None,
+                None,
+                COLGEN_SOLVER,
+                tuple(why or [RELAXED_NO_PLAN]),
+            )
+            return Plan(inputs, PlanStatus.INFEASIBLE, info)
         spent = time.perf_counter() - start
         wide = solve_by_model(inputs, candidates, dec=dec, spent_s=spent, widen=True)
         plan = None if wide is None else _by_model_plan(inputs, wide, start)
