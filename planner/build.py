@@ -293,7 +293,8 @@ def check_fleet_size(models: Sequence[ModelDemand], cands: Sequence[Candidate]) 
         if need > MAX_REPLICAS_PER_CANDIDATE:
             problems.append(
                 f"models[{i}].load.requests_per_s: peak {peak:,.6g} req/s for {m.name} needs "
-                f"{need:,} replicas even of its largest option ({best.gpu} TP{best.layout}), more "
+                f"{need:,} replicas even of its highest-capacity option within the SLA ({best.gpu} "
+                f"TP{best.layout}), more "
                 f"than the {MAX_REPLICAS_PER_CANDIDATE:,} a plan may use — split the load over "
                 "several entries"
             )
