@@ -39,7 +39,6 @@ import time
 import numpy as np
 
 from planner.inputs import Candidate, PlanningInputs
-from planner.result import PlanStatus
 from planner.solve.columns import EXHAUSTIVE_MAX_COLUMNS as EXHAUSTIVE_MAX_COLUMNS
 from planner.solve.columns import Column, Decomposition, all_columns, neighbours
 from planner.solve.decompose import (
@@ -48,9 +47,9 @@ from planner.solve.decompose import (
     merit_replicas,
     search_block,
 )
-from planner.solve.decomposed import DecomposedSolution, decomposed, no_plan, solution
+from planner.solve.decomposed import DecomposedSolution, decomposed, no_plan, settled
 from planner.solve.enumeration import Pool, Priced, close_gap, rc_ceiling
-from planner.solve.fallback import when_none_combine
+from planner.solve.fallback import exhaustive, when_none_combine
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 from planner.solve.peak import least_peak, peak_message
 from planner.solve.pricing import first_vector, round_column
@@ -264,31 +263,6 @@ def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
                 pool.add(dec.column(b, best[1]))
 
 
-def _solve_exhaustive(
-    dec: Decomposition,
-    pool: Pool,
-    every: list[Column],
-    priced: Priced,
-    start: float,
-    deadline: float,
-) -> DecomposedSolution | None:
-    """Every column in the master: its MILP solved to optimality proves the plan exact."""
-    inputs = dec.inputs
-    for col in every:
-        pool.add(col)
-    exact = master_milp(pool.master, priced.weights, deadline, gap=0.0)
-    if exact is None:
-        return None
-    chosen, proven = exact
-    if not chosen:  # every column tried: no combination meets the linking rows
-        return no_plan(start)
-    objective = float(sum(col.cost for col in chosen))
-    bound = max(priced.bound, min(proven, objective))
-    gap = (objective - bound) / max(abs(objective), 1e-9)
-    status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-    return solution(dec, chosen, status, start, float(bound), "column-generation")
-
-
 def _could_improve(dec: Decomposition, priced: Priced, b: int, gap: float) -> IntArray | None:
     """Replica bounds of the columns of block *b* that can be in a plan less than *gap* above
     the Lagrangian bound: at the bound's duals such a column's reduced cost is within *gap* of
@@ -344,10 +318,7 @@ def _solve_restricted(
     objective = float(sum(col.cost for col in chosen))
     if objective - bound > inputs.relative_gap * max(1.0, abs(objective)):
         chosen, bound = close_gap(dec, pool, priced, chosen, deadline)
-        objective = float(sum(col.cost for col in chosen))
-    gap = (objective - bound) / max(abs(objective), 1e-9)
-    status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-    return solution(dec, chosen, status, start, float(min(bound, objective)), "column-generation")
+    return settled(dec, chosen, bound, start)
 
 
 def _share(deadline: float, share: float) -> float:
@@ -385,5 +356,5 @@ def _column_generation(
         _add_frugal(dec, pool, priced)
     every = all_columns(dec)
     if every is not None:
-        return _solve_exhaustive(dec, pool, every, priced, start, deadline)
+        return exhaustive(dec, pool, every, priced.weights, priced.bound, start, deadline)
     return _solve_restricted(dec, pool, priced, first, start, deadline, widen)

@@ -101,11 +101,7 @@ def decomposed(dec: Decomposition, start: float) -> DecomposedSolution | None:
     floor = 0.0
     for _, bound in best:
         floor += bound
-    total = float(sum(col.cost for col in chosen))
-    bound = min(floor, total)
-    gap = (total - bound) / max(abs(total), 1e-9)
-    status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-    return solution(dec, chosen, status, start, bound, "decomposed")
+    return settled(dec, chosen, floor, start, "decomposed")
 
 
 def _block_gap(f: Found | None) -> float:
@@ -137,6 +133,22 @@ def _gap(dec: Decomposition, found: list[Found | None]) -> float:
         return math.inf
     total = float(sum(col.cost for col, _ in best))
     return (total - min(total, sum(bound for _, bound in best))) / max(abs(total), 1e-9)
+
+
+def settled(
+    dec: Decomposition,
+    chosen: list[Column],
+    bound: float,
+    start: float,
+    method: str = "column-generation",
+) -> DecomposedSolution:
+    """:func:`solution` of *chosen* with a valid lower *bound* (capped at its objective):
+    optimal when within the inputs' relative gap of it, else feasible."""
+    objective = float(sum(col.cost for col in chosen))
+    bound = min(float(bound), objective)
+    gap = (objective - bound) / max(abs(objective), 1e-9)
+    status = PlanStatus.OPTIMAL if gap <= dec.inputs.relative_gap else PlanStatus.FEASIBLE
+    return solution(dec, chosen, status, start, bound, method)
 
 
 def no_plan(start: float, *messages: str) -> DecomposedSolution:

@@ -32,9 +32,8 @@ import math
 
 import numpy as np
 
-from planner.result import PlanStatus
 from planner.solve.columns import Column, Decomposition, all_columns
-from planner.solve.decomposed import DecomposedSolution, no_plan, solution
+from planner.solve.decomposed import DecomposedSolution, no_plan, settled
 from planner.solve.enumeration import MAX_ENUMERATED, Pool, Priced, find_within, wider_steps
 from planner.solve.master import master_milp
 from planner.solve.residual import residual_plans
@@ -52,17 +51,11 @@ def when_none_combine(
     """No plan among the generated columns: the solution when the enumeration settles it (a
     plan proven within its step, or every vector tried and no plan exists), else a plan to
     improve and the valid bound, or None when nothing is found."""
-    inputs = dec.inputs
     # raise the bound until the columns of every plan below it are in the master and one is
     # found (or give up with that bound)
     located, bound = find_within(dec, pool, priced, deadline)
     if located is not None:
-        objective = float(sum(col.cost for col in located))
-        gap = (objective - bound) / max(abs(objective), 1e-9)
-        status = PlanStatus.OPTIMAL if gap <= inputs.relative_gap else PlanStatus.FEASIBLE
-        return solution(
-            dec, located, status, start, float(min(bound, objective)), "column-generation"
-        )
+        return settled(dec, located, bound, start)
     if bound == math.inf:  # the enumeration held every vector: no combination fits
         return no_plan(start)
     # the enumeration gave up: a greedy plan (improved by the caller like the master's own)
@@ -78,28 +71,33 @@ def when_none_combine(
         return no_plan(start)
     if located is not None:
         return located, bound
-    return _every_vector(dec, pool, start, deadline)
-
-
-def _every_vector(
-    dec: Decomposition, pool: Pool, start: float, deadline: float
-) -> DecomposedSolution | tuple[list[Column], float] | None:
-    """Step 4 (module docstring): every covering vector of every block in the master when
-    their bounds' boxes hold at most :data:`MAX_ENUMERATED`, and the master MILP solved to
-    optimality: its plan is exact, its infeasibility a proof; None when there are too many
-    or time runs out."""
+    # step 4: every covering vector, when their bounds' boxes hold at most MAX_ENUMERATED
     every = all_columns(dec, MAX_ENUMERATED, deadline)
-    if every is None:
-        return None
+    return None if every is None else exhaustive(dec, pool, every, [], bound, start, deadline)
+
+
+def exhaustive(
+    dec: Decomposition,
+    pool: Pool,
+    every: list[Column],
+    weights: list[float],
+    bound: float,
+    start: float,
+    deadline: float,
+) -> DecomposedSolution | None:
+    """Every column of every block (*every*) in the master, its MILP solved to optimality:
+    the plan is exact (its bound the larger of *bound* and the MILP's), and no plan among them
+    is a proof that none exists; None when the MILP finds nothing in time. *weights*: the
+    master LP's, for the MILP's hint."""
     for col in every:
         pool.add(col)
-    exact = master_milp(pool.master, [], deadline, gap=0.0)
+    exact = master_milp(pool.master, weights, deadline, gap=0.0)
     if exact is None:
         return None
     chosen, proven = exact
-    if not chosen:
+    if not chosen:  # every column tried: no combination meets the linking rows
         return no_plan(start)
-    return chosen, min(proven, float(sum(col.cost for col in chosen)))
+    return settled(dec, chosen, max(bound, proven), start)
 
 
 def _greedy_plan(

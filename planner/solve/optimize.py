@@ -35,11 +35,13 @@ generation meet both targets with room to spare (figures in the benchmark's docs
 0.25 % in ~2 s. The pricing subproblem is an exact DP rather than a MILP, so thousands of
 pricing calls cost well under a second.
 
-Every solver path is deterministic (one thread, fixed seed, deterministic LP); only the time
-limit can change an answer. After every solve :func:`planner.result.check_invariants` runs
-and the objective is recomputed from the plan's accounting; any mismatch makes the status
-``error`` with the problems as messages. Infeasible inputs are explained by
-:mod:`planner.solve.explain`.
+Every solver path runs one thread with a fixed seed and a deterministic LP, but SCIP's master
+MILP is not reproducible run to run: on identical columns, weights and hint it returned
+objectives up to 0.06 % apart (benchmarks/bench_solver.py, 500 models, power cap, seed 1; all
+within the target gap), and the time limit can change an answer. After every solve
+:func:`planner.result.check_invariants` runs and the objective is recomputed from the plan's
+accounting; any mismatch makes the status ``error`` with the problems as messages. Infeasible
+inputs are explained by :mod:`planner.solve.explain`.
 """
 
 from __future__ import annotations
