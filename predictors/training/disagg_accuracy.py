@@ -42,6 +42,7 @@ from predictors.serving.disagg import (
     with_settings,
 )
 from predictors.serving.disagg_build import disagg_curves
+from predictors.serving.disagg_sizing import size_unstated
 from predictors.training.metrics import mdape
 from predictors.training.train import train
 
@@ -64,6 +65,8 @@ def predict_table(table: DisaggTable, rows: pl.DataFrame, waves: bool = False) -
         pl.Series("pred_throughput_tok_s", pt.output_throughput_tok_s),
         pl.Series("gpus", table.gpus),
         pl.Series("error", table.error, dtype=pl.String),
+        pl.Series("prefill_workers_read", table.prefill.workers),
+        pl.Series("decode_workers_read", table.decode_workers),
     )
 
 
@@ -109,6 +112,10 @@ class HeldOut:
     """Held-out predictions of every row and, per held-out GPU, the setting its fold chose."""
 
     predictions: pl.DataFrame
+    """Rows that leave their worker counts empty sized for their loop
+    (:func:`predictors.serving.disagg_sizing.size_unstated`)."""
+    one_each: pl.DataFrame
+    """The same rows with those counts read as one prefill and one decode worker."""
     chosen: dict[str, str]
     all_rows_choice: str
     """The choice on every row with the shipped predictors (:data:`DEFAULT_SETTINGS`' source)."""
@@ -128,11 +135,13 @@ def held_out(data_dir: Path, catalog: Catalog) -> HeldOut:
     table = load_measurements(data_dir, catalog).table
     rows = load_disagg_rows(data_dir, catalog)
     if rows.height == 0:
-        return HeldOut(rows, {}, "")
+        return HeldOut(rows, rows, {}, "")
     units = as_units(rows)
     # choices are made on the rows whose configuration is fully stated (worker counts too)
     selectable = rows["workers_stated"].to_numpy()
-    out, chosen = [], {}
+    unstated = ~selectable
+    concurrency = rows["concurrency"].to_numpy().astype(np.float64)
+    out, one_each, chosen = [], [], {}
     for gpu in sorted(rows["gpu"].drop_nulls().unique().to_list()):
         fold = in_source_protocol(
             Predictor(train(table.filter(pl.col("gpu") != gpu), catalog), catalog)
@@ -142,12 +151,16 @@ def held_out(data_dir: Path, catalog: Catalog) -> HeldOut:
         train_idx = np.flatnonzero(~test & selectable)
         setting, _ = choose(take_units(built, train_idx), rows[train_idx])
         chosen[gpu] = settings_label(setting)
-        part = take_units(with_settings(built, setting), np.flatnonzero(test))
-        out.append(predict_table(part, rows.filter(pl.Series(test)), setting.waves))
+        test_idx = np.flatnonzero(test)
+        part = take_units(with_settings(built, setting), test_idx)
+        test_rows = rows.filter(pl.Series(test))
+        one_each.append(predict_table(part, test_rows, setting.waves))
+        sized = size_unstated(part, concurrency[test_idx], unstated[test_idx], setting.waves)
+        out.append(predict_table(sized, test_rows, setting.waves))
     shipped_table = disagg_curves(in_source_protocol(Predictor.load(catalog=catalog)), units)
     idx = np.flatnonzero(selectable)
     shipped, _ = choose(take_units(shipped_table, idx), rows[idx])
-    return HeldOut(pl.concat(out), chosen, settings_label(shipped))
+    return HeldOut(pl.concat(out), pl.concat(one_each), chosen, settings_label(shipped))
 
 
 def _ape(pred: str, meas: str, ok: pl.Expr) -> pl.Expr:
