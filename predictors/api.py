@@ -8,10 +8,9 @@ predicted. ``in_domain`` is false when the row lies outside the training data an
 ``domain_reason`` then says why ('; '-joined); ``gpu_measured`` is true when the GPU had training
 rows. Power and its interval lie in [idle, TDP] of the GPU. The whole batch contract of
 ``wattgpu predict --input`` (a Poisson ``requests_per_s`` per row too) is
-:func:`predictors.rows.predict_rows`.
-Loading and predicting needs only the catalogs and ``predictors/trained`` (no measurement data).
-The per-row validation is :mod:`predictors.catalog.row_checks`, the training-domain checks
-:mod:`predictors.estimators.domain`.
+:func:`predictors.rows.predict_rows`. Predicting needs only the catalogs and
+``predictors/trained``; rows are checked by :mod:`predictors.catalog.row_checks`, the training
+domain by :mod:`predictors.estimators.domain`.
 """
 
 from __future__ import annotations
@@ -112,15 +111,9 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
             e = e.str.to_lowercase().replace(ALIASES[col])
         exprs.append(e.alias(col))
     out = out.with_columns(exprs)
-    return out.with_columns(
-        *numeric_inputs(out).get_columns(),
-        *(
-            _number(out[col], None)
-            if col in out.columns
-            else pl.lit(None, dtype=pl.Float64).alias(col)
-            for col in LAYOUT_COLUMNS
-        ),
-    )
+    none = pl.lit(None, dtype=pl.Float64)
+    layout = (_number(out[c], None) if c in out.columns else none.alias(c) for c in LAYOUT_COLUMNS)
+    return out.with_columns(*numeric_inputs(out).get_columns(), *layout)
 
 
 def _number(cells: pl.Series, default: float | None) -> pl.Series:
@@ -207,13 +200,19 @@ class Predictor:
         return frozenset(used | set(self.card.get("domain", {}).get("ranges", {})))
 
     def predict(
-        self, rows: pl.DataFrame, *, with_ttft: bool = False, with_fit: bool = False
+        self,
+        rows: pl.DataFrame,
+        *,
+        with_ttft: bool = False,
+        with_fit: bool = False,
+        beyond_memory: bool = False,
     ) -> pl.DataFrame:
         """The input rows (in order) plus :data:`PREDICTION_COLUMNS`, at each row's batch.
 
         With *with_ttft*, also :data:`TTFT_COLUMNS` (time to first token at the row's
         concurrency; null when the shipped models have no TTFT estimator); with *with_fit*,
-        then :data:`FIT_COLUMNS` (the memory verdict as a boolean). Rows at a Poisson load
+        then :data:`FIT_COLUMNS` (the memory verdict as a boolean); *beyond_memory* estimates
+        rows whose batch does not fit too (``error`` still says so). Rows at a Poisson load
         (a ``requests_per_s`` value) are :func:`predictors.rows.predict_rows`'s: they raise
         ``ValueError`` here rather than be predicted at their batch.
         """
@@ -262,7 +261,9 @@ class Predictor:
         valid = work.filter(pl.col("_error") == "")
         pred = pl.concat(
             [
-                self._predict_valid(valid.slice(start, PREDICT_CHUNK_ROWS), with_ttft)
+                self._predict_valid(
+                    valid.slice(start, PREDICT_CHUNK_ROWS), with_ttft, beyond_memory
+                )
                 for start in range(0, max(valid.height, 1), PREDICT_CHUNK_ROWS)
             ]
         )
@@ -303,11 +304,12 @@ class Predictor:
             how="horizontal",
         )
 
-    def _predict_valid(self, valid: pl.DataFrame, with_ttft: bool) -> pl.DataFrame:
+    def _predict_valid(
+        self, valid: pl.DataFrame, with_ttft: bool, beyond_memory: bool = False
+    ) -> pl.DataFrame:
         """Predictions, intervals, domain reasons and the memory verdict of valid work rows.
-
-        The estimators see only the rows whose batch fits in memory: the others' numbers are
-        shown empty (their line says why), so they are never computed."""
+        The estimators see only the rows whose batch fits in memory (all with *beyond_memory*):
+        the others' numbers are shown empty (their line says why), never computed."""
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
         feats = feats.with_columns(memory_rule.memory_terms())
         fits = feats.select(memory_rule.fits_from_terms().fill_null(False)).to_series()
@@ -321,9 +323,10 @@ class Predictor:
             reasons.alias("_reason"),
             "batch_size",
         )
-        where = np.flatnonzero(fits.to_numpy())
+        estimate = fits | beyond_memory
+        where = np.flatnonzero(estimate.to_numpy())
         if where.size < feats.height:
-            feats = feats.filter(fits)  # the full frame is no longer needed: freed here
+            feats = feats.filter(estimate)  # the full frame is no longer needed: freed here
         columns = self._estimates(feats, with_ttft)
         del feats
         if where.size < head.height:
@@ -344,7 +347,10 @@ class Predictor:
         )
         numeric = list(PREDICTION_COLUMNS[:7]) + list(TTFT_COLUMNS)
         return pred.with_columns(
-            [pl.when(pl.col("_fits")).then(pl.col(c).fill_nan(None)).alias(c) for c in numeric]
+            [
+                pl.when(pl.col("_fits") | beyond_memory).then(pl.col(c).fill_nan(None)).alias(c)
+                for c in numeric
+            ]
             + [
                 pl.col("in_domain") & pl.col("_fits"),
                 joined_messages(

@@ -40,7 +40,12 @@ class FlatPredictor:
     catalog: Catalog
 
     def predict(
-        self, rows: pl.DataFrame, *, with_ttft: bool = False, with_fit: bool = False
+        self,
+        rows: pl.DataFrame,
+        *,
+        with_ttft: bool = False,
+        with_fit: bool = False,
+        beyond_memory: bool = False,
     ) -> pl.DataFrame:
         idle = pl.Series(
             [float(self.catalog.gpu(g)["idle_power_w"]) for g in rows["gpu"]], dtype=pl.Float64

@@ -84,6 +84,9 @@ def layout_comm_s(
     stage = tp * dp
     ic = interconnect_b_s
     net_bidir = 2.0 * lay.scale_out_b_s
+    # inside a domain a GPU reaches its peers over NVLink or, where faster, the network: a larger
+    # domain never moves traffic onto a slower link
+    in_domain = np.maximum(ic / 2.0, lay.scale_out_b_s)
     cross_tp = tp > lay.domain
     ic_tp = np.where(cross_tp, np.minimum(ic, net_bidir), ic)
     alpha_tp = alpha_s + np.where(cross_tp, net_latency, 0.0)
@@ -100,7 +103,7 @@ def layout_comm_s(
     sent = rank_tokens / tp * lay.experts_per_token * hidden * ACTIVATION_BYTES
     inside = np.minimum(stage, lay.domain)
     outside = np.maximum(stage - lay.domain, 0.0)
-    one_way = sent * (inside - 1.0) / stage / (ic / 2.0) + sent * outside / stage / (
+    one_way = sent * (inside - 1.0) / stage / in_domain + sent * outside / stage / (
         lay.scale_out_b_s
     )
     a2a_alpha = alpha_s + np.where(outside > 0.0, net_latency, 0.0)
@@ -111,7 +114,7 @@ def layout_comm_s(
     boundaries = np.maximum(pp - 1.0, 0.0)
     crossing = np.where(stage >= lay.domain, boundaries, np.floor(boundaries * stage / lay.domain))
     hop = rank_tokens * hidden * ACTIVATION_BYTES
-    pp_comm = (boundaries - crossing) * (alpha_s + hop / (ic / 2.0)) + crossing * (
+    pp_comm = (boundaries - crossing) * (alpha_s + hop / in_domain) + crossing * (
         alpha_s + net_latency + hop / lay.scale_out_b_s
     )
     return np.asarray(tp_comm), np.asarray(ep_comm + pp_comm)

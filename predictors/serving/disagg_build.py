@@ -186,10 +186,16 @@ def kv_transfer(
     predictor: Predictor,
     pre: pl.DataFrame,
     dec: pl.DataFrame,
-    gpus_total: FloatArray,
+    pair_gpus: FloatArray,
     links: FloatArray,
 ) -> KvTransfer:
-    """The KV transfer of every unit (*pre*/*dec*: resolved side rows of valid units)."""
+    """The KV transfer of every unit (*pre*/*dec*: resolved side rows of valid units;
+    *pair_gpus*: the GPUs of one prefill and one decode worker). It stays inside an NVLink
+    domain when both sides are one GPU type and a prefill worker fits one domain beside a
+    decode worker (the deployment places each prefill worker it can beside a decode worker
+    and routes its prompts' KV there), whatever the number of workers, so adding a worker never
+    moves the transfers to the network; inside a domain it takes the faster of NVLink and the
+    network (a GPU reaches its domain's peers through either)."""
     prompt = pre.select("model", "gpu", "precision", pl.col("input_tokens").cast(pl.Float64))
     kv = join_specs(prompt, predictor.catalog).select(
         physics.kv_bytes_per_sequence(pl.col("input_tokens")).cast(pl.Float64)
@@ -198,7 +204,7 @@ def kv_transfer(
     fab = _fabric(predictor, pre["gpu"].to_list() + dec["gpu"].to_list())
     pg, dg = pre["gpu"].to_list(), dec["gpu"].to_list()
     same = np.asarray(
-        [p == d and t <= fab[p]["domain"] for p, d, t in zip(pg, dg, gpus_total, strict=True)]
+        [p == d and t <= fab[p]["domain"] for p, d, t in zip(pg, dg, pair_gpus, strict=True)]
     )
     nv_bw = np.asarray([fab[p]["nvlink_b_s"] for p in pg])
     net_bw = np.asarray(
@@ -207,11 +213,16 @@ def kv_transfer(
     net_lat = np.asarray(
         [max(fab[p]["net_latency_s"], fab[d]["net_latency_s"]) for p, d in zip(pg, dg, strict=True)]
     )
+    links = np.maximum(links, 1.0)
+    # inside a domain: the faster path of the two for this transfer's bytes
+    over_nv = ALLREDUCE_LATENCY_S + bytes_ / (links * nv_bw)
+    over_net = net_lat + bytes_ / (links * net_bw)
+    nv_path = same & (over_nv <= over_net)
     return KvTransfer(
         bytes_per_request=bytes_,
-        links=np.maximum(links, 1.0),
-        link_bytes_per_s=np.where(same, nv_bw, net_bw),
-        latency_s=np.where(same, ALLREDUCE_LATENCY_S, net_lat),
+        links=links,
+        link_bytes_per_s=np.where(nv_path, nv_bw, net_bw),
+        latency_s=np.where(nv_path, ALLREDUCE_LATENCY_S, net_lat),
         nvlink=same,
     )
 
@@ -299,7 +310,7 @@ def disagg_curves(
         s: units[f"{s}_workers"].cast(pl.Float64, strict=False).fill_null(1.0).to_numpy()[pick]
         for s in SIDES
     }
-    gpus_total = workers["prefill"] * gcount["prefill"] + workers["decode"] * gcount["decode"]
+    pair_gpus = gcount["prefill"] + gcount["decode"]
     links = np.minimum(
         *(
             side[s][1]["tensor_parallel"].cast(pl.Float64).to_numpy()
@@ -307,7 +318,7 @@ def disagg_curves(
             for s in SIDES
         )
     )
-    kv = kv_transfer(predictor, side["prefill"][0], side["decode"][0], gpus_total, links)
+    kv = kv_transfer(predictor, side["prefill"][0], side["decode"][0], pair_gpus, links)
     latency = np.where(np.isfinite(lone), np.maximum(lone, service), 1.0)
     ranks = side["prefill"][1]["data_parallel"].cast(pl.Float64).fill_null(1.0).to_numpy()
     peak = (

@@ -116,7 +116,8 @@ class KvTransfer:
     """One-way bandwidth of one link, bytes/s."""
     latency_s: FloatArray
     nvlink: npt.NDArray[np.bool_]
-    """True where both pools sit in one NVLink domain."""
+    """True where the transfers stay inside an NVLink domain (one GPU type, and a prefill worker
+    fits one domain beside a decode worker)."""
 
     @property
     def seconds(self) -> FloatArray:

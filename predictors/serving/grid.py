@@ -134,7 +134,8 @@ def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     # pipeline: each prompt token's activations cross PP - 1 stage boundaries (network bound)
     pp = pl.col("pipeline_parallel")
     hops = (pp - 1.0) * pl.col("hidden_size") * ACTIVATION_BYTES
-    pp_bw = pl.when(n * pl.col("data_parallel") * pp > domain).then(net).otherwise(ic / 2.0 * 1e9)
+    in_domain = pl.max_horizontal(ic / 2.0 * 1e9, net)  # NVLink or, where faster, the network
+    pp_bw = pl.when(n * pl.col("data_parallel") * pp > domain).then(net).otherwise(in_domain)
     comm_token = pl.when(n > 1).then(per_token_bytes / bw).otherwise(0.0) + hops / pp_bw
     comm_fixed = (
         pl.when(n > 1).then(2.0 * pl.col("num_layers") * ALLREDUCE_LATENCY_S).otherwise(0.0)
@@ -198,11 +199,16 @@ def serving_table(
         dtype=np.float64,
     )
     max_batch = np.minimum(np.floor(phys["kv_sequences"].fill_null(0.0).to_numpy()), engine_cap)
-    # predict only the grid batches up to the first one at or above the row's batch limit
+    # predict only the grid batches up to the first one at or above the row's batch limit; that
+    # one is estimated even where it does not fit (memory does not enter the step time), so the
+    # curve below the limit is the predictor's whatever the memory (a GPU with more memory never
+    # gets a slower ITL at the same batch)
     need = np.searchsorted(np.asarray(BATCH_GRID, dtype=np.float64), max_batch, side="left")
     keep = np.arange(width)[None, :] <= np.minimum(need, width - 1)[:, None]
     flat_keep = keep.ravel()
-    pred = predictor.predict(prediction_grid(rows).filter(pl.Series(flat_keep)), with_fit=True)
+    pred = predictor.predict(
+        prediction_grid(rows).filter(pl.Series(flat_keep)), with_fit=True, beyond_memory=True
+    )
 
     def grid(col: str) -> np.ndarray:
         full = np.full(n * width, np.nan)
