@@ -45,6 +45,7 @@ from predictors.core.csv_text import (
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import csv_safe_frame
 from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, collector_paused, file_size_problem
+from predictors.row_header import header_problem, tensor_parallel_errors
 from predictors.serving.at_load import at_load
 
 __all__ = [
@@ -110,6 +111,9 @@ def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
     bad_name = control_in_names(rows.columns)
     if bad_name is not None:
         raise WattgpuError(f"{where}: {bad_name}")
+    problem = header_problem(rows.columns, INPUT_COLUMNS, (*PREDICTION_COLUMNS, *LOAD_COLUMNS))
+    if problem is not None:
+        raise WattgpuError(f"{where}: {problem}")
     missing = [c for c in ("model", "gpu") if c not in rows.columns]
     if missing:
         raise WattgpuError(f"{where}: missing column(s) {missing}; add them")
@@ -303,6 +307,8 @@ def _predict_chunk(
     batch_rows = rows.drop(_RATE) if position is not None else rows
     batch_rows = batch_rows.drop([c for c in LOAD_COLUMNS if c in batch_rows.columns])
     out = predictor.predict(batch_rows, with_ttft=with_ttft, with_fit=with_fit)
+    stated_tp = tensor_parallel_errors(rows, out["tensor_parallel"])
+    out = _with_row_errors(out, stated_tp != "", pl.lit(stated_tp))
     n_inputs = out.width - len(PREDICTION_COLUMNS) - len(TTFT_COLUMNS) * with_ttft
     n_inputs -= len(FIT_COLUMNS) * with_fit + len(LAYOUT_OUTPUT_COLUMNS)
     inputs = out.columns[:n_inputs]

@@ -52,6 +52,7 @@ from planner.result import (
     Plan,
     failover_capacity,
     itl_s_at_served_load,
+    make_allocation,
     period_power_w,
 )
 from planner.scenario.disclosure import Disclosure
@@ -168,7 +169,28 @@ def read_plan(
     with collector_paused():
         doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX, strict=True)
         data = checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=warn)
-    return doc, data
+    return (_recomputed(doc) if trust else doc), data
+
+
+def _recomputed(doc: PlanDocument) -> PlanDocument:
+    """*doc* (read with ``--trust``) with every allocation rebuilt from its candidate, replicas
+    and load as planning accounts it: no edited copy of a candidate's fact or figure (an ITL,
+    a batch size, a layout degree, a mean power) is reported."""
+    split = any(a.deployment is not None for a in doc.allocations)  # its deployment keys
+    inputs = planning_inputs_of(doc)
+    rebuilt = [
+        _allocation(
+            make_allocation(
+                candidate_of(doc.candidate(a.key)),
+                a.replicas,
+                tuple(a.requests_per_s_by_period),
+                inputs,
+            ),
+            split,
+        )
+        for a in doc.allocations
+    ]
+    return doc.model_copy(update={"allocations": rebuilt})
 
 
 def load_plan(

@@ -124,6 +124,42 @@ def _served(i: int, alloc: dict[str, Any], candidate: dict[str, Any], n: int) ->
         )
 
 
+#: An allocation's copies of its candidate's facts: (allocation field, candidate field). The
+#: layout degrees are null in plans written before layouts (a null candidate degree is 1).
+COPIED = (
+    ("batch_size", "batch_size"),
+    ("itl_s", "itl_s_at_capacity"),
+    ("itl_s_at_capacity", "itl_s_at_capacity"),
+    ("tensor_parallel", "tp"),
+    ("pipeline_parallel", "pipeline_parallel"),
+    ("data_parallel", "data_parallel"),
+    ("expert_parallel", "expert_parallel"),
+    ("nodes", "nodes"),
+)
+_DEGREES = {"pipeline_parallel", "data_parallel", "expert_parallel", "nodes"}
+
+
+def _copies(
+    i: int, alloc: dict[str, Any], candidate: dict[str, Any], energy_kwh: float, hours: float
+) -> Iterator[str]:
+    """The allocation's copies of its candidate's facts, and its mean power per GPU."""
+    for field, source in COPIED:
+        value, want = alloc.get(field), candidate.get(source)
+        if field in _DEGREES and want is None:
+            want = 1
+        if value is None or want is None:  # older plans, an excluded candidate's ITL
+            continue
+        if differs(value, float(want)):
+            yield (f"allocations[{i}].{field}: {value!r}, but its candidate's {source} is {want!r}")
+    gpus = alloc["replicas"] * candidate["gpus_per_replica"]
+    mean = energy_kwh * 1000.0 / hours / gpus if gpus and hours > 0 else 0.0
+    if "power_w_per_gpu" in alloc and differs(alloc["power_w_per_gpu"], mean):
+        yield (
+            f"allocations[{i}].power_w_per_gpu: {alloc['power_w_per_gpu']!r} W, but its energy "
+            f"over {hours:g} h on {gpus} GPU(s) gives {mean:.6g} W"
+        )
+
+
 def allocation_problems(
     data: dict[str, Any], i: int, alloc: dict[str, Any], candidate: dict[str, Any]
 ) -> Iterator[str]:
@@ -142,7 +178,10 @@ def allocation_problems(
                 f"are those of {m} replica(s) of {per} GPU(s)"
             )
             return
-    yield from _mismatches(i, alloc, *_recomputed(data, alloc, candidate, n))
+    power, figures = _recomputed(data, alloc, candidate, n)
+    yield from _mismatches(i, alloc, power, figures)
     yield from _served(i, alloc, candidate, n)
+    hours = float({**data["assumptions"], **site_figures(data, alloc)}["hours"])
+    yield from _copies(i, alloc, candidate, figures["energy_kwh"], hours)
     if gpus != n * per:
         yield f"allocations[{i}].gpus: {gpus!r}, but {n} replicas of {per} GPU(s) are {n * per}"

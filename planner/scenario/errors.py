@@ -103,6 +103,8 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
         elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
             bound = err["msg"].replace("Input should be", "give a value")
             msg = f"{_show(value)} is out of range — {bound}"
+        elif kind == "too_short" and ctx.get("actual_length") == 0:
+            msg = "empty — give at least one value"
         elif kind in ("too_short", "too_long", "string_too_short", "string_too_long"):
             msg = f"{err['msg']} — fix the length"
         else:

@@ -128,32 +128,35 @@ Budget = Annotated[float, Field(gt=0, le=MAX_BUDGET_USD)]
 #: A list of values or an :class:`AxisRange` within the same bounds (one error message, not one
 #: per form). A range of ``gpu_available`` is checked as numbers: its values are rounded down.
 LoadAxis = Annotated[
-    Annotated[list[Multiplier], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Annotated[list[Multiplier], Field(min_length=1), Tag("values")]
+    | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
     _bounded(Multiplier),
 ]
 PriceAxis = Annotated[
-    Annotated[list[Price], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Annotated[list[Price], Field(min_length=1), Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
     _bounded(Price),
 ]
 CarbonAxis = Annotated[
-    Annotated[list[Carbon], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Annotated[list[Carbon], Field(min_length=1), Tag("values")]
+    | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
     _bounded(Carbon),
 ]
 CountAxis = Annotated[
-    Annotated[list[Count], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Annotated[list[Count], Field(min_length=1), Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
     _bounded(Annotated[float, Field(ge=0, le=MAX_GPUS)]),
 ]
 CapAxis = Annotated[
-    Annotated[list[Cap], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Annotated[list[Cap], Field(min_length=1), Tag("values")] | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
     _bounded(Cap),
 ]
 BudgetAxis = Annotated[
-    Annotated[list[Budget], Tag("values")] | Annotated[AxisRange, Tag("range")],
+    Annotated[list[Budget], Field(min_length=1), Tag("values")]
+    | Annotated[AxisRange, Tag("range")],
     Discriminator(_axis_kind),
     _bounded(Budget),
 ]

@@ -37,6 +37,7 @@ from predictors.catalog.validate import (
     to_frame,
 )
 from predictors.core.errors import CatalogError, UnknownIdError, did_you_mean
+from predictors.core.output import protect_inputs
 from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_dir
 
 __all__ = ["Catalog", "load_catalog", "normalize_name", "validate_dir"]
@@ -360,6 +361,7 @@ def load_catalog(user_dir: Path | None = None, *, catalog_dir: Path | None = Non
                 f"existing --user-catalog or unset ${USER_CATALOG_ENV}"
             )
         dirs.append(overlay.resolve())
+    protect_inputs(d / s.file_name for d in dirs for s in SCHEMAS)
     key = _stamp(dirs)
     cached = _CACHE.get(key)
     if cached is not None:

@@ -128,4 +128,4 @@ def _validated_write(target: Path, text: str) -> Path:
                     for line in lines
                 )
             ) from None
-    return write_output(target, text, option="--user-catalog")
+    return write_output(target, text, option="--user-catalog", updates_input=True)

@@ -33,13 +33,33 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _resolved(path: Path) -> Path | None:
+    """*path* resolved, None where it cannot be (a symbolic link loop)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop raises RuntimeError before Python 3.13
+        return None
+
+
+#: Files this process reads as inputs that no output may replace, whatever the command: the
+#: catalog files :func:`predictors.catalog.store.load_catalog` read (a ``-o ucat/llms.csv``
+#: would destroy the user catalog the scenario names). Filled by :func:`protect_inputs`.
+_PROTECTED: set[Path] = set()
+
+
+def protect_inputs(paths: Iterable[Path]) -> None:
+    """Register *paths* (read as inputs) so that :func:`write_output` refuses to replace them."""
+    _PROTECTED.update(Path(p) for p in paths)
+
+
 def check_not_input(target: Path, inputs: Iterable[Path | str | None], option: str) -> None:
     """WattgpuError when *target* is one of *inputs* (same file, whatever the spelling)."""
     for item in inputs:
         if item is None:
             continue
         source = Path(item)
-        if _same_file(target, source) or target.resolve() == source.resolve():
+        same_path = _resolved(target) is not None and _resolved(target) == _resolved(source)
+        if _same_file(target, source) or same_path:
             raise WattgpuError(
                 f"{option} {target}: is the input file {source} — write to another path"
             )
@@ -51,11 +71,13 @@ def write_output(
     *,
     inputs: Iterable[Path | str | None] = (),
     option: str = "--output",
+    updates_input: bool = False,
 ) -> Path:
     """Write *content* to *target* atomically (text as UTF-8; a callable writes itself into the
     open binary file, e.g. a frame's ``write_csv``, so no copy of a large output is built in
-    memory); return *target*."""
-    check_not_input(target, inputs, option)
+    memory); return *target*. Neither *inputs* nor a protected input (:func:`protect_inputs`)
+    is replaced, unless *updates_input* (``catalog import`` rewriting the user catalog)."""
+    check_not_input(target, [*inputs, *(() if updates_input else _PROTECTED)], option)
     if target.is_symlink():
         try:
             write_target(target)

@@ -1,0 +1,92 @@
+"""Columns of a batch rows CSV that would be lost or silently ignored (``wattgpu predict
+--input``; docs/contracts.md).
+
+* A near-miss of an input column the file lacks (``Pipeline_Parallel``, ``batchsize``,
+  ``gpu_cnt``, ``requests_per_sec``) would be kept as an extra column while every row took the
+  default: :func:`header_problem` refuses the file with a did-you-mean.
+* A column named like an output the command writes (``itl_s``, ``error``, ``concurrency``) would be
+  overwritten and its cells lost: refused too (rename or drop it). The layout columns are the
+  exception the contract states: ``pipeline_parallel``, ``data_parallel`` and
+  ``expert_parallel`` are inputs, and a stated ``tensor_parallel`` must be what the row resolves
+  to (:func:`tensor_parallel_errors`), so feeding a previous output's layout back is harmless.
+
+Other extra columns are kept as they are.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+import polars as pl
+
+#: How close (difflib ratio of the names without case, spaces, dashes and underscores) an extra
+#: column must be to a missing input column to be read as a misspelling of it.
+NEAR_MISS_RATIO = 0.8
+TENSOR_PARALLEL = "tensor_parallel"
+
+
+def _plain(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def header_problem(
+    columns: Sequence[str], inputs: Sequence[str], outputs: Sequence[str]
+) -> str | None:
+    """The first column of *columns* that is an output's name (*outputs*: those the command
+    replaces, the layout inputs not among them) or a near-miss of an input column (*inputs*) the
+    file lacks, as one line with the fix; None when there is none."""
+    for name in columns:
+        if name in outputs:
+            return (
+                f"column {name!r} is an output column of wattgpu predict and would be "
+                "overwritten — rename or drop it (extra columns are kept as they are)"
+            )
+    absent = {_plain(c): c for c in inputs if c not in columns}
+    for name in columns:
+        if name in inputs or name in outputs or name == TENSOR_PARALLEL:
+            continue
+        close = difflib.get_close_matches(_plain(name), list(absent), n=1, cutoff=NEAR_MISS_RATIO)
+        if close:
+            meant = absent[close[0]]
+            return (
+                f"column {name!r} is not an input column; did you mean {meant!r}? — rename it "
+                f"(as it is, every row would take {meant}'s default; other extra columns are "
+                "kept as they are)"
+            )
+    return None
+
+
+def tensor_parallel_errors(rows: pl.DataFrame, resolved: pl.Series) -> pl.Series:
+    """Per row: '' or the error of a stated ``tensor_parallel`` cell of *rows* that is not the
+    *resolved* degree (``gpu_count / (pipeline_parallel × data_parallel)``) or not a number; the
+    resolved degree is null on rows with another error (not checked)."""
+    if TENSOR_PARALLEL not in rows.columns:
+        return pl.Series("error", [""] * rows.height, dtype=pl.String)
+    text = rows[TENSOR_PARALLEL].cast(pl.String).str.strip_chars()
+    stated = text.cast(pl.Float64, strict=False)
+    given = text.is_not_null() & (text != "")
+    frame = pl.DataFrame({"text": text, "stated": stated, "given": given, "resolved": resolved})
+    return frame.select(
+        pl.when(pl.col("given") & pl.col("stated").is_null())
+        .then(
+            pl.lit(f"{TENSOR_PARALLEL}: must be a whole number or empty (got '")
+            + pl.col("text").str.slice(0, 40)
+            + pl.lit("')")
+        )
+        .when(
+            pl.col("given")
+            & pl.col("resolved").is_not_null()
+            & (pl.col("stated") != pl.col("resolved").cast(pl.Float64))
+        )
+        .then(
+            pl.lit(f"{TENSOR_PARALLEL}: ")
+            + pl.col("text")
+            + pl.lit(" stated, but gpu_count / (pipeline_parallel × data_parallel) is ")
+            + pl.col("resolved").cast(pl.Int64).cast(pl.String)
+            + pl.lit(" — leave it empty (the output states the resolved layout) or fix gpu_count")
+        )
+        .otherwise(pl.lit(""))
+        .alias("error")
+    ).to_series()
