@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import run_cli
+from tests.cli_runner import run_bounded, run_cli
 
 LLM_CONFIG = {
     "architectures": ["LlamaForCausalLM"],
@@ -179,3 +179,27 @@ def test_a_stated_tensor_parallel_must_be_what_the_row_resolves_to(tmp_path: Pat
     for ok in ("right", "empty"):
         assert got[ok]["error"] == "" and float(got[ok]["itl_s"]) > 0
         assert got[ok]["tensor_parallel"] == "2"
+
+
+def test_compare_names_its_gpus_option_on_a_bad_name() -> None:
+    base = ("compare", "-m", "meta-llama/Llama-3.1-8B-Instruct", "--requests-per-s", "1")
+    unknown = run_cli(*base, "--itl-ms", "50", "--gpus", "nosuch")
+    assert unknown.code == 1 and unknown.errors == [
+        "error: --gpus: unknown gpu 'nosuch'; fix: use an id or alias from `wattgpu catalog gpus`"
+    ]
+    empty = run_cli(*base, "--itl-ms", "50", "--gpus", "H100,,L4")
+    assert empty.code == 1 and empty.errors == [
+        "error: --gpus 'H100,,L4': an empty name between commas — remove it"
+    ]
+
+
+def test_an_output_below_a_file_or_to_a_piped_stdout(tmp_path: Path) -> None:
+    (tmp_path / "plan.json").write_text("x", encoding="utf-8")
+    below = run_cli("schema", "plan", "-o", str(tmp_path / "plan.json" / "x.json"))
+    assert below.code == 1 and below.errors == [
+        f"error: --output {tmp_path / 'plan.json' / 'x.json'}: {tmp_path / 'plan.json'} is a "
+        "file, not a directory"
+    ]
+    piped = run_bounded("schema", "plan", "-o", "/dev/stdout", cwd=tmp_path)  # stdout: a pipe
+    assert piped.code == 0, piped.err
+    assert json.loads(piped.out)["$schema"].startswith("https://json-schema.org/")

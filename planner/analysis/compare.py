@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from planner.inputs import UNIT_NOTE, pools_gpu_cell, pools_layout_cell
 from planner.text import Section, num
-from predictors.core.errors import WattgpuError
+from predictors.core.errors import UnknownIdError, WattgpuError
 
 if TYPE_CHECKING:
     from planner.inputs import Candidate, ModelDemand, PlanningInputs
@@ -214,7 +214,10 @@ def _gpu_prices(request: CompareRequest, catalog: Catalog) -> dict[str, float | 
             if catalog.gpu(g).get("usd_per_hour") is not None
         ]
     else:
-        ids = list(dict.fromkeys(catalog.resolve_gpu(g) for g in request.gpus))
+        try:
+            ids = list(dict.fromkeys(catalog.resolve_gpu(g) for g in request.gpus))
+        except UnknownIdError as exc:
+            raise WattgpuError(f"--gpus: {exc}") from None
     return {g: (None if catalog.gpu(g).get("usd_per_hour") is not None else 0.0) for g in ids}
 
 

@@ -331,6 +331,8 @@ def compare(
         gpu_list = tuple(g.strip() for g in gpus.split(",") if g.strip())
         if not gpu_list:
             raise WattgpuError("--gpus: no GPU named — give e.g. --gpus L4,A100-SXM4-80GB")
+        if len(gpu_list) < len(gpus.split(",")):
+            raise WattgpuError(f"--gpus {gpus!r}: an empty name between commas — remove it")
     request = CompareRequest(
         model=model,
         requests_per_s=requests_per_s,

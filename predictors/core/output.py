@@ -33,6 +33,15 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _is_stream(path: Path) -> bool:
+    """True for a link to an open stream (``/dev/stdout`` on a pipe: ``/proc/self/fd/1`` leads
+    to ``pipe:[…]``, which no path resolves to) that can be written through."""
+    try:
+        return path.exists() and not path.is_file() and not path.is_dir()
+    except OSError:
+        return False
+
+
 def _resolved(path: Path) -> Path | None:
     """*path* resolved, None where it cannot be (a symbolic link loop)."""
     try:
@@ -78,7 +87,7 @@ def write_output(
     memory); return *target*. Neither *inputs* nor a protected input (:func:`protect_inputs`)
     is replaced, unless *updates_input* (``catalog import`` rewriting the user catalog)."""
     check_not_input(target, [*inputs, *(() if updates_input else _PROTECTED)], option)
-    if target.is_symlink():
+    if target.is_symlink() and not _is_stream(target):
         try:
             write_target(target)
         except OSError as exc:  # a dangling link, a loop
@@ -87,6 +96,9 @@ def write_output(
             ) from None
     if target.is_dir():
         raise WattgpuError(f"{option} {target}: is a directory — give a file name")
+    blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise WattgpuError(f"{option} {target}: {blocker} is a file, not a directory")
     fill = _filler(content)
     if target.exists() and not target.is_file():  # /dev/stdout, a FIFO: write through
         try:
