@@ -36,7 +36,7 @@ def test_both_readings_of_rows_without_worker_counts_are_reported() -> None:
     assert "### Rows that leave their worker counts empty" in text
     assert "| sized for the loop | 4 | 50.0 % |" in text
     assert "| one worker each | 4 | 300.0 % |" in text
-    assert "median of\n3 prefill and\n6 decode workers" in text
+    assert "median of 3 prefill and 6 decode worker(s), at most 3 and 6." in text
     # the stated rows' table still reads only the two stated rows
     stated = text.split("### Rows that state their worker counts")[1].split("###")[0]
     assert "| all | 2 | 0 | 15.0 % |" in stated

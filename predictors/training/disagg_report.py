@@ -123,10 +123,10 @@ def render_section(h: HeldOut) -> list[str]:
         '"Closed-loop runs"; `predictors.serving.disagg_sizing`): `⌈N / B⌉` decode workers at',
         "the decode worker's batch limit `B`, and the fewest prefill workers that keep up with",
         "them (utilisation at most 1 at the loop's rate); no measured latency enters the rule.",
-        f"Sized this way, the {unstated.height:,} rows use a median of",
-        f"{_median(unstated, 'prefill_workers_read')} prefill and",
-        f"{_median(unstated, 'decode_workers_read')} decode workers (up to",
-        f"{_max(unstated, 'prefill_workers_read')} and {_max(unstated, 'decode_workers_read')}).",
+        f"Sized this way, the {unstated.height:,} rows use a median of "
+        f"{_median(unstated, 'prefill_workers_read')} prefill and "
+        f"{_median(unstated, 'decode_workers_read')} decode worker(s), at most "
+        f"{_max(unstated, 'prefill_workers_read')} and {_max(unstated, 'decode_workers_read')}.",
         "Read instead as one prefill and one decode worker each (the reading before",
         "2026-12-05, as the aggregated reading's GPU count does), a decode worker cannot hold the",
         "largest loops and the surplus users wait before prefill:",
@@ -197,7 +197,9 @@ def render_section(h: HeldOut) -> list[str]:
         "  TTFT over-stated 2-15 times at 1,024-8,192 users, where one decode worker cannot hold",
         "  the loop. Before → after on every row (the same folds): TTFT MdAPE 71.4 → 56.7 %,",
         "  TPOT 30.9 → 31.0 %, throughput ratio 1.00 → 1.17, throughput MdAPE 29.0 → 30.8 %;",
-        "  the rule was not varied (no other target utilisation or worker rule was tried).",
+        "  the rule was not varied (no other target utilisation or worker rule was tried). The",
+        "  KV transfer's placement rule changed the same day for a physics property (one more",
+        "  prefill worker never raises TTFT; docs/method.md), not for these numbers.",
         "* Sides that state every degree as 1 and whose weights cannot fit one GPU (GB200",
         "  DeepSeek-R1 SGLang rows) are read as the smallest fitting usual layout",
         "  (`predictors.measurements.disagg_rows`), decided after seeing them refused.",
