@@ -172,7 +172,7 @@ def test_default_selection_keeps_the_best_of_each_deployment(
     for m in plan.inputs.models:
         mine = [c for c in chosen if c.name == m.name and c.feasible and c.key not in allocated]
         assert {c.deployment for c in mine} == {"aggregated", "disaggregated"}, m.name
-        assert len(mine) == 2
+        assert len(mine) <= 4  # and the best alone at minimum cost and at minimum energy
 
 
 def test_plan_json_carries_the_pools_and_verifies(plan: Plan) -> None:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from planner.inputs import UNIT_NOTE, pools_gpu_cell, pools_layout_cell
-from planner.text import Section, num
+from planner.text import num
 from predictors.core.errors import UnknownIdError, WattgpuError
 
 if TYPE_CHECKING:
@@ -87,8 +87,10 @@ class CompareRow:
     nodes: int | None = None
     """Nodes one replica of that deployment spans (1 inside one node)."""
     deployment_kind: str = "aggregated"
-    """``aggregated`` or ``disaggregated`` (then ``gpu`` is the unit's GPU type, or its
-    ``prefill → decode`` types); only in the output of ``--deployment`` other than aggregated."""
+    """``aggregated``, ``disaggregated`` (then ``gpu`` is the unit's GPU type, or its
+    ``prefill → decode`` types) or, with ``--deployment both``, ``mixed`` (replicas and units on
+    one GPU type, when the best fleet mixes them); only in the output of ``--deployment`` other
+    than aggregated."""
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,10 @@ def _rank_key(by: RankBy) -> Any:
     return key
 
 
+#: The row kind of a GPU type's best fleet mixing replicas and units (``--deployment both``).
+MIXED = "mixed"
+
+
 def _row_groups(
     request: CompareRequest, cands: tuple[Candidate, ...], prices: dict[str, float | None]
 ) -> dict[tuple[str, str], list[Candidate]]:
@@ -302,6 +308,11 @@ def _row_groups(
     for c in cands:
         if c.pools and request.deployment != "aggregated":
             out.setdefault(("disaggregated", pools_gpu_cell(c.pools)), []).append(c)
+    if request.deployment == "both":  # the planner mixes the two kinds on one GPU type
+        for gpu in prices:
+            units = out.get(("disaggregated", gpu), [])
+            if units and out.get(("aggregated", gpu)):
+                out[(MIXED, gpu)] = [*out[("aggregated", gpu)], *units]
     return out
 
 
@@ -337,59 +348,13 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     rows = []
     for (kind, gpu), cands in _row_groups(request, inputs.candidates, prices).items():
         plan = solve(inputs.with_candidates(cands), baselines=False)
+        if kind == MIXED and len({bool(a.candidate.pools) for a in plan.allocations}) < 2:
+            continue  # its best fleet is one kind: that kind's row already shows it
         priced = all(prices.get(g) is None for g in gpu.split(" → "))
         rows.append(_row(gpu, priced, plan, cands, tokens, kind))
     rows.sort(key=_rank_key(request.by))
     return CompareResult(
         request, model_id, precision, inputs.pue, inputs.grid_g_co2_per_kwh, tuple(rows)
-    )
-
-
-COMPARE_COLUMNS: tuple[str, ...] = (
-    "rank",
-    "GPU",
-    "fits",
-    "replicas",
-    "GPUs",
-    "ITL ms at capacity",
-    "W/GPU",
-    "Wh/1k tok",
-    "$/M tok",
-    "energy kWh",
-    "cost $",
-    "in domain",
-    "ITL ms at served load",
-)
-
-
-def compare_section(result: CompareResult) -> Section:
-    """The ranked table (format-neutral; see :mod:`planner.text`)."""
-    rows = []
-    for rank, r in enumerate(result.rows, start=1):
-        no_price = "no price"
-        rows.append(
-            (
-                str(rank) if r.fits else "",
-                r.gpu,
-                r.deployment if r.fits else f"no — {r.reason}",
-                str(r.replicas) if r.fits else "",
-                str(r.gpus) if r.fits else "",
-                num(r.itl_ms),
-                num(r.power_w_per_gpu),
-                num(r.wh_per_1k_output_tokens),
-                num(r.usd_per_million_output_tokens) if r.priced or not r.fits else no_price,
-                num(r.energy_kwh),
-                num(r.cost_usd) if r.priced or not r.fits else no_price,
-                "" if r.in_domain is None else ("yes" if r.in_domain else "no"),
-                num(r.itl_ms_at_served_load),
-            )
-        )
-    return Section(
-        f"wattgpu compare: {result.model}",
-        COMPARE_COLUMNS,
-        tuple(rows),
-        numeric=frozenset({0, 3, 4, 5, 6, 7, 8, 9, 10, 12}),
-        notes=tuple(result.assumptions()),
     )
 
 

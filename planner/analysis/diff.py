@@ -20,6 +20,8 @@ from planner.text import ZERO_BELOW
 from predictors.core.errors import WattgpuError
 from predictors.core.safe_read import not_regular_problem
 
+#: Totals compared first, in this order; any other number of the totals follows (sorted), so a
+#: figure a later version adds is never left out.
 TOTAL_KEYS: tuple[str, ...] = (
     "energy_kwh",
     "facility_energy_kwh",
@@ -28,8 +30,20 @@ TOTAL_KEYS: tuple[str, ...] = (
     "gpu_cost_usd",
     "carbon_kg",
     "mean_power_w",
+    "carbon_cost_usd",
+    "peak_facility_power_kw",
 )
-ALLOCATION_KEYS: tuple[str, ...] = ("replicas", "gpus", "energy_kwh", "cost_usd", "carbon_kg")
+ALLOCATION_KEYS: tuple[str, ...] = (
+    "replicas",
+    "gpus",
+    "energy_kwh",
+    "cost_usd",
+    "carbon_kg",
+    "facility_energy_kwh",
+    "gpu_cost_usd",
+    "energy_cost_usd",
+    "carbon_cost_usd",
+)
 RELATIVE_TOLERANCE = 1e-9
 
 
@@ -247,13 +261,24 @@ def diff_plans(
         label = f"{k[0]} on {k[1]} TP{layout_text(k[2], k[3], k[4], k[5])}"
         for key in ALLOCATION_KEYS:
             _compare(f"{label}: {key}", a_alloc[k].get(key), b_alloc[k].get(key), d.allocations)
-    a_tot, b_tot = a.get("totals") or {}, b.get("totals") or {}
-    for key in TOTAL_KEYS:
-        _compare(f"totals.{key}", a_tot.get(key), b_tot.get(key), d.totals)
-    a_gpus, b_gpus = a_tot.get("gpus") or {}, b_tot.get("gpus") or {}
-    for gpu in sorted(set(a_gpus) | set(b_gpus)):
-        _compare(f"totals.gpus.{gpu}", a_gpus.get(gpu, 0), b_gpus.get(gpu, 0), d.totals)
+    _compare_totals("totals", a.get("totals") or {}, b.get("totals") or {}, d.totals)
+    a_reg = {r.get("name"): r for r in a.get("regions") or [] if isinstance(r, dict)}
+    b_reg = {r.get("name"): r for r in b.get("regions") or [] if isinstance(r, dict)}
+    for name in sorted(set(a_reg) & set(b_reg), key=str):  # a region added or removed: above
+        a_t, b_t = a_reg[name].get("totals") or {}, b_reg[name].get("totals") or {}
+        _compare_totals(f"regions.{name}.totals", a_t, b_t, d.totals)
     return d
+
+
+def _compare_totals(where: str, a: dict[str, Any], b: dict[str, Any], out: list[Change]) -> None:
+    """Every figure of two totals records (:data:`TOTAL_KEYS` first) and their GPUs by type."""
+    rest = sorted((set(a) | set(b)) - set(TOTAL_KEYS) - {"gpus"}, key=str)
+    for key in (*TOTAL_KEYS, *rest):
+        if key in a or key in b:
+            _compare(f"{where}.{key}", a.get(key), b.get(key), out)
+    a_gpus, b_gpus = a.get("gpus") or {}, b.get("gpus") or {}
+    for gpu in sorted(set(a_gpus) | set(b_gpus), key=str):
+        _compare(f"{where}.gpus.{gpu}", a_gpus.get(gpu, 0), b_gpus.get(gpu, 0), out)
 
 
 #: Region record keys that are results, not settings (the fleet's totals are compared).

@@ -75,16 +75,33 @@ def hourly_rows(doc: PlanDocument, fc: ForecastDocument) -> list[HourlyDocument]
     ]
 
 
+def location_average_g_co2_per_kwh(doc: PlanDocument) -> float:
+    """The fleet's location-based average intensity: the scenario's, or with regions their flat
+    (average) intensities weighted by the facility energy planned in each (their plain mean
+    when nothing is planned)."""
+    regions = doc.regions or []
+    if not regions:
+        return doc.assumptions.grid_g_co2_per_kwh
+    kwh = sum(r.totals.facility_energy_kwh for r in regions)
+    if kwh <= 0:
+        return sum(r.grid_g_co2_per_kwh for r in regions) / len(regions)
+    return sum(r.totals.facility_energy_kwh * r.grid_g_co2_per_kwh for r in regions) / kwh
+
+
 def grid_fields(doc: PlanDocument, d: Disclosure, out: dict[str, FieldDocument]) -> None:
     """The carbon-intensity fields (with source and year) into *out*."""
     a = doc.assumptions
     where = f"region {a.grid_region}" if a.grid_region else "explicit figure"
     year = f"year {a.grid_year}" if a.grid_year else "year not stated"
+    source = f"{where}, {year}; {a.grid_source or 'source not stated'}"
+    if doc.regions:
+        listed = ", ".join(f"{r.name} {r.grid_g_co2_per_kwh:g}" for r in doc.regions)
+        source = f"the regions' average intensities ({listed}) weighted by their facility energy"
     out["grid_location_average_g_co2_per_kwh"] = value(
-        a.grid_g_co2_per_kwh,
+        location_average_g_co2_per_kwh(doc),
         "g CO2e/kWh",
-        "modelled" if a.grid_region else "user-supplied",
-        f"{where}, {year}; {a.grid_source or 'source not stated'}",
+        "modelled" if a.grid_region or doc.regions else "user-supplied",
+        source,
         range_source=NO_RANGE_PUBLISHED,
     )
     if d.marginal_g_co2_per_kwh is None:

@@ -4,7 +4,11 @@ market, hourly) and embodied emissions, SCI, the AI Energy Score figure and trai
 
 from __future__ import annotations
 
-from planner.disclosure.emissions import emission_fields, grid_fields
+from planner.disclosure.emissions import (
+    emission_fields,
+    grid_fields,
+    location_average_g_co2_per_kwh,
+)
 from planner.disclosure.energy import HOURS_PER_YEAR, AllocationEnergy
 from planner.disclosure.fields import (
     NO_RANGE_FIXED,
@@ -296,9 +300,7 @@ def _embodied_and_sci(
         out["sci_g_co2e_per_1m_output_tokens"] = not_applicable("g CO2e", "no output tokens")
         return
     marginal = d.marginal_g_co2_per_kwh
-    average = doc.assumptions.grid_g_co2_per_kwh
-    if doc.regions and doc.totals is not None and facility > 0:  # regions' carbon / facility
-        average = doc.totals.carbon_kg * 1000.0 / facility
+    average = location_average_g_co2_per_kwh(doc)  # with regions: their flat intensities
     intensity = marginal if marginal is not None else average
     which = "marginal" if marginal is not None else "location-based average (no marginal given)"
     o = facility * intensity / 1000.0

@@ -6,8 +6,9 @@ curves; carrying them all made the 500-entry plan 167 MB. The default keeps what
 the plan's own checks need: the allocated candidates (their curves re-compute every figure,
 ``docs/method.md`` §4), up to :data:`BEST_ALTERNATIVES` other feasible candidates per model
 entry ranked by the plan's objective per request/s at full load (the options a what-if would
-move to first) and, with both deployments, the best aggregated and the best disaggregated one,
-and the excluded candidates (no curves; they say why each option was refused).
+move to first), the best at minimum cost and at minimum energy (the ends of the report's Pareto
+front), with both deployments the best aggregated and the best disaggregated one, and the
+excluded candidates (no curves; they say why each option was refused).
 :class:`CandidateCounts` records how many there were, so nothing is dropped silently.
 """
 
@@ -15,10 +16,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from planner.inputs import Candidate, CandidateKey, PlanningInputs, Region
+from planner.inputs import Candidate, CandidateKey, Objective, PlanningInputs, Region
 from planner.result import Plan
 from planner.solve.coefficients import facility_kw_coefficients, mean_kwh_weight, objective_weights
 
@@ -62,6 +63,22 @@ def objective_per_request(
     return hourly / capacity
 
 
+def _alone(
+    inputs: PlanningInputs, c: Candidate, weights: tuple[float, float], load: tuple[float, float]
+) -> float:
+    """The objective per hour of serving an entry's *load* (peak, mean requests/s) with *c*
+    alone: the replicas its peak needs, their idle power and the mean load's energy (ranking
+    only; with regions at *c*'s region's weights)."""
+    capacity = c.max_requests_per_s_per_replica
+    if capacity <= 0.0:
+        return math.inf
+    peak, mean = load
+    n = max(1.0, math.ceil(peak / capacity - 1e-9))
+    per_kwh, per_usd = ranking_weights(inputs, inputs.site(c)) if inputs.regions else weights
+    kw_n, kw_x = facility_kw_coefficients(inputs, c)
+    return per_kwh * (kw_n * n + kw_x * mean) + per_usd * c.usd_per_hour_per_replica * n
+
+
 def kept_candidates(plan: Plan, selection: CandidateSelection = "best") -> tuple[Candidate, ...]:
     """The candidates a plan JSON carries, in the plan's candidate order (see module doc)."""
     inputs = plan.inputs
@@ -74,11 +91,28 @@ def kept_candidates(plan: Plan, selection: CandidateSelection = "best") -> tuple
             by_model[c.name].append(c)
     best: set[CandidateKey] = set()
     weights = ranking_weights(inputs)
+    # the ends of the energy-cost front (the report's Pareto front of a saved plan re-solves
+    # over the kept candidates): each entry's best option alone at minimum cost and at minimum
+    # energy
+    ends = [replace(inputs, objective=Objective(minimize=m)) for m in ("cost", "energy")]
+    end_weights = [(end, ranking_weights(end)) for end in ends]
+    hours = inputs.period_hours
+    loads = {
+        m.name: (
+            max(m.requests_per_s_by_period, default=0.0),
+            sum(x * h for x, h in zip(m.requests_per_s_by_period, hours, strict=True))
+            / max(sum(hours), 1e-12),
+        )
+        for m in inputs.models
+    }
     for options in by_model.values():
         ranked = sorted(options, key=lambda c: (objective_per_request(inputs, c, weights), c.key))
         best.update(c.key for c in ranked[:BEST_ALTERNATIVES])
         firsts = {c.deployment: c for c in reversed(ranked)}  # the best of each deployment
         best.update(c.key for c in firsts.values())
+        load = loads.get(options[0].name, (0.0, 0.0))
+        for end, w in end_weights:
+            best.add(min(options, key=lambda c: (_alone(end, c, w, load), c.key)).key)
     return tuple(
         c for c in inputs.candidates if not c.feasible or c.key in allocated or c.key in best
     )

@@ -232,8 +232,9 @@ class PlanningInputs:
 
     @property
     def hours(self) -> float:
-        """Length of the horizon (h)."""
-        return float(sum(self.period_hours))
+        """Length of the horizon (h; summed exactly: 24 periods of 2000/24 h are 2000 h, not
+        1999.9999999999993)."""
+        return math.fsum(self.period_hours)
 
     def feasible_candidates(self) -> list[Candidate]:
         """Candidates the optimiser may use (the capacity model found them feasible)."""

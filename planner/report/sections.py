@@ -40,6 +40,7 @@ from planner.report.tables import (
     metric_rows,
     model_table,
     pareto_table,
+    region_table,
     totals_table,
 )
 
@@ -179,6 +180,24 @@ def _planned_at(headroom: float | None) -> str:
 def _assumptions(report: ReportDocument) -> Part:
     a = report.assumptions
     carbon_price = "none" if a.carbon_usd_per_tonne is None else f"{a.carbon_usd_per_tonne:g} $/t"
+    regions = region_table(report)
+    if regions is None:
+        site: tuple[str, ...] = (
+            f"PUE {a.pue:g} ({a.pue_source}).",
+            f"Grid factor {a.grid_text}.",
+            f"Electricity {a.electricity_usd_per_kwh:g} $/kWh; carbon price {carbon_price}.",
+        )
+    else:  # each entry at its region's PUE, grid and price: the table after the loads
+        t = report.plan.totals
+        fleet = t.facility_energy_kwh / t.energy_kwh if t is not None and t.energy_kwh else None
+        site = (
+            "Regions: each model entry runs in one region, at that region's PUE, grid and "
+            "electricity price (table below)"
+            + (f"; fleet PUE {fleet:.3g} (facility over GPU energy)" if fleet else "")
+            + f"; carbon price {carbon_price}.",
+        )
+        if report.plan.assumptions.grid_g_co2_per_kwh_by_period is not None:
+            site += (f"Scenario grid factor {a.grid_text}.",)  # the regions its profile is of
     return Part(
         "Assumptions",
         (
@@ -186,10 +205,7 @@ def _assumptions(report: ReportDocument) -> Part:
                 (
                     f"Horizon {num(a.horizon_hours)} h in {a.periods} period(s); month = "
                     "730 h, year = 8760 h (the planned profile repeats).",
-                    f"PUE {a.pue:g} ({a.pue_source}).",
-                    f"Grid factor {a.grid_text}.",
-                    f"Electricity {a.electricity_usd_per_kwh:g} $/kWh; carbon price "
-                    f"{carbon_price}.",
+                    *site,
                     f"Plan objective: minimise {a.objective_text}.",
                     f"Engine {a.engine}; {_planned_at(a.capacity_headroom)}; "
                     + ("robust (upper ITL bound)" if a.robust else "point ITL")
@@ -197,6 +213,7 @@ def _assumptions(report: ReportDocument) -> Part:
                 )
             ),
             load_table(report),
+            *((regions,) if regions is not None else ()),
         ),
     )
 

@@ -190,3 +190,31 @@ def load_table(report: ReportDocument) -> Table:
         for x in report.assumptions.loads
     ]
     return table(header, rows, {2, 3, 4, 5, 6})
+
+
+def region_table(report: ReportDocument) -> Table | None:
+    """Per region of a plan with regions: its PUE, electricity price and grid (the range of its
+    hourly profile), and the plan's facility energy, cost and carbon there (None without)."""
+    regions = report.plan.regions or []
+    if not regions:
+        return None
+    header = ["region", "PUE", "$/kWh", "gCO2e/kWh", "facility kWh", "cost $", "CO2 kg"]
+    rows = []
+    for r in regions:
+        grid = num(r.grid_g_co2_per_kwh)
+        if r.grid_g_co2_per_kwh_by_period:
+            profile = r.grid_g_co2_per_kwh_by_period
+            grid = f"{num(min(profile))}–{num(max(profile))} hourly"
+        t = r.totals
+        rows.append(
+            [
+                r.name,
+                f"{r.pue:g}",
+                f"{r.electricity_usd_per_kwh:g}",
+                grid,
+                num(t.facility_energy_kwh),
+                num(t.cost_usd),
+                num(t.carbon_kg),
+            ]
+        )
+    return table(header, rows, {1, 2, 4, 5, 6})

@@ -40,8 +40,7 @@ MILP is not reproducible run to run: on identical columns, weights and hint it r
 objectives up to 0.06 % apart (benchmarks/bench_solver.py, 500 models, power cap, seed 1; all
 within the target gap), and the time limit can change an answer. After every solve
 :func:`planner.result.check_invariants` runs and the objective is recomputed from the plan's
-accounting; any mismatch makes the status ``error`` with the problems as messages. Infeasible
-inputs are explained by :mod:`planner.solve.explain`.
+accounting (a mismatch: status ``error``); :mod:`planner.solve.explain` explains infeasibility.
 """
 
 from __future__ import annotations
@@ -59,15 +58,12 @@ from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import RELAXED_NO_PLAN, relaxation_infeasible, solve_by_model
 from planner.solve.columns import Decomposition
 from planner.solve.decomposed import DecomposedSolution
-from planner.solve.explain import explain_infeasible, no_candidate_messages
+from planner.solve.explain import explain_infeasible as explain_linear
+from planner.solve.explain import no_candidate_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
 from planner.solve.proofs import least_facility_kw
-from planner.solve.regions import (
-    REGION_PROOF,
-    regional_cap_proof,
-    regional_power_messages,
-)
+from planner.solve.regions import REGION_PROOF, regional_cap_proof, regional_power_messages
 
 POLISH_MIN_S = 1.0
 """Least time left for the full-MILP polish after column generation (s)."""
@@ -290,6 +286,11 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True, widen: bool = True)
     if baselines and plan.has_solution:
         plan = replace(plan, baselines=plan_baselines(inputs, share.built, specs))
     return plan
+
+
+def explain_infeasible(inputs: PlanningInputs) -> list[str]:
+    """:func:`planner.solve.explain.explain_infeasible`, a budget's least cost on the curves."""
+    return explain_linear(inputs, lambda least: solve(least, baselines=False, widen=False))
 
 
 def _by_model_plan(inputs: PlanningInputs, by_model: DecomposedSolution, start: float) -> Plan:

@@ -52,13 +52,37 @@ def _resolved(path: Path) -> Path | None:
 
 #: Files this process reads as inputs that no output may replace, whatever the command: the
 #: catalog files :func:`predictors.catalog.store.load_catalog` read (a ``-o ucat/llms.csv``
-#: would destroy the user catalog the scenario names). Filled by :func:`protect_inputs`.
+#: would destroy the user catalog the scenario names). Filled by :func:`protect_inputs`: their
+#: resolved paths, and the (device, inode) of those that exist (a hard link to one), so that a
+#: write looks each up once however many catalogs the process has read.
 _PROTECTED: set[Path] = set()
+_PROTECTED_FILES: set[tuple[int, int]] = set()
 
 
 def protect_inputs(paths: Iterable[Path]) -> None:
     """Register *paths* (read as inputs) so that :func:`write_output` refuses to replace them."""
-    _PROTECTED.update(Path(p) for p in paths)
+    for path in paths:
+        resolved = _resolved(Path(path))
+        if resolved is None or resolved in _PROTECTED:
+            continue
+        _PROTECTED.add(resolved)
+        with contextlib.suppress(OSError):
+            st = os.stat(resolved)
+            _PROTECTED_FILES.add((st.st_dev, st.st_ino))
+
+
+def _check_not_protected(target: Path, option: str) -> None:
+    """WattgpuError when *target* is a registered input (:func:`protect_inputs`)."""
+    resolved = _resolved(target)
+    found = resolved is not None and resolved in _PROTECTED
+    if not found:
+        with contextlib.suppress(OSError):
+            st = os.stat(target)
+            found = (st.st_dev, st.st_ino) in _PROTECTED_FILES
+    if found:
+        raise WattgpuError(
+            f"{option} {target}: is the input file {resolved or target} — write to another path"
+        )
 
 
 def check_not_input(target: Path, inputs: Iterable[Path | str | None], option: str) -> None:
@@ -86,7 +110,9 @@ def write_output(
     open binary file, e.g. a frame's ``write_csv``, so no copy of a large output is built in
     memory); return *target*. Neither *inputs* nor a protected input (:func:`protect_inputs`)
     is replaced, unless *updates_input* (``catalog import`` rewriting the user catalog)."""
-    check_not_input(target, [*inputs, *(() if updates_input else _PROTECTED)], option)
+    check_not_input(target, inputs, option)
+    if not updates_input:
+        _check_not_protected(target, option)
     if target.is_symlink() and not _is_stream(target):
         try:
             write_target(target)
