@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli_runner import run_cli
 
 BUDGET = """\
@@ -50,6 +52,7 @@ def test_a_budget_message_quotes_the_least_cost_on_the_power_curves(tmp_path: Pa
         ]
 
 
+@pytest.mark.slow  # plans and compares on both deployments: 2.6 s
 def test_compare_both_shows_the_mixed_fleet_the_planner_finds(tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
     scenario.write_text(

@@ -20,6 +20,8 @@ import pytest
 
 from tests.cli_runner import run_cli
 
+pytestmark = pytest.mark.slow  # plans and reports a three-region scenario: 3 s
+
 PROFILE = str([50] * 6 + [60, 70, 80, 90, 60, 40, 30, 30, 40, 60, 80, 90, 100, 90, 80, 70, 60, 50])
 DAILY = str([0.1] * 5 + [0.2, 0.4, 0.7, 1.0, 1.0, 1.0, 0.9, 0.8, 0.9, 1.0, 1.0, 0.9, 0.6, 0.3, 0.2])
 DAILY = DAILY[:-1] + ", 0.1, 0.1, 0.1, 0.1]"
