@@ -203,3 +203,21 @@ def test_an_output_below_a_file_or_to_a_piped_stdout(tmp_path: Path) -> None:
     piped = run_bounded("schema", "plan", "-o", "/dev/stdout", cwd=tmp_path)  # stdout: a pipe
     assert piped.code == 0, piped.err
     assert json.loads(piped.out)["$schema"].startswith("https://json-schema.org/")
+
+
+def test_a_layout_listed_twice_is_one_error(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: dup\nregion: US\nelectricity_usd_per_kwh: 0.12\ngpus:\n  H100-SXM5-80GB:\n"
+        "    layouts:\n      - {gpu_count: 16, pipeline_parallel: 2}\n"
+        "      - {gpu_count: 16, pipeline_parallel: 2}\nmodels:\n  - name: m\n"
+        "    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    load: {requests_per_s: 1, input_tokens: 512, output_tokens: 256}\n"
+        "    sla: {itl_ms: 50}\n",
+        encoding="utf-8",
+    )
+    result = run_cli("validate", str(scenario))
+    assert result.code == 1
+    assert result.errors == [
+        f"error: {scenario}: gpus.H100-SXM5-80GB.layouts[1]: the same layout as [0] — list it once"
+    ]

@@ -77,7 +77,10 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
         if kind == "rule":
             for sub, msg in ctx.get("problems", [("", err["msg"])]):
                 prefix = format_path(loc) if loc else ""
-                full = f"{prefix}.{sub}" if prefix and sub else (prefix or sub or "(top level)")
+                joint = "" if sub.startswith("[") else "."  # an index follows without a dot
+                full = (
+                    f"{prefix}{joint}{sub}" if prefix and sub else (prefix or sub or "(top level)")
+                )
                 problems.append((full, msg))
             continue
         path = format_path(loc)

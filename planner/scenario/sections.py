@@ -164,6 +164,22 @@ class GpuOffer(StrictModel):
             raise rule_error([("", "repeated degree — list each degree once")])
         return degrees
 
+    @field_validator("layouts")
+    @classmethod
+    def _layouts_once(cls, layouts: list[LayoutOption] | None) -> list[LayoutOption] | None:
+        seen: dict[tuple[int | None, ...], int] = {}
+        for i, layout in enumerate(layouts or ()):
+            key = (
+                layout.gpu_count,
+                layout.pipeline_parallel,
+                layout.data_parallel,
+                layout.expert_parallel,
+            )
+            if key in seen:
+                raise rule_error([(f"[{i}]", f"the same layout as [{seen[key]}] — list it once")])
+            seen[key] = i
+        return layouts
+
 
 class Load(StrictModel):
     """The traffic one model entry must serve."""
