@@ -15,20 +15,45 @@ Other extra columns are kept as they are.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 
 import polars as pl
 
-#: How close (difflib ratio of the names without case, spaces, dashes and underscores) an extra
-#: column must be to a missing input column to be read as a misspelling of it.
-NEAR_MISS_RATIO = 0.8
+#: Edits (insertions, deletions, substitutions of the names without case, spaces, dashes and
+#: underscores) within which an extra column reads as a misspelling of a missing input column;
+#: one edit for names of up to five characters (``gpus`` for ``gpu``). ``precision_bits`` is
+#: four edits from ``precision``: an extra column of its own.
+NEAR_MISS_EDITS = 2
 TENSOR_PARALLEL = "tensor_parallel"
+#: Input columns without a default.
+REQUIRED = ("model", "gpu")
 
 
 def _plain(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance of *a* and *b*."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, start=1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
+def _near_miss(name: str, absent: dict[str, str]) -> str | None:
+    """The missing input column *name* misspells, if any (the fewest edits)."""
+    plain = _plain(name)
+    best = None
+    for key, column in absent.items():
+        allowed = 1 if min(len(key), len(plain)) <= 5 else NEAR_MISS_EDITS
+        edits = _edits(plain, key)
+        if edits <= allowed and (best is None or edits < best[0]):
+            best = (edits, column)
+    return best[1] if best else None
 
 
 def header_problem(
@@ -47,13 +72,16 @@ def header_problem(
     for name in columns:
         if name in inputs or name in outputs or name == TENSOR_PARALLEL:
             continue
-        close = difflib.get_close_matches(_plain(name), list(absent), n=1, cutoff=NEAR_MISS_RATIO)
-        if close:
-            meant = absent[close[0]]
+        meant = _near_miss(name, absent)
+        if meant is not None:
+            effect = (
+                f"the required column {meant!r} is missing"
+                if meant in REQUIRED
+                else f"every row would take {meant}'s default"
+            )
             return (
                 f"column {name!r} is not an input column; did you mean {meant!r}? — rename it "
-                f"(as it is, every row would take {meant}'s default; other extra columns are "
-                "kept as they are)"
+                f"(as it is, {effect}; other extra columns are kept as they are)"
             )
     return None
 

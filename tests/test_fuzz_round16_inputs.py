@@ -221,3 +221,25 @@ def test_a_layout_listed_twice_is_one_error(tmp_path: Path) -> None:
     assert result.errors == [
         f"error: {scenario}: gpus.H100-SXM5-80GB.layouts[1]: the same layout as [0] — list it once"
     ]
+
+
+@pytest.mark.parametrize(
+    ("header", "kept"),
+    [
+        ("model,gpu,precision_bits", True),  # four edits from precision: a column of its own
+        ("model,gpu,note,run_label,gpu_type", True),
+        ("Model,gpu", False),
+        ("model,gpus", False),
+    ],
+)
+def test_only_a_near_miss_of_a_missing_input_is_refused(
+    tmp_path: Path, header: str, kept: bool
+) -> None:
+    rows = tmp_path / "rows.csv"
+    cells = ["meta-llama/Llama-3.1-8B-Instruct", "H100", "8", "x", "y"][: header.count(",") + 1]
+    rows.write_text(f"{header}\n{','.join(cells)}\n", encoding="utf-8")
+    result = run_cli("predict", "--input", str(rows), "--output", str(tmp_path / "o.csv"))
+    if kept:
+        assert result.code == 0, result.err
+    else:
+        assert result.code == 1 and "required column" in result.errors[0], result.err
