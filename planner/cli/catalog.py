@@ -220,7 +220,13 @@ def validate(
         problems = validate_dir(directory)
         if problems:
             raise CatalogError("\n".join(problems))
-        typer.echo(f"ok: {directory} is a valid catalog directory")
+        # as the user overlay every other command reads it as: its ids and aliases against
+        # the bundled catalogs' (an alias of a bundled GPU is refused there)
+        load_catalog(directory)
+        typer.echo(
+            f"ok: {directory} is a valid catalog directory, and a valid user overlay of the "
+            "bundled catalogs"
+        )
         return
     cat = load_catalog(user_catalog)
     typer.echo(

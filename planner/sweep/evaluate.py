@@ -5,7 +5,8 @@ load each deployment carries. :func:`evaluate_fleet` prices a fleet under a draw
 the plan accounting of :mod:`planner.result` (replica power on the drawn curve at the load per
 replica, held at the curve's end above capacity; rent, electricity, carbon) and checks each
 model's SLA (every deployment's load per replica within its drawn capacity, the candidate
-feasible under the draw), the power cap and the budget. :func:`run_item` is the body of the task
+feasible under the draw, and with a failover the peak still carried after its worst losses), the
+power cap and the budget. :func:`run_item` is the body of the task
 every engine runs (:func:`run_batch`): the solver through its public entry point
 :func:`planner.solve.optimize.solve`.
 """
@@ -24,6 +25,7 @@ from planner.inputs import (
     deployment_text,
     grid_carbon_kg,
     stock_key,
+    surviving_capacity,
 )
 from planner.result import Plan
 from planner.solve.optimize import objective_weights, solve
@@ -100,6 +102,21 @@ def _even_shares(fleet: Fleet) -> list[tuple[float, ...]]:
     return out
 
 
+def _keeps_failover(
+    fleet: Fleet, by_key: dict[Key, Candidate], inputs: PlanningInputs, name: str
+) -> bool:
+    """Whether model entry *name*'s deployments still carry its peak after the worst losses
+    of its failover (replicas or nodes down) at their drawn capacities, as the plan must."""
+    demand = inputs.model(name)
+    assert demand.failover is not None
+    mine = [(by_key[k], n) for k, n in fleet.replicas if k[0] == name]
+    caps = [c.max_requests_per_s_per_replica if c.feasible else 0.0 for c, _ in mine]
+    per_unit = [inputs.replicas_per_unit(c) for c, _ in mine]
+    left = surviving_capacity(caps, per_unit, demand.failover.count, [n for _, n in mine])
+    peak = max(demand.requests_per_s_by_period)
+    return bool(float(left[0]) >= peak * (1 - CAPACITY_TOLERANCE) - 1e-12)
+
+
 def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
     """Energy, cost, carbon, per-period facility energy and the SLA/cap/budget checks; each
     deployment's energy at its site's PUE, price and grid, each site's power within its cap and
@@ -128,6 +145,8 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
             power_w[c.region][p] += n * c.power_w_per_replica(min(per_replica, cap))
     for m in inputs.models:
         if not served[m.name] and max(m.requests_per_s_by_period) > 0:
+            sla[m.name] = False
+        if m.failover is not None and not _keeps_failover(fleet, by_key, inputs, m.name):
             sla[m.name] = False
     energy_by_period = np.zeros(len(hours))
     facility_by_period = np.zeros(len(hours))
