@@ -50,6 +50,8 @@ def _near_miss(name: str, absent: dict[str, str]) -> str | None:
     best = None
     for key, column in absent.items():
         allowed = 1 if min(len(key), len(plain)) <= 5 else NEAR_MISS_EDITS
+        if abs(len(plain) - len(key)) > allowed:  # more edits than allowed: skip the DP
+            continue
         edits = _edits(plain, key)
         if edits <= allowed and (best is None or edits < best[0]):
             best = (edits, column)

@@ -243,3 +243,28 @@ def test_only_a_near_miss_of_a_missing_input_is_refused(
         assert result.code == 0, result.err
     else:
         assert result.code == 1 and "required column" in result.errors[0], result.err
+
+
+def test_every_command_takes_the_precision_spellings_predict_takes(tmp_path: Path) -> None:
+    """Round 16f: predict read bfloat16 / FP8 (docs/contracts.md: "in the spellings a scenario
+    takes"), while compare and a scenario refused them."""
+    model = "meta-llama/Llama-3.1-8B-Instruct"
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: t\nregion: US\nelectricity_usd_per_kwh: 0.12\nprecision: bfloat16\n"
+        "gpus: {H100-SXM5-80GB: {}}\nmodels:\n"
+        f"  - {{name: m, model: {model}, precision: FP8,\n"
+        "     load: {requests_per_s: 2, input_tokens: 1024, output_tokens: 256},\n"
+        "     sla: {itl_ms: 50}}\n",
+        encoding="utf-8",
+    )
+    plan = tmp_path / "plan.json"
+    assert run_cli("plan", str(scenario), "-f", "json", "-o", str(plan)).code == 0
+    assert json.loads(plan.read_text(encoding="utf-8"))["models"][0]["precision"] == "fp8"
+    out = tmp_path / "c.json"
+    result = run_cli(
+        "compare", "-m", model, "--gpus", "H100-SXM5-80GB", "--requests-per-s", "2",
+        "--itl-ms", "50", "--precision", "bfloat16", "-f", "json", "-o", str(out),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert json.loads(out.read_text(encoding="utf-8"))["precision"] == "bf16"

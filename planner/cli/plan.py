@@ -35,6 +35,7 @@ from planner.scenario.limits import (
     MIN_HORIZON_HOURS,
 )
 from predictors.core.errors import WattgpuError, did_you_mean
+from predictors.core.vocab import canonical_precision
 
 if TYPE_CHECKING:
     from planner.text import Section
@@ -326,6 +327,8 @@ def compare(
     from planner.analysis.compare_view import compare_section
     from planner.text import rows_to_csv, sections_to_text, to_json
 
+    if precision is not None:  # the spellings predict and a scenario take (bfloat16, FP8)
+        precision = canonical_precision(precision) or precision
     _check_precision(precision)
     gpu_list = None
     if gpus is not None:

@@ -53,7 +53,7 @@ from planner.scenario.sweep_block import SweepBlock
 from planner.scenario.tco import RENTAL_COLUMN, Tco
 from planner.scenario.text import check_keys, check_text
 from predictors.core.errors import WattgpuError
-from predictors.core.vocab import Engine, Precision, canonical_engine
+from predictors.core.vocab import Engine, Precision, canonical_engine, canonical_precision
 
 PriceBasis = Literal["median", "min", "tco"]
 #: Catalog column (catalogs/gpus.csv) read for each rental ``price_basis``.
@@ -108,7 +108,8 @@ class Scenario(StrictModel):
     precision: Precision | None = None
     """Default weight precision for every model (override per model with ``precision``);
     omitted = each model's checkpoint precision (its catalog ``default_dtype``, FP32 served as
-    FP16, or what a quantised checkpoint's name implies), as ``wattgpu predict`` uses."""
+    FP16, or what a quantised checkpoint's name implies), as ``wattgpu predict`` uses (aliases
+    such as bfloat16 are accepted)."""
     user_catalog: str | None = None
     """Directory of a user catalog overlay (gpus.csv / llms.csv), relative to the scenario file;
     omitted = $WATTGPU_USER_CATALOG if set."""
@@ -153,6 +154,14 @@ class Scenario(StrictModel):
         """Accept the engine's other spellings (``trtllm``, ``TensorRT-LLM``)."""
         if isinstance(value, str):
             return canonical_engine(value) or value
+        return value
+
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _precision_alias(cls, value: object) -> object:
+        """Accept the precision's other spellings (``bfloat16``, ``FP8``), as ``predict``."""
+        if isinstance(value, str):
+            return canonical_precision(value) or value
         return value
 
     @field_validator("name", "grid_source", "pue_source")

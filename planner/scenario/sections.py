@@ -33,7 +33,7 @@ from planner.scenario.limits import (
     SUPPORTED_TP_DEGREES,
 )
 from planner.scenario.text import check_text
-from predictors.core.vocab import Precision
+from predictors.core.vocab import Precision, canonical_precision
 
 NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_PROFILE_MULTIPLIER)]
 RequestRate = Annotated[float, Field(ge=0, le=MAX_REQUESTS_PER_S)]
@@ -325,7 +325,8 @@ class ModelEntry(StrictModel):
     sla: Sla
     """Latency limits."""
     precision: Precision | None = None
-    """Weight precision for this model; omitted = the scenario's ``precision``."""
+    """Weight precision for this model; omitted = the scenario's ``precision`` (aliases such as
+    bfloat16 are accepted)."""
     allowed_gpus: list[str] | None = None
     """Only these GPU types may serve this model; omitted = every available type."""
     forbidden_gpus: list[str] = Field(default_factory=list)
@@ -342,6 +343,14 @@ class ModelEntry(StrictModel):
     deployment: DeploymentChoice | None = None
     """Which deployments to consider: ``aggregated`` replicas, ``disaggregated`` units
     (prefill and decode pools) or ``both``; omitted = the scenario's ``deployment``."""
+
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _precision_alias(cls, value: object) -> object:
+        """Accept the precision's other spellings (``bfloat16``, ``FP8``), as ``predict``."""
+        if isinstance(value, str):
+            return canonical_precision(value) or value
+        return value
 
     @field_validator("name")
     @classmethod
