@@ -123,6 +123,7 @@ def test_flags_re_solved_for_the_flagged_entries_alone_equal_the_whole_robust_pl
         assert got == _deployed(whole, f.name), f.name
 
 
+@pytest.mark.slow  # plans twice with robust alternatives: 4.2 s
 def test_an_unlinked_entry_keeps_its_robust_plan_when_another_has_none(
     predictor: Predictor,
 ) -> None:

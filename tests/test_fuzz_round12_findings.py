@@ -21,6 +21,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from planner.build import planning_inputs
@@ -127,6 +128,7 @@ def test_node_failover_of_a_mixed_unit_loses_the_worst_type_s_node(predictor: Pr
     assert any(inputs.replicas_per_unit(c) > o for c, o in zip(mixed, old, strict=True))
 
 
+@pytest.mark.slow  # plans mixed units with node failover: 2.1 s
 def test_a_saved_plan_with_node_failover_of_mixed_units_recomputes(tmp_path: Path) -> None:
     result, plan = plan_text(tmp_path, yaml.safe_dump(MIXED), "--candidates", "all")
     assert result.code == 0, result.err

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli_runner import plan_text, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,6 +79,7 @@ def test_an_infeasible_plan_keeps_the_scenarios_budget_and_time_limit(tmp_path: 
     assert data["solve"]["time_limit_s"] == 30.0
 
 
+@pytest.mark.slow  # a search near an infeasible cap: 2.3 s
 def test_a_search_near_an_infeasible_cap_keeps_its_time_limit(tmp_path: Path) -> None:
     """The default scenario at a 3.18 kW cap under a 2 s limit took 34-53 s (the enumeration
     routed every vector of a step before it looked at the clock)."""

@@ -245,6 +245,7 @@ def test_only_a_near_miss_of_a_missing_input_is_refused(
         assert result.code == 1 and "required column" in result.errors[0], result.err
 
 
+@pytest.mark.slow  # a plan and a compare: 2 s
 def test_every_command_takes_the_precision_spellings_predict_takes(tmp_path: Path) -> None:
     """Round 16f: predict read bfloat16 / FP8 (docs/contracts.md: "in the spellings a scenario
     takes"), while compare and a scenario refused them."""

@@ -247,6 +247,7 @@ def test_sweep_takes_regions_and_refuses_a_site_axis_in_one_line(tmp_path: Path)
     assert len(lines) == 1 and "sweep.grid.power_cap_kw: the scenario has regions" in lines[0]
 
 
+@pytest.mark.slow  # plans a pooled proof: 4.5 s
 def test_too_few_gpus_over_regions_is_proven_by_pooling_them() -> None:
     """Regions with disaggregated units and too few L40S: column generation stopped after a
     fraction of a second without a plan and without a proof, and said "no plan found within the

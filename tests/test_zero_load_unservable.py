@@ -92,6 +92,7 @@ def test_every_gpu_forbidden_the_plan_is_unchanged(tmp_path: Path) -> None:
     _same_plan_as_without(tmp_path, SMALL, entry)
 
 
+@pytest.mark.slow  # plans two regions twice: 2.2 s
 def test_in_two_regions_the_plan_is_unchanged(tmp_path: Path) -> None:
     regions = yaml.safe_load(Path(REGIONS_SCENARIO).read_text(encoding="utf-8"))
     _same_plan_as_without(tmp_path, regions, {**UNSERVABLE, "regions": ["fr"]})
