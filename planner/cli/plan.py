@@ -222,7 +222,7 @@ def plan(
 
 
 def _check_precision(precision: str | None) -> None:
-    from planner.scenario.model import Precision
+    from predictors.core.vocab import Precision
 
     choices = list(get_args(Precision))
     if precision is not None and precision not in choices:

@@ -46,6 +46,7 @@ from planner.scenario.sections import (
     GpuOffer,
     ModelEntry,
     Objective,
+    SpeltPrecision,
     StrictModel,
     rule_error,
 )
@@ -53,7 +54,7 @@ from planner.scenario.sweep_block import SweepBlock
 from planner.scenario.tco import RENTAL_COLUMN, Tco
 from planner.scenario.text import check_keys, check_text
 from predictors.core.errors import WattgpuError
-from predictors.core.vocab import Engine, Precision, canonical_engine, canonical_precision
+from predictors.core.vocab import Engine, canonical_engine
 
 PriceBasis = Literal["median", "min", "tco"]
 #: Catalog column (catalogs/gpus.csv) read for each rental ``price_basis``.
@@ -105,7 +106,7 @@ class Scenario(StrictModel):
     engine: Engine = "vllm"
     """Serving engine the predictions assume: vllm, tensorrt-llm, sglang, deepspeed-mii,
     hf-transformers or llama.cpp (aliases such as trtllm are accepted)."""
-    precision: Precision | None = None
+    precision: SpeltPrecision | None = None
     """Default weight precision for every model (override per model with ``precision``);
     omitted = each model's checkpoint precision (its catalog ``default_dtype``, FP32 served as
     FP16, or what a quantised checkpoint's name implies), as ``wattgpu predict`` uses (aliases
@@ -154,14 +155,6 @@ class Scenario(StrictModel):
         """Accept the engine's other spellings (``trtllm``, ``TensorRT-LLM``)."""
         if isinstance(value, str):
             return canonical_engine(value) or value
-        return value
-
-    @field_validator("precision", mode="before")
-    @classmethod
-    def _precision_alias(cls, value: object) -> object:
-        """Accept the precision's other spellings (``bfloat16``, ``FP8``), as ``predict``."""
-        if isinstance(value, str):
-            return canonical_precision(value) or value
         return value
 
     @field_validator("name", "grid_source", "pue_source")

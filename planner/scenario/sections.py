@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from planner.inputs import DEFAULT_OBJECTIVE, ObjectiveKind
@@ -43,6 +50,18 @@ def rule_error(problems: list[tuple[str, str]]) -> PydanticCustomError:
     """One pydantic error carrying every broken rule as (sub-path, 'what — how to fix')."""
     message = "; ".join(f"{path}: {msg}" if path else msg for path, msg in problems)
     return PydanticCustomError("rule", "{message}", {"message": message, "problems": problems})
+
+
+def _precision_spelling(value: object) -> object:
+    """A precision in its other spellings (``bfloat16``, ``FP8``) as its canonical name, as
+    ``predict`` reads it; anything else as given (the field's own check then names it)."""
+    if isinstance(value, str):
+        return canonical_precision(value) or value
+    return value
+
+
+#: A weight precision that also takes the spellings ``predict`` takes.
+SpeltPrecision = Annotated[Precision, BeforeValidator(_precision_spelling)]
 
 
 class StrictModel(BaseModel):
@@ -324,7 +343,7 @@ class ModelEntry(StrictModel):
     """Traffic to serve."""
     sla: Sla
     """Latency limits."""
-    precision: Precision | None = None
+    precision: SpeltPrecision | None = None
     """Weight precision for this model; omitted = the scenario's ``precision`` (aliases such as
     bfloat16 are accepted)."""
     allowed_gpus: list[str] | None = None
@@ -343,14 +362,6 @@ class ModelEntry(StrictModel):
     deployment: DeploymentChoice | None = None
     """Which deployments to consider: ``aggregated`` replicas, ``disaggregated`` units
     (prefill and decode pools) or ``both``; omitted = the scenario's ``deployment``."""
-
-    @field_validator("precision", mode="before")
-    @classmethod
-    def _precision_alias(cls, value: object) -> object:
-        """Accept the precision's other spellings (``bfloat16``, ``FP8``), as ``predict``."""
-        if isinstance(value, str):
-            return canonical_precision(value) or value
-        return value
 
     @field_validator("name")
     @classmethod
