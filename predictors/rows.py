@@ -46,6 +46,7 @@ from predictors.core.errors import WattgpuError
 from predictors.core.escape import csv_safe_frame
 from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, collector_paused, file_size_problem
 from predictors.row_header import header_problem, tensor_parallel_errors
+from predictors.row_identity import IDENTITY_COLUMNS, identity_columns
 from predictors.serving.at_load import at_load
 
 __all__ = [
@@ -65,7 +66,12 @@ __all__ = [
 INPUT_COLUMNS: tuple[str, ...] = (*BATCH_INPUT_COLUMNS, "requests_per_s", *LAYOUT_COLUMNS)
 #: Output columns filled only for rows with a ``requests_per_s`` (null otherwise).
 LOAD_COLUMNS: tuple[str, ...] = ("concurrency", "ttft_s_at_load", "itl_s_p90")
-OUTPUT_COLUMNS: tuple[str, ...] = (*PREDICTION_COLUMNS, *LOAD_COLUMNS, *LAYOUT_OUTPUT_COLUMNS)
+OUTPUT_COLUMNS: tuple[str, ...] = (
+    *PREDICTION_COLUMNS,
+    *LOAD_COLUMNS,
+    *LAYOUT_OUTPUT_COLUMNS,
+    *IDENTITY_COLUMNS,
+)
 _RATE = "requests_per_s"
 _RATE_ERROR = "requests_per_s: must be a positive number (or empty)"
 
@@ -111,7 +117,9 @@ def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
     bad_name = control_in_names(rows.columns)
     if bad_name is not None:
         raise WattgpuError(f"{where}: {bad_name}")
-    problem = header_problem(rows.columns, INPUT_COLUMNS, (*PREDICTION_COLUMNS, *LOAD_COLUMNS))
+    problem = header_problem(
+        rows.columns, INPUT_COLUMNS, (*PREDICTION_COLUMNS, *LOAD_COLUMNS, *IDENTITY_COLUMNS)
+    )
     if problem is not None:
         raise WattgpuError(f"{where}: {problem}")
     missing = [c for c in ("model", "gpu") if c not in rows.columns]
@@ -337,6 +345,20 @@ def _predict_chunk(
             pl.when(pl.lit(failed)).then(False).otherwise(pl.col(c)).alias(c)
             for c in ("in_domain", "gpu_measured")
         )
+    identity = identity_columns(
+        predictor.catalog,
+        rows,
+        str(predictor.card.get("reference_source") or ""),
+        rate.is_not_null(),
+        result["error"].fill_null("") == "",
+    )
     return pl.concat(
-        [out.select(*inputs[:where], _RATE, *inputs[where:]), result, tail], how="horizontal"
+        [
+            out.select(*inputs[:where], _RATE, *inputs[where:]),
+            result,
+            tail.select(*LAYOUT_OUTPUT_COLUMNS),
+            identity,
+            tail.select(extras),
+        ],
+        how="horizontal",
     )

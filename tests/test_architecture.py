@@ -34,7 +34,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("predictors.estimators",),
         ("predictors.api",),
         ("predictors.serving",),
-        ("predictors.row_header", "predictors.rows"),
+        ("predictors.row_header", "predictors.row_identity", "predictors.rows"),
         ("predictors.training",),
     ),
     "planner": (

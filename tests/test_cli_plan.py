@@ -289,7 +289,7 @@ def test_predict_at_a_poisson_load() -> None:
     assert table.exit_code == 0 and "p90 ITL" in table.output and "concurrency" in table.output
     too_much = _invoke(*args, "--requests-per-s", "500")
     assert too_much.exit_code != 0
-    assert "requests_per_s: 500 is more than one replica carries" in str(too_much.exception)
+    assert "--requests-per-s: 500 is more than one replica carries" in str(too_much.exception)
 
 
 def test_predict_takes_a_stated_layout() -> None:

@@ -275,7 +275,7 @@ def test_batch_contract_columns_are_what_predict_writes(tmp_path: Path) -> None:
     assert header[-len(outputs) :] == outputs
     assert header[:4] == ["model", "gpu", "note", "batch_size"]  # input columns kept, in order
     layout = {"pipeline_parallel", "data_parallel", "expert_parallel"}  # resolved at the end
-    assert layout <= set(outputs[-4:])
+    assert layout <= set(outputs[-7:-3])
     assert set(header[: -len(outputs)]) == (set(inputs) - layout) | {"note"}
     good, bad = rows
     # Llama-3.1-8B's checkpoint is BF16; its usual layout on one A30 is TP 1, PP 1, DP 1, EP 1

@@ -434,9 +434,9 @@ def test_predict_refuses_to_overwrite_input(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("option", "value", "field"),
     [
-        ("--gpu-count", "100000000000000000000", "gpu_count"),
-        ("--gpu-count", "0", "gpu_count"),
-        ("--batch-size", "-3", "batch_size"),
+        ("--gpu-count", "100000000000000000000", "--gpu-count"),
+        ("--gpu-count", "0", "--gpu-count"),
+        ("--batch-size", "-3", "--batch-size"),
         ("--input-tokens", "1000000", "context"),
     ],
     ids=["gpu_count_1e20_itl_zero", "gpu_count_zero", "batch_negative", "context_1m"],

@@ -144,7 +144,7 @@ def test_data_parallel_on_a_dense_model_is_refused(tmp_path: Path) -> None:
     batch 128 predicted 16.6 ms where one copy at batch 16 is 10.9 ms)."""
     args = ("--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100-SXM5-80GB")
     result = run_cli("predict", *args, "--gpu-count", "8", "--data-parallel", "8")
-    one_error_line(result, "data_parallel:", "is dense", "separate replicas")
+    one_error_line(result, "--data-parallel:", "is dense", "separate replicas")
     rows = tmp_path / "rows.csv"
     rows.write_text(
         "model,gpu,gpu_count,data_parallel\n"

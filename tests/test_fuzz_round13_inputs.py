@@ -152,7 +152,9 @@ def test_a_bad_number_cell_is_quoted_and_good_rows_are_predicted(tmp_path: Path)
 
 def test_the_single_form_quotes_its_bad_option(tmp_path: Path) -> None:
     line = one_error(run_cli("predict", "--model", LLAMA, "--gpu", "A30", "--batch-size", "0"))
-    assert line == ("error: predict: batch_size: must be a whole number from 1 to 65,536 (got '0')")
+    assert line == (
+        "error: predict: --batch-size: must be a whole number from 1 to 65,536 (got '0')"
+    )
 
 
 def test_missing_input_columns_come_in_the_contracts_order(tmp_path: Path) -> None:

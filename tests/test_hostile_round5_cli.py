@@ -236,7 +236,7 @@ def test_a_huge_rate_is_one_line_without_a_warning(tmp_path: Path) -> None:
         "predict", "--model", LLAMA, "--gpu", "A30", "--requests-per-s", "1e308", cwd=tmp_path
     )
     err = _one_error(result)
-    assert err.startswith("error: predict: requests_per_s: 1e+308 is more than one replica")
+    assert err.startswith("error: predict: --requests-per-s: 1e+308 is more than one replica")
     assert "Warning" not in result.err
 
 

@@ -195,7 +195,7 @@ def test_a_control_character_in_the_header_refuses_the_file(tmp_path: Path, char
 
 def test_the_single_row_form_refuses_a_control_character() -> None:
     line = one_error(run_cli("predict", "--model", LLAMA, "--gpu", "A3\x1b0"))
-    assert line == "error: predict: gpu: holds a control character (U+001B)"
+    assert line == "error: predict: --gpu: holds a control character (U+001B)"
 
 
 # --- the text check on its own -------------------------------------------------------------------

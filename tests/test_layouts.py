@@ -118,12 +118,12 @@ def test_batch_layout_columns_resolved_at_the_end_and_bad_rows_do_not_stop_good_
         }
     )
     out = predict_rows(predictor, rows)
-    assert out.columns[-4:] == list(LAYOUT_OUTPUT_COLUMNS) == list(OUTPUT_COLUMNS[-4:])
+    assert out.columns[-7:-3] == list(LAYOUT_OUTPUT_COLUMNS) == list(OUTPUT_COLUMNS[-7:-3])
     errors = out["error"].to_list()
     assert errors[0] == errors[1] == errors[2] == ""
-    assert out.row(0)[-4:] == (8, 2, 1, 8)
-    assert out.row(1)[-4:] == (1, 1, 16, 16)
-    assert out.row(2)[-4:] == (8, 1, 1, 8)
+    assert out.row(0)[-7:-3] == (8, 2, 1, 8)
+    assert out.row(1)[-7:-3] == (1, 1, 16, 16)
+    assert out.row(2)[-7:-3] == (8, 1, 1, 8)
     assert errors[3].startswith("expert_parallel: 16 is larger than the 8 experts")
     assert errors[4].startswith("pipeline_parallel: must be a whole number")
     assert out["itl_s"][3] is None and out["tensor_parallel"][4] is None

@@ -277,9 +277,10 @@ def test_shipped_batch_contract_keeps_order_defaults_and_row_errors(shipped: Pre
     out = predict_rows(shipped, rows)
     assert out.columns[: len(rows.columns)] == rows.columns
     assert tuple(out.columns[-len(OUTPUT_COLUMNS) :]) == OUTPUT_COLUMNS
-    assert OUTPUT_COLUMNS[-10:-7] == ("error", "gpu_measured", "domain_reason")
-    assert OUTPUT_COLUMNS[-7:-4] == ("concurrency", "ttft_s_at_load", "itl_s_p90")
-    assert OUTPUT_COLUMNS[-4:] == LAYOUT_OUTPUT_COLUMNS
+    assert OUTPUT_COLUMNS[-13:-10] == ("error", "gpu_measured", "domain_reason")
+    assert OUTPUT_COLUMNS[-10:-7] == ("concurrency", "ttft_s_at_load", "itl_s_p90")
+    assert OUTPUT_COLUMNS[-7:-3] == LAYOUT_OUTPUT_COLUMNS
+    assert OUTPUT_COLUMNS[-3:] == ("model_id", "gpu_id", "metric_definition")
     assert out["extra"].to_list() == ["keep", "me", "here", "too"]
     assert out["gpu_count"].to_list() == [DEFAULTS["gpu_count"]] * 4
     assert out["input_tokens"].to_list() == [DEFAULTS["input_tokens"]] * 4

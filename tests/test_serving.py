@@ -236,7 +236,7 @@ def test_predict_at_load_batch_contract() -> None:
     )
     out = predict_rows(predictor, rows)
     assert out.columns[-len(OUTPUT_COLUMNS) :] == list(OUTPUT_COLUMNS)
-    assert out.columns[-7:-4] == ["concurrency", "ttft_s_at_load", "itl_s_p90"]
+    assert out.columns[-10:-7] == ["concurrency", "ttft_s_at_load", "itl_s_p90"]
     errors = out["error"].to_list()
     assert errors[:3] == ["", "", ""]
     assert errors[3].startswith("requests_per_s: must be a positive number")

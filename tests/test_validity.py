@@ -87,7 +87,7 @@ def test_cli_predict_invalid_configuration_is_one_line(
         )
     assert info.value.code == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and message in err[0] and err[0].startswith("error: predict: gpu_count:")
+    assert len(err) == 1 and message in err[0] and err[0].startswith("error: predict: --gpu-count:")
 
 
 def test_a_moe_count_tp_cannot_take_is_offered_attention_data_parallelism() -> None:

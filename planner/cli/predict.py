@@ -81,6 +81,19 @@ def _catalog_id(resolve: Callable[[str], str], name: str) -> str:
         return name
 
 
+def _as_options(error: str) -> str:
+    """A row *error* in the single form's words: each '; '-joined part that starts with an input
+    column (``expert_parallel: …``) starts with its option (``--expert-parallel: …``)."""
+    from predictors.rows import INPUT_COLUMNS
+
+    options = {c: "--" + c.replace("_", "-") for c in INPUT_COLUMNS}
+    parts = []
+    for part in error.split("; "):
+        column, sep, rest = part.partition(": ")
+        parts.append(f"{options[column]}: {rest}" if sep and column in options else part)
+    return "; ".join(parts)
+
+
 def predict(
     ctx: typer.Context,
     model: Annotated[str | None, typer.Option("--model", help="LLM id or alias.")] = None,
@@ -206,7 +219,7 @@ def predict(
     with quiet:
         out = predict_rows(predictor, row).row(0, named=True)
     if out["error"]:
-        raise WattgpuError(f"predict: {out['error']}")
+        raise WattgpuError(f"predict: {_as_options(out['error'])}")
     for note in quantised.notes(predictor.catalog, [model], precision):
         typer.echo(note, err=True)
     gpu_note = predictor.catalog.gpu_name_note(gpu)
