@@ -8,11 +8,12 @@ that is needed but absent raises :class:`WattgpuError` naming the key and the fi
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from predictors.catalog.hf_keys import HfConfig, opt_bool
+from predictors.catalog.hf_quant import quantised_dtype
 from predictors.catalog.kv_layers import KV_LAYER_COLUMNS, kv_layer_facts
 from predictors.catalog.llm_params import ArchSpec, count_params
 from predictors.core.errors import WattgpuError
@@ -84,101 +85,19 @@ def family_from_id(model_id: str, model_type: str) -> str:
     return model_type
 
 
-class _Config:
-    """Key look-ups over a config dict with errors that name the file and the key."""
-
-    def __init__(self, raw: Mapping[str, Any], source: str) -> None:
-        if not isinstance(raw, Mapping):
-            raise WattgpuError(f"{source}: a Hugging Face config.json must be a JSON object")
-        merged: dict[str, Any] = dict(raw)
-        text = raw.get("text_config")
-        if isinstance(text, Mapping):
-            merged.update({k: v for k, v in text.items() if v is not None})
-        self.raw = merged
-        self.source = source
-        self.model_type = str(raw.get("model_type") or merged.get("model_type") or "")
-
-    def get(self, *keys: str) -> Any:
-        for key in keys:
-            value = self.raw.get(key)
-            if value is not None:
-                return value
-        return None
-
-    def need_int(self, *keys: str) -> int:
-        """A required size (at least 1)."""
-        value = self.get(*keys)
-        if value is None:
-            raise WattgpuError(
-                f"{self.source}: config has no {keys[0]!r}"
-                + (f" (nor {', '.join(repr(k) for k in keys[1:])})" if len(keys) > 1 else "")
-                + "; add it to the config.json"
-            )
-        return _as_int(value, self._key(keys, value), self.source, minimum=1)
-
-    def opt_int(self, *keys: str) -> int | None:
-        value = self.get(*keys)
-        return None if value is None else _as_int(value, self._key(keys, value), self.source)
-
-    def _key(self, keys: tuple[str, ...], value: Any) -> str:
-        """The key that holds *value* (named in messages)."""
-        return next((k for k in keys if self.raw.get(k) is value), keys[0])
-
-
-#: Largest integer accepted in a config (a 32-bit size), and tighter limits where a size drives a
-#: loop (the parameter counter walks the layers).
-MAX_CONFIG_INT = 2**31 - 1
-MAX_CONFIG_VALUE: dict[str, int] = {
-    "num_hidden_layers": 10_000,
-    "n_layer": 10_000,
-    "num_layers": 10_000,
-    "n_layers": 10_000,
-}
-
-
-def _as_int(value: Any, key: str, source: str, minimum: int = 0) -> int:
-    """*value* as a whole number in [minimum, the key's limit]; WattgpuError naming key and file
-    otherwise (NaN, Infinity, text, fractions, booleans and huge numbers included)."""
-    limit = MAX_CONFIG_VALUE.get(key, MAX_CONFIG_INT)
-    shown = short_repr(value, 40)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise WattgpuError(f"{source}: {key!r} must be a whole number, got {shown}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise WattgpuError(f"{source}: {key!r} must be a finite whole number, got {shown}")
-    if not minimum <= value <= limit or value != int(value):
-        raise WattgpuError(
-            f"{source}: {key!r} must be a whole number from {minimum} to {limit:,}, got {shown}"
-        )
-    return int(value)
-
-
-def _kv_heads(cfg: _Config, heads: int) -> int:
+def _kv_heads(cfg: HfConfig, heads: int) -> int:
     value = cfg.opt_int("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
     if value is not None:
         return value
-    if cfg.get("multi_query") is True:
+    if opt_bool(cfg, "multi_query") is True:
         return 1
     return heads  # transformers' documented default: multi-head attention
 
 
-def _dtype(cfg: _Config) -> str:
+def _dtype(cfg: HfConfig) -> str:
     quant = cfg.get("quantization_config")
-    if isinstance(quant, Mapping):
-        method = str(quant.get("quant_method", "")).lower()
-        algo = str(quant.get("quant_algo", "")).lower()
-        if method == "mxfp4" or "fp4" in algo:
-            return "fp4"
-        if method == "fp8" or "fp8" in algo:
-            return "fp8"
-        if method in {"awq", "gptq"}:
-            bits = _as_int(quant.get("bits", 4), "quantization_config.bits", cfg.source, 1)
-            return "int4" if bits == 4 else "int8"
-        if method == "compressed-tensors":
-            text = str(quant).lower()
-            if "'num_bits': 8" in text and "'type': 'float'" in text:
-                return "fp8"
-            if "'num_bits': 4" in text:
-                return "fp4" if "'type': 'float'" in text else "int4"
+    if quant is not None:
+        return quantised_dtype(quant, cfg.source)
     value = cfg.get("torch_dtype", "dtype")
     if value is None:
         raise WattgpuError(
@@ -190,7 +109,7 @@ def _dtype(cfg: _Config) -> str:
     return dtype
 
 
-def _attention_kind(cfg: _Config, num_layers: int, max_pos: int) -> tuple[str, int | None]:
+def _attention_kind(cfg: HfConfig, num_layers: int, max_pos: int) -> tuple[str, int | None]:
     if cfg.get("kv_lora_rank"):
         return "mla", None
     if cfg.get("hybrid_override_pattern"):  # Mamba-2 / attention hybrid (Nemotron-H)
@@ -208,7 +127,7 @@ def _attention_kind(cfg: _Config, num_layers: int, max_pos: int) -> tuple[str, i
     if cfg.model_type in _HYBRID_TYPES or cfg.get("sliding_window_pattern", "no_rope_layers"):
         if window:
             return "hybrid", window
-    if cfg.get("use_sliding_window") is False or not window or window >= max_pos:
+    if opt_bool(cfg, "use_sliding_window") is False or not window or window >= max_pos:
         return "full", None
     max_window_layers = cfg.opt_int("max_window_layers")
     if max_window_layers is not None and max_window_layers < num_layers:
@@ -216,10 +135,10 @@ def _attention_kind(cfg: _Config, num_layers: int, max_pos: int) -> tuple[str, i
     return "sliding", window
 
 
-def _tie(cfg: _Config) -> bool:
-    value = cfg.get("tie_word_embeddings")
+def _tie(cfg: HfConfig) -> bool:
+    value = opt_bool(cfg, "tie_word_embeddings")
     if value is not None:
-        return bool(value)
+        return value
     text_type = str(cfg.raw.get("model_type", ""))
     for key in (cfg.model_type, text_type):
         if key in _TIE_DEFAULT:
@@ -232,11 +151,42 @@ def _tie(cfg: _Config) -> bool:
 
 def arch_spec_from_hf_config(raw: Mapping[str, Any], source: str) -> ArchSpec:
     """The :class:`ArchSpec` (inputs of the parameter counter) of a raw config dict."""
-    cfg = _Config(raw, source)
+    cfg = HfConfig(raw, source)
     return _spec(cfg)
 
 
-def _spec(cfg: _Config) -> ArchSpec:
+#: Config keys of the number of routed experts each token uses.
+_TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_top_k", "moe_topk")
+
+
+def _top_k(cfg: HfConfig) -> int:
+    """Routed experts per token of an MoE config: required (without it the active parameters
+    would be the attention alone)."""
+    if cfg.get(*_TOP_K_KEYS) is None:
+        raise WattgpuError(
+            f"{cfg.source}: an MoE config (it names its experts) has no 'num_experts_per_tok' "
+            f"(nor {', '.join(repr(k) for k in _TOP_K_KEYS[1:])}); add the number of experts "
+            'each token is routed to, e.g. "num_experts_per_tok": 2'
+        )
+    return cfg.need_int(*_TOP_K_KEYS)
+
+
+def _refuse_recurrent(cfg: HfConfig) -> None:
+    """Mamba / attention hybrids: the parameter counter counts every layer as attention + MLP."""
+    for key in ("hybrid_override_pattern", "layers_block_type", "layer_types"):
+        value = cfg.get(key)
+        text = str(value).lower() if isinstance(value, str | list) else ""
+        if "mamba" in text or (key == "hybrid_override_pattern" and "m" in text):
+            raise WattgpuError(
+                f"{cfg.source}: {key!r} holds Mamba layers, which the importer's parameter "
+                "counter does not count (it would count them as attention layers); add the "
+                "model to the user catalog's llms.csv by hand, with total_params_b and "
+                "active_params_b from its model card (catalogs/LLMS.md)"
+            )
+
+
+def _spec(cfg: HfConfig) -> ArchSpec:
+    _refuse_recurrent(cfg)
     mt = cfg.model_type
     hidden = cfg.need_int("hidden_size", "n_embd", "d_model", "dim")
     heads = cfg.need_int("num_attention_heads", "n_head", "n_heads", "num_heads")
@@ -265,7 +215,7 @@ def _spec(cfg: _Config) -> ArchSpec:
     head_dim = cfg.opt_int("head_dim")
     if head_dim is None:
         head_dim = (nope + rope) if (nope and rope) else hidden // heads
-    bias = cfg.get("attention_bias", "qkv_bias", "bias")
+    bias = opt_bool(cfg, "attention_bias", "qkv_bias", "bias")
     return ArchSpec(
         num_layers=cfg.need_int("num_hidden_layers", "n_layer", "num_layers", "n_layers"),
         hidden_size=hidden,
@@ -276,16 +226,14 @@ def _spec(cfg: _Config) -> ArchSpec:
         vocab_size=cfg.need_int("vocab_size", "padded_vocab_size"),
         tie_word_embeddings=_tie(cfg),
         mlp_gated=gated,
-        attention_bias=bool(bias) if bias is not None else mt in _QKV_BIAS,
-        attention_out_bias=bool(bias) if bias is not None else mt in _QKV_BIAS - {"qwen2"},
-        mlp_bias=bool(cfg.get("mlp_bias")) or mt in _LAYERNORM_BIAS - {"stablelm"},
+        attention_bias=bias if bias is not None else mt in _QKV_BIAS,
+        attention_out_bias=bias if bias is not None else mt in _QKV_BIAS - {"qwen2"},
+        mlp_bias=bool(opt_bool(cfg, "mlp_bias")) or mt in _LAYERNORM_BIAS - {"stablelm"},
         norm_with_bias=mt in _LAYERNORM_BIAS,
         qk_norm=mt in {"qwen3", "qwen3_moe", "olmo2", "gemma3", "gemma3_text"},
         parallel_attention_mlp=mt in _PARALLEL_BLOCK,
         num_experts=experts,
-        num_experts_per_tok=cfg.opt_int("num_experts_per_tok", "experts_per_token", "moe_top_k")
-        if experts
-        else None,
+        num_experts_per_tok=_top_k(cfg) if experts else None,
         moe_intermediate_size=moe_inter,
         num_shared_experts=shared,
         shared_expert_intermediate_size=shared_width,
@@ -309,7 +257,7 @@ def catalog_row_from_hf_config(
     *source* names the file (used in error messages and written to the ``source`` column).
     Parameter counts come from :func:`predictors.catalog.llm_params.count_params`.
     """
-    cfg = _Config(raw, source)
+    cfg = HfConfig(raw, source)
     if not MODEL_ID.fullmatch(model_id):
         raise WattgpuError(
             f"--id {short_repr(model_id, 60)}: must look like ORG/NAME (letters, digits, "

@@ -26,8 +26,10 @@ from predictors.core.safe_read import MAX_CATALOG_BYTES, decode_utf8, load_json,
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """Load a config.json file (size, nesting and numbers checked), with one-line errors."""
-    raw = load_json(path)
+    """Load a config.json file (size and nesting checked), with one-line errors. ``NaN`` and
+    ``Infinity`` are read (Hugging Face writes ``"time_step_limit": [0.0, Infinity]`` into
+    Nemotron-H configs): every value the importer uses is checked, naming its key."""
+    raw = load_json(path, allow_inf_nan=True)
     if not isinstance(raw, dict):
         raise WattgpuError(f"{path}: a Hugging Face config.json must be a JSON object")
     return raw

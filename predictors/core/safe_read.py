@@ -256,7 +256,7 @@ def _step(where: str, key: str | int) -> str:
     return f"{where}.{key}" if key.isascii() and key.isidentifier() else f"{where}[{_text_of(key)}]"
 
 
-def repeated_key(text: str) -> str | None:
+def repeated_key(text: str, allow_inf_nan: bool = False) -> str | None:
     """Where JSON *text* first (objects in document order) states a key twice in one object,
     as ``key "status" appears twice in the top-level object``; None when it never does. Reads
     *text* with the standard library (slower than :func:`parse_json`: :func:`load_json` asks
@@ -270,7 +270,8 @@ def repeated_key(text: str) -> str | None:
             repeats[id(obj)] = (obj, key, n)  # the object kept alive: its id is not reused
         return obj
 
-    value = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_reject_constant)
+    constant = None if allow_inf_nan else _reject_constant
+    value = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant)
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:  # an object dropped with a repeated key is not reached: its parent is first
         node, where = stack.pop()
@@ -289,8 +290,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
 
 
-def parse_json(text: str) -> Any:
-    """``json.loads(text)`` with ``NaN``/``Infinity`` refused (ValueError, or JSONDecodeError).
+def parse_json(text: str, allow_inf_nan: bool = False) -> Any:
+    """``json.loads(text)`` with ``NaN``/``Infinity`` refused (ValueError, or JSONDecodeError),
+    or read as floats with *allow_inf_nan* (a caller that checks every value it reads).
 
     pydantic-core's parser reads it first (about 2.5 × faster on a large plan): a document it
     accepts has the same values under the standard library (``tests/test_fuzz_reads.py`` checks
@@ -299,14 +301,22 @@ def parse_json(text: str) -> Any:
     from pydantic_core import from_json
 
     try:
-        return from_json(text, allow_inf_nan=False)
+        return from_json(text, allow_inf_nan=allow_inf_nan)
     except ValueError:
+        if allow_inf_nan:
+            return json.loads(text)
         return json.loads(text, parse_constant=_reject_constant)
 
 
-def load_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse the JSON file *path* within the size and depth limits; NaN/Infinity and a key stated
-    twice in one object are errors (the fast check: :func:`value_members`)."""
+def load_json(
+    path: Path,
+    max_bytes: int = MAX_CONFIG_BYTES,
+    max_depth: int = MAX_DEPTH,
+    allow_inf_nan: bool = False,
+) -> Any:
+    """Parse the JSON file *path* within the size and depth limits; NaN/Infinity (unless
+    *allow_inf_nan*: read as floats, for a caller that checks each value it reads) and a key
+    stated twice in one object are errors (the fast check: :func:`value_members`)."""
     data = read_bytes(path, max_bytes)
     scan = _scan(data)
     if scan.deepest > max_depth:
@@ -316,11 +326,11 @@ def load_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES, max_depth: int = MA
         )
     text = decode_utf8(data, path)
     try:
-        value = parse_json(text)
+        value = parse_json(text, allow_inf_nan)
         if value_members(value) == scan.members:
             return value
         del value  # read again by the standard library, to say where: an error path only
-        repeat = repeated_key(text)
+        repeat = repeated_key(text, allow_inf_nan)
     except json.JSONDecodeError as exc:
         raise WattgpuError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}) — "
