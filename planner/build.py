@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
-from planner.disagg.candidates import with_units
+from planner.disagg.candidates import deployment_of, with_units
 from planner.inputs import (
     MAX_REPLICAS_PER_CANDIDATE,
     Candidate,
@@ -160,6 +160,10 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
     chosen: dict[tuple[str, str], list[list[Candidate]]] = {key: [] for key in pending}
     facts: dict[tuple[str, str], list[GroupFacts]] = {key: [] for key in pending}
     stops: dict[tuple[str, str], int] = {}  # a pair's groups are final once it stops
+    ends: dict[tuple[str, str], int] = {}  # where the rule ends a pair's aggregated candidates
+    # the disaggregated units' worker layouts come from the whole ladder: where the rule stops
+    # depends on the SLA, and a looser SLA must never remove a unit (planner.disagg.units)
+    whole = {(e.name, g) for e, g in pairs if deployment_of(e, scenario) != "aggregated"}
     pair_facts: dict[tuple[str, str], tuple[float | None, str, str]] = {}
     while True:
         specs: list[CandidateSpec] = []
@@ -190,14 +194,18 @@ def candidates(scenario: Scenario, predictor: Predictor) -> list[Candidate]:
         for key in dict(sizes):
             stop = stop_after(facts[key], watch, rungs[key].listed() if one_call else 0)
             if stop is not None:
-                stops[key] = stop
+                ends[key] = stop
+                if key not in whole:
+                    stops[key] = stop
     out: list[Candidate] = []
+    ladders: list[Candidate] = []
     for e, g in pairs:
         got = chosen[(e.name, g)]
-        stop = stops.get((e.name, g), len(got))
-        out.extend(c for group in got[:stop] for c in group)
+        out.extend(c for group in got[: ends.get((e.name, g), len(got))] for c in group)
+        if (e.name, g) in whole:
+            ladders.extend(c for group in got for c in group)
     precision = functools.partial(model_precision, scenario=scenario, catalog=predictor.catalog)
-    return with_units(scenario, predictor, out, precision)
+    return with_units(scenario, predictor, out, precision, ladders)
 
 
 def _gpu_info(scenario: Scenario, predictor: Predictor) -> dict[str, GpuInfo]:

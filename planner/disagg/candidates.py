@@ -1,7 +1,8 @@
 """The candidates of a scenario's model entries by their ``deployment`` (docs/scenarios.md,
 "Deployment"): ``aggregated`` (the default) keeps the aggregated replicas alone, ``both`` adds
 the entry's disaggregated units (:mod:`planner.disagg.units`), ``disaggregated`` keeps the units
-alone. The aggregated ladder is evaluated in every case: it gives the units' worker layouts."""
+alone. The aggregated ladder is evaluated in every case: it gives the units' worker layouts (its
+every group for these entries, wherever the layout rule ends their aggregated candidates)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,13 @@ def with_units(
     predictor: Predictor,
     aggregated: Sequence[Candidate],
     precision: Callable[[ModelEntry], str],
+    ladders: Sequence[Candidate] | None = None,
 ) -> list[Candidate]:
     """The *aggregated* candidates of the entries that keep them, then the disaggregated units
-    of the entries that ask for them (module doc); *precision* gives an entry's precision."""
+    of the entries that ask for them (module doc); *precision* gives an entry's precision,
+    *ladders* the units' worker layouts: every evaluated layout of those entries' whole ladders
+    (default: *aggregated*)."""
+    layouts = aggregated if ladders is None else ladders
     chosen = {e.name: deployment_of(e, scenario) for e in scenario.models}
     specs = [
         spec
@@ -49,7 +54,7 @@ def with_units(
             e.name,
             e.model,
             _facts(e, scenario, precision(e)),
-            [c for c in aggregated if c.name == e.name],
+            [c for c in layouts if c.name == e.name],
         )
     ]
     units = kept_units(evaluate_units(specs, predictor, robust=scenario.robust)) if specs else []

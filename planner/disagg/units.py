@@ -2,16 +2,16 @@
 "Deployment"; docs/method.md, "Disaggregated units in the planner").
 
 A unit is ``x`` prefill workers and ``y`` decode workers (:data:`WORKER_RATIOS`). Per side, every
-GPU type the entry may use and that has a price, and on it worker layouts of the entry's
-aggregated ladder (:mod:`planner.build`, which runs from the smallest layout whose weights fit to
-one group above the smallest that meets the SLA as an aggregated replica): for decode workers the
-smallest that fits and the smallest that meets the SLA (else the widest that fits); for prefill
-workers these and the widest that fits. A wider worker prefills and decodes faster: a decode
-worker needs the ITL SLA, a prefill worker's time sets the TTFT; wider ones only add idle GPUs.
+GPU type the entry may use and that has a price, and on it the worker layouts of the entry's whole
+aggregated ladder (:mod:`planner.build` evaluates every group of it for such entries: where the
+layout rule ends the aggregated candidates depends on the SLA, and a looser SLA must never remove
+a unit): on units of one type every layout whose weights fit, on both sides; on mixed units the
+smallest that fits and the widest inside one node (:func:`mixed_layouts`).
 Both sides may use the same type or different ones: any two usable types while there are at most
 :data:`MIXED_TYPES`, else two of the :data:`MIXED_TYPES` whose aggregated replicas need the least
-energy per request. So an entry with ``T`` usable types tries at most ``6 · (T + M·(M − 1)) ·
-len(WORKER_RATIOS)`` units (``M`` = min(T, MIXED_TYPES)); each is one replica of its candidate.
+energy per request. So an entry with ``T`` usable types of at most ``L`` fitting layouts each
+tries at most ``(L² · T + 4 · M·(M − 1)) · len(WORKER_RATIOS)`` units (``M`` = min(T,
+MIXED_TYPES)); each is one replica of its candidate.
 """
 
 from __future__ import annotations
