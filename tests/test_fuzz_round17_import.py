@@ -2,8 +2,8 @@
 
 Each test failed before its fix: common ``quantization_config`` blocks imported at 16 bits, an MoE
 config without its top-k imported with the attention alone active, Mamba hybrids counted as
-attention layers (3.4 × the parameters), the text "false" read as true, and one ``Infinity`` in a
-key the importer never reads refusing the whole file."""
+attention layers (3.4 × the parameters; now counted block by block), the text "false" read as
+true, and one ``Infinity`` in a key the importer never reads refusing the whole file."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ import pytest
 from predictors.catalog.hf_config import catalog_row_from_hf_config
 from predictors.core.errors import WattgpuError
 from tests.cli_runner import run_cli
+from tests.conftest import SHARED_DATA
+
+HF_CONFIGS = SHARED_DATA / "reference" / "llms" / "hf_configs"
 
 LLAMA_8B: dict[str, Any] = {
     "model_type": "llama",
@@ -105,18 +108,73 @@ def test_an_moe_config_without_its_top_k_is_refused() -> None:
     assert hunyuan["active_params_b"] == stated["active_params_b"] > 10
 
 
+NEMOTRON_H: dict[str, Any] = {
+    **LLAMA_8B,
+    "model_type": "nemotron_h",
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 128,
+    "num_hidden_layers": 4,
+    "vocab_size": 1000,
+    "mamba_num_heads": 16,
+    "mamba_head_dim": 64,
+    "n_groups": 2,
+    "ssm_state_size": 32,
+    "conv_kernel": 4,
+    "use_conv_bias": True,
+    "use_bias": False,
+    "attention_bias": False,
+}
+
+
+def test_a_nemotron_h_pattern_is_counted_block_by_block() -> None:
+    # M: in_proj 1024 x (1024 + 1152 + 16) + conv 1152 x 4 + 1152 + 3 x 16 + 1024 + out 1024^2
+    mamba = 1024 * 2192 + 1152 * 5 + 48 + 1024 + 1024 * 1024
+    attention = 2 * 1024 * 1024 + 2 * 1024 * 256  # q, o; k, v
+    mlp = 2 * 1024 * 4096  # up, down (squared ReLU: not gated)
+    norms = 4 * 1024 + 1024  # one per block, the final one
+    embeddings = 2 * 1000 * 1024  # untied
+    expected = (2 * mamba + attention + mlp + norms + embeddings) / 1e9
+    for config in (
+        {**NEMOTRON_H, "hybrid_override_pattern": "M*M-"},
+        {**NEMOTRON_H, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]},
+    ):
+        row = catalog_row_from_hf_config(config, "t/h", "config.json")
+        assert row["total_params_b"] == row["active_params_b"] == round(expected, 3)
+        assert (row["attention_kind"], row["full_attention_layers"]) == ("hybrid", 1)
+        assert row["state_bytes_per_sequence"] > 0
+
+
 @pytest.mark.parametrize(
-    ("key", "value"),
-    [
-        ("hybrid_override_pattern", "M-M*-M-M*"),
-        ("layers_block_type", ["mamba", "attention", "mamba", "mlp"]),
-        ("layer_types", ["mamba", "attention"]),
+    ("stem", "total_b", "active_b"),
+    [  # the model cards' figures
+        ("nvidia--Nemotron-H-56B-Base-8K", 56.0, None),
+        ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 31.6, 3.6),
+        ("nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8", 120.0, 12.0),
+        ("nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", 550.0, 55.0),
     ],
 )
-def test_a_mamba_hybrid_is_refused_not_counted_as_attention(key: str, value: Any) -> None:
-    with pytest.raises(WattgpuError, match="Mamba layers") as err:
-        _row(**{key: value})
-    assert key in str(err.value)
+def test_published_nemotron_h_configs_count_to_their_model_cards(
+    stem: str, total_b: float, active_b: float | None
+) -> None:
+    path = HF_CONFIGS / f"{stem}_config.json"
+    if not path.is_file():
+        pytest.skip(f"reference config not found: {path} (../shared is absent)")
+    row = catalog_row_from_hf_config(json.loads(path.read_text()), "t/h", str(path))
+    assert row["total_params_b"] == pytest.approx(total_b, rel=0.02)
+    if active_b is not None:
+        assert row["active_params_b"] == pytest.approx(active_b, rel=0.07)
+
+
+def test_mamba_layers_outside_the_nemotron_pattern_are_refused() -> None:
+    with pytest.raises(WattgpuError, match="'layer_types' holds Mamba layers"):
+        _row(layer_types=["mamba", "attention"])
+    with pytest.raises(WattgpuError, match="'hybrid_override_pattern' holds 'X'"):
+        catalog_row_from_hf_config(
+            {**NEMOTRON_H, "hybrid_override_pattern": "M*X-"}, "t/h", "config.json"
+        )
 
 
 @pytest.mark.parametrize("key", ["tie_word_embeddings", "use_sliding_window", "attention_bias"])

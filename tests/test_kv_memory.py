@@ -192,10 +192,15 @@ def test_import_hf_fills_a_nemotron_h_pattern(tmp_path: Path) -> None:
     ssm = 8 * 16 * 32 * 4
     conv = (8 * 16 + 2 * 2 * 32) * 3 * 2
     assert int(row["state_bytes_per_sequence"]) == 4 * (ssm + conv)  # 4 Mamba layers
-    # without the Mamba sizes the state is left empty (not guessed)
+    # without the Mamba sizes nothing is guessed: the parameter count needs them (fuzz round 17;
+    # the row was imported with an empty state and every layer counted as attention + MLP)
     sizes = ("mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel")
-    bare = {k: v for k, v in nemo.items() if k not in sizes}
-    assert _import(tmp_path, bare, "acme/nemo-bare")["state_bytes_per_sequence"] == ""
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({k: v for k, v in nemo.items() if k not in sizes}))
+    user = str(tmp_path / "u")
+    args = ["catalog", "import-hf", str(bare), "--id", "acme/nemo-bare", "--user-catalog", user]
+    refused = CliRunner().invoke(_app(), args)
+    assert refused.exit_code == 1 and "'mamba_num_heads'" in str(refused.exception)
 
 
 def test_import_into_a_catalog_written_before_the_columns(tmp_path: Path) -> None:

@@ -2,8 +2,10 @@
 
 Handles the key spellings of Llama, Mistral, Mixtral, Qwen2/2.5/3 (dense and MoE), Gemma 2/3
 (including the ``text_config`` nesting of multimodal checkpoints), Phi-2/3/4, DeepSeek-V2/V3
-(multi-head latent attention), gpt-oss, Llama 4, Falcon and GPT-2/GPT-NeoX style configs. A fact
-that is needed but absent raises :class:`WattgpuError` naming the key and the file.
+(multi-head latent attention), gpt-oss, Llama 4, Falcon and GPT-2/GPT-NeoX style configs, and
+Nemotron-H Mamba-2 / attention hybrids (counted block by block, :mod:`predictors.catalog.
+hybrid_params`). A fact that is needed but absent raises :class:`WattgpuError` naming the key and
+the file.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from predictors.catalog.hf_keys import HfConfig, opt_bool
 from predictors.catalog.hf_quant import quantised_dtype
+from predictors.catalog.hybrid_params import hybrid_facts, hybrid_pattern
 from predictors.catalog.kv_layers import KV_LAYER_COLUMNS, kv_layer_facts
 from predictors.catalog.llm_params import ArchSpec, count_params
 from predictors.core.errors import WattgpuError
@@ -172,17 +175,16 @@ def _top_k(cfg: HfConfig) -> int:
 
 
 def _refuse_recurrent(cfg: HfConfig) -> None:
-    """Mamba / attention hybrids: the parameter counter counts every layer as attention + MLP."""
-    for key in ("hybrid_override_pattern", "layers_block_type", "layer_types"):
-        value = cfg.get(key)
-        text = str(value).lower() if isinstance(value, str | list) else ""
-        if "mamba" in text or (key == "hybrid_override_pattern" and "m" in text):
-            raise WattgpuError(
-                f"{cfg.source}: {key!r} holds Mamba layers, which the importer's parameter "
-                "counter does not count (it would count them as attention layers); add the "
-                "model to the user catalog's llms.csv by hand, with total_params_b and "
-                "active_params_b from its model card (catalogs/LLMS.md)"
-            )
+    """Mamba layers outside the Nemotron-H block pattern (:mod:`predictors.catalog.
+    hybrid_params`): the transformer counter would count them as attention + MLP layers."""
+    value = cfg.get("layer_types")
+    if isinstance(value, list) and "mamba" in str(value).lower():
+        raise WattgpuError(
+            f"{cfg.source}: 'layer_types' holds Mamba layers, which the importer counts only in "
+            "Nemotron-H's block pattern (hybrid_override_pattern or layers_block_type); add the "
+            "model to the user catalog's llms.csv by hand, with total_params_b and "
+            "active_params_b from its model card (catalogs/LLMS.md)"
+        )
 
 
 def _spec(cfg: HfConfig) -> ArchSpec:
@@ -267,6 +269,15 @@ def catalog_row_from_hf_config(
         raise WattgpuError(
             f'{source}: config has no \'model_type\'; add e.g. "model_type": "llama"'
         )
+    pattern = hybrid_pattern(cfg)
+    if pattern is not None:  # one block per layer, counted by its kind (hybrid_params)
+        stated = cfg.opt_int("num_hidden_layers")
+        if stated is not None and stated != len(pattern):
+            raise WattgpuError(
+                f"{source}: 'num_hidden_layers' {stated} is not the {len(pattern)} blocks of its "
+                "layer pattern; make them agree"
+            )
+        cfg.raw.update(hybrid_override_pattern=pattern, num_hidden_layers=len(pattern))
     spec = _spec(cfg)
     max_pos = cfg.need_int(
         "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"
@@ -303,6 +314,7 @@ def catalog_row_from_hf_config(
         "tie_word_embeddings": spec.tie_word_embeddings,
         "source": f"{source} (params: wattgpu counter)",
         **layers,
+        **(hybrid_facts(cfg, pattern) if pattern is not None else {}),
     }
 
 
