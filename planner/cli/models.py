@@ -51,6 +51,27 @@ def _load_table(data: Path | None) -> tuple[Any, Path]:
     return (ms, catalog), directory
 
 
+def _stored_metrics(path: Path) -> Any:
+    """The held-out metrics an earlier ``evaluate --metrics-to`` stored beside the models
+    (recorded in the new card: a list of metric records), {} when there are none; a one-line
+    error when the file is not JSON or not a list of objects."""
+    if not path.is_file():
+        return {}
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WattgpuError(
+            f"{path}: not valid JSON ({str(exc).splitlines()[0][:80]}) — delete it, or write it "
+            "again with `wattgpu evaluate --metrics-to DIR`"
+        ) from None
+    if not (isinstance(metrics, list) and all(isinstance(m, dict) for m in metrics)):
+        raise WattgpuError(
+            f"{path}: must be a JSON list of held-out metric records (what `wattgpu evaluate "
+            "--metrics-to DIR` writes) — delete it, or write it again that way"
+        )
+    return metrics
+
+
 def train(
     data: DataOption = None,
     output: Annotated[
@@ -76,12 +97,17 @@ def train(
         raise WattgpuError(f"--output {output}: is a file — give a directory")
     (ms, catalog), directory = _load_table(data)
     out = output or trained_dir()
-    metrics: dict[str, Any] = {}
-    existing = out / "evaluation_summary.json"
-    if existing.is_file():
-        metrics = json.loads(existing.read_text(encoding="utf-8"))
+    metrics = _stored_metrics(out / "evaluation_summary.json")
     start = time.perf_counter()
     models = fit(ms.table, catalog, metrics)
+    missing = [t for t in ("power", "itl") if t not in models.targets]
+    if missing:  # nothing written: the planner needs both
+        skipped = models.card.get("selection", {})
+        counts = ", ".join(f"{t} {skipped.get(t, {}).get('skipped', '?')}" for t in missing)
+        raise WattgpuError(
+            f"--data {directory}: too few usable rows to train ({counts}); nothing written — "
+            f"`wattgpu data summary --data {directory}` lists the rows dropped and why"
+        )
     artifacts.save(models, out)
     rows = models.card["training_data"]["rows"]
     typer.echo(

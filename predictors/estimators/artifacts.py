@@ -25,8 +25,8 @@ from typing import Any
 
 import polars as pl
 
+from predictors.core.atomic_dir import replace_directory
 from predictors.core.errors import WattgpuError
-from predictors.core.output import atomic_write
 from predictors.estimators.base import XgbEstimator
 from predictors.estimators.intervals import AdaptiveInterval, Interval
 from predictors.estimators.itl import PhysicsItlEstimator
@@ -85,19 +85,18 @@ class TrainedModels:
 
 
 def save(models: TrainedModels, directory: Path) -> None:
-    """Write boosters (UBJ) and the model card (JSON, sorted keys) to *directory*."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write boosters (UBJ) and the model card (JSON, sorted keys) to *directory*, all at once
+    (:func:`predictors.core.atomic_dir.replace_directory`: a failure or a kill leaves the old
+    models whole, never a mix); other files there (``evaluation_summary.json``) are kept."""
     card = dict(models.card)
     card["schema"] = CARD_SCHEMA
     card["targets"] = {}
+    files: dict[str, bytes] = {}
     for name, trained in sorted(models.targets.items()):
         est = trained.estimator
         filename = f"{name}.ubj"
-        stale = directory / filename
         if est.booster is not None:
-            atomic_write(stale, bytes(est.booster.save_raw("ubj")))
-        elif stale.exists():
-            stale.unlink()
+            files[filename] = bytes(est.booster.save_raw("ubj"))
         spec: dict[str, Any] = {
             "kind": KINDS[type(est)],
             "name": est.name,
@@ -112,8 +111,9 @@ def save(models: TrainedModels, directory: Path) -> None:
         if isinstance(est, PhysicsItlEstimator) and est.step is not None:
             spec["step_params"] = est.step.to_json()
         card["targets"][name] = spec
-    text = json.dumps(card, indent=2, sort_keys=True) + "\n"
-    atomic_write(directory / CARD_NAME, text.encode("utf-8"))
+    files[CARD_NAME] = (json.dumps(card, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    # a booster of an earlier training that this one does not write is stale
+    replace_directory(directory, files, drop=lambda n: n.endswith(".ubj"))
 
 
 def load(directory: Path) -> TrainedModels:

@@ -90,9 +90,7 @@ def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
     }
 
 
-def train(
-    table: pl.DataFrame, catalog: Catalog, metrics: dict[str, Any] | None = None
-) -> artifacts.TrainedModels:
+def train(table: pl.DataFrame, catalog: Catalog, metrics: Any = None) -> artifacts.TrainedModels:
     """Fit power and ITL estimators on all usable rows of the canonical measurement *table*."""
     table = training_table(table)
     frame = prepare(table, catalog)

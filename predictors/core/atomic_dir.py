@@ -1,0 +1,59 @@
+"""Replace a directory's files as one change: a staged copy swapped in by renames.
+
+:func:`replace_directory` writes the new files into a staging directory beside the target
+(``.NAME.staging-*``), copies there every other file the target already holds (so a model
+directory keeps its ``evaluation_summary.json``), then swaps: the target is renamed aside, the
+staging directory renamed into its place, and the old one removed. A failure or a kill before the
+swap leaves the target exactly as it was (the staging directory is removed on an error); one
+between the two renames leaves the old directory complete beside it as ``.NAME.old-*``. Readers
+never see a mix of old and new files, which writing the files one by one into the live
+directory allowed (fuzz round 17: a train killed after its first booster left new ITL trees
+under the old card).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from predictors.core.output import atomic_write
+
+
+def replace_directory(
+    directory: Path, files: dict[str, bytes], drop: Callable[[str], bool] = lambda _: False
+) -> None:
+    """Make *directory* hold *files* (name → bytes) plus the other files it held, except those
+    *drop* names (e.g. a stale booster), all at once (module doc)."""
+    target = directory.resolve() if directory.is_symlink() else directory
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
+    try:
+        if target.is_dir():
+            for old in sorted(target.iterdir()):
+                if old.is_file() and old.name not in files and not drop(old.name):
+                    shutil.copy2(old, staging / old.name)
+        for name, data in files.items():
+            atomic_write(staging / name, data)
+        os.chmod(staging, 0o777 & ~_umask())
+        if target.is_dir():
+            aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+            aside.rmdir()
+            os.rename(target, aside)
+            os.rename(staging, target)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.rename(staging, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(staging)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
