@@ -47,7 +47,13 @@ def _load_table(data: Path | None) -> tuple[Any, Path]:
     catalog = load_catalog()
     ms = load_measurements(directory, catalog)
     if ms.table.is_empty():
-        raise WattgpuError(f"--data: {directory} holds no usable measurement rows")
+        why = "; ".join(f"{r} ({n} rows)" for r, n in ms.dropped.head(3).rows())
+        raise WattgpuError(
+            f"--data: {directory} holds no usable measurement rows"
+            + (f": {why}" if why else "")
+            + f" — `wattgpu data summary --data {directory}` lists every row dropped and the "
+            "catalog names nearest to unresolved ones"
+        )
     return (ms, catalog), directory
 
 

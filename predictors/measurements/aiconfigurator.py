@@ -34,6 +34,7 @@ import polars as pl
 
 from predictors.core.errors import DataError
 from predictors.measurements.schema import (
+    CELL_ERRORS,
     DECODE_COLUMNS,
     LAYOUT_COLUMNS,
     conform,
@@ -41,6 +42,8 @@ from predictors.measurements.schema import (
     frame_from_rows,
     normalize_engine,
     normalize_precision,
+    read_text_csv,
+    unreadable_row,
 )
 
 SOURCE = "aiconfigurator"
@@ -70,9 +73,18 @@ def is_aiconfigurator_header(columns: list[str]) -> bool:
     return {"silicon_ttft_ms", "silicon_tpot_ms", "model_path", "system"} <= set(columns)
 
 
+def _f(row: dict[str, Any], col: str) -> float:
+    """A required number cell; ValueError naming *col* when it is empty or not a number."""
+    v = row.get(col)
+    try:
+        return float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{col}: {str(v)[:40]!r} is not a number") from None
+
+
 def _i(row: dict[str, Any], col: str, default: int = 1) -> int:
     v = row.get(col)
-    return int(float(v)) if v not in (None, "") else default
+    return int(_f(row, col)) if v not in (None, "") else default
 
 
 def _gpus(row: dict[str, Any], prefix: str) -> int:
@@ -116,14 +128,34 @@ def _layout(row: dict[str, Any], mode: str) -> dict[str, int | None]:
 
 def read_aiconfigurator(path: Path) -> pl.DataFrame:
     """Read one aiconfigurator silicon CSV."""
-    raw = pl.read_csv(path, infer_schema_length=0)
+    raw = read_text_csv(path)
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
         raise DataError(f"{path}: not an aiconfigurator silicon CSV (lacks {', '.join(missing)})")
-    rows = [_row(r, path, i) for i, r in enumerate(raw.iter_rows(named=True))]
+    rows = [_read_line(r, path, i) for i, r in enumerate(raw.iter_rows(named=True))]
     if not rows:
         return empty_frame()
     return conform(frame_from_rows(rows), origin=path)
+
+
+def _read_line(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
+    """The row of one CSV line, or its :func:`unreadable_row` (a bad line never stops the
+    others)."""
+    try:
+        row = _row(r, path, i)
+    except CELL_ERRORS as exc:
+        return unreadable_row(
+            SOURCE, path, f"line {i + 2}", exc, r.get("model_path"), r.get("system")
+        )
+    bad = [
+        c for c in ("gpu_count", "batch_size", "input_tokens", "output_tokens") if not row[c] > 0
+    ]
+    if bad:
+        problem = ValueError(f"{', '.join(bad)} must be positive")
+        return unreadable_row(
+            SOURCE, path, f"line {i + 2}", problem, r.get("model_path"), r.get("system")
+        )
+    return row
 
 
 def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
@@ -152,11 +184,11 @@ def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
             "precision": normalize_precision(prec_raw),
             "batch_size": conc,
             "arrival_rate_rps": None,
-            "input_tokens": float(r["isl"]),
-            "output_tokens": float(r["osl"]),
+            "input_tokens": _f(r, "isl"),
+            "output_tokens": _f(r, "osl"),
             "power_w_per_gpu": None,
-            "itl_s": float(r["silicon_tpot_ms"]) / 1000.0,
-            "ttft_s": float(r["silicon_ttft_ms"]) / 1000.0,
+            "itl_s": _f(r, "silicon_tpot_ms") / 1000.0,
+            "ttft_s": _f(r, "silicon_ttft_ms") / 1000.0,
             "output_throughput_tok_s": None,
             "itl_includes_prefill": False,
             "quality": "ok",
@@ -219,7 +251,7 @@ def read_aiconfigurator_disagg(path: Path) -> pl.DataFrame:
     follows from Little's law, ``concurrency · osl / (TTFT + (osl − 1) · TPOT)`` tokens/s
     (``output_throughput_tok_s``, and per GPU over all GPUs of both pools).
     """
-    raw = pl.read_csv(path, infer_schema_length=0)
+    raw = read_text_csv(path)
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
         raise DataError(f"{path}: not an aiconfigurator silicon CSV (lacks {', '.join(missing)})")
@@ -244,11 +276,11 @@ def read_aiconfigurator_disagg(path: Path) -> pl.DataFrame:
             "precision": normalize_precision(
                 r.get("precision") or r.get("gemm_quant_mode") or "bf16"
             ),
-            "input_tokens": float(r["isl"]),
-            "output_tokens": float(r["osl"]),
+            "input_tokens": _f(r, "isl"),
+            "output_tokens": _f(r, "osl"),
             "concurrency": conc,
-            "ttft_s": float(r["silicon_ttft_ms"]) / 1000.0,
-            "itl_s": float(r["silicon_tpot_ms"]) / 1000.0,
+            "ttft_s": _f(r, "silicon_ttft_ms") / 1000.0,
+            "itl_s": _f(r, "silicon_tpot_ms") / 1000.0,
             "workers_stated": stated,
             **_disagg_side(r, "prefill"),
             **_disagg_side(r, "decode"),

@@ -2,9 +2,13 @@
 
 Parsing: the CSVs contain repeated header lines, blank lines and, in one power file, blocks with a
 *different* header (other column order, or ``Model Name, throughput, latency, Avg Power, ...``).
-:func:`read_blocks` treats any line without a numeric cell as a new header and maps the following
-rows through it. Rows without ``Hardware``/``Framework`` cannot be attributed and are skipped
-(counted in the ``unattributed`` attribute of :func:`read_blocks`' result). A UTF-8 byte-order
+:func:`read_blocks` treats a line without a numeric cell that starts like a header
+(:data:`HEADER_FIRST_CELLS`) as a new header and maps the following rows through it. Any other
+line that cannot be read (a failed run's line without numbers, a row without
+``Hardware``/``Framework``, a row before any header) is kept in ``bad`` of :func:`read_blocks`'
+result with its line number and counted as an unreadable row of the table (dropped with its
+reason by load.py), never skipped silently: a failed run's line once became the header of every
+row after it (fuzz round 17). A UTF-8 byte-order
 mark is accepted; every ``*.csv`` file of an Argonne folder must be an Argonne table -- any other
 raises :class:`DataError` naming it and the expected header (never a silent skip).
 
@@ -50,7 +54,13 @@ from typing import Any
 import polars as pl
 
 from predictors.core.errors import DataError
-from predictors.measurements.schema import conform, empty_frame, frame_from_rows, normalize_engine
+from predictors.measurements.schema import (
+    conform,
+    empty_frame,
+    frame_from_rows,
+    normalize_engine,
+    unreadable_row,
+)
 
 SOURCE = "argonne"
 GPU_HINTS = {
@@ -66,14 +76,25 @@ HEADER_START = "Hardware,Num of Hardware,"
 FOLDER = "argonne-llm-inference-bench"
 
 
+#: First cells of the header lines of the source's CSVs (every header seen in its files).
+HEADER_FIRST_CELLS = frozenset({"Hardware", "Model Name"})
+
+
 @dataclass
 class Blocks:
-    """Rows of one CSV as dicts keyed by their block's header, plus the unattributed count
-    (``header``: the block header in force while reading)."""
+    """Rows of one CSV as dicts keyed by their block's header, plus the lines that cannot be
+    read (``bad``: line number, problem, the line's cells; ``header``: the block header in force
+    while reading)."""
 
     rows: list[dict[str, str]] = field(default_factory=list)
-    unattributed: int = 0
+    bad: list[tuple[int, str, list[str]]] = field(default_factory=list)
     header: list[str] | None = None
+    line: int = 0
+
+    @property
+    def unattributed(self) -> int:
+        """Lines that could not be read."""
+        return len(self.bad)
 
 
 def _is_number(s: str) -> bool:
@@ -119,18 +140,22 @@ def read_blocks(path: Path) -> Blocks:
 
 
 def _add_line(out: Blocks, cells: list[str]) -> None:
-    """One CSV line: a header (no numeric cell) starts a block, a data line becomes a row."""
+    """One CSV line: a header starts a block, a data line becomes a row, any other is bad."""
+    out.line += 1
     if not any(cells):
         return
     if not any(_is_number(c) for c in cells):
-        out.header = cells
+        if cells[0] in HEADER_FIRST_CELLS:
+            out.header = cells
+        else:
+            out.bad.append((out.line, "no number in the line (a failed run?)", cells))
         return
     if out.header is None:
-        out.unattributed += 1
+        out.bad.append((out.line, "a data line before any header line", cells))
         return
     row = {h: v for h, v in zip(out.header, cells, strict=False) if h}
     if not row.get("Hardware") or not row.get("Framework"):
-        out.unattributed += 1
+        out.bad.append((out.line, "no Hardware or Framework cell", cells))
         return
     out.rows.append(row)
 
@@ -200,15 +225,22 @@ def read_argonne(path: Path) -> pl.DataFrame:
         if not is_argonne_file(f):
             raise not_argonne_error(f)
     by_kind: dict[str, list[dict[str, Any]]] = {}
+    unreadable: list[dict[str, Any]] = []
     for f in files:
         kind = _kind(f.name)
         if kind is None:
             continue
-        by_kind.setdefault(kind, []).extend(_record(r, f) for r in read_blocks(f).rows)
-    records = _combine(by_kind)
-    if not records:
+        blocks = read_blocks(f)
+        by_kind.setdefault(kind, []).extend(_record(r, f) for r in blocks.rows)
+        for line, problem, cells in blocks.bad:
+            names = (cells[3] if len(cells) > 3 else None, cells[0] or None)
+            unreadable.append(
+                unreadable_row(SOURCE, f, f"line {line}", ValueError(problem), *names)
+            )
+    rows = [_canonical(r) for r in _combine(by_kind)] + unreadable
+    if not rows:
         return empty_frame()
-    return conform(frame_from_rows([_canonical(r) for r in records]), origin=path)
+    return conform(frame_from_rows(rows), origin=path)
 
 
 def _kind(name: str) -> str | None:

@@ -21,19 +21,24 @@ catalog's ``default_dtype`` (fp32 -> fp16, as vLLM does). Rows that do not resol
 
 Quality rules (:data:`RULES`, in this order; the first that applies is the row's ``drop_reason``):
 
+0. ``unreadable: <file> <line>: <problem>``: a line its adapter could not read
+   (:func:`predictors.measurements.schema.unreadable_row`; one bad line never stops the others);
 1. ``unresolved gpu`` / ``unresolved model``: the name is not in the catalog;
 2. ``non-finite measured value``: itl_s, power_w_per_gpu, ttft_s or output_throughput_tok_s
    is NaN or infinite (a ``nan``/``inf``/``1e400`` cell in any source);
 3. ``non-positive itl or power``: itl_s <= 0 or power_w_per_gpu <= 0;
-4. ``itl below 0.1 ms``: itl_s < 1e-4 s (faster than any GPU can stream weights);
-5. ``power above 1.5 x TDP``: power_w_per_gpu > 1.5 x the catalog TDP;
-6. ``doubtful: <reason>``: rows the source notes flag (Argonne Fig_10 power, llama.cpp with
+4. ``non-positive size``: gpu_count < 1, or batch_size, input/output tokens or throughput <= 0;
+5. ``itl below 0.1 ms``: itl_s < 1e-4 s (faster than any GPU can stream weights);
+6. ``power above 1.5 x TDP``: power_w_per_gpu > 1.5 x the catalog TDP;
+7. ``power below 0.5 x idle``: a serving GPU draws at least its idle power (wrong units);
+8. ``doubtful: <reason>``: rows the source notes flag (Argonne Fig_10 power, llama.cpp with
    batch > 1, MI300X power from 1-2 samples) -- excluded unless ``include_doubtful=True``;
-7. ``no target``: power, ITL, TTFT and throughput all empty.
+9. ``no target``: power, ITL, TTFT and throughput all empty.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,17 +48,16 @@ import polars as pl
 
 from predictors.catalog.quantised import checkpoint_precision
 from predictors.core.errors import DataError
-from predictors.measurements.aiconfigurator import is_aiconfigurator_header, read_aiconfigurator
-from predictors.measurements.amd_mi300x import is_amd_dir, read_amd_mi300x
-from predictors.measurements.argonne import FOLDER as ARGONNE_FOLDER
-from predictors.measurements.argonne import is_argonne_file, not_argonne_error, read_argonne
+from predictors.measurements.aiconfigurator import read_aiconfigurator
+from predictors.measurements.amd_mi300x import read_amd_mi300x
+from predictors.measurements.argonne import read_argonne
+from predictors.measurements.discovery import SourceFile, discover
 from predictors.measurements.layouts import read_layouts
-from predictors.measurements.mlenergy_v1 import is_v1_file, read_mlenergy_v1
-from predictors.measurements.mlenergy_v2 import FILE_PATTERN as V2_FILE
+from predictors.measurements.mlenergy_v1 import read_mlenergy_v1
 from predictors.measurements.mlenergy_v2 import read_mlenergy_v2
-from predictors.measurements.mlenergy_v3 import is_v3_dir, read_mlenergy_v3
-from predictors.measurements.schema import SCHEMA, empty_frame
-from predictors.measurements.watt_counts import is_watt_counts_header, read_watt_counts
+from predictors.measurements.mlenergy_v3 import read_mlenergy_v3
+from predictors.measurements.schema import SCHEMA, UNREADABLE, empty_frame
+from predictors.measurements.watt_counts import read_watt_counts
 
 ADAPTERS: dict[str, Callable[[Path], pl.DataFrame]] = {
     "mlenergy_v1": read_mlenergy_v1,
@@ -66,12 +70,17 @@ ADAPTERS: dict[str, Callable[[Path], pl.DataFrame]] = {
 }
 
 RULES: tuple[str, ...] = (
+    "unreadable: <file> <line>: <problem>: a source line its adapter could not read (a cell "
+    "that is not a number, a zero count, an unknown engine); the other lines are read",
     "unresolved gpu / unresolved model: name not in the catalog (listed, not used)",
     "non-finite measured value: itl_s, power_w_per_gpu, ttft_s or output_throughput_tok_s is "
     "NaN or infinite",
     "non-positive itl or power: itl_s <= 0 or power_w_per_gpu <= 0",
+    "non-positive size: gpu_count < 1, or batch_size, input_tokens, output_tokens or "
+    "output_throughput_tok_s <= 0",
     "itl below 0.1 ms: itl_s < 1e-4 s",
     "power above 1.5 x TDP: power_w_per_gpu > 1.5 x catalog tdp_w",
+    "power below 0.5 x idle: power_w_per_gpu < 0.5 x catalog idle_power_w (wrong units)",
     "doubtful: <reason>: flagged by the source notes; excluded unless include_doubtful",
     "no target: power, itl, ttft and throughput all empty",
 )
@@ -79,6 +88,9 @@ MIN_ITL_S = 1e-4
 #: The measured columns that must be finite when present.
 MEASURED = ("power_w_per_gpu", "itl_s", "ttft_s", "output_throughput_tok_s")
 MAX_POWER_TDP_RATIO = 1.5
+#: A GPU serving draws at least its idle power: below half of it, the value's units are wrong
+#: (W read as mW, a per-node figure divided too often).
+MIN_POWER_IDLE_RATIO = 0.5
 
 
 class Resolver(Protocol):
@@ -98,14 +110,6 @@ class Resolver(Protocol):
 
 
 @dataclass(frozen=True)
-class SourceFile:
-    """One adapter call: a format name and the file or directory it reads."""
-
-    format: str
-    path: Path
-
-
-@dataclass(frozen=True)
 class MeasurementSet:
     """Measurements after resolution and quality rules.
 
@@ -120,70 +124,6 @@ class MeasurementSet:
     unresolved: pl.DataFrame
     dropped: pl.DataFrame
     sources: tuple[SourceFile, ...] = ()
-
-
-def _first_line(path: Path) -> str:
-    with path.open(encoding="utf-8-sig", errors="replace") as fh:
-        for line in fh:
-            if line.strip():
-                return line.strip()
-    return ""
-
-
-def _csv_format(f: Path) -> str | None:
-    """The format a CSV's name and header identify, or None."""
-    if is_v1_file(f):
-        return "mlenergy_v1"
-    if is_argonne_file(f):
-        return "argonne"
-    cols = [c.strip().strip('"') for c in _first_line(f).split(",")]
-    if is_aiconfigurator_header(cols):
-        return "aiconfigurator"
-    if is_watt_counts_header(cols):
-        return "watt_counts"
-    return None
-
-
-def discover(data_dir: Path) -> list[SourceFile]:
-    """Every adapter input under *data_dir*, in a deterministic order."""
-    if not data_dir.is_dir():
-        raise DataError(f"{data_dir}: data directory not found (pass --data DIR)")
-    found: list[SourceFile] = []
-    dirs_seen: set[tuple[str, Path]] = set()
-    claimed: list[Path] = []
-    unknown_csv: list[Path] = []
-
-    def add_dir(fmt: str, d: Path) -> None:
-        if (fmt, d) not in dirs_seen:
-            dirs_seen.add((fmt, d))
-            found.append(SourceFile(fmt, d))
-
-    for d in sorted([data_dir, *(p for p in data_dir.rglob("*") if p.is_dir())]):
-        if is_v3_dir(d):
-            add_dir("mlenergy_v3", d)
-            claimed.append(d)
-        elif is_amd_dir(d):
-            add_dir("amd_mi300x", d)
-            claimed.append(d)
-    for f in sorted(p for p in data_dir.rglob("*") if p.is_file()):
-        if any(c in f.parents for c in claimed):
-            continue
-        if V2_FILE.match(f.name):
-            root = f.parents[4] if len(f.relative_to(data_dir).parts) >= 5 else f.parent
-            add_dir("mlenergy_v2", root)
-        elif f.suffix.lower() == ".csv":
-            fmt = _csv_format(f)
-            if fmt in ("mlenergy_v1", "argonne"):
-                add_dir(fmt, f.parent)
-            elif fmt is not None:
-                found.append(SourceFile(fmt, f))
-            else:
-                unknown_csv.append(f)
-    argonne_dirs = {s.path for s in found if s.format == "argonne"}
-    for f in unknown_csv:
-        if f.parent in argonne_dirs or f.parent.name == ARGONNE_FOLDER:
-            raise not_argonne_error(f)
-    return sorted(found, key=lambda s: (s.format, str(s.path)))
 
 
 def read_all(sources: list[SourceFile]) -> pl.DataFrame:
@@ -207,10 +147,10 @@ def _precision(cat: Resolver, model_id: str | None, prec: str) -> str:
     return checkpoint_precision(cat, model_id)
 
 
-def _tdp(cat: Resolver, gpu_id: str | None) -> float | None:
+def _spec(cat: Resolver, gpu_id: str | None, column: str) -> float | None:
     if gpu_id is None:
         return None
-    v = cat.gpu(gpu_id).get("tdp_w")
+    v = cat.gpu(gpu_id).get(column)
     return float(v) if v not in (None, "") else None
 
 
@@ -228,12 +168,20 @@ def apply_rules(
     gpu_ids = [gpu_map[(h, r)] for h, r in zip(raw["gpu_hint"], raw["gpu_raw"], strict=True)]
     model_ids = [model_map[(m, r)] for m, r in zip(raw["model"], raw["model_raw"], strict=True)]
     precisions = [_precision(cat, m, p) for m, p in zip(model_ids, raw["precision"], strict=True)]
-    tdp_map = {g: _tdp(cat, g) for g in set(gpu_ids)}
+    tdp_map = {g: _spec(cat, g, "tdp_w") for g in set(gpu_ids)}
+    idle_map = {g: _spec(cat, g, "idle_power_w") for g in set(gpu_ids)}
     df = raw.with_columns(
         pl.Series("gpu_id", gpu_ids, dtype=pl.String),
         pl.Series("model_id", model_ids, dtype=pl.String),
         pl.Series("precision", precisions, dtype=pl.String),
         pl.Series("tdp_w", [tdp_map[g] for g in gpu_ids], dtype=pl.Float64),
+        pl.Series("_idle_w", [idle_map[g] for g in gpu_ids], dtype=pl.Float64),
+    )
+    sizes = ("batch_size", "input_tokens", "output_tokens", "output_throughput_tok_s")
+    non_positive_size = pl.any_horizontal(
+        pl.lit(False),
+        *(pl.col("gpu_count") < 1 for _ in [0] if "gpu_count" in raw.columns),
+        *(pl.col(c) <= 0 for c in sizes if c in raw.columns),
     )
     itl, pw = pl.col("itl_s"), pl.col("power_w_per_gpu")
     doubtful = pl.col("quality").str.starts_with("doubtful")
@@ -241,7 +189,9 @@ def apply_rules(
     # NaN compares above every number in polars: test it first, or NaN power reads "above TDP"
     non_finite = pl.any_horizontal(pl.col(c).is_nan() | pl.col(c).is_infinite() for c in MEASURED)
     reason = (
-        pl.when(pl.col("gpu_id").is_null())
+        pl.when(pl.col("quality").str.starts_with(UNREADABLE))
+        .then(pl.col("quality"))
+        .when(pl.col("gpu_id").is_null())
         .then(pl.lit("unresolved gpu"))
         .when(pl.col("model_id").is_null())
         .then(pl.lit("unresolved model"))
@@ -249,10 +199,14 @@ def apply_rules(
         .then(pl.lit("non-finite measured value"))
         .when((itl <= 0) | (pw <= 0))
         .then(pl.lit("non-positive itl or power"))
+        .when(non_positive_size)
+        .then(pl.lit("non-positive size"))
         .when(itl < MIN_ITL_S)
         .then(pl.lit("itl below 0.1 ms"))
         .when(pw > MAX_POWER_TDP_RATIO * pl.col("tdp_w"))
         .then(pl.lit("power above 1.5 x TDP"))
+        .when(pw < MIN_POWER_IDLE_RATIO * pl.col("_idle_w"))
+        .then(pl.lit("power below 0.5 x idle"))
         .when(doubtful & pl.lit(not include_doubtful))
         .then(pl.col("quality"))
         .when(no_target)
@@ -263,7 +217,37 @@ def apply_rules(
     return df.with_columns(
         pl.coalesce("model_id", "model_raw").alias("model"),
         pl.coalesce("gpu_id", "gpu_raw").alias("gpu"),
-    ).drop("gpu_id", "model_id")
+    ).drop("gpu_id", "model_id", "_idle_w")
+
+
+_LINE = re.compile(rf"^{UNREADABLE}(?P<file>.+?) line (?P<line>\d+): (?P<problem>.*)$")
+
+
+def _line_ranges(reasons: list[str]) -> list[str]:
+    """*reasons* where the unreadable lines of one file with one problem share one reason
+    naming their lines (``unreadable: f.csv lines 75-78, 81: no Hardware or Framework cell``),
+    so the summary counts them together."""
+    lines: dict[tuple[str, str], list[int]] = {}
+    for r in reasons:
+        m = _LINE.match(r)
+        if m:
+            lines.setdefault((m["file"], m["problem"]), []).append(int(m["line"]))
+    joined: dict[tuple[str, str], str] = {}
+    for (file, problem), numbers in lines.items():
+        spans: list[list[int]] = []
+        for n in sorted(set(numbers)):
+            if spans and n == spans[-1][1] + 1:
+                spans[-1][1] = n
+            else:
+                spans.append([n, n])
+        text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+        word = "line" if len(numbers) == 1 else "lines"
+        joined[(file, problem)] = f"{UNREADABLE}{file} {word} {text}: {problem}"
+    out = []
+    for r in reasons:
+        m = _LINE.match(r)
+        out.append(joined[(m["file"], m["problem"])] if m else r)
+    return out
 
 
 def _unresolved(df: pl.DataFrame) -> pl.DataFrame:
@@ -308,18 +292,30 @@ def load_measurements(
     all_rows = read_layouts(all_rows, catalog)
     all_rows = all_rows.sort("source", "file", "_order").drop("_order")
     table = all_rows.filter(pl.col("drop_reason").is_null()).select(list(SCHEMA))
+    reasons = all_rows.filter(pl.col("drop_reason").is_not_null())["drop_reason"].to_list()
     dropped = (
-        all_rows.filter(pl.col("drop_reason").is_not_null())
-        .group_by("drop_reason")
+        pl.DataFrame({"reason": _line_ranges(reasons)}, schema={"reason": pl.String})
+        .group_by("reason")
         .len()
-        .rename({"drop_reason": "reason", "len": "rows"})
+        .rename({"len": "rows"})
         .with_columns(pl.col("rows").cast(pl.Int64))
         .sort("rows", "reason", descending=[True, False])
     )
+    unresolved = _unresolved(all_rows)
+    suggest = getattr(catalog, "suggest", None)
+    if suggest is not None:  # the catalog's nearest names, as predict and catalog show give
+        hints = [
+            suggest("gpu" if k == "gpu" else "llm", n)
+            .strip()
+            .removeprefix("(did you mean: ")
+            .removesuffix("?)")
+            for k, n in unresolved.select("kind", "name").rows()
+        ]
+        unresolved = unresolved.with_columns(pl.Series("did_you_mean", hints, dtype=pl.String))
     return MeasurementSet(
         table=table,
         all_rows=all_rows,
-        unresolved=_unresolved(all_rows),
+        unresolved=unresolved,
         dropped=dropped,
         sources=tuple(sources),
     )

@@ -31,7 +31,13 @@ from pathlib import Path
 import polars as pl
 
 from predictors.core.errors import DataError
-from predictors.measurements.schema import conform, empty_frame, frame_from_rows
+from predictors.measurements.schema import (
+    CELL_ERRORS,
+    conform,
+    empty_frame,
+    frame_from_rows,
+    unreadable_row,
+)
 
 SOURCE = "mlenergy-v2"
 FILE_PATTERN = re.compile(r"^bs\d+\+tp\d+\+pp\d+\.json$")
@@ -60,7 +66,7 @@ def find_v2_files(root: Path) -> list[Path]:
 
 def read_mlenergy_v2(path: Path) -> pl.DataFrame:
     """Read every v2 run file under *path* (a tree root, or one run file)."""
-    rows = [_row(f, path) for f in find_v2_files(path)]
+    rows = [_read_run(f, path) for f in find_v2_files(path)]
     if not rows:
         return empty_frame()
     return conform(frame_from_rows(rows), origin=path)
@@ -78,15 +84,28 @@ def running_sequences(token_throughput_tok_s: float, mean_tpot_s: float) -> floa
     return token_throughput_tok_s * mean_tpot_s
 
 
+def _read_run(file: Path, root: Path) -> dict[str, object]:
+    """The row of one run file, or its :func:`unreadable_row` (one bad run never stops the
+    others)."""
+    try:
+        return _row(file, root)
+    except CELL_ERRORS as exc:
+        return unreadable_row(SOURCE, file, "run", exc)
+
+
 def _row(file: Path, root: Path) -> dict[str, object]:
     try:
         d = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DataError(f"{file}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(d, dict):
+        raise DataError(f"{file}: a run file must be a JSON object")
     missing = [k for k in _FIELDS if k not in d]
     if missing:
         raise DataError(f"{file}: missing fields {', '.join(missing)}")
     n_gpu = int(d["TP"]) * int(d["PP"])
+    if int(d["TP"]) < 1 or int(d["PP"]) < 1:
+        raise DataError(f"{file}: TP and PP must be whole numbers >= 1")
     out_tok = float(d["Avg Output Tokens"])
     tput = float(d["Token tput (tok/s)"])
     power = float(d["Energy/req (J)"]) / out_tok * tput / n_gpu

@@ -34,10 +34,12 @@ import polars as pl
 
 from predictors.core.errors import DataError
 from predictors.measurements.schema import (
+    CELL_ERRORS,
     conform,
     empty_frame,
     frame_from_rows,
     normalize_precision,
+    unreadable_row,
 )
 
 SOURCE = "mlenergy-v3"
@@ -66,8 +68,14 @@ def is_v3_dir(path: Path) -> bool:
         return False
     try:
         d = json.loads(idx.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return False
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        # an index.json beside a tasks folder is a v3 directory: a broken one is an error, not
+        # a reason to skip the source silently (fuzz round 17)
+        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise DataError(
+            f"{idx}: not valid JSON ({str(exc).splitlines()[0][:80]}{where}) — restore the "
+            "ML.ENERGY v3 index.json (it lists the tasks to read)"
+        ) from None
     return isinstance(d, dict) and "architectures" in d and "tasks" in d
 
 
@@ -82,8 +90,15 @@ def read_mlenergy_v3(path: Path) -> pl.DataFrame:
             raise DataError(f"{tfile}: task listed in index.json but file missing")
         tdata = _load(tfile)
         mean_in = tdata.get("avg_input_len")
-        for i, cfg in enumerate(tdata.get("configurations", [])):
-            rows.append(_row(cfg, task, tfile, i, mean_in))
+        configurations = tdata.get("configurations", [])
+        if not isinstance(configurations, list):
+            raise DataError(f"{tfile}: 'configurations' must be a list of configurations")
+        for i, cfg in enumerate(configurations):
+            try:
+                rows.append(_row(cfg, task, tfile, i, mean_in))
+            except CELL_ERRORS as exc:  # one bad configuration never stops the others
+                names = (cfg.get("model_id"), cfg.get("gpu_model")) if isinstance(cfg, dict) else ()
+                rows.append(unreadable_row(SOURCE, tfile, f"configuration {i}", exc, *names))
     if not rows:
         return empty_frame()
     return conform(frame_from_rows(rows), origin=path)
@@ -104,9 +119,11 @@ def _row(
 ) -> dict[str, Any]:
     missing = [k for k in _REQUIRED if cfg.get(k) is None]
     if missing:
-        raise DataError(f"{file}: configuration {i} lacks {', '.join(missing)}")
+        raise DataError(f"{file}: configuration {i}: lacks {', '.join(missing)}")
     n_gpu = int(cfg["num_gpus"])
     dp = int(cfg.get("data_parallel") or 1)
+    if n_gpu < 1 or dp < 1:
+        raise DataError(f"{file}: configuration {i}: num_gpus and data_parallel must be >= 1")
     if n_gpu % dp:
         raise DataError(
             f"{file}: configuration {i}: num_gpus {n_gpu} is not a multiple of data_parallel "

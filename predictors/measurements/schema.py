@@ -18,11 +18,13 @@ the decode pool of a disaggregated run :data:`DECODE_COLUMNS` (``decode_workers`
 ``decode_expert_parallel``, ``decode_workers_stated``; null elsewhere).
 
 ``batch_size`` is the mean number of concurrent sequences; ``arrival_rate_rps`` is null for offline
-(saturated) runs. ``quality`` is ``"ok"`` or ``"doubtful: <reason>"``.
+(saturated) runs. ``quality`` is ``"ok"``, ``"doubtful: <reason>"`` or, for a source line its
+adapter could not read, ``"unreadable: <file> <where>: <problem>"`` (:func:`unreadable_row`).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -154,6 +156,66 @@ def normalize_precision(name: str) -> str:
     return _PRECISION_ALIASES[key]
 
 
+#: ``quality`` prefix of a source line its adapter could not read: the row holds only where it
+#: came from and why, is dropped with that reason (load.py) and never stops the other lines.
+UNREADABLE = "unreadable: "
+#: What an adapter's per-line conversion raises on a bad cell.
+CELL_ERRORS: tuple[type[Exception], ...] = (
+    DataError,
+    ValueError,
+    TypeError,
+    ZeroDivisionError,
+    AttributeError,
+    KeyError,
+    IndexError,
+)
+
+
+def unreadable_row(
+    source: str, path: Path, where: str, exc: Exception, model: object = None, gpu: object = None
+) -> dict[str, object]:
+    """The placeholder row of a line (*where*: ``line 7``, ``configuration 3``) of *path* that
+    raised *exc*: ``quality`` says where and why (:data:`UNREADABLE`)."""
+    problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    problem = problem.removeprefix(f"{path}: ").removeprefix(f"{where}: ")
+    problem = re.sub(r"^(?:line|row|configuration) \d+[,:] *", "", problem)[:160]
+    if isinstance(exc, KeyError):
+        problem = f"no {problem}"
+    if isinstance(exc, ZeroDivisionError):
+        problem = "a zero where a count or duration must be positive"
+    name = lambda v: str(v) if v not in (None, "") else "?"  # noqa: E731
+    return {
+        "source": source,
+        "model": name(model),
+        "gpu": name(gpu),
+        "gpu_count": 1,
+        "engine": "?",
+        "precision": "?",
+        "batch_size": float("nan"),
+        "input_tokens": float("nan"),
+        "output_tokens": float("nan"),
+        "itl_includes_prefill": False,
+        "quality": f"{UNREADABLE}{path.name} {where}: {problem}",
+        "model_raw": name(model),
+        "gpu_raw": name(gpu),
+        "file": str(path),
+        "input_tokens_assumed": False,
+    }
+
+
+def read_text_csv(path: Path) -> pl.DataFrame:
+    """A source CSV as text columns; a :class:`DataError` naming the file when it cannot be
+    parsed as one (not UTF-8, a line with more fields than the header, an unclosed quote)."""
+    try:
+        return pl.read_csv(path, infer_schema_length=0)
+    except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise DataError(
+            f"{path}: cannot read as CSV ({first}) — save it as comma-separated UTF-8 text with "
+            "one header line and as many fields on every line"
+        ) from None
+
+
 def empty_frame() -> pl.DataFrame:
     """An empty table with the canonical columns and dtypes."""
     return pl.DataFrame(schema=SCHEMA)
@@ -178,19 +240,20 @@ def conform(df: pl.DataFrame, *, origin: Path | str = "<adapter>") -> pl.DataFra
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         first = str(exc).splitlines()[0]
         raise DataError(f"{origin}: cannot cast to the canonical schema: {first}") from exc
+    read = out.filter(~pl.col("quality").str.starts_with(UNREADABLE))  # lines read: checked
     for col in SCHEMA:
         if col in NULLABLE:
             continue
         n_null = out[col].null_count()
         if n_null:
             raise DataError(f"{origin}: column {col} has {n_null} empty values (required)")
-    bad_engine = sorted(set(out["engine"].to_list()) - ENGINES)
+    bad_engine = sorted(set(read["engine"].to_list()) - ENGINES)
     if bad_engine:
         raise DataError(f"{origin}: unknown engines {bad_engine}")
-    bad_prec = sorted(set(out["precision"].to_list()) - PRECISIONS)
+    bad_prec = sorted(set(read["precision"].to_list()) - PRECISIONS)
     if bad_prec:
         raise DataError(f"{origin}: unknown precisions {bad_prec}")
-    qualities = set(out["quality"].to_list())
+    qualities = set(read["quality"].to_list())
     bad_q = [q for q in qualities if q != "ok" and not q.startswith("doubtful: ")]
     if bad_q:
         raise DataError(f"{origin}: quality must be 'ok' or 'doubtful: <reason>', got {bad_q[:3]}")

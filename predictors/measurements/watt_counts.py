@@ -29,7 +29,14 @@ from typing import Any
 import polars as pl
 
 from predictors.core.errors import DataError
-from predictors.measurements.schema import conform, empty_frame, frame_from_rows
+from predictors.measurements.schema import (
+    CELL_ERRORS,
+    conform,
+    empty_frame,
+    frame_from_rows,
+    read_text_csv,
+    unreadable_row,
+)
 
 SOURCE = "watt-counts"
 REQUIRED = (
@@ -58,15 +65,34 @@ def _list(cell: Any, path: Path, line: int, col: str) -> list[float]:
         val = json.loads(str(cell))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: line {line}, column {col}: not a JSON list ({exc.msg})") from exc
-    if not isinstance(val, list) or not all(isinstance(v, int | float) for v in val):
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in val)
+    if not isinstance(val, list) or not numbers:
         raise DataError(f"{path}: line {line}, column {col}: expected a JSON list of numbers")
     return [float(v) for v in val]
 
 
-def _num(cell: Any) -> float | None:
+def _num(cell: Any, col: str = "") -> float | None:
+    """A number cell (None when empty); ValueError naming *col* when it is not a finite
+    number."""
     if cell is None or str(cell).strip() == "":
         return None
-    return float(cell)
+    try:
+        value = float(cell)
+    except ValueError:
+        raise ValueError(f"{col}: {str(cell)[:40]!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{col}: {str(cell)[:40]!r} is not a finite number")
+    return value
+
+
+def _gpu_count(r: dict[str, Any]) -> int:
+    for col in ("gpu_count", "tensor_parallel_size"):
+        value = _num(r.get(col), col)
+        if value is not None:
+            if value < 1 or value != int(value):
+                raise ValueError(f"{col}: {r.get(col)!r} is not a whole number of GPUs (>= 1)")
+            return int(value)
+    return 1
 
 
 def server_itl_s(e2e: list[float], ttft: list[float], tokens: list[float]) -> float | None:
@@ -77,31 +103,48 @@ def server_itl_s(e2e: list[float], ttft: list[float], tokens: list[float]) -> fl
 
 def read_watt_counts(path: Path) -> pl.DataFrame:
     """Read one Watt Counts CSV."""
-    raw = pl.read_csv(path, infer_schema_length=0)
+    raw = read_text_csv(path)
     raw = raw.rename({c: c.strip() for c in raw.columns})
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
         raise DataError(f"{path}: not a Watt Counts CSV (lacks {', '.join(missing)})")
-    rows = [_row(r, path, i + 2) for i, r in enumerate(raw.iter_rows(named=True))]
+    rows = [_read_line(r, path, i + 2) for i, r in enumerate(raw.iter_rows(named=True))]
     if not rows:
         return empty_frame()
     return conform(frame_from_rows(rows), origin=path)
 
 
+def _read_line(r: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    """The row of one CSV line, or its :func:`unreadable_row` (a bad line never stops the
+    others)."""
+    try:
+        return _row(r, path, line)
+    except CELL_ERRORS as exc:
+        return unreadable_row(SOURCE, path, f"line {line}", exc, r.get("model"), r.get("gpu_type"))
+
+
 def _row(r: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
-    ttft = _list(r["time_to_first_token_seconds_events"], path, line, "time_to_first_token")
-    e2e = _list(r["e2e_request_latency_seconds_events"], path, line, "e2e_request_latency")
+    ttft = _list(
+        r["time_to_first_token_seconds_events"], path, line, "time_to_first_token_seconds_events"
+    )
+    e2e = _list(
+        r["e2e_request_latency_seconds_events"], path, line, "e2e_request_latency_seconds_events"
+    )
     gen = _list(r["request_generation_tokens"], path, line, "request_generation_tokens")
     prompt = _list(r["request_prompt_tokens"], path, line, "request_prompt_tokens")
-    duration = _num(r["measurement_duration"])
-    gen_total = _num(r["generation_tokens_total"])
-    if not duration or not gen_total:
+    duration = _num(r["measurement_duration"], "measurement_duration")
+    gen_total = _num(r["generation_tokens_total"], "generation_tokens_total")
+    if not duration or not gen_total or duration < 0 or gen_total < 0:
         raise DataError(
             f"{path}: line {line}: measurement_duration and generation_tokens_total must be > 0"
         )
     if not prompt:
         raise DataError(f"{path}: line {line}: request_prompt_tokens is empty (no input length)")
-    lam = _num(r["lambda_qps"])
+    if min(prompt) <= 0 or min(gen, default=1.0) < 0:
+        raise DataError(f"{path}: line {line}: token counts must be positive")
+    lam = _num(r["lambda_qps"], "lambda_qps")
+    if lam is not None and lam < 0:
+        raise DataError(f"{path}: line {line}: lambda_qps must be empty, 0 (offline) or > 0")
     server = lam is not None and lam > 0
     n_req = max(len(gen), len(e2e), len(prompt))
     mean_e2e = sum(e2e) / len(e2e) if e2e else None
@@ -115,19 +158,19 @@ def _row(r: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
         batch = rate * mean_e2e
     else:
         batch = float(max(n_req, 1))
-    n_gpu = _num(r.get("gpu_count")) or _num(r.get("tensor_parallel_size")) or 1.0
+    n_gpu = _gpu_count(r)
     return {
         "source": SOURCE,
         "model": r["model"],
         "gpu": r["gpu_type"],
-        "gpu_count": int(n_gpu),
+        "gpu_count": n_gpu,
         "engine": "vllm",
         "precision": "auto",
         "batch_size": batch,
         "arrival_rate_rps": lam if server else None,
         "input_tokens": sum(prompt) / len(prompt),
         "output_tokens": sum(gen) / len(gen) if gen else gen_total / max(n_req, 1),
-        "power_w_per_gpu": _num(r["gpu_0_power_draw_watts_mean"]),
+        "power_w_per_gpu": _num(r["gpu_0_power_draw_watts_mean"], "gpu_0_power_draw_watts_mean"),
         "itl_s": itl,
         "ttft_s": sum(ttft) / len(ttft) if ttft else None,
         "output_throughput_tok_s": gen_total / duration,

@@ -1,0 +1,131 @@
+"""Find the measurement files of a data directory: which adapter reads which file or folder.
+
+:func:`discover` finds every supported format under a data directory -- by the shared layout's
+folder names and by sniffing CSV headers, so a Watt Counts CSV anywhere is picked up -- walking
+linked folders once each (never a link back above the data) and reading a file reached through
+several paths once. Files that no format recognises are left alone, except a ``.csv`` inside an
+Argonne folder (:mod:`predictors.measurements.load` states the rules).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from predictors.core.errors import DataError
+from predictors.measurements.aiconfigurator import is_aiconfigurator_header
+from predictors.measurements.amd_mi300x import is_amd_dir
+from predictors.measurements.argonne import FOLDER as ARGONNE_FOLDER
+from predictors.measurements.argonne import is_argonne_file, not_argonne_error
+from predictors.measurements.mlenergy_v1 import is_v1_file
+from predictors.measurements.mlenergy_v2 import FILE_PATTERN as V2_FILE
+from predictors.measurements.mlenergy_v3 import is_v3_dir
+from predictors.measurements.watt_counts import is_watt_counts_header
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One adapter call: a format name and the file or directory it reads."""
+
+    format: str
+    path: Path
+
+
+def _first_line(path: Path) -> str:
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
+        for line in fh:
+            if line.strip():
+                return line.strip()
+    return ""
+
+
+def _csv_format(f: Path) -> str | None:
+    """The format a CSV's name and header identify, or None."""
+    if is_v1_file(f):
+        return "mlenergy_v1"
+    if is_argonne_file(f):
+        return "argonne"
+    cols = [c.strip().strip('"') for c in _first_line(f).split(",")]
+    if is_aiconfigurator_header(cols):
+        return "aiconfigurator"
+    if is_watt_counts_header(cols):
+        return "watt_counts"
+    return None
+
+
+def _tree(data_dir: Path) -> tuple[list[Path], list[Path]]:
+    """The directories (*data_dir* first) and files under *data_dir*, sorted, following
+    symbolic links to directories once each (a link loop is not walked twice) and reading a
+    file reached through several paths (a link beside its target) once: by its own path where
+    it has one, else by the first link's. A link to *data_dir* or a directory above it is not
+    followed."""
+    dirs: list[Path] = []
+    seen: set[str] = set()
+    root = os.path.realpath(data_dir)
+    stack = [data_dir]
+    while stack:
+        d = stack.pop()
+        real = os.path.realpath(d)
+        # a link back to the directory or one above it would read what lies beside it
+        if real in seen or root.startswith(real.rstrip(os.sep) + os.sep):
+            continue
+        seen.add(real)
+        dirs.append(d)
+        with contextlib.suppress(OSError):
+            stack.extend(p for p in d.iterdir() if p.is_dir())
+    by_target: dict[str, Path] = {}
+    for d in dirs:
+        with contextlib.suppress(OSError):
+            for f in d.iterdir():
+                if not f.is_file():
+                    continue
+                real = os.path.realpath(f)
+                kept = by_target.get(real)
+                if kept is None or (kept.is_symlink() and not f.is_symlink()):
+                    by_target[real] = f
+    return sorted(dirs), sorted(by_target.values())
+
+
+def discover(data_dir: Path) -> list[SourceFile]:
+    """Every adapter input under *data_dir*, in a deterministic order."""
+    if not data_dir.is_dir():
+        raise DataError(f"{data_dir}: data directory not found (pass --data DIR)")
+    found: list[SourceFile] = []
+    dirs_seen: set[tuple[str, Path]] = set()
+    claimed: list[Path] = []
+    unknown_csv: list[Path] = []
+
+    def add_dir(fmt: str, d: Path) -> None:
+        if (fmt, d) not in dirs_seen:
+            dirs_seen.add((fmt, d))
+            found.append(SourceFile(fmt, d))
+
+    dirs, files = _tree(data_dir)
+    for d in dirs:
+        if is_v3_dir(d):
+            add_dir("mlenergy_v3", d)
+            claimed.append(d)
+        elif is_amd_dir(d):
+            add_dir("amd_mi300x", d)
+            claimed.append(d)
+    for f in files:
+        if any(c in f.parents for c in claimed):
+            continue
+        if V2_FILE.match(f.name):
+            root = f.parents[4] if len(f.relative_to(data_dir).parts) >= 5 else f.parent
+            add_dir("mlenergy_v2", root)
+        elif f.suffix.lower() == ".csv":
+            fmt = _csv_format(f)
+            if fmt in ("mlenergy_v1", "argonne"):
+                add_dir(fmt, f.parent)
+            elif fmt is not None:
+                found.append(SourceFile(fmt, f))
+            else:
+                unknown_csv.append(f)
+    argonne_dirs = {s.path for s in found if s.format == "argonne"}
+    for f in unknown_csv:
+        if f.parent in argonne_dirs or f.parent.name == ARGONNE_FOLDER:
+            raise not_argonne_error(f)
+    return sorted(found, key=lambda s: (s.format, str(s.path)))
