@@ -313,7 +313,14 @@ def _predict_chunk(
     rate = _rates(rows)
     position = rows.columns.index(_RATE) if _RATE in rows.columns else None
     batch_rows = rows.drop(_RATE) if position is not None else rows
-    batch_rows = batch_rows.drop([c for c in LOAD_COLUMNS if c in batch_rows.columns])
+    # inputs named like an output are replaced by it (the CLI refuses them in its header)
+    replaced = {
+        *LOAD_COLUMNS,
+        *IDENTITY_COLUMNS,
+        *(TTFT_COLUMNS if with_ttft else ()),
+        *(FIT_COLUMNS if with_fit else ()),
+    }
+    batch_rows = batch_rows.drop([c for c in batch_rows.columns if c in replaced])
     out = predictor.predict(batch_rows, with_ttft=with_ttft, with_fit=with_fit)
     stated_tp = tensor_parallel_errors(rows, out["tensor_parallel"])
     out = _with_row_errors(out, stated_tp != "", pl.lit(stated_tp))

@@ -104,7 +104,9 @@ def spdx_document(report: ReportDocument) -> dict[str, Any]:
                 }
             ],
         }
-        if training is not None and isinstance(training.value, float | int):
+        # the training figure is the fleet's (all served models together): given once, on the
+        # first package, so that a sum over packages is the figure (fuzz round 17: it was on each)
+        if i == 0 and training is not None and isinstance(training.value, float | int):
             energy["ai_trainingEnergyConsumption"] = [
                 {
                     "type": "ai_EnergyConsumptionDescription",
@@ -154,15 +156,28 @@ def cyclonedx_document(report: ReportDocument) -> dict[str, Any]:
     grid = report.assumptions.grid
     provider = f"grid {grid.region}" if grid.region else "grid (explicit figure)"
     components = []
+    sections = {s.name: s for s in report.models}
     for i, m in enumerate(d.models):
         kwh = _kwh(report, m.name)
         kg = m.fields.get("emissions_location_kg_co2e")
+        grid_text, grid_name = report.assumptions.grid_text, provider
+        section = sections.get(m.name)
+        regions = (
+            sorted({r for r in (x.region for x in section.deployments) if r}) if section else []
+        )
+        if regions and kg is not None and isinstance(kg.value, float | int) and kwh > 0:
+            # placed in regions: their grids, not the scenario's default (fuzz round 17)
+            grid_name = f"grid of region {', '.join(regions)}"
+            grid_text = (
+                f"{float(kg.value) * 1000.0 / kwh:.3f} gCO2e/kWh, the facility-energy-weighted "
+                f"average of the grids of region {', '.join(regions)}"
+            )
         consumption: dict[str, Any] = {
             "activity": "inference",
             "energyProviders": [
                 {
-                    "description": f"{report.assumptions.grid_text} (location-based)",
-                    "organization": {"name": provider},
+                    "description": f"{grid_text} (location-based)",
+                    "organization": {"name": grid_name},
                     "energySource": "unknown",
                     "energyProvided": {"value": kwh, "unit": "kWh"},
                 }
@@ -177,13 +192,16 @@ def cyclonedx_document(report: ReportDocument) -> dict[str, Any]:
             consumption["co2CostEquivalent"] = {"value": tonnes, "unit": "tCO2eq"}
         considerations: list[dict[str, Any]] = [consumption]
         training = d.fields.get("training_energy_kwh")
-        if training is not None and isinstance(training.value, float | int):
-            considerations.append(
+        if i == 0 and training is not None and isinstance(training.value, float | int):
+            considerations.append(  # the fleet's figure, once (as in the SPDX document)
                 {
                     "activity": "training",
                     "energyProviders": [
                         {
-                            "description": f"user-supplied: {training.source}",
+                            "description": (
+                                "training of all the fleet's served models together, "
+                                f"user-supplied: {training.source}"
+                            ),
                             "organization": {"name": "not stated"},
                             "energySource": "unknown",
                             "energyProvided": {"value": float(training.value), "unit": "kWh"},
