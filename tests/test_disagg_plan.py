@@ -232,6 +232,7 @@ def test_plan_json_carries_the_pools_and_verifies(plan: Plan) -> None:
         )
 
 
+@pytest.mark.slow  # plans every bundled scenario twice: 3.2 s
 def test_default_is_aggregated_and_keeps_plans(predictor: Predictor) -> None:
     base = load_scenario(PAPER)
     assert base.deployment == "aggregated"

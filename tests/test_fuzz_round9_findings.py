@@ -143,6 +143,7 @@ models:
 """
 
 
+@pytest.mark.slow  # plans a two-region disaggregated scenario per case: 3.5 s each
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
