@@ -35,6 +35,9 @@ from planner.documents.verify_candidates import candidate_problems
 from planner.documents.verify_pools import record_identity
 from predictors.api import Predictor
 
+#: Their fixtures plan disaggregated scenarios (about 5 s each): the slow pass runs them.
+pytestmark = pytest.mark.slow
+
 Edit = Callable[[dict[str, Any]], None]
 REPO = Path(__file__).resolve().parent.parent
 EDITED = "the plan was edited or damaged: plan the scenario again"

@@ -25,6 +25,9 @@ from plan_fixtures import REGIONS_SCENARIO, planned
 from planner.documents.verify import plan_problems
 from predictors.api import Predictor
 
+#: Their fixtures plan disaggregated scenarios (about 5 s each): the slow pass runs them.
+pytestmark = pytest.mark.slow
+
 Edit = Callable[[dict[str, Any]], None]
 REPO = Path(__file__).resolve().parent.parent
 EDITED = "the plan was edited or damaged: plan the scenario again"
