@@ -178,11 +178,10 @@ def apply_rules(
         pl.Series("_idle_w", [idle_map[g] for g in gpu_ids], dtype=pl.Float64),
     )
     sizes = ("batch_size", "input_tokens", "output_tokens", "output_throughput_tok_s")
-    non_positive_size = pl.any_horizontal(
-        pl.lit(False),
-        *(pl.col("gpu_count") < 1 for _ in [0] if "gpu_count" in raw.columns),
-        *(pl.col(c) <= 0 for c in sizes if c in raw.columns),
-    )
+    too_small = [pl.col(c) <= 0 for c in sizes if c in raw.columns]
+    if "gpu_count" in raw.columns:
+        too_small.append(pl.col("gpu_count") < 1)
+    non_positive_size = pl.any_horizontal(pl.lit(False), *too_small)
     itl, pw = pl.col("itl_s"), pl.col("power_w_per_gpu")
     doubtful = pl.col("quality").str.starts_with("doubtful")
     no_target = pl.all_horizontal(pl.col(c).is_null() for c in MEASURED)
