@@ -33,7 +33,6 @@ from predictors.catalog.row_checks import (
 )
 from predictors.catalog.row_checks import MAX_VALUES as MAX_VALUES
 from predictors.catalog.store import Catalog, load_catalog
-from predictors.core.paths import trained_dir
 from predictors.core.vocab import ENGINE_ALIASES, PRECISION_ALIASES
 from predictors.estimators import artifacts, domain
 from predictors.features import DECODE_WORKERS_COLUMN, add_features, join_specs
@@ -183,9 +182,10 @@ class Predictor:
 
     @classmethod
     def load(cls, directory: Path | None = None, catalog: Catalog | None = None) -> Predictor:
-        """The trained models in *directory* (default: the shipped ``predictors/trained``) bound
-        to *catalog* (default: the bundled catalogs plus ``$WATTGPU_USER_CATALOG``)."""
-        return cls(artifacts.load(directory or trained_dir()), catalog or load_catalog())
+        """The trained models in *directory* (default: ``$WATTGPU_MODELS``, else the shipped
+        ``predictors/trained``) bound to *catalog* (default: the bundled catalogs plus
+        ``$WATTGPU_USER_CATALOG``)."""
+        return cls(artifacts.load_chosen(directory), catalog or load_catalog())
 
     @property
     def card(self) -> dict[str, Any]:

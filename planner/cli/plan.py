@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 
 from planner.cli.catalog import UserCatalogOpt
+from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.limits import (
     MAX_CONTEXT_TOKENS,
@@ -168,6 +169,7 @@ def plan(
             "--wide", help="Table: every column (default: a compact table within 100 columns)."
         ),
     ] = False,
+    models: ModelsOpt = None,
 ) -> None:
     """Plan a GPU fleet for a scenario: which GPUs, TP degree and replicas per model.
 
@@ -191,7 +193,12 @@ def plan(
         check_not_input(output, [path, *(overlay or [])], "--output")
     with Progress("planning") as progress:
         run = plan_file(
-            path, set_ or [], overlay or [], time_limit_s=time_limit, progress=progress.update
+            path,
+            set_ or [],
+            overlay or [],
+            time_limit_s=time_limit,
+            predictor=chosen_predictor(models),
+            progress=progress.update,
         )
         flags = None
         if fmt != PlanFormat.csv:
@@ -317,6 +324,7 @@ def compare(
         ),
     ] = CompareDeployment.aggregated,
     user_catalog: UserCatalogOpt = None,
+    models: ModelsOpt = None,
 ) -> None:
     """Rank GPU types for one model, load and SLA: the best fleet of each type (no scenario file).
 
@@ -353,14 +361,7 @@ def compare(
         electricity_usd_per_kwh=electricity,
         deployment=deployment.value,
     )
-    predictor = None
-    if user_catalog is not None:
-        from predictors.api import Predictor
-        from predictors.catalog.store import load_catalog
-
-        loaded = Predictor.load()
-        predictor = Predictor(loaded.models, load_catalog(user_catalog))
-    result = run_compare(request, predictor)
+    result = run_compare(request, chosen_predictor(models, user_catalog))
     if fmt == CompareFormat.json:
         _emit(to_json(result.to_json_dict()), output, "comparison")
     elif fmt == CompareFormat.csv:

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from planner.cli.catalog import UserCatalogOpt
+from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import terminal_text
 from predictors.core.output import write_output
@@ -146,6 +147,7 @@ def predict(
         typer.Option("--format", help="table or json (single form; the batch form writes CSV)."),
     ] = "table",
     user_catalog: UserCatalogOpt = None,
+    models: ModelsOpt = None,
 ) -> None:
     """Predict power per GPU, ITL and throughput (single row, or a CSV with --input)."""
     import numpy as np
@@ -153,7 +155,6 @@ def predict(
 
     from predictors.api import Predictor
     from predictors.catalog import quantised
-    from predictors.catalog.store import load_catalog
     from predictors.rows import (
         csv_pieces,
         predict_rows,
@@ -167,7 +168,7 @@ def predict(
     quiet = np.errstate(over="ignore", invalid="ignore")
     if input_csv is not None:
         rows = read_rows_csv(input_csv)
-        predictor = Predictor.load(catalog=load_catalog(user_catalog))
+        predictor = chosen_predictor(models, user_catalog) or Predictor.load()
         for note in quantised.notes(
             predictor.catalog, rows["model"].drop_nulls().unique(maintain_order=True).to_list()
         ):
@@ -215,7 +216,7 @@ def predict(
             },
         }
     )
-    predictor = Predictor.load(catalog=load_catalog(user_catalog))
+    predictor = chosen_predictor(models, user_catalog) or Predictor.load()
     with quiet:
         out = predict_rows(predictor, row).row(0, named=True)
     if out["error"]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.limits import MAX_PARETO_POINTS, MAX_TIME_LIMIT_S
 from predictors.core.errors import WattgpuError
@@ -154,6 +155,7 @@ def report(
             "section (P10/P50/P90, SLA probabilities, fan, tornado, GPU mix); md, html, text.",
         ),
     ] = None,
+    models: ModelsOpt = None,
 ) -> None:
     """Estimated energy and emissions disclosure of a plan (md, html, json or text)."""
     from planner.report.build import make_report
@@ -181,6 +183,7 @@ def report(
             trust=trust,
             warn=_warn,
             flags=True,
+            predictor=chosen_predictor(models),
         )
         if sweep_doc is not None:
             _check_sweep(sweep_doc, src.plan.scenario)
@@ -282,6 +285,7 @@ def pareto(
     overlay: OverlayOption = None,
     time_limit: TimeLimitOption = None,
     trust: TrustOption = False,
+    models: ModelsOpt = None,
 ) -> None:
     """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
     from planner.analysis.pareto import pareto_front
@@ -304,6 +308,7 @@ def pareto(
             progress=progress.update,
             trust=trust,
             warn=_warn,
+            predictor=chosen_predictor(models),
         )
         if not src.plan.has_solution:
             raise WattgpuError(

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from planner.cli.validate import OverlayOption, SetOption
 
 
@@ -82,6 +83,7 @@ def sweep(
     ] = None,
     set_: SetOption = None,
     overlay: OverlayOption = None,
+    models: ModelsOpt = None,
 ) -> None:
     """Re-plan a scenario under uncertainty draws and what-if grids (docs/sweep.md)."""
     from planner.paths import default_scenario
@@ -100,7 +102,14 @@ def sweep(
     if output is not None:
         check_not_input(output, [path, *(overlay or [])], "--output")
     with Progress("sweeping") as progress:
-        run = plan_file(path, set_ or [], overlay or [], baselines=False, progress=progress.update)
+        run = plan_file(
+            path,
+            set_ or [],
+            overlay or [],
+            predictor=chosen_predictor(models),
+            baselines=False,
+            progress=progress.update,
+        )
         block = run.scenario.sweep
         source = field_source(path, overlay or [], set_ or [])  # the file of a sweep.* field
         s = settings(

@@ -1,10 +1,11 @@
 """What a report or a Pareto front starts from: a scenario file (planned now) or a saved plan.
 
 ``wattgpu report`` and ``wattgpu pareto`` accept either a scenario YAML (loaded, predicted and
-solved with the shipped predictors) or a plan JSON written by ``wattgpu plan --format json``
-(validated; no scenario, no predictor). Either way the result is the plan's document, the model
-card that describes its predictors, and the optimiser's inputs for re-solving (the fresh inputs,
-or the inputs rebuilt from the saved plan's candidates).
+solved with the predictors of ``--models``, ``$WATTGPU_MODELS`` or the shipped ones) or a plan
+JSON written by ``wattgpu plan --format json`` (validated; no scenario, no predictor). Either way
+the result is the plan's document, the model card that describes its predictors, and the
+optimiser's inputs for re-solving (the fresh inputs, or the inputs rebuilt from the saved plan's
+candidates).
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planner.documents.plan import PlanDocument, load_plan, plan_document, planning_inputs_of
 from planner.inputs import PlanningInputs
 from predictors.core.errors import WattgpuError
 from predictors.estimators.card import ModelCard, card_of, load_card
+
+if TYPE_CHECKING:
+    from predictors.api import Predictor
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,13 @@ def plan_source(
     trust: bool = False,
     warn: Callable[[str], None] | None = None,
     flags: bool = False,
+    predictor: Predictor | None = None,
 ) -> PlanSource:
     """Load the saved plan at *path* (recomputed and checked: *trust* turns its problems into
     warnings through *warn*), or plan the scenario at *path* (with what-if options; *flags*:
-    with its uncertainty flags, :func:`planner.analysis.flags.uncertainty_flags`)."""
+    with its uncertainty flags, :func:`planner.analysis.flags.uncertainty_flags`). *predictor*
+    (default: ``$WATTGPU_MODELS`` or the shipped one) plans the scenario; its card describes a
+    saved plan unless *model_card* is given."""
     if is_plan_json(path):
         if overrides or overlays:
             raise WattgpuError(
@@ -58,11 +66,20 @@ def plan_source(
             )
         doc = load_plan(path, trust=trust, warn=warn)
         inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
+        if model_card is None and predictor is not None:
+            return PlanSource(doc, card_of(predictor.card), inputs, saved=True)
         return PlanSource(doc, load_card(model_card), inputs, saved=True)
     from planner.analysis.flags import uncertainty_flags
     from planner.pipeline import plan_file
 
-    run = plan_file(path, overrides, overlays, time_limit_s=time_limit_s, progress=progress)
+    run = plan_file(
+        path,
+        overrides,
+        overlays,
+        time_limit_s=time_limit_s,
+        predictor=predictor,
+        progress=progress,
+    )
     card = load_card(model_card) if model_card is not None else card_of(run.predictor_card)
     found = uncertainty_flags(run, progress=progress) if flags else None
     return PlanSource(plan_document(run.plan, flags=found), card, run.inputs, saved=False)

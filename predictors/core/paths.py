@@ -12,6 +12,8 @@ _REPO = _PKG.parent
 USER_CATALOG_ENV = "WATTGPU_USER_CATALOG"
 #: Environment variable naming the measurement data directory.
 DATA_ENV = "WATTGPU_DATA"
+#: Environment variable naming the trained predictors to use (a `wattgpu train --output` dir).
+MODELS_ENV = "WATTGPU_MODELS"
 
 
 def catalogs_dir() -> Path:
@@ -23,6 +25,15 @@ def catalogs_dir() -> Path:
 def trained_dir() -> Path:
     """The shipped trained predictors."""
     return _PKG / "trained"
+
+
+def models_dir(explicit: Path | None = None) -> Path:
+    """The trained predictors every command uses: the explicit directory (``--models``), else
+    ``$WATTGPU_MODELS``, else the shipped ones (:func:`trained_dir`)."""
+    if explicit is not None:
+        return explicit
+    env = os.environ.get(MODELS_ENV)
+    return Path(env) if env else trained_dir()
 
 
 def is_source_checkout() -> bool:

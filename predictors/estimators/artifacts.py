@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ import polars as pl
 
 from predictors.core.atomic_dir import replace_directory
 from predictors.core.errors import WattgpuError
+from predictors.core.paths import MODELS_ENV, models_dir
 from predictors.estimators.base import XgbEstimator
 from predictors.estimators.intervals import AdaptiveInterval, Interval
 from predictors.estimators.itl import PhysicsItlEstimator
@@ -114,6 +116,23 @@ def save(models: TrainedModels, directory: Path) -> None:
     files[CARD_NAME] = (json.dumps(card, indent=2, sort_keys=True) + "\n").encode("utf-8")
     # a booster of an earlier training that this one does not write is stale
     replace_directory(directory, files, drop=lambda n: n.endswith(".ubj"))
+
+
+def load_chosen(directory: Path | None = None, option: str = "") -> TrainedModels:
+    """The trained predictors in *directory* (given as *option*, e.g. ``--models``), else in
+    ``$WATTGPU_MODELS``, else the shipped ones; an error names where the directory came from."""
+    chosen = models_dir(directory)
+    origin = option if directory is not None else ""
+    if directory is None and os.environ.get(MODELS_ENV):
+        origin = f"${MODELS_ENV}"
+    try:
+        if not chosen.is_dir():
+            raise WattgpuError(
+                f"{chosen}: not a directory; give the directory `wattgpu train --output DIR` wrote"
+            )
+        return load(chosen)
+    except WattgpuError as exc:
+        raise WattgpuError(f"{origin}: {exc}" if origin else str(exc)) from None
 
 
 def load(directory: Path) -> TrainedModels:

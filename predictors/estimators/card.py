@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from predictors.core.errors import WattgpuError
-from predictors.core.paths import trained_dir
+from predictors.core.paths import models_dir
 from predictors.estimators.artifacts import CARD_NAME, CARD_SCHEMA
 
 #: The sections of a card the report reads (method, provenance, intervals, accuracy, domain):
@@ -95,10 +95,10 @@ def card_of(card: dict[str, Any] | ModelCard) -> ModelCard:
 
 
 def load_card(path: Path | None = None) -> ModelCard:
-    """The model card at *path* (a card file or the directory holding it; default: shipped),
-    with every section of :data:`REPORT_SECTIONS`; one WattgpuError line naming the file (and
-    the key) otherwise."""
-    path = path or trained_dir()
+    """The model card at *path* (a card file or the directory holding it; default:
+    ``$WATTGPU_MODELS``, else the shipped card), with every section of
+    :data:`REPORT_SECTIONS`; one WattgpuError line naming the file (and the key) otherwise."""
+    path = path or models_dir()
     file = path / CARD_NAME if path.is_dir() else path
     fix = "give a model_card.json written by `wattgpu train`"
     try:
