@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from predictors.core.output import atomic_write
+from predictors.core.output import atomic_write, current_umask
 
 
 def replace_directory(
@@ -38,7 +38,7 @@ def replace_directory(
                     shutil.copy2(old, staging / old.name)
         for name, data in files.items():
             atomic_write(staging / name, data)
-        os.chmod(staging, 0o777 & ~_umask())
+        os.chmod(staging, 0o777 & ~current_umask())
         if target.is_dir():
             aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
             aside.rmdir()
@@ -51,9 +51,3 @@ def replace_directory(
         with contextlib.suppress(OSError):
             shutil.rmtree(staging)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -208,9 +208,7 @@ def atomic_write(target: Path, data: bytes | Callable[[BinaryIO], object]) -> No
             with contextlib.suppress(OSError):
                 os.chmod(tmp_name, target.stat().st_mode & 0o777)
         else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp_name, 0o666 & ~umask)
+            os.chmod(tmp_name, 0o666 & ~current_umask())
         os.replace(tmp_name, target)
         tmp_name = None
         _fsync_directory(target.parent)
@@ -238,3 +236,10 @@ def locked(target: Path) -> Iterator[None]:
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it and restoring it at once)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
