@@ -129,7 +129,11 @@ def evaluate(
     ),
     model_dir: Annotated[
         Path | None,
-        typer.Option("--metrics-to", help="Also write evaluation_summary.json here (model card)."),
+        typer.Option(
+            "--metrics-to",
+            help="Model directory: also write evaluation_summary.json there and the held-out "
+            "metrics and residuals into its model card.",
+        ),
     ] = None,
 ) -> None:
     """Score ours, the paper's recipe and physical baselines on CV, LOGO and LOLO splits."""
@@ -202,7 +206,7 @@ def evaluate(
             vendors = dict(
                 zip(catalog.gpus["id"].to_list(), catalog.gpus["vendor"].to_list(), strict=True)
             )
-            add_residuals(card_path, long, vendors)
+            add_residuals(card_path, long, vendors, records)
     typer.echo(f"wrote {output} ({seconds:.0f} s)")
     for r in summary.iter_rows(named=True):
         typer.echo(

@@ -152,10 +152,14 @@ def residual_summary(
 
 
 def add_residuals(
-    card_path: Path, long: pl.DataFrame, vendor_of: Mapping[str, str] | None = None
+    card_path: Path,
+    long: pl.DataFrame,
+    vendor_of: Mapping[str, str] | None = None,
+    metrics: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Write :func:`residual_summary` of *long* into the card at *card_path* (key
-    ``residuals``), atomically; returns the summary."""
+    ``residuals``) and, when given, the evaluation's *metrics* (key ``metrics``, as ``wattgpu
+    train`` writes them from ``evaluation_summary.json``), atomically; returns the summary."""
     try:
         card = json.loads(card_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -165,6 +169,8 @@ def add_residuals(
         ) from None
     summary = residual_summary(long, vendor_of)
     card["residuals"] = summary
+    if metrics is not None:  # the card states the evaluation that wrote its residuals
+        card["metrics"] = metrics
     text = json.dumps(card, indent=2, sort_keys=True) + "\n"
     atomic_write(card_path, text.encode("utf-8"))
     return summary
