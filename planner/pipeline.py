@@ -99,13 +99,19 @@ def plan_file(
         raise type(exc)("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
 
 
-def stated_layout_problems(scenario: Scenario, path: str | Path) -> list[str]:
-    """The stated layouts of *scenario* (read from *path*) that ``wattgpu plan`` would refuse
-    (:func:`planner.specs.layout_problems`), against the catalog the plan uses (its
-    ``user_catalog`` overlay included)."""
+def scenario_catalog(scenario: Scenario, path: str | Path) -> Any:
+    """The catalog a plan of *scenario* (read from *path*) uses: its ``user_catalog`` overlay
+    included."""
     from predictors.catalog.store import load_catalog
 
     user_dir = None
     if scenario.user_catalog is not None:
         user_dir = user_catalog_path(scenario.user_catalog, Path(path).parent)
-    return layout_problems(scenario, load_catalog(user_dir))
+    return load_catalog(user_dir)
+
+
+def stated_layout_problems(scenario: Scenario, path: str | Path) -> list[str]:
+    """The stated layouts of *scenario* (read from *path*) that ``wattgpu plan`` would refuse
+    (:func:`planner.specs.layout_problems`), against the catalog the plan uses (its
+    ``user_catalog`` overlay included)."""
+    return layout_problems(scenario, scenario_catalog(scenario, path))

@@ -56,8 +56,10 @@ def _check_form(ctx: typer.Context, input_csv: Path | None, fmt: str) -> None:
                 "--format csv: only the batch form writes CSV — add --input ROWS.csv, or use "
                 f"--format {' or '.join(FORMATS)}"
             )
-        if fmt not in FORMATS:
-            raise WattgpuError(f"--format: unknown {fmt!r}; use one of {', '.join(FORMATS)}")
+        if fmt not in FORMATS:  # a value not among the choices: usage error, exit 2
+            raise typer.BadParameter(
+                f"unknown {fmt!r}; use one of {', '.join(FORMATS)}", param_hint="'--format'"
+            )
         return
     row_options = _given(ctx, ROW_OPTIONS)
     if row_options:
@@ -140,11 +142,13 @@ def predict(
         Path | None, typer.Option("--input", help="CSV of rows to predict (batch form).")
     ] = None,
     output_csv: Annotated[
-        Path | None, typer.Option("--output", help="Where the batch form writes its CSV.")
+        Path | None, typer.Option("--output", "-o", help="Where the batch form writes its CSV.")
     ] = None,
     fmt: Annotated[
         str,
-        typer.Option("--format", help="table or json (single form; the batch form writes CSV)."),
+        typer.Option(
+            "--format", "-f", help="table or json (single form; the batch form writes CSV)."
+        ),
     ] = "table",
     user_catalog: UserCatalogOpt = None,
     models: ModelsOpt = None,

@@ -35,13 +35,15 @@ def validate(
     from planner.pipeline import stated_layout_problems
     from planner.scenario.bundled import find_scenario
     from planner.scenario.load import load_scenario
+    from planner.sweep.spec import sweep_block_problems
     from predictors.core.escape import terminal_text
 
     path = find_scenario(file)
     scenario = load_scenario(path, overrides=set_ or [], overlays=overlay or [])
-    problems = stated_layout_problems(scenario, path)
+    problems = [f"{path}: {line}" for line in stated_layout_problems(scenario, path)]
+    problems += sweep_block_problems(scenario, path, overlay or [], set_ or [])
     if problems:
-        raise LayoutError("\n".join(f"{path}: {line}" for line in problems))
+        raise LayoutError("\n".join(problems))
     n_models = len(scenario.models)
     n_gpus = len(scenario.gpu_offers)
     models = "1 model" if n_models == 1 else f"{n_models} models"

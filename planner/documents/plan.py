@@ -35,9 +35,10 @@ from planner.documents.plan_parts import (
     TotalsDocument,
 )
 from planner.documents.plan_savings import savings_of
-from planner.documents.pools import allocation_pools, candidate_fields
+from planner.documents.pools import candidate_fields
 from planner.documents.records import candidate_of, model_of
 from planner.documents.regions import RegionDocument, entry_site, region_documents, regions_of
+from planner.documents.trusted import allocation_document, trusted_document
 from planner.documents.verify import checked_plan_json
 from planner.inputs import (
     Candidate,
@@ -48,12 +49,8 @@ from planner.inputs import (
     Provenance,
 )
 from planner.result import (
-    Allocation,
     Plan,
     failover_capacity,
-    itl_s_at_served_load,
-    make_allocation,
-    period_power_w,
 )
 from planner.scenario.disclosure import Disclosure
 from predictors.core.safe_read import collector_paused
@@ -166,31 +163,18 @@ def read_plan(
     recompute it from its allocations and candidate curves (:func:`.verify.checked_plan_json`):
     a hand-edited or damaged figure is an error naming the field, or with *trust* a warning
     through *warn*. The document, and the JSON values (``to_json_dict``) that were checked."""
+    warned: set[str] = set()
+
+    def told(line: str) -> None:  # the fields the check named, so a total is warned once
+        warned.add(line.removeprefix("warning: ").removeprefix(f"{path}: ").split(": ", 1)[0])
+        (warn or (lambda _: None))(line)
+
     with collector_paused():
         doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX, strict=True)
-        data = checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=warn)
-    return (_recomputed(doc) if trust else doc), data
-
-
-def _recomputed(doc: PlanDocument) -> PlanDocument:
-    """*doc* (read with ``--trust``) with every allocation rebuilt from its candidate, replicas
-    and load as planning accounts it: no edited copy of a candidate's fact or figure (an ITL,
-    a batch size, a layout degree, a mean power) is reported."""
-    split = any(a.deployment is not None for a in doc.allocations)  # its deployment keys
-    inputs = planning_inputs_of(doc)
-    rebuilt = [
-        _allocation(
-            make_allocation(
-                candidate_of(doc.candidate(a.key)),
-                a.replicas,
-                tuple(a.requests_per_s_by_period),
-                inputs,
-            ),
-            split,
-        )
-        for a in doc.allocations
-    ]
-    return doc.model_copy(update={"allocations": rebuilt})
+        data = checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=told)
+    if not trust:
+        return doc, data
+    return trusted_document(doc, planning_inputs_of(doc), str(path), warned, warn), data
 
 
 def load_plan(
@@ -201,42 +185,6 @@ def load_plan(
 
 
 # --- Plan -> document ---------------------------------------------------------------------------
-
-
-def _allocation(a: Allocation, split: bool) -> AllocationDocument:
-    c = a.candidate
-    x = a.requests_per_s_by_period
-    return AllocationDocument(
-        name=c.name,
-        model=c.model,
-        gpu=c.gpu,
-        tp=c.tp,
-        replicas=a.replicas,
-        gpus=a.gpus,
-        requests_per_s_by_period=list(x),
-        batch_size=c.batch_size,
-        itl_s=c.itl_s_at_capacity,
-        power_w_per_gpu=a.power_w_per_gpu,
-        energy_kwh=a.energy_kwh,
-        facility_energy_kwh=a.facility_energy_kwh,
-        cost_usd=a.cost_usd,
-        gpu_cost_usd=a.gpu_cost_usd,
-        energy_cost_usd=a.energy_cost_usd,
-        carbon_cost_usd=a.carbon_cost_usd,
-        carbon_kg=a.carbon_kg,
-        power_w_by_period=period_power_w(c, a.replicas, x),
-        itl_s_at_capacity=c.itl_s_at_capacity,
-        itl_s_at_served_load=a.itl_s_at_served_load,
-        itl_s_at_served_load_by_period=itl_s_at_served_load(c, a.replicas, x),
-        requests_per_s_per_replica_by_period=[v / a.replicas if a.replicas else 0.0 for v in x],
-        tensor_parallel=c.tp,
-        pipeline_parallel=c.pipeline_parallel,
-        data_parallel=c.data_parallel,
-        expert_parallel=c.expert_parallel,
-        nodes=c.nodes,
-        region=c.region or None,
-        **allocation_pools(c, a.replicas, x, split),
-    )
 
 
 def _candidate(c: Candidate, split: bool) -> CandidateDocument:
@@ -314,7 +262,7 @@ def plan_document(
         models=[_model(plan, m) for m in inputs.models],
         inventory=dict(inputs.inventory),
         candidates=[_candidate(c, split) for c in kept],
-        allocations=[_allocation(a, split) for a in plan.allocations],
+        allocations=[allocation_document(a, split) for a in plan.allocations],
         totals=(
             TotalsDocument(**dataclass_values(plan.totals), cost_usd=plan.totals.cost_usd)
             if plan.totals is not None

@@ -21,6 +21,7 @@ from typing import Any
 from planner.inputs import PlanningInputs
 from planner.scenario.errors import format_path
 from planner.scenario.load import merged_scenario
+from planner.scenario.model import Scenario
 from planner.scenario.sweep_block import MAX_DRAWS, MAX_GRID_POINTS, AxisRange, SweepBlock
 from predictors.core.errors import WattgpuError, did_you_mean
 
@@ -80,10 +81,9 @@ def settings(
     if n < 0:
         raise WattgpuError(f"--draws: must be >= 0, got {n}")
     if n > MAX_DRAWS and not force:
-        above = f"{n:,} draws is above the limit of {MAX_DRAWS:,}"
         if draws is None:  # the scenario's sweep.draws
-            raise _error(source, "sweep.draws", f"{above}; lower it, give --draws N or add --force")
-        raise WattgpuError(f"--draws: {above}; give fewer or add --force")
+            raise _error(source, "sweep.draws", _draws_above(n, ""))
+        raise WattgpuError(f"--draws: {_draws_above(n, '--draws')}")
     if choose not in CHOICES:
         raise WattgpuError(
             f"--choose: unknown choice {choose!r}{did_you_mean(choose, CHOICES)}; use "
@@ -107,6 +107,13 @@ def settings(
     )
 
 
+def _draws_above(n: int, option: str) -> str:
+    above = f"{n:,} draws is above the limit of {MAX_DRAWS:,}"
+    if option:
+        return f"{above}; give fewer or add --force"
+    return f"{above}; lower it, give --draws N or add --force"
+
+
 def _values(axis: list[float] | list[int] | AxisRange) -> tuple[float, ...]:
     return axis.values() if isinstance(axis, AxisRange) else tuple(float(v) for v in axis)
 
@@ -117,52 +124,112 @@ SITE_AXES = ("electricity_usd_per_kwh", "grid_g_co2_per_kwh", "power_cap_kw", "g
 
 def _axes(
     block: SweepBlock,
-    inputs: PlanningInputs,
+    names: Sequence[str],
+    gpus: Sequence[str],
+    has_regions: bool,
     resolve_gpu: Callable[[str], str | None],
     source: Source | None,
-) -> list[tuple[str, str | None, tuple]]:
+) -> tuple[list[tuple[str, str | None, tuple]], list[WattgpuError]]:
+    """The grid axes of *block* for a scenario of model entries *names*, GPU types *gpus*
+    (catalog ids) and regions or not; and every problem, in the block's order."""
     grid = block.grid
-    names = [m.name for m in inputs.models]
     axes: list[tuple[str, str | None, tuple]] = []
-    if inputs.regions:  # these axes set one site's figure; a region has its own
-        for key in SITE_AXES:
-            if getattr(grid, key):
-                raise _error(
-                    source,
-                    f"sweep.grid.{key}",
-                    f"the scenario has regions, each with its own {key}; the grid varies only "
-                    "the top-level one — remove the axis (or the regions), or sweep a copy of "
-                    "the scenario with that region's figures changed",
-                )
+    problems: list[WattgpuError] = []
+    if has_regions:  # these axes set one site's figure; a region has its own
+        problems += [
+            _error(
+                source,
+                f"sweep.grid.{key}",
+                f"the scenario has regions, each with its own {key}; the grid varies only "
+                "the top-level one — remove the axis (or the regions), or sweep a copy of "
+                "the scenario with that region's figures changed",
+            )
+            for key in SITE_AXES
+            if getattr(grid, key)
+        ]
     for key in ("load_growth", "electricity_usd_per_kwh", "grid_g_co2_per_kwh"):
         axis = getattr(grid, key)
         if axis is not None:
             axes.append((key, None, _values(axis)))
     for name, axis in (grid.model_load or {}).items():
         if name not in names:
-            raise _error(
-                source,
-                format_path(("sweep", "grid", "model_load", name)),
-                f"no model entry named {name!r}{did_you_mean(name, names)}; use one of the "
-                "scenario's model names",
+            problems.append(
+                _error(
+                    source,
+                    format_path(("sweep", "grid", "model_load", name)),
+                    f"no model entry named {name!r}{did_you_mean(name, list(names))}; use one "
+                    "of the scenario's model names",
+                )
             )
         axes.append(("model_load", name, _values(axis)))
     for name, axis in (grid.gpu_available or {}).items():
         # a catalog alias names its GPU, as under gpus: (e.g. H100 for H100-SXM5-80GB)
-        gpu = name if name in inputs.inventory else (resolve_gpu(name) or name)
-        if gpu not in inputs.inventory:
-            raise _error(
-                source,
-                format_path(("sweep", "grid", "gpu_available", name)),
-                f"GPU {name!r} is not in the scenario{did_you_mean(name, list(inputs.inventory))}"
-                "; use a GPU listed under gpus:",
+        gpu = name if name in gpus else (resolve_gpu(name) or name)
+        if gpu not in gpus:
+            problems.append(
+                _error(
+                    source,
+                    format_path(("sweep", "grid", "gpu_available", name)),
+                    f"GPU {name!r} is not in the scenario{did_you_mean(name, list(gpus))}"
+                    "; use a GPU listed under gpus:",
+                )
             )
         axes.append(("gpu_available", gpu, tuple(float(math.floor(v)) for v in _values(axis))))
     for key in ("power_cap_kw", "budget_usd"):
         axis = getattr(grid, key)
         if axis is not None:
             axes.append((key, None, _values(axis)))
-    return axes
+    return axes, problems
+
+
+def _too_many_points(
+    axes: list[tuple[str, str | None, tuple]], source: Source | None
+) -> WattgpuError | None:
+    size = math.prod(len(values) for _, _, values in axes) if axes else 0
+    if size <= MAX_GRID_POINTS:
+        return None
+    return _error(
+        source,
+        "sweep.grid",
+        f"{size:,} grid points is above the limit of {MAX_GRID_POINTS:,}; use fewer values "
+        "or add --force",
+    )
+
+
+def block_problems(
+    scenario: Scenario, resolve_gpu: Callable[[str], str | None], source: Source | None = None
+) -> list[str]:
+    """Every problem ``wattgpu sweep`` (without options) would refuse in the scenario's
+    ``sweep:`` block: draws or grid points above the limits, grid names that are not a model
+    entry or GPU of the scenario, site axes in a scenario with regions (``wattgpu validate``)."""
+    block = scenario.sweep
+    if block is None:
+        return []
+    problems = []
+    if block.draws > MAX_DRAWS:
+        problems.append(_error(source, "sweep.draws", _draws_above(block.draws, "")))
+    names = [m.name for m in scenario.models]
+    axes, found = _axes(
+        block, names, list(scenario.gpu_offers), bool(scenario.regions), resolve_gpu, source
+    )
+    problems += found
+    too_many = _too_many_points(axes, source)
+    problems += [too_many] if too_many is not None else []
+    return [str(p) for p in problems]
+
+
+def sweep_block_problems(
+    scenario: Scenario,
+    path: str | Path,
+    overlays: Sequence[str | Path] = (),
+    overrides: Sequence[str] = (),
+) -> list[str]:
+    """:func:`block_problems` of *scenario* read from *path* with *overlays* and *overrides*,
+    each naming the file that set the field, against the catalog its plan uses."""
+    from planner.pipeline import scenario_catalog
+
+    source = field_source(path, overlays, overrides)
+    return block_problems(scenario, scenario_catalog(scenario, path).try_resolve_gpu, source)
 
 
 def axis_label(key: str, sub: str | None) -> str:
@@ -183,17 +250,17 @@ def grid_points(
     *source* gives for its field."""
     if block is None:
         return [], []
-    axes = _axes(block, inputs, resolve_gpu, source)
+    names = [m.name for m in inputs.models]
+    axes, problems = _axes(
+        block, names, list(inputs.inventory), bool(inputs.regions), resolve_gpu, source
+    )
+    if problems:
+        raise problems[0]
     if not axes:
         return [], []
-    size = math.prod(len(values) for _, _, values in axes)
-    if size > MAX_GRID_POINTS and not force:
-        raise _error(
-            source,
-            "sweep.grid",
-            f"{size:,} grid points is above the limit of {MAX_GRID_POINTS:,}; use fewer values "
-            "or add --force",
-        )
+    too_many = _too_many_points(axes, source)
+    if too_many is not None and not force:
+        raise too_many
     points = []
     for combo in itertools.product(*(values for _, _, values in axes)):
         point: dict[str, Any] = {}
