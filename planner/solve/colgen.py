@@ -246,12 +246,15 @@ def _price(dec: Decomposition, pool: Pool, cg_deadline: float, deadline: float) 
         exact = False
 
 
-def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced) -> None:
+def _add_frugal(dec: Decomposition, pool: Pool, priced: Priced, deadline: float) -> None:
     """Power-frugal columns (the DP with power priced M times the energy price): they give the
-    master MILP combinations under the cap that the LP duals alone may not generate."""
+    master MILP combinations under the cap that the LP duals alone may not generate. None
+    after *deadline* (the master then combines the columns it has)."""
     for mult in FRUGAL_MULTIPLIERS:
         y_frugal = mult * dec.base_t / dec.kw_per_e
         for b in range(len(dec.blocks)):
+            if time.perf_counter() >= deadline:
+                return
             if dec.regional:  # the block's own site's energy price on its rows
                 sl = dec.power_slice[b]
                 if sl is None:
@@ -353,7 +356,7 @@ def _column_generation(
     if priced is None:
         return None
     if dec.capped and not phase_one:  # phase 1's columns are the frugal ones
-        _add_frugal(dec, pool, priced)
+        _add_frugal(dec, pool, priced, deadline)
     every = all_columns(dec)
     if every is not None:
         return exhaustive(dec, pool, every, priced.weights, priced.bound, start, deadline)
