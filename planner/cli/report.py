@@ -197,6 +197,7 @@ def report(
             scenario_file=str(file),
             accuracy_csv=csv,
             sla_probability=_sla_probability(sweep_doc, src.plan),
+            catalog=src.catalog,
         )
     if not src.plan.has_solution:
         typer.echo(

@@ -345,8 +345,11 @@ def make_report(
     accuracy_csv: Path | None = None,
     time_limit_s: float | None = None,
     sla_probability: SlaProbability | None = None,
+    catalog: Catalog | None = None,
 ) -> tuple[ReportDocument, ParetoDocument | None]:
-    """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report.
+    """Forecast, uncertainty bands and (``pareto_points`` > 0) the front, then the report
+    (its disclosure against *catalog*: the scenario's, user overlay included; default the
+    bundled catalogs plus ``$WATTGPU_USER_CATALOG``).
 
     The front re-solves the plan's own candidates under cost caps: *inputs* when given (a fresh
     plan), else the inputs rebuilt from the plan document (a saved plan; no predictor needed).
@@ -372,6 +375,7 @@ def make_report(
         scenario_file=scenario_file,
         accuracy_csv=accuracy_csv,
         sla_probability=sla_probability,
+        catalog=catalog,
     )
     return report, front
 

@@ -1,5 +1,6 @@
 """The CSV form of a plan (``wattgpu plan --format csv``): one row per allocation, the JSON
-contract's allocation keys first (:data:`CSV_COLUMNS`), then its other keys."""
+contract's allocation keys first (:data:`CSV_COLUMNS`), then its other keys, then the weight
+``precision`` its model entry was predicted at (``models[].precision`` of the JSON)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,11 @@ CSV_COLUMNS: tuple[str, ...] = (
 
 
 def plan_csv(plan: Plan) -> str:
-    """One row per allocation: the contract's allocation columns, then any extra ones."""
-    rows = plan_json(plan)["allocations"]
+    """One row per allocation: the contract's allocation columns, then any extra ones, then
+    its entry's precision."""
+    data = plan_json(plan)
+    rows = data["allocations"]
     extra = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in CSV_COLUMNS]
-    return rows_to_csv(rows, [*CSV_COLUMNS, *extra])
+    precision = {m["name"]: m.get("precision") for m in data["models"]}
+    rows = [{**r, "precision": precision.get(r["name"])} for r in rows]
+    return rows_to_csv(rows, [*CSV_COLUMNS, *extra, "precision"])

@@ -26,7 +26,7 @@ from planner.documents.flags import UncertaintyFlagsDocument
 from planner.documents.kept import CandidateSelection
 from planner.documents.plan import plan_json, savings_of
 from planner.documents.plan_parts import SavingDocument
-from planner.inputs import UNIT_NOTE, pools_gpu_cell, pools_layout_cell
+from planner.inputs import UNIT_NOTE, PlanningInputs, pools_gpu_cell, pools_layout_cell
 from planner.layouts import multi_node_notes
 from planner.report.flag_view import flags_section
 from planner.report.plan_choices import (
@@ -79,10 +79,28 @@ def header_section(plan: Plan) -> Section:
             f"carbon price {num(carbon_price, '$/t')}",
         ),
         ("limits", f"power cap {num(i.power_cap_kw, 'kW')}, budget {num(i.budget_usd, '$')}"),
+        ("weights", weights_text(i)),
     )
     lines += region_lines(i)
     style = "green" if plan.has_solution else "red"
     return Section("wattgpu plan", lines=lines, style=style)
+
+
+def weights_text(i: PlanningInputs) -> str:
+    """The weight precision each model entry was predicted at (the checkpoint's by default)
+    and the engine: ``bf16 on every model entry, engine vllm`` or, when they differ, the
+    precisions with their entries (the three first named)."""
+    by: dict[str, list[str]] = {}
+    for m in i.models:
+        by.setdefault(m.precision or "not recorded", []).append(m.name)
+    engine = f", engine {i.provenance.engine}" if i.provenance.engine else ""
+    if len(by) == 1:
+        return f"{next(iter(by))} on every model entry{engine}"
+    parts = []
+    for precision, names in sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        more = f" +{len(names) - 3}" if len(names) > 3 else ""
+        parts.append(f"{precision} ({', '.join(names[:3])}{more})")
+    return "; ".join(parts) + engine
 
 
 def _load_text(a: Allocation, hours: Sequence[float]) -> str:

@@ -22,6 +22,7 @@ from predictors.estimators.card import ModelCard, card_of, load_card
 
 if TYPE_CHECKING:
     from predictors.api import Predictor
+    from predictors.catalog.store import Catalog
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class PlanSource:
     inputs: PlanningInputs
     saved: bool
     """True when the plan was read from a plan JSON (nothing was predicted or solved)."""
+    catalog: Catalog | None = None
+    """The catalog the scenario was planned against (its ``user_catalog`` overlay included);
+    None for a saved plan (the bundled catalogs plus ``$WATTGPU_USER_CATALOG``)."""
 
 
 def is_plan_json(path: Path) -> bool:
@@ -82,4 +86,5 @@ def plan_source(
     )
     card = load_card(model_card) if model_card is not None else card_of(run.predictor_card)
     found = uncertainty_flags(run, progress=progress) if flags else None
-    return PlanSource(plan_document(run.plan, flags=found), card, run.inputs, saved=False)
+    doc = plan_document(run.plan, flags=found)
+    return PlanSource(doc, card, run.inputs, saved=False, catalog=run.predictor.catalog)

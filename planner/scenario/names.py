@@ -49,7 +49,7 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
     models = data.get("models")
     for i, entry in enumerate(models if isinstance(models, list) else ()):
         if isinstance(entry, dict):
-            _canonicalize_model_entry(i, entry, catalog, problems)
+            _canonicalize_model_entry(i, entry, catalog, problems, data.get("precision"))
     _canonical_region(data, "region", catalog, problems)
     regions = data.get("regions")
     for name, spec in (regions if isinstance(regions, dict) else {}).items():
@@ -134,9 +134,16 @@ def no_price_problem(key: Any, gpu_id: str, basis: str | None = None) -> Problem
 
 
 def _canonicalize_model_entry(
-    i: int, entry: dict[str, Any], catalog: Catalog, problems: list[Problem]
+    i: int,
+    entry: dict[str, Any],
+    catalog: Catalog,
+    problems: list[Problem],
+    stated: Any = None,
 ) -> None:
-    """Resolve ``models[i]``'s model (quantised checkpoint -> base) and GPU lists in place."""
+    """Resolve ``models[i]``'s model (quantised checkpoint -> base) and GPU lists in place. A
+    checkpoint's implied precision becomes the entry's only when neither the entry nor the
+    scenario (*stated*: its top-level ``precision``) states one: a stated precision wins, as in
+    ``predict`` and ``compare``."""
     name = entry.get("model")
     if isinstance(name, str):
         checkpoint = quantised.try_resolve_checkpoint(catalog, name)  # FP8/AWQ/… -> base
@@ -145,8 +152,9 @@ def _canonicalize_model_entry(
             problems.append((where, _unknown("model", name, catalog, "llm", _LLM_FIX)))
         else:
             entry["model"] = checkpoint.model_id
-            if checkpoint.precision is not None and entry.get("precision") is None:
-                entry["precision"] = checkpoint.precision
+            implied = checkpoint.precision
+            if implied is not None and entry.get("precision") is None and stated is None:
+                entry["precision"] = implied
     for field in ("allowed_gpus", "forbidden_gpus"):
         values = entry.get(field)
         if isinstance(values, list):

@@ -11,13 +11,14 @@ booster, no catalog): enough for a report from a saved plan.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from predictors.core.errors import WattgpuError
-from predictors.core.paths import models_dir
+from predictors.core.paths import MODELS_ENV, models_dir
 from predictors.estimators.artifacts import CARD_NAME, CARD_SCHEMA
 
 #: The sections of a card the report reads (method, provenance, intervals, accuracy, domain):
@@ -97,8 +98,17 @@ def card_of(card: dict[str, Any] | ModelCard) -> ModelCard:
 def load_card(path: Path | None = None) -> ModelCard:
     """The model card at *path* (a card file or the directory holding it; default:
     ``$WATTGPU_MODELS``, else the shipped card), with every section of
-    :data:`REPORT_SECTIONS`; one WattgpuError line naming the file (and the key) otherwise."""
-    path = path or models_dir()
+    :data:`REPORT_SECTIONS`; one WattgpuError line naming the file (and the key) otherwise,
+    and ``$WATTGPU_MODELS`` when the card came from there."""
+    if path is None and os.environ.get(MODELS_ENV):
+        try:
+            return _read_card(models_dir())
+        except WattgpuError as exc:
+            raise WattgpuError(f"${MODELS_ENV}: {exc}") from None
+    return _read_card(path or models_dir())
+
+
+def _read_card(path: Path) -> ModelCard:
     file = path / CARD_NAME if path.is_dir() else path
     fix = "give a model_card.json written by `wattgpu train`"
     try:
