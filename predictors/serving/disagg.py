@@ -243,12 +243,13 @@ def disagg_capacity(
     pd = curve("decode_power_w_per_gpu", True)
     light = disagg_at_rate(t, np.zeros(n))
     curves: tuple[list[FloatArray], ...] = ([], [], [], [], [], [])
+    idle_w = t.idle_w  # a property computed over every unit: once, not once per unit
     for i in range(n):
         keep = np.concatenate(([True], np.diff(grid[i]) > 0)) & np.isfinite(power[i])
         if lam_star[i] <= 0.0 or not keep.any():
             keep = np.zeros(grid.shape[1], dtype=bool)
             keep[0] = True
-        idle = float(t.idle_w[i])
+        idle = float(idle_w[i])
         curves[0].append(grid[i][keep])
         curves[1].append(np.maximum.accumulate(np.maximum(power[i][keep], idle)))
         curves[2].append(pp[i][keep])
