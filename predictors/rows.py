@@ -48,6 +48,7 @@ from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, collector_paused, f
 from predictors.row_header import header_problem, tensor_parallel_errors
 from predictors.row_identity import IDENTITY_COLUMNS, identity_columns
 from predictors.serving.at_load import at_load
+from predictors.serving.rate_rows import at_batch_one, shown_as_given
 
 __all__ = [
     "DEFAULTS",
@@ -320,8 +321,10 @@ def _predict_chunk(
         *(TTFT_COLUMNS if with_ttft else ()),
         *(FIT_COLUMNS if with_fit else ()),
     }
-    batch_rows = batch_rows.drop([c for c in batch_rows.columns if c in replaced])
+    given = batch_rows.drop([c for c in batch_rows.columns if c in replaced])
+    batch_rows = at_batch_one(given, rate)  # a rate row's batch_size is ignored
     out = predictor.predict(batch_rows, with_ttft=with_ttft, with_fit=with_fit)
+    out = shown_as_given(out, given, rate)
     stated_tp = tensor_parallel_errors(rows, out["tensor_parallel"])
     out = _with_row_errors(out, stated_tp != "", pl.lit(stated_tp))
     n_inputs = out.width - len(PREDICTION_COLUMNS) - len(TTFT_COLUMNS) * with_ttft
@@ -339,7 +342,9 @@ def _predict_chunk(
         # the precision the at-batch rows were predicted at (the checkpoint's when empty)
         implied = fill_implied_precision(batch_rows, predictor.catalog)
         normalised = normalise_rows(implied).with_columns(rate)
-        result = at_load(predictor, normalised, result)
+        ttft = out.select(TTFT_COLUMNS) if with_ttft else None
+        result, ttft = at_load(predictor, normalised, result, ttft)
+        out = out.with_columns(ttft.get_columns()) if ttft is not None else out
     extras = [*(TTFT_COLUMNS if with_ttft else ()), *(FIT_COLUMNS if with_fit else ())]
     tail = out.select(*LAYOUT_OUTPUT_COLUMNS, *extras)
     failed = result["error"].fill_null("") != ""  # a rate one replica cannot carry, too

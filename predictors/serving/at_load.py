@@ -7,7 +7,8 @@ For a row with a rate λ (requests/s per replica of ``gpu_count`` GPUs) the serv
 ``concurrency`` (mean requests in the system), ``ttft_s_at_load`` and ``itl_s_p90``. The
 ``_lo``/``_hi`` columns come from the same model run on the lower/upper interval curves (when
 the upper curves cannot carry the rate: power TDP, ITL empty).
-``batch_size`` is ignored for such rows. A rate above what one replica can carry gets an error.
+``batch_size`` is ignored for such rows (:mod:`predictors.serving.rate_rows`), and their TTFT
+columns are the TTFT at load. A rate above what one replica can carry gets an error.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from predictors.catalog.quantised import try_resolve_checkpoint
 from predictors.serving.curves import rate_per_s
 from predictors.serving.grid import serving_table
 from predictors.serving.operating import at_rate
+from predictors.serving.rate_rows import ttft_at_load
 
 
 def _ids(predictor: Predictor, rows: pl.DataFrame) -> pl.DataFrame:
@@ -35,13 +37,19 @@ def _ids(predictor: Predictor, rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def at_load(predictor: Predictor, rows: pl.DataFrame, result: pl.DataFrame) -> pl.DataFrame:
+def at_load(
+    predictor: Predictor,
+    rows: pl.DataFrame,
+    result: pl.DataFrame,
+    ttft: pl.DataFrame | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """*result* (the at-batch outputs of normalised *rows*) with at-load values where a row has
-    a rate and no error."""
+    a rate and no error; and *ttft* (the TTFT columns, when asked for) with those rows' TTFT at
+    their load (:func:`predictors.serving.rate_rows.ttft_at_load`)."""
     mask = (rows["requests_per_s"].is_not_null() & (result["error"] == "")).to_numpy()
     idx = np.flatnonzero(mask)
     if idx.size == 0:
-        return result
+        return result, ttft
     sub = _ids(predictor, rows[idx])
     table = serving_table(sub, predictor)
     lam = sub["requests_per_s"].to_numpy().astype(np.float64)
@@ -85,4 +93,8 @@ def at_load(predictor: Predictor, rows: pl.DataFrame, result: pl.DataFrame) -> p
                 "the engine's maximum and where throughput stops rising); raise gpu_count or "
                 "lower the rate"
             )
-    return result.with_columns(*columns.values(), pl.Series("error", errors, dtype=pl.String))
+    if ttft is not None:
+        hi_ttft = np.where(hi_over, np.nan, hi.ttft_s)
+        ttft = ttft_at_load(ttft, idx, mean.ttft_s, lo.ttft_s, hi_ttft)
+    errors_column = pl.Series("error", errors, dtype=pl.String)
+    return result.with_columns(*columns.values(), errors_column), ttft

@@ -27,11 +27,21 @@ from predictors.serving.poisson import mean_power_w, poisson_quantile, quantile_
 
 
 def itl_at_percentile_s(c: ServingCurves, b: FloatArray, percentile: float | None) -> FloatArray:
-    """Mean ITL τ(b) when *percentile* is None, else τ(1 + Poisson(b) quantile)."""
+    """Mean ITL τ(b) when *percentile* is None, else the step a tagged sequence sees among the
+    Poisson(b) quantile k of others: ``itl(max(1 + k, b)) / (1 − λ·c_p)``. The prompts arriving
+    per step follow the rate λ = b / (O·τ(b)), not the tagged sequence's population, so their
+    share of a step, λ·c_p = (b·c_p/O) / τ(b), is the mean step's (at b = 0: none); the mean
+    ITL is the same formula at b itself (τ(b) = itl(b) / (1 − λ·c_p))."""
+    tau = step_time_s(c, b)
     if percentile is None:
-        return step_time_s(c, b)
+        return tau
     k = poisson_quantile(b, percentile / 100.0)
-    return step_time_s(c, np.maximum(1.0 + k, b))
+    prefill = b * as_column(c.prefill_s) / as_column(c.output_tokens)
+    busy = np.where(tau > 0, prefill / np.where(tau > 0, tau, 1.0), 0.0)  # λ·c_p, below 1
+    at = np.maximum(1.0 + k, b)
+    decode = step_time_s(c, at) - at * as_column(c.prefill_s) / as_column(c.output_tokens)
+    result: FloatArray = np.maximum(decode / (1.0 - busy), tau)
+    return result
 
 
 def solve_b(c: ServingCurves, lam: FloatArray, iterations: int = 60) -> FloatArray:
