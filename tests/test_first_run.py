@@ -609,7 +609,7 @@ def test_readme_usage_commands_are_in_the_command_reference() -> None:
 
 
 #: Usage commands that need measurement data or a file the user makes.
-NEEDS_USER_FILES = ("rows.csv", "config.json", "../shared/data/measurements")
+NEEDS_USER_FILES = ("rows.csv", "config.json", "../shared/data/measurements", "my-measurements")
 #: Commands only parsed here (each solves the 12-model scenario many times: tens of seconds);
 #: `report` and `pareto` run on a bundled name above and in test_report.py.
 PARSED_ONLY = ("report", "pareto")
