@@ -89,3 +89,17 @@ def test_ttft_never_falls_more_than_the_tp_degree_grows(predictor: Predictor) ->
                 assert large >= small / 2 * (1 - 1e-9), row
                 checked += 1
     assert checked > 300
+
+
+def test_a_rate_rows_ttft_upper_bound_is_empty_where_the_upper_curves_cannot_carry_it(
+    predictor: Predictor,
+) -> None:
+    """Before: ``ttft_s_hi`` came back equal to ``ttft_s`` (a zero-width upper bound) where
+    ``itl_s_hi`` is empty because the upper interval curves cannot carry the rate."""
+    rows = _rows(
+        [{"model": "llama-3.1-8b", "gpu": "H100-SXM5-80GB", "input_tokens": 32000,
+          "output_tokens": 256, "requests_per_s": 0.5}]
+    )  # fmt: skip
+    out = predict_rows(predictor, rows, with_ttft=True).row(0, named=True)
+    assert out["error"] == "" and out["itl_s_hi"] is None
+    assert out["ttft_s_hi"] is None and out["ttft_s"] > 0

@@ -53,8 +53,9 @@ def sigmas_from_card(card: dict[str, Any], vendors: dict[str, str]) -> dict[str,
     """Per target the :class:`Sigmas` of the GPU types in *vendors* (GPU id -> vendor)."""
     residuals = card.get("residuals")
     fix = (
-        "run `python tools/card_residuals.py --card DIR/model_card.json` or "
-        "`wattgpu evaluate --metrics-to DIR` to add them"
+        "a model directory written by `wattgpu train` (--models, $WATTGPU_MODELS) has none "
+        "until `wattgpu evaluate --data DATA --output ACCURACY.md --metrics-to DIR` adds them "
+        "(in a checkout also `python tools/card_residuals.py --card DIR/model_card.json`)"
     )
     if not isinstance(residuals, dict) or not isinstance(residuals.get("targets"), dict):
         raise WattgpuError(f"model card: no residuals (key 'residuals'); {fix}")

@@ -57,7 +57,7 @@ def ttft_at_load(
     values = {
         TTFT_COLUMNS[0]: mean,
         TTFT_COLUMNS[1]: np.fmin(lo, mean),
-        TTFT_COLUMNS[2]: np.fmax(hi, mean),
+        TTFT_COLUMNS[2]: np.where(np.isnan(hi), np.nan, np.fmax(hi, mean)),  # empty stays empty
     }
     columns = []
     for name, at in values.items():
