@@ -10,7 +10,6 @@ check already named that field.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -18,6 +17,7 @@ from planner.documents.base import Document, dataclass_values
 from planner.documents.plan_parts import AllocationDocument, TotalsDocument
 from planner.documents.pools import allocation_pools
 from planner.documents.records import candidate_of
+from planner.documents.verify_pools import differs
 from planner.inputs import PlanningInputs
 from planner.result import (
     Allocation,
@@ -29,9 +29,6 @@ from planner.result import (
 )
 
 Doc = TypeVar("Doc", bound=Document)
-
-#: Relative difference above which a stated total is reported as edited (as the check).
-_RELATIVE = 1e-6
 
 
 def allocation_document(a: Allocation, split: bool) -> AllocationDocument:
@@ -76,9 +73,10 @@ def _totals_document(t: Any) -> TotalsDocument:
 
 
 def _differs(stated: Any, again: Any) -> bool:
+    """The check's tolerance (:func:`.verify_pools.differs`); GPU counts by type exactly."""
     if isinstance(again, dict):
         return dict(stated) != dict(again)
-    return not math.isclose(float(stated), float(again), rel_tol=_RELATIVE, abs_tol=1e-9)
+    return differs(stated, float(again))
 
 
 def _edited(where: str, stated: TotalsDocument | None, again: TotalsDocument) -> list[str]:
