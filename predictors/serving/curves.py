@@ -8,7 +8,7 @@ concurrency ``b``. The whole model is described in :mod:`predictors.serving`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +59,12 @@ class ServingCurves:
         return int(self.idle_w.size)
 
 
+def take_curves(c: ServingCurves, idx: npt.NDArray[np.int64]) -> ServingCurves:
+    """The rows *idx* of *c* (the batch grid shared)."""
+    arrays = {f.name: getattr(c, f.name)[idx] for f in fields(c) if f.name != "batch"}
+    return replace(c, **arrays)
+
+
 def monotone_curves(
     itl_s: FloatArray, power_w: FloatArray, idle_w: FloatArray, tdp_w: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
@@ -91,8 +97,6 @@ def rising_throughput(c: ServingCurves) -> ServingCurves:
     """*c* with ``max_batch`` lowered to where λ(b) stops rising (first knot of
     :data:`CURVE_B` after which the rate falls): beyond the throughput peak more sequences in
     flight serve fewer requests, so the model's fixed point would not be unique."""
-    from dataclasses import replace
-
     knots = np.broadcast_to(np.asarray(CURVE_B), (c.rows, len(CURVE_B)))
     b = np.minimum(knots, c.max_batch[:, None])
     lam = rate_per_s(c, np.maximum(b, 1e-9))

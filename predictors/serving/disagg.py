@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictors.serving.curves import CURVE_B, FloatArray
+from predictors.serving.curves import CURVE_B, FloatArray, take_curves
 from predictors.serving.disagg_queue import mdc_wait_s
 from predictors.serving.disagg_table import (
     DEFAULT_SETTINGS,
@@ -46,11 +46,11 @@ from predictors.serving.disagg_table import (
     PrefillPool,
     decode_curves,
     refused_table,
-    take_curves,
     take_units,
     with_settings,
 )
-from predictors.serving.operating import at_rate, capacity, itl_at_percentile_s
+from predictors.serving.operating import itl_at_percentile_s
+from predictors.serving.shared_rows import CurveGroups, at_rates, capacity_rows, curve_groups
 
 #: Fractions of the capacity at which the unit's power and latency curves are tabulated.
 CURVE_FRACTIONS: tuple[float, ...] = (
@@ -103,23 +103,35 @@ def ttft_s(t: DisaggTable, lam: FloatArray, percentile: float | None) -> FloatAr
     return result
 
 
-def disagg_at_rate(t: DisaggTable, lam: FloatArray) -> DisaggPoint:
-    """The operating point of every unit at unit rate *lam* (N,) requests/s."""
+def disagg_at_rate(
+    t: DisaggTable, lam: FloatArray, groups: CurveGroups | None = None
+) -> DisaggPoint:
+    """The operating point of every unit at unit rate *lam* requests/s: (N,), or (N, M) for M
+    rates per unit (then every field is (N, M)). *groups*: the decode workers' identical rows
+    (:func:`predictors.serving.shared_rows.curve_groups`; found here when not given), each
+    distinct decode worker and rate evaluated once."""
     lam = np.asarray(lam, dtype=np.float64)
-    y = t.decode_workers
-    dec = at_rate(t.decode, lam / y)
-    wait = mdc_wait_s(t.prefill.servers, t.prefill.service_s, lam, None)
-    stable = np.isfinite(wait) & np.isfinite(dec.itl_s) & t.ok
-    rho = lam * t.prefill.service_s / t.prefill.servers
-    pp_gpu = prefill_power_w_per_gpu(t.prefill, lam)
+    flat = lam.ndim == 1
+    lam2 = lam[:, None] if flat else lam
+
+    def col(a: FloatArray) -> FloatArray:
+        return np.asarray(a)[:, None]
+
+    y = col(t.decode_workers)
+    dec = at_rates(t.decode, lam2 / y, curve_groups(t.decode) if groups is None else groups)
+    wait = mdc_wait_s(col(t.prefill.servers), col(t.prefill.service_s), lam2, None)
+    stable = np.isfinite(wait) & np.isfinite(dec.itl_s) & t.ok[:, None]
+    rho = lam2 * col(t.prefill.service_s) / col(t.prefill.servers)
+    pp_gpu = prefill_power_w_per_gpu(t.prefill, lam2)
     pd_gpu = dec.power_w_per_gpu
-    pp = pp_gpu * t.prefill.workers * t.prefill.gpus_per_worker
-    pd = pd_gpu * y * t.decode_gpus_per_worker
+    pp = pp_gpu * col(t.prefill.workers * t.prefill.gpus_per_worker)
+    pd = pd_gpu * y * col(t.decode_gpus_per_worker)
+    kv = np.broadcast_to(col(t.kv.seconds), lam2.shape)
     fields = (
         rho,
         wait,
-        wait + t.prefill.latency_s + t.kv.seconds,
-        t.kv.seconds,
+        wait + col(t.prefill.latency_s) + kv,
+        kv,
         dec.decoding,
         dec.itl_s,
         dec.itl_s_p90,
@@ -128,9 +140,12 @@ def disagg_at_rate(t: DisaggTable, lam: FloatArray) -> DisaggPoint:
         pp,
         pd,
         pp + pd,
-        lam * t.output_tokens,
+        lam2 * col(t.output_tokens),
     )
-    return DisaggPoint(lam, *(np.where(stable, f, np.nan) for f in fields))
+    shaped = [np.where(stable, f, np.nan) for f in fields]
+    if flat:
+        return DisaggPoint(lam, *(f[:, 0] for f in shaped))
+    return DisaggPoint(lam2, *shaped)
 
 
 @dataclass(frozen=True)
@@ -196,7 +211,8 @@ def disagg_capacity(
     n = t.rows
     y = t.decode_workers
     inf = np.full(n, np.inf)
-    dec = capacity(t.decode, np.asarray(itl_sla_s, dtype=np.float64), inf, percentile)
+    groups = curve_groups(t.decode)
+    dec = capacity_rows(t.decode, np.asarray(itl_sla_s, dtype=np.float64), percentile, groups)
     lam_d = dec.max_requests_per_s * y
     lam_p = prefill_capacity(t, ttft_sla_s, percentile)
     lam_star = np.where(t.ok, np.minimum(lam_d, lam_p), 0.0)
@@ -208,7 +224,7 @@ def disagg_capacity(
     # higher): fractions of the SLA-free capacity (prefill queue stable, decode memory) and the
     # decode curve's own knots (where the power curve bends), up to λ*; the power at λ* is on
     # the chord between the rates around it, its latencies its own
-    free_d = capacity(t.decode, inf, inf, percentile).max_requests_per_s * y
+    free_d = capacity_rows(t.decode, inf, percentile, groups).max_requests_per_s * y
     free_p = t.prefill.servers / t.prefill.service_s * (1.0 - 1e-6)
     lam_ref = np.where(t.ok, np.maximum(np.minimum(free_d, free_p), lam_star), 0.0)
     b = np.broadcast_to(np.asarray(CURVE_B), (n, len(CURVE_B)))
@@ -224,24 +240,29 @@ def disagg_capacity(
     )
     below = fixed < lam_star[:, None]  # the largest fixed rate, lam_ref >= λ*, becomes λ*
     grid = np.where(below, fixed, lam_star[:, None])
-    on_fixed = [disagg_at_rate(t, fixed[:, j]) for j in range(fixed.shape[1])]
-    at_star = disagg_at_rate(t, lam_star)
+    # every fixed rate, λ* and 0 in one call: each distinct decode worker and rate once
+    rates = np.concatenate((fixed, lam_star[:, None], np.zeros((n, 1))), axis=1)
+    every = disagg_at_rate(t, rates, groups)
+    m = fixed.shape[1]
+
+    def column(name: str, j: int) -> FloatArray:
+        out: FloatArray = np.asarray(getattr(every, name))[:, j]
+        return out
 
     def curve(name: str, on_chord: bool) -> FloatArray:
         """*name* at the grid's rates: at the fixed rates below λ*, then at λ* its own value
         or (*on_chord*) the one interpolated between the fixed rates around it."""
-        along = np.stack([getattr(p, name) for p in on_fixed], axis=1)
+        along = np.asarray(getattr(every, name))[:, :m]
         if on_chord:
             top = np.array([np.interp(lam_star[i], fixed[i], along[i]) for i in range(n)])
         else:
-            top = np.asarray(getattr(at_star, name), dtype=np.float64)
+            top = column(name, m)
         out: FloatArray = np.where(below, along, top[:, None])
         return out
 
     power, ttft, itl = curve("power_w", True), curve("ttft_s", False), curve("itl_s", False)
     pp = curve("prefill_power_w_per_gpu", True)
     pd = curve("decode_power_w_per_gpu", True)
-    light = disagg_at_rate(t, np.zeros(n))
     curves: tuple[list[FloatArray], ...] = ([], [], [], [], [], [])
     idle_w = t.idle_w  # a property computed over every unit: once, not once per unit
     for i in range(n):
@@ -265,7 +286,7 @@ def disagg_capacity(
         itl_at_percentile_s(t.decode, dec.decoding_at_capacity[:, None], percentile)[:, 0],
         ttft_s(t, at_cap, percentile),
         itl_at_percentile_s(t.decode, np.zeros((n, 1)), percentile)[:, 0],
-        light.ttft_s,
+        column("ttft_s", m + 1),
         *curves,
     )
 
@@ -300,9 +321,10 @@ def closed_loop_rate(t: DisaggTable, concurrency: FloatArray, waves: bool = Fals
     hi = np.minimum(t.prefill.servers / t.prefill.service_s, d_top) * (1.0 - 1e-9)
     lo = np.zeros(t.rows)
     wave = wave_ttft_s(t, n_target) if waves else None
+    groups = curve_groups(t.decode)
 
     def held(lam: FloatArray) -> FloatArray:
-        pt = disagg_at_rate(t, lam)
+        pt = disagg_at_rate(t, lam, groups)
         ttft = pt.ttft_s if wave is None else np.where(np.isfinite(pt.ttft_s), wave, np.nan)
         result: FloatArray = lam * (ttft + (t.output_tokens - 1.0) * pt.itl_s)
         return result

@@ -181,11 +181,6 @@ def decode_curves(c: ServingCurves) -> ServingCurves:
     return rising_throughput(replace(c, prefill_s=zero, ttft_base_s=zero, comm_s_per_token=zero))
 
 
-def take_curves(c: ServingCurves, idx: npt.NDArray[np.int64]) -> ServingCurves:
-    """The rows *idx* of *c* (the batch grid shared)."""
-    return _sub(c, idx)
-
-
 def refused_table(error: list[str]) -> DisaggTable:
     """A table of units that are all refused (*error* non-empty for each): zero capacity."""
     from predictors.serving.curves import BATCH_GRID

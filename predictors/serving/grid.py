@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -40,7 +41,13 @@ from predictors import memory_rule, physics
 from predictors.api import Predictor
 from predictors.catalog.row_checks import LAYOUT_COLUMNS
 from predictors.features import join_specs, with_layout
-from predictors.serving.curves import BATCH_GRID, ServingCurves, monotone_curves, rising_throughput
+from predictors.serving.curves import (
+    BATCH_GRID,
+    ServingCurves,
+    monotone_curves,
+    rising_throughput,
+    take_curves,
+)
 
 #: Fraction of GPU memory vLLM-like engines use (``gpu_memory_utilization``) and the fraction
 #: of the memory left after the weights TensorRT-LLM gives the KV cache: the memory rule's, in
@@ -185,7 +192,39 @@ def measured_step_time_s(
 def serving_table(
     rows: pl.DataFrame, predictor: Predictor, *, robust: bool = False
 ) -> ServingTable:
-    """The serving-model inputs of *rows* (catalog ids, every :data:`KEYS` column present)."""
+    """The serving-model inputs of *rows* (catalog ids, every :data:`KEYS` column present).
+    They depend on a row's :data:`KEYS` alone: rows that repeat them (the workers that many
+    disaggregated units share) are predicted once."""
+    keys = _keys(rows)
+    seen: dict[tuple[object, ...], int] = {}
+    index = np.asarray([seen.setdefault(r, len(seen)) for r in keys.iter_rows()], dtype=np.int64)
+    if len(seen) == rows.height:
+        return _serving_table(rows, predictor, robust)
+    first = np.unique(index, return_index=True)[1]
+    return _take_table(_serving_table(keys[first], predictor, robust), index)
+
+
+def _take_table(t: ServingTable, idx: np.ndarray) -> ServingTable:
+    """The rows *idx* of *t*."""
+
+    def pick(values: list[Any]) -> list[Any]:
+        return [values[i] for i in idx.tolist()]
+
+    return ServingTable(
+        curves=take_curves(t.curves, idx),
+        curves_lo=take_curves(t.curves_lo, idx),
+        curves_hi=take_curves(t.curves_hi, idx),
+        error=pick(t.error),
+        fits=pick(t.fits),
+        in_domain=pick(t.in_domain),
+        weights_gb=pick(t.weights_gb),
+        kv_budget_gb=pick(t.kv_budget_gb),
+        tdp_w=pick(t.tdp_w),
+        pool_prefill_s=t.pool_prefill_s[idx],
+    )
+
+
+def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> ServingTable:
     width = len(BATCH_GRID)
     n = rows.height
     phys = row_physics(rows, predictor)
