@@ -1,6 +1,7 @@
 """Write docs/images/report-disclosure.png: the disclosure part of the enterprise-fleet report
 (the same HTML and CSS as ``wattgpu report --format html``, that part alone) in headless
-Chromium, 1280 px wide.
+Chromium, 1280 px wide; and docs/images/report-enterprise-fleet.png, the top of the whole HTML
+report (README), the same size.
 
     python tools/disclosure_screenshot.py PLAN.json   # a plan of scenarios/enterprise-fleet.yaml
 """
@@ -22,6 +23,27 @@ from predictors.api import Predictor
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "docs" / "images" / "report-disclosure.png"
+FULL = REPO / "docs" / "images" / "report-enterprise-fleet.png"
+
+
+def _shoot(browser: str, page: Path, out: Path, profile: Path) -> None:
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            "--window-size=1280,1800",
+            f"--screenshot={out}",
+            page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    print(f"wrote {out}")
 
 
 def main(argv: list[str]) -> int:
@@ -40,23 +62,16 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "disclosure.html"
         page.write_text(html, encoding="utf-8")
+        _shoot(browser, page, OUT, Path(tmp) / "profile")
+        full = Path(tmp) / "report.html"
         subprocess.run(
-            [
-                browser,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                f"--user-data-dir={Path(tmp) / 'profile'}",
-                "--window-size=1280,1800",
-                f"--screenshot={OUT}",
-                page.as_uri(),
-            ],
+            [sys.executable, "-m", "planner.cli.app", "report", argv[0], "--format", "html"]
+            + ["-o", str(full)],
             check=True,
             capture_output=True,
-            timeout=120,
+            timeout=300,
         )
-    print(f"wrote {OUT}")
+        _shoot(browser, full, FULL, Path(tmp) / "profile")
     return 0
 
 
