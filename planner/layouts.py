@@ -11,7 +11,8 @@ plus the next group. The groups:
   than the degree), also attention data parallelism over the same GPUs of one node (TP 1 × DP
   = the degree, EP = the degree), which holds it once;
 * then, unless the GPU offer states its own ``layouts`` or its ``tp_degrees`` stop below a
-  full node (the largest heads-valid degree of one node: the user capped TP), **rack-scale**
+  full node (the largest heads-valid degree of one node, at most the default degrees' largest,
+  8: the user capped TP), **rack-scale**
   tensor parallelism inside a larger NVLink domain (doubling the largest degree while it fits
   the domain and the heads: TP 16, 32, 64 on a GB200/GB300 NVL72 rack), and the smallest
   **pipeline** layouts over 2, 4, 8 stages while a replica may span that many domains (TP = the
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.inputs import Candidate, Exclusion
+from planner.scenario.limits import DEFAULT_TP_DEGREES
 from planner.scenario.sections import LayoutOption
 from predictors.catalog import validity
 from predictors.core.errors import WattgpuError
@@ -137,11 +139,13 @@ def _usual(llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int) -> Shape 
 
 def _automatic(llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int) -> list[Shape]:
     """Rack-scale TP inside the domain above *top*, then the smallest pipeline layouts; none
-    when the offer's degrees (largest *top*) stop below a full node (the user capped TP)."""
+    when the offer's degrees (largest *top*) stop below a full node, or below the default
+    degrees' largest on a larger node (the user capped TP: the default degrees on a 16-GPU node
+    cap nothing)."""
     heads, kv = int(llm["num_attention_heads"]), int(llm["num_kv_heads"])
     domain = validity.tp_domain_gpus(gpu)
     full_node = validity.valid_tp_degrees(heads, kv, validity.node_gpus(gpu))
-    if not full_node or top < full_node[-1]:
+    if not full_node or top < min(full_node[-1], max(DEFAULT_TP_DEGREES)):
         return []
     out: list[Shape] = []
     t = max(top, 1) * 2

@@ -119,7 +119,8 @@ def _routed_params_b() -> pl.Expr:
     routed = ((pl.col("total_params_b") - pl.col("active_params_b")) / (1.0 - k / e)).clip(
         lower_bound=0.0
     )
-    moe = pl.col("is_moe") & e.is_not_null() & (e > 0)
+    # every expert active (k = E): each token reads all of them, as a dense model's weights
+    moe = pl.col("is_moe") & e.is_not_null() & (e > 0) & (k < e).fill_null(True)
     return pl.when(moe).then(routed.fill_null(0.0)).otherwise(0.0)
 
 

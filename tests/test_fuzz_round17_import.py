@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from predictors.catalog.hf_config import catalog_row_from_hf_config
+from predictors.catalog.llm_params import catalog_params_b
 from predictors.core.errors import WattgpuError
 from tests.cli_runner import run_cli
 from tests.conftest import SHARED_DATA
@@ -142,7 +143,7 @@ def test_a_nemotron_h_pattern_is_counted_block_by_block() -> None:
         {**NEMOTRON_H, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]},
     ):
         row = catalog_row_from_hf_config(config, "t/h", "config.json")
-        assert row["total_params_b"] == row["active_params_b"] == round(expected, 3)
+        assert row["total_params_b"] == row["active_params_b"] == catalog_params_b(expected)
         assert (row["attention_kind"], row["full_attention_layers"]) == ("hybrid", 1)
         assert row["state_bytes_per_sequence"] > 0
 

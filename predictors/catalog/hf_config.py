@@ -18,7 +18,7 @@ from predictors.catalog.hf_keys import HfConfig, opt_bool
 from predictors.catalog.hf_quant import quantised_dtype
 from predictors.catalog.hybrid_params import hybrid_facts, hybrid_pattern
 from predictors.catalog.kv_layers import KV_LAYER_COLUMNS, kv_layer_facts
-from predictors.catalog.llm_params import ArchSpec, count_params
+from predictors.catalog.llm_params import ArchSpec, catalog_params_b, count_params
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import short_repr
 
@@ -290,8 +290,8 @@ def catalog_row_from_hf_config(
         "aliases": [],
         "family": family_from_id(model_id, cfg.model_type),
         "model_type": cfg.model_type,
-        "total_params_b": round(counts.total_b, 3),
-        "active_params_b": round(counts.active_b if spec.is_moe else counts.total_b, 3),
+        "total_params_b": catalog_params_b(counts.total_b),
+        "active_params_b": catalog_params_b(counts.active_b if spec.is_moe else counts.total_b),
         "num_layers": spec.num_layers,
         "hidden_size": spec.hidden_size,
         "num_attention_heads": spec.num_attention_heads,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from predictors.catalog.hf_keys import HfConfig, opt_bool
+from predictors.catalog.llm_params import catalog_params_b
 from predictors.core.errors import WattgpuError
 
 #: ``layers_block_type`` names → ``hybrid_override_pattern`` letters.
@@ -141,8 +142,8 @@ def hybrid_facts(cfg: HfConfig, pattern: str) -> dict[str, Any]:
     counts = count_hybrid(cfg, pattern)
     moe = "E" in pattern
     return {
-        "total_params_b": round(counts.total_b, 3),
-        "active_params_b": round(counts.active_b if moe else counts.total_b, 3),
+        "total_params_b": catalog_params_b(counts.total_b),
+        "active_params_b": catalog_params_b(counts.active_b if moe else counts.total_b),
         "is_moe": moe,
         "moe_intermediate_size": cfg.need_int("moe_intermediate_size") if moe else None,
         "num_experts": cfg.need_int("n_routed_experts", "num_experts") if moe else None,

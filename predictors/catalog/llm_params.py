@@ -88,6 +88,12 @@ class ParamCount:
     """The token-embedding table (a lookup, no multiply), included in both totals."""
 
 
+def catalog_params_b(billions: float) -> float:
+    """A parameter count (billions) as the catalog writes it: three decimals (a million
+    parameters), four significant digits below 0.1 B, so no model rounds to 0."""
+    return round(billions, 3) if billions >= 0.1 else float(f"{billions:.4g}")
+
+
 def _attention_params(spec: ArchSpec) -> int:
     h = spec.hidden_size
     if spec.is_mla:

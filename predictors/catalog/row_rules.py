@@ -27,6 +27,19 @@ GPU_RANGES: dict[str, tuple[float, float, str, str]] = {
     "int8_tops_dense": (0.1, 1e6, "TOPS", "give dense TOPS"),
     "fp4_tflops_dense": (0.1, 1e6, "TFLOPS", "give dense TFLOPS"),
     "interconnect_gb_s": (1.0, 1e5, "GB/s", "give the GPU-to-GPU bandwidth in GB/s (900)"),
+    # bundled: 100-800 Gb/s per GPU, 2-5 µs; 1.6 Tb/s NICs are the next step
+    "scale_out_gbit_s": (
+        1.0,
+        20_000.0,
+        "Gb/s",
+        "give the scale-out network bandwidth per GPU in Gb/s (400 for one 400G NIC per GPU)",
+    ),
+    "scale_out_latency_us": (
+        0.1,
+        1_000.0,
+        "µs",
+        "give the network latency in microseconds (5 for 5 µs, not 5000 ns or 0.000005 s)",
+    ),
 }
 #: Parameters above this (billions) are a raw count in a column of billions.
 MOST_PARAMS_B = 1e5
@@ -170,6 +183,60 @@ def llm_rules(row: Row) -> list[tuple[str, str, str]]:
                 "num_experts_per_tok",
                 f"{k} experts per token exceed {n} experts",
                 "num_experts_per_tok must be <= num_experts",
+            )
+        )
+    elif row.get("is_moe") is True and n and k and total is not None and active is not None:
+        out += _routed_share_rules(total, active, n, k)
+    return out + _layer_rules(row)
+
+
+def _routed_share_rules(total: float, active: float, n: int, k: int) -> list[tuple[str, str, str]]:
+    """An MoE row's parameters against its routing: with shared parameters S >= 0 and routed R,
+    total = S + R and active = S + R·k/n, so active >= total·k/n, and equal to total when every
+    expert is active (k = n)."""
+    if k >= n and not math.isclose(active, total, rel_tol=5e-3):
+        return [
+            (
+                "active_params_b",
+                f"every expert is active ({k} of {n} per token) but active {active:g} B != total "
+                f"{total:g} B",
+                "set active_params_b = total_params_b, or correct num_experts_per_tok",
+            )
+        ]
+    if k < n and active < total * k / n * (1.0 - 5e-3):
+        return [
+            (
+                "active_params_b",
+                f"active {active:g} B is below total × experts per token / experts "
+                f"({total:g} × {k}/{n} = {total * k / n:.4g} B): the routed experts alone "
+                "give more",
+                "check active_params_b, num_experts and num_experts_per_tok against the model card",
+            )
+        ]
+    return []
+
+
+def _layer_rules(row: Row) -> list[tuple[str, str, str]]:
+    """MLA's cache dimensions and the dense-layer count against the layers."""
+    out = []
+    if row.get("attention_kind") == "mla":
+        for col in ("kv_lora_rank", "qk_rope_head_dim"):
+            if not row.get(col):
+                out.append(
+                    (
+                        col,
+                        f"attention_kind mla without {col}: its KV cache would be read as empty",
+                        f"give {col} (config.json {col}), or the model's own attention_kind",
+                    )
+                )
+    dense, layers = row.get("first_k_dense"), row.get("num_layers")
+    if row.get("is_moe") is True and dense is not None and layers is not None and dense >= layers:
+        out.append(
+            (
+                "first_k_dense",
+                f"first_k_dense {dense} leaves no MoE layer of {layers}",
+                "give the number of leading dense layers (config.json first_k_dense_replace), "
+                "below num_layers",
             )
         )
     return out
