@@ -1,7 +1,7 @@
 """What changed between two plan JSON files (``wattgpu plan … --format json`` outputs).
 
-Compares the scenario name, status, assumptions (with the GPU inventory and each region's
-settings), model loads, allocations (keyed by model entry
+Compares the scenario name, status, description and predictors, assumptions (with the GPU
+inventory and each region's settings), model loads, allocations (keyed by model entry
 name, GPU and TP degree: added, removed, changed replicas/load/energy/cost) and totals (absolute
 and relative change, GPUs by type). Pure functions on the JSON contract of issue 5, so plans
 from other wattgpu versions compare as long as they follow it.
@@ -43,7 +43,11 @@ ALLOCATION_KEYS: tuple[str, ...] = (
     "gpu_cost_usd",
     "energy_cost_usd",
     "carbon_cost_usd",
+    "requests_per_s_by_period",
 )
+#: Top-level records compared in the status / scenario section: what was planned, its result,
+#: and where the inputs came from (the predictors that made it).
+SCENARIO_KEYS: tuple[str, ...] = ("scenario", "status", "description", "predictors")
 RELATIVE_TOLERANCE = 1e-9
 
 
@@ -226,7 +230,7 @@ def diff_plans(
 ) -> PlanDiff:
     """The differences between plan JSON dicts *a* and *b*."""
     d = PlanDiff(a_name, b_name)
-    for key in ("scenario", "status"):
+    for key in SCENARIO_KEYS:
         _compare(key, a.get(key), b.get(key), d.scenario)
     a_as, b_as = a.get("assumptions") or {}, b.get("assumptions") or {}
     for key in sorted(set(a_as) | set(b_as)):
@@ -258,7 +262,10 @@ def diff_plans(
     for k in sorted(set(b_alloc) - set(a_alloc)):
         d.added.append(b_alloc[k])
     for k in sorted(set(a_alloc) & set(b_alloc)):
-        label = f"{k[0]} on {k[1]} TP{layout_text(k[2], k[3], k[4], k[5])}"
+        if a_alloc[k].get("pools"):  # a disaggregated unit: its pools name it
+            label = f"{k[0]} on [{k[1]}]"
+        else:
+            label = f"{k[0]} on {k[1]} TP{layout_text(k[2], k[3], k[4], k[5])}"
         for key in ALLOCATION_KEYS:
             _compare(f"{label}: {key}", a_alloc[k].get(key), b_alloc[k].get(key), d.allocations)
     _compare_totals("totals", a.get("totals") or {}, b.get("totals") or {}, d.totals)

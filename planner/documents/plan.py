@@ -162,7 +162,8 @@ def read_plan(
     field on a bad file; ``"replicas": true`` is no integer, lax mode read it as 1), then
     recompute it from its allocations and candidate curves (:func:`.verify.checked_plan_json`):
     a hand-edited or damaged figure is an error naming the field, or with *trust* a warning
-    through *warn*. The document, and the JSON values (``to_json_dict``) that were checked."""
+    through *warn*. The document, and the JSON values (``to_json_dict``) that were checked; with
+    *trust*, the figures rebuilt from the allocations (:mod:`.trusted`) in both."""
     warned: set[str] = set()
 
     def told(line: str) -> None:  # the fields the check named, so a total is warned once
@@ -174,7 +175,8 @@ def read_plan(
         data = checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=told)
     if not trust:
         return doc, data
-    return trusted_document(doc, planning_inputs_of(doc), str(path), warned, warn), data
+    trusted = trusted_document(doc, planning_inputs_of(doc), str(path), warned, warn)
+    return trusted, trusted.to_json_dict()
 
 
 def load_plan(

@@ -38,6 +38,7 @@ from planner.documents.verify_pools import (
     record_identity,
 )
 from planner.documents.verify_regions import (
+    gpu_total_problems,
     inventory_problems,
     peak_facility_kw,
     region_total_problems,
@@ -89,9 +90,31 @@ def _status(data: dict[str, Any]) -> Iterator[str]:
 _key = record_identity
 
 
-def _totals(data: dict[str, Any]) -> Iterator[str]:
+def _served_load(data: dict[str, Any]) -> Iterator[str]:
+    """Each model entry's load per period against what its allocations serve (docs/method.md
+    §4: the allocations of a model entry sum to its load in every period)."""
+    allocations = data.get("allocations") or []
+    for i, m in enumerate(data.get("models") or []):
+        load = m.get("requests_per_s_by_period") if isinstance(m, dict) else None
+        if not isinstance(load, list):
+            continue
+        mine = [a for a in allocations if a.get("name") == m.get("name")]
+        for t, want in enumerate(load):
+            served = sum(
+                float((a.get("requests_per_s_by_period") or [0.0] * (t + 1))[t]) for a in mine
+            )
+            if isinstance(want, int | float) and (want or served) and _differs(want, served):
+                yield (
+                    f"models[{i}].requests_per_s_by_period[{t}]: {want!r} req/s, but its "
+                    f"allocations serve {served:.6g} req/s"
+                )
+                break
+
+
+def _totals(data: dict[str, Any], per_replica: Callable[[dict[str, Any]], int]) -> Iterator[str]:
     allocations = data.get("allocations") or []
     totals = data.get("totals") or {}
+    yield from gpu_total_problems("totals.gpus", totals.get("gpus"), allocations, per_replica)
     for key in _SUMMED:
         again = sum(float(alloc.get(key) or 0.0) for alloc in allocations)
         if key in totals and _differs(totals[key], again):
@@ -104,7 +127,7 @@ def _totals(data: dict[str, Any]) -> Iterator[str]:
             )
     breakdown = data.get("objective_breakdown") or {}
     if data.get("regions"):
-        yield from region_total_problems(data, _differs, _SUMMED)
+        yield from region_total_problems(data, _differs, _SUMMED, per_replica)
     elif breakdown and allocations:
         again = (
             breakdown["usd_per_facility_kwh_weight"] * float(totals.get("facility_energy_kwh", 0.0))
@@ -287,12 +310,13 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
             for p in allocation_problems(data, i, alloc, by_key[_key(alloc)])
         ]
         problems += allocated
+        problems.extend(_served_load(data))
         problems.extend(_failover(data, by_key))
         problems.extend(pool_problems(data, by_key))
         if not allocated:  # the flags repeat the allocations: checked against sound ones
             problems.extend(flag_problems(data, by_key))
     if not problems:
-        problems.extend(_totals(data))
+        problems.extend(_totals(data, lambda a: per_replica.get(_key(a), 1)))
     if not problems:  # the totals are the allocations': are they within the stated limits?
         problems.extend(limit_problems(data))
     return _one_per_field(problems)

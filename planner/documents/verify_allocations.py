@@ -115,6 +115,13 @@ def _served(i: int, alloc: dict[str, Any], candidate: dict[str, Any], n: int) ->
                     f"{x[t]:.6g} req/s give {want:.6g} {unit}"
                 )
                 break
+    cap = candidate.get("max_requests_per_s_per_replica")
+    if isinstance(cap, int | float) and load.size and float(load.max()) > cap * (1 + 1e-6) + 1e-12:
+        t = int(load.argmax())
+        yield (
+            f"allocations[{i}].requests_per_s_by_period[{t}]: {x[t]:.6g} req/s on {n} replica(s) "
+            f"is {load[t]:.6g} req/s each, above the candidate's capacity {cap:.6g} req/s"
+        )
     busiest = alloc.get("itl_s_at_served_load")
     again_busiest = float(itl.max()) if itl.size else float(at_capacity or 0.0)
     if busiest is not None and differs(busiest, again_busiest):

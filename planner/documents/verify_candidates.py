@@ -93,6 +93,7 @@ def _numbers(where: str, c: dict[str, Any]) -> Iterator[str]:
     for key in FIGURES:
         if not is_non_negative(c.get(key)):
             yield f"{where}.{key}: {_shown(c.get(key))} is impossible (negative or not finite)"
+    yield from _power_bounds(where, c)
     if c.get("feasible") is not False:
         rate, itl = c.get("max_requests_per_s_per_replica"), c.get("itl_s_at_capacity")
         if is_non_negative(rate) and rate == 0:  # a finite number >= 0 that is not above 0
@@ -105,6 +106,47 @@ def _numbers(where: str, c: dict[str, Any]) -> Iterator[str]:
                 f"{where}.itl_s_at_capacity: {_shown(itl)} is impossible for a feasible "
                 "candidate (a finite ITL)"
             )
+
+
+#: Per-GPU powers of a candidate that lie in [idle, TDP], as the predictors give them (the
+#: interval's ends may lie outside: the bands clip them, planner.analysis.uncertainty).
+POWER_PER_GPU = ("power_w_per_gpu_at_capacity", "power_w_per_gpu_predicted")
+
+
+def _power_bounds(where: str, c: dict[str, Any]) -> Iterator[str]:
+    """A GPU draws at least its idle and at most its TDP: the candidate's idle below its TDP and
+    its per-GPU powers inside [idle, TDP] (relative 1e-6)."""
+    idle, tdp = c.get("idle_power_w_per_gpu"), c.get("tdp_w_per_gpu")
+    if not (is_non_negative(idle) and is_non_negative(tdp)):
+        return
+    assert idle is not None and tdp is not None
+    if idle >= tdp:
+        yield f"{where}.idle_power_w_per_gpu: {_shown(idle)} W is not below tdp_w_per_gpu {tdp:g} W"
+        return
+    slack = 1e-6 * tdp
+    for key in POWER_PER_GPU:
+        value = c.get(key)
+        if is_number(value) and not idle - slack <= value <= tdp + slack:
+            yield (
+                f"{where}.{key}: {_shown(value)} W is outside the GPU's [idle, TDP] = "
+                f"[{idle:g}, {tdp:g}] W"
+            )
+
+
+def _within_power_bounds(records: list[dict[str, Any]]) -> np.ndarray:
+    """:func:`_power_bounds` on every record at once: True where it has nothing to say."""
+    keys = ("idle_power_w_per_gpu", "tdp_w_per_gpu", *POWER_PER_GPU)
+    table = np.array([[r.get(k) for k in keys] for r in records], dtype=np.float64)
+    table = table.reshape(len(records), len(keys))
+    idle, tdp, powers = table[:, 0], table[:, 1], table[:, 2:]
+    slack = 1e-6 * tdp
+    with np.errstate(invalid="ignore"):
+        known = np.isfinite(idle) & np.isfinite(tdp) & (idle >= 0) & (tdp >= 0)
+        inside = np.isnan(powers) | (
+            (powers >= (idle - slack)[:, None]) & (powers <= (tdp + slack)[:, None])
+        )
+        good: np.ndarray = ~known | ((idle < tdp) & inside.all(axis=1))
+    return good
 
 
 def _curves(where: str, c: dict[str, Any]) -> Iterator[str]:
@@ -231,6 +273,7 @@ def _flagged(
         for xs, ps in zip(loads, powers, strict=True)
     ]
     ok &= np.asarray(shaped, dtype=bool)
+    ok &= _within_power_bounds(records)
     flagged = set(np.flatnonzero(~ok).tolist())
     region_of = operator.methodcaller("get", "region")
     names_of, gpus_of = map(itemgetter("name"), records), map(itemgetter("gpu"), records)

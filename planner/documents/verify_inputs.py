@@ -18,11 +18,19 @@ from typing import Any
 
 from planner.documents.json_values import is_number
 from planner.inputs.objective import OBJECTIVE_KINDS, WEIGHT_KEYS
+from planner.scenario.limits import (
+    MAX_CONTEXT_TOKENS,
+    MAX_LATENCY_MS,
+    MAX_PROFILE_MULTIPLIER,
+    MAX_REQUESTS_PER_S,
+)
 from predictors.core.escape import short_repr
 
 #: Economics of the assumptions (and of a region): finite numbers >= 0 (null: none).
 ECONOMICS = ("electricity_usd_per_kwh", "grid_g_co2_per_kwh")
 OPTIONAL_ECONOMICS = ("carbon_usd_per_kg", "power_cap_kw", "budget_usd")
+#: The most load per period a scenario can give (the rate times the largest profile multiplier).
+MOST_LOAD = MAX_REQUESTS_PER_S * MAX_PROFILE_MULTIPLIER
 #: A model entry's figures: finite numbers >= 0 (``ttft_sla_s`` may be null).
 MODEL_FIGURES = ("input_tokens", "output_tokens", "ttft_sla_s")
 
@@ -32,6 +40,13 @@ def _at_least(where: str, value: Any, least: float, *, above: bool = False) -> I
     if not is_number(value) or value < least or (above and value == least):
         bound = f"above {least:g}" if above else f"at least {least:g}"
         yield f"{where}: {short_repr(value)} is impossible ({bound})"
+
+
+def _at_most(where: str, value: Any, most: float) -> Iterator[str]:
+    """A line when the number *value* is above *most* (the scenario's bound on the field: a
+    saved plan cannot hold what no scenario can)."""
+    if is_number(value) and value > most:
+        yield f"{where}: {short_repr(value)} is above {most:g}, the most a scenario allows"
 
 
 def _figures(where: str, record: dict[str, Any], keys: tuple[str, ...], optional: bool) -> Any:
@@ -129,6 +144,16 @@ def _models(data: dict[str, Any]) -> Iterator[str]:
         yield from _at_least(f"{where}.itl_sla_s", m.get("itl_sla_s"), 0, above=True)
         yield from _figures(where, m, MODEL_FIGURES[:2], optional=False)
         yield from _figures(where, m, MODEL_FIGURES[2:], optional=True)
+        for key in MODEL_FIGURES[:2]:
+            yield from _at_most(f"{where}.{key}", m.get(key), MAX_CONTEXT_TOKENS)
+        for key in ("itl_sla_s", "ttft_sla_s"):
+            yield from _at_most(f"{where}.{key}", m.get(key), MAX_LATENCY_MS / 1000.0)
+        load = m.get("requests_per_s_by_period")
+        for t, value in enumerate(load if isinstance(load, list) else []):
+            line = next(_at_most(f"{where}.requests_per_s_by_period[{t}]", value, MOST_LOAD), None)
+            if line:
+                yield line
+                break
         yield from _at_least(f"{where}.min_replicas", m.get("min_replicas"), 0)
 
 

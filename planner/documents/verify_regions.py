@@ -83,18 +83,51 @@ def peak_facility_kw(data: dict[str, Any], allocations: list[dict[str, Any]]) ->
     return float(np.max(facility)) / 1000.0
 
 
+def gpus_of(
+    allocations: list[dict[str, Any]], per_replica: Callable[[dict[str, Any]], int]
+) -> dict[str, int]:
+    """GPUs per type the *allocations* take (*per_replica*: a record's GPUs per replica)."""
+    out: dict[str, int] = {}
+    for alloc in allocations:
+        for gpu, count in gpus_by_type(alloc, per_replica(alloc)).items():
+            out[gpu] = out.get(gpu, 0) + count
+    return dict(sorted(out.items()))
+
+
+def gpu_total_problems(
+    where: str,
+    stated: Any,
+    allocations: list[dict[str, Any]],
+    per_replica: Callable[[dict[str, Any]], int],
+) -> Iterator[str]:
+    """``totals.gpus`` (at *where*) against the GPUs per type *allocations* take."""
+    if stated is None:
+        return
+    again = gpus_of(allocations, per_replica)
+    mine = {str(k): v for k, v in stated.items()} if isinstance(stated, dict) else stated
+    if mine != again:
+        yield f"{where}: {stated!r}, but the allocations take {again!r}"
+
+
 def region_total_problems(
-    data: dict[str, Any], differs: Callable[[Any, float], bool], summed: Sequence[str]
+    data: dict[str, Any],
+    differs: Callable[[Any, float], bool],
+    summed: Sequence[str],
+    per_replica: Callable[[dict[str, Any]], int],
 ) -> Iterator[str]:
     """Each region's totals recomputed from its allocations, and the objective as the sum over
     regions of their kWh and kg weights plus the rent weight × GPU rent (*differs*: the
-    check's comparison; *summed*: the figures totals add up)."""
+    check's comparison; *summed*: the figures totals add up; *per_replica*: a record's GPUs
+    per replica)."""
     allocations = data.get("allocations") or []
     breakdown = data.get("objective_breakdown") or {}
     again = 0.0
     for i, region in enumerate(data.get("regions") or []):
         mine = [a for a in allocations if a.get("region") == region.get("name")]
         totals = region.get("totals") or {}
+        yield from gpu_total_problems(
+            f"regions[{i}].totals.gpus", totals.get("gpus"), mine, per_replica
+        )
         for key in summed:
             value = sum(float(alloc.get(key) or 0.0) for alloc in mine)
             if key in totals and differs(totals[key], value):

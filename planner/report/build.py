@@ -51,6 +51,7 @@ from planner.report.blocks import NOT_EVALUATED, profile_text
 from planner.report.card_info import card_metrics, method_of, provenance_of
 from planner.result import Plan
 from predictors.catalog.store import Catalog, load_catalog
+from predictors.core.errors import WattgpuError
 from predictors.core.version import __version__
 from predictors.estimators.card import ModelCard, card_of
 
@@ -360,7 +361,11 @@ def make_report(
     doc = as_document(plan)
     model_card = card_of(card)
     fc = forecast(doc)
-    bands = plan_bands(doc, model_card.interval_level()) if doc.has_solution else None
+    try:
+        bands = plan_bands(doc, model_card.interval_level()) if doc.has_solution else None
+    except WattgpuError as exc:  # a saved plan's record: say which file
+        where = f"{scenario_file}: " if scenario_file else ""
+        raise WattgpuError(f"{where}{exc}") from None
     front = None
     if pareto_points > 0 and doc.has_solution:
         if inputs is None:
