@@ -134,6 +134,7 @@ def test_diff_names_other_predictors(tmp_path: Path, base: dict[str, Any]) -> No
     assert [c["where"] for c in changes["scenario"]] == ["predictors"]
 
 
+@pytest.mark.slow
 def test_diff_shows_an_allocations_load_and_names_a_unit_once(tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     assert run_cli("plan", "disagg-tight-sla", "-f", "json", "-o", str(a)).code == 0

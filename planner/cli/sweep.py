@@ -41,7 +41,9 @@ def sweep(
             help="Uncertainty draws (default: the sweep block's; max 100,000 without --force).",
         ),
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the draws.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, max=2**63 - 1, help="Seed of the draws.")
+    ] = None,
     engine: Annotated[
         str, typer.Option("--engine", help="local (default), dask or ray.")
     ] = "local",
@@ -94,13 +96,13 @@ def sweep(
     from planner.sweep.run import run_sweep
     from planner.sweep.spec import field_source, settings
     from planner.text import to_json
-    from predictors.core.output import check_not_input, write_output
+    from predictors.core.output import check_output_path, write_output
     from predictors.core.progress import Progress
 
     preflight(engine, address)
     path = find_scenario(file) if file is not None else default_scenario()
-    if output is not None:
-        check_not_input(output, [path, *(overlay or [])], "--output")
+    if output is not None:  # before the work: a path that cannot be written loses nothing
+        check_output_path(output, [path, *(overlay or [])], "--output")
     with Progress("sweeping") as progress:
         run = plan_file(
             path,

@@ -164,8 +164,13 @@ class SummaryDocument(Document):
     stability: StabilityDocument
     fan: FanDocument
     tornado: list[TornadoBarDocument]
+    draws_time_limit: int = 0
+    """Draws whose re-optimisation stopped at the time limit with no plan found and none proven
+    impossible (0 in sweeps written before the count)."""
 
-    @field_validator("draws", "draws_with_plan", "draws_infeasible", "draws_failed")
+    @field_validator(
+        "draws", "draws_with_plan", "draws_infeasible", "draws_failed", "draws_time_limit"
+    )
     @classmethod
     def _count(cls, value: int) -> int:
         if value < 0:
@@ -272,10 +277,15 @@ class SweepDocument(Document):
         if value is not None and value.draws != draws:
             raise _bad("counts {n} draws but draws is {draws}", n=value.draws, draws=draws)
         if value is not None and (
-            value.draws_with_plan + value.draws_infeasible + value.draws_failed > draws
+            value.draws_with_plan
+            + value.draws_infeasible
+            + value.draws_failed
+            + value.draws_time_limit
+            > draws
         ):
             raise _bad(
-                "draws_with_plan + draws_infeasible + draws_failed exceed draws ({draws})",
+                "draws_with_plan + draws_infeasible + draws_failed + draws_time_limit exceed "
+                "draws ({draws})",
                 draws=draws,
             )
         return value
@@ -303,6 +313,9 @@ class SweepDocument(Document):
                 "draws_with_plan": sum(r.optimal is not None for r in value),
                 "draws_infeasible": sum(r.status == "infeasible" for r in value),
                 "draws_failed": sum(r.status == "failed" for r in value),
+                "draws_time_limit": sum(
+                    r.status == "time_limit" and r.optimal is None for r in value
+                ),
             }
             for key, n in counted.items():
                 if getattr(summary, key) != n:

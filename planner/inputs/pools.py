@@ -37,9 +37,12 @@ def layout_text(tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
 
 def deployment_text(key: tuple[Any, ...], replicas: int) -> str:
     """One deployment of a fleet as text, ``entry GPU tpLAYOUT xREPLICAS`` (``tp8×PP2``; a
-    disaggregated unit's pools in place of the GPU): the sweep's ``fleet`` labels and the check
-    that a sweep's base plan is a given plan read the same text."""
-    return f"{key[0]} {key[1]} tp{layout_text(*key[2:6]).replace(' ', '')} x{replicas}"
+    disaggregated unit's pools in place of the GPU; ``in REGION`` after it with regions): the
+    sweep's ``fleet`` labels and the check that a sweep's base plan is a given plan read the
+    same text."""
+    text = f"{key[0]} {key[1]} tp{layout_text(*key[2:6]).replace(' ', '')} x{replicas}"
+    region = key[6] if len(key) > 6 else ""
+    return f"{text} in {region}" if region else text
 
 
 @dataclass(frozen=True)

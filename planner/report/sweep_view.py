@@ -76,7 +76,8 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
     if s is not None:
         out.append(
             f"Draws with a plan: {s.draws_with_plan} of {s.draws} ({s.draws_infeasible} "
-            f"infeasible, {s.draws_failed} failed)."
+            f"infeasible, {s.draws_time_limit} without a plan at the time limit, "
+            f"{s.draws_failed} failed)."
         )
         out += ["", *_figures(s.optimal, s.base), ""]
         out += ["| model entry | P(base plan meets its SLA) |", "|---|---|"]
@@ -148,4 +149,8 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
     if failed:
         out += ["", f"Failed draws ({len(failed)}):", ""]
         out += [f"- draw {r.index}: {_cell(r.error or '')}" for r in failed[:20]]
+    stopped = [r for r in doc.records if r.status == "time_limit" and r.optimal is None]
+    if stopped:
+        out += ["", f"Draws without a plan at the time limit ({len(stopped)}):", ""]
+        out += [f"- draw {r.index}: {_cell((r.messages or [''])[0])}" for r in stopped[:20]]
     return "\n".join(out) + "\n"

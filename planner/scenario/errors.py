@@ -7,6 +7,7 @@ file name. Field paths use the ``--set`` syntax: ``models[0].load.requests_per_s
 from __future__ import annotations
 
 import re
+import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -33,10 +34,33 @@ def format_path(parts: Iterable[str | int]) -> str:
     return out or "(top level)"
 
 
+def _bare(tp: Any) -> Any:
+    """*tp* without ``Annotated`` metadata."""
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _model_member(tp: Any) -> Any:
+    """The one pydantic model of the union *tp* (a sweep axis: a list of values or a range
+    mapping), else *tp*: a mapping's keys are that model's."""
+    tp = _bare(tp)
+    if typing.get_origin(tp) not in (typing.Union, types.UnionType):
+        return tp
+    models = [
+        m
+        for m in map(_bare, typing.get_args(tp))
+        if isinstance(m, type) and issubclass(m, BaseModel)
+    ]
+    return models[0] if len(models) == 1 else tp
+
+
 def _model_at(loc: Sequence[str | int]) -> type[BaseModel] | None:
     """The pydantic model class at *loc* inside a Scenario (None when loc ends in a value)."""
     cls: Any = Scenario
     for key in loc:
+        if isinstance(key, str):
+            cls = _model_member(cls)
         if isinstance(cls, type) and issubclass(cls, BaseModel) and isinstance(key, str):
             if key not in cls.model_fields:
                 return None
@@ -48,6 +72,7 @@ def _model_at(loc: Sequence[str | int]) -> type[BaseModel] | None:
         args = [a for a in typing.get_args(cls) if a is not type(None)]
         if typing.get_origin(cls) not in (list, dict) and len(args) == 1:
             cls = args[0]  # Optional[X] -> X
+    cls = _model_member(cls)
     return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
 
 

@@ -113,8 +113,8 @@ def plan_from(
             message = (
                 "no plan found, and none proven impossible: column generation found no "
                 "combination within the limits and the linear relaxation's plan breaks them on "
-                f"the power curves; the search stopped after {raw.seconds:.2g} s (of the "
-                f"{inputs.time_limit_s:g} s time limit), so more time is no help — loosen a limit "
+                "the power curves; the search stopped on its own within half the "
+                f"{inputs.time_limit_s:g} s time limit, so more time is no help — loosen a limit "
                 "(inventory, power cap, budget)"
             )
         if raw.bound is not None and math.isfinite(raw.bound):

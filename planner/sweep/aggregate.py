@@ -205,6 +205,9 @@ def summary(
         "stability": _stability(with_plan, base),
         "fan": _fan(records, hours),
         "tornado": [],
+        "draws_time_limit": sum(
+            r["status"] == "time_limit" and "optimal" not in r for r in records
+        ),
     }
 
 

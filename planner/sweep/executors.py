@@ -19,7 +19,8 @@ An address is checked first (:func:`planner.sweep.address.check_address`: a TCP 
 :data:`~planner.sweep.address.CONNECT_TIMEOUT_S`, then the engine's own handshake within
 :data:`~planner.sweep.address.HANDSHAKE_TIMEOUT_S`, since neither engine bounds it); an engine
 whose extra is not installed names the ``pip install`` line. Ctrl-C cancels what has not
-started and stops the workers (the caller writes nothing).
+started and stops the workers (the caller writes nothing); SIGTERM and SIGHUP do the same, and
+the process exits 143 or 129.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from __future__ import annotations
 import importlib
 import logging
 import multiprocessing
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -308,11 +311,43 @@ def open_engine(
             else _Ray(shared, workers, address)
         )
     try:
-        yield session
+        with _stopped_by_signals():
+            yield session
     except BaseException:
         session.abort()
         raise
     session.close()
+
+
+#: Signals that stop a sweep as Ctrl-C does (what ``kill``, ``timeout`` and batch schedulers
+#: send, and a closed terminal): the workers are stopped, nothing is written.
+STOP_SIGNALS: tuple[str, ...] = ("SIGTERM", "SIGHUP")
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """While the engine runs, :data:`STOP_SIGNALS` raise ``SystemExit(128 + signal)`` in the
+    main thread (the default action would end this process at once and leave the local pool's
+    workers running); a second signal while stopping is ignored. Other threads: unchanged."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        for name in STOP_SIGNALS:
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    saved = {
+        sig: signal.signal(sig, stop)
+        for sig in (getattr(signal, name) for name in STOP_SIGNALS if hasattr(signal, name))
+    }
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 def run_batches(

@@ -162,9 +162,19 @@ def _axes(
                 )
             )
         axes.append(("model_load", name, _values(axis)))
+    named: dict[str, str] = {}  # GPU -> the first name of it under gpu_available
     for name, axis in (grid.gpu_available or {}).items():
         # a catalog alias names its GPU, as under gpus: (e.g. H100 for H100-SXM5-80GB)
         gpu = name if name in gpus else (resolve_gpu(name) or name)
+        if gpu in named:
+            problems.append(
+                _error(
+                    source,
+                    format_path(("sweep", "grid", "gpu_available", name)),
+                    f"names the same GPU as gpu_available.{named[gpu]} ({gpu}) — list it once",
+                )
+            )
+        named.setdefault(gpu, name)
         if gpu not in gpus:
             problems.append(
                 _error(

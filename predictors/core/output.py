@@ -98,18 +98,16 @@ def check_not_input(target: Path, inputs: Iterable[Path | str | None], option: s
             )
 
 
-def write_output(
+def check_output_path(
     target: Path,
-    content: str | bytes | Callable[[BinaryIO], object],
-    *,
     inputs: Iterable[Path | str | None] = (),
     option: str = "--output",
+    *,
     updates_input: bool = False,
-) -> Path:
-    """Write *content* to *target* atomically (text as UTF-8; a callable writes itself into the
-    open binary file, e.g. a frame's ``write_csv``, so no copy of a large output is built in
-    memory); return *target*. Neither *inputs* nor a protected input (:func:`protect_inputs`)
-    is replaced, unless *updates_input* (``catalog import`` rewriting the user catalog)."""
+) -> None:
+    """WattgpuError when :func:`write_output` would refuse *target* whatever it writes: an
+    input, a protected input, a broken link, a directory, a path under a file. A command whose
+    work is long (``sweep``) calls it before the work, so a bad path loses nothing."""
     check_not_input(target, inputs, option)
     if not updates_input:
         _check_not_protected(target, option)
@@ -125,6 +123,21 @@ def write_output(
     blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
     if blocker is not None:
         raise WattgpuError(f"{option} {target}: {blocker} is a file, not a directory")
+
+
+def write_output(
+    target: Path,
+    content: str | bytes | Callable[[BinaryIO], object],
+    *,
+    inputs: Iterable[Path | str | None] = (),
+    option: str = "--output",
+    updates_input: bool = False,
+) -> Path:
+    """Write *content* to *target* atomically (text as UTF-8; a callable writes itself into the
+    open binary file, e.g. a frame's ``write_csv``, so no copy of a large output is built in
+    memory); return *target*. Neither *inputs* nor a protected input (:func:`protect_inputs`)
+    is replaced, unless *updates_input* (``catalog import`` rewriting the user catalog)."""
+    check_output_path(target, inputs, option, updates_input=updates_input)
     fill = _filler(content)
     if target.exists() and not target.is_file():  # /dev/stdout, a FIFO: write through
         try:
