@@ -125,8 +125,8 @@ def _power_bounds(where: str, c: dict[str, Any]) -> Iterator[str]:
         return
     slack = 1e-6 * tdp
     for key in POWER_PER_GPU:
-        value = c.get(key)
-        if is_number(value) and not idle - slack <= value <= tdp + slack:
+        value = c.get(key)  # a negative one is named once, as impossible (_numbers)
+        if is_non_negative(value) and not idle - slack <= value <= tdp + slack:
             yield (
                 f"{where}.{key}: {_shown(value)} W is outside the GPU's [idle, TDP] = "
                 f"[{idle:g}, {tdp:g}] W"
