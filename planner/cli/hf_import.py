@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         row = catalog_row_from_hf_config(read_config(config), model_id, str(config))
         row["aliases"] = list(alias or [])
         check_names(row)
-        row["source"] = f"imported from {config.name} (params: wattgpu counter)"
+        row["source"] = f"imported from {config.name}" + row["source"].removeprefix(str(config))
         target = upsert_llm_row(target_dir, row)
         typer.echo(f"wrote {row['id']} to {target}")
         for col in LLM_COLUMNS:

@@ -16,9 +16,11 @@ from typing import Any
 
 from predictors.catalog.hf_keys import HfConfig, opt_bool
 from predictors.catalog.hf_quant import quantised_dtype
+from predictors.catalog.hf_unread import interval_layer_types, refuse_unread
 from predictors.catalog.hybrid_params import hybrid_facts, hybrid_pattern
 from predictors.catalog.kv_layers import KV_LAYER_COLUMNS, kv_layer_facts
 from predictors.catalog.llm_params import ArchSpec, catalog_params_b, count_params
+from predictors.catalog.quantised import split_scheme
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import short_repr
 
@@ -138,6 +140,25 @@ def _attention_kind(cfg: HfConfig, num_layers: int, max_pos: int) -> tuple[str, 
     return "sliding", window
 
 
+def _checkpoint_dtype(cfg: HfConfig, model_id: str) -> tuple[str, str]:
+    """(default_dtype, a note for the source column): config.json's precision, or where it
+    states 16 or 32 bits without a ``quantization_config`` and the id names a quantised
+    checkpoint (``…-FP8``, ``…-NVFP4``: NVIDIA's ModelOpt keeps the scheme in
+    ``hf_quant_config.json``), the precision the id's suffix implies, as the predictors read
+    such an id (:mod:`predictors.catalog.quantised`)."""
+    dtype = _dtype(cfg)
+    scheme = split_scheme(model_id)
+    if cfg.get("quantization_config") is not None or scheme is None:
+        return dtype, ""
+    if dtype not in ("bf16", "fp16", "fp32"):
+        return dtype, ""
+    _, written, implied = scheme
+    return implied, (
+        f"; precision {implied} from the id's {written} suffix, config.json states {dtype} "
+        "without a quantization_config"
+    )
+
+
 def _tie(cfg: HfConfig) -> bool:
     value = opt_bool(cfg, "tie_word_embeddings")
     if value is not None:
@@ -174,21 +195,8 @@ def _top_k(cfg: HfConfig) -> int:
     return cfg.need_int(*_TOP_K_KEYS)
 
 
-def _refuse_recurrent(cfg: HfConfig) -> None:
-    """Mamba layers outside the Nemotron-H block pattern (:mod:`predictors.catalog.
-    hybrid_params`): the transformer counter would count them as attention + MLP layers."""
-    value = cfg.get("layer_types")
-    if isinstance(value, list) and "mamba" in str(value).lower():
-        raise WattgpuError(
-            f"{cfg.source}: 'layer_types' holds Mamba layers, which the importer counts only in "
-            "Nemotron-H's block pattern (hybrid_override_pattern or layers_block_type); add the "
-            "model to the user catalog's llms.csv by hand, with total_params_b and "
-            "active_params_b from its model card (catalogs/LLMS.md)"
-        )
-
-
 def _spec(cfg: HfConfig) -> ArchSpec:
-    _refuse_recurrent(cfg)
+    refuse_unread(cfg)
     mt = cfg.model_type
     hidden = cfg.need_int("hidden_size", "n_embd", "d_model", "dim")
     heads = cfg.need_int("num_attention_heads", "n_head", "n_heads", "num_heads")
@@ -278,6 +286,7 @@ def catalog_row_from_hf_config(
                 "layer pattern; make them agree"
             )
         cfg.raw.update(hybrid_override_pattern=pattern, num_hidden_layers=len(pattern))
+    interval_layer_types(cfg)
     spec = _spec(cfg)
     max_pos = cfg.need_int(
         "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"
@@ -285,6 +294,7 @@ def catalog_row_from_hf_config(
     kind, window = _attention_kind(cfg, spec.num_layers, max_pos)
     layers = kv_layer_facts(cfg.get, cfg.opt_int, cfg.model_type, spec.num_layers, kind, window)
     counts = count_params(spec)
+    dtype, implied = _checkpoint_dtype(cfg, model_id)
     return {
         "id": model_id,
         "aliases": [],
@@ -307,12 +317,12 @@ def catalog_row_from_hf_config(
         "qk_rope_head_dim": spec.qk_rope_head_dim if spec.is_mla else None,
         "vocab_size": spec.vocab_size,
         "max_position_embeddings": max_pos,
-        "default_dtype": _dtype(cfg),
+        "default_dtype": dtype,
         "is_moe": spec.is_moe,
         "attention_kind": kind,
         "sliding_window": window,
         "tie_word_embeddings": spec.tie_word_embeddings,
-        "source": f"{source} (params: wattgpu counter)",
+        "source": f"{source} (params: wattgpu counter{implied})",
         **layers,
         **(hybrid_facts(cfg, pattern) if pattern is not None else {}),
     }

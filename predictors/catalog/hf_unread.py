@@ -1,0 +1,86 @@
+"""Hugging Face configs the importer refuses, or completes, before it counts their parameters.
+
+:func:`refuse_unread` refuses in one line the layers the transformer counter would count as
+attention + MLP (Mamba / state-space layers outside Nemotron-H's block pattern, MiniMax's
+lightning attention) and the configs whose facts it does not read (DBRX's nested ones): a
+silently wrong row would mis-size every prediction made with it. :func:`interval_layer_types`
+writes Qwen3-Next's ``full_attention_interval`` as the ``layer_types`` list the importer reads.
+"""
+
+from __future__ import annotations
+
+from predictors.catalog.hf_keys import HfConfig
+from predictors.core.errors import WattgpuError
+
+#: How to add a model the importer cannot count (the end of each refusal).
+BY_HAND = (
+    "add the model to the user catalog's llms.csv by hand, with total_params_b and "
+    "active_params_b from its model card (catalogs/LLMS.md)"
+)
+#: Model types of recurrent (state-space) or hybrid models outside Nemotron-H's block pattern.
+_RECURRENT_TYPES = frozenset(
+    {"mamba", "mamba2", "jamba", "falcon_h1", "falcon_mamba", "zamba", "zamba2", "rwkv",
+     "rwkv5", "rwkv6", "recurrent_gemma", "bamba", "granitemoehybrid", "lfm2"}
+)  # fmt: skip
+
+
+def _recurrent_keys(cfg: HfConfig) -> list[str]:
+    """Config keys of Mamba / state-space layers (``mamba_d_ssm``, ``ssm_cfg``, Jamba's
+    ``attn_layer_period``), at the top level or in ``text_config``."""
+    keys = set(cfg.raw) | set(cfg.raw.get("text_config") or {})
+    return sorted(
+        k
+        for k in keys
+        if (k.startswith(("mamba", "ssm_")) and not k.endswith("_dtype"))
+        or k in ("ssm_cfg", "attn_layer_period", "rescale_prenorm_residual")
+    )
+
+
+def refuse_unread(cfg: HfConfig) -> None:
+    """Layers the transformer counter would count as attention + MLP, or configs whose facts it
+    does not read, refused in one line (a silently wrong row would mis-size every prediction):
+    Mamba / state-space layers outside Nemotron-H's block pattern (:mod:`predictors.catalog.
+    hybrid_params`), MiniMax's lightning-attention layers (``attn_type_list``) and DBRX's
+    nested ``attn_config`` / ``ffn_config``."""
+    value = cfg.get("layer_types")
+    if isinstance(value, list) and "mamba" in str(value).lower():
+        raise WattgpuError(
+            f"{cfg.source}: 'layer_types' holds Mamba layers, which the importer counts only in "
+            f"Nemotron-H's block pattern (hybrid_override_pattern or layers_block_type); {BY_HAND}"
+        )
+    if cfg.get("hybrid_override_pattern") is None and not isinstance(value, list):
+        keys = _recurrent_keys(cfg)  # a layer_types list states every layer's kind itself
+        if cfg.model_type in _RECURRENT_TYPES or keys:
+            what = (
+                f"model_type {cfg.model_type!r}"
+                if cfg.model_type in _RECURRENT_TYPES
+                else f"its key '{keys[0]}'"
+            )
+            raise WattgpuError(
+                f"{cfg.source}: a Mamba / state-space model ({what}), whose layers the importer "
+                f"counts only in Nemotron-H's block pattern; {BY_HAND}"
+            )
+    if 0 in (cfg.get("attn_type_list") or []):  # 0: lightning attention (1: softmax)
+        raise WattgpuError(
+            f"{cfg.source}: 'attn_type_list' mixes lightning (linear) and softmax attention "
+            f"layers, which the importer does not count; {BY_HAND}"
+        )
+    nested = [k for k in ("attn_config", "ffn_config") if isinstance(cfg.raw.get(k), dict)]
+    if nested:
+        raise WattgpuError(
+            f"{cfg.source}: '{nested[0]}' nests the layer facts (DBRX style), which the "
+            f"importer does not read; {BY_HAND}"
+        )
+
+
+def interval_layer_types(cfg: HfConfig) -> None:
+    """Qwen3-Next's ``full_attention_interval`` as the ``layer_types`` its transformers config
+    builds when the list is absent: every interval-th layer full attention, the others linear
+    attention."""
+    interval = cfg.opt_int("full_attention_interval")
+    if not interval or cfg.get("layer_types") is not None:
+        return
+    layers = cfg.need_int("num_hidden_layers", "n_layer", "num_layers")
+    cfg.raw["layer_types"] = [
+        "full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)
+    ]
