@@ -306,7 +306,7 @@ def test_every_unservable_model_is_explained(infeasible_run: PlanRun) -> None:
         best = min(mine, key=lambda c: c.itl_s_at_capacity)
         (line,) = [m for m in messages if m.startswith(f"{name}: ")]
         assert f"best ITL achievable {ms_text(best.itl_s_at_capacity)} ms ({best.gpu} TP" in line
-        assert line.endswith(f"> SLA {sla} ms")
+        assert f"> SLA {sla} ms" in line  # then, below 1 ms, the unit hint (fuzz 19d)
         assert all(f"SLA {sla} ms" in c.reason for c in mine)
 
 

@@ -142,7 +142,7 @@ def close_gap(
     upper = float(sum(col.cost for col in chosen))
     bound = priced.bound
     if not enumerate_up_to(dec, pool, priced, upper, deadline):
-        return chosen, bound
+        return _from_below(dec, pool, priced, chosen, deadline)
     gap = dec.inputs.relative_gap * LP_GAP_FRACTION
     found = master_milp(pool.master, _hint(pool, chosen), deadline, gap=gap, improving=True)
     if found is None:
@@ -153,6 +153,37 @@ def close_gap(
     if sum(col.cost for col in better) < upper:
         chosen = better
     return chosen, max(bound, min(milp_bound, upper))
+
+
+def _from_below(
+    dec: Decomposition, pool: Pool, priced: Priced, chosen: list[Column], deadline: float
+) -> tuple[list[Column], float]:
+    """The plan *chosen* (objective U) when every column up to U is too many to list: the
+    levels of :data:`UPWARD_STEPS` below U, lowest first (each lists every column of every plan
+    up to the Lagrangian bound plus that step), either hold a plan — the best up to that level,
+    better than *chosen* — or prove that none costs less than the level (a valid bound)."""
+    upper = float(sum(col.cost for col in chosen))
+    bound = priced.bound
+    base = max(1.0, abs(bound))
+    for step in UPWARD_STEPS:
+        level = priced.bound + step * base
+        if level >= upper or time.perf_counter() > deadline:
+            break
+        if not enumerate_up_to(dec, pool, priced, level, deadline):
+            break
+        gap = dec.inputs.relative_gap * LP_GAP_FRACTION
+        found = master_milp(pool.master, _hint(pool, chosen), deadline, gap=gap, improving=True)
+        if found is None:
+            break
+        better, milp_bound = found
+        if better and sum(col.cost for col in better) < upper:
+            # the pool holds every plan up to the level: the MILP's bound is valid below it
+            objective = float(sum(col.cost for col in better))
+            return better, max(bound, min(milp_bound, objective, level))
+        # no plan up to the level is better than the MILP's bound over the pool, which holds
+        # every plan up to it
+        bound = max(bound, level if not better else min(level, milp_bound))
+    return chosen, bound
 
 
 def find_within(

@@ -65,6 +65,7 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         if math.isfinite(best.itl_s_at_capacity):
             achieved, limit = ms_over(best.itl_s_at_capacity, m.itl_sla_s)
             why = f"best ITL achievable {achieved} ms ({best.option_text}) > SLA {limit} ms"
+            why += _unit_hint(m.itl_sla_s, "itl_ms")
         else:
             why = f"no ITL prediction to compare with the {sla}"
         out.append(f"misses the ITL SLA on {_gpu_list(itl)}: {why}")
@@ -74,9 +75,19 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         shown, limit = ms_over(best.ttft_s or 0.0, m.ttft_sla_s)
         out.append(
             f"misses the TTFT SLA on {_gpu_list(ttft)}: best TTFT (prefill estimate) "
-            f"{shown} ms ({best.option_text}) > SLA {limit} ms"
+            f"{shown} ms ({best.option_text}) > SLA {limit} ms{_unit_hint(m.ttft_sla_s, 'ttft_ms')}"
         )
     return out
+
+
+def _unit_hint(sla_s: float, field: str) -> str:
+    """A hint when an SLA below a millisecond looks like seconds written in milliseconds."""
+    if sla_s * 1000.0 >= 1.0:
+        return ""
+    return (
+        f" (sla.{field} is in milliseconds: {sla_s * 1000.0:g} ms; did you mean "
+        f"{sla_s * 1e6:g}, i.e. {sla_s * 1000.0:g} s?)"
+    )
 
 
 def _other_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:

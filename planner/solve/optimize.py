@@ -49,11 +49,12 @@ import math
 import time
 from dataclasses import dataclass, replace
 
-from planner.inputs import Candidate, Objective, PlanningInputs
+from planner.inputs import Candidate, PlanningInputs
 from planner.result import BaselineResult, Plan, PlanStatus, SolveInfo
 from planner.solve.accounting import plan_from, relative_gap
 from planner.solve.baselines import BaselineSpec, baseline_specs
 from planner.solve.bounds import infeasibility_messages
+from planner.solve.budget import budget_outcome
 from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import RELAXED_NO_PLAN, relaxation_infeasible, solve_by_model
 from planner.solve.columns import Decomposition
@@ -220,39 +221,6 @@ def _pooled_proof(inputs: PlanningInputs, start: float) -> Plan | None:
     return Plan(inputs, PlanStatus.INFEASIBLE, info)
 
 
-def _budget_proof(inputs: PlanningInputs, start: float) -> Plan | None:
-    """No plan found under a budget: the least cost of any plan within the other limits
-    (solved with the cost objective, its bound valid). Above the budget, that is a proof of
-    infeasibility with the smallest budget that restores a plan; None when it proves nothing."""
-    assert inputs.budget_usd is not None
-    left = max(1.0, inputs.time_limit_s - (time.perf_counter() - start))
-    cheapest = solve(
-        replace(inputs, objective=Objective("cost"), budget_usd=None, time_limit_s=left),
-        baselines=False,
-        widen=False,
-    )
-    seconds = time.perf_counter() - start
-    if cheapest.status == PlanStatus.INFEASIBLE:  # the plan of these inputs, budget and all
-        return Plan(inputs, PlanStatus.INFEASIBLE, replace(cheapest.solve, seconds=seconds))
-    bound = cheapest.solve.bound
-    totals = cheapest.totals
-    if totals is None or bound is None or bound <= inputs.budget_usd * (1 + 1e-9):
-        return None
-    found = totals.cost_usd
-    message = (
-        f"budget: every plan within the other limits costs at least {_usd(bound)} $, above the "
-        f"budget of {_usd(inputs.budget_usd)} $ (a valid lower bound, proven by the solver); "
-        f"the cheapest plan found costs {_usd(found)} $ (raise budget_usd to at least that)"
-    )
-    info = SolveInfo(seconds, None, None, None, cheapest.solve.solver, (message,))
-    return Plan(inputs, PlanStatus.INFEASIBLE, info)
-
-
-def _usd(value: float) -> str:
-    """Dollars to the cent, or to 3 significant digits below one dollar (a 0.004 $ budget)."""
-    return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
-
-
 def _power_cap_proof(
     inputs: PlanningInputs, candidates: list[Candidate], start: float
 ) -> Plan | None:
@@ -350,7 +318,9 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         if plan is not None and plan.status == PlanStatus.INFEASIBLE:
             return plan
     if plan is None and (curved or regional) and inputs.budget_usd is not None:
-        plan = _budget_proof(inputs, start)
+        plan = budget_outcome(
+            inputs, start, lambda least: solve(least, baselines=False, widen=False)
+        )
     if plan is None and curved and inputs.power_cap_kw is not None:
         plan = _power_cap_proof(inputs, candidates, start)
     if plan is None and regional:
@@ -388,8 +358,8 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         )
         if seconds < 0.5 * inputs.time_limit_s:  # it stopped on its own: more time is no help
             message = (
-                f"no plan found, and none proven impossible: column generation stopped after "
-                f"{seconds:.2g} s (of the {inputs.time_limit_s:g} s time limit) without a "
+                "no plan found, and none proven impossible: column generation stopped on its "
+                f"own within half the {inputs.time_limit_s:g} s time limit without a "
                 "combination within the limits — loosen a limit (inventory, power cap, budget)"
             )
         info = SolveInfo(seconds, None, None, None, COLGEN_SOLVER, (message,))

@@ -1,0 +1,80 @@
+"""No plan found under a budget: the least-cost plan settles it.
+
+The least cost of any plan within the other limits (the scenario solved with the cost objective
+and no budget; its bound is valid) either proves the budget infeasible — every plan costs more
+— or gives a plan that keeps it: the least-cost plan is then a plan of the scenario itself (its
+inventory, power cap and SLAs are the same), reported ``feasible`` under the scenario's own
+objective with no bound claimed. Before, column generation that found no combination within a
+budget ended ``time_limit`` ("no plan found") although the least-cost plan kept the budget.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from planner.inputs import Objective, PlanningInputs
+from planner.result import Plan, PlanStatus, SolveInfo
+from planner.solve.accounting import plan_from
+from planner.solve.milp import RawSolution
+
+
+def budget_outcome(
+    inputs: PlanningInputs, start: float, solve: Callable[[PlanningInputs], Plan]
+) -> Plan | None:
+    """The least cost of any plan within the other limits (*solve*: the planner, without
+    baselines). Above the budget, a proof of infeasibility with the smallest budget that
+    restores a plan; within it, the least-cost plan as a plan of *inputs* (module doc); None
+    when it settles nothing."""
+    assert inputs.budget_usd is not None
+    left = max(1.0, inputs.time_limit_s - (time.perf_counter() - start))
+    cheapest = solve(
+        replace(inputs, objective=Objective("cost"), budget_usd=None, time_limit_s=left)
+    )
+    seconds = time.perf_counter() - start
+    if cheapest.status == PlanStatus.INFEASIBLE:  # the plan of these inputs, budget and all
+        return Plan(inputs, PlanStatus.INFEASIBLE, replace(cheapest.solve, seconds=seconds))
+    bound = cheapest.solve.bound
+    totals = cheapest.totals
+    if totals is None or not cheapest.has_solution:
+        return None
+    if totals.cost_usd <= inputs.budget_usd * (1 + 1e-9):
+        return _within_budget(inputs, cheapest, seconds)
+    if bound is None or bound <= inputs.budget_usd * (1 + 1e-9):
+        return None
+    message = (
+        f"budget: every plan within the other limits costs at least {usd(bound)} $, above the "
+        f"budget of {usd(inputs.budget_usd)} $ (a valid lower bound, proven by the solver); "
+        f"the cheapest plan found costs {usd(totals.cost_usd)} $ (raise budget_usd to at least "
+        "that)"
+    )
+    info = SolveInfo(seconds, None, None, None, cheapest.solve.solver, (message,))
+    return Plan(inputs, PlanStatus.INFEASIBLE, info)
+
+
+def _within_budget(inputs: PlanningInputs, cheapest: Plan, seconds: float) -> Plan:
+    """The least-cost plan *cheapest*, which keeps the budget, as a ``feasible`` plan of
+    *inputs* (accounted under its objective; no bound claimed)."""
+    allocations = cheapest.allocations
+    raw = RawSolution(
+        PlanStatus.FEASIBLE,
+        seconds,
+        None,
+        None,
+        [a.replicas for a in allocations],
+        [tuple(a.requests_per_s_by_period) for a in allocations],
+    )
+    solver = f"{cheapest.solve.solver}; the least-cost plan, within the budget"
+    plan = plan_from(inputs, [a.candidate for a in allocations], raw, solver)
+    note = (
+        f"no plan of lower {inputs.objective.minimize} was found within the budget; this is the "
+        f"least-cost plan ({usd(cheapest.totals.cost_usd if cheapest.totals else 0.0)} $), "
+        "which keeps it"
+    )
+    return replace(plan, solve=replace(plan.solve, messages=(*plan.solve.messages, note)))
+
+
+def usd(value: float) -> str:
+    """Dollars to the cent, or to 3 significant digits below one dollar (a 0.004 $ budget)."""
+    return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
