@@ -44,6 +44,7 @@ from predictors.core.csv_text import (
 )
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import csv_safe_frame
+from predictors.core.ragged import RAGGED_COLUMN, ragged_errors, read_rows_text
 from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, collector_paused, file_size_problem
 from predictors.row_header import header_problem, tensor_parallel_errors
 from predictors.row_identity import IDENTITY_COLUMNS, identity_columns
@@ -74,6 +75,8 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
     *IDENTITY_COLUMNS,
 )
 _RATE = "requests_per_s"
+#: ``domain_reason`` of a row with an error (as :mod:`predictors.api` writes it).
+INVALID_ROW = "invalid row (see error)"
 _RATE_ERROR = "requests_per_s: must be a positive number (or empty)"
 
 
@@ -108,7 +111,7 @@ def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
             "header; keep one of each"
         )
     try:
-        rows = pl.read_csv(path, infer_schema=False)
+        rows = read_rows_text(path)  # a line of more cells than the header: that row's error
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         raise WattgpuError(
@@ -153,7 +156,7 @@ def _with_given_values(out: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     the output's number column cannot show a cell that is no number (it is written empty)."""
     err = pl.col("error")
     fixes = []
-    for column in (*NUMERIC_COLUMNS, *LAYOUT_COLUMNS):
+    for column in (*NUMERIC_COLUMNS, *LAYOUT_COLUMNS, _RATE):
         if column not in rows.columns:
             continue
         pattern = f"(?s)^(.*?(?:^|; ){column}: must be [^;]*)(.*)$"
@@ -208,7 +211,7 @@ def _with_row_errors(out: pl.DataFrame, bad: pl.Series, message: pl.Expr) -> pl.
         .otherwise(pl.col("error"))
         .alias("error"),
         pl.when(bad_col)
-        .then(pl.lit("invalid row (see error)"))
+        .then(pl.lit(INVALID_ROW))
         .otherwise(pl.col("domain_reason"))
         .alias("domain_reason"),
         *(
@@ -311,6 +314,8 @@ def _predict_chunk(
     with_ttft: bool,
     with_fit: bool,
 ) -> pl.DataFrame:
+    ragged = rows[RAGGED_COLUMN] if RAGGED_COLUMN in rows.columns else None
+    rows = rows.drop(RAGGED_COLUMN) if ragged is not None else rows
     rate = _rates(rows)
     position = rows.columns.index(_RATE) if _RATE in rows.columns else None
     batch_rows = rows.drop(_RATE) if position is not None else rows
@@ -330,11 +335,17 @@ def _predict_chunk(
     n_inputs = out.width - len(PREDICTION_COLUMNS) - len(TTFT_COLUMNS) * with_ttft
     n_inputs -= len(FIT_COLUMNS) * with_fit + len(LAYOUT_OUTPUT_COLUMNS)
     inputs = out.columns[:n_inputs]
-    where = n_inputs if position is None else position
-    out = out.with_columns(rate).select(
+    # the rate's place among the input columns written back (the layout inputs are not: they
+    # come out resolved at the end)
+    kept = set(inputs)
+    where = n_inputs if position is None else sum(c in kept for c in rows.columns[:position])
+    shown = pl.when(rate.is_finite()).then(rate).otherwise(None).alias(_RATE)  # no number: empty
+    out = out.with_columns(shown).select(
         *inputs[:where], _RATE, *inputs[where:], *out.columns[n_inputs:]
     )
-    out = _with_control_errors(_with_rate_errors(_with_given_values(out, rows), rate), rows)
+    out = _with_control_errors(_with_given_values(_with_rate_errors(out, rate), rows), rows)
+    if ragged is not None:
+        out = _with_row_errors(out, ragged.is_not_null(), pl.lit(ragged_errors(ragged)))
     result = out.select(
         *PREDICTION_COLUMNS, *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS)
     )
@@ -354,8 +365,14 @@ def _predict_chunk(
             pl.when(pl.lit(failed)).then(None).otherwise(pl.col(c)).alias(c) for c in blank
         )
         result = result.with_columns(
-            pl.when(pl.lit(failed)).then(False).otherwise(pl.col(c)).alias(c)
-            for c in ("in_domain", "gpu_measured")
+            *(
+                pl.when(pl.lit(failed)).then(False).otherwise(pl.col(c)).alias(c)
+                for c in ("in_domain", "gpu_measured")
+            ),
+            pl.when(pl.lit(failed))
+            .then(pl.lit(INVALID_ROW))
+            .otherwise(pl.col("domain_reason"))
+            .alias("domain_reason"),
         )
     identity = identity_columns(
         predictor.catalog,

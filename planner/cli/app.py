@@ -41,6 +41,7 @@ from planner.cli.oneline import escape_breaks, escape_user_breaks, user_values
 from planner.cli.outputs import guard_file_options
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import terminal_text
+from predictors.core.signals import stop_signals_exit
 from predictors.core.version import __version__
 
 #: Options whose value may be left out: option -> (value when bare, the values it takes).
@@ -155,7 +156,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         try:
             _check_environment()
-            app(args=args, prog_name="wattgpu", standalone_mode=True)
+            with stop_signals_exit():  # SIGTERM, SIGHUP: no half-written file left behind
+                app(args=args, prog_name="wattgpu", standalone_mode=True)
         finally:
             sys.stdout.flush()  # a full disk shows up here, not at interpreter exit
     except WattgpuError as exc:

@@ -208,8 +208,8 @@ class Load(StrictModel):
     ``requests_per_s × daily_profile[h]``. Give this or ``requests_per_s_by_period``."""
     input_tokens: float = Field(gt=0, le=MAX_CONTEXT_TOKENS)
     """Mean prompt length in tokens (prompt + generated must fit the model's context window)."""
-    output_tokens: float = Field(gt=0, le=MAX_CONTEXT_TOKENS)
-    """Mean generated length in tokens."""
+    output_tokens: float = Field(ge=1, le=MAX_CONTEXT_TOKENS)
+    """Mean generated length in tokens (a request decodes at least one)."""
     daily_profile: list[NonNegativeFloat] | None = None
     """24 multipliers of ``requests_per_s``, one per hour of the day (hour 0 = 00:00–01:00), each
     from 0 to 1000."""

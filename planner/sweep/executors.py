@@ -28,8 +28,6 @@ from __future__ import annotations
 import importlib
 import logging
 import multiprocessing
-import signal
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -37,6 +35,7 @@ from typing import Any, Protocol
 
 from planner.sweep.address import CONNECT_TIMEOUT_S, GIVE, check_address
 from predictors.core.errors import WattgpuError, did_you_mean
+from predictors.core.signals import stop_signals_exit
 
 ENGINES: tuple[str, ...] = ("local", "dask", "ray")
 EXTRAS = {"dask": "dask", "ray": "ray"}
@@ -311,43 +310,12 @@ def open_engine(
             else _Ray(shared, workers, address)
         )
     try:
-        with _stopped_by_signals():
+        with stop_signals_exit():  # SIGTERM, SIGHUP: the workers stop too (exit 143, 129)
             yield session
     except BaseException:
         session.abort()
         raise
     session.close()
-
-
-#: Signals that stop a sweep as Ctrl-C does (what ``kill``, ``timeout`` and batch schedulers
-#: send, and a closed terminal): the workers are stopped, nothing is written.
-STOP_SIGNALS: tuple[str, ...] = ("SIGTERM", "SIGHUP")
-
-
-@contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """While the engine runs, :data:`STOP_SIGNALS` raise ``SystemExit(128 + signal)`` in the
-    main thread (the default action would end this process at once and leave the local pool's
-    workers running); a second signal while stopping is ignored. Other threads: unchanged."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, _frame: Any) -> None:
-        for name in STOP_SIGNALS:
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_IGN)
-        raise SystemExit(128 + signum)
-
-    saved = {
-        sig: signal.signal(sig, stop)
-        for sig in (getattr(signal, name) for name in STOP_SIGNALS if hasattr(signal, name))
-    }
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 def run_batches(

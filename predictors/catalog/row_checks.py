@@ -97,20 +97,27 @@ def _vocabulary_error(column: str, known: tuple[str, ...]) -> Check:
     )
 
 
+#: Least value of a numeric input column that may be fractional (others: above 0): a request
+#: decodes at least one token (a mean of 1e-50 output tokens gave ITLs of 1e28 s).
+MIN_VALUES: dict[str, float] = {"output_tokens": 1.0}
+
+
 def _range_error(column: str) -> Check:
-    """An error where the number in *column* is missing, not above 0, above its bound, or (for
-    counts) not whole."""
+    """An error where the number in *column* is missing, below its least (above 0 when it has
+    none), above its bound, or (for counts) not whole."""
     v = pl.col(column)
-    bad = v.is_null() | ~v.is_finite() | (v <= 0) | (v > MAX_VALUES[column])
+    least = MIN_VALUES.get(column)
+    low = (v <= 0) if least is None else (v < least)
+    bad = v.is_null() | ~v.is_finite() | low | (v > MAX_VALUES[column])
     whole = column in ("gpu_count", "batch_size")
     if whole:
         bad = bad | (v != v.floor())
+    if whole:
+        kind = "whole number from 1"
+    else:
+        kind = "number above 0" if least is None else f"number from {least:g}"
     return Check(
-        bad.fill_null(True),
-        pl.lit(
-            f"{column}: must be a {'whole number from 1' if whole else 'number above 0'}"
-            f" to {MAX_VALUES[column]:,.0f}"
-        ),
+        bad.fill_null(True), pl.lit(f"{column}: must be a {kind} to {MAX_VALUES[column]:,.0f}")
     )
 
 

@@ -70,6 +70,12 @@ def at_load(
             np.fmax(tdp, mean.power_w_per_gpu),
             np.fmax(hi.power_w_per_gpu, mean.power_w_per_gpu),
         ),
+    }
+    idle = np.asarray(table.curves.idle_w, dtype=np.float64)
+    for col in ("power_w_per_gpu", "power_w_per_gpu_lo", "power_w_per_gpu_hi"):
+        # in [idle, TDP] exactly (E[P(K)] sums and interpolates: its last bit may step out)
+        updates[col] = np.clip(updates[col], idle, np.maximum(tdp, idle))
+    updates |= {
         "itl_s": mean.itl_s,
         "itl_s_lo": np.fmin(lo.itl_s, mean.itl_s),
         "itl_s_hi": np.where(hi_over, np.nan, np.fmax(hi.itl_s, mean.itl_s)),
