@@ -349,6 +349,7 @@ def _predict_chunk(
     result = out.select(
         *PREDICTION_COLUMNS, *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LOAD_COLUMNS)
     )
+    had_error = result["error"].fill_null("") != ""
     if rate.is_not_null().any():
         # the precision the at-batch rows were predicted at (the checkpoint's when empty)
         implied = fill_implied_precision(batch_rows, predictor.catalog)
@@ -369,7 +370,7 @@ def _predict_chunk(
                 pl.when(pl.lit(failed)).then(False).otherwise(pl.col(c)).alias(c)
                 for c in ("in_domain", "gpu_measured")
             ),
-            pl.when(pl.lit(failed))
+            pl.when(pl.lit(failed & ~had_error))  # a rate one replica cannot carry
             .then(pl.lit(INVALID_ROW))
             .otherwise(pl.col("domain_reason"))
             .alias("domain_reason"),

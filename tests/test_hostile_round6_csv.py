@@ -159,7 +159,7 @@ def test_every_bad_column_and_the_rate_are_named(tmp_path: Path) -> None:
     data = f"model,gpu,requests_per_s,note,tag\n{LLAMA},A30,-1,\x00,\x02x\n{LLAMA},A30,,a,b\n"
     out, raw = predicted(tmp_path, data.encode())
     assert out[0]["error"] == (
-        "requests_per_s: must be a positive number (or empty); "
+        "requests_per_s: must be a positive number (or empty) (got '-1'); "
         "note: holds a control character (U+0000); tag: holds a control character (U+0002)"
     )
     assert out[0]["concurrency"] == "" and out[1]["error"] == "" and out[1]["power_w_per_gpu"]

@@ -621,7 +621,7 @@ def scenario_dicts(draw: st.DrawFn) -> dict[str, Any]:
         load: dict[str, Any] = {
             "requests_per_s": draw(non_negative),
             "input_tokens": draw(positive),
-            "output_tokens": draw(positive),
+            "output_tokens": draw(st.floats(min_value=1.0, max_value=1e4)),  # at least one token
         }
         if use_profile:
             multipliers = st.floats(min_value=0.0, max_value=MAX_PROFILE_MULTIPLIER)
