@@ -49,6 +49,7 @@ API_ENTRY = """
 TWO_ENTRY_PART_USD = 5312.54
 
 
+@pytest.mark.slow
 def test_a_one_entry_cost_plan_under_inventory_reaches_its_optimum(tmp_path: Path) -> None:
     result, out = plan_text(tmp_path, HEAD + BATCH_ENTRY)
     assert result.code == 0, result.err

@@ -91,6 +91,7 @@ def test_groups_join_exactly_the_identical_decode_workers(units, predictor) -> N
         assert key[i] == key[int(groups.first[g])]
 
 
+@pytest.mark.slow
 def test_at_rates_equal_the_row_by_row_call(units, predictor) -> None:
     t = disagg_curves(predictor, units)
     groups = curve_groups(t.decode)
@@ -103,6 +104,7 @@ def test_at_rates_equal_the_row_by_row_call(units, predictor) -> None:
             _equal(getattr(shared, f.name)[:, j], getattr(own, f.name), f.name)
 
 
+@pytest.mark.slow
 def test_capacity_rows_equal_the_row_by_row_call(units, predictor) -> None:
     t = disagg_curves(predictor, units)
     sla = np.where(np.arange(t.rows) % 2 == 0, 0.05, np.inf)
@@ -113,6 +115,7 @@ def test_capacity_rows_equal_the_row_by_row_call(units, predictor) -> None:
     assert shared.limit == own.limit
 
 
+@pytest.mark.slow
 def test_a_unit_gets_the_same_numbers_alone_as_among_units_that_share_its_workers(
     units, predictor
 ) -> None:
@@ -140,6 +143,7 @@ def test_a_unit_gets_the_same_numbers_alone_as_among_units_that_share_its_worker
             _equal(getattr(point, f.name)[0], getattr(among, f.name)[i], f.name)
 
 
+@pytest.mark.slow
 def test_disagg_at_rate_takes_several_rates_per_unit(units, predictor) -> None:
     t = disagg_curves(predictor, units)
     rates = np.stack([np.full(t.rows, 0.5), np.full(t.rows, 1.5)], axis=1)
