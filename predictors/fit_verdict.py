@@ -24,15 +24,17 @@ def fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
     # a lower bound on the GPUs of this type that hold it: more GPUs never need less (KV
     # copies across ranks and attention-DP weight copies only add) and each adds its usable GB
     at_least = (need_gb / (have_gb / pl.col("gpu_count"))).ceil().cast(pl.Int64)
+    # at one sequence (a rate row is predicted there) only more GPUs or fewer bits help
+    lower = pl.when(pl.col("batch_size") > 1).then(pl.lit("batch_size or ")).otherwise(pl.lit(""))
     line = pl.format(
         "does not fit: needs {} GB for weights and the paged KV cache of the batch "
         "(running sequences at the mean length, input + output / 2), has {} GB usable "
-        "on {} GPU(s); raise gpu_count (at least {} of these GPUs) or lower batch_size or "
-        "precision",
+        "on {} GPU(s); raise gpu_count (at least {} of these GPUs) or lower {}precision",
         need_gb.round(1),
         have_gb.round(1),
         pl.col("gpu_count").cast(pl.Int64),
         at_least,
+        lower,
     )
     copies = physics.kv_replication()
     why = pl.when(pl.col("attention_kind") == "mla").then(pl.lit("MLA's one latent head"))

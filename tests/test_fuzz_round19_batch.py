@@ -114,3 +114,12 @@ def test_sigterm_leaves_no_half_written_output(tmp_path: Path) -> None:
     assert proc.returncode == 128 + signal.SIGTERM
     assert out.read_text(encoding="utf-8") == "before\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "rows.csv"]
+
+
+def test_a_rate_row_that_does_not_fit_is_not_told_to_lower_its_batch(tmp_path: Path) -> None:
+    big = "meta-llama/Llama-3.1-405B-Instruct"
+    out = _predict(tmp_path, f"model,gpu,requests_per_s,batch_size\n{big},L4,1,\n{big},L4,,8\n")
+    rate_row, batch_row = out["error"].to_list()
+    assert rate_row.startswith("does not fit") and "or lower precision" in rate_row
+    assert "batch_size" not in rate_row
+    assert "or lower batch_size or precision" in batch_row
