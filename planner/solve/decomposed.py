@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -101,7 +101,17 @@ def decomposed(dec: Decomposition, start: float) -> DecomposedSolution | None:
     floor = 0.0
     for _, bound in best:
         floor += bound
-    return settled(dec, chosen, floor, start, "decomposed")
+    outcome = settled(dec, chosen, floor, start, "decomposed")
+    shortened = sum(f is not None and not f.complete for f in found)
+    if outcome.status == PlanStatus.FEASIBLE and shortened:
+        why = (
+            f"not proven optimal: the exact per-model search of {shortened} model entr"
+            f"{'y' if shortened == 1 else 'ies'} stopped at its share of replica vectors (each "
+            "routed exactly; retried with ten times as many within a quarter of the time "
+            "limit); the plan is valid and its bound holds"
+        )
+        outcome = replace(outcome, messages=(*outcome.messages, why))
+    return outcome
 
 
 def _block_gap(f: Found | None) -> float:

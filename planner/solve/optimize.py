@@ -278,7 +278,12 @@ def _by_model_plan(inputs: PlanningInputs, by_model: DecomposedSolution, start: 
     solver = DECOMPOSED_SOLVER if by_model.method == "decomposed" else COLGEN_SOLVER
     if found is not by_model.candidates:
         solver = f"{COLGEN_SOLVER}, improved by the full MILP ({SOLVER_ID})"
-    return plan_from(inputs, found, raw, solver)
+    plan = plan_from(inputs, found, raw, solver)
+    if by_model.messages and plan.status == PlanStatus.FEASIBLE:  # why it is not proven
+        plan = replace(
+            plan, solve=replace(plan.solve, messages=(*plan.solve.messages, *by_model.messages))
+        )
+    return plan
 
 
 def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
