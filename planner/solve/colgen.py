@@ -39,6 +39,7 @@ import time
 import numpy as np
 
 from planner.inputs import Candidate, PlanningInputs
+from planner.result import PlanStatus
 from planner.solve.columns import EXHAUSTIVE_MAX_COLUMNS as EXHAUSTIVE_MAX_COLUMNS
 from planner.solve.columns import Column, Decomposition, all_columns, neighbours
 from planner.solve.decompose import (
@@ -48,7 +49,7 @@ from planner.solve.decompose import (
     search_block,
 )
 from planner.solve.decomposed import DecomposedSolution, decomposed, no_plan, settled
-from planner.solve.enumeration import Pool, Priced, close_gap, rc_ceiling
+from planner.solve.enumeration import MAX_ENUMERATED, Pool, Priced, close_gap, rc_ceiling
 from planner.solve.fallback import exhaustive, when_none_combine
 from planner.solve.master import LP_GAP_FRACTION, Master, master_milp
 from planner.solve.peak import least_peak, peak_message
@@ -321,7 +322,23 @@ def _solve_restricted(
     objective = float(sum(col.cost for col in chosen))
     if objective - bound > inputs.relative_gap * max(1.0, abs(objective)):
         chosen, bound = close_gap(dec, pool, priced, chosen, deadline)
-    return settled(dec, chosen, bound, start)
+    outcome = settled(dec, chosen, bound, start)
+    if outcome.status == PlanStatus.FEASIBLE:
+        outcome = dataclasses.replace(outcome, messages=(_why_open(deadline),))
+    return outcome
+
+
+def _why_open(deadline: float) -> str:
+    """Why a column-generation plan is left above the target gap (its bound is valid)."""
+    head = "not proven optimal (the gap is the plan's distance to the bound)"
+    if time.perf_counter() >= deadline:
+        return f"{head}; the time limit ended the search (a longer time_limit_s may close it)"
+    return (
+        f"{head}; the linking limits (inventory, power cap, budget) leave too many replica "
+        f"vectors within that gap to list (the search lists up to {MAX_ENUMERATED:,}), so the "
+        "master MILP over the generated columns (price-and-branch) is as far as it goes; the "
+        "plan is valid and its bound holds"
+    )
 
 
 def _share(deadline: float, share: float) -> float:

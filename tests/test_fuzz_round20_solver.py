@@ -1,0 +1,50 @@
+"""Fuzz round 20: what a plan under linking limits says about its own optimality.
+
+Each test failed before its fix: a budget that only the least-cost plan was found to keep gave
+that plan with no bound (``gap`` null, so nobody could tell how far from the best it was), and a
+column-generation plan left 7.8 % above its bound at 4 s of a 60 s limit said nothing of why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import plan_text
+from tests.test_fuzz_round19_solver import API_ENTRY, BATCH_ENTRY, HEAD
+
+SCENARIO = HEAD + BATCH_ENTRY + API_ENTRY
+
+
+@pytest.mark.slow
+def test_the_least_cost_plan_within_a_budget_carries_a_valid_bound(tmp_path: Path) -> None:
+    free, free_out = plan_text(tmp_path, SCENARIO, "--set", "objective.minimize=energy")
+    assert free.code == 0, free.err
+    unbudgeted = json.loads(free_out.read_text(encoding="utf-8"))
+    args = ("--set", "objective.minimize=energy", "--set", "budget_usd=5840")
+    result, out = plan_text(tmp_path, SCENARIO, *args)
+    assert result.code == 0, result.err
+    plan = json.loads(out.read_text(encoding="utf-8"))
+    solve = plan["solve"]
+    assert plan["totals"]["cost_usd"] <= 5840 * (1 + 1e-9)
+    assert solve["bound"] is not None and solve["gap"] is not None
+    # the bound of the plans without the budget bounds every plan within it
+    assert solve["bound"] <= unbudgeted["solve"]["objective"] * (1 + 1e-9)
+    assert solve["bound"] <= solve["objective"]
+    assert solve["gap"] == pytest.approx(
+        (solve["objective"] - solve["bound"]) / solve["objective"], rel=1e-9
+    )
+    assert any("bound of the plans without the budget" in m for m in solve["messages"])
+
+
+@pytest.mark.slow
+def test_a_column_generation_plan_above_its_gap_says_why(tmp_path: Path) -> None:
+    args = ("--set", "objective.minimize=energy", "--set", "budget_usd=7000")
+    result, out = plan_text(tmp_path, SCENARIO, *args)
+    assert result.code == 0, result.err
+    plan = json.loads(out.read_text(encoding="utf-8"))
+    if plan["status"] == "optimal":
+        pytest.fail(f"the case no longer leaves a gap: {plan['solve']}")
+    assert plan["solve"]["gap"] > plan["solve"]["relative_gap"]
+    assert any(m.startswith("not proven optimal") for m in plan["solve"]["messages"])
