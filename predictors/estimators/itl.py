@@ -15,7 +15,7 @@
 
 Intervals are multiplicative locally adaptive conformal bands on grouped out-of-fold residuals
 (:mod:`predictors.estimators.intervals`), with the lower bound raised to the roofline (bytes at
-peak bandwidth, FLOPs at peak FLOPS).
+peak bandwidth, FLOPs at peak FLOPS) plus the layout's transfers at zero latency.
 """
 
 from __future__ import annotations
@@ -126,11 +126,12 @@ class PhysicsItlEstimator:
     @staticmethod
     def floor_s(frame: pl.DataFrame) -> np.ndarray:
         """The lowest ITL physics allows at realistic ceilings of bandwidth and FLOPS use, plus
-        the layout's all-to-all and pipeline transfers at zero latency (0 for pure TP)."""
+        the layout's transfers (TP all-reduces, all-to-all, pipeline) at zero collective
+        latency: a step never beats moving its activations over the links it has."""
         x = StepInputs.of(frame)
+        tp, other = layout_comm_s(x.layout, x.batch, x.hidden, x.layers, x.interconnect_b_s, 0.0)
         return np.asarray(
-            np.maximum(x.memory_floor_s() / ETA_BW_MAX, x.compute_floor_s() / MFU_MAX)
-            + layout_comm_s(x.layout, x.batch, x.hidden, x.layers, x.interconnect_b_s, 0.0)[1]
+            np.maximum(x.memory_floor_s() / ETA_BW_MAX, x.compute_floor_s() / MFU_MAX) + tp + other
         )
 
     def fit(self, frame: pl.DataFrame, y: np.ndarray) -> Self:
@@ -171,8 +172,10 @@ class PhysicsItlEstimator:
     def bounds(
         self, frame: pl.DataFrame, predicted: np.ndarray, interval: Interval | AdaptiveInterval
     ) -> tuple[np.ndarray, np.ndarray]:
-        """ITL bounds, s: lower at least the roofline, upper at least *predicted*."""
+        """ITL bounds, s: lower at least the roofline plus the layout's transfers at zero
+        latency, upper at least *predicted*."""
         lo, hi = multiplicative_bounds(interval, frame, predicted)
         x = StepInputs.of(frame)
-        roofline = np.maximum(x.memory_floor_s(), x.compute_floor_s())
+        tp, other = layout_comm_s(x.layout, x.batch, x.hidden, x.layers, x.interconnect_b_s, 0.0)
+        roofline = np.maximum(x.memory_floor_s(), x.compute_floor_s()) + tp + other
         return np.maximum(lo, roofline), np.maximum(hi, predicted)

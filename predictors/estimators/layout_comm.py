@@ -110,9 +110,12 @@ def layout_comm_s(
     ep_comm = np.where(
         (dp > 1.0) & (stage > 1.0), lay.moe_layers * 2.0 * (a2a_alpha + one_way), 0.0
     )
-    # pipeline: PP - 1 stage boundaries per token cycle, those leaving a domain over the network
+    # pipeline: PP - 1 stage boundaries per token cycle, those leaving a domain over the network;
+    # a stage smaller than a domain is never split over two: floor(D / stage) stages per domain
     boundaries = np.maximum(pp - 1.0, 0.0)
-    crossing = np.where(stage >= lay.domain, boundaries, np.floor(boundaries * stage / lay.domain))
+    per_domain = np.maximum(np.floor(lay.domain / np.maximum(stage, 1.0)), 1.0)
+    packed = np.maximum(np.ceil(np.maximum(pp, 1.0) / per_domain) - 1.0, 0.0)
+    crossing = np.where(stage >= lay.domain, boundaries, np.minimum(packed, boundaries))
     hop = rank_tokens * hidden * ACTIVATION_BYTES
     pp_comm = (boundaries - crossing) * (alpha_s + hop / in_domain) + crossing * (
         alpha_s + net_latency + hop / lay.scale_out_b_s

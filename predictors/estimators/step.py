@@ -37,7 +37,8 @@ micro-batch ``m = b / PP`` and ``m / DP`` sequences per attention-DP rank:
   TP) · k · hidden · 2 B`` to the other ``TP · DP − 1`` GPUs of the stage, the share outside the
   NVLink domain over the scale-out network (``scale_out_gbit_s`` per GPU, its latency).
 * PP > 1: ``PP − 1`` activation transfers of ``(m / DP) · hidden · 2 B`` per token cycle, over
-  NVLink inside a domain and over the scale-out network where a stage boundary leaves it.
+  NVLink inside a domain and over the scale-out network where a stage boundary leaves it
+  (stages smaller than a domain are packed ``⌊D / stage⌋`` to a domain, never split over two).
 
 With PP = DP = 1 every new factor is 1 and every new term 0, so pure tensor parallelism is
 computed exactly as before. The all-to-all and pipeline terms (:attr:`StepTimes.layout_comm`)

@@ -241,9 +241,10 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
     # predict only the grid batches up to the first one at or above the row's batch limit; that
     # one is estimated even where it does not fit (memory does not enter the step time), so the
     # curve below the limit is the predictor's whatever the memory (a GPU with more memory never
-    # gets a slower ITL at the same batch)
+    # gets a slower ITL at the same batch); at least two, so that the curve has a slope where
+    # the limit is one sequence (the p90 reads it at 1 + k sequences)
     need = np.searchsorted(np.asarray(BATCH_GRID, dtype=np.float64), max_batch, side="left")
-    keep = np.arange(width)[None, :] <= np.minimum(need, width - 1)[:, None]
+    keep = np.arange(width)[None, :] <= np.minimum(np.maximum(need, 1), width - 1)[:, None]
     flat_keep = keep.ravel()
     pred = predictor.predict(
         prediction_grid(rows).filter(pl.Series(flat_keep)), with_fit=True, beyond_memory=True
