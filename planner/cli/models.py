@@ -99,8 +99,8 @@ def train(
             "--output: required for an installed wattgpu (the shipped models live inside the "
             "installed package, which train never overwrites) — pass --output DIR"
         )
-    if output is not None and output.exists() and not output.is_dir():
-        raise WattgpuError(f"--output {output}: is a file — give a directory")
+    if output is not None:
+        artifacts.check_model_output(output, "--output")
     (ms, catalog), directory = _load_table(data)
     out = output or trained_dir()
     metrics = _stored_metrics(out / "evaluation_summary.json")
@@ -140,8 +140,10 @@ def evaluate(
     import polars as pl
 
     from predictors.api import Predictor
+    from predictors.core.output import check_output_path, check_outside
     from predictors.core.progress import Progress
     from predictors.core.version import __version__
+    from predictors.estimators.artifacts import CARD_NAME
     from predictors.training.accuracy import breakdown, run, summarise, unseen_protocol
     from predictors.training.accuracy_report import render
     from predictors.training.evaluate import TARGETS, target_rows
@@ -150,6 +152,17 @@ def evaluate(
     from predictors.training.train import prepare
     from predictors.training.unseen_rank import same_model_tau
 
+    given = _data_dir(data)
+    for path in (output, output.with_suffix(".predictions.csv")):  # before the long work
+        check_outside(path, given, "--output", "--data")
+        check_output_path(path)
+    if model_dir is not None:
+        check_outside(model_dir, given, "--metrics-to", "--data")
+        if not (model_dir / CARD_NAME).is_file():
+            raise WattgpuError(
+                f"--metrics-to {model_dir}: no {CARD_NAME} there — give a model directory "
+                "written by `wattgpu train --output DIR`"
+            )
     (ms, catalog), directory = _load_table(data)
     frame = prepare(ms.table, catalog)
     start = time.perf_counter()

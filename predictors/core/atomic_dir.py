@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from predictors.core.errors import WattgpuError
 from predictors.core.output import atomic_write, current_umask
 
 
@@ -28,7 +29,14 @@ def replace_directory(
 ) -> None:
     """Make *directory* hold *files* (name → bytes) plus the other files it held, except those
     *drop* names (e.g. a stale booster), all at once (module doc)."""
-    target = directory.resolve() if directory.is_symlink() else directory
+    target = directory.resolve()
+    if target.is_dir():  # the swap keeps plain files only: never delete anything else
+        kept = [e for e in target.iterdir() if e.is_symlink() or not e.is_file()]
+        if kept:
+            raise WattgpuError(
+                f"{directory}: holds {kept[0].name!r}, which is not a plain file; replacing the "
+                "directory would delete it — move it out first"
+            )
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
     try:

@@ -98,6 +98,17 @@ def check_not_input(target: Path, inputs: Iterable[Path | str | None], option: s
             )
 
 
+def check_outside(target: Path, directory: Path, option: str, of: str) -> None:
+    """WattgpuError when *target* lies inside *directory* (the input directory given as *of*,
+    e.g. ``--data``: writing there could replace or add to what the command reads)."""
+    inside, root = _resolved(target), _resolved(directory)
+    if inside is not None and root is not None and inside.is_relative_to(root):
+        raise WattgpuError(
+            f"{option} {target}: is inside the {of} directory {directory}, whose files are "
+            "this command's input — write it elsewhere"
+        )
+
+
 def check_output_path(
     target: Path,
     inputs: Iterable[Path | str | None] = (),

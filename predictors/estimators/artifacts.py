@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ import polars as pl
 
 from predictors.core.atomic_dir import replace_directory
 from predictors.core.errors import WattgpuError
+from predictors.core.output import protect_inputs
 from predictors.core.paths import MODELS_ENV, models_dir
 from predictors.estimators.base import XgbEstimator
 from predictors.estimators.intervals import AdaptiveInterval, Interval
@@ -86,6 +88,28 @@ class TrainedModels:
     card: dict[str, Any]
 
 
+def check_model_output(directory: Path, option: str) -> None:
+    """WattgpuError unless *directory* can take trained predictors: new, empty, or a model
+    directory (it holds a model card) of plain files only, since the swap keeps its plain files
+    and nothing else (:func:`predictors.core.atomic_dir.replace_directory`)."""
+    if directory.exists() and not directory.is_dir():
+        raise WattgpuError(f"{option} {directory}: is a file — give a directory")
+    if not directory.is_dir():
+        return
+    entries = sorted(directory.iterdir())
+    if entries and not (directory / CARD_NAME).is_file():
+        raise WattgpuError(
+            f"{option} {directory}: holds {entries[0].name!r} and no {CARD_NAME}, so it is not a "
+            "model directory; give a new or empty directory (train replaces the directory whole)"
+        )
+    other = [e for e in entries if e.is_symlink() or not e.is_file()]
+    if other:
+        raise WattgpuError(
+            f"{option} {directory}: holds {other[0].name!r}, which is not a plain file; a model "
+            "directory holds only its card, boosters and evaluation summary — move it out first"
+        )
+
+
 def save(models: TrainedModels, directory: Path) -> None:
     """Write boosters (UBJ) and the model card (JSON, sorted keys) to *directory*, all at once
     (:func:`predictors.core.atomic_dir.replace_directory`: a failure or a kill leaves the old
@@ -113,7 +137,8 @@ def save(models: TrainedModels, directory: Path) -> None:
         if isinstance(est, PhysicsItlEstimator) and est.step is not None:
             spec["step_params"] = est.step.to_json()
         card["targets"][name] = spec
-    files[CARD_NAME] = (json.dumps(card, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    text = json.dumps(_finite(card), indent=2, sort_keys=True, allow_nan=False)
+    files[CARD_NAME] = (text + "\n").encode("utf-8")
     # a booster of an earlier training that this one does not write is stale
     replace_directory(directory, files, drop=lambda n: n.endswith(".ubj"))
 
@@ -137,7 +162,6 @@ def load_chosen(directory: Path | None = None, option: str = "") -> TrainedModel
 
 def load(directory: Path) -> TrainedModels:
     """Load what :func:`save` wrote; a clear error when the directory is incomplete."""
-    import xgboost as xgb
 
     card_path = directory / CARD_NAME
     if not card_path.is_file():
@@ -148,42 +172,83 @@ def load(directory: Path) -> TrainedModels:
         card = json.loads(card_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise WattgpuError(f"{card_path}: not valid JSON ({exc.msg}); retrain the models") from exc
+    if not isinstance(card, dict) or not isinstance(card.get("targets"), dict):
+        raise WattgpuError(f"{card_path}: not a model card (no 'targets' object); retrain")
     if card.get("schema") != CARD_SCHEMA:
         raise WattgpuError(
             f"{card_path}: schema {card.get('schema')!r}, expected {CARD_SCHEMA}; retrain"
         )
     targets: dict[str, TrainedTarget] = {}
+    # an output of the command that reads them never replaces the card or a booster
+    protect_inputs([card_path, *(directory / spec["file"] for spec in _files(card))])
     for name, spec in card["targets"].items():
-        booster = None
-        if spec.get("file"):
-            booster = xgb.Booster()
-            booster_path = directory / spec["file"]
-            if not booster_path.is_file():
-                raise WattgpuError(f"{booster_path}: missing booster file; retrain the models")
-            booster.load_model(str(booster_path))
-            booster.set_param({"nthread": 1})
-        common: dict[str, Any] = {
-            "name": spec.get("name", "ours"),
-            "features": tuple(spec["features"]),
-            "params": spec["params"],
-            "num_boost_round": spec["num_boost_round"],
-            "monotone": spec.get("monotone", {}),
-            "booster": booster,
-        }
-        est: Any
-        kind = spec.get("kind")
-        if kind == KINDS[PhysicsItlEstimator]:
-            est = PhysicsItlEstimator(**common, step=StepParams.from_json(spec["step_params"]))
-        elif kind == KINDS[PowerUtilEstimator]:
-            est = PowerUtilEstimator(**common)
-        elif kind == KINDS[PrefillTtftEstimator]:
-            est = PrefillTtftEstimator(transform=spec["transform"], **common)
-        elif kind == KINDS[XgbEstimator]:
-            est = XgbEstimator(transform=spec["transform"], **common)
-        else:
-            raise WattgpuError(f"{card_path}: target {name!r} has unknown kind {kind!r}; retrain")
-        targets[name] = TrainedTarget(est, _interval_of(spec["interval"]))
+        try:
+            targets[name] = _target(directory, card_path, name, spec)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            what = f"lacks {exc}" if isinstance(exc, KeyError) else f"is not readable ({exc})"
+            raise WattgpuError(f"{card_path}: target {name!r} {what}; retrain") from None
     return TrainedModels(targets, card)
+
+
+def _target(directory: Path, card_path: Path, name: str, spec: dict[str, Any]) -> TrainedTarget:
+    """One target of the card: its estimator (with its booster) and interval."""
+    import xgboost as xgb
+
+    booster = None
+    if spec.get("file"):
+        booster = xgb.Booster()
+        booster_path = directory / spec["file"]
+        if not booster_path.is_file():
+            raise WattgpuError(f"{booster_path}: missing booster file; retrain the models")
+        try:
+            booster.load_model(str(booster_path))
+        except xgb.core.XGBoostError as exc:
+            first = str(exc).strip().splitlines()[-1][:120] if str(exc).strip() else ""
+            raise WattgpuError(
+                f"{booster_path}: not a readable XGBoost booster ({first}); retrain the models"
+            ) from None
+        booster.set_param({"nthread": 1})
+    common: dict[str, Any] = {
+        "name": spec.get("name", "ours"),
+        "features": tuple(spec["features"]),
+        "params": spec["params"],
+        "num_boost_round": spec["num_boost_round"],
+        "monotone": spec.get("monotone", {}),
+        "booster": booster,
+    }
+    est: Any
+    kind = spec.get("kind")
+    if kind == KINDS[PhysicsItlEstimator]:
+        est = PhysicsItlEstimator(**common, step=StepParams.from_json(spec["step_params"]))
+    elif kind == KINDS[PowerUtilEstimator]:
+        est = PowerUtilEstimator(**common)
+    elif kind == KINDS[PrefillTtftEstimator]:
+        est = PrefillTtftEstimator(transform=spec["transform"], **common)
+    elif kind == KINDS[XgbEstimator]:
+        est = XgbEstimator(transform=spec["transform"], **common)
+    else:
+        raise WattgpuError(f"{card_path}: target {name!r} has unknown kind {kind!r}; retrain")
+    return TrainedTarget(est, _interval_of(spec["interval"]))
+
+
+def _finite(value: Any) -> Any:
+    """*value* with every non-finite float as None (strict JSON: a score no fold could give,
+    e.g. on data of one GPU, is null, not the ``NaN`` that JSON parsers reject)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _files(card: dict[str, Any]) -> list[dict[str, Any]]:
+    """The card's target specs that name a booster file."""
+    targets = card.get("targets")
+    if not isinstance(targets, dict):
+        return []
+    return [s for s in targets.values() if isinstance(s, dict) and isinstance(s.get("file"), str)]
 
 
 def _interval_json(interval: Interval | UtilInterval | AdaptiveInterval) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from predictors.measurements.schema import (
     normalize_precision,
     read_text_csv,
     unreadable_row,
+    whole_number,
 )
 
 SOURCE = "aiconfigurator"
@@ -83,8 +84,9 @@ def _f(row: dict[str, Any], col: str) -> float:
 
 
 def _i(row: dict[str, Any], col: str, default: int = 1) -> int:
+    """A count cell (0 allowed: the source writes 0 for a degree it does not use)."""
     v = row.get(col)
-    return int(_f(row, col)) if v not in (None, "") else default
+    return whole_number(v, col, minimum=0) if v not in (None, "") else default
 
 
 def _gpus(row: dict[str, Any], prefix: str) -> int:

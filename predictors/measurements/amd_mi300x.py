@@ -27,10 +27,12 @@ import polars as pl
 
 from predictors.core.errors import DataError
 from predictors.measurements.schema import (
+    CELL_ERRORS,
     conform,
     empty_frame,
     frame_from_rows,
     normalize_precision,
+    unreadable_row,
 )
 
 SOURCE = "amd-mi300x"
@@ -53,8 +55,15 @@ def is_amd_dir(path: Path) -> bool:
 
 def read_amd_mi300x(path: Path) -> pl.DataFrame:
     """Read every run of a ``sample-results`` directory."""
-    maybe = [_row(f, path) for f in sorted((path / "containerized").glob("*.json"))]
-    rows: list[dict[str, object]] = [r for r in maybe if r is not None]
+    rows: list[dict[str, object]] = []
+    for f in sorted((path / "containerized").glob("*.json")):
+        try:
+            row = _row(f, path)
+        except CELL_ERRORS as exc:  # one bad run file never stops the others
+            rows.append(unreadable_row(SOURCE, f, "run", exc))
+            continue
+        if row is not None:
+            rows.append(row)
     if not rows:
         return empty_frame()
     return conform(frame_from_rows(rows), origin=path)

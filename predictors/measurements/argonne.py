@@ -55,6 +55,7 @@ import polars as pl
 
 from predictors.core.errors import DataError
 from predictors.measurements.schema import (
+    CELL_ERRORS,
     conform,
     empty_frame,
     frame_from_rows,
@@ -125,6 +126,10 @@ def not_argonne_error(path: Path) -> DataError:
     )
 
 
+#: Key under which :func:`read_blocks` keeps a data row's line number (no CSV header has it).
+_LINE_KEY = "\x00line"
+
+
 def read_blocks(path: Path) -> Blocks:
     """Parse a CSV with repeated (possibly different) header lines and blank lines."""
     out = Blocks()
@@ -157,7 +162,7 @@ def _add_line(out: Blocks, cells: list[str]) -> None:
     if not row.get("Hardware") or not row.get("Framework"):
         out.bad.append((out.line, "no Hardware or Framework cell", cells))
         return
-    out.rows.append(row)
+    out.rows.append(row | {_LINE_KEY: str(out.line)})
 
 
 def _f(row: dict[str, str], *names: str) -> float | None:
@@ -231,7 +236,17 @@ def read_argonne(path: Path) -> pl.DataFrame:
         if kind is None:
             continue
         blocks = read_blocks(f)
-        by_kind.setdefault(kind, []).extend(_record(r, f) for r in blocks.rows)
+        records = by_kind.setdefault(kind, [])
+        for r in blocks.rows:
+            try:
+                record = _record(r, f)
+                normalize_engine(record["fw"])  # an unknown engine is this line's problem
+            except CELL_ERRORS as exc:
+                names = (r.get("Model"), r.get("Hardware"))
+                where = f"line {r.get(_LINE_KEY, '?')}"
+                unreadable.append(unreadable_row(SOURCE, f, where, exc, *names))
+                continue
+            records.append(record)
         for line, problem, cells in blocks.bad:
             names = (cells[3] if len(cells) > 3 else None, cells[0] or None)
             unreadable.append(

@@ -27,7 +27,9 @@ Quality rules (:data:`RULES`, in this order; the first that applies is the row's
 2. ``non-finite measured value``: itl_s, power_w_per_gpu, ttft_s or output_throughput_tok_s
    is NaN or infinite (a ``nan``/``inf``/``1e400`` cell in any source);
 3. ``non-positive itl or power``: itl_s <= 0 or power_w_per_gpu <= 0;
-4. ``non-positive size``: gpu_count < 1, or batch_size, input/output tokens or throughput <= 0;
+4. ``non-finite size`` / ``non-positive size`` / ``size above …``: batch_size, input/output
+   tokens or throughput NaN or infinite; gpu_count or a stated parallel degree < 1, or a size
+   <= 0; more than 10 M tokens or 1 M sequences;
 5. ``itl below 0.1 ms``: itl_s < 1e-4 s (faster than any GPU can stream weights);
 6. ``power above 1.5 x TDP``: power_w_per_gpu > 1.5 x the catalog TDP;
 7. ``power below 0.5 x idle``: a serving GPU draws at least its idle power (wrong units);
@@ -56,7 +58,7 @@ from predictors.measurements.layouts import read_layouts
 from predictors.measurements.mlenergy_v1 import read_mlenergy_v1
 from predictors.measurements.mlenergy_v2 import read_mlenergy_v2
 from predictors.measurements.mlenergy_v3 import read_mlenergy_v3
-from predictors.measurements.schema import SCHEMA, UNREADABLE, empty_frame
+from predictors.measurements.schema import LAYOUT_COLUMNS, SCHEMA, UNREADABLE, empty_frame
 from predictors.measurements.watt_counts import read_watt_counts
 
 ADAPTERS: dict[str, Callable[[Path], pl.DataFrame]] = {
@@ -76,8 +78,12 @@ RULES: tuple[str, ...] = (
     "non-finite measured value: itl_s, power_w_per_gpu, ttft_s or output_throughput_tok_s is "
     "NaN or infinite",
     "non-positive itl or power: itl_s <= 0 or power_w_per_gpu <= 0",
-    "non-positive size: gpu_count < 1, or batch_size, input_tokens, output_tokens or "
-    "output_throughput_tok_s <= 0",
+    "non-finite size: batch_size, input_tokens, output_tokens or output_throughput_tok_s is "
+    "NaN or infinite",
+    "non-positive size: gpu_count or a stated parallel degree < 1, or batch_size, input_tokens, "
+    "output_tokens or output_throughput_tok_s <= 0",
+    "size above 10,000,000 tokens or 1,000,000 sequences: input_tokens or output_tokens above "
+    "10 M, batch_size above 1 M",
     "itl below 0.1 ms: itl_s < 1e-4 s",
     "power above 1.5 x TDP: power_w_per_gpu > 1.5 x catalog tdp_w",
     "power below 0.5 x idle: power_w_per_gpu < 0.5 x catalog idle_power_w (wrong units)",
@@ -85,6 +91,9 @@ RULES: tuple[str, ...] = (
     "no target: power, itl, ttft and throughput all empty",
 )
 MIN_ITL_S = 1e-4
+#: Sizes no measured run reaches: prompt or output tokens, and concurrent sequences.
+MAX_TOKENS = 10_000_000
+MAX_SEQUENCES = 1_000_000
 #: The measured columns that must be finite when present.
 MEASURED = ("power_w_per_gpu", "itl_s", "ttft_s", "output_throughput_tok_s")
 MAX_POWER_TDP_RATIO = 1.5
@@ -181,7 +190,18 @@ def apply_rules(
     too_small = [pl.col(c) <= 0 for c in sizes if c in raw.columns]
     if "gpu_count" in raw.columns:
         too_small.append(pl.col("gpu_count") < 1)
+    too_small += [pl.col(c) < 1 for c in LAYOUT_COLUMNS if c in raw.columns]
     non_positive_size = pl.any_horizontal(pl.lit(False), *too_small)
+    # NaN is neither above nor below 0 here: a NaN or infinite size is its own reason
+    non_finite_size = pl.any_horizontal(
+        pl.lit(False),
+        *((pl.col(c).is_nan() | pl.col(c).is_infinite()) for c in sizes if c in raw.columns),
+    )
+    implausible = pl.any_horizontal(
+        pl.lit(False),
+        *(pl.col(c) > MAX_TOKENS for c in ("input_tokens", "output_tokens") if c in raw.columns),
+        *(pl.col(c) > MAX_SEQUENCES for c in ("batch_size",) if c in raw.columns),
+    )
     itl, pw = pl.col("itl_s"), pl.col("power_w_per_gpu")
     doubtful = pl.col("quality").str.starts_with("doubtful")
     no_target = pl.all_horizontal(pl.col(c).is_null() for c in MEASURED)
@@ -198,8 +218,12 @@ def apply_rules(
         .then(pl.lit("non-finite measured value"))
         .when((itl <= 0) | (pw <= 0))
         .then(pl.lit("non-positive itl or power"))
+        .when(non_finite_size)
+        .then(pl.lit("non-finite size"))
         .when(non_positive_size)
         .then(pl.lit("non-positive size"))
+        .when(implausible)
+        .then(pl.lit(f"size above {MAX_TOKENS:,} tokens or {MAX_SEQUENCES:,} sequences"))
         .when(itl < MIN_ITL_S)
         .then(pl.lit("itl below 0.1 ms"))
         .when(pw > MAX_POWER_TDP_RATIO * pl.col("tdp_w"))

@@ -26,7 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from predictors.core.errors import DataError
-from predictors.measurements.schema import conform, empty_frame
+from predictors.measurements.schema import UNREADABLE, conform, empty_frame
 
 SOURCE = "mlenergy-v1"
 #: Assumed mean prompt length (tokens) of the ShareGPT prompts incl. system prompt.
@@ -66,12 +66,30 @@ def _read_file(path: Path) -> pl.DataFrame:
         raise DataError(f"{path}: file name is not {{GPU}}_{{task}}_benchmark.csv")
     gpu, task = m.group("gpu"), m.group("task")
     try:
-        raw = pl.read_csv(path, schema_overrides={c: pl.Float64 for c in HEADER[1:]})
+        text = pl.read_csv(path, infer_schema_length=0)
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(
             f"{path}: not a readable ML.ENERGY v1 table ({first}) — fix or remove the file"
         ) from None
+    numbers = [c for c in HEADER[1:] if c in text.columns]
+    raw = text.with_columns(pl.col(c).cast(pl.Float64, strict=False) for c in numbers)
+    # a cell that is not a number makes its line unreadable, never the file
+    problem = pl.lit(None, dtype=pl.String)
+    for c in reversed(numbers):
+        cell = text[c].str.strip_chars()
+        bad = raw[c].is_null() & cell.is_not_null() & (cell != "")
+        problem = (
+            pl.when(pl.Series(bad))
+            .then(pl.lit(f"{c}: ") + pl.Series(cell).str.slice(0, 40) + " is not a number")
+            .otherwise(problem)
+        )
+    line = pl.int_range(2, raw.height + 2).cast(pl.String)
+    quality = (
+        pl.when(problem.is_not_null())
+        .then(pl.lit(f"{UNREADABLE}{path.name} line ") + line + ": " + problem)
+        .otherwise(pl.lit("ok"))
+    )
     return raw.select(
         pl.lit(SOURCE).alias("source"),
         pl.col("model").alias("model"),
@@ -88,7 +106,7 @@ def _read_file(path: Path) -> pl.DataFrame:
         pl.lit(None, dtype=pl.Float64).alias("ttft_s"),
         pl.col("throughput").alias("output_throughput_tok_s"),
         pl.lit(True).alias("itl_includes_prefill"),
-        pl.lit("ok").alias("quality"),
+        quality.alias("quality"),
         pl.col("model").alias("model_raw"),
         pl.lit(gpu).alias("gpu_raw"),
         pl.lit(str(path)).alias("file"),

@@ -37,6 +37,7 @@ from predictors.measurements.schema import (
     empty_frame,
     frame_from_rows,
     unreadable_row,
+    whole_number,
 )
 
 SOURCE = "mlenergy-v2"
@@ -103,9 +104,7 @@ def _row(file: Path, root: Path) -> dict[str, object]:
     missing = [k for k in _FIELDS if k not in d]
     if missing:
         raise DataError(f"{file}: missing fields {', '.join(missing)}")
-    n_gpu = int(d["TP"]) * int(d["PP"])
-    if int(d["TP"]) < 1 or int(d["PP"]) < 1:
-        raise DataError(f"{file}: TP and PP must be whole numbers >= 1")
+    n_gpu = whole_number(d["TP"], "TP") * whole_number(d["PP"], "PP")
     out_tok = float(d["Avg Output Tokens"])
     tput = float(d["Token tput (tok/s)"])
     power = float(d["Energy/req (J)"]) / out_tok * tput / n_gpu

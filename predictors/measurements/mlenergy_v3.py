@@ -40,6 +40,7 @@ from predictors.measurements.schema import (
     frame_from_rows,
     normalize_precision,
     unreadable_row,
+    whole_number,
 )
 
 SOURCE = "mlenergy-v3"
@@ -120,10 +121,8 @@ def _row(
     missing = [k for k in _REQUIRED if cfg.get(k) is None]
     if missing:
         raise DataError(f"{file}: configuration {i}: lacks {', '.join(missing)}")
-    n_gpu = int(cfg["num_gpus"])
-    dp = int(cfg.get("data_parallel") or 1)
-    if n_gpu < 1 or dp < 1:
-        raise DataError(f"{file}: configuration {i}: num_gpus and data_parallel must be >= 1")
+    n_gpu = whole_number(cfg["num_gpus"], "num_gpus")
+    dp = whole_number(cfg.get("data_parallel") or 1, "data_parallel")
     if n_gpu % dp:
         raise DataError(
             f"{file}: configuration {i}: num_gpus {n_gpu} is not a multiple of data_parallel "
@@ -162,5 +161,5 @@ def _row(
         "tensor_parallel": n_gpu // dp,
         "pipeline_parallel": 1,
         "data_parallel": dp,
-        "expert_parallel": int(ep) if ep else None,
+        "expert_parallel": whole_number(ep, "expert_parallel") if ep else None,
     }

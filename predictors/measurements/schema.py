@@ -24,6 +24,7 @@ adapter could not read, ``"unreadable: <file> <where>: <problem>"`` (:func:`unre
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -168,7 +169,25 @@ CELL_ERRORS: tuple[type[Exception], ...] = (
     AttributeError,
     KeyError,
     IndexError,
+    OverflowError,
 )
+#: The largest GPU, worker or parallel-degree count a measurement row may state.
+MAX_COUNT = 1_000_000
+
+
+def whole_number(value: object, name: str, minimum: int = 1) -> int:
+    """A count cell (GPUs, a parallel degree, workers) as an int; :class:`DataError` naming
+    *name* unless it is a whole number from *minimum* to :data:`MAX_COUNT` (a fraction was
+    truncated, a negative degree multiplied into a valid GPU count, before)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise DataError(f"{name}: {str(value)[:40]!r} is not a number") from None
+    if not math.isfinite(number) or number != int(number) or not minimum <= number <= MAX_COUNT:
+        raise DataError(
+            f"{name}: {str(value)[:40]!r} is not a whole number from {minimum} to {MAX_COUNT:,}"
+        )
+    return int(number)
 
 
 def unreadable_row(
@@ -240,26 +259,97 @@ def conform(df: pl.DataFrame, *, origin: Path | str = "<adapter>") -> pl.DataFra
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         first = str(exc).splitlines()[0]
         raise DataError(f"{origin}: cannot cast to the canonical schema: {first}") from exc
-    read = out.filter(~pl.col("quality").str.starts_with(UNREADABLE))  # lines read: checked
-    for col in SCHEMA:
-        if col in NULLABLE:
-            continue
-        n_null = out[col].null_count()
-        if n_null:
-            raise DataError(f"{origin}: column {col} has {n_null} empty values (required)")
-    bad_engine = sorted(set(read["engine"].to_list()) - ENGINES)
-    if bad_engine:
-        raise DataError(f"{origin}: unknown engines {bad_engine}")
-    bad_prec = sorted(set(read["precision"].to_list()) - PRECISIONS)
-    if bad_prec:
-        raise DataError(f"{origin}: unknown precisions {bad_prec}")
-    qualities = set(read["quality"].to_list())
-    bad_q = [q for q in qualities if q != "ok" and not q.startswith("doubtful: ")]
-    if bad_q:
-        raise DataError(f"{origin}: quality must be 'ok' or 'doubtful: <reason>', got {bad_q[:3]}")
-    return out
+    return _mark_unreadable(out, origin)
+
+
+def _mark_unreadable(out: pl.DataFrame, origin: Path | str) -> pl.DataFrame:
+    """Rows read with an empty required cell, an unknown engine or precision, or a quality that
+    is neither ``ok`` nor ``doubtful: …`` become unreadable rows saying so (placeholders in
+    their required cells), so one bad row never stops the others (quality rule 1)."""
+    quality = pl.col("quality")
+    read = ~quality.str.starts_with(UNREADABLE).fill_null(False)
+    required = [c for c in SCHEMA if c not in NULLABLE and c != "file"]
+    problem = pl.lit(None, dtype=pl.String)
+    checks = [(pl.col(c).is_null(), pl.lit(f"{c} is empty (required)")) for c in required]
+    checks += [
+        (
+            ~pl.col("engine").is_in(sorted(ENGINES)),
+            pl.lit("unknown engine ") + pl.col("engine").fill_null("?"),
+        ),
+        (
+            ~pl.col("precision").is_in(sorted(PRECISIONS)),
+            pl.lit("unknown precision ") + pl.col("precision").fill_null("?"),
+        ),
+        (
+            (quality != "ok") & ~quality.str.starts_with("doubtful: "),
+            pl.lit("quality must be 'ok' or 'doubtful: <reason>', not ") + quality.fill_null(""),
+        ),
+    ]
+    for bad, text in reversed(checks):  # the first problem in column order is the one named
+        problem = pl.when(read & bad.fill_null(False)).then(text).otherwise(problem)
+    out = out.with_columns(problem.alias("_problem"))
+    if out["_problem"].null_count() == out.height:
+        return out.drop("_problem")
+    name = Path(str(origin)).name
+    bad = pl.col("_problem").is_not_null()
+    file_name = pl.col("file").fill_null(str(origin)).str.extract(r"([^/\\]+)$", 1)
+    return out.with_columns(
+        pl.when(bad)
+        .then(pl.lit(UNREADABLE) + file_name.fill_null(name) + pl.lit(": ") + pl.col("_problem"))
+        .otherwise(pl.col("quality"))
+        .alias("quality"),
+        pl.col("file").fill_null(str(origin)),
+        *(
+            pl.col(c).fill_null(_PLACEHOLDER[SCHEMA[c].__class__])
+            for c in required
+            if c != "quality" and SCHEMA[c].__class__ in _PLACEHOLDER
+        ),
+    ).drop("_problem")
+
+
+#: What an unreadable row holds in a required cell it left empty (by column type).
+_PLACEHOLDER: dict[type[pl.DataType], object] = {
+    pl.String: "?",
+    pl.Int64: 1,
+    pl.Float64: float("nan"),
+    pl.Boolean: False,
+}
 
 
 def frame_from_rows(rows: list[dict[str, object]]) -> pl.DataFrame:
-    """Build a canonical-typed frame from row dicts (keys = :data:`SCHEMA` columns)."""
-    return pl.DataFrame(rows, schema=SCHEMA, strict=False)
+    """Build a canonical-typed frame from row dicts (keys = :data:`SCHEMA` columns); a row with
+    a cell the column cannot hold (an integer beyond 64 bits, a list for a name) becomes an
+    unreadable row naming that column, and the others are kept."""
+    try:
+        return pl.DataFrame(rows, schema=SCHEMA, strict=False)
+    except (pl.exceptions.PolarsError, OverflowError, TypeError, ValueError):
+        return pl.DataFrame([_typed_or_unreadable(r) for r in rows], schema=SCHEMA, strict=False)
+
+
+def _typed_or_unreadable(row: dict[str, object]) -> dict[str, object]:
+    """*row* when it makes a one-row frame, else its :func:`unreadable_row` naming the first
+    cell its column cannot hold."""
+    try:
+        pl.DataFrame([row], schema=SCHEMA, strict=False)
+        return row
+    except (pl.exceptions.PolarsError, OverflowError, TypeError, ValueError):
+        pass
+    bad = next((c for c, v in row.items() if c in SCHEMA and not _fits(v, SCHEMA[c])), None)
+    value = str(row.get(bad))[:40] if bad is not None else "?"
+    problem = DataError(f"{bad or 'a cell'}: {value!r} does not fit the column")
+    path = Path(str(row.get("file") or "?"))
+    model, gpu = row.get("model_raw") or row.get("model"), row.get("gpu_raw")
+    return unreadable_row(str(row.get("source") or "?"), path, "a record", problem, model, gpu)
+
+
+def _fits(value: object, dtype: pl.DataType) -> bool:
+    """Whether one cell *value* fits a column of *dtype* (an int beyond 64 bits does not)."""
+    if value is None:
+        return True
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return False
+    try:
+        pl.DataFrame({"v": [value]}, schema={"v": dtype}, strict=False)
+    except (pl.exceptions.PolarsError, OverflowError, TypeError, ValueError):
+        return False
+    return True
