@@ -316,8 +316,10 @@ def planning_inputs(
     *,
     time_limit_s: float | None = None,
     extra_candidates: Iterable[Candidate] = (),
+    check_size: bool = True,
 ) -> PlanningInputs:
-    """Everything the optimiser needs for *scenario*."""
+    """Everything the optimiser needs for *scenario* (*check_size*: refuse an entry that even
+    its highest-capacity candidate serves only with too many replicas)."""
     models, period_hours = demands(scenario, predictor.catalog)
     weights = scenario.objective.weights
     objective = Objective(
@@ -326,7 +328,8 @@ def planning_inputs(
     )
     with collector_paused():  # ~10^5 candidates and curve tuples, no reference cycles
         cands = tuple([*candidates(scenario, predictor), *extra_candidates])
-    check_fleet_size(models, cands)
+    if check_size:
+        check_fleet_size(models, cands)
     sites = region_sites(scenario, grid_profile(scenario))
     inventory = {g: o.available for g, o in scenario.gpu_offers.items()}
     if sites:  # every candidate once per region its entry may use (planner.scenario.regions)

@@ -49,6 +49,9 @@ class Section:
     """Rich style of the title (e.g. ``red`` for an infeasible plan)."""
     lines: tuple[tuple[str, str], ...] = field(default=())
     """Key/value lines (header sections)."""
+    whole: frozenset[int] = frozenset()
+    """Indexes of columns a narrow table never wraps or cuts (ids: two GPUs cut to
+    ``A100-SXM4…`` read the same); the others give way."""
 
 
 # --- numbers -------------------------------------------------------------------------------------
@@ -177,10 +180,13 @@ def sections_to_rich(sections: Sequence[Section], console: Console) -> None:
             table = Table(title=title, title_justify="left", show_footer=section.footer is not None)
             for k, column in enumerate(section.columns):
                 foot = section.footer[k] if section.footer is not None else ""
+                widest = max((len(terminal_text(r[k])) for r in section.rows), default=0)
                 table.add_column(
                     safe(column),
                     footer=safe(foot),
                     justify="right" if k in section.numeric else "left",
+                    no_wrap=k in section.whole,
+                    min_width=widest if k in section.whole else None,
                 )
             for row in section.rows:
                 table.add_row(*(safe(cell) for cell in row))

@@ -6,8 +6,11 @@ GPU type with the same capacity model (:func:`planner.build.planning_inputs`, on
 for all types) and the same solver (:func:`planner.solve.optimize.solve` on the candidates of that
 type only). Each row is therefore "the best fleet of this GPU type": how many replicas of which
 tensor-parallel degree, their ITL, power, energy per 1,000 output tokens and $ per million output
-tokens. GPU types named with ``--gpus`` that have no catalog price are planned by energy with a
-price of 0 and their cost columns read "no price".
+tokens. GPU types named with ``--gpus`` that have no rental price are costed on TCO from their
+catalog list price, as ``plan`` costs them; those with neither are planned by energy with a price
+of 0 and their cost columns read "no price". Each row's fleet size is checked on its own
+candidates (:mod:`planner.analysis.compare_rows`), so a row never depends on the other types
+listed.
 """
 
 from __future__ import annotations
@@ -15,13 +18,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from planner.inputs import UNIT_NOTE, pools_gpu_cell, pools_layout_cell
+from planner.inputs import UNIT_NOTE
 from planner.text import num
 from predictors.core.errors import UnknownIdError, WattgpuError
 
 if TYPE_CHECKING:
-    from planner.inputs import Candidate, ModelDemand, PlanningInputs
-    from planner.result import Plan
+    from planner.inputs import PlanningInputs
     from predictors.api import Predictor
     from predictors.catalog.store import Catalog
 
@@ -91,6 +93,9 @@ class CompareRow:
     ``prefill → decode`` types) or, with ``--deployment both``, ``mixed`` (replicas and units on
     one GPU type, when the best fleet mixes them); only in the output of ``--deployment`` other
     than aggregated."""
+    carbon_kg: float | None = None
+    """Emissions of the fleet over the horizon at ``--region``'s grid intensity and the PUE
+    (kg CO2e; empty when it does not fit)."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +213,8 @@ def compare_scenario_dict(
 
 
 def _gpu_prices(request: CompareRequest, catalog: Catalog) -> dict[str, float | None]:
-    """GPU id -> None (catalog price) or 0.0 (no price: planned by energy only)."""
+    """GPU id -> None (the price a plan gives it: the catalog's rental price, else TCO from its
+    list price) or 0.0 (no price at all: planned by energy only)."""
     if request.gpus is None:
         ids = [
             str(g)
@@ -220,115 +226,59 @@ def _gpu_prices(request: CompareRequest, catalog: Catalog) -> dict[str, float | 
             ids = list(dict.fromkeys(catalog.resolve_gpu(g) for g in request.gpus))
         except UnknownIdError as exc:
             raise WattgpuError(f"--gpus: {exc}") from None
-    return {g: (None if catalog.gpu(g).get("usd_per_hour") is not None else 0.0) for g in ids}
+    return {g: (None if _price_note(catalog, g) != NO_PRICE else 0.0) for g in ids}
 
 
-def _why_not(demand: ModelDemand, cands: list[Candidate]) -> str:
-    """Why no TP degree of this GPU type serves the model: memory and SLA as separate reasons
-    (:func:`planner.solve.explain.unserved_reasons`)."""
-    from planner.solve.explain import unserved_reasons
-
-    if not cands:
-        return "no candidate (check --gpus)"
-    return "; ".join(unserved_reasons(demand, cands))
+#: The note of a GPU type with neither a rental nor a list price.
+NO_PRICE = "no price"
 
 
-def _row(
-    gpu: str, priced: bool, plan: Plan, cands: list[Candidate], tokens: float, kind: str
-) -> CompareRow:
-    t = plan.totals
-    if not plan.has_solution or t is None:
-        reason = (
-            _why_not(plan.inputs.models[0], cands)
-            if not any(c.feasible for c in cands)
-            else "; ".join(plan.solve.messages) or plan.status.value
-        )
-        return CompareRow(
-            gpu, False, reason, priced, "", None, 0, 0, None, None, None, None, None, None, None,
-            deployment_kind=kind,
-        )  # fmt: skip
-    allocs = sorted(plan.allocations, key=lambda a: (-a.replicas, a.candidate.tp))
-    gpus = sum(a.gpus for a in allocs)
-    cost = t.cost_usd if priced else None
-    return CompareRow(
-        gpu=gpu,
-        fits=True,
-        reason="" if priced else f"no $/hour for {gpu} in the catalog: cost not ranked",
-        priced=priced,
-        deployment=" + ".join(f"{a.replicas} × {_layout(a.candidate)}" for a in allocs),
-        tp=allocs[0].candidate.tp,
-        replicas=sum(a.replicas for a in allocs),
-        gpus=gpus,
-        itl_ms=1000.0 * max(a.candidate.itl_s_at_capacity for a in allocs),
-        power_w_per_gpu=t.mean_power_w / gpus if gpus else None,
-        wh_per_1k_output_tokens=t.energy_kwh * 1000.0 / (tokens / 1000.0) if tokens else None,
-        usd_per_million_output_tokens=cost / tokens * 1e6 if cost is not None and tokens else None,
-        energy_kwh=t.energy_kwh,
-        cost_usd=cost,
-        in_domain=all(a.candidate.in_domain for a in allocs),
-        itl_ms_at_served_load=1000.0 * max(a.itl_s_at_served_load for a in allocs),
-        layout=allocs[0].candidate.layout,
-        nodes=allocs[0].candidate.nodes,
-        deployment_kind=kind,
-    )
-
-
-def _layout(c: Candidate) -> str:
-    """A replica's layout with the nodes it spans when more than one: ``8×PP2 on 2 nodes``; a
-    unit's pools (``[P 3×2 → D 2×8]``)."""
-    if c.pools:
-        return f"[{pools_layout_cell(c.pools)}]"
-    return "TP" + c.layout + (f" on {c.nodes} nodes" if c.nodes > 1 else "")
-
-
-def _rank_key(by: RankBy) -> Any:
-    def key(row: CompareRow) -> tuple[Any, ...]:
-        if not row.fits:
-            return (2, 0.0, 0.0, row.gpu, row.deployment_kind)
-        if by == "cost":
-            return (0 if row.priced else 1, row.cost_usd or 0.0, row.energy_kwh, row.gpu)
-        cost = row.cost_usd if row.priced else float("inf")
-        return (0, row.energy_kwh, cost, row.gpu, row.deployment_kind)
-
-    return key
-
-
-#: The row kind of a GPU type's best fleet mixing replicas and units (``--deployment both``).
-MIXED = "mixed"
-
-
-def _row_groups(
-    request: CompareRequest, cands: tuple[Candidate, ...], prices: dict[str, float | None]
-) -> dict[tuple[str, str], list[Candidate]]:
-    """The candidates of every row: (deployment kind, GPU type or a unit's types) -> them."""
-    out: dict[tuple[str, str], list[Candidate]] = {}
-    if request.deployment != "disaggregated":
-        for gpu in prices:
-            out[("aggregated", gpu)] = [c for c in cands if not c.pools and c.gpu == gpu]
-    for c in cands:
-        if c.pools and request.deployment != "aggregated":
-            out.setdefault(("disaggregated", pools_gpu_cell(c.pools)), []).append(c)
-    if request.deployment == "both":  # the planner mixes the two kinds on one GPU type
-        for gpu in prices:
-            units = out.get(("disaggregated", gpu), [])
-            if units and out.get(("aggregated", gpu)):
-                out[(MIXED, gpu)] = [*out[("aggregated", gpu)], *units]
-    return out
+def _price_note(catalog: Catalog, gpu: str) -> str | None:
+    """None for a catalog rental price; what the cost rests on otherwise."""
+    row = catalog.gpu(gpu)
+    if row.get("usd_per_hour") is not None:
+        return None
+    if row.get("list_price_usd") is not None:
+        return f"no rental $/hour for {gpu}: costed on TCO from its catalog list price, as in plan"
+    return NO_PRICE
 
 
 def compare(request: CompareRequest, predictor: Predictor | None = None) -> CompareResult:
     """Plan the request on every GPU type separately and rank the fleets."""
+    from planner.analysis.compare_errors import as_option_error
+    from planner.analysis.compare_rows import (
+        MIXED,
+        plan_row,
+        rank_key,
+        row_groups,
+        too_many_replicas,
+        unfit_row,
+        why_not,
+    )
     from planner.build import planning_inputs
     from planner.scenario.load import scenario_from_dict
     from planner.solve.optimize import solve
     from predictors.api import Predictor
     from predictors.catalog import quantised
+    from predictors.core.vocab import DISAGG_ENGINES
 
+    if request.deployment != "aggregated" and request.engine not in DISAGG_ENGINES:
+        raise WattgpuError(
+            f"--deployment {request.deployment}: engine {request.engine} serves no disaggregated "
+            f"prefill/decode ({', '.join(DISAGG_ENGINES)} do) — pass --engine one of them, or "
+            "--deployment aggregated"
+        )
     predictor = predictor or Predictor.load()
     catalog = predictor.catalog
-    checkpoint = quantised.resolve_checkpoint(catalog, request.model)  # FP8/AWQ/… -> base
+    try:
+        checkpoint = quantised.resolve_checkpoint(catalog, request.model)  # FP8/AWQ/… -> base
+    except WattgpuError as exc:
+        raise WattgpuError(f"--model: {exc}") from None
     model_id = checkpoint.model_id
-    region = catalog.resolve_region(request.region)
+    try:
+        region = catalog.resolve_region(request.region)
+    except WattgpuError as exc:
+        raise WattgpuError(f"--region: {exc}") from None
     request = CompareRequest(**{**asdict(request), "region": region})
     prices = _gpu_prices(request, catalog)
     precision = (
@@ -339,22 +289,52 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     data = compare_scenario_dict(request, model_id, prices, precision)
     try:  # the scenario is built from the options: its errors name them
         scenario = scenario_from_dict(data, "wattgpu compare", catalog)
-        inputs: PlanningInputs = planning_inputs(scenario, predictor)
+        # each row's fleet size is checked on its own candidates below
+        inputs: PlanningInputs = planning_inputs(scenario, predictor, check_size=False)
     except WattgpuError as exc:
-        from planner.analysis.compare_errors import as_option_error
-
         raise as_option_error(exc) from None
     tokens = request.requests_per_s * 3600.0 * request.hours * request.output_tokens
+    demand = inputs.models[0]
     rows = []
-    for (kind, gpu), cands in _row_groups(request, inputs.candidates, prices).items():
+    for (kind, gpu), cands in row_groups(request, inputs.candidates, list(prices)).items():
+        types = gpu.split(" → ")
+        note = next((n for n in (_price_note(catalog, g) for g in types) if n), None)
+        priced = note != NO_PRICE
+        if kind == "disaggregated" and not any(c.pools for c in cands):
+            why = (
+                why_not(demand, cands)
+                if cands and not any(c.feasible for c in cands)
+                else "no worker layout of it holds the model and meets the SLA "
+                "(--deployment aggregated shows why for its replicas)"
+            )
+            rows.append(unfit_row(gpu, f"no prefill/decode unit on {gpu}: {why}", priced, kind))
+            continue
+        too_many = too_many_replicas(demand, cands)
+        if too_many is not None:
+            rows.append(unfit_row(gpu, too_many, priced, kind))
+            continue
         plan = solve(inputs.with_candidates(cands), baselines=False)
         if kind == MIXED and len({bool(a.candidate.pools) for a in plan.allocations}) < 2:
             continue  # its best fleet is one kind: that kind's row already shows it
-        priced = all(prices.get(g) is None for g in gpu.split(" → "))
-        rows.append(_row(gpu, priced, plan, cands, tokens, kind))
-    rows.sort(key=_rank_key(request.by))
+        rows.append(plan_row(gpu, priced, note, plan, cands, tokens, kind))
+    rows.sort(key=rank_key(request.by))
     return CompareResult(
         request, model_id, precision, inputs.pue, inputs.grid_g_co2_per_kwh, tuple(rows)
+    )
+
+
+def no_fit_message(result: CompareResult) -> str:
+    """The error when no row fits: memory when that is every row's reason, else the SLA."""
+    r = result.request
+    if result.rows and all("does not fit in memory" in row.reason for row in result.rows):
+        return (
+            f"{result.model} at {result.precision} does not fit in memory on any GPU type "
+            "listed — allow GPU types with more memory, or a lower --precision"
+        )
+    ttft = "" if r.ttft_ms is None else f" and TTFT ≤ {r.ttft_ms:g} ms"
+    return (
+        f"no GPU type meets ITL ≤ {r.itl_ms:g} ms{ttft} for {result.model} (each row says "
+        "why) — relax the SLA or allow more GPU types"
     )
 
 

@@ -19,6 +19,8 @@ FIELD_OPTIONS: dict[str, str] = {
     "models[0].load.output_tokens": "--output-tokens",
     "models[0].sla.itl_ms": "--itl-ms",
     "models[0].sla.ttft_ms": "--ttft-ms",
+    "sla.itl_ms": "--itl-ms",
+    "sla.ttft_ms": "--ttft-ms",
     "horizon_hours": "--hours",
     "electricity_usd_per_kwh": "--electricity-usd-per-kwh",
     "region": "--region",

@@ -19,6 +19,7 @@ COMPARE_COLUMNS: tuple[str, ...] = (
     "cost $",
     "in domain",
     "ITL ms at served load",
+    "kg CO2e",
 )
 
 
@@ -42,12 +43,14 @@ def compare_section(result: CompareResult) -> Section:
                 num(r.cost_usd) if r.priced or not r.fits else no_price,
                 "" if r.in_domain is None else ("yes" if r.in_domain else "no"),
                 num(r.itl_ms_at_served_load),
+                num(r.carbon_kg),
             )
         )
     return Section(
         f"wattgpu compare: {result.model}",
         COMPARE_COLUMNS,
         tuple(rows),
-        numeric=frozenset({0, 3, 4, 5, 6, 7, 8, 9, 10, 12}),
+        numeric=frozenset({0, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13}),
+        whole=frozenset({1}),
         notes=tuple(result.assumptions()),
     )

@@ -36,7 +36,8 @@ from planner.scenario.limits import (
     MIN_HORIZON_HOURS,
 )
 from predictors.core.errors import WattgpuError, did_you_mean
-from predictors.core.vocab import canonical_precision
+from predictors.core.output import check_output_path
+from predictors.core.vocab import canonical_engine, canonical_precision
 
 if TYPE_CHECKING:
     from planner.text import Section
@@ -287,7 +288,11 @@ def compare(
     by: Annotated[RankBy, typer.Option("--by", help="Rank by energy or by cost.")] = RankBy.energy,
     precision: Annotated[
         str | None,
-        typer.Option("--precision", help="Weight precision (default: the model's catalog dtype)."),
+        typer.Option(
+            "--precision",
+            help="Weight precision (default: the checkpoint's, e.g. int4 for an AWQ name, else "
+            "the model's catalog dtype).",
+        ),
     ] = None,
     engine: Annotated[str, typer.Option("--engine", help="Serving engine.")] = "vllm",
     region: Annotated[
@@ -330,13 +335,16 @@ def compare(
 
     Exit code 0 when at least one GPU type meets the SLA, 1 for bad input or when none does.
     """
-    from planner.analysis.compare import CompareRequest, compare_csv_columns
+    from planner.analysis.compare import CompareRequest, compare_csv_columns, no_fit_message
     from planner.analysis.compare import compare as run_compare
     from planner.analysis.compare_view import compare_section
     from planner.text import rows_to_csv, sections_to_text, to_json
 
+    if output is not None:  # before the work: a bad path loses nothing
+        check_output_path(output)
     if precision is not None:  # the spellings predict and a scenario take (bfloat16, FP8)
         precision = canonical_precision(precision) or precision
+    engine = canonical_engine(engine) or engine
     _check_precision(precision)
     gpu_list = None
     if gpus is not None:
@@ -372,11 +380,7 @@ def compare(
     else:
         _print_sections([compare_section(result)], wide=True)
     if not any(r.fits for r in result.rows):
-        ttft = "" if ttft_ms is None else f" and TTFT ≤ {ttft_ms:g} ms"
-        raise WattgpuError(
-            f"no GPU type meets ITL ≤ {itl_ms:g} ms{ttft} for {result.model} — relax the SLA "
-            "or allow more GPU types"
-        )
+        raise WattgpuError(no_fit_message(result))
 
 
 def register(app: typer.Typer) -> None:

@@ -54,7 +54,7 @@ from planner.scenario.sweep_block import SweepBlock
 from planner.scenario.tco import RENTAL_COLUMN, Tco
 from planner.scenario.text import check_keys, check_text
 from predictors.core.errors import WattgpuError
-from predictors.core.vocab import Engine, canonical_engine
+from predictors.core.vocab import DISAGG_ENGINES, Engine, canonical_engine
 
 PriceBasis = Literal["median", "min", "tco"]
 #: Catalog column (catalogs/gpus.csv) read for each rental ``price_basis``.
@@ -186,6 +186,7 @@ class Scenario(StrictModel):
         )
         if self.gpus is not None and not self.gpus:
             problems.append(("gpus", "no GPU types listed — list at least one, or omit gpus"))
+        problems += _disaggregation_problems(self)
         if problems:
             raise rule_error(problems)
         return self
@@ -218,6 +219,21 @@ class Scenario(StrictModel):
                 f"scenario {self.name}: gpus not resolved — load it with load_scenario"
             )
         return self.gpus
+
+
+def _disaggregation_problems(s: Scenario) -> list[tuple[str, str]]:
+    """Disaggregated units asked of an engine that does not serve prefill and decode apart."""
+    if s.engine in DISAGG_ENGINES:
+        return []
+    fix = (
+        f"engine {s.engine} serves no disaggregated prefill/decode ({', '.join(DISAGG_ENGINES)} "
+        "do) — set engine to one of them, or deployment: aggregated"
+    )
+    out = [("deployment", fix)] if s.deployment != "aggregated" else []
+    for i, m in enumerate(s.models):
+        if m.deployment not in (None, "aggregated"):
+            out.append((f"models[{i}].deployment", fix))
+    return out
 
 
 def _grid_problems(s: Scenario) -> list[tuple[str, str]]:

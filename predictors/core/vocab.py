@@ -19,6 +19,11 @@ Engine = Literal["vllm", "tensorrt-llm", "sglang", "deepspeed-mii", "hf-transfor
 #: Serving engines the predictors and the planner accept.
 ENGINES: tuple[str, ...] = get_args(Engine)
 
+#: Engines that serve prefill and decode on separate workers (vLLM's KV connectors, SGLang's
+#: PD disaggregation, TensorRT-LLM's disaggregated serving, the engines NVIDIA Dynamo and llm-d
+#: run); the planner builds disaggregated units only for them.
+DISAGG_ENGINES: tuple[str, ...] = ("vllm", "sglang", "tensorrt-llm")
+
 #: Other spellings of the engines, as sources and users write them (lower case).
 ENGINE_ALIASES: dict[str, str] = {
     "trtllm": "tensorrt-llm",
