@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.inputs import Candidate, PlanningInputs
+from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, PlanningInputs
 from planner.result import Allocation, Plan, make_allocation, period_power_w
-from planner.solve.coefficients import objective_weights, replica_bound
+from planner.solve.coefficients import objective_weights, replicas_needed
 from planner.text import apart
 
 #: Alternatives listed per model entry (besides the plan's own deployment).
@@ -108,9 +108,9 @@ def alternatives(
         for c in inputs.candidates:
             if c.name != m.name or not c.feasible:
                 continue
-            n = replica_bound(inputs, c)
-            if n <= 0:
-                continue
+            n = replicas_needed(inputs, c)
+            if n <= 0 or n > MAX_REPLICAS_PER_CANDIDATE:
+                continue  # it cannot serve the model alone within the replica limit
             alt = make_allocation(c, n, m.requests_per_s_by_period, inputs)
             value = allocation_objective(alt, inputs)
             chosen = len(mine) == 1 and mine[0].candidate.key == c.key and mine[0].replicas == n

@@ -68,8 +68,9 @@ METHOD_TEXT = (
     "GPU power per GPU and inter-token latency are predicted by gradient-boosted trees "
     "(XGBoost) on public GPU and model specifications plus roofline physics; a capacity "
     "model picks each deployment's operating batch under the latency SLA; an OR-Tools "
-    "MILP chooses GPU types and replicas. Energy = (idle power per replica + energy per "
-    "request × requests/s) × hours. Formulas: docs/method.md."
+    "MILP chooses GPU types and replicas. Energy = Σ over periods of each deployment's power "
+    "at the load per replica it serves (its power curve from idle to capacity, times its "
+    "replicas) × the period's hours. Formulas: docs/method.md."
 )
 
 

@@ -223,13 +223,18 @@ def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:
     *c*'s capacity — with failover k, k loss units more (:func:`single_deployment_replicas`) —
     capped at :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`. It is also the fewest
     replicas with which *c* alone serves its model."""
+    return min(replicas_needed(inputs, c), MAX_REPLICAS_PER_CANDIDATE)
+
+
+def replicas_needed(inputs: PlanningInputs, c: Candidate) -> int:
+    """The fewest replicas with which *c* alone serves its model (:func:`replica_bound` before
+    the cap: above :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`, *c* cannot)."""
     m = inputs.model(c.name)
     peak = max(m.requests_per_s_by_period)
     k = m.failover.count if m.failover is not None else 0
-    need = single_deployment_replicas(
+    return single_deployment_replicas(
         peak, c.max_requests_per_s_per_replica, k, inputs.replicas_per_unit(c), m.min_replicas
     )
-    return min(need, MAX_REPLICAS_PER_CANDIDATE)
 
 
 def single_deployment_replicas(
