@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from planner.analysis.compare_rows import CompareRow
 from planner.inputs import UNIT_NOTE
 from planner.text import num
 from predictors.core.errors import UnknownIdError, WattgpuError
@@ -58,44 +59,6 @@ class CompareRequest:
     deployment: DeploymentMode = "aggregated"
     """Rows of aggregated replicas (the default), of disaggregated units (one row per GPU type
     of both pools, or per prefill → decode pair of types) or both."""
-
-
-@dataclass(frozen=True)
-class CompareRow:
-    """The best fleet of one GPU type (or why there is none)."""
-
-    gpu: str
-    fits: bool
-    reason: str
-    priced: bool
-    deployment: str
-    """e.g. ``2 × TP1``, ``1 × TP2 + 1 × TP1`` or ``1 × TP8×PP2 on 2 nodes``; empty when it
-    does not fit."""
-    tp: int | None
-    replicas: int
-    gpus: int
-    itl_ms: float | None
-    power_w_per_gpu: float | None
-    wh_per_1k_output_tokens: float | None
-    usd_per_million_output_tokens: float | None
-    energy_kwh: float | None
-    cost_usd: float | None
-    in_domain: bool | None
-    itl_ms_at_served_load: float | None = None
-    """Mean ITL at the load each replica serves (``itl_ms`` is the ITL at capacity)."""
-    layout: str = ""
-    """The layout of the largest deployment's replica (``8`` for TP 8, ``8×PP2``; empty when it
-    does not fit)."""
-    nodes: int | None = None
-    """Nodes one replica of that deployment spans (1 inside one node)."""
-    deployment_kind: str = "aggregated"
-    """``aggregated``, ``disaggregated`` (then ``gpu`` is the unit's GPU type, or its
-    ``prefill → decode`` types) or, with ``--deployment both``, ``mixed`` (replicas and units on
-    one GPU type, when the best fleet mixes them); only in the output of ``--deployment`` other
-    than aggregated."""
-    carbon_kg: float | None = None
-    """Emissions of the fleet over the horizon at ``--region``'s grid intensity and the PUE
-    (kg CO2e; empty when it does not fit)."""
 
 
 @dataclass(frozen=True)
@@ -296,7 +259,8 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     tokens = request.requests_per_s * 3600.0 * request.hours * request.output_tokens
     demand = inputs.models[0]
     rows = []
-    for (kind, gpu), cands in row_groups(request, inputs.candidates, list(prices)).items():
+    groups = row_groups(request.deployment, inputs.candidates, list(prices))
+    for (kind, gpu), cands in groups.items():
         types = gpu.split(" → ")
         note = next((n for n in (_price_note(catalog, g) for g in types) if n), None)
         priced = note != NO_PRICE

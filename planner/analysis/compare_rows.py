@@ -7,18 +7,56 @@ why the group has none in the words of ``compare``'s options; :func:`rank_key` o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from planner.analysis.compare_errors import option_text
 from planner.inputs import pools_gpu_cell, pools_layout_cell
 
 if TYPE_CHECKING:
-    from planner.analysis.compare import CompareRequest, CompareRow, RankBy
     from planner.inputs import Candidate, ModelDemand
     from planner.result import Plan
 
 #: The row kind of a GPU type's best fleet mixing replicas and units (``--deployment both``).
 MIXED = "mixed"
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """The best fleet of one GPU type (or why there is none)."""
+
+    gpu: str
+    fits: bool
+    reason: str
+    priced: bool
+    deployment: str
+    """e.g. ``2 × TP1``, ``1 × TP2 + 1 × TP1`` or ``1 × TP8×PP2 on 2 nodes``; empty when it
+    does not fit."""
+    tp: int | None
+    replicas: int
+    gpus: int
+    itl_ms: float | None
+    power_w_per_gpu: float | None
+    wh_per_1k_output_tokens: float | None
+    usd_per_million_output_tokens: float | None
+    energy_kwh: float | None
+    cost_usd: float | None
+    in_domain: bool | None
+    itl_ms_at_served_load: float | None = None
+    """Mean ITL at the load each replica serves (``itl_ms`` is the ITL at capacity)."""
+    layout: str = ""
+    """The layout of the largest deployment's replica (``8`` for TP 8, ``8×PP2``; empty when it
+    does not fit)."""
+    nodes: int | None = None
+    """Nodes one replica of that deployment spans (1 inside one node)."""
+    deployment_kind: str = "aggregated"
+    """``aggregated``, ``disaggregated`` (then ``gpu`` is the unit's GPU type, or its
+    ``prefill → decode`` types) or, with ``--deployment both``, ``mixed`` (replicas and units on
+    one GPU type, when the best fleet mixes them); only in the output of ``--deployment`` other
+    than aggregated."""
+    carbon_kg: float | None = None
+    """Emissions of the fleet over the horizon at ``--region``'s grid intensity and the PUE
+    (kg CO2e; empty when it does not fit)."""
 
 
 def why_not(demand: ModelDemand, cands: list[Candidate]) -> str:
@@ -47,8 +85,6 @@ def too_many_replicas(demand: ModelDemand, cands: list[Candidate]) -> str | None
 
 def unfit_row(gpu: str, reason: str, priced: bool, kind: str) -> CompareRow:
     """The row of a GPU type (or unit) with no fleet, and why."""
-    from planner.analysis.compare import CompareRow
-
     return CompareRow(
         gpu, False, reason, priced, "", None, 0, 0, None, None, None, None, None, None, None,
         deployment_kind=kind,
@@ -67,8 +103,6 @@ def plan_row(
     """The row of *plan* (the best fleet of *cands*); *priced*: its cost is ranked;
     *price_note*: None for a GPU type with a catalog rental price, else what its cost rests on
     (TCO) or that it has none."""
-    from planner.analysis.compare import CompareRow
-
     t = plan.totals
     if not plan.has_solution or t is None:
         reason = (
@@ -114,7 +148,7 @@ def layout_cell(c: Candidate) -> str:
     return "TP" + c.layout + (f" on {c.nodes} nodes" if c.nodes > 1 else "")
 
 
-def rank_key(by: RankBy) -> Any:
+def rank_key(by: str) -> Any:
     """Sort key of the rows: fleets before the types without one, by *by*."""
 
     def key(row: CompareRow) -> tuple[Any, ...]:
@@ -129,24 +163,24 @@ def rank_key(by: RankBy) -> Any:
 
 
 def row_groups(
-    request: CompareRequest, cands: tuple[Candidate, ...], gpus: list[str]
+    deployment: str, cands: tuple[Candidate, ...], gpus: list[str]
 ) -> dict[tuple[str, str], list[Candidate]]:
     """The candidates of every row: (deployment kind, GPU type or a unit's types) -> them; with
     disaggregated rows, every GPU type of *gpus* that is in no unit gets a row of its replicas'
     candidates (empty or infeasible: its row says why no unit could be built)."""
     out: dict[tuple[str, str], list[Candidate]] = {}
-    if request.deployment != "disaggregated":
+    if deployment != "disaggregated":
         for gpu in gpus:
             out[("aggregated", gpu)] = [c for c in cands if not c.pools and c.gpu == gpu]
     for c in cands:
-        if c.pools and request.deployment != "aggregated":
+        if c.pools and deployment != "aggregated":
             out.setdefault(("disaggregated", pools_gpu_cell(c.pools)), []).append(c)
-    if request.deployment != "aggregated":
+    if deployment != "aggregated":
         in_units = {g for kind, key in out if kind == "disaggregated" for g in key.split(" → ")}
         for gpu in gpus:
             if gpu not in in_units:
                 out[("disaggregated", gpu)] = [c for c in cands if not c.pools and c.gpu == gpu]
-    if request.deployment == "both":  # the planner mixes the two kinds on one GPU type
+    if deployment == "both":  # the planner mixes the two kinds on one GPU type
         for gpu in gpus:
             units = [c for c in out.get(("disaggregated", gpu), []) if c.pools]
             if units and out.get(("aggregated", gpu)):

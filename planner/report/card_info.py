@@ -92,8 +92,18 @@ def method_of(card: ModelCard) -> Method:
     )
 
 
+#: The provenance note of predictors trained on the public data the shipped ones were.
+PUBLIC_NOTE = "public measurements only; no measurement of this fleet was used"
+#: The note of predictors trained on other data (``wattgpu train --data DIR --output``).
+OWN_NOTE = (
+    "measurements given to `wattgpu train`, not the public data of the shipped predictors "
+    "(another training-data hash): they may include measurements of this fleet"
+)
+
+
 def provenance_of(card: ModelCard) -> DataProvenance:
-    """The training data of the predictors: public sources, rows and hash."""
+    """The training data of the predictors: sources, rows and hash; public only when it is the
+    data the shipped predictors were trained on (same hash)."""
     td = card.training_data
     return DataProvenance(
         sources=[
@@ -102,5 +112,18 @@ def provenance_of(card: ModelCard) -> DataProvenance:
         ],
         rows=td.rows,
         sha256=td.sha256,
-        note="public measurements only; no measurement of this fleet was used",
+        note=PUBLIC_NOTE if td.sha256 == _shipped_hash() else OWN_NOTE,
     )
+
+
+def _shipped_hash() -> str | None:
+    """The training-data hash of the shipped predictors' card (None when it cannot be read)."""
+    import json
+
+    from predictors.core.paths import trained_dir
+
+    try:
+        card = json.loads((trained_dir() / "model_card.json").read_text(encoding="utf-8"))
+        return str(card["training_data"]["sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

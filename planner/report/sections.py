@@ -32,6 +32,7 @@ from planner.report.blocks import (
     rows_text,
     table,
 )
+from planner.report.card_info import PUBLIC_NOTE
 from planner.report.disclosure_part import disclosure_part
 from planner.report.flag_view import flag_notes, flag_table
 from planner.report.tables import (
@@ -154,8 +155,9 @@ def _provenance(report: ReportDocument) -> Part:
         "Data provenance",
         (
             Para(
-                "The predictors were trained only on these public measurements "
-                f"({rows_text(prov.rows)}):"
+                "The predictors were trained only on these "
+                + ("public " if prov.note == PUBLIC_NOTE else "")
+                + f"measurements ({rows_text(prov.rows)}):"
             ),
             Bullets(tuple(f"{s.id} — {s.description} ({num(s.rows)} rows)" for s in prov.sources)),
             Para(f"Training-data hash: {prov.sha256}. {prov.note.capitalize()}.", "meta"),

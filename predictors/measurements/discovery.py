@@ -58,8 +58,9 @@ def _csv_format(f: Path) -> str | None:
 def _tree(data_dir: Path) -> tuple[list[Path], list[Path]]:
     """The directories (*data_dir* first) and files under *data_dir*, sorted, following
     symbolic links to directories once each (a link loop is not walked twice) and reading a
-    file reached through several paths (a link beside its target) once: by its own path where
-    it has one, else by the first link's. A link to *data_dir* or a directory above it is not
+    file reached through several paths (a symbolic or hard link beside its target) once: by its
+    own path where it has one, else by the first link's (hard links: the first path in sorted
+    order). A link to *data_dir* or a directory above it is not
     followed."""
     dirs: list[Path] = []
     seen: set[str] = set()
@@ -75,16 +76,20 @@ def _tree(data_dir: Path) -> tuple[list[Path], list[Path]]:
         dirs.append(d)
         with contextlib.suppress(OSError):
             stack.extend(p for p in d.iterdir() if p.is_dir())
-    by_target: dict[str, Path] = {}
-    for d in dirs:
+    by_target: dict[tuple[int, int] | str, Path] = {}
+    for d in sorted(dirs):
         with contextlib.suppress(OSError):
-            for f in d.iterdir():
+            for f in sorted(d.iterdir()):
                 if not f.is_file():
                     continue
-                real = os.path.realpath(f)
-                kept = by_target.get(real)
+                try:  # one file whatever its names: symbolic and hard links alike
+                    st = f.stat()
+                    target: tuple[int, int] | str = (st.st_dev, st.st_ino)
+                except OSError:
+                    target = os.path.realpath(f)
+                kept = by_target.get(target)
                 if kept is None or (kept.is_symlink() and not f.is_symlink()):
-                    by_target[real] = f
+                    by_target[target] = f
     return sorted(dirs), sorted(by_target.values())
 
 

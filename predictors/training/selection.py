@@ -29,6 +29,9 @@ class Selection:
     """Any estimator with ``fit``, ``predict``, ``calibrate`` and ``bounds``."""
     interval: Any
     scores: dict[str, float]
+    folds: str = "grouped"
+    """``grouped`` (like the outer split), or ``rows`` when the training set holds one group
+    (one GPU: nothing to hold out) and random rows chose instead."""
 
 
 def select(
@@ -43,6 +46,9 @@ def select(
     false: no interval, ``interval`` is None, for callers that score points only)."""
     configs = candidates()
     folds = inner_folds(frame, split)
+    kind = "grouped"
+    if not folds:  # one group (data of one GPU): random rows choose, and the card says so
+        folds, kind = inner_folds(frame, "cv5"), "rows"
     oof = {c.name: np.full(frame.height, np.nan) for c in configs}
     for train, test in folds:
         if train.size == 0 or test.size == 0:
@@ -56,9 +62,9 @@ def select(
     best = next(c for c in configs if c.name == best_name)
     best.fit(frame, y)
     if not calibrate:
-        return Selection(best, None, scores)
+        return Selection(best, None, scores, kind)
 
     def make_best() -> Any:
         return next(c for c in candidates() if c.name == best_name)
 
-    return Selection(best, calibrate_adaptive(make_best, frame, y), scores)
+    return Selection(best, calibrate_adaptive(make_best, frame, y), scores, kind)

@@ -28,6 +28,16 @@ from predictors.training.selection import select
 #: Source whose measurement protocol predictions are expressed in (the nuisance feature's value
 #: at prediction time): ML.ENERGY v3 measures steady-state vLLM serving on whole GPUs.
 REFERENCE_SOURCE = "mlenergy-v3"
+
+
+def reference_source(frame: pl.DataFrame) -> str:
+    """:data:`REFERENCE_SOURCE` when the training data holds it, else the source with the most
+    rows (a user's own data: predictions are then in a protocol the trees saw)."""
+    sources = frame["source"].value_counts().sort(["count", "source"], descending=[True, False])
+    names = sources["source"].to_list()
+    return REFERENCE_SOURCE if REFERENCE_SOURCE in names or not names else str(names[0])
+
+
 #: Numeric columns whose training range bounds ``in_domain``.
 RANGE_COLUMNS: tuple[str, ...] = ("log_params", "batch_size", "input_tokens", "output_tokens")
 
@@ -109,6 +119,7 @@ def train(table: pl.DataFrame, catalog: Catalog, metrics: Any = None) -> artifac
         selection[name] = {
             "chosen": chosen.estimator.name,
             "inner_logo_mdape_pct": {k: round(v, 6) for k, v in chosen.scores.items()},
+            "inner_folds": "logo" if chosen.folds == "grouped" else "random rows (one GPU)",
         }
     usable = frame.filter(pl.col("power_w_per_gpu").is_not_null() | pl.col("itl_s").is_not_null())
     card: dict[str, Any] = {
@@ -118,7 +129,7 @@ def train(table: pl.DataFrame, catalog: Catalog, metrics: Any = None) -> artifac
             "itl": "s per output token (inter-token latency)",
             "output_throughput_tok_s": "batch_size / itl_s",
         },
-        "reference_source": REFERENCE_SOURCE,
+        "reference_source": reference_source(frame),
         "selection": selection,
         "training_data": {
             "sha256": artifacts.data_hash(table.sort(table.columns)),
