@@ -42,7 +42,7 @@ from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
 from planner.scenario.placement import placed_candidates, region_sites
 from planner.scenario.sections import ModelEntry
-from planner.specs import may_use, model_precision, spec
+from planner.specs import may_place, model_precision, spec
 from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.catalog.store import Catalog
@@ -100,7 +100,7 @@ def _rungs(
 ) -> _Rungs:
     """The :class:`_Rungs` of (*entry*, *gpu*), once per model and GPU in *memo*; a stated layout
     the validity rules refuse for an entry that may use the GPU is a :class:`LayoutError`."""
-    key = (entry.model, gpu, may_use(entry, gpu))
+    key = (entry.model, gpu, may_place(scenario, entry, gpu))
     if key in memo:
         return memo[key]
     offer = scenario.gpu_offers[gpu]
@@ -111,7 +111,7 @@ def _rungs(
         memo[key] = _Rungs(llm, row, [[Shape(t, 1, 1, 1, t, 1)] for t in degrees], None, [])
         return memo[key]
     stated = None
-    if offer.layouts is not None and may_use(entry, gpu):
+    if offer.layouts is not None and may_place(scenario, entry, gpu):
         stated = [
             stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]")
             for i, option in enumerate(offer.layouts)
@@ -283,9 +283,17 @@ def grid_profile(scenario: Scenario) -> tuple[float, ...] | None:
     return tuple(d.grid_profile_g_co2_per_kwh)
 
 
-def check_fleet_size(models: Sequence[ModelDemand], cands: Sequence[Candidate]) -> None:
-    """WattgpuError naming the entry when even its largest replica would be needed more than
-    :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE` times to carry its peak load."""
+def check_fleet_size(
+    models: Sequence[ModelDemand],
+    cands: Sequence[Candidate],
+    fields: Sequence[str] = (),
+    stock: dict[str, int | None] | None = None,
+) -> None:
+    """WattgpuError naming the entry (its load field, *fields*: ``requests_per_s`` or
+    ``requests_per_s_by_period`` per entry) when even its largest replica would be needed more
+    than :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE` times to carry its peak load; not
+    for an entry whose every GPU type has an inventory (*stock*): that binds first, and the
+    plan's infeasibility names it."""
     problems = []
     feasible: dict[str, list[Candidate]] = {}
     for c in cands:  # grouped once: O(candidates), not O(models × candidates)
@@ -296,11 +304,14 @@ def check_fleet_size(models: Sequence[ModelDemand], cands: Sequence[Candidate]) 
         caps = feasible.get(m.name, [])
         if peak <= 0 or not caps:
             continue
+        if stock is not None and all(stock.get(g) is not None for c in caps for g in _types(c)):
+            continue
         best = max(caps, key=lambda c: c.max_requests_per_s_per_replica)
         need = math.ceil(peak / best.max_requests_per_s_per_replica)
+        field = fields[i] if i < len(fields) else "requests_per_s"
         if need > MAX_REPLICAS_PER_CANDIDATE:
             problems.append(
-                f"models[{i}].load.requests_per_s: peak {peak:,.6g} req/s for {m.name} needs "
+                f"models[{i}].load.{field}: peak {peak:,.6g} req/s for {m.name} needs "
                 f"{need:,} replicas even of its highest-capacity option within the SLA ({best.gpu} "
                 f"TP{best.layout}), more "
                 f"than the {MAX_REPLICAS_PER_CANDIDATE:,} a plan may use — split the load over "
@@ -308,6 +319,11 @@ def check_fleet_size(models: Sequence[ModelDemand], cands: Sequence[Candidate]) 
             )
     if problems:
         raise FleetSizeError("\n".join(problems))
+
+
+def _types(c: Candidate) -> list[str]:
+    """The GPU types a candidate's replica holds (both pools of a unit)."""
+    return [p.gpu for p in c.pools] if c.pools else [c.gpu]
 
 
 def planning_inputs(
@@ -329,7 +345,13 @@ def planning_inputs(
     with collector_paused():  # ~10^5 candidates and curve tuples, no reference cycles
         cands = tuple([*candidates(scenario, predictor), *extra_candidates])
     if check_size:
-        check_fleet_size(models, cands)
+        fields = [
+            "requests_per_s_by_period" if e.load.requests_per_s_by_period is not None else
+            "requests_per_s"
+            for e in scenario.models
+        ]  # fmt: skip
+        stock = {g: o.available for g, o in scenario.gpu_offers.items()}
+        check_fleet_size(models, cands, fields, None if scenario.regions else stock)
     sites = region_sites(scenario, grid_profile(scenario))
     inventory = {g: o.available for g, o in scenario.gpu_offers.items()}
     if sites:  # every candidate once per region its entry may use (planner.scenario.regions)

@@ -89,9 +89,25 @@ def may_use(entry: ModelEntry, gpu: str) -> bool:
     return allowed and gpu not in entry.forbidden_gpus
 
 
+def may_place(scenario: Scenario, entry: ModelEntry, gpu: str) -> bool:
+    """True when *entry* may use *gpu* (:func:`may_use`) in a region it may be placed in (always
+    without regions): a region without its own ``gpus`` offers every type of the scenario's."""
+    if not may_use(entry, gpu):
+        return False
+    if not scenario.regions:
+        return True
+    names = entry.regions if entry.regions is not None else list(scenario.regions)
+    for name in names:
+        spec = scenario.regions.get(name)
+        if spec is not None and (spec.gpus is None or gpu in spec.gpus):
+            return True
+    return False
+
+
 def layout_problems(scenario: Scenario, catalog: Catalog) -> list[str]:
     """Every stated layout (``gpus.<type>.layouts``) the validity rules refuse for a model
-    entry that may use the type, one line each (``gpus.GB200.layouts[0]: …``): what ``wattgpu
+    entry that may use the type (its allowed GPUs and a region it may be placed in that offers
+    the type), one line each (``gpus.GB200.layouts[0]: …``): what ``wattgpu
     plan`` would stop on, all at once for ``wattgpu validate``. Models without the head facts
     the rules read are left to the predictors, as the plan's candidate build leaves them."""
     lines: list[str] = []
@@ -101,7 +117,7 @@ def layout_problems(scenario: Scenario, catalog: Catalog) -> list[str]:
         row = catalog.gpu(gpu)
         for entry in scenario.models:
             llm = catalog.llm(entry.model)
-            if not may_use(entry, gpu) or not llm.get("num_attention_heads"):
+            if not may_place(scenario, entry, gpu) or not llm.get("num_attention_heads"):
                 continue
             if not llm.get("num_kv_heads"):
                 continue

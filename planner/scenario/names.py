@@ -58,11 +58,26 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
         _canonical_region(spec, "region", catalog, problems, format_path(["regions", name]))
         offers = spec.get("gpus")
         if isinstance(offers, dict):
-            spec["gpus"] = {
-                _gpu_id(key, format_path(["regions", name, "gpus", key]), catalog, problems): v
-                for key, v in offers.items()
-            }
+            spec["gpus"] = _region_gpus(name, offers, catalog, problems)
     return data, problems
+
+
+def _region_gpus(
+    region: Any, offers: dict[Any, Any], catalog: Catalog, problems: list[Problem]
+) -> dict[Any, Any]:
+    """A region's ``gpus`` keyed by catalog id; a GPU named twice (an alias) is a problem, as
+    at the top level (before, the last one silently won)."""
+    out: dict[Any, Any] = {}
+    first: dict[Any, Any] = {}
+    for key, value in offers.items():
+        where = format_path(["regions", region, "gpus", key])
+        new = _gpu_id(key, where, catalog, problems)
+        if new in out:
+            earlier = format_path(["regions", region, "gpus", first[new]])
+            problems.append((where, f"names the same GPU as {earlier} ({new}) — list it once"))
+            continue
+        out[new], first[new] = value, key
+    return out
 
 
 def _canonical_region(

@@ -200,6 +200,26 @@ def dispatch(block: ModelBlock, n: IntArray) -> FloatArray:
     return _routes(block).get(n).loads
 
 
+#: Most (state, count) pairs :func:`merit_replicas` expands at one candidate; above it the
+#: states are first thinned to the cheapest per (capacity bucket, replica level), so its vector
+#: is a heuristic one (it always was an upper estimate: the search and the bounds stay exact).
+#: A 5,000 req/s disaggregated entry expanded 2.6 M pairs per step, 33 s against a 5 s limit.
+MERIT_MAX_STATES = 200_000
+
+
+def _bucketed(
+    c: FloatArray, cnt: IntArray, cost: FloatArray, peak: float, levels: int, buckets: int
+) -> IntArray:
+    """Indices of the cheapest state per (capacity bucket of ``peak / buckets``, replica level;
+    the covering states, at the peak, are one bucket)."""
+    bucket = np.minimum(np.floor(c / max(peak, 1e-12) * buckets), buckets)
+    key = bucket.astype(np.int64) * (levels + 1) + cnt
+    order = np.lexsort((-c, cost, key))
+    first = np.unique(key[order], return_index=True)[1]
+    kept: IntArray = np.sort(order[first])
+    return kept
+
+
 def _pareto(c: FloatArray, cnt: IntArray, cost: FloatArray, levels: int) -> IntArray:
     """Indices of the states no other state dominates (more or equal C and count, less or
     equal cost); ties keep the first state in generation order."""
@@ -258,8 +278,9 @@ def _search_block(block: ModelBlock) -> SearchBlock:
 def merit_replicas(
     block: ModelBlock, price_n: FloatArray, price_t: FloatArray
 ) -> tuple[float, IntArray] | None:
-    """Cheapest replica vector under the merit-order rule (module docstring): an exact
-    Pareto DP over (capacity ahead, replicas, cost); its cost is an upper estimate of the
+    """Cheapest replica vector under the merit-order rule (module docstring): a Pareto DP over
+    (capacity ahead, replicas, cost), exact up to :data:`MERIT_MAX_STATES` expanded states per
+    step (thinned above it); its cost is an upper estimate of the
     free-routing cost of its vector. Returns (cost, n) or None when no vector covers the peak.
     With failover the DP's vector is topped up with spare replicas
     (:func:`planner.solve.failover.repaired`) and its cost is the exact free-routing one.
@@ -278,7 +299,14 @@ def merit_replicas(
         nmax = np.minimum(np.maximum(need, rmin - cnt), int(block.ub[k]))
         nmax = np.maximum(nmax, 0)
         counts = nmax + 1
-        parent = np.repeat(np.arange(c.size), counts)
+        states = np.arange(c.size)
+        if int(counts.sum()) > MERIT_MAX_STATES and c.size > 1:
+            # a heuristic past this size: the cheapest state per capacity bucket goes on
+            buckets = max(16, MERIT_MAX_STATES // int(counts.max()))
+            states = _bucketed(c, cnt, cost, peak, rmin, buckets)
+            counts = counts[states]
+        local = np.repeat(np.arange(states.size), counts)
+        parent = states[local]
         offsets = np.repeat(np.cumsum(counts) - counts, counts)
         n = np.arange(parent.size, dtype=np.int64) - offsets
         new_c = c[parent] + n * cap

@@ -80,8 +80,9 @@ def decomposed(dec: Decomposition, start: float) -> DecomposedSolution | None:
     inputs = dec.inputs
     zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(max(dec.power_rows, inputs.periods))
     found: list[Found | None] = []
+    deadline = start + inputs.time_limit_s  # a search or bound cut there keeps a valid bound
     for b, block in enumerate(dec.blocks):
-        found.append(price_block(block, *dec.prices(b, zero_gpu, zero_t, 0.0)))
+        found.append(price_block(block, *dec.prices(b, zero_gpu, zero_t, 0.0), deadline=deadline))
         done = found[-1]
         if done is not None and done.complete:  # never priced again: only its vector is asked
             keep_rows(block, dec.keep)
@@ -93,7 +94,9 @@ def decomposed(dec: Decomposition, start: float) -> DecomposedSolution | None:
             if time.perf_counter() > budget or _gap(dec, found) <= inputs.relative_gap:
                 break
             prices = dec.prices(b, zero_gpu, zero_t, 0.0)
-            found[b] = price_block(dec.blocks[b], *prices, RETRY_EFFORT * MAX_EVALUATIONS)
+            found[b] = price_block(
+                dec.blocks[b], *prices, RETRY_EFFORT * MAX_EVALUATIONS, deadline=budget
+            )
     best = _per_entry(dec, found)
     if best is None:
         return None

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from planner.inputs import (
+    MAX_REPLICAS_PER_CANDIDATE,
     Candidate,
     Exclusion,
     ModelDemand,
@@ -223,6 +224,10 @@ def _budget_message(inputs: PlanningInputs, solve: Solver) -> str | None:
 Solver = Callable[[PlanningInputs], Plan]
 
 
+#: How the message of a plan the replica limit alone makes impossible starts.
+REPLICA_LIMIT_LEAD = "replica limit"
+
+
 def explain_infeasible(inputs: PlanningInputs, solve: Solver | None = None) -> list[str]:
     """Why no plan exists: SLA-less models first, else the binding constraint family.
 
@@ -267,6 +272,12 @@ def explain_infeasible(inputs: PlanningInputs, solve: Solver | None = None) -> l
         return messages or ["infeasible for an unknown reason (no limit is set)"]
     mm = build_model(inputs, frozenset(active))
     raw = run_solver(mm)
+    if raw.status == PlanStatus.INFEASIBLE:  # every limit elastic: only replica counts bind
+        return [
+            f"{REPLICA_LIMIT_LEAD}: even with every limit relaxed the loads need more replicas "
+            f"of an option than the {MAX_REPLICAS_PER_CANDIDATE} a plan may use — split an "
+            "entry's load over several entries, or loosen its SLA"
+        ]
     if raw.status not in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
         return ["infeasible; relaxing all limits did not find a plan within the time limit"]
     found = _slack_messages(mm, raw, joint=True)

@@ -23,6 +23,7 @@ integer); it is used with the search's own bound, whichever is larger.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +33,23 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
+#: Most (state, count) pairs one step of :func:`_least_cover` may expand; above, or past its
+#: deadline, it gives up and the bound is unknown (-inf: still a valid lower bound). A
+#: 5,000 req/s disaggregated entry ran its Pareto programme for minutes past a 5 s limit.
+MAX_COVER_STATES = 4_000_000
+
+
 def _least_cover(
-    cost: FloatArray, cap: FloatArray, ub: IntArray, need: float, min_replicas: int
+    cost: FloatArray,
+    cap: FloatArray,
+    ub: IntArray,
+    need: float,
+    min_replicas: int,
+    deadline: float | None = None,
 ) -> float:
     """Least ``Σ cost·n`` over integer ``0 <= n <= ub`` with ``Σ cap·n >= need`` and
-    ``Σ n >= min_replicas`` (inf when none); exact."""
+    ``Σ n >= min_replicas`` (inf when none); exact, or -inf when it gives up (too many states,
+    or the clock past *deadline*)."""
     take = cost <= 0
     base = float(cost[take] @ ub[take])
     need -= float(cap[take] @ ub[take])
@@ -44,6 +57,9 @@ def _least_cover(
     covered, count, total = np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(1)
     for k in np.flatnonzero(~take):
         m = np.arange(int(ub[k]) + 1)
+        late = deadline is not None and time.perf_counter() > deadline
+        if late or covered.size * m.size > MAX_COVER_STATES:
+            return -np.inf
         parent = np.repeat(np.arange(covered.size), m.size)
         mm = np.tile(m, covered.size)
         cov = np.minimum(covered[parent] + mm * cap[k], max(need, 0.0))
@@ -178,10 +194,12 @@ def lagrangian_bound(
     ub: IntArray,
     need: float,
     min_replicas: int,
+    deadline: float | None = None,
 ) -> float:
     """The least of *relaxed*'s linear bound over integer vectors within *ub* with capacity at
     least *need* and at least *min_replicas* replicas: a valid lower bound on the cheapest
-    vector the search admits (-inf without a relaxation)."""
+    vector the search admits (-inf without a relaxation, or when the exact least is given up:
+    :data:`MAX_COVER_STATES`, *deadline*)."""
     if relaxed is None:
         return -np.inf
-    return relaxed.constant + _least_cover(relaxed.cost, cap, ub, need, min_replicas)
+    return relaxed.constant + _least_cover(relaxed.cost, cap, ub, need, min_replicas, deadline)

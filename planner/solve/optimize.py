@@ -59,8 +59,8 @@ from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import RELAXED_NO_PLAN, relaxation_infeasible, solve_by_model
 from planner.solve.columns import Decomposition
 from planner.solve.decomposed import DecomposedSolution
+from planner.solve.explain import REPLICA_LIMIT_LEAD, no_candidate_messages
 from planner.solve.explain import explain_infeasible as explain_linear
-from planner.solve.explain import no_candidate_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
 from planner.solve.proofs import least_facility_kw
@@ -295,7 +295,9 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
     quick = infeasibility_messages(inputs) + regional_power_messages(inputs)
     if quick and len(inputs.models) <= MONOLITHIC_MAX_MODELS and not inputs.regions:
         # small: the elastic re-solves give the exact relaxation needed (fast at this size)
-        quick = explain_infeasible(inputs) or quick
+        explained = explain_infeasible(inputs)
+        generic = all(e.startswith(("infeasible", REPLICA_LIMIT_LEAD)) for e in explained)
+        quick = (explained + quick) if generic else (explained or quick)
     if quick:
         info = SolveInfo(time.perf_counter() - start, None, None, None, BOUNDS_SOLVER, tuple(quick))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)

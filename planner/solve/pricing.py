@@ -63,7 +63,7 @@ def price_block(
             deadline,
         )
     if found is not None and not found.complete:
-        found = _with_lagrangian(block, price_n, price_t, found)
+        found = _with_lagrangian(block, price_n, price_t, found, deadline)
     if (
         deadline is None
         or time.perf_counter() <= deadline
@@ -110,7 +110,11 @@ def _alone(
 
 
 def _with_lagrangian(
-    block: ModelBlock, price_n: FloatArray, price_t: FloatArray, found: Found
+    block: ModelBlock,
+    price_n: FloatArray,
+    price_t: FloatArray,
+    found: Found,
+    deadline: float | None = None,
 ) -> Found:
     """*found* with the larger of its bound and the Lagrangian one (:mod:`.lagrange`)."""
     need = block.peak - CAPACITY_RTOL * max(1.0, block.peak)
@@ -120,7 +124,9 @@ def _with_lagrangian(
     relaxed = relaxation(
         block.curve_x, block.curve_d, sb.knot_x, sb.knot_d, block.loads, price_n, price_t, found.n
     )
-    lagrangian = lagrangian_bound(relaxed, block.cap, block.ub, need, block.demand.min_replicas)
+    lagrangian = lagrangian_bound(
+        relaxed, block.cap, block.ub, need, block.demand.min_replicas, deadline
+    )
     bound = max(found.bound, min(lagrangian, found.cost))
     return dataclasses.replace(found, bound=bound, complete=bound >= found.cost)
 

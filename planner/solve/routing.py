@@ -28,6 +28,7 @@ each vector's routing for the whole solve.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -162,7 +163,7 @@ def route(
     for j, kj in enumerate(support):
         others = [i for i in range(len(support)) if i != j]
         ox, ov = [bx[i] for i in others], [bv[i] for i in others]
-        size = float(np.prod([x.size for x in ox]))
+        size = math.prod(x.size for x in ox)  # Python ints: np.prod wrapped to 0 past 2**63
         top = n[kj] * cap[kj]
         if size <= VECTOR_COMBOS:
             s, c, pos = _combos_all(ox, ov, float(loads.max()) + tol)
