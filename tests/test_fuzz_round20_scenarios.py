@@ -125,3 +125,20 @@ def test_a_layout_is_checked_only_for_entries_whose_regions_offer_the_gpu(tmp_pa
     result, out = plan_text(tmp_path, scenario)
     assert result.code == 0, result.err
     assert json.loads(out.read_text(encoding="utf-8"))["status"] == "optimal"
+
+
+def test_fields_the_loader_sets_are_refused_where_it_would_overwrite_them(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        HEAD
+        + "pue_source: my survey\ngpus: {L4: {price_basis: tco}}\nmodels:\n"
+        + _entry(
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "{requests_per_s: 1, input_tokens: 512, output_tokens: 128}",
+        ),
+        encoding="utf-8",
+    )
+    result = run_cli("validate", str(path))
+    assert result.code == 1
+    assert "gpus.L4.price_basis: is set by wattgpu" in result.err
+    assert "pue_source: given without pue" in result.err

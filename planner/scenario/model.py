@@ -85,7 +85,8 @@ class Scenario(StrictModel):
     """Power usage effectiveness (facility energy / IT energy); omitted = the catalog's
     ``on-premise`` value from catalogs/pue.csv (filled in by the loader)."""
     pue_source: str | None = None
-    """Where the PUE comes from (free text; set by the loader when the catalog value is used)."""
+    """Where the PUE comes from (free text, with ``pue``; set by the loader when the catalog
+    value is used)."""
     electricity_usd_per_kwh: float = Field(ge=0, le=MAX_USD_PER_KWH)
     """Electricity price in USD per kWh of facility energy."""
     carbon_usd_per_tonne: float | None = Field(None, ge=0, le=MAX_CARBON_USD_PER_TONNE)

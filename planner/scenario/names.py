@@ -42,7 +42,7 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
     are broken; values of the wrong type are left for pydantic to report.
     """
     data = copy.deepcopy(data)
-    problems: list[Problem] = []
+    problems: list[Problem] = loader_set_problems(data)
     gpus = data.get("gpus")
     if isinstance(gpus, dict):
         data["gpus"] = _canonical_gpus(gpus, catalog, problems)
@@ -78,6 +78,28 @@ def _region_gpus(
             continue
         out[new], first[new] = value, key
     return out
+
+
+def loader_set_problems(data: dict[str, Any]) -> list[Problem]:
+    """Fields the loader sets that a file gives where the loader would overwrite them: an
+    offer's ``price_basis`` (the basis its price came from; the scenario's ``price_basis``
+    chooses it) and a ``pue_source`` without its ``pue``."""
+    problems: list[Problem] = []
+    gpus = data.get("gpus")
+    for key, offer in (gpus if isinstance(gpus, dict) else {}).items():
+        if isinstance(offer, dict) and "price_basis" in offer:
+            problems.append(
+                (
+                    format_path(["gpus", key, "price_basis"]),
+                    "is set by wattgpu (where the price came from) — remove it; the scenario's "
+                    "price_basis chooses the basis, usd_per_hour sets a price",
+                )
+            )
+    if "pue_source" in data and data.get("pue") is None:
+        problems.append(
+            ("pue_source", "given without pue, whose source it names — set pue too, or remove it")
+        )
+    return problems
 
 
 def _canonical_region(

@@ -158,7 +158,8 @@ class GpuOffer(StrictModel):
     """Purchase price of one GPU (USD) for the TCO price; omitted = the catalog's
     ``list_price_usd``."""
     price_basis: str | None = None
-    """Which basis ``usd_per_hour`` comes from (set by the loader; shown in reports)."""
+    """Which basis ``usd_per_hour`` comes from (set by the loader, refused in a file; shown in
+    reports)."""
     layouts: list[LayoutOption] | None = Field(None, max_length=MAX_LAYOUTS)
     """Multi-node / rack-scale layouts the planner may use besides ``tp_degrees``; omitted = the
     smallest rack-scale and multi-node layouts (docs/method.md, "Layouts in the planner")."""
