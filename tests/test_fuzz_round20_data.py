@@ -205,3 +205,13 @@ def test_impossible_sizes_are_dropped_with_their_reason(
     raw = conform(frame_from_rows([ROW, {**ROW, **change}]), origin="/data")
     ruled = apply_rules(raw, _Catalog())  # type: ignore[arg-type]
     assert ruled["drop_reason"].to_list() == [None, reason]
+
+
+def test_a_watt_counts_list_cell_that_is_a_number_says_what_it_expected(tmp_path: Path) -> None:
+    from predictors.measurements import load_measurements
+    from tests.test_fuzz_round17_train import WATT_COUNTS
+
+    (tmp_path / "wc.csv").write_text(WATT_COUNTS.replace('"[500,600]"', "5"), encoding="utf-8")
+    rows = load_measurements(tmp_path).all_rows
+    reason = rows["drop_reason"][0]
+    assert "request_prompt_tokens: expected a JSON list of numbers" in reason, reason

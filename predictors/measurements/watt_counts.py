@@ -65,8 +65,10 @@ def _list(cell: Any, path: Path, line: int, col: str) -> list[float]:
         val = json.loads(str(cell))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: line {line}, column {col}: not a JSON list ({exc.msg})") from exc
-    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in val)
-    if not isinstance(val, list) or not numbers:
+    numbers = isinstance(val, list) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in val
+    )
+    if not numbers:
         raise DataError(f"{path}: line {line}, column {col}: expected a JSON list of numbers")
     return [float(v) for v in val]
 
