@@ -37,6 +37,10 @@ from predictors.core.vocab import ENGINE_ALIASES, PRECISION_ALIASES
 from predictors.estimators import artifacts, domain
 from predictors.features import DECODE_WORKERS_COLUMN, add_features, join_specs
 from predictors.fit_verdict import fit_errors
+from predictors.numbers import number as _number
+from predictors.numbers import shown_number as shown_number
+from predictors.numbers import whole_number_columns as whole_number_columns
+from predictors.numbers import whole_numbers_as_int
 
 BATCH_INPUT_COLUMNS: tuple[str, ...] = (
     "model",
@@ -113,54 +117,6 @@ def normalise_rows(rows: pl.DataFrame) -> pl.DataFrame:
     none = pl.lit(None, dtype=pl.Float64)
     layout = (_number(out[c], None) if c in out.columns else none.alias(c) for c in LAYOUT_COLUMNS)
     return out.with_columns(*numeric_inputs(out).get_columns(), *layout)
-
-
-def _number(cells: pl.Series, default: float | None) -> pl.Series:
-    """A numeric input column as Float64: an empty cell is *default* (a layout degree: null,
-    the engines' usual layout), text that is not a number NaN for a layout degree and null
-    otherwise (both reported per row). Cells that parse as they are (the common case) are cast
-    once; only a column with padded or unparseable text takes the stripping path."""
-    if cells.dtype.is_numeric():
-        return _filled(cells.cast(pl.Float64), default).alias(cells.name)
-    text = cells.cast(pl.String)
-    number = text.cast(pl.Float64, strict=False)
-    if not bool((number.is_null() & text.is_not_null()).any()):
-        return _filled(number, default).alias(cells.name)
-    raw = text.str.strip_chars()
-    number = raw.cast(pl.Float64, strict=False)
-    if default is None:
-        number = number.fill_null(float("nan"))
-    blank = raw.is_null() | (raw == "")
-    number = pl.select(
-        pl.when(blank).then(pl.lit(default, pl.Float64)).otherwise(number)
-    ).to_series()
-    return number.alias(cells.name)
-
-
-def _filled(number: pl.Series, default: float | None) -> pl.Series:
-    return number if default is None else number.fill_null(default)
-
-
-def whole_number_columns(rows: pl.DataFrame) -> list[str]:
-    """The numeric input columns of normalised *rows* whose every value is whole (shown as
-    integers: 1, not 1.0)."""
-    whole = []
-    for col in NUMERIC_COLUMNS:
-        values = rows[col].drop_nulls()
-        if (
-            values.len()
-            and bool(values.is_finite().all())
-            and bool((values == values.floor()).all())
-            and values.abs().max() < 2**53  # type: ignore[operator]
-        ):
-            whole.append(col)
-    return whole
-
-
-def whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:
-    """Show numeric input columns as integers when every value is whole (1, not 1.0)."""
-    casts = [pl.col(col).cast(pl.Int64) for col in whole_number_columns(rows)]
-    return rows.with_columns(casts) if casts else rows
 
 
 def numeric_inputs(rows: pl.DataFrame) -> pl.DataFrame:

@@ -44,9 +44,29 @@ def _edits(a: str, b: str) -> int:
     return row[-1]
 
 
+#: The engines' and launchers' own names of the layout columns (vLLM's ``--data-parallel-size``,
+#: SGLang's ``dp``, aiconfigurator's ``moe_ep_size``), further than two edits from ours.
+ENGINE_SPELLINGS: dict[str, str] = {
+    **dict.fromkeys(("tp", "tpsize", "tensorparallelsize"), TENSOR_PARALLEL),
+    **dict.fromkeys(("pp", "ppsize", "pipelineparallelsize"), "pipeline_parallel"),
+    **dict.fromkeys(
+        ("dp", "dpsize", "dataparallelsize", "attentiondpsize", "attentiondp"), "data_parallel"
+    ),
+    **dict.fromkeys(
+        ("ep", "epsize", "expertparallelsize", "expertparallelism", "moeepsize"),
+        "expert_parallel",
+    ),
+    **dict.fromkeys(("numgpus", "ngpus", "gpucount"), "gpu_count"),
+}
+
+
 def _near_miss(name: str, absent: dict[str, str]) -> str | None:
-    """The missing input column *name* misspells, if any (the fewest edits)."""
+    """The missing input column *name* misspells, if any (an engine's own name of it, else the
+    fewest edits)."""
     plain = _plain(name)
+    known = ENGINE_SPELLINGS.get(plain)
+    if known is not None and _plain(known) in absent:
+        return absent[_plain(known)]
     best = None
     for key, column in absent.items():
         allowed = 1 if min(len(key), len(plain)) <= 5 else NEAR_MISS_EDITS
@@ -70,7 +90,7 @@ def header_problem(
                 f"column {name!r} is an output column of wattgpu predict and would be "
                 "overwritten — rename or drop it (extra columns are kept as they are)"
             )
-    absent = {_plain(c): c for c in inputs if c not in columns}
+    absent = {_plain(c): c for c in (*inputs, TENSOR_PARALLEL) if c not in columns}
     for name in columns:
         if name in inputs or name in outputs or name == TENSOR_PARALLEL:
             continue
@@ -79,6 +99,8 @@ def header_problem(
             effect = (
                 f"the required column {meant!r} is missing"
                 if meant in REQUIRED
+                else "it is not checked against the layout"
+                if meant == TENSOR_PARALLEL
                 else f"every row would take {meant}'s default"
             )
             return (

@@ -30,6 +30,7 @@ from predictors.api import (
     Predictor,
     normalise_rows,
     numeric_inputs,
+    shown_number,
     whole_number_columns,
 )
 from predictors.catalog.quantised import fill_implied_precision
@@ -270,10 +271,7 @@ def predicted_chunks(
             part = _predict_chunk(
                 predictor, rows.slice(start, ROWS_CHUNK), with_ttft=with_ttft, with_fit=with_fit
             )
-        yield part.with_columns(
-            pl.col(c).cast(pl.Float64).cast(pl.Int64 if c in whole else pl.Float64)
-            for c in NUMERIC_COLUMNS
-        )
+        yield part.with_columns(shown_number(c, c in whole) for c in NUMERIC_COLUMNS)
 
 
 def csv_piece(chunk: pl.DataFrame, *, header: bool) -> bytes:

@@ -28,7 +28,12 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "predictors": (
         ("predictors.core",),
         ("predictors.catalog",),
-        ("predictors.physics", "predictors.memory_rule", "predictors.fit_verdict"),
+        (
+            "predictors.physics",
+            "predictors.memory_rule",
+            "predictors.fit_verdict",
+            "predictors.numbers",
+        ),
         ("predictors.feature_sets", "predictors.features"),
         ("predictors.measurements",),
         ("predictors.estimators",),

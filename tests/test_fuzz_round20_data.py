@@ -15,6 +15,7 @@ import math
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from predictors.core.errors import DataError, WattgpuError
@@ -215,3 +216,45 @@ def test_a_watt_counts_list_cell_that_is_a_number_says_what_it_expected(tmp_path
     rows = load_measurements(tmp_path).all_rows
     reason = rows["drop_reason"][0]
     assert "request_prompt_tokens: expected a JSON list of numbers" in reason, reason
+
+
+def test_a_bad_number_cell_is_written_empty_and_never_reformats_the_others(
+    predictor: object,
+) -> None:
+    from predictors.rows import predict_rows
+
+    rows = pl.DataFrame(
+        {
+            "model": ["meta-llama/Llama-3.1-8B-Instruct"] * 3,
+            "gpu": ["h100"] * 3,
+            "batch_size": ["8", "nan", "1e400"],
+        }
+    )
+    out = predict_rows(predictor, rows)  # type: ignore[arg-type]
+    assert out["batch_size"].dtype == pl.Int64
+    assert out["batch_size"].to_list() == [8, None, None]
+    assert out["error"][0] == "" and out["error"][1] and out["error"][2]
+
+
+def test_the_domain_reason_shows_the_value_as_given(predictor: object) -> None:
+    from predictors.rows import predict_rows
+
+    rows = pl.DataFrame(
+        {"model": ["meta-llama/Llama-3.1-8B-Instruct"], "gpu": ["h100"], "batch_size": ["18023"]}
+    )
+    reason = predict_rows(predictor, rows)["domain_reason"][0]  # type: ignore[arg-type]
+    assert "batch_size 18023.0 outside the trained range [0, 18022.3]" in reason, reason
+
+
+@pytest.mark.parametrize(
+    ("column", "meant"),
+    [("data_parallel_size", "data_parallel"), ("tp", "tensor_parallel"), ("moe_ep_size",
+     "expert_parallel"), ("num_gpus", "gpu_count")],
+)  # fmt: skip
+def test_an_engines_own_name_of_a_layout_column_is_refused(column: str, meant: str) -> None:
+    from predictors.api import PREDICTION_COLUMNS
+    from predictors.row_header import header_problem
+    from predictors.rows import INPUT_COLUMNS
+
+    problem = header_problem(["model", "gpu", column], INPUT_COLUMNS, PREDICTION_COLUMNS)
+    assert problem is not None and f"did you mean {meant!r}" in problem

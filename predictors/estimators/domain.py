@@ -38,8 +38,8 @@ def _range_check(col: str, lo: float, hi: float) -> Check:
         ~value.is_between(lo, hi).fill_null(False),
         pl.format(
             f"{name} {{}}{unit} outside the trained range "
-            f"[{lo_s * scale:.4g}, {hi_s * scale:.4g}]{unit}",
-            (shown * scale).round_sig_figs(4),
+            f"[{lo_s * scale:.6g}, {hi_s * scale:.6g}]{unit}",
+            (shown * scale).round_sig_figs(6),  # 4 made 18,023 read 18,020, inside the range
         ),
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from predictors.api import TTFT_COLUMNS, numeric_inputs, whole_number_columns
+from predictors.api import TTFT_COLUMNS, numeric_inputs, shown_number, whole_number_columns
 from predictors.catalog.row_checks import NUMERIC_COLUMNS
 
 _BATCH = "batch_size"
@@ -45,7 +45,7 @@ def shown_as_given(out: pl.DataFrame, original: pl.DataFrame, rate: pl.Series) -
     merged = merged.fill_nan(None)
     numbers = out.select(pl.col(c).cast(pl.Float64) for c in NUMERIC_COLUMNS)
     whole = _BATCH in whole_number_columns(numbers.with_columns(merged))
-    return out.with_columns(merged.cast(pl.Int64 if whole else pl.Float64))
+    return out.with_columns(merged).with_columns(shown_number(_BATCH, whole))
 
 
 def ttft_at_load(
