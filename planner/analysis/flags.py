@@ -288,3 +288,24 @@ def saved_plan_flags(doc: PlanDocument) -> UncertaintyFlagsDocument:
         "predictors: plan the scenario again (`wattgpu plan SCENARIO --format json`)"
     )
     return _document([f for f in found if f is not None], "not_computed", note)
+
+
+def sweep_plan_mismatch(sweep: SweepDocument, plan: PlanDocument) -> str | None:
+    """Why *sweep* is not a sweep of *plan* although the scenario names match: its base outcome
+    (the plan it re-planned around) differs from *plan*'s totals in facility energy or cost (a
+    ``--set`` load or price): None when they agree to 1e-6."""
+    totals = plan.totals
+    if totals is None:
+        return None
+    base = sweep.base_outcome
+    for name, theirs, mine in (
+        ("facility energy", base.facility_energy_kwh, totals.facility_energy_kwh),
+        ("cost", base.cost_usd, totals.cost_usd),
+    ):
+        if abs(theirs - mine) > 1e-6 * max(1.0, abs(mine)):
+            return (
+                f"the sweep's base plan has a {name} of {theirs:,.6g}, this plan {mine:,.6g}: it "
+                "is a sweep of another version of the scenario (a --set load or price) — sweep "
+                "the same scenario with the same --set"
+            )
+    return None

@@ -186,7 +186,7 @@ def report(
             predictor=chosen_predictor(models),
         )
         if sweep_doc is not None:
-            _check_sweep(sweep_doc, src.plan.scenario)
+            _check_sweep(sweep_doc, src.plan)
         csv = _accuracy_csv(accuracy)
         progress.update("writing the report (uncertainty bands, Pareto front)")
         data, _ = make_report(
@@ -235,12 +235,17 @@ def _check_accuracy(path: Path, fmt: str) -> None:
     read_accuracy(path)
 
 
-def _check_sweep(doc: SweepDocument, scenario: str) -> None:
-    if doc.scenario != scenario:
+def _check_sweep(doc: SweepDocument, plan: PlanDocument) -> None:
+    from planner.analysis.flags import sweep_plan_mismatch
+
+    if doc.scenario != plan.scenario:
         raise WattgpuError(
-            f"--sweep: the sweep is of scenario {doc.scenario!r}, the plan of {scenario!r}; "
+            f"--sweep: the sweep is of scenario {doc.scenario!r}, the plan of {plan.scenario!r}; "
             "give the sweep of the same scenario"
         )
+    other = sweep_plan_mismatch(doc, plan)
+    if other is not None:
+        raise WattgpuError(f"--sweep: {other}")
 
 
 def _sla_probability(

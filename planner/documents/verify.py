@@ -92,7 +92,10 @@ _key = record_identity
 
 def _served_load(data: dict[str, Any]) -> Iterator[str]:
     """Each model entry's load per period against what its allocations serve (docs/method.md
-    §4: the allocations of a model entry sum to its load in every period)."""
+    §4: the allocations of a model entry sum to its load in every period) — of a plan that
+    has one: an infeasible, erroneous or time-limited plan serves nothing."""
+    if data.get("status") not in ("optimal", "feasible"):
+        return
     allocations = data.get("allocations") or []
     for i, m in enumerate(data.get("models") or []):
         load = m.get("requests_per_s_by_period") if isinstance(m, dict) else None
