@@ -257,14 +257,15 @@ def sweep_sla_probability(
     sweep: SweepDocument, plan: PlanDocument
 ) -> tuple[dict[str, float | None], int] | None:
     """A sweep's per-entry SLA probabilities and its draws, for the flags of *plan*: None when
-    the sweep has no draws or its base plan is another plan (other deployments; the sweep's
+    the sweep has no draws or its base plan is another plan (other deployments, or the same ones
+    whose totals differ: :func:`sweep_plan_mismatch`; the sweep's
     ``base.fleet`` reads ``entry GPU tpLAYOUT xR; ...`` in plan order, as
     :func:`planner.inputs.deployment_text` writes it)."""
     if sweep.summary is None:
         return None
     mine = "; ".join(deployment_text(a.key, a.replicas) for a in plan.allocations)
-    if sweep.base.fleet != mine:
-        return None
+    if sweep.base.fleet != mine or sweep_plan_mismatch(sweep, plan) is not None:
+        return None  # another plan, or the same fleet under another load or price
     return dict(sweep.summary.sla_probability), sweep.summary.draws
 
 
@@ -303,9 +304,5 @@ def sweep_plan_mismatch(sweep: SweepDocument, plan: PlanDocument) -> str | None:
         ("cost", base.cost_usd, totals.cost_usd),
     ):
         if abs(theirs - mine) > 1e-6 * max(1.0, abs(mine)):
-            return (
-                f"the sweep's base plan has a {name} of {theirs:,.6g}, this plan {mine:,.6g}: it "
-                "is a sweep of another version of the scenario (a --set load or price) — sweep "
-                "the same scenario with the same --set"
-            )
+            return f"the sweep's base plan has a {name} of {theirs:,.6g}, this plan {mine:,.6g}"
     return None

@@ -236,16 +236,11 @@ def _check_accuracy(path: Path, fmt: str) -> None:
 
 
 def _check_sweep(doc: SweepDocument, plan: PlanDocument) -> None:
-    from planner.analysis.flags import sweep_plan_mismatch
-
     if doc.scenario != plan.scenario:
         raise WattgpuError(
             f"--sweep: the sweep is of scenario {doc.scenario!r}, the plan of {plan.scenario!r}; "
             "give the sweep of the same scenario"
         )
-    other = sweep_plan_mismatch(doc, plan)
-    if other is not None:
-        raise WattgpuError(f"--sweep: {other}")
 
 
 def _sla_probability(
@@ -258,8 +253,9 @@ def _sla_probability(
     found = sweep_sla_probability(doc, plan)
     if found is None and doc.summary is not None:
         _warn(
-            "warning: --sweep: the sweep's base plan is not this plan (other deployments): its "
-            "SLA probabilities are left out of the flags (sweep the same scenario and --set)"
+            "warning: --sweep: the sweep's base plan is not this plan (other deployments, loads "
+            "or prices): its SLA probabilities are left out of the flags (sweep the same "
+            "scenario and --set)"
         )
     return found
 
