@@ -21,7 +21,9 @@ import pytest
 
 from tests.cli_runner import run_cli
 
-pytestmark = pytest.mark.usefixtures("cached_predictor")
+#: Slow: every test runs compare, plan, pareto or sweep end to end (about 0.3-1.4 s each); the
+#: default run keeps the faster checks of the same code (tests/test_cli_plan.py, test_flags.py).
+pytestmark = [pytest.mark.usefixtures("cached_predictor"), pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parent.parent
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
