@@ -304,7 +304,7 @@ def check_fleet_size(
         caps = feasible.get(m.name, [])
         if peak <= 0 or not caps:
             continue
-        if stock is not None and all(stock.get(g) is not None for c in caps for g in _types(c)):
+        if stock is not None and all(stock.get(g) is not None for c in caps for g, _ in c.gpu_use):
             continue
         best = max(caps, key=lambda c: c.max_requests_per_s_per_replica)
         need = math.ceil(peak / best.max_requests_per_s_per_replica)
@@ -319,11 +319,6 @@ def check_fleet_size(
             )
     if problems:
         raise FleetSizeError("\n".join(problems))
-
-
-def _types(c: Candidate) -> list[str]:
-    """The GPU types a candidate's replica holds (both pools of a unit)."""
-    return [p.gpu for p in c.pools] if c.pools else [c.gpu]
 
 
 def planning_inputs(

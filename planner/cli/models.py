@@ -143,7 +143,7 @@ def evaluate(
     from predictors.core.output import check_output_path, check_outside
     from predictors.core.progress import Progress
     from predictors.core.version import __version__
-    from predictors.estimators.artifacts import CARD_NAME
+    from predictors.estimators.artifacts import require_model_dir
     from predictors.training.accuracy import breakdown, run, summarise, unseen_protocol
     from predictors.training.accuracy_report import render
     from predictors.training.evaluate import TARGETS, target_rows
@@ -158,11 +158,7 @@ def evaluate(
         check_output_path(path)
     if model_dir is not None:
         check_outside(model_dir, given, "--metrics-to", "--data")
-        if not (model_dir / CARD_NAME).is_file():
-            raise WattgpuError(
-                f"--metrics-to {model_dir}: no {CARD_NAME} there — give a model directory "
-                "written by `wattgpu train --output DIR`"
-            )
+        require_model_dir(model_dir, "--metrics-to")
     (ms, catalog), directory = _load_table(data)
     frame = prepare(ms.table, catalog)
     start = time.perf_counter()

@@ -58,25 +58,25 @@ def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any]
         _canonical_region(spec, "region", catalog, problems, format_path(["regions", name]))
         offers = spec.get("gpus")
         if isinstance(offers, dict):
-            spec["gpus"] = _region_gpus(name, offers, catalog, problems)
+            found = _by_gpu_id(offers, ["regions", name, "gpus"], catalog, problems)
+            spec["gpus"] = {gpu: value for gpu, (_, value) in found.items()}
     return data, problems
 
 
-def _region_gpus(
-    region: Any, offers: dict[Any, Any], catalog: Catalog, problems: list[Problem]
-) -> dict[Any, Any]:
-    """A region's ``gpus`` keyed by catalog id; a GPU named twice (an alias) is a problem, as
-    at the top level (before, the last one silently won)."""
-    out: dict[Any, Any] = {}
-    first: dict[Any, Any] = {}
+def _by_gpu_id(
+    offers: dict[Any, Any], prefix: list[Any], catalog: Catalog, problems: list[Problem]
+) -> dict[Any, tuple[Any, Any]]:
+    """*offers* (``gpus`` at *prefix*) keyed by catalog id, each with the name it was given; a
+    GPU named twice (an alias) is a problem, never a silent overwrite."""
+    out: dict[Any, tuple[Any, Any]] = {}
     for key, value in offers.items():
-        where = format_path(["regions", region, "gpus", key])
+        where = format_path([*prefix, key])
         new = _gpu_id(key, where, catalog, problems)
         if new in out:
-            earlier = format_path(["regions", region, "gpus", first[new]])
+            earlier = format_path([*prefix, out[new][0]])
             problems.append((where, f"names the same GPU as {earlier} ({new}) — list it once"))
             continue
-        out[new], first[new] = value, key
+        out[new] = (key, value)
     return out
 
 
@@ -132,19 +132,9 @@ def _canonical_gpus(
 ) -> dict[Any, Any]:
     """The ``gpus`` offers keyed by catalog id; duplicates and unpriced GPUs become problems."""
     resolved: dict[Any, Any] = {}
-    first: dict[Any, Any] = {}
-    for key, offer in gpus.items():
-        new = _gpu_id(key, format_path(["gpus", key]), catalog, problems)
-        if new in resolved:
-            problems.append(
-                (
-                    format_path(["gpus", key]),
-                    f"names the same GPU as gpus.{first[new]} ({new}) — list it once",
-                )
-            )
-            continue
+    for new, (key, offer) in _by_gpu_id(gpus, ["gpus"], catalog, problems).items():
         offer = {} if offer is None else offer  # `L4:` with nothing = catalog defaults
-        resolved[new], first[new] = offer, key
+        resolved[new] = offer
         known = isinstance(key, str) and catalog.try_resolve_gpu(key) is not None
         no_price = isinstance(offer, dict) and offer.get("usd_per_hour") is None
         row = catalog.gpu(new) if known else {}

@@ -110,6 +110,15 @@ def check_model_output(directory: Path, option: str) -> None:
         )
 
 
+def require_model_dir(directory: Path, option: str) -> None:
+    """WattgpuError unless *directory* holds a model card (a directory ``train`` wrote)."""
+    if not (directory / CARD_NAME).is_file():
+        raise WattgpuError(
+            f"{option} {directory}: no {CARD_NAME} there — give a model directory written by "
+            "`wattgpu train --output DIR`"
+        )
+
+
 def save(models: TrainedModels, directory: Path) -> None:
     """Write boosters (UBJ) and the model card (JSON, sorted keys) to *directory*, all at once
     (:func:`predictors.core.atomic_dir.replace_directory`: a failure or a kill leaves the old
