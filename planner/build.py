@@ -78,11 +78,12 @@ class _Rungs:
     gpu: dict[str, Any]
     base: Ladder
     stated: list[Shape] | None
+    engine: str | None = None
     _more: Ladder | None = None
 
     def more(self) -> Ladder:
         if self._more is None:
-            self._more = more_groups(self.llm, self.gpu, self.base, self.stated)
+            self._more = more_groups(self.llm, self.gpu, self.base, self.stated, self.engine)
         return self._more
 
     def listed(self) -> int:
@@ -98,8 +99,9 @@ def _rungs(
     predictor: Predictor,
     memo: dict[tuple[str, str, bool], _Rungs],
 ) -> _Rungs:
-    """The :class:`_Rungs` of (*entry*, *gpu*), once per model and GPU in *memo*; a stated layout
-    the validity rules refuse for an entry that may use the GPU is a :class:`LayoutError`."""
+    """The :class:`_Rungs` of (*entry*, *gpu*) for the scenario's engine, once per model and GPU
+    in *memo*; a stated layout the validity rules refuse for an entry that may use the GPU is a
+    :class:`LayoutError`."""
     key = (entry.model, gpu, may_place(scenario, entry, gpu))
     if key in memo:
         return memo[key]
@@ -108,15 +110,17 @@ def _rungs(
     degrees = _valid_degrees(offer.tp_degrees, entry.model, predictor)
     if not llm.get("num_attention_heads") or not llm.get("num_kv_heads"):
         # the predictors say why they cannot predict it; no layouts beyond the degrees
-        memo[key] = _Rungs(llm, row, [[Shape(t, 1, 1, 1, t, 1)] for t in degrees], None, [])
+        memo[key] = _Rungs(
+            llm, row, [[Shape(t, 1, 1, 1, t, 1)] for t in degrees], None, scenario.engine, []
+        )
         return memo[key]
     stated = None
     if offer.layouts is not None and may_place(scenario, entry, gpu):
         stated = [
-            stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]")
+            stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]", scenario.engine)
             for i, option in enumerate(offer.layouts)
         ]
-    base = base_groups(llm, row, degrees)
+    base = base_groups(llm, row, degrees, scenario.engine)
     top = max((s.gpus for group in base for s in group), default=0)
     if stated and any(s.gpus <= top for s in stated):
         # a stated layout of a tp_degrees group's GPU count (or fewer) joins that rung: the
@@ -124,7 +128,7 @@ def _rungs(
         base = grouped(
             [*(s for group in base for s in group), *(s for s in stated if s.gpus <= top)], set()
         )
-    memo[key] = _Rungs(llm, row, base, stated)
+    memo[key] = _Rungs(llm, row, base, stated, scenario.engine)
     return memo[key]
 
 

@@ -20,6 +20,8 @@ plus the next group. The groups:
   nodes; a TP below the node, e.g. 4 for 28 heads, starts inside one node); for
   mixture-of-experts models also attention data parallelism instead of the stages (TP × DP,
   EP = TP × DP over every GPU of the replica);
+* only layouts the scenario's ``engine`` runs (:mod:`predictors.catalog.engine_support`: no
+  pipeline, attention DP, expert parallelism or second node for an engine without them);
 * the offer's stated ``layouts`` (each checked by the predictors' validity rules,
   :func:`predictors.catalog.validity.layout_problems`; a layout invalid for a model entry that
   may use the GPU is a one-line error naming the rule).
@@ -100,27 +102,32 @@ def _shape(gpu: Mapping[str, Any], layout: validity.Layout) -> Shape:
 
 
 def _valid(
-    llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int, pp: int | None, dp: int | None
+    llm: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    count: int,
+    pp: int | None,
+    dp: int | None,
+    engine: str | None,
 ) -> Shape | None:
-    layout, problems = validity.layout_problems(llm, gpu, count, pp, dp)
+    layout, problems = validity.layout_problems(llm, gpu, count, pp, dp, engine=engine)
     return None if layout is None or problems else _shape(gpu, layout)
 
 
-def _base(llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int]) -> list[Shape]:
+def _base(
+    llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int], engine: str | None
+) -> list[Shape]:
     """The ``tp_degrees`` (heads-valid, ascending): the engines' usual layout of each count; a
-    count the rules refuse stays pure TP, for the predictors to refuse with their reason."""
+    count the rules refuse (the engine's capabilities included) stays pure TP, for the
+    predictors to refuse with their reason."""
     out = []
-    domain = validity.tp_domain_gpus(gpu)
     for t in degrees:
-        # inside the domain, heads-valid pure TP needs no other rule (the usual EP is valid)
-        shape = None if t > domain else _usual(llm, gpu, t)
-        shape = shape or _valid(llm, gpu, t, None, None)
+        shape = _valid(llm, gpu, t, None, None, engine)
         if shape is None:
-            pure = validity.resolve_layout(llm, gpu, t, 1, 1)
+            pure = validity.resolve_layout(llm, gpu, t, 1, 1, engine=engine)
             shape = _shape(gpu, pure or validity.Layout(t, 1, 1, 1))
         out.append(shape)
         if t <= validity.node_gpus(gpu) and _tp_copies_kv(llm, t):
-            out.extend(s for s in [_valid(llm, gpu, t, 1, t)] if s)
+            out.extend(s for s in [_valid(llm, gpu, t, 1, t, engine)] if s)
     return out
 
 
@@ -132,12 +139,9 @@ def _tp_copies_kv(llm: Mapping[str, Any], tp: int) -> bool:
     return bool(llm.get("is_moe")) and validity.kv_copies(llm, tp) > 1.0
 
 
-def _usual(llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int) -> Shape | None:
-    layout = validity.resolve_layout(llm, gpu, count)
-    return None if layout is None else _shape(gpu, layout)
-
-
-def _automatic(llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int) -> list[Shape]:
+def _automatic(
+    llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int, engine: str | None
+) -> list[Shape]:
     """Rack-scale TP inside the domain above *top*, then the smallest pipeline layouts; none
     when the offer's degrees (largest *top*) stop below a full node, or below the default
     degrees' largest on a larger node (the user capped TP: the default degrees on a 16-GPU node
@@ -151,7 +155,7 @@ def _automatic(llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int) -> list
     t = max(top, 1) * 2
     while t <= domain:
         if validity.tp_fits_heads(t, heads, kv):
-            out.extend(s for s in [_valid(llm, gpu, t, 1, 1)] if s)
+            out.extend(s for s in [_valid(llm, gpu, t, 1, 1, engine)] if s)
         t *= 2
     fitting = validity.valid_tp_degrees(heads, kv, domain)
     if not fitting:
@@ -161,17 +165,21 @@ def _automatic(llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int) -> list
     for k in MULTI_DOMAIN_COUNTS:
         if k * domain > limit:
             break
-        out.extend(s for s in [_valid(llm, gpu, tp * k, k, 1)] if s)
+        out.extend(s for s in [_valid(llm, gpu, tp * k, k, 1, engine)] if s)
         if llm.get("is_moe"):
-            out.extend(s for s in [_valid(llm, gpu, tp * k, 1, k)] if s)
+            out.extend(s for s in [_valid(llm, gpu, tp * k, 1, k, engine)] if s)
     return out
 
 
 def stated_shape(
-    llm: Mapping[str, Any], gpu: Mapping[str, Any], option: LayoutOption, where: str
+    llm: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    option: LayoutOption,
+    where: str,
+    engine: str | None = None,
 ) -> Shape:
     """The :class:`Shape` of a scenario's stated layout; :class:`LayoutError` (one line naming
-    *where* and the rule) when the predictors' validity rules refuse it."""
+    *where* and the rule) when the predictors' validity rules refuse it for *engine*."""
     layout, problems = validity.layout_problems(
         llm,
         gpu,
@@ -179,6 +187,7 @@ def stated_shape(
         option.pipeline_parallel,
         option.data_parallel,
         option.expert_parallel,
+        engine=engine,
     )
     if layout is None or problems:
         raise LayoutError(f"{where}: {problems[0]} (model {llm.get('id')})")
@@ -197,10 +206,14 @@ def grouped(shapes: Sequence[Shape], seen: set[tuple[int, int, int, int]]) -> li
 
 
 def base_groups(
-    llm: Mapping[str, Any], gpu: Mapping[str, Any], degrees: Sequence[int]
+    llm: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    degrees: Sequence[int],
+    engine: str | None = None,
 ) -> list[list[Shape]]:
-    """The groups of the heads-valid ``tp_degrees`` *degrees* (the bottom of :func:`ladder`)."""
-    return grouped(_base(llm, gpu, degrees), set())
+    """The groups of the heads-valid ``tp_degrees`` *degrees* (the bottom of :func:`ladder`)
+    for *engine* (None: any engine)."""
+    return grouped(_base(llm, gpu, degrees, engine), set())
 
 
 def more_groups(
@@ -208,12 +221,13 @@ def more_groups(
     gpu: Mapping[str, Any],
     below: Sequence[Sequence[Shape]],
     stated: Sequence[Shape] | None = None,
+    engine: str | None = None,
 ) -> list[list[Shape]]:
-    """The groups above the ``tp_degrees`` groups *below*: rack-scale and pipeline layouts
-    (module doc), or the offer's checked *stated* layouts (None: automatic)."""
+    """The groups above the ``tp_degrees`` groups *below*: rack-scale and pipeline layouts the
+    *engine* runs (module doc), or the offer's checked *stated* layouts (None: automatic)."""
     top = max((s.gpus for group in below for s in group), default=0)
     seen = {s.degrees for group in below for s in group}
-    return grouped(_automatic(llm, gpu, top) if stated is None else list(stated), seen)
+    return grouped(_automatic(llm, gpu, top, engine) if stated is None else list(stated), seen)
 
 
 def ladder(
@@ -221,11 +235,14 @@ def ladder(
     gpu: Mapping[str, Any],
     degrees: Sequence[int],
     stated: Sequence[Shape] | None = None,
+    engine: str | None = None,
 ) -> list[list[Shape]]:
     """Groups of layouts by GPU count, ascending, each layout once (module doc); *degrees* the
-    heads-valid ``tp_degrees``, *stated* the offer's checked ``layouts`` (None: automatic)."""
-    below = base_groups(llm, gpu, degrees)
-    return grouped([s for g in [*below, *more_groups(llm, gpu, below, stated)] for s in g], set())
+    heads-valid ``tp_degrees``, *stated* the offer's checked ``layouts`` (None: automatic),
+    *engine* the entry's (None: any engine)."""
+    below = base_groups(llm, gpu, degrees, engine)
+    more = more_groups(llm, gpu, below, stated, engine)
+    return grouped([s for g in [*below, *more] for s in g], set())
 
 
 def smallest_fitting(cands: Sequence[Candidate]) -> dict[tuple[str, str], Candidate]:

@@ -123,7 +123,7 @@ def layout_problems(scenario: Scenario, catalog: Catalog) -> list[str]:
                 continue
             for i, option in enumerate(offer.layouts):
                 try:
-                    stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]")
+                    stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]", scenario.engine)
                 except LayoutError as exc:
                     text = str(exc)
                     line = f"{text[:-1]}, entry {entry.name})" if text.endswith(")") else text

@@ -53,7 +53,7 @@ def test_a_larger_nvlink_domain_is_never_slower_with_a_fast_network(tmp_path: Pa
             "model": ["Qwen/Qwen3-VL-30B-A3B-Instruct"] * 2,
             "gpu": gpus,
             "gpu_count": [48, 48],
-            "engine": ["deepspeed-mii"] * 2,
+            "engine": ["vllm"] * 2,  # deepspeed-mii runs no PP or DP
             "precision": ["fp4"] * 2,
             "batch_size": [2048, 2048],
             "input_tokens": [1015, 1015],

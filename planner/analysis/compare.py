@@ -295,6 +295,11 @@ def no_fit_message(result: CompareResult) -> str:
             f"{result.model} at {result.precision} does not fit in memory on any GPU type "
             "listed — allow GPU types with more memory, or a lower --precision"
         )
+    if result.rows and all(f"{r.engine} does not run on" in row.reason for row in result.rows):
+        return (
+            f"engine {r.engine} runs on none of the GPU types listed (each row says why) — pass "
+            "another --engine, or allow GPU types it runs on"
+        )
     ttft = "" if r.ttft_ms is None else f" and TTFT ≤ {r.ttft_ms:g} ms"
     return (
         f"no GPU type meets ITL ≤ {r.itl_ms:g} ms{ttft} for {result.model} (each row says "

@@ -106,7 +106,8 @@ class Scenario(StrictModel):
     about 0.2 s on long power curves) ends before the solver stops."""
     engine: Engine = "vllm"
     """Serving engine the predictions assume: vllm, tensorrt-llm, sglang, deepspeed-mii,
-    hf-transformers or llama.cpp (aliases such as trtllm are accepted)."""
+    hf-transformers or llama.cpp (aliases such as trtllm are accepted). Only GPUs and layouts it
+    runs are planned (docs/contracts.md, "Engine capabilities")."""
     precision: SpeltPrecision | None = None
     """Default weight precision for every model (override per model with ``precision``);
     omitted = each model's checkpoint precision (its catalog ``default_dtype``, FP32 served as

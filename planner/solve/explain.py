@@ -100,9 +100,12 @@ def _other_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
     if price:
         gpus = _gpu_list(price)
         out.append(f"no $/hour for {gpus}: set gpus.<GPU>.usd_per_hour")
+    refused: dict[tuple[str, str], list[str]] = {}  # one line per GPU and reason
     for c in cands:
         if c.exclusion == Exclusion.PREDICTION:
-            out.append(f"cannot predict {c.option_text}: {c.reason}")
+            refused.setdefault((c.gpu, c.reason), []).append(c.option_text)
+    for (_, reason), options in refused.items():
+        out.append(f"cannot predict {', '.join(dict.fromkeys(options))}: {reason}")
     uncoded = [c for c in cands if not c.feasible and c.exclusion == Exclusion.NONE]
     if uncoded:
         out.append(

@@ -152,16 +152,16 @@ def failing_lines(frame: pl.DataFrame, checks: Sequence[Check]) -> pl.Series:
 
 
 def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
-    """The configuration-validity error (``_config``: TP vs heads, domains, layout splits) and
-    the resolved layout (``_tp``, ``_pp``, ``_dp``, ``_ep``; null where not valid) of each row
-    of *keys* (resolved ``model``, ``gpu``, ``gpu_count`` and the stated layout degrees), checked
+    """The configuration-validity error (``_config``: TP vs heads, domains, layout splits, the
+    engine's capabilities) and the resolved layout (``_tp``, ``_pp``, ``_dp``, ``_ep``; null
+    where not valid) of each row of *keys* (resolved ``model``, ``gpu``, ``engine``,
+    ``gpu_count`` and the stated layout degrees), checked
     once per distinct configuration: the verdicts are kept in a table that lives as long as the
     catalog, so a large input predicted in chunks checks each configuration once."""
-    on = ["model", "gpu", "gpu_count", *LAYOUT_COLUMNS]
+    on = ["model", "gpu", "engine", "gpu_count", *LAYOUT_COLUMNS]
     keys = keys.select(
-        pl.col("model").cast(pl.String),
-        pl.col("gpu").cast(pl.String),
-        *(pl.col(c).cast(pl.Float64) for c in on[2:]),
+        *(pl.col(c).cast(pl.String) for c in on[:3]),
+        *(pl.col(c).cast(pl.Float64) for c in on[3:]),
     )
     memo = catalog.memo("config_verdicts")
     known: pl.DataFrame | None = memo.get("table")
@@ -190,6 +190,7 @@ def _verdicts(catalog: Catalog, distinct: pl.DataFrame) -> pl.DataFrame:
         distinct["gpu"].to_list(),
         distinct["gpu_count"].to_list(),
         list(distinct.select(LAYOUT_COLUMNS).iter_rows()),
+        distinct["engine"].to_list(),
     )
     shape = {
         name: [None if lay is None else getattr(lay, attr) for lay in layouts]
@@ -244,6 +245,7 @@ def check_rows(catalog: Catalog, rows: pl.DataFrame) -> pl.DataFrame:
     keys = rows.select(
         model_id.alias("model"),
         gpu_id.alias("gpu"),
+        pl.col("engine").cast(pl.String),
         pl.when(pl.col("gpu_count") <= MAX_VALUES["gpu_count"]).then(pl.col("gpu_count")),
         *(pl.col(c).cast(pl.Float64) for c in LAYOUT_COLUMNS),
     )

@@ -35,6 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from predictors.catalog import engine_support
+
 #: GPUs one node (server) holds, by catalog ``form_factor``, where the catalog row has no
 #: ``node_gpus``: PCIe 8 (4U servers with 8 double-width cards); SXM2 8 (DGX-1 / HGX-1); SXM3 16
 #: (DGX-2 / HGX-2); SXM4, SXM5, SXM6 8 (HGX 8-GPU boards); OAM 8 (OCP UBB); Superchip 4 (a
@@ -131,9 +133,11 @@ def resolve_layout(
     pipeline_parallel: int | None = None,
     data_parallel: int | None = None,
     expert_parallel: int | None = None,
+    engine: str | None = None,
 ) -> Layout | None:
-    """The layout of *gpu_count* GPUs with the stated degrees (None: the engines' usual one);
-    None when ``gpu_count`` does not split (see :func:`layout_problems` for why)."""
+    """The layout of *gpu_count* GPUs with the stated degrees (None: the engines' usual one;
+    EP 1 for an *engine* without expert parallelism); None when ``gpu_count`` does not split (see
+    :func:`layout_problems` for why)."""
     dp = data_parallel or 1
     if gpu_count % dp:
         return None
@@ -147,7 +151,7 @@ def resolve_layout(
     tp = gpu_count // (pp * dp)
     if expert_parallel is not None:
         return Layout(tp, pp, dp, expert_parallel)
-    if not llm.get("is_moe"):
+    if not llm.get("is_moe") or not engine_support.default_expert_parallel(engine):
         return Layout(tp, pp, dp, 1)
     experts = int(llm.get("num_experts") or 1)  # EP = TP × DP, at most the experts
     return Layout(
@@ -156,7 +160,12 @@ def resolve_layout(
 
 
 def _data_parallel_instead(
-    llm: Mapping[str, Any], gpu: Mapping[str, Any], gpus: int, pp: int, ep: int | None
+    llm: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    gpus: int,
+    pp: int,
+    ep: int | None,
+    engine: str | None,
 ) -> str:
     """``, or keep 72 GPUs with data_parallel 9 (TP 8 × DP 9)`` for a mixture-of-experts model
     (attention DP with wide EP, as the engines serve DeepSeek-style models): the largest valid
@@ -165,7 +174,7 @@ def _data_parallel_instead(
     for dp in range(2, per_stage + 1):
         if per_stage % dp:
             continue
-        layout, problems = layout_problems(llm, gpu, gpus, pp, dp, ep)
+        layout, problems = layout_problems(llm, gpu, gpus, pp, dp, ep, engine=engine)
         if layout is not None and not problems:
             return (
                 f", or keep {gpus} GPUs with data_parallel {dp} "
@@ -183,9 +192,14 @@ def layout_problems(
     expert_parallel: int | None = None,
     *,
     field: str = "gpu_count",
+    engine: str | None = None,
 ) -> tuple[Layout | None, list[str]]:
     """The resolved layout (None when it has problems) and the problems of serving catalog model
-    *llm* on *gpu_count* GPUs of catalog type *gpu*; no problems means the layout is valid."""
+    *llm* on *gpu_count* GPUs of catalog type *gpu* with *engine* (None: any engine; its
+    capabilities, :mod:`predictors.catalog.engine_support`); no problems means it is valid."""
+    wrong_accelerator = engine_support.accelerator_problems(engine, gpu)
+    if wrong_accelerator:
+        return None, wrong_accelerator
     gid, ff = gpu.get("id"), gpu.get("form_factor")
     limit = max_replica_gpus(gpu)
     if gpu_count > limit:
@@ -199,7 +213,9 @@ def layout_problems(
             f"{field}: {gpu_count} GPUs exceed the {limit} of one replica of {gid} ({spans}); "
             f"use at most {limit} GPUs per replica and more replicas"
         ]
-    layout = resolve_layout(llm, gpu, gpu_count, pipeline_parallel, data_parallel, expert_parallel)
+    layout = resolve_layout(
+        llm, gpu, gpu_count, pipeline_parallel, data_parallel, expert_parallel, engine
+    )
     split = (pipeline_parallel or 1) * (data_parallel or 1)
     if layout is None:
         return None, [
@@ -222,7 +238,7 @@ def layout_problems(
                 else f"neither divides nor is divided by the {kv} KV heads"
             )
             keep = (
-                _data_parallel_instead(llm, gpu, gpu_count, layout.pp, expert_parallel)
+                _data_parallel_instead(llm, gpu, gpu_count, layout.pp, expert_parallel, engine)
                 if data_parallel is None and int(llm.get("num_experts") or 1) > 1
                 else ""
             )
@@ -244,6 +260,10 @@ def layout_problems(
             f"{llm.get('id')}; use at most {num_layers}"
         )
     problems.extend(_expert_problems(llm, layout))
+    if not problems:
+        problems = engine_support.layout_problems(
+            engine, gpu, (layout.tp, layout.pp, layout.dp, layout.ep), node_gpus(gpu), field=field
+        )
     return (None if problems else layout), problems
 
 
@@ -297,18 +317,23 @@ def row_layouts(
     gpus: Sequence[str | None],
     gpu_counts: Sequence[float | None],
     stated: Sequence[tuple[float | None, float | None, float | None]] | None = None,
+    engines: Sequence[str | None] | None = None,
 ) -> tuple[list[str], list[Layout | None]]:
     """One error text per row ('' when valid or not checkable: unresolved names, bad counts) and
     the resolved layout (None where not valid). *stated* holds each row's ``pipeline_parallel``,
-    ``data_parallel``, ``expert_parallel`` (None: not stated). *catalog* is a
-    :class:`predictors.catalog.store.Catalog`; *models* and *gpus* are resolved ids."""
+    ``data_parallel``, ``expert_parallel`` (None: not stated); *engines* each row's canonical
+    engine (None: not checked). *catalog* is a :class:`predictors.catalog.store.Catalog`;
+    *models* and *gpus* are resolved ids."""
     cache: dict[tuple[Any, ...], tuple[str, Layout | None]] = catalog.memo("layouts")
     llms: dict[str, dict[str, Any]] = {}
     gpu_rows: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     layouts: list[Layout | None] = []
     degrees = stated or [(None, None, None)] * len(models)
-    for model, gpu, count, given in zip(models, gpus, gpu_counts, degrees, strict=True):
+    engine_of = engines or [None] * len(models)
+    for model, gpu, count, given, engine in zip(
+        models, gpus, gpu_counts, degrees, engine_of, strict=True
+    ):
         if model is None or gpu is None or count is None or not math.isfinite(count):
             errors.append("")  # unresolved names and NaN/inf counts are reported by other checks
             layouts.append(None)
@@ -318,11 +343,11 @@ def row_layouts(
             layouts.append(None)
             continue
         pp, dp, ep = (_whole(g) for g in given)
-        key = (model, gpu, int(count), pp, dp, ep)
+        key = (model, gpu, int(count), pp, dp, ep, engine)
         if key not in cache:
             llm = llms.get(model) or llms.setdefault(model, catalog.llm(model))
             spec = gpu_rows.get(gpu) or gpu_rows.setdefault(gpu, catalog.gpu(gpu))
-            layout, problems = layout_problems(llm, spec, key[2], pp, dp, ep)
+            layout, problems = layout_problems(llm, spec, key[2], pp, dp, ep, engine=engine)
             cache[key] = ("; ".join(problems), layout)
         errors.append(cache[key][0])
         layouts.append(cache[key][1])
