@@ -10,6 +10,7 @@ from other wattgpu versions compare as long as they follow it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,7 @@ class Change:
         """One text line ``where: before -> after (+delta, +pct %)``."""
         text = f"{self.where}: {_fmt(self.before)} -> {_fmt(self.after)}"
         if self.delta is not None:
-            text += f" ({self.delta:+,.4g}"
+            text += f" ({_digits(self.delta, 4, '+')}"
             text += f", {self.pct:+.1f} %)" if self.pct is not None else ")"
         return text
 
@@ -182,12 +183,20 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def _digits(v: float, digits: int, sign: str = "") -> str:
+    """*v* to *digits* significant digits, in whole numbers with thousands separators from
+    ``10**digits`` on (never scientific notation: 1,214,120, not 1.21412e+06)."""
+    if abs(v) >= 10**digits and math.isfinite(v):
+        return f"{v:{sign},.0f}"
+    return f"{v:{sign},.{digits}g}"
+
+
 def _fmt(v: Any) -> str:
     """A value for people; floats below :data:`~planner.text.ZERO_BELOW` print as 0."""
     if _is_number(v):
-        return f"{_zeroed(v):,.6g}" if isinstance(v, float) else f"{v:,}"
+        return _digits(_zeroed(v), 6) if isinstance(v, float) else f"{v:,}"
     if isinstance(v, list) and all(_is_number(x) for x in v):
-        return "[" + ", ".join(f"{_zeroed(x):.6g}" for x in v) + "]"
+        return "[" + ", ".join(_digits(_zeroed(x), 6) for x in v) + "]"
     return json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
 
 

@@ -264,13 +264,29 @@ def _failover(report: ReportDocument) -> Part | None:
     )
 
 
+#: Plan statuses that carry a fleet (the others: no plan was found).
+PLANNED_STATUSES: frozenset[str] = frozenset({"optimal", "feasible"})
+
+
+def _no_plan(report: ReportDocument) -> Part:
+    """In place of the totals and the deployment when no fleet was planned."""
+    text = (
+        f"No fleet was planned (status {report.status}), so there are no energy, emission or "
+        "cost estimates: the warnings below say why, and the assumptions what was asked."
+    )
+    return Part("Fleet totals (estimated)", (Para(text, "note"),))
+
+
 def report_sections(report: ReportDocument) -> list[Part]:
     """The whole report, in reading order."""
-    parts = [
-        _title(report),
-        _totals(report),
-        Part("Per model deployment (estimated)", (model_table(report), Figure("power_load"))),
-    ]
+    parts = [_title(report)]
+    if report.status in PLANNED_STATUSES:
+        parts += [
+            _totals(report),
+            Part("Per model deployment (estimated)", (model_table(report), Figure("power_load"))),
+        ]
+    else:
+        parts.append(_no_plan(report))
     if (failover := _failover(report)) is not None:
         parts.append(failover)
     if (flags := _flags(report)) is not None:

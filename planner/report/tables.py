@@ -176,6 +176,8 @@ def load_table(report: ReportDocument) -> Table:
         "input tokens",
         "output tokens",
         "ITL SLA ms",
+        "TTFT SLA ms",
+        "min replicas",
     ]
     rows = [
         [
@@ -186,10 +188,12 @@ def load_table(report: ReportDocument) -> Table:
             num(x.input_tokens),
             num(x.output_tokens),
             num(x.itl_sla_ms),
+            num(x.ttft_sla_ms),  # — where the entry has none
+            num(x.min_replicas),
         ]
         for x in report.assumptions.loads
     ]
-    return table(header, rows, {2, 3, 4, 5, 6})
+    return table(header, rows, {2, 3, 4, 5, 6, 7, 8})
 
 
 def region_table(report: ReportDocument) -> Table | None:
