@@ -4,15 +4,18 @@ A plan file may have been edited by hand. :func:`plan_problems` recomputes every
 reports use from the allocations and the candidates' curves, the way ``docs/method.md`` §4
 states (power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility
 energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
-one —, totals, peak facility power, GPUs per type, the objective, the capacity left after the
-worst failover losses; one allocation's figures, :mod:`.verify_allocations`; a disaggregated
+one —, totals, peak facility power, GPUs per type, the capacity left after the worst failover
+losses; the objective, its weights and breakdown, :mod:`.verify_objective`; one allocation's
+figures, :mod:`.verify_allocations`; a disaggregated
 unit's pools, :mod:`.verify_pools`, after the records nothing can be recomputed or built from:
 units that cannot be one, :mod:`.verify_units`, candidates the optimiser refuses,
 :mod:`.verify_candidates`, per-period lists off the periods, :mod:`.verify_periods`, inputs
 the planning inputs refuse, :mod:`.verify_inputs`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
-not among the plan's candidates, replicas beyond the inventory, a status that contradicts the
-allocations, uncertainty flags that are not the rule's (:mod:`.verify_flags`). Each
+not among the plan's candidates, a model entry of another model than its candidates or with an
+SLA its feasible candidates break (:mod:`.verify_entries`), replicas beyond the inventory, a
+status that contradicts the allocations (allocations under a status that found no plan),
+uncertainty flags that are not the rule's (:mod:`.verify_flags`). Each
 problem is one line naming the JSON field; :func:`checked_plan_json` stops on them
 (``report``, ``pareto`` and ``diff``), unless ``--trust`` is given: then they are warnings.
 The check works on the plain JSON mapping, so it does not depend on the document types it
@@ -27,9 +30,11 @@ from typing import Any
 
 from planner.documents.verify_allocations import ALLOCATION_FIGURES, allocation_problems
 from planner.documents.verify_candidates import candidate_problems
+from planner.documents.verify_entries import model_problems, sla_problems
 from planner.documents.verify_flags import flag_problems
 from planner.documents.verify_inputs import input_problems
 from planner.documents.verify_limits import limit_problems
+from planner.documents.verify_objective import objective_problems
 from planner.documents.verify_periods import period_problems
 from planner.documents.verify_pools import (
     RELATIVE_TOLERANCE,
@@ -72,9 +77,14 @@ def _negative(data: dict[str, Any]) -> Iterator[str]:
                 yield f"allocations[{i}].{key}: {value!r} is impossible (negative or not finite)"
 
 
+#: Statuses of a solve that found no plan (``error``: a plan that broke its own invariants), so
+#: a plan with one has no allocation (planner.result.PlanStatus).
+NO_PLAN = ("infeasible", "error", "time_limit")
+
+
 def _status(data: dict[str, Any]) -> Iterator[str]:
     status, allocations = data.get("status"), data.get("allocations") or []
-    if status in ("infeasible", "error") and allocations:
+    if status in NO_PLAN and allocations:
         yield f"status: '{status}' but the plan has {len(allocations)} allocation(s)"
     served = [  # entries that need a replica: load in some period, or a minimum
         m
@@ -128,18 +138,8 @@ def _totals(data: dict[str, Any], per_replica: Callable[[dict[str, Any]], int]) 
             yield f"totals.peak_facility_power_kw: {totals.get('peak_facility_power_kw')!r}, " + (
                 f"recomputed {peak:.6g}"
             )
-    breakdown = data.get("objective_breakdown") or {}
     if data.get("regions"):
         yield from region_total_problems(data, _differs, _SUMMED, per_replica)
-    elif breakdown and allocations:
-        again = (
-            breakdown["usd_per_facility_kwh_weight"] * float(totals.get("facility_energy_kwh", 0.0))
-            + breakdown.get("carbon_kg_weight", 0.0) * float(totals.get("carbon_kg", 0.0))
-            + breakdown["gpu_rent_weight"] * float(totals.get("gpu_cost_usd", 0.0))
-        )
-        objective = (data.get("solve") or {}).get("objective")
-        if objective is not None and _differs(objective, again):
-            yield f"solve.objective: {objective!r}, but the totals give {again:.6g}"
 
 
 def _gpu_use(c: dict[str, Any]) -> tuple[tuple[str, int], ...]:
@@ -246,6 +246,7 @@ def _unreportable(
     by_key = _candidates_by_key(data) if by_key is None else by_key
     names = {m.get("name") for m in data.get("models") or []}
     out = _repeated_candidates(data)  # the planning inputs of a report refuse a repeat
+    out += model_problems(data)  # a report of another model than its candidates are of
     for i, alloc in enumerate(data.get("allocations") or []):
         key = _key(alloc)
         candidate = by_key.get(key)
@@ -314,13 +315,16 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
         ]
         problems += allocated
         problems.extend(_served_load(data))
+        problems.extend(sla_problems(data))
         problems.extend(_failover(data, by_key))
         problems.extend(pool_problems(data, by_key))
         if not allocated:  # the flags repeat the allocations: checked against sound ones
             problems.extend(flag_problems(data, by_key))
     if not problems:
         problems.extend(_totals(data, lambda a: per_replica.get(_key(a), 1)))
-    if not problems:  # the totals are the allocations': are they within the stated limits?
+    if not problems:  # the totals are the allocations': is the objective theirs?
+        problems.extend(objective_problems(data))
+    if not problems:  # are they within the stated limits?
         problems.extend(limit_problems(data))
     return _one_per_field(problems)
 

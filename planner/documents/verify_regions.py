@@ -2,8 +2,9 @@
 
 With regions each allocation is recomputed at its region's PUE, electricity price and grid
 (:func:`site_figures`); GPUs count against the region's inventory; the peak facility power adds
-every allocation's power × its region's PUE; each region's totals add up its allocations, and the
-objective is Σ regions (kWh weight × facility kWh + kg weight × carbon kg) + rent weight × rent.
+every allocation's power × its region's PUE; each region's totals add up its allocations (the
+objective over the regions, Σ regions (kWh weight × facility kWh + kg weight × carbon kg) + rent
+weight × rent, is :mod:`.verify_objective`'s).
 """
 
 from __future__ import annotations
@@ -115,13 +116,10 @@ def region_total_problems(
     summed: Sequence[str],
     per_replica: Callable[[dict[str, Any]], int],
 ) -> Iterator[str]:
-    """Each region's totals recomputed from its allocations, and the objective as the sum over
-    regions of their kWh and kg weights plus the rent weight × GPU rent (*differs*: the
-    check's comparison; *summed*: the figures totals add up; *per_replica*: a record's GPUs
-    per replica)."""
+    """Each region's totals recomputed from its allocations (*differs*: the check's comparison;
+    *summed*: the figures totals add up; *per_replica*: a record's GPUs per replica); the
+    objective over the regions: :mod:`.verify_objective`."""
     allocations = data.get("allocations") or []
-    breakdown = data.get("objective_breakdown") or {}
-    again = 0.0
     for i, region in enumerate(data.get("regions") or []):
         mine = [a for a in allocations if a.get("region") == region.get("name")]
         totals = region.get("totals") or {}
@@ -135,14 +133,3 @@ def region_total_problems(
                     f"regions[{i}].totals.{key}: {totals[key]!r}, its allocations add up to "
                     f"{value:.6g}"
                 )
-        again += (
-            float(region.get("usd_per_facility_kwh_weight", 0.0))
-            * sum(float(a.get("facility_energy_kwh") or 0.0) for a in mine)
-            + float(region.get("carbon_kg_weight", 0.0))
-            * sum(float(a.get("carbon_kg") or 0.0) for a in mine)
-            + float(breakdown.get("gpu_rent_weight", 0.0))
-            * sum(float(a.get("gpu_cost_usd") or 0.0) for a in mine)
-        )
-    objective = (data.get("solve") or {}).get("objective")
-    if allocations and objective is not None and differs(objective, again):
-        yield f"solve.objective: {objective!r}, but the regions' totals give {again:.6g}"
