@@ -2,65 +2,83 @@
 
 Nothing in it depends on the engine, the worker count or the wall clock, so the same sweep
 gives the same bytes everywhere (docs/sweep.md). Quantiles are P10/P50/P90 over the draws that
-produced a result (linear interpolation, numpy's default); ``None`` where no draw did.
+produced a result (linear interpolation, numpy's default); ``None`` where no draw did. What no
+sweep writes is refused on reading, and its JSON Schema says the same bounds
+(:mod:`planner.documents.sweep_values`): shares outside [0, 1], negative amounts and counts,
+quantiles out of order, an unknown status, sampler or tornado source.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import ValidationInfo, field_validator, model_validator
 
 from planner.documents.base import Document
 from planner.documents.flags import FlagDocument
+from planner.documents.sweep_values import (
+    Amount,
+    Amounts,
+    Count,
+    Share,
+    ascending,
+    bad,
+    bounded,
+    one_of,
+)
 
 #: Samplers of the draws (``sweep.sampler``, :func:`planner.sweep.draws.standard_normals`).
 SAMPLERS = ("sobol", "lhs")
+#: A record's ``status``: the re-optimisation's plan status, or ``failed`` (with ``error``).
+STATUSES = ("optimal", "feasible", "infeasible", "error", "time_limit", "failed")
 MAX_SEED = 2**63 - 1
 """The largest seed ``sweep.seed`` takes."""
 
 
-def _bad(message: str, **context: Any) -> PydanticCustomError:
-    """A validation error whose message reads as the file's problem (no "Value error, "):
-    *message* formatted with *context* by ``str.format`` (so ``{value!r}`` works)."""
-    return PydanticCustomError("sweep_value", "{message}", {"message": message.format(**context)})
-
-
-def _share(value: float | None, what: str) -> None:
-    if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise _bad("{what} must be a share in [0, 1], got {value}", what=what, value=value)
-
-
 class QuantilesDocument(Document):
-    """P10, P50, P90 and the mean over the draws."""
+    """P10, P50, P90 and the mean over the draws (P10 <= P50 <= P90)."""
 
     p10: float | None
     p50: float | None
     p90: float | None
     mean: float | None
 
+    @model_validator(mode="after")
+    def _ordered(self) -> Any:
+        ascending((self.p10, self.p50, self.p90), "p10, p50, p90")
+        if (self.mean is None) != (self.p50 is None):
+            raise bad("mean must be null exactly when the quantiles are")
+        return self
+
+
+class AmountQuantilesDocument(QuantilesDocument):
+    """Quantiles of a quantity that is never negative (energy, cost, carbon, objective)."""
+
+    p10: Amount | None
+    p50: Amount | None
+    p90: Amount | None
+    mean: Amount | None
+
 
 class FiguresDocument(Document):
     """Quantiles of the totals over the horizon."""
 
-    energy_kwh: QuantilesDocument
-    facility_energy_kwh: QuantilesDocument
-    cost_usd: QuantilesDocument
-    carbon_kg: QuantilesDocument
-    objective: QuantilesDocument
+    energy_kwh: AmountQuantilesDocument
+    facility_energy_kwh: AmountQuantilesDocument
+    cost_usd: AmountQuantilesDocument
+    carbon_kg: AmountQuantilesDocument
+    objective: AmountQuantilesDocument
 
 
 class OutcomeDocument(Document):
     """One fleet under one draw or grid point."""
 
-    energy_kwh: float
-    facility_energy_kwh: float
-    cost_usd: float
-    carbon_kg: float
-    objective: float
-    peak_facility_power_kw: float
+    energy_kwh: Amount
+    facility_energy_kwh: Amount
+    cost_usd: Amount
+    carbon_kg: Amount
+    objective: Amount
+    peak_facility_power_kw: Amount
     sla_met: dict[str, bool]
     """Per model entry: every deployment's load per replica within its drawn capacity."""
     power_cap_met: bool
@@ -74,14 +92,14 @@ class FleetDocument(Document):
 
     fleet: str
     """``entry GPU tpN xREPLICAS; ...`` in the plan's candidate order."""
-    gpus: dict[str, int]
+    gpus: dict[str, Count]
 
 
 class RecordDocument(Document):
     """One draw or grid point: the status of its re-optimisation and both outcomes."""
 
-    index: int
-    status: str
+    index: Count
+    status: Annotated[str, *one_of(STATUSES, "status")]
     """The re-optimised plan's status, or ``failed`` (with ``error``)."""
     error: str | None = None
     messages: list[str] = []
@@ -92,7 +110,7 @@ class RecordDocument(Document):
     """The re-optimised plan under this draw."""
     base: OutcomeDocument | None = None
     """The base (point-estimate) plan re-evaluated under this draw."""
-    point: dict[str, float | dict[str, float]] | None = None
+    point: dict[str, Amounts] | None = None
     """The grid point (grid records only)."""
 
 
@@ -100,15 +118,15 @@ class AlternativeDocument(Document):
     """A fleet or GPU mix and the share of draws whose optimum it is."""
 
     fleet: str
-    gpus: dict[str, int]
-    share: float
+    gpus: dict[str, Count]
+    share: Share
 
 
 class StabilityDocument(Document):
     """How often the re-optimised fleet equals the base fleet, and what else is chosen."""
 
-    same_fleet_share: float | None
-    same_gpu_mix_share: float | None
+    same_fleet_share: Share | None
+    same_gpu_mix_share: Share | None
     alternatives: list[AlternativeDocument]
     """The most frequent re-optimised fleets (at most 10), most frequent first."""
     gpu_mix_frequency: list[AlternativeDocument]
@@ -118,13 +136,24 @@ class StabilityDocument(Document):
 class FanDocument(Document):
     """Per period: quantiles of facility energy (kWh) over the draws."""
 
-    period_hours: list[float]
-    base_p10: list[float]
-    base_p50: list[float]
-    base_p90: list[float]
-    optimal_p10: list[float]
-    optimal_p50: list[float]
-    optimal_p90: list[float]
+    period_hours: list[Amount]
+    base_p10: list[Amount]
+    base_p50: list[Amount]
+    base_p90: list[Amount]
+    optimal_p10: list[Amount]
+    optimal_p50: list[Amount]
+    optimal_p90: list[Amount]
+
+    @model_validator(mode="after")
+    def _per_period(self) -> Any:
+        n = len(self.period_hours)
+        for which in ("base", "optimal"):
+            bands = [getattr(self, f"{which}_p{q}") for q in (10, 50, 90)]
+            if any(len(band) != n for band in bands):
+                raise bad("{which}_p10/p50/p90 must have one value per period", which=which)
+            for p, values in enumerate(zip(*bands, strict=True)):
+                ascending(values, f"{which}_p10, {which}_p50, {which}_p90 of period {p}")
+        return self
 
 
 class TornadoBarDocument(Document):
@@ -132,29 +161,29 @@ class TornadoBarDocument(Document):
     its normal; grid: the axis's first and last value, averaged over the other axes)."""
 
     factor: str
-    source: str
+    source: Annotated[str, *one_of(("draws", "grid"), "source")]
     """``draws`` or ``grid``."""
-    low_cost_usd: float
-    high_cost_usd: float
+    low_cost_usd: Amount
+    high_cost_usd: Amount
     swing_usd: float
 
 
 class SummaryDocument(Document):
     """What the draws say: quantiles, probabilities, regret, stability, fan, tornado."""
 
-    draws: int
-    draws_with_plan: int
-    draws_infeasible: int
-    draws_failed: int
+    draws: Count
+    draws_with_plan: Count
+    draws_infeasible: Count
+    draws_failed: Count
     optimal: FiguresDocument
     """The re-optimised plans."""
     base: FiguresDocument
     """The base plan re-evaluated."""
-    sla_probability: dict[str, float | None]
+    sla_probability: dict[str, Share | None]
     """Per model entry: the share of draws in which the base plan meets its SLA."""
-    power_cap_probability: float | None
-    budget_probability: float | None
-    all_met_probability: float | None
+    power_cap_probability: Share | None
+    budget_probability: Share | None
+    all_met_probability: Share | None
     """Every SLA, the cap and the budget together."""
     regret_objective: QuantilesDocument
     """Base objective − re-optimised objective, over the draws with a plan in which the base plan
@@ -164,54 +193,37 @@ class SummaryDocument(Document):
     stability: StabilityDocument
     fan: FanDocument
     tornado: list[TornadoBarDocument]
-    draws_time_limit: int = 0
+    draws_time_limit: Count = 0
     """Draws whose re-optimisation stopped at the time limit with no plan found and none proven
     impossible (0 in sweeps written before the count)."""
-
-    @field_validator(
-        "draws", "draws_with_plan", "draws_infeasible", "draws_failed", "draws_time_limit"
-    )
-    @classmethod
-    def _count(cls, value: int) -> int:
-        if value < 0:
-            raise _bad("must be >= 0, got {value}", value=value)
-        return value
-
-    @field_validator("power_cap_probability", "budget_probability", "all_met_probability")
-    @classmethod
-    def _probability(cls, value: float | None) -> float | None:
-        _share(value, "a probability")
-        return value
-
-    @field_validator("sla_probability")
-    @classmethod
-    def _probabilities(cls, value: dict[str, float | None]) -> dict[str, float | None]:
-        for name, share in value.items():
-            _share(share, f"the probability of {name!r}")
-        return value
 
 
 class RobustCandidateDocument(Document):
     """One fleet the robust choice considered, evaluated on every draw."""
 
     fleet: str
-    gpus: dict[str, int]
-    seen_share: float
+    gpus: dict[str, Count]
+    seen_share: Share
     """Share of draws whose optimum this fleet is (the base plan: its own share)."""
     is_base: bool
-    expected_objective: float
-    expected_cost_usd: float
-    sla_probability: dict[str, float]
-    power_cap_probability: float
-    budget_probability: float
+    expected_objective: Amount
+    expected_cost_usd: Amount
+    sla_probability: dict[str, Share]
+    power_cap_probability: Share
+    budget_probability: Share
     qualifies: bool
+    """Whether :attr:`all_met_probability` is at least the robust choice's probability."""
+    all_met_probability: Share | None = None
+    """Share of the draws in which every SLA, the cap and the budget hold together (in the
+    same draw); None in sweeps written before it."""
 
 
 class RobustDocument(Document):
     """``--choose robust``: the least expected objective among the fleets seen that meet
-    every SLA, the cap and the budget in at least ``sla_probability`` of the draws."""
+    every SLA, the cap and the budget together (in the same draw) in at least
+    ``sla_probability`` of the draws."""
 
-    sla_probability: float
+    sla_probability: Share
     chosen: RobustCandidateDocument | None
     reason: str
     considered: list[RobustCandidateDocument]
@@ -222,10 +234,10 @@ class SweepDocument(Document):
 
     scenario: str
     method: str
-    seed: int
-    sampler: str
-    draws: int
-    sigmas: dict[str, dict[str, float | dict[str, float]]]
+    seed: Annotated[int, *bounded(0, MAX_SEED, "in [0, 2**63 - 1]")]
+    sampler: Annotated[str, *one_of(SAMPLERS, "sampler")]
+    draws: Count
+    sigmas: dict[str, dict[str, Amounts]]
     """Log-sds the draws used: per target gpu_sd (per GPU), llm_sd, row_sd_light/heavy; and
     arrival_rate_sd, idle_power_sd."""
     base: FleetDocument
@@ -241,27 +253,6 @@ class SweepDocument(Document):
     flags: list[FlagDocument] = []
     """Base-plan allocations flagged for uncertainty (docs/sweep.md)."""
 
-    @field_validator("seed")
-    @classmethod
-    def _seed(cls, value: int) -> int:
-        if not 0 <= value <= MAX_SEED:
-            raise _bad("must be in [0, 2**63 - 1], got {value}", value=value)
-        return value
-
-    @field_validator("sampler")
-    @classmethod
-    def _sampler(cls, value: str) -> str:
-        if value not in SAMPLERS:
-            raise _bad("unknown sampler {value!r}; sobol or lhs", value=value)
-        return value
-
-    @field_validator("draws")
-    @classmethod
-    def _draws(cls, value: int) -> int:
-        if value < 0:
-            raise _bad("must be >= 0, got {value}", value=value)
-        return value
-
     @field_validator("summary")
     @classmethod
     def _summary(cls, value: SummaryDocument | None, info: ValidationInfo) -> Any:
@@ -269,13 +260,11 @@ class SweepDocument(Document):
         if draws is None:  # draws itself is invalid (reported)
             return value
         if draws == 0 and value is not None:
-            raise _bad("must be null when draws is 0 (a summary is of the draws)")
+            raise bad("must be null when draws is 0 (a summary is of the draws)")
         if draws > 0 and value is None:
-            raise _bad(
-                "is null but draws is {draws}; a sweep with draws has a summary", draws=draws
-            )
+            raise bad("is null but draws is {draws}; a sweep with draws has a summary", draws=draws)
         if value is not None and value.draws != draws:
-            raise _bad("counts {n} draws but draws is {draws}", n=value.draws, draws=draws)
+            raise bad("counts {n} draws but draws is {draws}", n=value.draws, draws=draws)
         if value is not None and (
             value.draws_with_plan
             + value.draws_infeasible
@@ -283,7 +272,7 @@ class SweepDocument(Document):
             + value.draws_time_limit
             > draws
         ):
-            raise _bad(
+            raise bad(
                 "draws_with_plan + draws_infeasible + draws_failed + draws_time_limit exceed "
                 "draws ({draws})",
                 draws=draws,
@@ -301,7 +290,7 @@ class SweepDocument(Document):
     def _records(cls, value: list[RecordDocument], info: ValidationInfo) -> Any:
         draws = info.data.get("draws")
         if draws is not None and len(value) != draws:
-            raise _bad(
+            raise bad(
                 "holds {n} records but draws is {draws}; every draw has one record",
                 n=len(value),
                 draws=draws,
@@ -319,7 +308,7 @@ class SweepDocument(Document):
             }
             for key, n in counted.items():
                 if getattr(summary, key) != n:
-                    raise _bad(
+                    raise bad(
                         "{n} of them count as {key}, the summary says {said}",
                         n=n,
                         key=key,
@@ -332,7 +321,7 @@ def _in_order(records: list[RecordDocument], what: str) -> None:
     """Each record's index is its position (draw and grid order)."""
     for i, r in enumerate(records):
         if r.index != i:
-            raise _bad(
+            raise bad(
                 "entry {i} has index {index}; each {what}'s index is its position in the list",
                 i=i,
                 index=r.index,

@@ -26,6 +26,9 @@ PoolRole = Literal["prefill", "decode"]
 #: The roles in a unit's ``pools``, in order.
 POOL_ROLES: tuple[PoolRole, PoolRole] = ("prefill", "decode")
 
+#: What joins a unit's pools in :func:`pools_text`: a key whose GPU slot holds it is a unit's.
+POOLS_ARROW = " → "
+
 
 def layout_text(tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
     """A layout in a table's TP column: ``8`` for pure tensor parallelism 8 (as before layouts);
@@ -37,10 +40,14 @@ def layout_text(tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
 
 def deployment_text(key: tuple[Any, ...], replicas: int) -> str:
     """One deployment of a fleet as text, ``entry GPU tpLAYOUT xREPLICAS`` (``tp8×PP2``; a
-    disaggregated unit's pools in place of the GPU; ``in REGION`` after it with regions): the
+    disaggregated unit: ``entry POOLS xREPLICAS``, its pools (:func:`pools_text`, each with its
+    own layout) in place of the GPU and the layout; ``in REGION`` after it with regions): the
     sweep's ``fleet`` labels and the check that a sweep's base plan is a given plan read the
     same text."""
-    text = f"{key[0]} {key[1]} tp{layout_text(*key[2:6]).replace(' ', '')} x{replicas}"
+    if POOLS_ARROW in str(key[1]):  # a unit's key holds its pools text in the GPU slot
+        text = f"{key[0]} {key[1]} x{replicas}"
+    else:
+        text = f"{key[0]} {key[1]} tp{layout_text(*key[2:6]).replace(' ', '')} x{replicas}"
     region = key[6] if len(key) > 6 else ""
     return f"{text} in {region}" if region else text
 
@@ -113,7 +120,7 @@ class Pool:
 
 def pools_text(pools: Sequence[Pool]) -> str:
     """``1× H100 TP4 → 2× H200 TP8``: the prefill pool, then the decode pool."""
-    return " → ".join(p.text for p in pools)
+    return POOLS_ARROW.join(p.text for p in pools)
 
 
 def gpu_use(pools: Iterable[Pool]) -> tuple[tuple[str, int], ...]:

@@ -10,7 +10,7 @@ import numpy as np
 
 from planner.sweep.draws import TARGETS
 from planner.sweep.evaluate import Fleet
-from planner.sweep.table import Layout
+from planner.sweep.table import CandidateTable
 
 FIGURES: tuple[str, ...] = (
     "energy_kwh",
@@ -93,47 +93,74 @@ def _fan(records: list[dict[str, Any]], hours: tuple[float, ...]) -> dict[str, A
     return out
 
 
-def _factor_names(layout: Layout, model_names: list[str]) -> list[tuple[str, int]]:
+def _live(sd: np.ndarray, used: np.ndarray, count: int) -> list[int]:
+    """Indexes below *count* whose sd is above 0 and that some table row uses."""
+    rows = set(used.tolist())
+    return [i for i in range(count) if sd[i] > 0 and i in rows]
+
+
+def factor_names(table: CandidateTable) -> list[tuple[str, int]]:
+    """(name, column) of every draw factor that can move a draw: left out are a factor whose
+    sd is 0, a GPU or LLM effect no feasible candidate uses, a TTFT effect of candidates none
+    of which has a TTFT SLA (or a TTFT estimate), an arrival factor of a model entry without
+    load and an idle factor of a GPU type no feasible candidate uses (docs/sweep.md)."""
+    lay = table.layout
+    n_g = len(lay.gpus)
     names = []
     for target in TARGETS:
-        off = layout.offset(target)
-        names += [(f"{target} error, GPU {g}", off + i) for i, g in enumerate(layout.gpus)]
+        off, sd = lay.offset(target), table.sd[target]
+        rows = np.ones(len(table.index), dtype=bool)
+        if target == "ttft":  # a TTFT factor acts only through a TTFT SLA
+            rows = np.isfinite(table.ttft_sla_s) & (table.ttft_s > 0)
+        gpus, llms = table.gpu_of_row[rows], table.llm_of_row[rows]
+        names += [(f"{target} error, GPU {lay.gpus[i]}", off + i) for i in _live(sd, gpus, n_g)]
         names += [
-            (f"{target} error, LLM {m}", off + len(layout.gpus) + i)
-            for i, m in enumerate(layout.llms)
+            (f"{target} error, LLM {lay.llms[i]}", off + n_g + i)
+            for i in _live(sd[n_g:], llms, len(lay.llms))
         ]
-    names += [(f"arrival rate, {m}", layout.arrival + i) for i, m in enumerate(model_names)]
-    names += [(f"idle power, {g}", layout.idle + i) for i, g in enumerate(layout.gpus)]
+    if table.arrival_sd > 0:
+        names += [
+            (f"arrival rate, {m.name}", lay.arrival + j)
+            for j, m in enumerate(table.inputs.models)
+            if max(m.requests_per_s_by_period, default=0.0) > 0
+        ]
+    if table.idle_sd > 0:
+        idle = np.full(n_g, table.idle_sd)
+        names += [
+            (f"idle power, {lay.gpus[i]}", lay.idle + i) for i in _live(idle, table.gpu_of_row, n_g)
+        ]
     return names
 
 
+def _bar(factor: str, source: str, lo: float, hi: float) -> dict[str, Any]:
+    return {
+        "factor": factor,
+        "source": source,
+        "low_cost_usd": rnd(lo),
+        "high_cost_usd": rnd(hi),
+        "swing_usd": rnd(hi - lo),
+    }
+
+
 def tornado_draws(
-    records: list[dict[str, Any]], z: np.ndarray, layout: Layout, model_names: list[str]
+    records: list[dict[str, Any]], z: np.ndarray, table: CandidateTable
 ) -> list[dict[str, Any]]:
-    """Per named factor: mean re-optimised cost in its lowest and highest fifth."""
+    """Per draw factor that can move a draw (:func:`factor_names`): mean re-optimised cost in
+    its lowest and highest fifth; the :data:`MAX_TORNADO` largest swings."""
     rows = [(r["index"], r["optimal"]["cost_usd"]) for r in records if "optimal" in r]
     if len(rows) < 10:
         return []
     idx = np.array([i for i, _ in rows])
     cost = np.array([c for _, c in rows])
     bars = []
-    for name, col in _factor_names(layout, model_names):
+    for name, col in factor_names(table):
         values = z[idx, col]
         low, high = cost[values <= -TAIL_Z], cost[values >= TAIL_Z]
         if low.size and high.size and np.ptp(values) > 0:
             lo, hi = float(low.mean()), float(high.mean())
             bars.append((abs(hi - lo), name, lo, hi))
     bars.sort(key=lambda b: (-b[0], b[1]))
-    return [
-        {
-            "factor": n,
-            "source": "draws",
-            "low_cost_usd": rnd(lo),
-            "high_cost_usd": rnd(hi),
-            "swing_usd": rnd(hi - lo),
-        }
-        for _, n, lo, hi in bars[:MAX_TORNADO]
-    ]
+    return [_bar(n, "draws", lo, hi) for _, n, lo, hi in bars[:MAX_TORNADO]]
 
 
 def tornado_grid(
@@ -159,17 +186,16 @@ def tornado_grid(
         ]
         if lo and hi:
             a, b = float(np.mean(lo)), float(np.mean(hi))
-            bars.append(
-                {
-                    "factor": f"grid {label} {lo_v:g} → {hi_v:g}",
-                    "source": "grid",
-                    "low_cost_usd": rnd(a),
-                    "high_cost_usd": rnd(b),
-                    "swing_usd": rnd(b - a),
-                }
-            )
-    bars.sort(key=lambda b: (-abs(float(b["swing_usd"])), str(b["factor"])))
+            bars.append(_bar(f"grid {label} {lo_v:g} → {hi_v:g}", "grid", a, b))
     return bars
+
+
+def tornado(*bars: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every bar of *bars* (the grid's and the draws') in one list, the largest swing (its
+    absolute value) first, then by factor."""
+    out = [b for group in bars for b in group]
+    out.sort(key=lambda b: (-abs(float(b["swing_usd"])), str(b["factor"])))
+    return out
 
 
 def summary(
@@ -232,39 +258,46 @@ def robust_choice(
     model_names: list[str],
 ) -> dict[str, Any]:
     """The robust choice among *fleets* from the second pass's *records* (each with
-    ``fleets``: one outcome per fleet per draw)."""
+    ``fleets``: one outcome per fleet per draw): the least expected objective among the fleets
+    that meet every SLA, the cap and the budget together (in the same draw) in at least *p* of
+    the draws."""
     ok = [r for r in records if "fleets" in r]
+    n = max(len(ok), 1)
     considered = []
     for j, (fleet, share) in enumerate(zip(fleets, seen, strict=True)):
         outs = [r["fleets"][j] for r in ok]
-        sla = {m: sum(o["sla_met"][m] for o in outs) / len(outs) for m in model_names}
-        cap = sum(o["power_cap_met"] for o in outs) / len(outs)
-        budget = sum(o["budget_met"] for o in outs) / len(outs)
-        qualifies = min([*sla.values(), cap, budget]) >= p - 1e-12
+        sla = {m: sum(o["sla_met"][m] for o in outs) / n for m in model_names}
+        together = sum(all_met(o) for o in outs) / n
         considered.append(
             {
                 "fleet": fleet.label(),
                 "gpus": fleet.gpu_mix(),
                 "seen_share": rnd(share),
                 "is_base": j == 0,
-                "expected_objective": rnd(float(np.mean([o["objective"] for o in outs]))),
-                "expected_cost_usd": rnd(float(np.mean([o["cost_usd"] for o in outs]))),
+                "expected_objective": rnd(_mean([o["objective"] for o in outs])),
+                "expected_cost_usd": rnd(_mean([o["cost_usd"] for o in outs])),
                 "sla_probability": {m: rnd(v) for m, v in sla.items()},
-                "power_cap_probability": rnd(cap),
-                "budget_probability": rnd(budget),
-                "qualifies": qualifies,
+                "power_cap_probability": rnd(sum(o["power_cap_met"] for o in outs) / n),
+                "budget_probability": rnd(sum(o["budget_met"] for o in outs) / n),
+                "qualifies": bool(ok) and together >= p - 1e-12,
+                "all_met_probability": rnd(together),
             }
         )
     good = [c for c in considered if c["qualifies"]]
     chosen = min(good, key=lambda c: (c["expected_objective"], c["fleet"])) if good else None
+    together_text = "every SLA, the cap and the budget at once (in the same draw)"
     if chosen is None:
         reason = (
-            f"none of the {len(considered)} fleets seen meets every SLA, the cap and the budget "
-            f"in {p:.0%} of the {len(ok)} draws; lower --sla-probability or loosen the scenario"
+            f"none of the {len(considered)} fleets seen meets {together_text} in {p:.0%} of "
+            f"the {len(ok)} draws; lower --sla-probability or loosen the scenario"
         )
     else:
         reason = (
             f"least expected objective among the {len(good)} of {len(considered)} fleets seen "
-            f"that meet every SLA, the cap and the budget in at least {p:.0%} of {len(ok)} draws"
+            f"that meet {together_text} in at least {p:.0%} of {len(ok)} draws"
         )
     return {"sla_probability": p, "chosen": chosen, "reason": reason, "considered": considered}
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else 0.0

@@ -92,18 +92,27 @@ def _sampler(kind: str, dims: int, seed: int) -> Any:
     raise WattgpuError(f"sweep.sampler: unknown sampler {kind!r}; use sobol or lhs")
 
 
+def sobol_problem(sampler: str, dims: int) -> str | None:
+    """Why *sampler* cannot draw *dims* dimensions (Sobol above :data:`SOBOL_MAX_DIMS`), with
+    the fix; None when it can."""
+    if sampler != "sobol" or dims <= SOBOL_MAX_DIMS:
+        return None
+    return (
+        f"sobol covers at most {SOBOL_MAX_DIMS:,} dimensions and this scenario's draws have "
+        f"{dims:,} (three per feasible candidate, plus GPU, LLM, arrival and idle effects); "
+        "set sweep.sampler: lhs (--set sweep.sampler=lhs)"
+    )
+
+
 def standard_normals(n: int, dims: int, seed: int, sampler: str) -> np.ndarray:
     """An (n, dims) array of quasi-random standard normals (see module doc)."""
     from scipy.stats import norm
 
     if n == 0 or dims == 0:
         return np.zeros((n, dims))
-    if sampler == "sobol" and dims > SOBOL_MAX_DIMS:
-        raise WattgpuError(
-            f"sweep.sampler: sobol covers at most {SOBOL_MAX_DIMS:,} dimensions and this "
-            f"scenario's draws have {dims:,} (three per feasible candidate, plus GPU, LLM, "
-            "arrival and idle effects); set sweep.sampler: lhs (--set sweep.sampler=lhs)"
-        )
+    too_many = sobol_problem(sampler, dims)
+    if too_many is not None:
+        raise WattgpuError(f"sweep.sampler: {too_many}")
     engine = _sampler(sampler, dims, seed)
     if sampler == "sobol":
         # Sobol points are balanced in powers of two: draw the next one, keep the first n.

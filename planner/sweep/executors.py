@@ -20,7 +20,8 @@ An address is checked first (:func:`planner.sweep.address.check_address`: a TCP 
 :data:`~planner.sweep.address.HANDSHAKE_TIMEOUT_S`, since neither engine bounds it); an engine
 whose extra is not installed names the ``pip install`` line. Ctrl-C cancels what has not
 started and stops the workers (the caller writes nothing); SIGTERM and SIGHUP do the same, and
-the process exits 143 or 129.
+the process exits 143 or 129. A local worker process that dies (killed, out of memory) stops
+the sweep with one error line (:data:`WORKER_DIED`); nothing is written.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import logging
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -39,6 +41,13 @@ from predictors.core.signals import stop_signals_exit
 
 ENGINES: tuple[str, ...] = ("local", "dask", "ray")
 EXTRAS = {"dask": "dask", "ray": "ray"}
+
+WORKER_DIED = (
+    "--engine local: a worker process died during the sweep (killed, e.g. by the out-of-memory "
+    "killer or a signal); the draws it and the others had finished are lost and nothing was "
+    "written; rerun with fewer --workers, or with more memory free"
+)
+"""The error of a local pool whose worker process ended abruptly (``BrokenProcessPool``)."""
 
 BatchFn = Callable[[Any, Any], Any]
 Done = Callable[[int], None]
@@ -148,13 +157,16 @@ class _LocalPool:
 
     def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
         results: list[Any] = [None] * len(batches)
-        pending = {self.pool.submit(_call_local, fn, b): i for i, b in enumerate(batches)}
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                i = pending.pop(fut)
-                results[i] = fut.result()
-                done(i)
+        try:
+            pending = {self.pool.submit(_call_local, fn, b): i for i, b in enumerate(batches)}
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    i = pending.pop(fut)
+                    results[i] = fut.result()
+                    done(i)
+        except BrokenProcessPool:
+            raise WattgpuError(WORKER_DIED) from None
         return results
 
     def close(self) -> None:

@@ -21,10 +21,16 @@ from planner.documents.sweep import SweepDocument
 from planner.pipeline import PlanRun
 from planner.scenario.sweep_block import SweepBlock
 from planner.sweep import aggregate
-from planner.sweep.draws import TARGETS, Sigmas, sigmas_from_card, standard_normals
+from planner.sweep.draws import (
+    TARGETS,
+    Sigmas,
+    sigmas_from_card,
+    sobol_problem,
+    standard_normals,
+)
 from planner.sweep.evaluate import Fleet, Item, Pass, evaluate_fleet, fleet_of, run_batch
 from planner.sweep.executors import Session, open_engine
-from planner.sweep.spec import Source, SweepSettings, grid_points
+from planner.sweep.spec import Source, SweepSettings, field_error, grid_points
 from planner.sweep.table import CandidateTable, build_table
 from predictors.core.errors import WattgpuError
 
@@ -178,6 +184,9 @@ def run_sweep(
         sigmas = _zero_sigmas(gpus)
     table: CandidateTable = build_table(inputs, sigmas, s.arrival_rate_sd, s.idle_power_sd)
     base = fleet_of(run.plan)
+    too_many = sobol_problem(s.sampler, table.layout.dims) if s.draws else None
+    if too_many is not None:
+        raise field_error(source, "sweep.sampler", too_many)
     z = standard_normals(s.draws, table.layout.dims, s.seed, s.sampler)
     items = [Item("draw", i, z[i], {}) for i in range(s.draws)]
     items += [Item("grid", j, None, p) for j, p in enumerate(points)]
@@ -204,9 +213,8 @@ def run_sweep(
     summary = None
     if draws:
         summary = aggregate.summary(draws, base, inputs.period_hours, names)
-        summary["tornado"] = aggregate.tornado_draws(draws, z, table.layout, names)
-    if grid and summary is not None:
-        summary["tornado"] = aggregate.tornado_grid(axes, points, grid) + summary["tornado"]
+        bars = aggregate.tornado_grid(axes, points, grid) if grid else []
+        summary["tornado"] = aggregate.tornado(bars, aggregate.tornado_draws(draws, z, table))
     clock.lap("aggregate")
     sla = summary["sla_probability"] if summary is not None else None
     flags = uncertainty_flags(run, sla, draws=s.draws or None, progress=step).flags

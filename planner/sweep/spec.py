@@ -43,7 +43,7 @@ def field_source(
     return source if callable(source) else (lambda field: source)
 
 
-def _error(source: Source | None, field: str, message: str) -> WattgpuError:
+def field_error(source: Source | None, field: str, message: str) -> WattgpuError:
     """``FILE: field: message`` (``field: message`` without a source)."""
     return WattgpuError(f"{source(field)}: {field}: {message}" if source else f"{field}: {message}")
 
@@ -82,7 +82,7 @@ def settings(
         raise WattgpuError(f"--draws: must be >= 0, got {n}")
     if n > MAX_DRAWS and not force:
         if draws is None:  # the scenario's sweep.draws
-            raise _error(source, "sweep.draws", _draws_above(n, ""))
+            raise field_error(source, "sweep.draws", _draws_above(n, ""))
         raise WattgpuError(f"--draws: {_draws_above(n, '--draws')}")
     if choose not in CHOICES:
         raise WattgpuError(
@@ -137,7 +137,7 @@ def _axes(
     problems: list[WattgpuError] = []
     if has_regions:  # these axes set one site's figure; a region has its own
         problems += [
-            _error(
+            field_error(
                 source,
                 f"sweep.grid.{key}",
                 f"the scenario has regions, each with its own {key}; the grid varies only "
@@ -154,7 +154,7 @@ def _axes(
     for name, axis in (grid.model_load or {}).items():
         if name not in names:
             problems.append(
-                _error(
+                field_error(
                     source,
                     format_path(("sweep", "grid", "model_load", name)),
                     f"no model entry named {name!r}{did_you_mean(name, list(names))}; use one "
@@ -168,7 +168,7 @@ def _axes(
         gpu = name if name in gpus else (resolve_gpu(name) or name)
         if gpu in named:
             problems.append(
-                _error(
+                field_error(
                     source,
                     format_path(("sweep", "grid", "gpu_available", name)),
                     f"names the same GPU as gpu_available.{named[gpu]} ({gpu}) — list it once",
@@ -177,7 +177,7 @@ def _axes(
         named.setdefault(gpu, name)
         if gpu not in gpus:
             problems.append(
-                _error(
+                field_error(
                     source,
                     format_path(("sweep", "grid", "gpu_available", name)),
                     f"GPU {name!r} is not in the scenario{did_you_mean(name, list(gpus))}"
@@ -198,7 +198,7 @@ def _too_many_points(
     size = math.prod(len(values) for _, _, values in axes) if axes else 0
     if size <= MAX_GRID_POINTS:
         return None
-    return _error(
+    return field_error(
         source,
         "sweep.grid",
         f"{size:,} grid points is above the limit of {MAX_GRID_POINTS:,}; use fewer values "
@@ -217,7 +217,7 @@ def block_problems(
         return []
     problems = []
     if block.draws > MAX_DRAWS:
-        problems.append(_error(source, "sweep.draws", _draws_above(block.draws, "")))
+        problems.append(field_error(source, "sweep.draws", _draws_above(block.draws, "")))
     names = [m.name for m in scenario.models]
     axes, found = _axes(
         block, names, list(scenario.gpu_offers), bool(scenario.regions), resolve_gpu, source
