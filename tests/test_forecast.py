@@ -130,8 +130,12 @@ def test_forecast_hand_arithmetic(plan: Plan) -> None:
 def test_forecast_per_model_sums_to_total() -> None:
     inputs = one_model_inputs(
         models=(
-            ModelDemand("a", "m", (3.0, 1.0), 0.05, output_tokens=100),
-            ModelDemand("b", "m", (0.5, 4.0), 0.05, output_tokens=100),
+            ModelDemand(
+                "a", "meta-llama/Llama-3.1-8B-Instruct", (3.0, 1.0), 0.05, output_tokens=100
+            ),
+            ModelDemand(
+                "b", "meta-llama/Llama-3.1-8B-Instruct", (0.5, 4.0), 0.05, output_tokens=100
+            ),
         ),
         candidates=(cand("a", "L4"), cand("b", "L4", cap=3.0, e_j=20.0)),
     )
@@ -224,7 +228,7 @@ def test_bands_need_the_recorded_interval(plan: Plan) -> None:
 def tradeoff_inputs() -> PlanningInputs:
     # cheap and hungry, dear and frugal, and one between: mixing replicas gives a front
     return one_model_inputs(
-        models=(ModelDemand("chat", "m", (7.0, 5.0), 0.05),),
+        models=(ModelDemand("chat", "meta-llama/Llama-3.1-8B-Instruct", (7.0, 5.0), 0.05),),
         candidates=(
             cand("chat", "L4", cap=2.0, idle_w=300.0, e_j=200.0, usd_h=1.0),
             cand("chat", "H100", cap=2.0, idle_w=60.0, e_j=40.0, usd_h=3.0),
@@ -300,7 +304,10 @@ def test_a_front_over_fewer_candidates_than_the_plan_had_says_so() -> None:
 
 def test_diff_plans(tmp_path: Path) -> None:
     a = plan_json(solve(tradeoff_inputs()))
-    b_inputs = replace(tradeoff_inputs(), models=(ModelDemand("chat", "m", (9.0, 5.0), 0.05),))
+    b_inputs = replace(
+        tradeoff_inputs(),
+        models=(ModelDemand("chat", "meta-llama/Llama-3.1-8B-Instruct", (9.0, 5.0), 0.05),),
+    )
     b = plan_json(solve(b_inputs))
     d = diff_plans(a, b)
     assert not d.identical
