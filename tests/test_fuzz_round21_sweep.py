@@ -71,6 +71,7 @@ def _schema_errors(doc: dict[str, Any]) -> list[str]:
 # 1. The robust choice: every SLA, the cap and the budget together, in the same draw.
 
 
+@pytest.mark.slow
 def test_the_robust_choice_needs_everything_at_once_in_p_of_the_draws(tmp_path: Path) -> None:
     scenario = tmp_path / "two.yaml"
     scenario.write_text(TWO_ENTRIES, encoding="utf-8")
@@ -190,6 +191,7 @@ def _die(shared: object, batch: list[int]) -> int:
     return batch[0]
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_pass_stops_the_pass_with_a_clear_error() -> None:
     with pytest.raises(WattgpuError, match="worker process died") as caught:
         with open_engine("local", None, workers=2) as session:
@@ -312,6 +314,7 @@ def test_the_sobol_dimension_error_names_the_file_and_matches_the_docs() -> None
 # 7. A disaggregated unit's fleet label: its pools, with their own layouts, and no second TP.
 
 
+@pytest.mark.slow
 def test_a_disaggregated_fleet_label_has_its_pools_and_no_second_tp(tmp_path: Path) -> None:
     unit = "2× H100-SXM5-80GB TP4 → 3× H100-SXM5-80GB TP8"
     assert deployment_text(("rag", unit, 8, 1, 1, 1, ""), 1) == f"rag {unit} x1"
