@@ -44,7 +44,7 @@ from planner.scenario.placement import placed_candidates, region_sites
 from planner.scenario.sections import ModelEntry
 from planner.specs import may_place, model_precision, spec
 from predictors.api import Predictor
-from predictors.catalog import validity
+from predictors.catalog import engine_support, validity
 from predictors.catalog.store import Catalog
 from predictors.core.errors import WattgpuError
 from predictors.core.safe_read import collector_paused
@@ -115,7 +115,10 @@ def _rungs(
         )
         return memo[key]
     stated = None
-    if offer.layouts is not None and may_place(scenario, entry, gpu):
+    runs = not engine_support.accelerator_problems(scenario.engine, row)
+    # on a GPU the engine does not run on, the predictors refuse every layout with the reason,
+    # stated or not (the pair is excluded, not the scenario refused)
+    if offer.layouts is not None and may_place(scenario, entry, gpu) and runs:
         stated = [
             stated_shape(llm, row, option, f"gpus.{gpu}.layouts[{i}]", scenario.engine)
             for i, option in enumerate(offer.layouts)

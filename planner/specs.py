@@ -12,7 +12,7 @@ from planner.layouts import LayoutError, Shape, stated_shape
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.sections import ModelEntry
 from predictors.api import Predictor
-from predictors.catalog import quantised
+from predictors.catalog import engine_support, quantised
 from predictors.catalog.store import Catalog
 
 
@@ -115,6 +115,8 @@ def layout_problems(scenario: Scenario, catalog: Catalog) -> list[str]:
         if not offer.layouts:
             continue
         row = catalog.gpu(gpu)
+        if engine_support.accelerator_problems(scenario.engine, row):
+            continue  # every layout of it is excluded with the reason, stated or not
         for entry in scenario.models:
             llm = catalog.llm(entry.model)
             if not may_place(scenario, entry, gpu) or not llm.get("num_attention_heads"):

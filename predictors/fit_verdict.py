@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from predictors import memory_rule, physics
+from predictors.catalog import engine_support
 from predictors.catalog.row_checks import Check, failing_lines
 
 
@@ -44,6 +45,20 @@ def fit_errors(feats: pl.DataFrame, fits: pl.Series) -> pl.Series:
         copies.round(0).cast(pl.Int64),
         why.otherwise(pl.lit("fewer KV heads than tensor_parallel")),
     )
-    line = pl.concat_str([line, pl.when(copies > 1).then(held).otherwise(pl.lit(""))])
+    node = pl.col("node_gpus").fill_null(8).cast(pl.Int64)
+    one_node = pl.col("engine").is_in(engine_support.single_node_engines()) & (at_least > node)
+    beyond = pl.format(
+        "; {} serves a replica inside one node of {} GPUs: use {} to span nodes",
+        pl.col("engine"),
+        node,
+        pl.lit(engine_support.listed(list(engine_support.FULL_ENGINES), "or")),
+    )
+    line = pl.concat_str(
+        [
+            line,
+            pl.when(copies > 1).then(held).otherwise(pl.lit("")),
+            pl.when(one_node).then(beyond).otherwise(pl.lit("")),
+        ]
+    )
     frame = feats.with_columns(fits.alias("_fits"))
     return failing_lines(frame, [Check(~pl.col("_fits"), line)]).alias("_fit_error")

@@ -131,7 +131,11 @@ def test_predict_refuses_what_the_engine_does_not_run_one_line_each(tmp_path: Pa
         "engine: tensorrt-llm does not run on MI300X (AMD ROCm; tensorrt-llm ships for NVIDIA "
         "CUDA); use vllm, sglang, hf-transformers or llama.cpp on MI300X"
     )
-    assert "Ampere generation or newer" in errors[1] and "V100-SXM2-32GB is Volta" in errors[1]
+    assert errors[1].startswith(
+        "engine: deepspeed-mii does not run on V100-SXM2-32GB (Volta; deepspeed-mii needs an "
+        "NVIDIA GPU of the Ampere generation or newer, compute capability 8.0); use vllm, "
+        "hf-transformers or llama.cpp on V100-SXM2-32GB"
+    )
     assert errors[2].startswith("engine: llama.cpp does not run on GAUDI2 (Intel Gaudi;")
     assert errors[3].startswith(
         "gpu_count: 16 GPUs of H100-SXM5-80GB span 2 nodes of 8; llama.cpp serves a replica "

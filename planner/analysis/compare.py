@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from planner.analysis.compare_rows import CompareRow
 from planner.inputs import UNIT_NOTE
 from planner.text import num
+from predictors.catalog import engine_support
 from predictors.core.errors import UnknownIdError, WattgpuError
 
 if TYPE_CHECKING:
@@ -265,8 +266,15 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
         note = next((n for n in (_price_note(catalog, g) for g in types) if n), None)
         priced = note != NO_PRICE
         if kind == "disaggregated" and not any(c.pools for c in cands):
+            wrong = [
+                line.replace("engine: ", "--engine: ", 1)
+                for g in types
+                for line in engine_support.accelerator_problems(request.engine, catalog.gpu(g))
+            ]
             why = (
-                why_not(demand, cands)
+                wrong[0]
+                if wrong
+                else why_not(demand, cands)
                 if cands and not any(c.feasible for c in cands)
                 else "no worker layout of it holds the model and meets the SLA "
                 "(--deployment aggregated shows why for its replicas)"
@@ -291,9 +299,17 @@ def no_fit_message(result: CompareResult) -> str:
     """The error when no row fits: memory when that is every row's reason, else the SLA."""
     r = result.request
     if result.rows and all("does not fit in memory" in row.reason for row in result.rows):
+        fix = "allow GPU types with more memory, or a lower --precision"
+        if r.engine in engine_support.single_node_engines():
+            others = engine_support.listed(list(engine_support.FULL_ENGINES), "or")
+            return (
+                f"{result.model} at {result.precision} does not fit in memory in one node of "
+                f"any GPU type listed, and {r.engine} serves a replica inside one node — pass "
+                f"--engine {others} to span nodes, {fix}"
+            )
         return (
             f"{result.model} at {result.precision} does not fit in memory on any GPU type "
-            "listed — allow GPU types with more memory, or a lower --precision"
+            f"listed — {fix}"
         )
     if result.rows and all(f"{r.engine} does not run on" in row.reason for row in result.rows):
         return (

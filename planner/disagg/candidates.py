@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from planner.disagg.evaluate import evaluate_units, kept_units
 from planner.disagg.units import EntryFacts, unit_specs
-from planner.inputs import Candidate
+from planner.inputs import Candidate, Exclusion
 from planner.scenario.model import Scenario
 from planner.scenario.sections import DeploymentChoice, ModelEntry
 from predictors.api import Predictor
@@ -58,4 +58,15 @@ def with_units(
         )
     ]
     units = kept_units(evaluate_units(specs, predictor, robust=scenario.robust)) if specs else []
-    return [c for c in aggregated if chosen[c.name] != "disaggregated"] + units
+    with_units = {c.name for c in units}
+    # an entry of disaggregated units alone with none at all keeps its replicas the predictors
+    # refused or whose weights do not fit, infeasible, so that the plan says why (an engine
+    # that does not run on the GPU, a model that no worker layout holds)
+    why_none = [
+        c
+        for c in aggregated
+        if chosen[c.name] == "disaggregated"
+        and c.name not in with_units
+        and c.exclusion in (Exclusion.MEMORY, Exclusion.PREDICTION)
+    ]
+    return [c for c in aggregated if chosen[c.name] != "disaggregated"] + units + why_none

@@ -6,8 +6,9 @@ also checked against its engine's row of :data:`ENGINE_SUPPORT`:
 
 * **Accelerator.** The GPU's software platform (:func:`platform`: CUDA for NVIDIA, ROCm for AMD,
   XPU for Intel Data Center GPU Max, HPU for Intel Gaudi) must be one the engine ships for, and
-  DeepSpeed-MII needs an NVIDIA GPU of the Ampere generation or newer. A GPU of another vendor
-  (a user catalog row) is not checked: the table cannot know its software.
+  DeepSpeed-MII, TensorRT-LLM and SGLang need an NVIDIA GPU of the Ampere generation or newer
+  (the architecture's first word, any case). A GPU of another vendor (a user catalog row) is not
+  checked: the table cannot know its software.
 * **Nodes.** An engine without multi-node serving keeps a replica inside one node (``node_gpus``;
   a GB200/GB300 compute tray of 4 GPUs is one host, so TP 8 on an NVL72 rack spans two).
 * **Pipeline, attention data and expert parallelism.** ``pipeline_parallel``,
@@ -33,8 +34,11 @@ PLATFORM_NAMES: dict[str, str] = {
     "xpu": "Intel XPU",
     "hpu": "Intel Gaudi",
 }
-#: NVIDIA architectures before Ampere (compute capability below 8.0).
-PRE_AMPERE: frozenset[str] = frozenset({"Kepler", "Maxwell", "Pascal", "Volta", "Turing"})
+#: NVIDIA architectures before Ampere (compute capability below 8.0), lower case.
+PRE_AMPERE: frozenset[str] = frozenset({"kepler", "maxwell", "pascal", "volta", "turing"})
+#: Words that mark an Intel accelerator as Gaudi (its architecture, id or aliases): the product
+#: name and its chip names (HL-205, HL-225, HL-325L).
+GAUDI_MARKS: tuple[str, ...] = ("gaudi", "hl-2", "hl-3")
 
 
 @dataclass(frozen=True)
@@ -69,18 +73,19 @@ ENGINE_SUPPORT: dict[str, EngineSupport] = {
         _ALL,
         **_FULL_LAYOUTS,
         multi_node=True,
-        ampere_or_newer=False,
+        ampere_or_newer=True,
         source="docs.sglang.io: hardware platforms (NVIDIA, AMD, XPU), docs.habana.ai SGLang "
         "on Gaudi; server arguments --tp-size, --pp-size, --dp-size with DP attention, "
-        "--ep-size, --nnodes",
+        "--ep-size, --nnodes; NVIDIA sm75 and older unsupported from v0.5 "
+        "(sgl-project/sglang#6006)",
     ),
     "tensorrt-llm": EngineSupport(
         ("cuda",),
         **_FULL_LAYOUTS,
         multi_node=True,
-        ampere_or_newer=False,
-        source="nvidia.github.io/TensorRT-LLM: NVIDIA GPUs only; TP, PP, attention DP and EP, "
-        "multi-node by MPI",
+        ampere_or_newer=True,
+        source="nvidia.github.io/TensorRT-LLM: supported hardware (NVIDIA Ampere, Ada, Hopper, "
+        "Blackwell); TP, PP, attention DP and EP, multi-node by MPI",
     ),
     "deepspeed-mii": EngineSupport(
         ("cuda",),
@@ -122,6 +127,27 @@ FULL_ENGINES: tuple[str, ...] = tuple(
 )
 
 
+def _gpus(n: int) -> str:
+    return "1 GPU" if n == 1 else f"{n} GPUs"
+
+
+def single_node_engines() -> tuple[str, ...]:
+    """Engines that serve a replica inside one node."""
+    return tuple(n for n, s in ENGINE_SUPPORT.items() if not s.multi_node)
+
+
+def across_domains(engine: str | None, node_gpus: int) -> str:
+    """How to go past one NVLink domain with *engine*: pipeline stages across domains, or, for an
+    engine without them or without multi-node serving, the node's GPUs or another engine."""
+    s = support(engine)
+    if s is None or (s.pipeline and s.multi_node):
+        return "with pipeline_parallel across domains"
+    return (
+        f"on at most {_gpus(node_gpus)} ({engine} serves a replica inside one node), or "
+        f"{listed(list(FULL_ENGINES), 'or')} with pipeline_parallel across domains"
+    )
+
+
 def support(engine: str | None) -> EngineSupport | None:
     """The capability row of *engine* (a canonical name), None when it is not in the table."""
     return ENGINE_SUPPORT.get(engine) if engine else None
@@ -136,18 +162,32 @@ def platform(gpu: Mapping[str, Any]) -> str | None:
     if vendor == "amd":
         return "rocm"
     if vendor == "intel":
-        name = f"{gpu.get('architecture') or ''} {gpu.get('id') or ''}".lower()
-        return "hpu" if "gaudi" in name else "xpu"
+        name = " ".join(str(gpu.get(k) or "") for k in ("architecture", "id", "aliases")).lower()
+        return "hpu" if any(mark in name for mark in GAUDI_MARKS) else "xpu"
     return None
 
 
-def _listed(names: list[str], last: str) -> str:
+def pre_ampere(gpu: Mapping[str, Any]) -> bool:
+    """True for an NVIDIA GPU older than Ampere (its architecture's first word, any case)."""
+    words = str(gpu.get("architecture") or "").lower().split()
+    return platform(gpu) == "cuda" and bool(words) and words[0] in PRE_AMPERE
+
+
+def listed(names: list[str], last: str) -> str:
     """``a, b or c`` (*last* = ``or``) of *names*."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"
 
 
-def _runs_on(platform_name: str) -> str:
-    return _listed([n for n, s in ENGINE_SUPPORT.items() if platform_name in s.platforms], "or")
+def _runs_on(platform_name: str, older: bool = False) -> str:
+    """The engines that run on *platform_name* (on a GPU before Ampere when *older*)."""
+    return listed(
+        [
+            n
+            for n, s in ENGINE_SUPPORT.items()
+            if platform_name in s.platforms and not (older and s.ampere_or_newer)
+        ],
+        "or",
+    )
 
 
 def accelerator_problems(engine: str | None, gpu: Mapping[str, Any]) -> list[str]:
@@ -158,17 +198,16 @@ def accelerator_problems(engine: str | None, gpu: Mapping[str, Any]) -> list[str
         return []
     gid = gpu.get("id")
     if where not in s.platforms:
-        names = _listed([PLATFORM_NAMES[p] for p in s.platforms], "and")
+        names = listed([PLATFORM_NAMES[p] for p in s.platforms], "and")
         return [
             f"engine: {engine} does not run on {gid} ({PLATFORM_NAMES[where]}; {engine} ships "
             f"for {names}); use {_runs_on(where)} on {gid}, or a GPU {engine} runs on"
         ]
-    arch = str(gpu.get("architecture") or "")
-    if s.ampere_or_newer and where == "cuda" and arch in PRE_AMPERE:
+    if s.ampere_or_newer and pre_ampere(gpu):
         return [
-            f"engine: {engine} needs an NVIDIA GPU of the Ampere generation or newer (compute "
-            f"capability 8.0); {gid} is {arch}; use vllm or hf-transformers on {gid}, or a "
-            "newer GPU"
+            f"engine: {engine} does not run on {gid} ({gpu.get('architecture')}; {engine} needs "
+            "an NVIDIA GPU of the Ampere generation or newer, compute capability 8.0); use "
+            f"{_runs_on(where, older=True)} on {gid}, or a newer GPU"
         ]
     return []
 
@@ -195,13 +234,13 @@ def layout_problems(
         return []
     tp, pp, dp, ep = degrees
     gpus = tp * pp * dp
-    others = _listed(list(FULL_ENGINES), "or")
+    others = listed(list(FULL_ENGINES), "or")
     out: list[str] = []
     if gpus > node_gpus and not s.multi_node:
         nodes = -(-gpus // node_gpus)
         out.append(
             f"{field}: {gpus} GPUs of {gpu.get('id')} span {nodes} nodes of {node_gpus}; "
-            f"{engine} serves a replica inside one node; use at most {node_gpus} GPUs per "
+            f"{engine} serves a replica inside one node; use at most {_gpus(node_gpus)} per "
             f"replica and more replicas, or {others}"
         )
     checks = (

@@ -248,10 +248,11 @@ def layout_problems(
                 f"tensor-parallel degree of {valid}{keep}"
             )
         else:
+            across = engine_support.across_domains(engine, node_gpus(gpu))
             problems.append(
                 f"{field}: {shape} is larger than the {domain}-GPU NVLink domain of {gid} "
                 f"({ff}) and not a whole number of domains; use tensor parallelism {valid} "
-                "with pipeline_parallel across domains"
+                f"{across}"
             )
     num_layers = int(llm.get("num_layers") or 1)
     if layout.pp > num_layers:
