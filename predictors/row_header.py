@@ -15,10 +15,16 @@ Other extra columns are kept as they are.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
+
+from predictors.core.csv_text import csv_header
+from predictors.core.escape import csv_cell
 
 #: Edits (insertions, deletions, substitutions of the names without case, spaces, dashes and
 #: underscores) within which an extra column reads as a misspelling of a missing input column;
@@ -142,3 +148,38 @@ def tensor_parallel_errors(rows: pl.DataFrame, resolved: pl.Series) -> pl.Series
         .otherwise(pl.lit(""))
         .alias("error")
     ).to_series()
+
+
+#: Separators a spreadsheet may save a "CSV" with, and how a message names them.
+_SEPARATORS = {";": "semicolon", "\t": "tab", "|": "pipe"}
+
+
+def separator_problem(path: Path, inputs: Sequence[str]) -> str | None:
+    """The fix for a CSV *path* whose header reads as one comma-separated column that another
+    separator splits into input columns (*inputs*: a spreadsheet's semicolon- or tab-separated
+    export); None otherwise."""
+    names = csv_header(path)
+    if len(names) != 1:
+        return None
+    for sep, word in _SEPARATORS.items():
+        parts = [p.strip() for p in names[0].split(sep)]
+        if len(parts) > 1 and sum(p in inputs for p in parts) >= 2:
+            return (
+                f"the file is {word}-separated (its header splits on '{sep}' into "
+                f"{', '.join(parts[:6])}{', …' if len(parts) > 6 else ''}); save it "
+                "comma-separated"
+            )
+    return None
+
+
+def escaped_header(names: Sequence[str]) -> bytes | None:
+    """The CSV header line of *names* when one of them is a name a spreadsheet would run as a
+    formula (a kept extra column ``=cmd|…``: a header name is a cell too), each such name with
+    the leading ``'`` the data cells get (docs/contracts.md); None when no name needs it (the
+    writer's own header is then exact)."""
+    safe = [csv_cell(name) for name in names]
+    if safe == list(names):
+        return None
+    line = io.StringIO()
+    csv.writer(line, lineterminator="\n").writerow(safe)
+    return line.getvalue().encode()

@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 import polars as pl
 
+from predictors import row_header
 from predictors.api import (
     BATCH_INPUT_COLUMNS,
     DEFAULTS,
@@ -41,6 +42,7 @@ from predictors.core.csv_text import (
     control_in_names,
     csv_head_problem,
     duplicate_csv_columns,
+    numbers_as_text,
     without_controls,
 )
 from predictors.core.errors import WattgpuError
@@ -103,6 +105,7 @@ def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
     Lines without a value in any column are dropped."""
     where = f"{option}: {path}"
     problem = file_size_problem(path, MAX_PREDICT_CSV_BYTES) or csv_head_problem(path)
+    problem = problem or row_header.separator_problem(path, INPUT_COLUMNS)  # ';' or tab
     if problem is not None:
         raise WattgpuError(f"{where}: {problem}")
     twice = duplicate_csv_columns(path)
@@ -129,7 +132,7 @@ def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
         raise WattgpuError(f"{where}: {problem}")
     missing = [c for c in ("model", "gpu") if c not in rows.columns]
     if missing:
-        raise WattgpuError(f"{where}: missing column(s) {missing}; add them")
+        raise WattgpuError(f"{where}: missing column(s) {', '.join(missing)}; add them")
 
     # a line without a value in any column (a blank line an editor leaves at the end, or only
     # commas) is no row, as Python's csv.DictReader and pandas read it
@@ -284,8 +287,12 @@ def csv_piece(chunk: pl.DataFrame, *, header: bool) -> bytes:
 
 
 def _write_piece(chunk: pl.DataFrame, sink: BinaryIO, *, header: bool) -> None:
-    """:func:`csv_piece`'s bytes written straight into *sink* (no copy in between)."""
-    csv_safe_frame(chunk).write_csv(sink, include_header=header)
+    """:func:`csv_piece`'s bytes written straight into *sink* (no copy in between), header
+    names escaped as the cells are (:func:`~predictors.row_header.escaped_header`)."""
+    line = row_header.escaped_header(chunk.columns) if header else None
+    sink.write(line or b"")
+    numbers = numbers_as_text(chunk, (*NUMERIC_COLUMNS, _RATE))  # 8 beside 8.5, not 8.0
+    csv_safe_frame(numbers).write_csv(sink, include_header=header and line is None)
 
 
 def csv_pieces(chunks: Iterable[pl.DataFrame]) -> Iterator[bytes]:

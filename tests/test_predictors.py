@@ -435,10 +435,13 @@ def test_csv_written_chunk_by_chunk_is_the_whole_result_written_at_once(
 ) -> None:
     """``wattgpu predict --input`` writes one chunk at a time: the bytes are those of the whole
     result made CSV-safe and written at once (header once, a formula-like cell in a late chunk
-    prefixed, a fractional value in the last chunk turning the whole column into floats)."""
+    prefixed, each number cell written as its own: a fractional value in the last chunk leaves
+    the other rows' whole numbers whole)."""
     import io
 
     import predictors.rows as rows_module
+    from predictors.catalog.row_checks import NUMERIC_COLUMNS
+    from predictors.core.csv_text import numbers_as_text
     from predictors.core.escape import csv_safe_frame
 
     n = 11
@@ -451,13 +454,15 @@ def test_csv_written_chunk_by_chunk_is_the_whole_result_written_at_once(
         }
     )
     whole = predict_rows(shipped, rows)
-    at_once = csv_safe_frame(whole).write_csv().encode()
+    shown = numbers_as_text(whole, (*NUMERIC_COLUMNS, "requests_per_s"))
+    at_once = csv_safe_frame(shown).write_csv().encode()
     monkeypatch.setattr(rows_module, "ROWS_CHUNK", 4)
     sink = io.BytesIO()
     n_rows, n_bad = rows_module.write_csv_chunks(rows_module.predicted_chunks(shipped, rows), sink)
     assert sink.getvalue() == at_once
     assert (n_rows, n_bad) == (n, whole.filter(pl.col("error") != "").height)
     assert b"'=HYPERLINK(1)" in at_once and b",-5," in at_once and b",2.5," in at_once
+    assert b",1," in at_once and b",1.0," not in at_once  # batch 1 beside 2.5
 
 
 def test_features_computed_only_where_read_give_the_same_predictions(shipped: Predictor) -> None:

@@ -16,7 +16,11 @@ from typing import Any
 
 from predictors.catalog.hf_keys import HfConfig, opt_bool
 from predictors.catalog.hf_quant import quantised_dtype
-from predictors.catalog.hf_unread import interval_layer_types, refuse_unread
+from predictors.catalog.hf_unread import (
+    interval_layer_types,
+    refuse_miscounted_moe,
+    refuse_unread,
+)
 from predictors.catalog.hybrid_params import hybrid_facts, hybrid_pattern
 from predictors.catalog.kv_layers import KV_LAYER_COLUMNS, kv_layer_facts
 from predictors.catalog.llm_params import ArchSpec, catalog_params_b, count_params
@@ -197,6 +201,7 @@ def _top_k(cfg: HfConfig) -> int:
 
 def _spec(cfg: HfConfig) -> ArchSpec:
     refuse_unread(cfg)
+    refuse_miscounted_moe(cfg)
     mt = cfg.model_type
     hidden = cfg.need_int("hidden_size", "n_embd", "d_model", "dim")
     heads = cfg.need_int("num_attention_heads", "n_head", "n_heads", "num_heads")

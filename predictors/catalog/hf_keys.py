@@ -10,6 +10,31 @@ from typing import Any
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import short_repr
 
+#: Keys holding structure, with the JSON kind each must be: a value of another kind (a list as
+#: ``text_config``, a number as ``attn_type_list``) is refused naming the key, never read as
+#: something else.
+_NESTED_KINDS: dict[str, tuple[type, str]] = {
+    "text_config": (Mapping, "an object"),
+    "rope_scaling": (Mapping, "an object"),
+    "layer_types": (list, "a list"),
+    "attn_type_list": (list, "a list"),
+    "mlp_only_layers": (list, "a list"),
+    "layers_block_type": (list, "a list"),
+    "no_rope_layers": (list, "a list"),
+    "hybrid_override_pattern": (str, "a string"),
+}
+
+
+def _check_kinds(raw: Mapping[str, Any], source: str, where: str = "") -> None:
+    """Refuse a structural key of the wrong JSON kind, naming the key and the file."""
+    for key, (kind, what) in _NESTED_KINDS.items():
+        value = raw.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise WattgpuError(
+                f"{source}: {where + key!r} must be {what}, got {short_repr(value, 40)}; "
+                "fix it in the config.json"
+            )
+
 
 class HfConfig:
     """Key look-ups over a config dict with errors that name the file and the key."""
@@ -18,8 +43,10 @@ class HfConfig:
         if not isinstance(raw, Mapping):
             raise WattgpuError(f"{source}: a Hugging Face config.json must be a JSON object")
         merged: dict[str, Any] = dict(raw)
+        _check_kinds(raw, source)
         text = raw.get("text_config")
         if isinstance(text, Mapping):
+            _check_kinds(text, source, "text_config.")
             merged.update({k: v for k, v in text.items() if v is not None})
         self.raw = merged
         self.source = source

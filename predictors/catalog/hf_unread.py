@@ -9,8 +9,9 @@ writes Qwen3-Next's ``full_attention_interval`` as the ``layer_types`` list the 
 
 from __future__ import annotations
 
-from predictors.catalog.hf_keys import HfConfig
+from predictors.catalog.hf_keys import HfConfig, as_int
 from predictors.core.errors import WattgpuError
+from predictors.core.escape import short_repr
 
 #: How to add a model the importer cannot count (the end of each refusal).
 BY_HAND = (
@@ -71,6 +72,51 @@ def refuse_unread(cfg: HfConfig) -> None:
             f"{cfg.source}: '{nested[0]}' nests the layer facts (DBRX style), which the "
             f"importer does not read; {BY_HAND}"
         )
+
+
+#: Keys of the number of routed experts, and of the step between MoE layers.
+_EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+_STEP_KEYS = ("interleave_moe_layer_step", "decoder_sparse_step")
+#: Model types built as mixtures of experts (besides those whose name says ``moe``).
+_MOE_TYPES = frozenset(
+    {"mixtral", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4", "llama4_text", "dbrx",
+     "minimax", "minimax_m2", "kimi_k2", "jetmoe", "arctic", "glm4_moe", "ernie4_5_moe"}
+)  # fmt: skip
+
+
+def refuse_miscounted_moe(cfg: HfConfig) -> None:
+    """MoE layouts the counter would count silently wrong, refused in one line naming the key:
+    no experts in an MoE model type (it would count as dense), a step between MoE layers below 1
+    (it would read as 1) and ``mlp_only_layers`` naming layers (Qwen-MoE dense layers in place
+    of the expert block, which the counter does not place; out-of-range indices are refused
+    as such)."""
+    experts = cfg.get(*_EXPERT_KEYS)
+    is_moe_type = "moe" in cfg.model_type.lower() or cfg.model_type in _MOE_TYPES
+    if experts is not None and is_moe_type:
+        key = cfg.key_of(_EXPERT_KEYS, experts)
+        if as_int(experts, key, cfg.source) == 0:
+            raise WattgpuError(
+                f"{cfg.source}: {key!r} is 0 in a mixture-of-experts model "
+                f"(model_type {cfg.model_type!r}), which would count as a dense model; state "
+                "the number of routed experts"
+            )
+    step = cfg.get(*_STEP_KEYS)
+    if step is not None:
+        as_int(step, cfg.key_of(_STEP_KEYS, step), cfg.source, minimum=1)
+    only = cfg.get("mlp_only_layers")
+    if not only:
+        return
+    layers = cfg.need_int("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    for index in only:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < layers:
+            raise WattgpuError(
+                f"{cfg.source}: 'mlp_only_layers' holds {short_repr(index, 40)}, not a layer "
+                f"index from 0 to {layers - 1}; list the dense layers' 0-based indices"
+            )
+    raise WattgpuError(
+        f"{cfg.source}: 'mlp_only_layers' names dense layers in place of the expert block, "
+        f"which the importer does not count; {BY_HAND}"
+    )
 
 
 def interval_layer_types(cfg: HfConfig) -> None:

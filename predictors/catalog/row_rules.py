@@ -58,6 +58,32 @@ def _ranges(
     return out
 
 
+#: ``grid_carbon.csv``: the bound of a scenario's ``grid_g_co2_per_kwh`` (docs/scenarios.md;
+#: bundled 0-1,306 g/kWh) and the years grid data can describe (bundled 2009-2023).
+MOST_G_CO2_PER_KWH = 5_000.0
+GRID_YEARS = (1990, 2100)
+
+
+def grid_rules(row: Row) -> list[tuple[str, str, str]]:
+    """(column, what is wrong, fix) of every rule a ``grid_carbon.csv`` row breaks: a carbon
+    intensity above what any grid emits (a unit mistake: g/MWh, or kg for g) and a year outside
+    the years of grid data."""
+    out = []
+    g = row.get("g_co2_per_kwh")
+    if g is not None and math.isfinite(g) and g > MOST_G_CO2_PER_KWH:
+        out.append(
+            (
+                "g_co2_per_kwh",
+                f"{g:.6g} g CO2e/kWh is above {MOST_G_CO2_PER_KWH:,.0f}, more than any grid emits",
+                "give grams of CO2e per kWh from 0 to 5000 (400, not 400000 g/MWh or 0.4 kg)",
+            )
+        )
+    year, (first, last) = row.get("year"), GRID_YEARS
+    if year is not None and not first <= year <= last:
+        out.append(("year", f"{year:g} is outside {first}-{last}", "give the data's year"))
+    return out
+
+
 def gpu_rules(row: Row) -> list[tuple[str, str, str]]:
     """(column, what is wrong, fix) of every cross-field rule a ``gpus.csv`` row breaks."""
     out = _ranges(row, GPU_RANGES)

@@ -9,6 +9,7 @@ one directory all keep their rows.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import tempfile
 from pathlib import Path
@@ -64,8 +65,33 @@ def check_names(row: dict[str, Any]) -> None:
             )
 
 
+def _header_index(target: Path, header: list[str]) -> dict[str, int]:
+    """Column name -> position in *target*'s header: any subset of the llms.csv columns in any
+    order (optional columns may be left out, catalogs/README.md); an unknown or repeated name,
+    or no ``id`` column, is refused naming it."""
+    index: dict[str, int] = {}
+    for position, name in enumerate(header):
+        if name not in LLM_COLUMNS:
+            close = difflib.get_close_matches(name, LLM_COLUMNS, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise WattgpuError(
+                f"{target}: column {short_repr(name, 40)} is not an llms.csv column{hint}; "
+                "rename or remove it, then import again"
+            )
+        if name in index:
+            raise WattgpuError(
+                f"{target}: column '{name}' appears more than once; keep one, then import again"
+            )
+        index[name] = position
+    if "id" not in index:
+        raise WattgpuError(f"{target}: the header has no 'id' column; add it, then import again")
+    return index
+
+
 def _merged_rows(target: Path, row: dict[str, Any]) -> list[list[str]]:
-    """The rows of *target* (llms.csv) with *row* added or replacing the row with its id."""
+    """The rows of *target* (llms.csv) with *row* added or replacing the row with its id, in the
+    full llms.csv column order (a file that leaves optional columns out keeps its values, the
+    columns it lacks empty)."""
     cells = [format_csv_cell(row.get(col)) for col in LLM_COLUMNS]
     kept: list[list[str]] = []
     if target.exists():
@@ -76,16 +102,18 @@ def _merged_rows(target: Path, row: dict[str, Any]) -> list[list[str]]:
         reader = csv.reader(io.StringIO(decode_utf8(data, target)))
         try:
             header = next(reader, None)
-            # a catalog written before columns were appended at the end keeps working
-            if header is not None and (
-                tuple(header) != LLM_COLUMNS[: len(header)] or "source" not in header
-            ):
-                raise WattgpuError(
-                    f"{target}: header does not match the llms.csv columns; "
-                    "fix or move the file, then import again"
-                )
-            pad = [""] * (len(LLM_COLUMNS) - len(header or LLM_COLUMNS))
-            kept = [r + pad for r in reader if r and r[0] != row["id"]]
+            index = _header_index(target, header) if header is not None else {}
+            for r in reader:
+                if not r or not any(c.strip() for c in r):
+                    continue  # a blank line is no row
+                if len(r) > len(header or ()):
+                    raise WattgpuError(
+                        f"{target} row {reader.line_num}: {len(r)} fields for "
+                        f"{len(header or ())} columns; remove the extra fields, then import again"
+                    )
+                values = {name: r[i] if i < len(r) else "" for name, i in index.items()}
+                if values["id"] != row["id"]:
+                    kept.append([values.get(col, "") for col in LLM_COLUMNS])
         except csv.Error as exc:
             raise WattgpuError(f"{target}: not a readable CSV ({exc}); fix or move it") from None
     return [*kept, cells]

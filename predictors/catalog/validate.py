@@ -21,13 +21,15 @@ from typing import Any, Literal
 import polars as pl
 
 from predictors.catalog.kv_layers import kv_layer_rules
-from predictors.catalog.row_rules import Row, gpu_rules, llm_rules
+from predictors.catalog.row_rules import Row, gpu_rules, grid_rules, llm_rules
 from predictors.core.csv_text import (
     CONTROL_PATTERN,
     code_point,
     control_columns,
     control_in_names,
     csv_head_problem,
+    duplicate_csv_columns,
+    longer_record,
 )
 from predictors.core.safe_read import MAX_CATALOG_BYTES, file_size_problem
 from predictors.core.vocab import PRECISIONS
@@ -189,6 +191,7 @@ REGION_SCHEMA = Schema(
         _i("year", at_least=1990),
         _s("source", True),
     ),
+    (grid_rules,),
 )
 
 PUE_SCHEMA = Schema(
@@ -268,9 +271,23 @@ def _read_text(path: Path) -> pl.DataFrame | str:
     not_text = csv_head_problem(path)  # UTF-16 or bare CR line ends: one problem, not garble
     if not_text is not None:
         return problem(path, None, None, not_text.what, not_text.fix)
+    twice = duplicate_csv_columns(path)
+    if twice:  # polars would read the first and rename the others NAME_duplicated_N
+        return problem(
+            path, 1, twice[0], "appears more than once in the header", "keep one column of it"
+        )
     try:
         text = pl.read_csv(path, infer_schema=False, truncate_ragged_lines=False)
     except Exception as exc:  # polars raises several error types for malformed CSV
+        longer = longer_record(path) if "more fields" in str(exc) else None
+        if longer is not None:
+            return problem(
+                path,
+                longer[0],
+                None,
+                f"{longer[1]} fields for the header's {longer[2]} columns (an unquoted comma?)",
+                'remove the extra fields or quote a cell that holds a comma ("a, b")',
+            )
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return problem(
             path,

@@ -12,13 +12,15 @@ refused); :func:`control_cell_errors` names, per row and at polars speed, the te
 cell holds one (the row is refused); :func:`without_controls` replaces them in what is written.
 
 :func:`duplicate_csv_columns` names the columns a header states twice (polars would read only
-the first).
+the first); :func:`longer_record` finds the first line with more fields than the header (polars
+names no line). :func:`numbers_as_text` writes number cells one by one.
 """
 
 from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -185,16 +187,22 @@ def without_controls(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def csv_header(path: Path) -> list[str]:
+    """The names of CSV *path*'s header line (its first line; a quoted line break is not
+    followed); empty when it cannot be read (the reader then gives its own error)."""
+    try:
+        first = _head(path).split(b"\n", 1)[0]
+        return next(csv.reader([first.decode("utf-8-sig").rstrip("\r")]), [])
+    except (OSError, UnicodeDecodeError, csv.Error):  # csv.Error: a name over its field limit
+        return []
+
+
 def duplicate_csv_columns(path: Path) -> list[str]:
     """Column names that the header line of CSV *path* states more than once, in order of first
     appearance (polars would rename the later ones ``NAME_duplicated_N`` and read the first:
     a value silently ignored). Empty when there are none or the header cannot be read (the
     reader then gives its own error)."""
-    try:
-        first = _head(path).split(b"\n", 1)[0]
-        names = next(csv.reader([first.decode("utf-8-sig").rstrip("\r")]), [])
-    except (OSError, UnicodeDecodeError, csv.Error):  # csv.Error: a name over its field limit
-        return []
+    names = csv_header(path)
     seen: set[str] = set()
     twice: list[str] = []
     for name in names:
@@ -202,3 +210,38 @@ def duplicate_csv_columns(path: Path) -> list[str]:
             twice.append(name)
         seen.add(name)
     return twice
+
+
+def longer_record(path: Path) -> tuple[int, int, int] | None:
+    """(line number, fields, header columns) of the first record of CSV *path* with more fields
+    than its header, by Python's csv reader (quoted line breaks kept); None when there is none
+    or the file cannot be read so."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh)
+            width = len(next(reader, []))
+            for record in reader:
+                if len(record) > width:
+                    return reader.line_num, len(record), width
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None
+
+
+def numbers_as_text(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
+    """*frame* with each of its number *columns* as text, cell by cell, for writing: a whole
+    value as an integer (``8``, never ``8.0`` because another row holds ``8.5``), any other as
+    the float it is, empty where none: how one cell is written never depends on the others."""
+    import polars as pl
+
+    exprs = []
+    for name in (c for c, t in frame.schema.items() if c in columns and t.is_numeric()):
+        value = pl.col(name).cast(pl.Float64)
+        whole = value.is_finite() & (value == value.floor()) & (value.abs() < 2**53)
+        exprs.append(
+            pl.when(whole)
+            .then(value.cast(pl.Int64).cast(pl.String))
+            .otherwise(value.cast(pl.String))
+            .alias(name)
+        )
+    return frame.with_columns(exprs) if exprs else frame

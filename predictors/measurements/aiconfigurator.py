@@ -77,8 +77,10 @@ def is_aiconfigurator_header(columns: list[str]) -> bool:
 def _f(row: dict[str, Any], col: str) -> float:
     """A required number cell; ValueError naming *col* when it is empty or not a number."""
     v = row.get(col)
+    if v is None or not str(v).strip():
+        raise ValueError(f"{col} is empty (required)")
     try:
-        return float(v)  # type: ignore[arg-type]
+        return float(v)
     except (TypeError, ValueError):
         raise ValueError(f"{col}: {str(v)[:40]!r} is not a number") from None
 
@@ -140,6 +142,10 @@ def read_aiconfigurator(path: Path) -> pl.DataFrame:
     return conform(frame_from_rows(rows), origin=path)
 
 
+#: Cells whose product is a row's GPU count.
+_SIZES = ("tp_size", "pp_size", "num_workers")
+
+
 def _read_line(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
     """The row of one CSV line, or its :func:`unreadable_row` (a bad line never stops the
     others)."""
@@ -152,7 +158,9 @@ def _read_line(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
     bad = [
         c for c in ("gpu_count", "batch_size", "input_tokens", "output_tokens") if not row[c] > 0
     ]
-    if bad:
+    if bad:  # no GPUs: name the layout cell that states 0 (tp_size=0), not the product
+        zero = [c for c, v in r.items() if c.endswith(_SIZES) and str(v).strip() in ("0", "0.0")]
+        bad = [b for c in bad for b in (zero if c == "gpu_count" and zero else [c])]
         problem = ValueError(f"{', '.join(bad)} must be positive")
         return unreadable_row(
             SOURCE, path, f"line {i + 2}", problem, r.get("model_path"), r.get("system")
