@@ -140,7 +140,9 @@ def with_layout(frame: Frame) -> Frame:
         )
     missing = [c for c in LAYOUT_COLUMNS if c not in names]
     f = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in missing)
-    return f.with_columns(*physics.default_layout(), pl.lit(True).alias("layout_known"))
+    return f.with_columns(
+        *physics.default_layout("engine" in names), pl.lit(True).alias("layout_known")
+    )
 
 
 #: Columns the estimators' physics reads besides their trees' features (the decode step's

@@ -34,6 +34,7 @@ from functools import cache
 import polars as pl
 
 from predictors.core.vocab import ENGINES as ENGINES
+from predictors.core.vocab import LAYER_SPLIT_ENGINES
 from predictors.core.vocab import PRECISIONS as PRECISIONS
 
 #: Bytes per weight for each supported precision.
@@ -94,15 +95,21 @@ def tp_domain_gpus() -> pl.Expr:
     ).cast(pl.Float64)
 
 
-def default_layout() -> list[pl.Expr]:
+def default_layout(with_engine: bool = True) -> list[pl.Expr]:
     """Fill empty ``pipeline_parallel`` / ``data_parallel`` / ``tensor_parallel`` with the
     engines' usual layout (the rule of :func:`predictors.catalog.validity.resolve_layout`): DP 1;
-    PP 1 while ``gpu_count / DP`` fits one domain, else PP across whole domains."""
+    PP 1 while ``gpu_count / DP`` fits one domain, else PP across whole domains; for an engine
+    of :data:`~predictors.core.vocab.LAYER_SPLIT_ENGINES` (read from the ``engine`` column when
+    *with_engine*) PP over every GPU, TP 1."""
     n = pl.col("gpu_count").cast(pl.Float64)
     dp = _DP.cast(pl.Float64).fill_null(1.0)
     per_rank, domain = n / dp, tp_domain_gpus()
     whole = (per_rank > domain) & ((per_rank % domain) == 0)
-    pp = _PP.cast(pl.Float64).fill_null(pl.when(whole).then(per_rank / domain).otherwise(1.0))
+    usual = pl.when(whole).then(per_rank / domain).otherwise(1.0)
+    if with_engine:
+        split = pl.col("engine").cast(pl.String).is_in(LAYER_SPLIT_ENGINES).fill_null(False)
+        usual = pl.when(split).then(per_rank).otherwise(usual)
+    pp = _PP.cast(pl.Float64).fill_null(usual)
     return [
         dp.alias("data_parallel"),
         pp.alias("pipeline_parallel"),

@@ -142,6 +142,7 @@ def test_predict_refuses_what_the_engine_does_not_run_one_line_each(tmp_path: Pa
         "inside one node; use at most 8 GPUs per replica"
     )
     assert errors[4] == "" and out["expert_parallel"][4] == "1"  # experts sharded by TP
+    assert (out["tensor_parallel"][4], out["pipeline_parallel"][4]) == ("1", "4")  # layer split
     assert errors[5].startswith("expert_parallel: llama.cpp has no expert parallelism")
     assert errors[6] == "" and out["expert_parallel"][6] == "4"  # vLLM's usual EP = TP
     assert errors[7].startswith("data_parallel: hf-transformers has no attention data")
@@ -260,3 +261,30 @@ def test_measurement_engine_names_outside_the_table_are_not_checked(catalog: Cat
     assert engine_support.accelerator_problems("deepspeed", gaudi) == []
     assert engine_support.accelerator_problems(None, gaudi) == []
     assert Predictor.load(catalog=catalog) is not None
+
+
+def test_engines_that_split_the_layers_run_every_gpu_as_a_pipeline_stage(
+    predictor: Predictor, catalog: Catalog
+) -> None:
+    """llama.cpp (``--split-mode layer``) and hf-transformers (``device_map``) pass a token
+    through the GPUs in turn: their usual layout is PP = the GPUs, TP 1, so their ITL never
+    beats one GPU's read of all the weights; vLLM's is TP over the GPUs."""
+    model, gpu = "meta-llama/Llama-2-7b-hf", "A100-SXM4-40GB"
+    rows = pl.DataFrame(
+        {
+            "model": [model] * 6,
+            "gpu": [gpu] * 6,
+            "gpu_count": [1, 2, 4] * 2,
+            "engine": ["llama.cpp"] * 3 + ["vllm"] * 3,
+            "precision": ["fp16"] * 6,
+        }
+    )
+    out = predictor.predict(rows)
+    assert out["error"].to_list() == [""] * 6
+    layouts = out.select("tensor_parallel", "pipeline_parallel").rows()
+    assert layouts == [(1, 1), (1, 2), (1, 4), (1, 1), (2, 1), (4, 1)]
+    llm, spec = catalog.llm(model), catalog.gpu(gpu)
+    one_gpu_read_s = llm["total_params_b"] * 1e9 * 2 / (spec["memory_bandwidth_gb_s"] * 1e9)
+    assert all(itl >= one_gpu_read_s for itl in out["itl_s"][:3])
+    resolved = validity.resolve_layout(llm, spec, 4, engine="hf-transformers")
+    assert resolved == validity.Layout(1, 4, 1, 1)

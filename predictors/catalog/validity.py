@@ -9,7 +9,9 @@ TensorRT-LLM use for DeepSeek-style models.
 
 Without stated ``pipeline_parallel`` / ``data_parallel`` / ``expert_parallel`` the engines' usual
 layout is assumed (:func:`resolve_layout`): DP 1, TP = ``gpu_count`` while it fits one domain and
-otherwise TP = the domain with PP across domains; for MoE models EP = TP × DP.
+otherwise TP = the domain with PP across domains (an engine that splits the layers,
+:data:`~predictors.core.vocab.LAYER_SPLIT_ENGINES`: PP = ``gpu_count``, TP 1); for MoE models
+EP = TP × DP (1 for an engine without expert parallelism).
 
 Rules (each problem is one line ``field: what is wrong; fix``, the style of the other row errors
 of batch predict; nothing here raises on bad configurations):
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from predictors.catalog import engine_support
+from predictors.core.vocab import LAYER_SPLIT_ENGINES
 
 #: GPUs one node (server) holds, by catalog ``form_factor``, where the catalog row has no
 #: ``node_gpus``: PCIe 8 (4U servers with 8 double-width cards); SXM2 8 (DGX-1 / HGX-1); SXM3 16
@@ -142,7 +145,9 @@ def resolve_layout(
     if gpu_count % dp:
         return None
     pp = pipeline_parallel
-    if pp is None:
+    if pp is None and engine in LAYER_SPLIT_ENGINES:
+        pp = gpu_count // dp  # its layers split over every GPU, one stage after another
+    elif pp is None:
         domain = tp_domain_gpus(gpu)
         per_rank = gpu_count // dp
         pp = 1 if per_rank <= domain or per_rank % domain else per_rank // domain
@@ -260,11 +265,12 @@ def layout_problems(
             f"pipeline_parallel: {layout.pp} stages exceed the {num_layers} layers of "
             f"{llm.get('id')}; use at most {num_layers}"
         )
-    problems.extend(_expert_problems(llm, layout))
-    if not problems:
+    if not problems:  # what the engine runs at all, then the expert split
         problems = engine_support.layout_problems(
             engine, gpu, (layout.tp, layout.pp, layout.dp, layout.ep), node_gpus(gpu), field=field
         )
+    if not problems:
+        problems = _expert_problems(llm, layout)
     return (None if problems else layout), problems
 
 

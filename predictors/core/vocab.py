@@ -24,6 +24,12 @@ ENGINES: tuple[str, ...] = get_args(Engine)
 #: run); the planner builds disaggregated units only for them.
 DISAGG_ENGINES: tuple[str, ...] = ("vllm", "sglang", "tensorrt-llm")
 
+#: Engines whose multi-GPU replica splits the layers over the GPUs, stages running one after
+#: another (llama.cpp's default ``--split-mode layer``; transformers' ``device_map``): their usual
+#: layout is pipeline parallelism over every GPU of the replica, TP 1 (docs/contracts.md, "Engine
+#: capabilities").
+LAYER_SPLIT_ENGINES: tuple[str, ...] = ("hf-transformers", "llama.cpp")
+
 #: Other spellings of the engines, as sources and users write them (lower case).
 ENGINE_ALIASES: dict[str, str] = {
     "trtllm": "tensorrt-llm",
