@@ -155,6 +155,18 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "1.28; ≤ 8: 0.90 → 0.82), and the shipped Llama-2-70B fp4 ITL on one B200 at batch 1024 "
     "rose 110 → 127 ms (8.1 times its roofline). Keeping the per-stack factors in predictions "
     "too: 18.1 %, τ 0.529, at the price of same-vendor dominance between Intel's lines.",
+    "Adopted on 2026-12-06 from the engines' documentation, not from held-out numbers: "
+    "llama.cpp and hf-transformers split the layers over the GPUs (llama.cpp's default "
+    "--split-mode layer, transformers' device_map), so their usual layout is pipeline "
+    "parallelism over every GPU with TP 1, where it was TP over the GPUs (Argonne's llama.cpp "
+    "training rows on 1, 2 and 4 GPUs have about the same ITL at each count). The evaluation "
+    "after the change, before → after: ITL LOGO NVIDIA DC 19.8 → 19.3 % (coverage 92.3 → "
+    "92.9 % at median hi/lo 3.91 → 4.16), all GPUs 24.0 → 23.4 %, LOLO 24.8 → 24.3 %, LOAO "
+    "24.5 → 23.9 %, newer than 2022 45.8 → 42.0 %, newer than 2025 28.3 → 28.2 % (hi/lo "
+    "5.44 → 5.64), τ GPU 0.560 → 0.695; power and TTFT unchanged. Argonne's llama.cpp rows, "
+    "LOGO: 284 on 2-4 GPUs 68.2 → 45.5 %, 105 on one GPU 35.9 → 24.6 %; every other row 23.2 → "
+    "23.0 %. The 284 rows left the pure-TP class for the new 'PP inside one domain' class of "
+    "the layout table.",
 )
 
 

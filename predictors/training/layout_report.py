@@ -46,12 +46,16 @@ LAYOUT_CLASSES: dict[str, tuple[str, pl.Expr]] = {
         (pl.col("is_moe").fill_null(False) & (_STATED_EP > 1)).fill_null(False),
     ),
     "attention_dp": ("attention DP (DP > 1)", (pl.col("data_parallel") > 1).fill_null(False)),
+    "layer_split": (
+        "PP inside one domain (llama.cpp, hf-transformers: the layers split over the GPUs)",
+        ((pl.col("pipeline_parallel") > 1) & (_N <= physics.tp_domain_gpus())).fill_null(False),
+    ),
 }
 PURE_TP = (
     "pure_tp",
     "pure TP (1 node: PP 1, DP 1, no EP, within the node or NVLink domain, ≤ 8 GPUs)",
 )
-ORDER: tuple[str, ...] = (PURE_TP[0], "multi_node", "ep", "attention_dp", "nvl72")
+ORDER: tuple[str, ...] = (PURE_TP[0], "multi_node", "ep", "attention_dp", "nvl72", "layer_split")
 TITLES: dict[str, str] = {PURE_TP[0]: PURE_TP[1], **{k: t for k, (t, _) in LAYOUT_CLASSES.items()}}
 #: Splits the section reports (each present in the long table of :func:`accuracy.run`).
 LAYOUT_SPLITS: tuple[str, ...] = ("logo", "lolo")
