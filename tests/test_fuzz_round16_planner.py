@@ -55,11 +55,12 @@ def test_a_budget_message_quotes_the_least_cost_on_the_power_curves(tmp_path: Pa
 @pytest.mark.slow  # plans and compares on both deployments: 2.6 s
 def test_compare_both_shows_the_mixed_fleet_the_planner_finds(tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
+    # 1.0 req/s, a load the plan mixes the two at (0.92 before the retrain of 2026-12-06)
     scenario.write_text(
         "name: mixed\nregion: US\nelectricity_usd_per_kwh: 0.12\ndeployment: both\n"
         "objective: {minimize: energy}\ngpus:\n  L4: {}\nmodels:\n  - name: m\n"
         "    model: mistralai/Mistral-7B-Instruct-v0.3\n"
-        "    load: {requests_per_s: 0.92, input_tokens: 8000, output_tokens: 256}\n"
+        "    load: {requests_per_s: 1.0, input_tokens: 8000, output_tokens: 256}\n"
         "    sla: {itl_ms: 80, ttft_ms: 3000}\n",
         encoding="utf-8",
     )
@@ -70,7 +71,7 @@ def test_compare_both_shows_the_mixed_fleet_the_planner_finds(tmp_path: Path) ->
     assert kinds == {"aggregated", "disaggregated"}, kinds  # the plan mixes the two
     out = tmp_path / "compare.json"
     result = run_cli(
-        "compare", "-m", "mistralai/Mistral-7B-Instruct-v0.3", "--requests-per-s", "0.92",
+        "compare", "-m", "mistralai/Mistral-7B-Instruct-v0.3", "--requests-per-s", "1.0",
         "--itl-ms", "80", "--ttft-ms", "3000", "--input-tokens", "8000", "--output-tokens",
         "256", "--gpus", "L4", "--by", "energy", "--deployment", "both", "-f", "json",
         "-o", str(out),

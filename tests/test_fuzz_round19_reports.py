@@ -138,7 +138,7 @@ def test_diff_names_other_predictors(tmp_path: Path, base: dict[str, Any]) -> No
 def test_diff_shows_an_allocations_load_and_names_a_unit_once(tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     assert run_cli("plan", "disagg-tight-sla", "-f", "json", "-o", str(a)).code == 0
-    more = ("--set", "models[0].load.requests_per_s=30")
+    more = ("--set", "models[0].load.requests_per_s=28")  # 30 before the retrain of 2026-12-06
     assert run_cli("plan", "disagg-tight-sla", *more, "-f", "json", "-o", str(b)).code == 0
     result = run_cli("diff", str(a), str(b))
     assert result.code == 0, result.err
