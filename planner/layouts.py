@@ -45,7 +45,7 @@ from typing import Any
 from planner.inputs import Candidate, Exclusion
 from planner.scenario.limits import DEFAULT_TP_DEGREES
 from planner.scenario.sections import LayoutOption
-from predictors.catalog import validity
+from predictors.catalog import engine_support, validity
 from predictors.core.errors import WattgpuError
 
 #: Pipeline stages of the planner-generated layouts (while the replica may span as many domains).
@@ -120,8 +120,14 @@ def _base(
     count the rules refuse (the engine's capabilities included) stays pure TP, for the
     predictors to refuse with their reason."""
     out = []
+    domain = validity.tp_domain_gpus(gpu)
+    runs = not engine_support.accelerator_problems(engine, gpu)
+    full = engine is None or engine in engine_support.FULL_ENGINES
     for t in degrees:
-        shape = _valid(llm, gpu, t, None, None, engine)
+        # inside the domain, heads-valid pure TP needs no other rule for an engine that runs
+        # every layout on every GPU it supports (its usual EP is valid); the others are checked
+        shape = _usual(llm, gpu, t, engine) if full and t <= domain and runs else None
+        shape = shape or _valid(llm, gpu, t, None, None, engine)
         if shape is None:
             pure = validity.resolve_layout(llm, gpu, t, 1, 1, engine=engine)
             shape = _shape(gpu, pure or validity.Layout(t, 1, 1, 1))
@@ -137,6 +143,13 @@ def _tp_copies_kv(llm: Mapping[str, Any], tp: int) -> bool:
     *tp*): attention data parallelism over the same GPUs (TP 1 × DP *tp*, EP *tp*) holds it once,
     the layout engines run such models with."""
     return bool(llm.get("is_moe")) and validity.kv_copies(llm, tp) > 1.0
+
+
+def _usual(
+    llm: Mapping[str, Any], gpu: Mapping[str, Any], count: int, engine: str | None
+) -> Shape | None:
+    layout = validity.resolve_layout(llm, gpu, count, engine=engine)
+    return None if layout is None else _shape(gpu, layout)
 
 
 def _automatic(

@@ -395,6 +395,7 @@ COMPARE = dict(
 )
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_compare_deployment_rows(predictor: Predictor) -> None:
     from planner.analysis.compare import CompareRequest, compare, compare_csv_columns
 

@@ -141,6 +141,7 @@ def test_a_limit_gets_every_evaluated_layout(objective: str, tmp_path: Path) -> 
     assert ("oss", "A100-SXM4-80GB", 4) in layouts
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_the_relaxations_proof_never_fires_on_a_feasible_instance() -> None:
     """:func:`planner.solve.colgen.relaxation_infeasible` (elastic rows at a penalty far above
     any plan's objective) says no plan exists only where the exhaustive master agrees, and

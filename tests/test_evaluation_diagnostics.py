@@ -94,6 +94,7 @@ def test_unseen_protocol_counts_the_rows_left_out_of_the_diagnostic() -> None:
     assert out.to_dicts() == [{"target": "power", "gpu": "h", "source": "v3", "rows": 2}]
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_seed_stability_seed_0_is_the_reported_logo_and_seeds_move_it() -> None:
     frame = prepare(_synthetic_table(n_per_gpu=40), load_catalog())
     table = seed_stability(frame, seeds=(0, 1), targets=("power",))

@@ -102,6 +102,7 @@ def test_a_search_near_an_infeasible_cap_keeps_its_time_limit(tmp_path: Path) ->
     assert data["solve"]["seconds"] < 2 + 5, data["solve"]["seconds"]
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_the_robust_alternatives_reason_keeps_its_number(tmp_path: Path) -> None:
     """The flag's `robust_instead` ended "(raise power_cap_kw to at least)": cut at 200
     characters before the value."""

@@ -122,6 +122,7 @@ def test_drawn_candidates_keep_the_physics(base_run: PlanRun, seed: int, scale: 
         assert np.allclose(ratio, ratio[0], rtol=1e-9)
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_summary_follows_from_the_records(base_run: PlanRun) -> None:
     doc = json.loads(_sweep_json(base_run, "local", 1, 16, "none"))
     records, summary = doc["records"], doc["summary"]
@@ -301,6 +302,7 @@ def test_cli_writes_a_valid_sweep_with_a_grid(tmp_path: Path) -> None:
         assert 0.0 <= flag["sla_probability"] <= 1.0
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_robust_choice_meets_its_probability(base_run: PlanRun) -> None:
     s = sweep_settings(None, draws=24, seed=3, choose="robust", sla_probability=0.2, force=False)
     doc = run_sweep(replace(base_run), None, s)
