@@ -115,7 +115,7 @@ def _rungs(
         )
         return memo[key]
     stated = None
-    runs = not engine_support.accelerator_problems(scenario.engine, row)
+    runs = engine_support.runs_on(scenario.engine, row)
     # on a GPU the engine does not run on, the predictors refuse every layout with the reason,
     # stated or not (the pair is excluded, not the scenario refused)
     if offer.layouts is not None and may_place(scenario, entry, gpu) and runs:

@@ -121,7 +121,7 @@ def _base(
     predictors to refuse with their reason."""
     out = []
     domain = validity.tp_domain_gpus(gpu)
-    runs = not engine_support.accelerator_problems(engine, gpu)
+    runs = engine_support.runs_on(engine, gpu)
     full = engine is None or engine in engine_support.FULL_ENGINES
     for t in degrees:
         # inside the domain, heads-valid pure TP needs no other rule for an engine that runs

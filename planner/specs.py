@@ -115,7 +115,7 @@ def layout_problems(scenario: Scenario, catalog: Catalog) -> list[str]:
         if not offer.layouts:
             continue
         row = catalog.gpu(gpu)
-        if engine_support.accelerator_problems(scenario.engine, row):
+        if not engine_support.runs_on(scenario.engine, row):
             continue  # every layout of it is excluded with the reason, stated or not
         for entry in scenario.models:
             llm = catalog.llm(entry.model)

@@ -212,6 +212,11 @@ def accelerator_problems(engine: str | None, gpu: Mapping[str, Any]) -> list[str
     return []
 
 
+def runs_on(engine: str | None, gpu: Mapping[str, Any]) -> bool:
+    """True unless *engine* does not run on catalog GPU *gpu* (:func:`accelerator_problems`)."""
+    return not accelerator_problems(engine, gpu)
+
+
 def default_expert_parallel(engine: str | None) -> bool:
     """True when *engine*'s usual layout spreads the experts (EP = TP × DP); False when it shards
     every expert by tensor parallelism (EP 1)."""
