@@ -178,6 +178,7 @@ def test_readme_python_example_uses_only_the_stable_api() -> None:
     assert len(example.strip().splitlines()) <= 8
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_readme_python_example_runs_from_an_empty_directory(tmp_path: Path) -> None:
     (example,) = _fenced(README.read_text(encoding="utf-8"), "python")
     script = tmp_path / "readme_example.py"

@@ -189,6 +189,7 @@ def _user_catalog_scenario(root: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_user_catalog_is_honoured_by_every_command(empty_cwd: Path) -> None:
     scenario = _user_catalog_scenario(empty_cwd.parent)
     result = _invoke("validate", str(scenario))

@@ -122,6 +122,7 @@ def test_a_chart_name_not_ending_in_png_or_svg_is_refused(tmp_path: Path, name: 
     assert not chart.exists()
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_an_svg_chart_is_svg_and_the_same_on_every_run(tmp_path: Path) -> None:
     """``x.svg`` got PNG bytes; it is now an SVG document, without a date or random ids."""
     first, second = tmp_path / "front.svg", tmp_path / "again.SVG"

@@ -223,6 +223,7 @@ def test_ours_transfers_to_an_unseen_gpu_on_physics_generated_data() -> None:
     assert coverage(y, ours.lo, ours.hi) > 50.0
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_train_save_load_is_deterministic(tmp_path: Path) -> None:
     table = _synthetic_table(n_per_gpu=30)
     catalog = load_catalog()

@@ -85,6 +85,7 @@ def _one_line(result: Result) -> str:
     ("engine", "prefix", "name"),
     [("dask", "tcp://", "a dask scheduler"), ("ray", "", "a Ray cluster")],
 )
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_a_silent_listener_is_one_line_within_the_bound(
     monkeypatch: pytest.MonkeyPatch, engine: str, prefix: str, name: str
 ) -> None:
@@ -132,6 +133,7 @@ def test_a_ray_listener_that_closes_at_once_is_one_line() -> None:
     assert "it closed the connection" in _one_line(result)
 
 
+@pytest.mark.slow  # 1.3-2 s: the default run stays under 2 minutes
 def test_a_dask_listener_that_closes_at_once_is_one_line() -> None:
     pytest.importorskip("distributed")
     with listener(lambda conn: None) as port:
