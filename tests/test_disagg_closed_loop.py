@@ -80,6 +80,7 @@ def tables(predictor: Predictor) -> tuple[DisaggTable, DisaggTable]:
     return one, two
 
 
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_wave_ttft_rises_with_users_and_falls_with_prefill_workers(
     tables: tuple[DisaggTable, DisaggTable],
 ) -> None:

@@ -178,6 +178,7 @@ def _repeats(text: str) -> bool:
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(tree=_trees, chunk=st.integers(1, 7))
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_the_member_count_finds_every_repeat_and_only_repeats(tree: Any, chunk: int) -> None:
     text = _text(tree)
     original = safe_read.DEPTH_CHUNK_BYTES

@@ -52,6 +52,7 @@ def _solve(dec: Decomposition) -> DecomposedSolution | None:
 
 
 @pytest.mark.parametrize("step", ["wider", "every vector"])
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_the_fallback_decides_like_the_exhaustive_master(
     step: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -147,6 +147,7 @@ json_documents = st.recursive(
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(value=json_documents, ascii_only=st.booleans())
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_fast_json_parser_gives_the_standard_librarys_values(value: Any, ascii_only: bool) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert _outcome(safe_read.parse_json, text) == _outcome(_stdlib, text)

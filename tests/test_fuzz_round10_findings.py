@@ -100,6 +100,7 @@ models:
 """
 
 
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_node_failover_under_a_power_cap_plans_without_a_numeric_warning(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(FAILOVER)

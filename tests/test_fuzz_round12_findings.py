@@ -114,6 +114,7 @@ MIXED = {
 }
 
 
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_node_failover_of_a_mixed_unit_loses_the_worst_type_s_node(predictor: Predictor) -> None:
     """A unit with 1 L40S and 1 L4 GPU: eight units fill one node of each type, so a lost node
     takes out eight units, not the decode type's 8 // (2 GPUs) = 4 of before."""

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from predictors.api import Predictor
 from predictors.catalog import engine_support
@@ -104,6 +105,7 @@ def test_a_refusals_fix_is_one_the_engine_can_follow(predictor: Predictor) -> No
     ]
 
 
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_compare_names_the_engine_when_it_is_the_cause() -> None:
     common = ("--requests-per-s", "1", "--itl-ms", "200", "-f", "csv")
     result = run_cli(

@@ -49,6 +49,7 @@ def _regional(deployment: str, eu_gpus: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("deployment", ["aggregated", "disaggregated", "both"])
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_a_region_without_stock_is_proven_infeasible_in_every_deployment(
     predictor: Predictor, deployment: str
 ) -> None:
@@ -64,6 +65,7 @@ def test_a_region_without_stock_is_proven_infeasible_in_every_deployment(
     assert any("serve at most 0 req/s" in m for m in plan.solve.messages), plan.solve.messages
 
 
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_a_mixed_unit_in_a_region_pays_that_region_s_price_of_each_type(
     predictor: Predictor,
 ) -> None:

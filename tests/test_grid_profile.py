@@ -273,6 +273,7 @@ def docs_profile_example() -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_docs_example_plans_the_bundled_scenario_on_the_hours(tmp_path: Path) -> None:
     example = docs_profile_example()
     scenario = yaml.safe_load((REPO / "scenarios" / "eu-power-cap-carbon.yaml").read_text())

@@ -232,6 +232,7 @@ def test_the_shortest_lifetime_gives_finite_figures() -> None:
 # 5. predict --requests-per-s 1e308: the error and nothing else ------------------------------
 
 
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_a_huge_rate_is_one_line_without_a_warning(tmp_path: Path) -> None:
     result = run_bounded(
         "predict", "--model", LLAMA, "--gpu", "A30", "--requests-per-s", "1e308", cwd=tmp_path
@@ -241,6 +242,7 @@ def test_a_huge_rate_is_one_line_without_a_warning(tmp_path: Path) -> None:
     assert "Warning" not in result.err
 
 
+@pytest.mark.slow  # about 1 s: the default run stays under 2 minutes
 def test_a_huge_rate_in_a_csv_row_is_its_error_without_a_warning(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text(f"model,gpu,requests_per_s\n{LLAMA},A30,1e308\n{LLAMA},A30,1\n")
