@@ -37,6 +37,7 @@ from planner.cli import schema as cli_schema
 from planner.cli import sweep as cli_sweep
 from planner.cli import threads
 from planner.cli import validate as cli_validate
+from planner.cli.number_options import guard_number_options
 from planner.cli.oneline import escape_breaks, escape_user_breaks, user_values
 from planner.cli.outputs import guard_file_options
 from predictors.core.errors import WattgpuError
@@ -73,6 +74,7 @@ class _Group(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         guard_file_options(self.commands)
+        guard_number_options(self.commands)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click's Context
         return super().parse_args(ctx, bare_optional_values(args))

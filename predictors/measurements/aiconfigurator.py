@@ -169,6 +169,9 @@ def _read_line(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
 
 
 def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
+    for name in ("model_path", "system"):  # named with its line, not later without one
+        if not str(r.get(name) or "").strip():
+            raise ValueError(f"{name} is empty (required)")
     mode = r["mode"]
     if mode == "agg":
         n_gpu = _gpus(r, "")

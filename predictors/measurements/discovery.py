@@ -41,18 +41,36 @@ def _first_line(path: Path) -> str:
     return ""
 
 
-def _csv_format(f: Path) -> str | None:
-    """The format a CSV's name and header identify, or None."""
-    if is_v1_file(f):
-        return "mlenergy_v1"
-    if is_argonne_file(f):
-        return "argonne"
-    cols = [c.strip().strip('"') for c in _first_line(f).split(",")]
+def _header_format(line: str) -> str | None:
+    cols = [c.strip().strip('"') for c in line.split(",")]
     if is_aiconfigurator_header(cols):
         return "aiconfigurator"
     if is_watt_counts_header(cols):
         return "watt_counts"
     return None
+
+
+def _utf16_first_line(path: Path) -> str:
+    """The first non-blank line of a file that starts with a UTF-16 byte-order mark, else ''."""
+    with contextlib.suppress(OSError), path.open("rb") as fh:
+        head = fh.read(65536)
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return head.decode("utf-16", errors="replace").lstrip().split("\n", 1)[0]
+    return ""
+
+
+def _csv_format(f: Path) -> str | None:
+    """The format a CSV's name and header identify, or None. A CSV saved as UTF-16 is an error
+    naming the encoding (read as UTF-8 its header would match no format)."""
+    if _utf16_first_line(f):
+        raise DataError(
+            f"{f}: the file is UTF-16 encoded; save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)"
+        )
+    if is_v1_file(f):
+        return "mlenergy_v1"
+    if is_argonne_file(f):
+        return "argonne"
+    return _header_format(_first_line(f))
 
 
 def _tree(data_dir: Path) -> tuple[list[Path], list[Path]]:

@@ -84,6 +84,14 @@ def _read_file(path: Path) -> pl.DataFrame:
             .then(pl.lit(f"{c}: ") + pl.Series(cell).str.slice(0, 40) + " is not a number")
             .otherwise(problem)
         )
+    if "model" in text.columns:  # named with its line, not later without one
+        empty = text["model"].str.strip_chars().fill_null("") == ""
+        problem = (
+            pl.when(pl.Series(empty)).then(pl.lit("model is empty (required)")).otherwise(problem)
+        )
+        raw = raw.with_columns(
+            pl.col("model").fill_null("?")
+        )  # the placeholder unreadable rows use
     line = pl.int_range(2, raw.height + 2).cast(pl.String)
     quality = (
         pl.when(problem.is_not_null())

@@ -1,0 +1,101 @@
+"""Fuzz round 22 (carried from round 21d and 21a): inputs named where they go wrong.
+
+Each test failed before its fix: an empty model cell of an aiconfigurator or ML.ENERGY v1 CSV
+was dropped as ``model is empty (required)`` without its line; a measurements CSV saved as
+UTF-16 was skipped as if it were no measurement file (``no measurement files of a known format
+found``); ``--itl-ms nan`` and other non-finite float options read ``Input should be less than
+or equal to 3600000``, a bound the user did not cross."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import run_cli
+
+_AICONF = "aiconfigurator-silicon/silicon_sample.csv"
+
+
+def _aiconfigurator_lines(measurements_dir: Path, n: int) -> list[list[str]]:
+    with (measurements_dir / _AICONF).open(encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh)
+        return [row for _, row in zip(range(n), reader, strict=False)]
+
+
+def test_an_empty_model_cell_is_dropped_naming_its_line(
+    tmp_path: Path, measurements_dir: Path
+) -> None:
+    rows = _aiconfigurator_lines(measurements_dir, 6)
+    rows[3][rows[0].index("model_path")] = ""  # the CSV's line 4
+    target = tmp_path / "data" / _AICONF
+    target.parent.mkdir(parents=True)
+    with target.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    legacy = tmp_path / "data" / "ml-energy-benchmark" / "data" / "legacy"
+    legacy.mkdir(parents=True)
+    (legacy / "A40_chat-concise_benchmark.csv").write_text(
+        "model,throughput,response_length,latency,energy\n"
+        "lmsys/vicuna-7B,29.8,271.9,9.13,2143.5\n"
+        ",26.5,255.5,9.40,2439.3\n",
+        encoding="utf-8",
+    )
+    result = run_cli("data", "summary", "--data", str(tmp_path / "data"))
+    assert result.code == 0, result.err
+    assert "silicon_sample.csv line 4: model_path is empty (required)" in result.out
+    assert "A40_chat-concise_benchmark.csv line 3: model is empty (required)" in result.out
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "text"),
+    [
+        ("aiconfigurator-silicon", "silicon_sample.csv", None),
+        (
+            "ml-energy-benchmark/data/legacy",
+            "A40_chat-concise_benchmark.csv",
+            "model,throughput,response_length,latency,energy\nlmsys/vicuna-7B,29.8,271.9,9.1,2143\n",
+        ),
+    ],
+)
+def test_a_utf16_measurements_csv_is_named_with_its_encoding(
+    tmp_path: Path, measurements_dir: Path, folder: str, name: str, text: str | None
+) -> None:
+    if text is None:
+        lines = _aiconfigurator_lines(measurements_dir, 3)
+        text = "\n".join(",".join(f'"{c}"' for c in row) for row in lines) + "\n"
+    target = tmp_path / "data" / folder / name
+    target.parent.mkdir(parents=True)
+    target.write_bytes(text.encode("utf-16"))
+    result = run_cli("data", "summary", "--data", str(tmp_path / "data"))
+    assert result.code == 1
+    assert f"{name}: the file is UTF-16 encoded; save it as UTF-8" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        (
+            "--requests-per-s",
+            "nan",
+            "--requests-per-s nan: not a finite number; give a number from 0 to 1,000,000",
+        ),
+        (
+            "--itl-ms",
+            "-inf",
+            "--itl-ms -inf: not a finite number; give a number from 0.001 to 3,600,000",
+        ),
+        ("--hours", "Infinity", "--hours Infinity: not a finite number"),
+    ],
+)
+def test_a_non_finite_number_option_is_named_as_such(
+    option: str, value: str, expected: str
+) -> None:
+    args = {"--requests-per-s": "2", "--itl-ms": "50", "--hours": "8760", option: value}
+    flat = [x for kv in args.items() for x in kv]
+    result = run_cli("compare", "--model", "meta-llama/Llama-3.1-8B-Instruct", *flat)
+    assert result.code == 1
+    assert result.err.strip().startswith(f"error: {expected}")
+    assert len(result.err.strip().splitlines()) == 1
+    assert "less than or equal" not in result.err
