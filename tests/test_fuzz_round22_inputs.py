@@ -99,3 +99,35 @@ def test_a_non_finite_number_option_is_named_as_such(
     assert result.err.strip().startswith(f"error: {expected}")
     assert len(result.err.strip().splitlines()) == 1
     assert "less than or equal" not in result.err
+
+
+def _scenario_with(tmp_path: Path, old: str, new: str, extra: str = "") -> Path:
+    text = (Path(__file__).parents[1] / "scenarios" / "paper-llama8b-low-load.yaml").read_text(
+        encoding="utf-8"
+    )
+    assert old in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace(old, new, 1) + extra, encoding="utf-8")
+    return path
+
+
+def test_a_400_digit_number_is_named_too_large_not_no_number(tmp_path: Path) -> None:
+    """Was: ``expected a number, got an integer of about 400 digits — give a number``."""
+    path = _scenario_with(tmp_path, "requests_per_s: 0.33", "requests_per_s: 1" + "0" * 400)
+    result = run_cli("validate", str(path))
+    assert result.code == 1
+    assert (
+        "models[0].load.requests_per_s: an integer of about 400 digits is too large for a number"
+        " — give a smaller value" in result.err
+    )
+
+
+def test_a_400_digit_draw_count_is_not_printed_in_full(tmp_path: Path) -> None:
+    """Was: the count printed with 133 thousands separators on one line."""
+    path = _scenario_with(tmp_path, "x", "x", "\nsweep:\n  draws: 1" + "0" * 400 + "\n")
+    result = run_cli("sweep", str(path))
+    assert result.code == 1
+    assert "sweep.draws: a draw count of about 401 digits is above the limit of 100,000" in (
+        result.err
+    )
+    assert len(result.err) < 300

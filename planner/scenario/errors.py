@@ -118,6 +118,8 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
                 msg += f" (allowed here: {', '.join(fields)})"
         elif kind == "missing":
             msg = "required but missing — add it (see docs/scenarios.md)"
+        elif kind in _TYPE_NAMES and type(value) is int and kind.startswith("float"):
+            msg = f"{_show(value)} is too large for a number — give a smaller value"
         elif kind in _TYPE_NAMES:
             msg = f"expected {_TYPE_NAMES[kind]}, got {_show(value)} — give {_TYPE_NAMES[kind]}"
         elif kind == "finite_number":

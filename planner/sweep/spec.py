@@ -108,7 +108,9 @@ def settings(
 
 
 def _draws_above(n: int, option: str) -> str:
-    above = f"{n:,} draws is above the limit of {MAX_DRAWS:,}"
+    digits = int(n.bit_length() * 0.30103) + 1
+    count = f"{n:,} draws" if n < 10**18 else f"a draw count of about {digits} digits"
+    above = f"{count} is above the limit of {MAX_DRAWS:,}"
     if option:
         return f"{above}; give fewer or add --force"
     return f"{above}; lower it, give --draws N or add --force"
