@@ -131,3 +131,21 @@ def test_a_400_digit_draw_count_is_not_printed_in_full(tmp_path: Path) -> None:
         result.err
     )
     assert len(result.err) < 300
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["dask", "ray"])
+def test_a_dead_dask_or_ray_worker_is_one_error_line(engine: str) -> None:
+    """Was: Dask's ``FutureCancelledError … already forgotten`` and Ray's ``WorkerCrashedError``
+    as internal errors (exit 2). A real local cluster; the task ends its worker process."""
+    from planner.sweep.executors import open_engine
+    from predictors.core.errors import WattgpuError
+    from tests.pool_probe import die
+
+    pytest.importorskip("distributed" if engine == "dask" else "ray")
+    with pytest.raises(WattgpuError) as caught:
+        with open_engine(engine, None, workers=1) as session:
+            session.run(die, [[0], [1]], lambda i: None)
+    message = str(caught.value)
+    assert message.startswith(f"--engine {engine}: a worker process died during the sweep")
+    assert "nothing was written" in message and "\n" not in message

@@ -20,8 +20,8 @@ An address is checked first (:func:`planner.sweep.address.check_address`: a TCP 
 :data:`~planner.sweep.address.HANDSHAKE_TIMEOUT_S`, since neither engine bounds it); an engine
 whose extra is not installed names the ``pip install`` line. Ctrl-C cancels what has not
 started and stops the workers (the caller writes nothing); SIGTERM and SIGHUP do the same, and
-the process exits 143 or 129. A local worker process that dies (killed, out of memory) stops
-the sweep with one error line (:data:`WORKER_DIED`); nothing is written.
+the process exits 143 or 129. A worker process that dies (killed, out of memory) stops the
+sweep with one error line on every engine (:func:`worker_died`); nothing is written.
 """
 
 from __future__ import annotations
@@ -42,11 +42,19 @@ from predictors.core.signals import stop_signals_exit
 ENGINES: tuple[str, ...] = ("local", "dask", "ray")
 EXTRAS = {"dask": "dask", "ray": "ray"}
 
-WORKER_DIED = (
-    "--engine local: a worker process died during the sweep (killed, e.g. by the out-of-memory "
-    "killer or a signal); the draws it and the others had finished are lost and nothing was "
-    "written; rerun with fewer --workers, or with more memory free"
-)
+
+def worker_died(engine: str) -> str:
+    """The error of an engine whose worker process ended abruptly: a local pool's
+    ``BrokenProcessPool``, Dask's ``KilledWorker`` (or its futures cancelled under the client),
+    Ray's ``WorkerCrashedError``, ``NodeDiedError`` or ``OutOfMemoryError``."""
+    return (
+        f"--engine {engine}: a worker process died during the sweep (killed, e.g. by the "
+        "out-of-memory killer or a signal); the draws it and the others had finished are lost "
+        "and nothing was written; rerun with fewer --workers, or with more memory free"
+    )
+
+
+WORKER_DIED = worker_died("local")
 """The error of a local pool whose worker process ended abruptly (``BrokenProcessPool``)."""
 
 BatchFn = Callable[[Any, Any], Any]
@@ -209,15 +217,21 @@ class _Dask:
             raise
 
     def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
+        from concurrent.futures import CancelledError
+
         from dask.distributed import as_completed
+        from distributed.scheduler import KilledWorker
 
         self.futures = [self.client.submit(fn, self.ref, b, pure=False) for b in batches]
         index = {f.key: i for i, f in enumerate(self.futures)}
         results: list[Any] = [None] * len(batches)
-        for fut in as_completed(self.futures):
-            i = index[fut.key]
-            results[i] = fut.result()
-            done(i)
+        try:
+            for fut in as_completed(self.futures):
+                i = index[fut.key]
+                results[i] = fut.result()
+                done(i)
+        except (KilledWorker, CancelledError):  # this client cancels only when it stops
+            raise WattgpuError(worker_died("dask")) from None
         return results
 
     def close(self) -> None:
@@ -265,11 +279,19 @@ class _Ray:
         index = {r: i for i, r in enumerate(refs)}
         results: list[Any] = [None] * len(batches)
         self.pending = list(refs)
-        while self.pending:
-            ready, self.pending = ray.wait(self.pending, num_returns=1)
-            for r in ready:
-                results[index[r]] = ray.get(r)
-                done(index[r])
+        died = (
+            ray.exceptions.WorkerCrashedError,
+            ray.exceptions.NodeDiedError,
+            ray.exceptions.OutOfMemoryError,
+        )
+        try:
+            while self.pending:
+                ready, self.pending = ray.wait(self.pending, num_returns=1)
+                for r in ready:
+                    results[index[r]] = ray.get(r)
+                    done(index[r])
+        except died:
+            raise WattgpuError(worker_died("ray")) from None
         return results
 
     def close(self) -> None:
