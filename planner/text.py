@@ -230,10 +230,10 @@ def sections_to_markdown(sections: Sequence[Section]) -> str:
                 )
                 + "|"
             )
-            rows = list(section.rows)
-            if section.footer is not None:
-                rows.append(tuple(f"**{v}**" if v else "" for v in section.footer))
-            out.extend("| " + " | ".join(_md_cell(v) for v in row) + " |" for row in rows)
+            cells = [[_md_cell(v) for v in row] for row in section.rows]
+            if section.footer is not None:  # the values escaped, the bold markers not
+                cells.append([f"**{_md_cell(v)}**" if v else "" for v in section.footer])
+            out.extend("| " + " | ".join(row) + " |" for row in cells)
             out.append("")
         if section.notes:
             out.extend(f"- {_md_cell(note)}" for note in section.notes)

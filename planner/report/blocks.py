@@ -36,7 +36,8 @@ def num(value: Any, digits: int = 3) -> str:
     v = float(value)
     if abs(v) < ZERO_BELOW:
         return "0"
-    if abs(v) >= 10**digits:
+    # 999.6 at 3 digits rounds to 1e+03: a value that rounds up to 10**digits is written whole
+    if abs(v) >= 10**digits or abs(float(f"{v:.{digits}g}")) >= 10**digits:
         return f"{v:,.0f}"
     return f"{v:,.{digits}g}"
 

@@ -47,10 +47,14 @@ def field_range(f: FieldDocument) -> str:
 
 
 def _fleet_table(d: DisclosureDocument) -> Block:
+    """One row per field; a field that does not apply states why in its source column, so the
+    right-aligned value column stays as narrow as the numbers."""
     return table(
         ["field", "value", "unit", "label", "P10 – P90", "source"],
         (
-            [key, field_value(f), f.unit, f.label or "—", field_range(f), f.source]
+            [key, big(f.value), f.unit, f.label or "—", field_range(f), f.source]
+            if f.not_applicable is None
+            else [key, "—", f.unit, f.label or "—", field_range(f), field_value(f)]
             for key, f in d.fields.items()
         ),
         {1, 4},
