@@ -149,3 +149,29 @@ def test_a_dead_dask_or_ray_worker_is_one_error_line(engine: str) -> None:
     message = str(caught.value)
     assert message.startswith(f"--engine {engine}: a worker process died during the sweep")
     assert "nothing was written" in message and "\n" not in message
+
+
+def test_region_suggestions_with_commas_are_quoted(tmp_path: Path) -> None:
+    """Was: ``(did you mean: US Texas, Texas, US, ES?)``, which reads as suggesting the name it
+    just refused (the alias is the one name 'Texas, US')."""
+    path = _scenario_with(tmp_path, "x", "x")
+    result = run_cli("validate", str(path), "--set", "region=Texas")
+    assert result.code == 1
+    assert "'Texas, US'" in result.err
+    assert ", Texas," not in result.err
+
+
+def test_an_entry_that_forbids_every_listed_gpu_is_a_validation_error(tmp_path: Path) -> None:
+    """Was: ``validate`` said ok and only ``plan`` found the entry infeasible (an empty
+    ``allowed_gpus`` was already refused)."""
+    path = tmp_path / "forbid.yaml"
+    path.write_text(
+        "name: forbid\nregion: US\nelectricity_usd_per_kwh: 0.1\ngpus:\n  L4: {}\nmodels:\n"
+        "  - name: a\n    model: meta-llama/Llama-3.1-8B-Instruct\n    forbidden_gpus: [L4]\n"
+        "    load: {requests_per_s: 1, input_tokens: 512, output_tokens: 128}\n"
+        "    sla: {itl_ms: 80}\n",
+        encoding="utf-8",
+    )
+    result = run_cli("validate", str(path))
+    assert result.code == 1
+    assert "models[0].forbidden_gpus: forbids every GPU type listed under gpus" in result.err

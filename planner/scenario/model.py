@@ -313,6 +313,14 @@ def _model_problems(s: Scenario) -> list[tuple[str, str]]:
                             f"{gpu} is not listed under gpus — add it to gpus or remove it here",
                         )
                     )
+            if s.gpus and set(s.gpus) <= set(entry.forbidden_gpus):
+                problems.append(
+                    (
+                        f"models[{i}].forbidden_gpus",
+                        "forbids every GPU type listed under gpus, so nothing can serve the "
+                        "entry — remove one from forbidden_gpus or add a GPU type to gpus",
+                    )
+                )
     lengths = {
         len(e.load.requests_per_s_by_period)
         for e in s.models

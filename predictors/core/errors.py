@@ -51,4 +51,7 @@ def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:
     hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
     if not hits:
         return ""
-    return " (did you mean: " + ", ".join(lowered[h] for h in hits) + "?)"
+    shown = [lowered[h] for h in hits]
+    if any("," in c for c in shown):  # 'Texas, US' beside 'US Texas' would read as three names
+        shown = [f"'{c}'" for c in shown]
+    return " (did you mean: " + ", ".join(shown) + "?)"
