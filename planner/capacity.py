@@ -173,6 +173,8 @@ def _capacities(specs: list[CandidateSpec], table: ServingTable) -> _Points:
         p_mid, p_lo, p_hi = (
             interp_rows(sub.batch, curves.power_w, at_b)[:, 0] for curves in (sub, sub_lo, sub_hi)
         )
+        # the band holds its point, as the saved-plan check requires (lo <= power <= hi)
+        p_lo, p_hi = np.minimum(p_lo, p_mid), np.maximum(p_hi, p_mid)
         # the curves of all rows at once, flat (row after row): the same elementwise
         # arithmetic as row by row, so the same numbers
         counts = cap.curve_knots

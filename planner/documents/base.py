@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
+from planner.documents.json_values import non_finite_field
 from predictors.core.errors import WattgpuError
 from predictors.core.safe_read import MAX_PLAN_JSON_BYTES, load_json
 
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 
 D = TypeVar("D", bound="Document")
 E = TypeVar("E", bound=Enum)
+#: Most problems of a read document (:meth:`Document.saved_problems`) printed before the rest
+#: are counted.
+MAX_SHOWN = 12
 
 
 class Document(BaseModel):
@@ -37,6 +41,12 @@ class Document(BaseModel):
     def to_json_dict(self) -> dict[str, Any]:
         """The document as plain JSON values (non-finite floats stay; ``to_json`` nulls them)."""
         return self.model_dump(mode="json")
+
+    def saved_problems(self) -> list[str]:
+        """What a document read from a file (:func:`load_document`) cannot be that its fields'
+        types do not say, one line per field (figures that disagree with the records they
+        summarise); none unless a document says otherwise."""
+        return []
 
 
 def enum_from_json(kind: type[E]) -> BeforeValidator:
@@ -97,17 +107,33 @@ def load_document(path: Path, model: type[D], what: str, fix: str, *, strict: bo
     """Read and validate the JSON file *path* as *model*; one clear line on any problem. With
     *strict* every field takes its own JSON type only (pydantic's strict mode): ``true`` is no
     integer or number, ``2.0`` no integer, ``1`` no boolean (lax mode reads ``"replicas": true``
-    as 1); an integer still reads as a number."""
+    as 1); an integer still reads as a number. A number beyond a float's range (``1e400``,
+    which parses as infinity) is an unusable number naming its field; what the document's
+    types cannot say (:meth:`Document.saved_problems`) one line per field after validation."""
     try:  # size, UTF-8, nesting depth and NaN are checked before anything is parsed
         data = load_json(path, MAX_PLAN_JSON_BYTES)
     except WattgpuError as exc:
         raise WattgpuError(f"{exc}; {fix}") from None
     if not isinstance(data, dict):
         raise WattgpuError(f"{path}: not a {what} (expected a JSON object); {fix}")
+    field = non_finite_field(data)
+    if field is not None:  # a literal beyond a float's range (1e400) parses as infinity
+        raise WattgpuError(
+            f"{path}: unusable number in JSON ({field}: beyond a float's range) — give finite "
+            f"numbers; {fix}"
+        )
     try:
-        return model.model_validate(data, strict=strict)
+        doc = model.model_validate(data, strict=strict)
     except ValidationError as exc:
         raise WattgpuError(f"{path}: not a valid {what}: {first_error(exc)}; {fix}") from None
+    problems = doc.saved_problems()
+    if problems:
+        shown = [f"{path}: {p}" for p in problems[:MAX_SHOWN]]
+        if len(problems) > MAX_SHOWN:
+            shown.append(f"{path}: … and {len(problems) - MAX_SHOWN} more")
+        shown[-1] += f" — the {what} was edited or damaged; {fix}"
+        raise WattgpuError("\n".join(shown))
+    return doc
 
 
 def dataclass_values(obj: DataclassInstance, *, skip: Collection[str] = ()) -> dict[str, Any]:

@@ -1,10 +1,12 @@
 """What a value read from a plan JSON is, for the checks of the raw records
 (:mod:`.verify_candidates`, :mod:`.verify_inputs`, :mod:`.verify_periods`, :mod:`.verify_units`):
-JSON's ``true``/``false`` are Python bools, which are ints, so each test excludes them."""
+JSON's ``true``/``false`` are Python bools, which are ints, so each test excludes them; and
+where a parsed document holds an infinite number (:func:`non_finite_field`)."""
 
 from __future__ import annotations
 
 import math
+from itertools import chain
 from typing import Any
 
 
@@ -25,3 +27,65 @@ def is_number(value: Any) -> bool:
 def is_non_negative(value: Any) -> bool:
     """True for a finite number >= 0 (not a boolean)."""
     return is_number(value) and value >= 0
+
+
+def _finite_sum(values: list[Any]) -> bool | None:
+    """True when the numbers *values* add up to a finite number (then none is infinite), False
+    when not (one may be, or finite ones may add up beyond a float's range), None when *values*
+    holds something other than numbers."""
+    try:
+        return math.isfinite(sum(values))
+    except TypeError:  # not numbers only
+        return None
+    except OverflowError:  # whole numbers beyond a float's range: looked at one by one
+        return False
+
+
+def _may_hold_non_finite(data: Any) -> bool:
+    """False when no number of the parsed JSON *data* is infinite: C-speed sums over each
+    object's and array's numbers (a list of records: their values together; about 50 ms on the
+    22 MB plan of ``large-generated``), True when one may be (:func:`non_finite_field` then
+    looks value by value)."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            values: list[Any] = list(node.values())
+        elif node and all(type(r) is dict for r in node):
+            values = list(chain.from_iterable(map(dict.values, node)))
+        else:
+            values = node
+        finite = _finite_sum(values)
+        if finite is None:  # not numbers only: the numbers apart, the containers looked into
+            numbers = [v for v in values if type(v) is float or type(v) is int]
+            finite = _finite_sum(numbers)
+            stack.extend(v for v in values if type(v) is dict or type(v) is list)
+        if not finite:
+            return True
+    return False
+
+
+def _non_finite(node: Any, path: str) -> str | None:
+    if isinstance(node, float) and not math.isfinite(node):
+        return path or "(top level)"
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
+    for key, value in items:
+        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key)
+        found = _non_finite(value, where)
+        if found is not None:
+            return found
+    return None
+
+
+def non_finite_field(data: Any) -> str | None:
+    """The field of the parsed JSON *data* (``assumptions.pue``, ``candidates[3].
+    load_curve_requests_per_s[2]``) whose number is infinite, None when none is: a literal
+    beyond a float's range (``1e400``) parses as infinity where ``Infinity`` itself is refused
+    (:func:`predictors.core.safe_read.load_json`)."""
+    return _non_finite(data, "") if _may_hold_non_finite(data) else None

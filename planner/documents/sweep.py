@@ -26,6 +26,7 @@ from planner.documents.sweep_values import (
     bounded,
     one_of,
 )
+from planner.documents.verify_sweep import sweep_problems
 
 #: Samplers of the draws (``sweep.sampler``, :func:`planner.sweep.draws.standard_normals`).
 SAMPLERS = ("sobol", "lhs")
@@ -252,6 +253,11 @@ class SweepDocument(Document):
     """Every draw, in draw order (failed draws with their error)."""
     flags: list[FlagDocument] = []
     """Base-plan allocations flagged for uncertainty (docs/sweep.md)."""
+
+    def saved_problems(self) -> list[str]:
+        """The summary's figures and the flags' SLA probabilities against the records
+        (:func:`planner.documents.verify_sweep.sweep_problems`)."""
+        return sweep_problems(self.model_dump(mode="json"))
 
     @field_validator("summary")
     @classmethod

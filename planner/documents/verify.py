@@ -10,7 +10,8 @@ figures, :mod:`.verify_allocations`; a disaggregated
 unit's pools, :mod:`.verify_pools`, after the records nothing can be recomputed or built from:
 units that cannot be one, :mod:`.verify_units`, candidates the optimiser refuses,
 :mod:`.verify_candidates`, per-period lists off the periods, :mod:`.verify_periods`, inputs
-the planning inputs refuse, :mod:`.verify_inputs`), and flags
+the planning inputs refuse, :mod:`.verify_inputs`, text with a control character,
+:mod:`.verify_text`; the grid region and the solve's status, :mod:`.verify_provenance`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, a model entry of another model than its candidates or with an
 SLA its feasible candidates break (:mod:`.verify_entries`), replicas beyond the inventory, a
@@ -42,12 +43,14 @@ from planner.documents.verify_pools import (
     pool_problems,
     record_identity,
 )
+from planner.documents.verify_provenance import provenance_problems
 from planner.documents.verify_regions import (
     gpu_total_problems,
     inventory_problems,
     peak_facility_kw,
     region_total_problems,
 )
+from planner.documents.verify_text import text_problems
 from planner.documents.verify_units import unit_problems
 from planner.inputs import (
     DEFAULT_GPUS_PER_NODE,
@@ -218,11 +221,16 @@ def _repeated_candidates(data: dict[str, Any]) -> list[str]:
 
 
 def _broken(data: dict[str, Any]) -> list[str]:
-    """Records that nothing can be recomputed or built from: a disaggregated unit or pool that
+    """Records that nothing can be recomputed or built from: text holding a control character
+    (:func:`.verify_text.text_problems`), a disaggregated unit or pool that
     cannot be one (:func:`.verify_units.unit_problems`), a candidate the optimiser refuses
     (:func:`.verify_candidates.candidate_problems`), per-period values off the periods
     (:func:`.verify_periods.period_problems`), assumptions, inventory, model entries, regions or
-    solver settings the planning inputs refuse (:func:`.verify_inputs.input_problems`)."""
+    solver settings the planning inputs refuse (:func:`.verify_inputs.input_problems`); the text
+    alone when some holds such a character (a name that holds one is no name of the others)."""
+    text = text_problems(data)
+    if text:
+        return text
     return (
         unit_problems(data)
         + candidate_problems(data)
@@ -302,7 +310,7 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
     by_key = _candidates_by_key(data)
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *inventory_problems(data, per_replica, _key)]
-    problems += _counts(data)
+    problems += _counts(data) + provenance_problems(data)
     unreportable = _unreportable(data, by_key, broken)
     problems += unreportable
     grid = _grid(data)

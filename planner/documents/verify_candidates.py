@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from planner.documents.json_values import is_non_negative, is_number, is_whole
+from planner.documents.verify_intervals import interval_problems
 from predictors.core.escape import short_repr
 
 #: Whole numbers of a candidate, at least 1.
@@ -109,7 +110,7 @@ def _numbers(where: str, c: dict[str, Any]) -> Iterator[str]:
 
 
 #: Per-GPU powers of a candidate that lie in [idle, TDP], as the predictors give them (the
-#: interval's ends may lie outside: the bands clip them, planner.analysis.uncertainty).
+#: interval's ends too, checked with the interval: :mod:`.verify_intervals`).
 POWER_PER_GPU = ("power_w_per_gpu_at_capacity", "power_w_per_gpu_predicted")
 
 
@@ -297,7 +298,8 @@ def _flagged(
 
 def candidate_problems(data: dict[str, Any]) -> list[str]:
     """Every candidate record of the plan JSON *data* that the optimiser refuses (module doc),
-    one line per field."""
+    then every interval that does not hold its point (:mod:`.verify_intervals`), one line per
+    field."""
     names = {m.get("name") for m in data.get("models") or [] if isinstance(m, dict)}
     regions = data.get("regions")
     stock = (
@@ -318,4 +320,4 @@ def candidate_problems(data: dict[str, Any]) -> list[str]:
         out.extend(_numbers(where, c))
         out.extend(_curves(where, c))
         out.extend(_placement(where, c, names, inventory, stock))
-    return out
+    return out + interval_problems(records)

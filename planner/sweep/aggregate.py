@@ -8,6 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from planner.documents.verify_sweep import all_met as all_met
+from planner.documents.verify_sweep import quantiles as quantiles
+from planner.documents.verify_sweep import rounded as rnd
+from planner.documents.verify_sweep import share as _share
 from planner.sweep.draws import TARGETS
 from planner.sweep.evaluate import Fleet
 from planner.sweep.table import CandidateTable
@@ -25,34 +29,6 @@ MAX_ROBUST_FLEETS = 16
 """Most distinct re-optimised fleets (most frequent first) the robust choice evaluates."""
 TAIL_Z = 0.8416212335729143
 """The normal's 80 % quantile: the tornado's 'low' and 'high' are the fifths beyond ±it."""
-
-
-def rnd(value: float) -> float:
-    """*value* to 10 significant digits (the JSON's precision)."""
-    return float(f"{value:.10g}")
-
-
-def quantiles(values: list[float]) -> dict[str, float | None]:
-    """P10, P50, P90 and mean (None for no values)."""
-    if not values:
-        return {"p10": None, "p50": None, "p90": None, "mean": None}
-    arr = np.asarray(values, dtype=np.float64)
-    p10, p50, p90 = np.percentile(arr, [10, 50, 90])
-    return {"p10": rnd(p10), "p50": rnd(p50), "p90": rnd(p90), "mean": rnd(float(arr.mean()))}
-
-
-def _share(flags: list[bool]) -> float | None:
-    return rnd(sum(flags) / len(flags)) if flags else None
-
-
-def all_met(outcome: dict[str, Any]) -> bool:
-    """Every SLA, the power cap, the budget and the inventory hold."""
-    return (
-        all(outcome["sla_met"].values())
-        and outcome["power_cap_met"]
-        and outcome["budget_met"]
-        and outcome.get("inventory_met", True)
-    )
 
 
 def mix_text(gpus: dict[str, int]) -> str:
