@@ -34,7 +34,7 @@ from predictors.api import (
     shown_number,
     whole_number_columns,
 )
-from predictors.catalog.quantised import fill_implied_precision
+from predictors.catalog.quantised import fill_implied_precision, without_unused_precision
 from predictors.catalog.row_checks import LAYOUT_COLUMNS, NUMERIC_COLUMNS
 from predictors.core.csv_text import (
     control_cell_errors,
@@ -334,7 +334,7 @@ def _predict_chunk(
     given = batch_rows.drop([c for c in batch_rows.columns if c in replaced])
     batch_rows = at_batch_one(given, rate)  # a rate row's batch_size is ignored
     out = predictor.predict(batch_rows, with_ttft=with_ttft, with_fit=with_fit)
-    out = shown_as_given(out, given, rate)
+    out = without_unused_precision(shown_as_given(out, given, rate), given, predictor.catalog)
     stated_tp = tensor_parallel_errors(rows, out["tensor_parallel"])
     out = _with_row_errors(out, stated_tp != "", pl.lit(stated_tp))
     n_inputs = out.width - len(PREDICTION_COLUMNS) - len(TTFT_COLUMNS) * with_ttft

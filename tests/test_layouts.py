@@ -159,6 +159,8 @@ def test_catalog_coverage_of_replicas_up_to_eight_nodes_or_two_racks(cat: Catalo
         (pl.col("error") == "").any().alias("ok"), pl.col("error").last().alias("largest")
     )
     assert verdict.height == cat.llms.height * cat.gpus.height
-    refused = verdict.filter(~pl.col("ok"))
+    # a checkpoint precision the GPU has no kernels for (fp8 on Volta, fp4 on MI250) is refused
+    # for that, not for fitting (predictors/catalog/precision_support.py)
+    refused = verdict.filter(~pl.col("ok") & ~pl.col("largest").str.starts_with("precision: "))
     assert refused.height < verdict.height // 50
     assert refused.filter(~pl.col("largest").str.starts_with("does not fit")).height == 0

@@ -42,9 +42,15 @@ SCHEME_PRECISION: dict[str, str] = {
 }
 #: Tokens that only qualify a scheme (``FP8-dynamic``, ``quantized.w4a16``, ``FP8-KV``).
 MODIFIERS = frozenset({"dynamic", "static", "quantized", "quant", "kv", "block", "hf"})
-#: When several scheme tokens appear, the precision of the first kind found in this order wins
-#: (``GPTQ-Int8`` is int8, ``AWQ-INT4`` int4, ``bnb-4bit`` int4).
-_PRIORITY = ("int8", "w8a8", "w8a16", "8bit", "fp8", "nvfp4", "mxfp4", "fp4", "int4", "w4a16")
+#: When several scheme tokens appear, the precision of the first kind found in this order wins:
+#: a number format (``INT8``, ``FP8``, ``NVFP4``, ``MXFP4``, ``FP4``, ``INT4``) before a bit-width
+#: pair that names none (``W8A8``, ``W8A16``, ``8bit``, ``W4A16``, ``4bit``), before a method
+#: (``AWQ``, ``GPTQ``, ``bnb``). So ``GPTQ-Int8`` is int8, ``AWQ-INT4`` int4, ``bnb-4bit`` int4,
+#: ``W8A8-FP8`` and ``w8a8_fp8`` fp8 (an FP8 checkpoint), ``W8A8`` and ``W8A8-INT8`` int8.
+_PRIORITY = (
+    *("int8", "fp8", "nvfp4", "mxfp4", "fp4", "int4"),
+    *("w8a8", "w8a16", "8bit", "w4a16", "4bit"),
+)
 _SPLIT = re.compile(r"([-_.])")
 
 
@@ -188,6 +194,31 @@ def fill_implied_precision(rows: pl.DataFrame, catalog: Any) -> pl.DataFrame:
     empty = current.is_null() | (current == "")
     return rows.with_columns(
         pl.when(empty & fill.is_not_null()).then(fill).otherwise(original).alias("precision")
+    )
+
+
+def without_unused_precision(out: pl.DataFrame, given: pl.DataFrame, catalog: Any) -> pl.DataFrame:
+    """*out* (predicted from input *given*, row for row) with an empty ``precision`` where the
+    input left it empty and the ``model`` resolves to no catalog model (nor a quantised checkpoint
+    of one): no precision was used, so the default states none (docs/contracts.md)."""
+    if "precision" not in out.columns or out.is_empty():
+        return out
+    stated = (
+        given["precision"].cast(pl.String).str.strip_chars().fill_null("") != ""
+        if "precision" in given.columns
+        else pl.repeat(False, given.height, eager=True)
+    )
+    names = (
+        given["model"].cast(pl.String).str.strip_chars().fill_null("")
+        if "model" in given.columns
+        else pl.repeat("", given.height, dtype=pl.String, eager=True)
+    )
+    known = {n for n in names.unique().to_list() if n and try_resolve_checkpoint(catalog, n)}
+    unused = ~stated & ~names.is_in(list(known))
+    if not unused.any():
+        return out
+    return out.with_columns(
+        pl.when(pl.lit(unused)).then(None).otherwise(pl.col("precision")).alias("precision")
     )
 
 

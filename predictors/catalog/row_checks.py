@@ -3,7 +3,8 @@
 :func:`check_rows` resolves each row's model and GPU (quantised checkpoints included) and
 collects every problem of the row, '; '-joined: unknown ids, an unknown engine or precision, a
 number outside (0, :data:`MAX_VALUES`], a configuration that no serving engine runs
-(:mod:`predictors.catalog.validity`) and tokens beyond the model's context. It is the
+(:mod:`predictors.catalog.validity`: its engine's capabilities and the GPU's precisions
+included) and tokens beyond the model's context. It is the
 validation half of :meth:`predictors.api.Predictor.predict`; nothing here raises on a bad row.
 """
 
@@ -153,15 +154,15 @@ def failing_lines(frame: pl.DataFrame, checks: Sequence[Check]) -> pl.Series:
 
 def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
     """The configuration-validity error (``_config``: TP vs heads, domains, layout splits, the
-    engine's capabilities) and the resolved layout (``_tp``, ``_pp``, ``_dp``, ``_ep``; null
-    where not valid) of each row of *keys* (resolved ``model``, ``gpu``, ``engine``,
-    ``gpu_count`` and the stated layout degrees), checked
+    engine's capabilities, the GPU's precisions) and the resolved layout (``_tp``, ``_pp``,
+    ``_dp``, ``_ep``; null where not valid) of each row of *keys* (resolved ``model``, ``gpu``,
+    ``engine``, ``precision``, ``gpu_count`` and the stated layout degrees), checked
     once per distinct configuration: the verdicts are kept in a table that lives as long as the
     catalog, so a large input predicted in chunks checks each configuration once."""
-    on = ["model", "gpu", "engine", "gpu_count", *LAYOUT_COLUMNS]
+    on = ["model", "gpu", "engine", "precision", "gpu_count", *LAYOUT_COLUMNS]
     keys = keys.select(
-        *(pl.col(c).cast(pl.String) for c in on[:3]),
-        *(pl.col(c).cast(pl.Float64) for c in on[3:]),
+        *(pl.col(c).cast(pl.String) for c in on[:4]),
+        *(pl.col(c).cast(pl.Float64) for c in on[4:]),
     )
     memo = catalog.memo("config_verdicts")
     known: pl.DataFrame | None = memo.get("table")
@@ -191,6 +192,7 @@ def _verdicts(catalog: Catalog, distinct: pl.DataFrame) -> pl.DataFrame:
         distinct["gpu_count"].to_list(),
         list(distinct.select(LAYOUT_COLUMNS).iter_rows()),
         distinct["engine"].to_list(),
+        distinct["precision"].to_list(),
     )
     shape = {
         name: [None if lay is None else getattr(lay, attr) for lay in layouts]
@@ -246,6 +248,7 @@ def check_rows(catalog: Catalog, rows: pl.DataFrame) -> pl.DataFrame:
         model_id.alias("model"),
         gpu_id.alias("gpu"),
         pl.col("engine").cast(pl.String),
+        pl.col("precision").cast(pl.String),
         pl.when(pl.col("gpu_count") <= MAX_VALUES["gpu_count"]).then(pl.col("gpu_count")),
         *(pl.col(c).cast(pl.Float64) for c in LAYOUT_COLUMNS),
     )

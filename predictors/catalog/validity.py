@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from predictors.catalog import engine_support
+from predictors.catalog import engine_support, precision_support
 from predictors.core.vocab import LAYER_SPLIT_ENGINES
 
 #: GPUs one node (server) holds, by catalog ``form_factor``, where the catalog row has no
@@ -198,11 +198,14 @@ def layout_problems(
     *,
     field: str = "gpu_count",
     engine: str | None = None,
+    precision: str | None = None,
 ) -> tuple[Layout | None, list[str]]:
     """The resolved layout (None when it has problems) and the problems of serving catalog model
     *llm* on *gpu_count* GPUs of catalog type *gpu* with *engine* (None: any engine; its
-    capabilities, :mod:`predictors.catalog.engine_support`); no problems means it is valid."""
+    capabilities, :mod:`predictors.catalog.engine_support`) at *precision* (None: not checked;
+    :mod:`predictors.catalog.precision_support`); no problems means it is valid."""
     wrong_accelerator = engine_support.accelerator_problems(engine, gpu)
+    wrong_accelerator = wrong_accelerator or precision_support.precision_problems(precision, gpu)
     if wrong_accelerator:
         return None, wrong_accelerator
     gid, ff = gpu.get("id"), gpu.get("form_factor")
@@ -325,11 +328,13 @@ def row_layouts(
     gpu_counts: Sequence[float | None],
     stated: Sequence[tuple[float | None, float | None, float | None]] | None = None,
     engines: Sequence[str | None] | None = None,
+    precisions: Sequence[str | None] | None = None,
 ) -> tuple[list[str], list[Layout | None]]:
     """One error text per row ('' when valid or not checkable: unresolved names, bad counts) and
     the resolved layout (None where not valid). *stated* holds each row's ``pipeline_parallel``,
     ``data_parallel``, ``expert_parallel`` (None: not stated); *engines* each row's canonical
-    engine (None: not checked). *catalog* is a :class:`predictors.catalog.store.Catalog`;
+    engine (None: not checked); *precisions* each row's canonical precision (None: not checked).
+    *catalog* is a :class:`predictors.catalog.store.Catalog`;
     *models* and *gpus* are resolved ids."""
     cache: dict[tuple[Any, ...], tuple[str, Layout | None]] = catalog.memo("layouts")
     llms: dict[str, dict[str, Any]] = {}
@@ -338,8 +343,9 @@ def row_layouts(
     layouts: list[Layout | None] = []
     degrees = stated or [(None, None, None)] * len(models)
     engine_of = engines or [None] * len(models)
-    for model, gpu, count, given, engine in zip(
-        models, gpus, gpu_counts, degrees, engine_of, strict=True
+    precision_of = precisions or [None] * len(models)
+    for model, gpu, count, given, engine, precision in zip(
+        models, gpus, gpu_counts, degrees, engine_of, precision_of, strict=True
     ):
         if model is None or gpu is None or count is None or not math.isfinite(count):
             errors.append("")  # unresolved names and NaN/inf counts are reported by other checks
@@ -350,11 +356,13 @@ def row_layouts(
             layouts.append(None)
             continue
         pp, dp, ep = (_whole(g) for g in given)
-        key = (model, gpu, int(count), pp, dp, ep, engine)
+        key = (model, gpu, int(count), pp, dp, ep, engine, precision)
         if key not in cache:
             llm = llms.get(model) or llms.setdefault(model, catalog.llm(model))
             spec = gpu_rows.get(gpu) or gpu_rows.setdefault(gpu, catalog.gpu(gpu))
-            layout, problems = layout_problems(llm, spec, key[2], pp, dp, ep, engine=engine)
+            layout, problems = layout_problems(
+                llm, spec, key[2], pp, dp, ep, engine=engine, precision=precision
+            )
             cache[key] = ("; ".join(problems), layout)
         errors.append(cache[key][0])
         layouts.append(cache[key][1])
