@@ -124,16 +124,6 @@ def _swap_power(data: dict[str, Any]) -> None:
     )
 
 
-def _power_beyond_tdp(data: dict[str, Any]) -> None:
-    c = data["candidates"][0]
-    c["power_w_per_gpu_hi"] = 2 * c["tdp_w_per_gpu"]
-
-
-def _power_below_idle(data: dict[str, Any]) -> None:
-    c = data["candidates"][0]
-    c["power_w_per_gpu_lo"] = c["idle_power_w_per_gpu"] / 2
-
-
 def _itl_below_its_point(data: dict[str, Any]) -> None:
     c = data["candidates"][0]
     c["itl_s_hi"] = c["itl_s_at_capacity"] / 2
@@ -148,12 +138,10 @@ def _itl_lo_above_its_point(data: dict[str, Any]) -> None:
     ("edit", "field", "words"),
     [
         (_swap_power, "candidates[0].power_w_per_gpu_lo", "above power_w_per_gpu_predicted"),
-        (_power_beyond_tdp, "candidates[0].power_w_per_gpu_hi", "outside the GPU's [idle, TDP]"),
-        (_power_below_idle, "candidates[0].power_w_per_gpu_lo", "outside the GPU's [idle, TDP]"),
         (_itl_below_its_point, "candidates[0].itl_s_hi", "below itl_s_at_capacity"),
         (_itl_lo_above_its_point, "candidates[0].itl_s_lo", "above itl_s_at_capacity"),
     ],
-    ids=["swapped", "above-tdp", "below-idle", "itl-hi", "itl-lo"],
+    ids=["swapped", "itl-hi", "itl-lo"],
 )
 def test_an_interval_that_does_not_hold_its_point_is_refused(
     folder: Path, tmp_path: Path, edit: Edit, field: str, words: str

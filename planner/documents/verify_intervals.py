@@ -9,9 +9,10 @@ The report's uncertainty bands and the disclosure's P10/P90 come from a candidat
 width and the report said the estimate was certain. The planner writes every interval around its
 point (the ITL's by construction, :func:`planner.capacity`; the power's from the serving curves
 clipped to [idle, TDP], :func:`predictors.serving.curves.monotone_curves`), so each is now
-checked on reading: ``lo <= point <= hi`` (relative 1e-6), a power bound inside the GPU's
-[idle, TDP] as the point powers are (:func:`.verify_candidates._power_bounds`), and every bound
-a finite number >= 0. A disaggregated unit records no power interval and no lower ITL (null:
+checked on reading: ``lo <= point <= hi`` (relative 1e-6) and every bound a finite number >= 0.
+A power bound past idle or the TDP is allowed: a hand-built candidate's interval may reach
+beyond them, and the bands clip it (``power_w_per_gpu_unclipped``). A disaggregated unit
+records no power interval and no lower ITL (null:
 nothing to check). A vectorised pass (:func:`_clear`) leaves the field-by-field checks to the
 few records it cannot clear.
 """
@@ -61,35 +62,15 @@ def _interval(
                 )
 
 
-def _within(where: str, c: dict[str, Any]) -> Iterator[str]:
-    """The power bounds inside the GPU's [idle, TDP] (when both are known and idle is below the
-    TDP: otherwise :func:`.verify_candidates._power_bounds` names them)."""
-    idle: Any = c.get("idle_power_w_per_gpu")
-    tdp: Any = c.get("tdp_w_per_gpu")
-    if not (is_non_negative(idle) and is_non_negative(tdp)) or idle >= tdp:
-        return
-    slack = SLACK * tdp
-    for key in (POWER[0], POWER[2]):
-        value: Any = c.get(key)
-        if is_non_negative(value) and not idle - slack <= value <= tdp + slack:
-            yield (
-                f"{where}.{key}: {short_repr(value)} W is outside the GPU's [idle, TDP] = "
-                f"[{idle:g}, {tdp:g}] W"
-            )
-
-
 def record_interval_problems(where: str, c: dict[str, Any]) -> list[str]:
     """Every problem of the intervals of candidate record *c* (at *where*), one per field."""
-    out = list(_interval(where, c, POWER, " W")) + list(_interval(where, c, ITL, " s"))
-    named = {line.split(": ", 1)[0] for line in out}
-    out += [line for line in _within(where, c) if line.split(": ", 1)[0] not in named]
-    return out
+    return list(_interval(where, c, POWER, " W")) + list(_interval(where, c, ITL, " s"))
 
 
 def _clear(records: list[Any]) -> np.ndarray:
     """True for each record :func:`record_interval_problems` has nothing to say of (a record of
     other types than the plan document's is never cleared)."""
-    keys = ("idle_power_w_per_gpu", "tdp_w_per_gpu", *POWER, *ITL)
+    keys = (*POWER, *ITL)
     try:
         rows = [[r.get(k) for k in keys] for r in records]
         table = np.array(rows, dtype=np.float64).reshape(len(records), len(keys))
@@ -97,20 +78,15 @@ def _clear(records: list[Any]) -> np.ndarray:
         return np.zeros(len(records), dtype=bool)
     if any(isinstance(v, bool) for row in rows for v in row):
         return np.zeros(len(records), dtype=bool)
-    idle, tdp = table[:, 0], table[:, 1]
     ok = np.ones(len(records), dtype=bool)
     with np.errstate(invalid="ignore"):
-        for start in (2, 5):
+        for start in (0, 3):
             lo, point, hi = table[:, start], table[:, start + 1], table[:, start + 2]
             for bound in (lo, hi):
                 ok &= np.isnan(bound) | (np.isfinite(bound) & (bound >= 0))
             known = np.isfinite(point) & (point >= 0)
             ok &= ~known | np.isnan(lo) | (lo <= point + SLACK * np.fmax(lo, point))
             ok &= ~known | np.isnan(hi) | (hi >= point - SLACK * np.fmax(hi, point))
-        bounded = np.isfinite(idle) & np.isfinite(tdp) & (idle >= 0) & (idle < tdp)
-        for bound in (table[:, 2], table[:, 4]):
-            inside = (bound >= idle - SLACK * tdp) & (bound <= tdp + SLACK * tdp)
-            ok &= ~bounded | np.isnan(bound) | inside
     return ok
 
 
