@@ -458,7 +458,7 @@ def test_plan_cli_wide_flag(empty_cwd: Path) -> None:
     compact = _invoke("plan", "paper-llama8b-low-load")
     wide = _invoke("plan", "paper-llama8b-low-load", "--wide")
     assert compact.exit_code == wide.exit_code == 0
-    assert "mean W/GPU" in wide.stdout and "CO2 kg" in wide.stdout
+    assert "mean W/GPU" in wide.stdout and "CO2e kg" in wide.stdout
     assert "mean W/GPU" not in compact.stdout and "--wide" in compact.stdout
     assert max(len(line) for line in compact.stdout.splitlines()) <= COMPACT_WIDTH
 

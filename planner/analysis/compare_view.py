@@ -1,9 +1,20 @@
-"""The ranked table of ``wattgpu compare`` (format-neutral, :mod:`planner.text`)."""
+"""The ranked table of ``wattgpu compare`` (format-neutral, :mod:`planner.text`).
+
+Two layouts: compact (the default: rank, GPU, deployment, GPUs, ITL, energy and cost per token
+and in all, within 80 columns for usual numbers) and wide (every column). Numbers are never cut:
+every numeric column and the GPU ids are whole (:attr:`planner.text.Section.whole`), only the
+deployment column wraps, and :func:`min_table_width` is the least width that shows the table so;
+the CLI prints on a console at least that wide. Why a GPU type does not fit is a numbered note
+under the table (``no (1)`` in its row), so a long reason never squeezes the numbers.
+"""
 
 from __future__ import annotations
 
 from planner.analysis.compare import CompareResult
 from planner.text import Section, num
+
+#: Marker of a row whose predictions lie outside the predictors' training domain (compact).
+OUT_OF_DOMAIN_MARK = "†"
 
 COMPARE_COLUMNS: tuple[str, ...] = (
     "rank",
@@ -22,35 +33,106 @@ COMPARE_COLUMNS: tuple[str, ...] = (
     "kg CO2e",
 )
 
+#: Headings of the wide layout on two lines (numeric headings never wrap, so they are broken
+#: here rather than made wider than their numbers).
+WIDE_HEADINGS: dict[str, str] = {
+    "ITL ms at capacity": "ITL ms\nat capacity",
+    "Wh/1k tok": "Wh/1k\ntok",
+    "$/M tok": "$/M\ntok",
+    "energy kWh": "energy\nkWh",
+    "in domain": "in\ndomain",
+    "ITL ms at served load": "ITL ms at\nserved load",
+    "kg CO2e": "kg\nCO2e",
+}
 
-def compare_section(result: CompareResult) -> Section:
-    """The ranked table (format-neutral; see :mod:`planner.text`)."""
-    rows = []
+#: The compact layout: (column of :data:`COMPARE_COLUMNS`, its short heading).
+COMPACT_COMPARE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("rank", "#"),
+    ("GPU", "GPU"),
+    ("fits", "fits"),
+    ("GPUs", "GPUs"),
+    ("ITL ms at capacity", "ITL ms"),
+    ("Wh/1k tok", "Wh/1k"),
+    ("$/M tok", "$/M"),
+    ("energy kWh", "kWh"),
+    ("cost $", "cost $"),
+)
+_COMPACT_NOTE = (
+    "ITL ms = ITL at capacity; Wh/1k = Wh per 1,000 output tokens; $/M = $ per million output "
+    "tokens; kWh = GPU energy; --wide for every column (power, CO2e, ITL at the served load)"
+)
+_NUMERIC = frozenset({"rank", "replicas", "GPUs", "W/GPU", "Wh/1k tok", "$/M tok", "cost $"})
+_NUMERIC |= {"ITL ms at capacity", "energy kWh", "ITL ms at served load", "kg CO2e"}
+#: Columns that wrap when the table is narrow (every other one is shown whole).
+_WRAPPING = frozenset({"fits"})
+
+
+def _cells(result: CompareResult) -> tuple[list[dict[str, str]], list[str]]:
+    """Every row's cells by column, and the numbered notes of the rows that do not fit."""
+    rows: list[dict[str, str]] = []
+    reasons: list[str] = []
     for rank, r in enumerate(result.rows, start=1):
         no_price = "no price"
-        rows.append(
-            (
-                str(rank) if r.fits else "",
-                r.gpu,
-                r.deployment if r.fits else f"no — {r.reason}",
-                str(r.replicas) if r.fits else "",
-                str(r.gpus) if r.fits else "",
-                num(r.itl_ms),
-                num(r.power_w_per_gpu),
-                num(r.wh_per_1k_output_tokens),
-                num(r.usd_per_million_output_tokens) if r.priced or not r.fits else no_price,
-                num(r.energy_kwh),
-                num(r.cost_usd) if r.priced or not r.fits else no_price,
-                "" if r.in_domain is None else ("yes" if r.in_domain else "no"),
-                num(r.itl_ms_at_served_load),
-                num(r.carbon_kg),
-            )
+        if not r.fits:
+            reasons.append(f"({len(reasons) + 1}) {r.gpu}: {r.reason}")
+        values = (
+            str(rank) if r.fits else "",
+            r.gpu,
+            r.deployment if r.fits else f"no ({len(reasons)})",
+            str(r.replicas) if r.fits else "",
+            str(r.gpus) if r.fits else "",
+            num(r.itl_ms),
+            num(r.power_w_per_gpu),
+            num(r.wh_per_1k_output_tokens),
+            num(r.usd_per_million_output_tokens) if r.priced or not r.fits else no_price,
+            num(r.energy_kwh),
+            num(r.cost_usd) if r.priced or not r.fits else no_price,
+            "" if r.in_domain is None else ("yes" if r.in_domain else "no"),
+            num(r.itl_ms_at_served_load),
+            num(r.carbon_kg),
         )
+        rows.append(dict(zip(COMPARE_COLUMNS, values, strict=True)))
+    return rows, reasons
+
+
+def compare_section(result: CompareResult, *, wide: bool = True) -> Section:
+    """The ranked table (format-neutral; see :mod:`planner.text`): every column when *wide*,
+    else the columns of :data:`COMPACT_COMPARE_COLUMNS` (a GPU out of the predictors' domain
+    marked †)."""
+    rows, reasons = _cells(result)
+    keep = [(c, WIDE_HEADINGS.get(c, c)) for c in COMPARE_COLUMNS]
+    if not wide:
+        keep = list(COMPACT_COMPARE_COLUMNS)
+    notes = [] if wide else [_COMPACT_NOTE]
+    if not wide and any(r.fits and r.in_domain is False for r in result.rows):
+        for row, r in zip(rows, result.rows, strict=True):
+            if r.fits and r.in_domain is False:
+                row["GPU"] += f" {OUT_OF_DOMAIN_MARK}"
+        notes.append(f"{OUT_OF_DOMAIN_MARK} outside the predictors' training domain")
     return Section(
         f"wattgpu compare: {result.model}",
-        COMPARE_COLUMNS,
-        tuple(rows),
-        numeric=frozenset({0, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13}),
-        whole=frozenset({1}),
-        notes=tuple(result.assumptions()),
+        tuple(heading for _, heading in keep),
+        tuple(tuple(row[c] for c, _ in keep) for row in rows),
+        numeric=frozenset(k for k, (c, _) in enumerate(keep) if c in _NUMERIC),
+        whole=frozenset(k for k, (c, _) in enumerate(keep) if c not in _WRAPPING),
+        notes=(*notes, *reasons, *result.assumptions()),
     )
+
+
+def min_table_width(section: Section) -> int:
+    """The least console width that prints *section*'s table with no cell cut: its whole
+    columns at their widest line of a cell or heading, the others at their longest word, plus
+    rich's padding (2 per column) and borders (one per column and one more)."""
+    from rich.cells import cell_len
+
+    from predictors.core.escape import terminal_text
+
+    width = 1
+    for k, column in enumerate(section.columns):
+        cells = [terminal_text(column), *(terminal_text(row[k]) for row in section.rows)]
+        if k in section.whole:
+            need = max(cell_len(line) for c in cells for line in c.splitlines() or [""])
+        else:
+            need = max((cell_len(w) for c in cells for w in c.split()), default=1)
+        width += need + 3
+    return width

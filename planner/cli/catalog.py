@@ -100,13 +100,66 @@ def _emit(frame: pl.DataFrame, kind: str, fmt: OutputFormat) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=f"{kind} ({frame.height})")
+    console = Console()
     cols = TABLE_COLUMNS[kind]
-    for col in cols:
-        table.add_column(col, overflow="fold")
-    for row in frame.select(cols).iter_rows():
-        table.add_row(*(Text(terminal_text(_cell(v))) for v in row))
-    Console().print(table)
+    cells = {c: [terminal_text(_cell(v)) for v in frame[c].to_list()] for c in cols}
+    layout = fit_columns(cells, console.width)
+    table = Table(title=f"{kind} ({frame.height})", caption_justify="left")
+    for _, heading, width, wraps in layout:  # ids fold, text wraps at spaces, numbers whole
+        fixed = width if wraps else None
+        table.add_column(heading, overflow="fold", no_wrap=not wraps, min_width=width, width=fixed)
+    for row in zip(*(cells[col] for col, *_ in layout), strict=True):
+        table.add_row(*(Text(v) for v in row))
+    if len(layout) < len(cols):
+        left = ", ".join(cols[len(layout) :])
+        table.caption = f"not shown at {console.width} columns: {left} (--format csv has them)"
+    console.print(table)
+
+
+#: Least width of the id column before columns are left out (longer ids fold).
+ID_WIDTH = 24
+
+
+def _heading(column: str, width: int) -> str:
+    """*column* broken after underscores into lines of about *width* characters."""
+    lines = [""]
+    for part in column.replace("_", "_ ").split(" "):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
+
+
+def fit_columns(cells: dict[str, list[str]], width: int) -> list[tuple[str, str, int, bool]]:
+    """The columns of *cells* (the first: the ids) that fit a table *width* wide, in order, as
+    (column, heading broken at underscores, width, wraps): numbers and names whole; ids (at least
+    :data:`ID_WIDTH` or a third of the width) and text with spaces (its longest word) wrap, and
+    share what is left up to their widest cell. The columns past the width are left out, never
+    cut into letter blocks."""
+    from rich.cells import cell_len
+
+    layout: list[tuple[str, str, int, bool]] = []
+    full: list[int] = []
+    used = 1  # the left border; each column adds its padding (2) and a border
+    for k, (col, values) in enumerate(cells.items()):
+        widest = max((cell_len(v) for v in values), default=0)
+        wraps = k == 0 or any(" " in v for v in values)
+        least = max((cell_len(w) for v in values for w in v.split()), default=0)
+        need = min(widest, max(ID_WIDTH, width // 3)) if k == 0 else least if wraps else widest
+        heading = _heading(col, max(need, *(len(p) for p in col.replace("_", "_ ").split())))
+        need = max(need, *(len(line) for line in heading.splitlines()))
+        if k and used + need + 3 > width:
+            break
+        layout.append((col, heading, need, wraps))
+        full.append(max(widest, need))
+        used += need + 3
+    spare = width - used
+    for k, (col, heading, need, wraps) in enumerate(layout):
+        if wraps and spare > 0:
+            more = min(spare, full[k] - need)
+            layout[k] = (col, heading, need + more, wraps)
+            spare -= more
+    return layout
 
 
 @catalog_app.command("gpus")

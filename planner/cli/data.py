@@ -104,7 +104,11 @@ class SummaryFormat(enum.StrEnum):
 def summary(
     data: Annotated[
         Path | None,
-        typer.Option("--data", help="Measurement directory (default: $WATTGPU_DATA or ../shared)."),
+        typer.Option(
+            "--data",
+            help="Measurement directory (default: $WATTGPU_DATA, else ../shared/data/measurements "
+            "beside the wattgpu checkout or the working directory).",
+        ),
     ] = None,
     fmt: Annotated[SummaryFormat, typer.Option("--format", help="table or json.")] = (
         SummaryFormat.table

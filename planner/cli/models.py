@@ -20,7 +20,8 @@ DataOption = Annotated[
     Path | None,
     typer.Option(
         "--data",
-        help="Measurement directory (default: $WATTGPU_DATA or ../shared/data/measurements).",
+        help="Measurement directory (default: $WATTGPU_DATA, else ../shared/data/measurements "
+        "beside the wattgpu checkout or the working directory).",
     ),
 ]
 

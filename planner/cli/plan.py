@@ -1,46 +1,29 @@
-"""``wattgpu plan`` and ``wattgpu compare``: solve a scenario file, or compare GPUs for one model.
+"""``wattgpu plan``: solve a scenario file (registers ``compare`` of :mod:`planner.cli.compare`).
 
 ``plan`` runs :func:`planner.pipeline.plan_file` and prints the plan as a rich table (default),
 JSON (the stable contract of :func:`planner.documents.plan.plan_json`), Markdown or CSV
-(:mod:`planner.report.plan_view`). ``compare`` builds a one-model scenario internally and ranks
-the best fleet of each GPU type (:mod:`planner.analysis.compare`). Heavy libraries (polars,
-xgboost, OR-Tools, rich tables) are imported inside the commands so that ``wattgpu --help``
-starts fast.
+(:mod:`planner.report.plan_view`), with a note on stderr for each bare GPU family name the
+scenario gives (``H100``: the variant assumed). Heavy libraries (polars, xgboost, OR-Tools, rich
+tables) are imported inside the commands so that ``wattgpu --help`` starts fast.
 
-Exit codes of both commands: 0 = a plan (optimal, or feasible within the time limit); 1 = bad
-input, or no plan exists (infeasible: the reasons are printed); 2 = the plan failed its
-invariant checks (status ``error``), or a malformed command line (reported by typer); 3 = no
-plan found within the time limit and none proven impossible (status ``time_limit``).
+Exit codes: 0 = a plan (optimal, or feasible within the time limit); 1 = bad input, or no plan
+exists (infeasible: the reasons are printed); 2 = the plan failed its invariant checks (status
+``error``), or a malformed command line (reported by typer); 3 = no plan found within the time
+limit and none proven impossible (status ``time_limit``).
 """
 
 from __future__ import annotations
 
 import enum
-import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, get_args
+from typing import Annotated
 
 import typer
 
-from planner.cli.catalog import UserCatalogOpt
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
+from planner.cli.printing import OutputOption, emit, print_sections
 from planner.cli.validate import OverlayOption, SetOption
-from planner.scenario.limits import (
-    MAX_CONTEXT_TOKENS,
-    MAX_HORIZON_HOURS,
-    MAX_LATENCY_MS,
-    MAX_REQUESTS_PER_S,
-    MAX_TIME_LIMIT_S,
-    MAX_USD_PER_KWH,
-    MIN_HORIZON_HOURS,
-)
-from predictors.core.errors import WattgpuError, did_you_mean
-from predictors.core.output import check_output_path
-from predictors.core.vocab import canonical_engine, canonical_precision
-
-if TYPE_CHECKING:
-    from planner.text import Section
+from planner.scenario.limits import MAX_TIME_LIMIT_S
 
 #: Exit code when the scenario has no feasible plan.
 EXIT_INFEASIBLE = 1
@@ -65,63 +48,6 @@ class CandidatesChoice(enum.StrEnum):
 
     best = "best"
     all = "all"
-
-
-class CompareFormat(enum.StrEnum):
-    """Output formats of ``wattgpu compare``."""
-
-    table = "table"
-    json = "json"
-    csv = "csv"
-
-
-class CompareDeployment(enum.StrEnum):
-    """Which deployments ``wattgpu compare`` ranks."""
-
-    aggregated = "aggregated"
-    disaggregated = "disaggregated"
-    both = "both"
-
-
-class RankBy(enum.StrEnum):
-    """What ``wattgpu compare`` ranks by."""
-
-    energy = "energy"
-    cost = "cost"
-
-
-OutputOption = Annotated[
-    Path | None,
-    typer.Option("--output", "-o", help="Write the output to this file instead of stdout."),
-]
-
-
-def print_width(*, wide: bool) -> int:
-    """Width of tables printed to a pipe or file: compact 100 columns, --wide 140."""
-    from planner.text import COMPACT_WIDTH, FILE_WIDTH
-
-    return FILE_WIDTH if wide else COMPACT_WIDTH
-
-
-def _print_sections(sections: list[Section], *, wide: bool = False) -> None:
-    from rich.console import Console
-
-    from planner.text import sections_to_rich
-
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=print_width(wide=wide))
-    sections_to_rich(sections, console)
-
-
-def _emit(text: str, output: Path | None, what: str, inputs: Sequence[Path | None] = ()) -> None:
-    from predictors.core.output import write_output
-
-    if output is None:
-        sys.stdout.write(text)
-        return
-    write_output(output, text, inputs=inputs)
-    typer.echo(f"wrote {what} to {output}", err=True)
 
 
 def plan(
@@ -185,6 +111,8 @@ def plan(
     from planner.report.plan_view import plan_sections, render_plan
     from planner.result import PlanStatus
     from planner.scenario.bundled import find_scenario
+    from planner.scenario.load import gpu_notes
+    from predictors.core.escape import terminal_text
     from predictors.core.progress import Progress
 
     path = find_scenario(file) if file is not None else default_scenario()
@@ -205,11 +133,13 @@ def plan(
         if fmt != PlanFormat.csv:
             flags = uncertainty_flags(run, progress=progress.update)
     result = run.plan
+    for note in gpu_notes(path, run.predictor.catalog, set_ or [], overlay or []):
+        typer.echo(terminal_text(f"note: {note}"), err=True)  # a bare GPU family name
     if fmt == PlanFormat.table and output is None:
         sections = plan_sections(result, candidates=candidates is not None, wide=wide, flags=flags)
-        _print_sections(sections, wide=wide)
+        print_sections(sections, wide=wide)
     else:
-        _emit(
+        emit(
             render_plan(
                 result,
                 fmt.value,
@@ -229,161 +159,9 @@ def plan(
         raise typer.Exit(EXIT_TIME_LIMIT)
 
 
-def _check_precision(precision: str | None) -> None:
-    from predictors.core.vocab import Precision
-
-    choices = list(get_args(Precision))
-    if precision is not None and precision not in choices:
-        raise WattgpuError(
-            f"--precision: unknown precision '{precision}'{did_you_mean(precision, choices)} "
-            f"— use one of {', '.join(choices)}"
-        )
-
-
-def compare(
-    model: Annotated[str, typer.Option("--model", "-m", help="Catalog LLM id or alias.")],
-    requests_per_s: Annotated[
-        float,
-        typer.Option(
-            "--requests-per-s", min=0.0, max=MAX_REQUESTS_PER_S, help="Mean request rate (req/s)."
-        ),
-    ],
-    itl_ms: Annotated[
-        float,
-        typer.Option(
-            "--itl-ms", min=0.001, max=MAX_LATENCY_MS, help="Inter-token latency SLA (ms)."
-        ),
-    ],
-    ttft_ms: Annotated[
-        float | None,
-        typer.Option(
-            "--ttft-ms", min=0.001, max=MAX_LATENCY_MS, help="Time-to-first-token SLA (ms)."
-        ),
-    ] = None,
-    input_tokens: Annotated[
-        float,
-        typer.Option(
-            "--input-tokens",
-            min=1.0,
-            max=MAX_CONTEXT_TOKENS,
-            help="Mean prompt length (tokens).",
-        ),
-    ] = 1024.0,
-    output_tokens: Annotated[
-        float,
-        typer.Option(
-            "--output-tokens",
-            min=1.0,
-            max=MAX_CONTEXT_TOKENS,
-            help="Mean completion length (tokens).",
-        ),
-    ] = 256.0,
-    gpus: Annotated[
-        str | None,
-        typer.Option(
-            "--gpus",
-            help="Comma-separated GPU ids or aliases (default: every catalog GPU with a price).",
-        ),
-    ] = None,
-    by: Annotated[RankBy, typer.Option("--by", help="Rank by energy or by cost.")] = RankBy.energy,
-    precision: Annotated[
-        str | None,
-        typer.Option(
-            "--precision",
-            help="Weight precision (default: the checkpoint's, e.g. int4 for an AWQ name, else "
-            "the model's catalog dtype).",
-        ),
-    ] = None,
-    engine: Annotated[str, typer.Option("--engine", help="Serving engine.")] = "vllm",
-    region: Annotated[
-        str, typer.Option("--region", help="Grid region for CO2 and the output note.")
-    ] = "US",
-    hours: Annotated[
-        float,
-        typer.Option(
-            "--hours",
-            min=MIN_HORIZON_HOURS,
-            max=MAX_HORIZON_HOURS,
-            help="Horizon of the energy and cost totals.",
-        ),
-    ] = 8760.0,
-    electricity: Annotated[
-        float,
-        typer.Option(
-            "--electricity-usd-per-kwh",
-            min=0.0,
-            max=MAX_USD_PER_KWH,
-            help="Electricity price ($/kWh).",
-        ),
-    ] = 0.12,
-    fmt: Annotated[
-        CompareFormat, typer.Option("--format", "-f", help="table, json or csv.")
-    ] = CompareFormat.table,
-    output: OutputOption = None,
-    deployment: Annotated[
-        CompareDeployment,
-        typer.Option(
-            "--deployment",
-            help="Rows of aggregated replicas (default), disaggregated prefill/decode units "
-            "(per GPU type, or prefill → decode types) or both.",
-        ),
-    ] = CompareDeployment.aggregated,
-    user_catalog: UserCatalogOpt = None,
-    models: ModelsOpt = None,
-) -> None:
-    """Rank GPU types for one model, load and SLA: the best fleet of each type (no scenario file).
-
-    Exit code 0 when at least one GPU type meets the SLA, 1 for bad input or when none does.
-    """
-    from planner.analysis.compare import CompareRequest, compare_csv_columns, no_fit_message
-    from planner.analysis.compare import compare as run_compare
-    from planner.analysis.compare_view import compare_section
-    from planner.text import rows_to_csv, sections_to_text, to_json
-
-    if output is not None:  # before the work: a bad path loses nothing
-        check_output_path(output)
-    if precision is not None:  # the spellings predict and a scenario take (bfloat16, FP8)
-        precision = canonical_precision(precision) or precision
-    engine = canonical_engine(engine) or engine
-    _check_precision(precision)
-    gpu_list = None
-    if gpus is not None:
-        gpu_list = tuple(g.strip() for g in gpus.split(",") if g.strip())
-        if not gpu_list:
-            raise WattgpuError("--gpus: no GPU named — give e.g. --gpus L4,A100-SXM4-80GB")
-        if len(gpu_list) < len(gpus.split(",")):
-            raise WattgpuError(f"--gpus {gpus!r}: an empty name between commas — remove it")
-    request = CompareRequest(
-        model=model,
-        requests_per_s=requests_per_s,
-        itl_ms=itl_ms,
-        ttft_ms=ttft_ms,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        gpus=gpu_list,
-        by=by.value,
-        precision=precision,
-        engine=engine,
-        region=region,
-        hours=hours,
-        electricity_usd_per_kwh=electricity,
-        deployment=deployment.value,
-    )
-    result = run_compare(request, chosen_predictor(models, user_catalog))
-    if fmt == CompareFormat.json:
-        _emit(to_json(result.to_json_dict()), output, "comparison")
-    elif fmt == CompareFormat.csv:
-        rows = [r.__dict__ for r in result.rows]
-        _emit(rows_to_csv(rows, compare_csv_columns(result)), output, "comparison")
-    elif output is not None:
-        _emit(sections_to_text([compare_section(result)]), output, "comparison")
-    else:
-        _print_sections([compare_section(result)], wide=True)
-    if not any(r.fits for r in result.rows):
-        raise WattgpuError(no_fit_message(result))
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``plan`` and ``compare`` to *app*."""
+    """Add ``plan`` and ``compare`` (:mod:`planner.cli.compare`) to *app*."""
+    from planner.cli.compare import compare
+
     app.command("plan")(plan)
     app.command("compare")(compare)

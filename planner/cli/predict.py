@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +13,7 @@ import typer
 
 from planner.cli.catalog import UserCatalogOpt
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
-from predictors.core.errors import WattgpuError
+from predictors.core.errors import WattgpuError, did_you_mean
 from predictors.core.escape import terminal_text
 from predictors.core.output import write_output
 
@@ -91,10 +92,26 @@ def _as_options(error: str) -> str:
 
     options = {c: "--" + c.replace("_", "-") for c in INPUT_COLUMNS}
     parts = []
-    for part in error.split("; "):
+    for part in _suggested(error).split("; "):
         column, sep, rest = part.partition(": ")
         parts.append(f"{options[column]}: {rest}" if sep and column in options else part)
     return "; ".join(parts)
+
+
+#: A vocabulary error of a row (``engine: unknown 'vlm'; use one of vllm, sglang, …``).
+_UNKNOWN = re.compile(
+    r"(?P<head>\w+: unknown '(?P<name>[^']*)')(?P<sep>; use one of )(?P<known>[^;]*)"
+)
+
+
+def _suggested(error: str) -> str:
+    """*error* with a did-you-mean after each unknown engine or precision (as compare says)."""
+
+    def hint(m: re.Match[str]) -> str:
+        found = did_you_mean(m["name"], m["known"].split(", "))
+        return f"{m['head']}{found}{m['sep']}{m['known']}"
+
+    return _UNKNOWN.sub(hint, error)
 
 
 def predict(

@@ -1,4 +1,5 @@
-"""CLI commands of the report family: ``report``, ``pareto`` and ``diff``.
+"""CLI commands of the report family: ``report``, and ``pareto`` and ``diff``
+(:mod:`planner.cli.pareto`).
 
 Registered on the main app by :mod:`planner.cli.app`. Heavy imports (OR-Tools, XGBoost, matplotlib)
 happen inside the command functions so ``wattgpu --help`` stays fast.
@@ -6,7 +7,6 @@ happen inside the command functions so ``wattgpu --help`` stays fast.
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -14,20 +14,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
+from planner.cli.report_options import ReportFileArgument, TimeLimitOption, TrustOption, warn
 from planner.cli.validate import OverlayOption, SetOption
-from planner.scenario.limits import MAX_PARETO_POINTS, MAX_TIME_LIMIT_S
+from planner.scenario.limits import MAX_PARETO_POINTS
 from predictors.core.errors import WattgpuError
-from predictors.core.escape import terminal_text
 
 if TYPE_CHECKING:
-    from planner.documents.pareto import ParetoDocument
     from planner.documents.plan import PlanDocument
     from planner.documents.sweep import SweepDocument
 
 ACCURACY_CSV = Path("docs") / "accuracy.predictions.csv"
 """Written by ``wattgpu evaluate`` (relative to the working directory or the checkout)."""
-#: File name suffixes ``pareto --chart`` writes, and the format each names.
-CHART_SUFFIXES = (".png", ".svg")
 
 
 class ReportFormat(StrEnum):
@@ -42,46 +39,15 @@ class ReportFormat(StrEnum):
     cyclonedx = "cyclonedx"
 
 
-class ParetoFormat(StrEnum):
-    """Output format of ``wattgpu pareto``: a text table or JSON."""
-
-    table = "table"
-    json = "json"
-
-
-class DiffFormat(StrEnum):
-    """Output format of ``wattgpu diff``: text lines or JSON."""
-
-    text = "text"
-    json = "json"
-
-
-ReportFileArgument = Annotated[
-    Path,
-    typer.Argument(
-        help="Scenario YAML file (planned first), a bundled example's name (`wattgpu scenarios`) "
-        "or a saved plan JSON (`wattgpu plan --format json`; reported as saved, no predictor "
-        "loaded)."
-    ),
-]
-TimeLimitOption = Annotated[
-    float | None,
-    typer.Option(
-        "--time-limit",
-        min=0.001,
-        max=MAX_TIME_LIMIT_S,
-        help="Solver time limit per solve in seconds (default: scenario).",
-    ),
-]
-TrustOption = Annotated[
-    bool,
-    typer.Option(
-        "--trust",
-        help="Report a saved plan whose figures do not recompute from its allocations "
-        "(hand-edited or damaged) anyway, with a warning per field, instead of refusing it; "
-        "the report shows the figures its allocations recompute to.",
-    ),
-]
+def _front_points(value: int) -> int:
+    """``--pareto-points``: 0 (no front) or 2 and more, as ``pareto --points`` (a front of one
+    point has no ends)."""
+    if value == 1:
+        raise typer.BadParameter(
+            "1 is not a front (it has two ends) — give 2 to "
+            f"{MAX_PARETO_POINTS} points, or 0 for no front"
+        )
+    return value
 
 
 def _accuracy_csv(given: Path | None) -> Path | None:
@@ -127,7 +93,9 @@ def report(
             "--pareto-points",
             min=0,
             max=MAX_PARETO_POINTS,
-            help="Points of the energy↔cost front (0 = skip).",
+            callback=_front_points,
+            help="Points on the energy↔cost front, both ends included: 2 to "
+            f"{MAX_PARETO_POINTS}, or 0 for no front (as pareto --points).",
         ),
     ] = 5,
     accuracy: Annotated[
@@ -157,7 +125,7 @@ def report(
     ] = None,
     models: ModelsOpt = None,
 ) -> None:
-    """Estimated energy and emissions disclosure of a plan (md, html, json or text)."""
+    """Estimated energy/emissions disclosure of a plan (md, html, json, text, spdx, cyclonedx)."""
     from planner.report.build import make_report
     from planner.report.render import render_report
     from planner.report.source import plan_source
@@ -181,7 +149,7 @@ def report(
             time_limit_s=time_limit,
             progress=progress.update,
             trust=trust,
-            warn=_warn,
+            warn=warn,
             flags=True,
             predictor=chosen_predictor(models),
         )
@@ -252,7 +220,7 @@ def _sla_probability(
         return None
     found = sweep_sla_probability(doc, plan)
     if found is None and doc.summary is not None:
-        _warn(
+        warn(
             "warning: --sweep: the sweep's base plan is not this plan (other deployments, loads "
             "or prices): its SLA probabilities are left out of the flags (sweep the same "
             "scenario and --set)"
@@ -270,125 +238,10 @@ def _with_sweep(text: str, fmt: str, doc: SweepDocument) -> str:
     return text.rstrip("\n") + "\n\n" + sweep_markdown(doc)
 
 
-def pareto(
-    file: ReportFileArgument,
-    points: Annotated[
-        int,
-        typer.Option(
-            "--points", "-n", min=2, max=MAX_PARETO_POINTS, help="Cost caps between the ends."
-        ),
-    ] = 7,
-    format_: Annotated[ParetoFormat, typer.Option("--format", "-f")] = ParetoFormat.table,
-    chart: Annotated[
-        Path | None,
-        typer.Option("--chart", help="Also write the front as a chart to this .png or .svg file."),
-    ] = None,
-    set_: SetOption = None,
-    overlay: OverlayOption = None,
-    time_limit: TimeLimitOption = None,
-    trust: TrustOption = False,
-    models: ModelsOpt = None,
-) -> None:
-    """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
-    from planner.analysis.pareto import pareto_front
-    from planner.report.source import plan_source
-    from planner.scenario.bundled import find_scenario
-    from predictors.core.progress import Progress
-
-    if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
-        raise WattgpuError(
-            f"--chart {chart}: the chart is written as PNG or SVG; give a file name ending in "
-            f"{' or '.join(CHART_SUFFIXES)}"
-        )
-    file = find_scenario(file)
-    with Progress("planning") as progress:
-        src = plan_source(
-            file,
-            set_ or [],
-            overlay or [],
-            time_limit_s=time_limit,
-            progress=progress.update,
-            trust=trust,
-            warn=_warn,
-            predictor=chosen_predictor(models),
-        )
-        if not src.plan.has_solution:
-            raise WattgpuError(
-                f"{file}: plan is {src.plan.status}: "
-                + "; ".join(src.plan.solve.messages or ("no solution",))
-            )
-
-        def on_point(done: int, total: int) -> None:
-            progress.update(f"Pareto front: solved {done} of {total} plans")
-
-        front = pareto_front(src.inputs, points, src.plan, on_point=on_point)
-    if chart is not None:
-        from planner.report.charts import pareto_chart
-
-        drawn = pareto_chart(front, chart.suffix.lower().lstrip("."))
-        if drawn is None:
-            raise WattgpuError(f"--chart {chart}: the front has no points to draw")
-        from predictors.core.output import write_output
-
-        write_output(chart, drawn, inputs=[file, *(overlay or [])], option="--chart")
-        typer.echo(f"wrote {chart}", err=True)
-    if format_ is ParetoFormat.json:
-        typer.echo(json.dumps(front.to_json_dict(), indent=2))
-        return
-    from predictors.core.escape import terminal_text
-
-    typer.echo(terminal_text("\n".join(pareto_lines(front))))
-
-
-def pareto_lines(front: ParetoDocument) -> list[str]:
-    """The front as a text table with the chosen plan and the baselines below it."""
-    from planner.report.blocks import gpus_text, num
-
-    lines = [
-        f"Estimated energy ↔ cost Pareto front of {front.scenario}",
-        f"{'point':<12} {'facility kWh':>14} {'cost $':>14} {'CO2e kg':>12}  GPUs",
-    ]
-    for p in front.points:
-        lines.append(
-            f"{p.label:<12} {num(p.facility_energy_kwh, 6):>14} "
-            f"{num(p.cost_usd, 6):>14} {num(p.carbon_kg, 5):>12}  {gpus_text(p.gpus)}"
-        )
-    marks = ([front.chosen] if front.chosen else []) + list(front.baselines)
-    if marks:
-        lines.append("markers:")
-        for m in marks:
-            lines.append(
-                f"  {m.label}: {num(m.facility_energy_kwh, 6)} kWh, "
-                f"{num(m.cost_usd, 6)} $, {num(m.carbon_kg, 5)} kg CO2e"
-            )
-    lines.append(f"method: {front.method}")
-    lines.extend(f"note: {m}" for m in front.messages)
-    return lines
-
-
-def diff(
-    a: Annotated[Path, typer.Argument(help="Plan JSON (`wattgpu plan --format json`).")],
-    b: Annotated[Path, typer.Argument(help="Plan JSON to compare with A.")],
-    format_: Annotated[DiffFormat, typer.Option("--format", "-f")] = DiffFormat.text,
-    trust: TrustOption = False,
-) -> None:
-    """What changed between two plan JSON files: allocations, totals, status, assumptions."""
-    from planner.analysis.diff import diff_files
-    from predictors.core.escape import terminal_text
-
-    d = diff_files(a, b, trust=trust, warn=_warn)
-    if format_ is DiffFormat.json:
-        typer.echo(json.dumps(d.to_json_dict(), indent=2))
-    else:
-        typer.echo(terminal_text("\n".join(d.lines())))
-
-
-def _warn(line: str) -> None:
-    typer.echo(terminal_text(line), err=True)
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``report``, ``pareto`` and ``diff`` to *app*."""
+    """Add ``report``, ``pareto`` and ``diff`` (:mod:`planner.cli.pareto`) to *app*."""
+    from planner.cli.pareto import diff, pareto
+
     app.command("report")(report)
     app.command("pareto")(pareto)
     app.command("diff")(diff)

@@ -120,7 +120,7 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
     "mean W/GPU",
     "energy kWh",
     "cost $",
-    "CO2 kg",
+    "CO2e kg",
 )
 
 
@@ -140,6 +140,11 @@ COMPACT_ALLOCATION_COLUMNS: tuple[tuple[str, str], ...] = (
 _COMPACT_ALLOCATION_NOTE = (
     "req/s = peak requests/s; ITL srv/cap = mean ITL (ms) at the load served in the busiest "
     "period / at capacity (SLA: --wide); kWh = GPU energy; --wide for every column"
+)
+
+_WIDE_ITL_NOTE = (
+    "ITL served/cap: mean ITL at the load each replica serves in the busiest period / "
+    "ITL at capacity (at the SLA percentile), the SLA in brackets"
 )
 
 
@@ -216,10 +221,6 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         footer = ("total", "", "", str(replicas), str(gpus), "", "", "")
         footer += (num(t.energy_kwh), num(t.cost_usd), num(t.carbon_kg), "")
         notes.append(
-            "ITL served/cap: mean ITL at the load each replica serves in the busiest period / "
-            "ITL at capacity (at the SLA percentile), the SLA in brackets"
-        )
-        notes.append(
             f"energy = GPU energy; facility energy {num(t.facility_energy_kwh, 'kWh')} (× PUE); "
             f"mean GPU power {num(t.mean_power_w, 'W')}; "
             f"peak facility power {num(t.peak_facility_power_kw, 'kW')}"
@@ -246,8 +247,10 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         notes=tuple(notes),
         footer=footer,
     )
-    if wide:
-        return with_regions(plan, _compact(section, [(c, c) for c in ALLOCATION_COLUMNS]), places)
+    if wide:  # the ITL note of the wide column (the compact one has its own)
+        note = _WIDE_ITL_NOTE if t is not None else ""
+        every = _compact(section, [(c, c) for c in ALLOCATION_COLUMNS], note)
+        return with_regions(plan, every, places)
     compact = _compact(section, COMPACT_ALLOCATION_COLUMNS, _COMPACT_ALLOCATION_NOTE)
     return with_regions(plan, compact, places)
 
@@ -305,7 +308,7 @@ def baseline_section(plan: Plan, *, wide: bool = True) -> Section:
         "saved kWh",
         "cost $",
         "saved $",
-        "CO2 kg",
+        "CO2e kg",
         "saved kg",
     )
     section = Section(

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from planner.scenario.errors import Problem, as_error, pydantic_problems
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
-from planner.scenario.names import canonicalize, no_price_problem
+from planner.scenario.names import canonicalize, gpu_name_notes, no_price_problem
 from planner.scenario.origin import origin_of
 from planner.scenario.overrides import apply_overrides, deep_merge, shorten
 from planner.scenario.sections import GpuOffer
@@ -62,6 +62,15 @@ def load_scenario(
     return scenario_from_dict(data, source, catalog, base_dir=path.parent, problems=problems)
 
 
+def gpu_notes(
+    path: Path, catalog: Catalog, overrides: Sequence[str] = (), overlays: Sequence[str | Path] = ()
+) -> list[str]:
+    """The notes of the bare GPU family names (``H100``) the scenario *path* (with *overlays*
+    and *overrides*) gives: which variant each was taken for (:func:`gpu_name_notes`)."""
+    data, _, _ = merged_scenario(path, overrides, overlays)
+    return gpu_name_notes(data, catalog)
+
+
 def merged_scenario(
     path: Path, overrides: Sequence[str] = (), overlays: Sequence[str | Path] = ()
 ) -> tuple[Any, str | Callable[[str], str], list[Problem]]:
@@ -70,9 +79,11 @@ def merged_scenario(
     callable naming each field's own file (:func:`planner.scenario.origin.origin_of`) — and the
     overrides refused)."""
     data = _read_yaml(path)
+    check_not_output(str(path), data)
     layers: list[tuple[str, Any]] = []
     for overlay in overlays:
         layer = _read_yaml(Path(overlay))
+        check_not_output(str(overlay), layer)
         layers.append((str(overlay), layer))
         if not isinstance(layer, dict):  # an empty file or a list would replace the scenario
             shape = "is empty" if layer is None else f"is a {type(layer).__name__}, not a mapping"
@@ -129,6 +140,54 @@ def scenario_from_dict(
     if problems:
         raise as_error(source, problems)
     return scenario
+
+
+#: The output documents of wattgpu that a scenario can never be (each key is no scenario field):
+#: (keys that mark it, what it is, what to do instead).
+OUTPUT_DOCUMENTS: tuple[tuple[frozenset[str], str, str], ...] = (
+    (
+        frozenset({"allocations", "totals"}),
+        "a saved plan JSON (wattgpu plan --format json)",
+        "give the scenario YAML, or use report, pareto or diff on it",
+    ),
+    (
+        frozenset({"allocations", "candidates"}),
+        "a saved plan JSON (wattgpu plan --format json)",
+        "give the scenario YAML, or use report, pareto or diff on it",
+    ),
+    (
+        frozenset({"base_outcome", "records"}),
+        "a sweep JSON (wattgpu sweep --format json)",
+        "give the scenario YAML it was swept from",
+    ),
+    (
+        frozenset({"wattgpu_version", "headline"}),
+        "a report JSON (wattgpu report --format json)",
+        "give the scenario YAML, or the saved plan JSON to report, pareto or diff",
+    ),
+    (
+        frozenset({"request", "rows"}),
+        "a comparison JSON (wattgpu compare --format json)",
+        "give a scenario YAML (`wattgpu scenarios --copy` starts one)",
+    ),
+    (
+        frozenset({"points", "chosen"}),
+        "a Pareto front JSON (wattgpu pareto --format json)",
+        "give the scenario YAML, or the saved plan JSON it was drawn from",
+    ),
+)
+
+
+def check_not_output(source: str, data: Any) -> None:
+    """Refuse, in one line, a file that is one of wattgpu's own output documents (a saved plan,
+    a sweep, a report, a comparison or a Pareto front) given where a scenario is read, instead
+    of one line per field that is no scenario field."""
+    if not isinstance(data, dict):
+        return
+    keys = set(data)
+    for marks, what, instead in OUTPUT_DOCUMENTS:
+        if marks <= keys:
+            raise WattgpuError(f"{source}: {what}, not a scenario — {instead}")
 
 
 def _read_yaml(path: Path) -> Any:

@@ -102,6 +102,26 @@ def loader_set_problems(data: dict[str, Any]) -> list[Problem]:
     return problems
 
 
+def gpu_name_notes(data: Any, catalog: Catalog) -> list[str]:
+    """The note of each bare GPU family name (``H100``) in the raw scenario mapping *data*
+    (``gpus``, each region's ``gpus``, each entry's ``allowed_gpus``/``forbidden_gpus``): which
+    variant it was taken for, as ``predict`` says (:meth:`Catalog.gpu_name_note`), once each."""
+    if not isinstance(data, dict):
+        return []
+    names: list[Any] = list(data.get("gpus") or ()) if isinstance(data.get("gpus"), dict) else []
+    regions = data.get("regions")
+    for spec in regions.values() if isinstance(regions, dict) else ():
+        offers = spec.get("gpus") if isinstance(spec, dict) else None
+        names += list(offers) if isinstance(offers, dict) else []
+    models = data.get("models")
+    for entry in models if isinstance(models, list) else ():
+        for field in ("allowed_gpus", "forbidden_gpus"):
+            values = entry.get(field) if isinstance(entry, dict) else None
+            names += values if isinstance(values, list) else []
+    notes = (catalog.gpu_name_note(n) for n in dict.fromkeys(names) if isinstance(n, str))
+    return list(dict.fromkeys(n for n in notes if n))
+
+
 def _canonical_region(
     data: dict[str, Any], key: str, catalog: Catalog, problems: list[Problem], where: str = ""
 ) -> None:

@@ -9,6 +9,7 @@ raise one-line :class:`~predictors.core.errors.WattgpuError` messages.
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from typing import Any
 
@@ -117,6 +118,9 @@ def _walk(data: Any, parts: list[str | int]) -> tuple[Any, list[str | int]]:
             rest = parts[depth:]
             below = [k for k in rest[1:] if isinstance(k, int)]
             if below:  # a new mapping cannot be indexed like a list
+                hint = _misspelled(key, _known_keys(node, top=depth == 0))
+                if hint:  # a misspelled name, not a list to create
+                    raise WattgpuError(f"{where} does not exist{hint} — fix the name in the path")
                 raise WattgpuError(
                     f"{where} does not exist, so {format_path(parts)} cannot index it — "
                     "create the list first"
@@ -124,6 +128,25 @@ def _walk(data: Any, parts: list[str | int]) -> tuple[Any, list[str | int]]:
             return node, rest
         node = node[key]
     raise AssertionError("unreachable: the last part always returns")
+
+
+def _misspelled(key: str | int, known: list[str]) -> str:
+    """' (did you mean: models?)' when *key* is close to a *known* key (and none of them; closer
+    than :func:`did_you_mean`'s rule, so a new name such as ``new`` is not taken for ``name``)."""
+    if key in known:
+        return ""
+    hits = difflib.get_close_matches(str(key), sorted(set(known)), n=3, cutoff=0.7)
+    return f" (did you mean: {', '.join(hits)}?)" if hits else ""
+
+
+def _known_keys(node: dict[Any, Any], *, top: bool) -> list[str]:
+    """The keys a path may name in *node*: its own, and at the top every scenario field."""
+    keys = [str(k) for k in node]
+    if top:
+        from planner.scenario.model import Scenario
+
+        keys += list(Scenario.model_fields)
+    return keys
 
 
 def deep_merge(base: Any, overlay: Any) -> Any:

@@ -1,0 +1,52 @@
+"""How the table commands print: a terminal at its width, a pipe or file at a fixed one, or a
+file given with ``--output`` (``plan`` and ``compare``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from planner.text import Section
+
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the output to this file instead of stdout."),
+]
+
+
+def print_width(*, wide: bool) -> int:
+    """Width of tables printed to a pipe or file: compact 100 columns, --wide 140."""
+    from planner.text import COMPACT_WIDTH, FILE_WIDTH
+
+    return FILE_WIDTH if wide else COMPACT_WIDTH
+
+
+def print_sections(sections: list[Section], *, wide: bool = False, min_width: int = 0) -> None:
+    """Print *sections* on the terminal at its width, or to a pipe or file at
+    :func:`print_width`; never narrower than *min_width* (a table that would otherwise cut its
+    numbers runs past a narrow terminal's edge instead)."""
+    from rich.console import Console
+
+    from planner.text import sections_to_rich
+
+    console = Console()
+    width = console.width if console.is_terminal else print_width(wide=wide)
+    if not console.is_terminal or width < min_width:
+        console = Console(width=max(width, min_width))
+    sections_to_rich(sections, console)
+
+
+def emit(text: str, output: Path | None, what: str, inputs: Sequence[Path | None] = ()) -> None:
+    """Write *text* to stdout, or to *output* (checked against *inputs*) saying so on stderr."""
+    from predictors.core.output import write_output
+
+    if output is None:
+        sys.stdout.write(text)
+        return
+    write_output(output, text, inputs=inputs)
+    typer.echo(f"wrote {what} to {output}", err=True)
