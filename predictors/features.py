@@ -21,6 +21,7 @@ from predictors.feature_sets import (
     SOURCE_INDICATORS,
     SOURCES,
 )
+from predictors.kv_physics import kv_read_bytes_per_context_token
 
 LLM_COLUMNS: tuple[str, ...] = (
     "model_type",
@@ -146,7 +147,8 @@ def with_layout(frame: Frame) -> Frame:
 
 
 #: Columns the estimators' physics reads besides their trees' features (the decode step's
-#: inputs, the TTFT prefill roofline, bytes per parameter), the resolved layout and whether it
+#: inputs, the TTFT prefill roofline, bytes per parameter, each GPU's pipeline duty for
+#: power), the resolved layout and whether it
 #: was stated (``layout_known``: a known layout's TP group may leave the NVLink domain and pay
 #: the network, :mod:`predictors.estimators.layout_comm`): always kept by :func:`add_features`
 #: when it is asked for some features only.
@@ -157,6 +159,7 @@ PHYSICS_COLUMNS: tuple[str, ...] = (
     "prefill_time_s",
     "weight_read_bytes",
     "kv_read_bytes",
+    "stage_duty",
     "step_flops",
     "peak_flops",
 )
@@ -233,14 +236,13 @@ def _features(frame: Frame) -> Frame:
     )
     f = f.with_columns(
         physics.weight_bytes_read_per_step().alias("weight_read_bytes"),
-        (pl.col("batch_size") * physics.mean_context_tokens() * physics.kv_bytes_per_token()).alias(
-            "kv_read_bytes"
-        ),
+        physics.kv_read_bytes_per_step().alias("kv_read_bytes"),
+        physics.stage_duty().alias("stage_duty"),
         (2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size")).alias("step_flops"),
         (physics.peak_tflops() * 1e12).alias("peak_flops"),
         physics.mean_context_tokens().log().alias("log_context"),
         pl.col("tensor_parallel").log().alias("log_gpu_count"),  # = gpu_count for pure TP
-        (physics.kv_bytes_per_token()).log().alias("log_kv_bytes_per_token"),
+        kv_read_bytes_per_context_token().log().alias("log_kv_bytes_per_token"),
     )
     mem = (pl.col("weight_read_bytes") + pl.col("kv_read_bytes")) / (
         pl.col("memory_bandwidth_gb_s") * 1e9

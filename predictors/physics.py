@@ -12,8 +12,10 @@ Conventions (see docs/method.md):
   else fall back to the 16-bit rate (weight-only quantisation computes in 16-bit); fp32 uses half
   the 16-bit tensor rate (TF32).
 * Decode step of a batch of ``b`` sequences with mean context ``c`` tokens on ``n`` GPUs (tensor
-  parallel): bytes moved = weights read + ``b · c · kv_bytes_per_token``; FLOPs = ``2 · active
-  params · b``. Roofline step time = max(bytes / (n · bandwidth), FLOPs / (n · peak FLOPS)).
+  parallel): bytes moved = weights read + the batch's KV at mean context ``c``
+  (:func:`predictors.kv_physics.kv_read_bytes_per_step`, window- and state-aware); FLOPs =
+  ``2 · active params · b``. Roofline step time = max(bytes / (n · bandwidth), FLOPs / (n · peak
+  FLOPS)).
 * For mixture-of-experts models the weights read per step are the shared (non-expert) weights plus
   the experts touched by the batch: each of ``E`` experts is touched with probability
   ``1 − (1 − k/E)^b`` for ``k`` experts per token.
@@ -33,20 +35,18 @@ from functools import cache
 
 import polars as pl
 
+from predictors.core.vocab import BYTES_PER_PARAM as BYTES_PER_PARAM
 from predictors.core.vocab import ENGINES as ENGINES
 from predictors.core.vocab import LAYER_SPLIT_ENGINES
 from predictors.core.vocab import PRECISIONS as PRECISIONS
+from predictors.kv_physics import kv_bytes_per_element as kv_bytes_per_element
+from predictors.kv_physics import kv_bytes_per_layer_token as kv_bytes_per_layer_token
+from predictors.kv_physics import kv_bytes_per_sequence as kv_bytes_per_sequence
+from predictors.kv_physics import kv_bytes_per_token as kv_bytes_per_token
+from predictors.kv_physics import kv_read_bytes_per_step as kv_read_bytes_per_step
+from predictors.kv_physics import kv_replication as kv_replication
+from predictors.kv_physics import mean_context_tokens as mean_context_tokens
 
-#: Bytes per weight for each supported precision.
-BYTES_PER_PARAM: dict[str, float] = {
-    "fp32": 4.0,
-    "fp16": 2.0,
-    "bf16": 2.0,
-    "fp8": 1.0,
-    "int8": 1.0,
-    "fp4": 0.5,
-    "int4": 0.5,
-}
 #: Fraction of GPU memory an engine may use (vLLM's default gpu_memory_utilization).
 MEMORY_UTILISATION = 0.9
 #: Runtime reserve per GPU (activations, CUDA graphs, allocator slack), in GB.
@@ -63,18 +63,6 @@ _BYTES = pl.col("precision").replace_strict(BYTES_PER_PARAM, default=None, retur
 def bytes_per_param() -> pl.Expr:
     """Bytes per weight of the row's ``precision``."""
     return _BYTES
-
-
-@cache
-def kv_bytes_per_element() -> pl.Expr:
-    """Bytes per KV-cache element: 1 for ≤8-bit weights, 4 for fp32, else 2."""
-    return (
-        pl.when(_BYTES <= 1.0)
-        .then(pl.lit(1.0))
-        .when(_BYTES >= 4.0)
-        .then(pl.lit(4.0))
-        .otherwise(pl.lit(2.0))
-    )
 
 
 @cache
@@ -178,76 +166,24 @@ def stage_share() -> pl.Expr:
 
 
 @cache
+def stage_duty() -> pl.Expr:
+    """Share of a token cycle each GPU of a replica is working (the rest it idles): 1 without
+    pipeline parallelism; ``min(b, PP) / PP`` for engines that keep micro-batches in flight (a
+    batch of b sequences fills at most b of the PP stages at once); ``1 / PP`` for the
+    :data:`~predictors.core.vocab.LAYER_SPLIT_ENGINES`, whose stages run one after another. The
+    power model scales each GPU's busy utilisation by it (:mod:`predictors.estimators.power`)."""
+    pp = _PP.cast(pl.Float64).fill_null(1.0).clip(lower_bound=1.0)
+    b = pl.col("batch_size").cast(pl.Float64).fill_null(1.0).clip(lower_bound=1.0)
+    split = pl.col("engine").cast(pl.String).is_in(LAYER_SPLIT_ENGINES).fill_null(False)
+    return pl.when(split).then(1.0 / pp).otherwise(pl.min_horizontal(b, pp) / pp)
+
+
+@cache
 def resident_weight_bytes() -> pl.Expr:
     """Replica-equivalent weight bytes held in memory: the largest rank's weights times
     ``gpu_count`` (each attention-DP rank's copy, :func:`dp_copied_weight_bytes`; the largest
     pipeline stage)."""
     return (weight_bytes() + dp_copied_weight_bytes() * (_DP - 1.0)) * stage_share()
-
-
-@cache
-def kv_bytes_per_layer_token() -> pl.Expr:
-    """KV-cache bytes one token of context occupies in one attention layer (all GPUs together).
-
-    Multi-head latent attention (DeepSeek) caches ``kv_lora_rank + qk_rope_head_dim`` values per
-    layer; other attention kinds cache keys and values for every KV head.
-    """
-    per_layer_mha = 2.0 * pl.col("num_kv_heads") * pl.col("head_dim")
-    per_layer_mla = pl.col("kv_lora_rank").fill_null(0) + pl.col("qk_rope_head_dim").fill_null(0)
-    per_layer = (
-        pl.when(pl.col("attention_kind") == "mla").then(per_layer_mla).otherwise(per_layer_mha)
-    )
-    return per_layer * kv_bytes_per_element()
-
-
-@cache
-def kv_replication() -> pl.Expr:
-    """How many tensor-parallel ranks hold a copy of each KV entry: ``max(1, TP / KV heads)``.
-
-    Tensor parallelism splits the KV cache by KV head. Multi-head latent attention caches one
-    latent "head" (``kv_lora_rank + qk_rope_head_dim``) that every rank needs whole, so each of
-    the TP ranks of an attention-DP rank keeps the full latent cache of its sequences (vLLM's MLA
-    cache has one head, ``[blocks, block_size, 1, kv_lora_rank + qk_rope_head_dim]``; attention
-    data parallelism exists to avoid this copy); grouped-query attention with TP above its KV
-    heads copies each head ``TP / kv_heads`` times. 1 without tensor parallelism.
-
-    Counted where memory is (:func:`predictors.memory_rule.paged_kv_bytes_per_sequence`: the fit
-    verdict, the serving model's batch limit, disaggregated pools), not in the decode step's KV
-    read: counting the copies there too made held-out ITL worse (docs/method.md, "Parallel
-    layouts")."""
-    heads = (
-        pl.when(pl.col("attention_kind") == "mla")
-        .then(pl.lit(1.0))
-        .otherwise(pl.col("num_kv_heads").cast(pl.Float64))
-    )
-    return (_TP.cast(pl.Float64) / heads).clip(lower_bound=1.0).fill_null(1.0)
-
-
-@cache
-def kv_bytes_per_token() -> pl.Expr:
-    """KV-cache bytes one token of context occupies if every layer kept the full context (all
-    layers, all GPUs together): the trees' feature and the decode step's KV read. Sliding-window,
-    chunked and recurrent layers are counted as full layers here (an upper bound, stated in
-    docs/method.md); the memory rule uses :func:`kv_bytes_per_sequence`."""
-    return pl.col("num_layers") * kv_bytes_per_layer_token()
-
-
-def kv_bytes_per_sequence(context_tokens: pl.Expr) -> pl.Expr:
-    """KV cache (and recurrent state) one sequence holds at *context_tokens*, bytes, all GPUs
-    together: per-layer KV bytes × (full layers × c + windowed layers × min(c, window)) plus the
-    fixed ``state_bytes_per_sequence`` of Mamba / linear-attention layers. With the catalog's
-    ``full_attention_layers`` / ``window_attention_layers`` empty every layer keeps the full
-    context (:func:`kv_bytes_per_token` × c); a windowed layer without a window counts as full."""
-    full, window = pl.col("full_attention_layers"), pl.col("window_attention_layers")
-    c = context_tokens.cast(pl.Float64)
-    held = full * c + window * pl.min_horizontal(c, pl.col("sliding_window").cast(pl.Float64))
-    state = pl.col("state_bytes_per_sequence").cast(pl.Float64).fill_null(0.0)
-    layered = kv_bytes_per_layer_token() * held + state
-    return (
-        pl.when(full.is_not_null() & window.is_not_null())
-        .then(layered)
-        .otherwise(kv_bytes_per_token() * c)
-    )
 
 
 @cache
@@ -266,12 +202,6 @@ def peak_tflops() -> pl.Expr:
         .then(fp16 / 2.0)
         .otherwise(fp16)
     )
-
-
-@cache
-def mean_context_tokens() -> pl.Expr:
-    """Mean context length during decoding: prompt plus half the output."""
-    return pl.col("input_tokens") + pl.col("output_tokens") / 2.0
 
 
 def _share_touched(tokens: pl.Expr) -> pl.Expr:
@@ -310,10 +240,7 @@ def weight_bytes_read_per_step() -> pl.Expr:
 @cache
 def memory_time_s() -> pl.Expr:
     """Seconds to stream one decode step's bytes at full memory bandwidth of all GPUs."""
-    step_bytes = (
-        weight_bytes_read_per_step()
-        + pl.col("batch_size") * mean_context_tokens() * kv_bytes_per_token()
-    )
+    step_bytes = weight_bytes_read_per_step() + kv_read_bytes_per_step()
     return step_bytes / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
 
 

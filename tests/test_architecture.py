@@ -29,6 +29,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("predictors.core",),
         ("predictors.catalog",),
         (
+            "predictors.kv_physics",
             "predictors.physics",
             "predictors.memory_rule",
             "predictors.fit_verdict",

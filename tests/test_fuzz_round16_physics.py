@@ -131,10 +131,13 @@ def test_more_memory_never_slows_the_itl_at_a_rate(tmp_path: Path) -> None:
             "precision": ["fp8"] * 2,
             "input_tokens": [2601, 2601],
             "output_tokens": [1295, 1295],
-            "requests_per_s": [10.0, 10.0],
+            # just below B200's capacity at its memory-limited batch (9.32 req/s since the
+            # 2026-12-06 retrain, which put the 10 req/s of this test above it)
+            "requests_per_s": [9.3, 9.3],
         }
     )
     out = predict_rows(p, q)
+    assert (out["error"] == "").all(), out["error"].to_list()
     for col in ("itl_s", "itl_s_p90", "ttft_s_at_load"):
         base, more = out[col].to_list()
         assert more <= base * (1 + 1e-9), col  # ITL was 48.06 ms against 43.45 ms

@@ -222,7 +222,7 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         footer += (num(t.energy_kwh), num(t.cost_usd), num(t.carbon_kg), "")
         notes.append(
             f"energy = GPU energy; facility energy {num(t.facility_energy_kwh, 'kWh')} (× PUE); "
-            f"mean GPU power {num(t.mean_power_w, 'W')}; "
+            f"mean fleet power {num(t.mean_power_w, 'W')}; "
             f"peak facility power {num(t.peak_facility_power_kw, 'kW')}"
         )
         notes.append(

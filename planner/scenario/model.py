@@ -313,7 +313,13 @@ def _model_problems(s: Scenario) -> list[tuple[str, str]]:
                             f"{gpu} is not listed under gpus — add it to gpus or remove it here",
                         )
                     )
-            if s.gpus and set(s.gpus) <= set(entry.forbidden_gpus):
+            load = entry.load
+            rates = list(load.requests_per_s_by_period or [])
+            if load.requests_per_s is not None:
+                rates.append(load.requests_per_s * max(load.daily_profile or [1.0]))
+            needs = entry.min_replicas > 0 or max(rates, default=0.0) > 0
+            # an entry with no load and no minimum needs nothing: the plan leaves it out
+            if needs and s.gpus and set(s.gpus) <= set(entry.forbidden_gpus):
                 problems.append(
                     (
                         f"models[{i}].forbidden_gpus",

@@ -66,3 +66,15 @@ def canonical_precision(name: str) -> str | None:
     key = name.strip().lower()
     key = PRECISION_ALIASES.get(key, key)
     return key if key in PRECISIONS else None
+
+
+#: Bytes per weight for each supported precision.
+BYTES_PER_PARAM: dict[str, float] = {
+    "fp32": 4.0,
+    "fp16": 2.0,
+    "bf16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "fp4": 0.5,
+    "int4": 0.5,
+}

@@ -12,6 +12,12 @@ The target is ``u = (P − idle) / (TDP − idle)`` clipped to [0, 1]. Intervals
 ``u``: locally adaptive conformal bands of grouped out-of-fold ``u`` residuals
 (:mod:`predictors.estimators.intervals`), clipped to [0, 1], hence inside [idle, TDP] as well.
 Idle is the catalog's ``idle_power_w`` (measured where published).
+
+A GPU of a pipeline-parallel replica works only its stage's share of each token cycle
+(:func:`predictors.physics.stage_duty`: ``min(b, PP) / PP``, or ``1 / PP`` for engines whose
+stages run one after another) and idles the rest, so the trees learn the utilisation of a
+working GPU, ``u / duty``, and a prediction is ``duty · u_busy`` (duty 1 without PP). Duty and
+``u_busy`` are non-decreasing in batch, so power still is.
 """
 
 from __future__ import annotations
@@ -48,6 +54,14 @@ class UtilInterval:
         return np.full(n, min(self.lo, 0.0)), np.full(n, max(self.hi, 0.0))
 
 
+def _duty(frame: pl.DataFrame) -> np.ndarray:
+    """Each row's :func:`predictors.physics.stage_duty` (1 where the frame has none)."""
+    if "stage_duty" not in frame.columns:
+        return np.ones(frame.height)
+    duty = frame["stage_duty"].cast(pl.Float64).fill_null(1.0).to_numpy()
+    return np.asarray(np.clip(np.nan_to_num(duty, nan=1.0), 1e-9, 1.0))
+
+
 def _idle_tdp(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     tdp = frame["tdp_w"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     idle = frame["idle_power_w"].cast(pl.Float64).fill_null(np.nan).to_numpy()
@@ -80,7 +94,7 @@ class PowerUtilEstimator:
 
     def fit(self, frame: pl.DataFrame, y: np.ndarray) -> Self:
         """Fit the trees to the utilisation of measured power *y* (W per GPU), clipped to [0, 1]."""
-        u = utilisation(frame, y)
+        u = utilisation(frame, y) / _duty(frame)  # a working GPU's utilisation
         ok = np.isfinite(u)
         label = np.clip(u[ok], 0.0, 1.0)
         self.booster = train_booster(
@@ -89,11 +103,12 @@ class PowerUtilEstimator:
         return self
 
     def predict_u(self, frame: pl.DataFrame) -> np.ndarray:
-        """Predicted utilisation ``u`` of every row, in [0, 1]."""
+        """Predicted utilisation ``u`` of every row, in [0, 1]: a working GPU's, times its
+        pipeline duty."""
         if self.booster is None:
             raise RuntimeError(f"estimator {self.name} is not fitted")
         u = booster_output(self.booster, frame, self.features)
-        return np.clip(u, 0.0, 1.0)
+        return np.asarray(np.clip(u, 0.0, 1.0) * _duty(frame))
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:
         """Predicted power per GPU of every row, W: ``idle + (TDP - idle) * u``, in [idle, TDP]."""
@@ -101,12 +116,17 @@ class PowerUtilEstimator:
         return np.asarray(idle + (tdp - idle) * self.predict_u(frame))
 
     def calibrate(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> UtilInterval:
-        """The additive conformal band on ``u`` of out-of-fold power predictions *predicted* (W)."""
-        return UtilInterval.calibrate(utilisation(frame, y), utilisation(frame, predicted))
+        """The additive conformal band on a working GPU's ``u`` of out-of-fold power predictions
+        *predicted* (W)."""
+        duty = _duty(frame)
+        return UtilInterval.calibrate(
+            utilisation(frame, y) / duty, utilisation(frame, predicted) / duty
+        )
 
     def residuals(self, frame: pl.DataFrame, y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
-        """Utilisation residuals ``u(y) − u(predicted)`` its interval is calibrated on."""
-        return utilisation(frame, y) - utilisation(frame, predicted)
+        """Utilisation residuals ``u(y) − u(predicted)`` of a working GPU (divided by the
+        pipeline duty) its interval is calibrated on."""
+        return (utilisation(frame, y) - utilisation(frame, predicted)) / _duty(frame)
 
     def bounds(
         self,
@@ -116,8 +136,9 @@ class PowerUtilEstimator:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper power bounds per GPU, W, inside [idle, TDP] and around *predicted*."""
         idle, tdp = _idle_tdp(frame)
-        u = utilisation(frame, predicted)
+        duty = _duty(frame)
+        u = utilisation(frame, predicted) / duty  # the band is on a working GPU's utilisation
         lo_off, hi_off = interval.offsets(frame)
-        lo = np.clip(u + np.minimum(lo_off, 0.0), 0.0, 1.0)
-        hi = np.clip(u + np.maximum(hi_off, 0.0), 0.0, 1.0)
+        lo = np.clip(u + np.minimum(lo_off, 0.0), 0.0, 1.0) * duty
+        hi = np.clip(u + np.maximum(hi_off, 0.0), 0.0, 1.0) * duty
         return np.asarray(idle + (tdp - idle) * lo), np.asarray(idle + (tdp - idle) * hi)

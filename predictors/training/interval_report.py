@@ -167,6 +167,19 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "LOGO: 284 on 2-4 GPUs 68.2 → 45.5 %, 105 on one GPU 35.9 → 24.6 %; every other row 23.2 → "
     "23.0 %. The 284 rows left the pure-TP class for the new 'PP inside one domain' class of "
     "the layout table.",
+    "Adopted on 2026-12-06 (later) from a fuzz round's physics checks, not from held-out "
+    "numbers: (1) the decode step reads each layer's KV as its kind holds it (a sliding-window "
+    "or chunked layer at most its window, a Mamba or linear-attention layer its fixed state; "
+    "predictors/kv_physics.py), where every layer was read for the whole context (Falcon3-Mamba-"
+    "7B at batch 64 and 8,192 prompt tokens was predicted at 4.3 s per token); the trees' "
+    "per-token KV input follows it; (2) a GPU of a pipeline-parallel replica works only its "
+    "stage's share of each token cycle, min(b, PP) / PP, or 1 / PP where the stages run one "
+    "after another (llama.cpp, hf-transformers), so the power model scales a working GPU's "
+    "utilisation by it (Llama-3.1-70B on 8 H100 at PP 8 and batch 1 was predicted at 610 W per "
+    "GPU). No power training row has a duty below 1. The numbers before these changes (the "
+    "tables above are after): ITL LOGO NVIDIA DC 19.3 % (coverage 92.9 % at median hi/lo "
+    "4.16), all GPUs 23.4 %, LOLO 24.3 %, LOAO 23.9 %, newer than 2022 42.0 %, newer than 2025 "
+    "28.2 %, τ GPU 0.695; power LOGO 13.8 %; TTFT LOGO 39.7 %.",
 )
 
 
