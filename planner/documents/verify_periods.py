@@ -71,6 +71,8 @@ def period_problems(data: dict[str, Any]) -> list[str]:
         if n != count:
             values = "no" if n is None else str(n)
             out.append(f"{field}: {values} values for {count} periods (one per period)")
+    if lists.get("assumptions.period_hours", count) != count:
+        return out  # the sum of a list of the wrong length says nothing more
     return out + _hours(a)
 
 
@@ -86,6 +88,8 @@ def _hours(a: dict[str, Any]) -> list[str]:
         ]
     if not (isinstance(periods, list) and periods and all(map(is_number, periods))):
         return []
+    if not all(p > 0 for p in periods):
+        return []  # a period of no hours is named by the input checks
     total = math.fsum(periods)
     if abs(hours - total) > HOURS_TOLERANCE * max(abs(hours), abs(total)):
         return [

@@ -282,6 +282,11 @@ def cheapest(
     get = watts_of
     best_n = start
     best = _exact_cost(start, price_n, price_t, get(start))
+    if best <= 0.0 and (price_n >= 0.0).all() and (price_t >= 0.0).all():
+        # no vector costs less than 0 at non-negative prices (an objective every plan ties at
+        # zero, e.g. carbon on a zero-carbon grid): the start is proven, and routing the other
+        # tied vectors, some with hundreds of deployments, would only repeat the tie
+        return Found(best, best_n, best, True)
     active = np.flatnonzero(screen(sb, price_n, price_t, best))  # the search's candidates
     relaxed = relaxation(
         sb.curve_x, sb.curve_d, sb.knot_x, sb.knot_d, sb.loads, price_n, price_t, start, active
