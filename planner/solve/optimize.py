@@ -71,6 +71,8 @@ POLISH_MIN_S = 1.0
 POLISH_MARGIN_S = 0.5
 """Time kept back from the polish for building the model and accounting the plan (s)."""
 MONOLITHIC_MAX_MODELS = 12
+PROOF_FIRST_MIN = 2000
+"""Candidates above which a capped plan tries the exact power-cap proof before solving."""
 """Linked instances with at most this many models go to the full MILP (linear candidates)."""
 BOUNDS_SOLVER = "bounds (least power and GPUs; no solver run)"
 DECOMPOSED_SOLVER = "decomposed (exact per-model search, free routing)"
@@ -244,6 +246,24 @@ def _power_cap_proof(
     )
 
 
+def _cap_proof(
+    inputs: PlanningInputs, candidates: list[Candidate], dec: Decomposition | None, start: float
+) -> Plan | None:
+    """Infeasible plans proven before any solver: every region's cap below its least power
+    (*dec*: the regions' decomposition), or, for a large capped instance on one site, the
+    exact least power of its busiest period above the cap (1.6 s on the 500-entry example,
+    against 4 s for the least-peak column generation's proof). None otherwise."""
+    if dec is not None:
+        proof = regional_cap_proof(dec)  # every region capped
+        if not proof:
+            return None
+        info = SolveInfo(time.perf_counter() - start, None, None, None, REGION_PROOF, tuple(proof))
+        return Plan(inputs, PlanStatus.INFEASIBLE, info)
+    if inputs.power_cap_kw is None or len(candidates) <= PROOF_FIRST_MIN:
+        return None
+    return _power_cap_proof(inputs, candidates, start)
+
+
 def solve(inputs: PlanningInputs, *, baselines: bool = True, widen: bool = True) -> Plan:
     """Plan the fleet: choose the method (module docstring), solve, check invariants,
     explain infeasibility, add baselines. *widen*: column generation may widen its search
@@ -303,10 +323,9 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
     candidates = prune_dominated(inputs, inputs.feasible_candidates())
     dec = Decomposition(inputs, candidates, share.parent, share.keep) if inputs.regions else None
-    proof = regional_cap_proof(dec) if dec is not None else []  # every region capped
-    if proof:
-        info = SolveInfo(time.perf_counter() - start, None, None, None, REGION_PROOF, tuple(proof))
-        return Plan(inputs, PlanStatus.INFEASIBLE, info)
+    proved = _cap_proof(inputs, candidates, dec, start)
+    if proved is not None:
+        return proved
     curved = any(c.power_curve_w_per_replica for c in candidates)
     plan: Plan | None = None
     linked = (
