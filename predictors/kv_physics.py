@@ -21,6 +21,12 @@ _TP = pl.col("tensor_parallel")
 
 
 @cache
+def bytes_per_param() -> pl.Expr:
+    """Bytes per weight of the row's ``precision``."""
+    return _BYTES
+
+
+@cache
 def kv_bytes_per_element() -> pl.Expr:
     """Bytes per KV-cache element: 1 for ≤8-bit weights, 4 for fp32, else 2."""
     return (

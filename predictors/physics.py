@@ -39,6 +39,7 @@ from predictors.core.vocab import BYTES_PER_PARAM as BYTES_PER_PARAM
 from predictors.core.vocab import ENGINES as ENGINES
 from predictors.core.vocab import LAYER_SPLIT_ENGINES
 from predictors.core.vocab import PRECISIONS as PRECISIONS
+from predictors.kv_physics import bytes_per_param as bytes_per_param
 from predictors.kv_physics import kv_bytes_per_element as kv_bytes_per_element
 from predictors.kv_physics import kv_bytes_per_layer_token as kv_bytes_per_layer_token
 from predictors.kv_physics import kv_bytes_per_sequence as kv_bytes_per_sequence
@@ -56,13 +57,7 @@ RUNTIME_RESERVE_GB_PER_GPU = 1.5
 #: 2**30 bytes. Weights, KV and the runtime reserve are counted in bytes (1e9 per GB).
 MEMORY_BYTES_PER_CATALOG_GB = float(2**30)
 
-_BYTES = pl.col("precision").replace_strict(BYTES_PER_PARAM, default=None, return_dtype=pl.Float64)
-
-
-@cache
-def bytes_per_param() -> pl.Expr:
-    """Bytes per weight of the row's ``precision``."""
-    return _BYTES
+_BYTES = bytes_per_param()
 
 
 @cache

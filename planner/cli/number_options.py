@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from planner.cli.outputs import command_params
 from predictors.core.errors import WattgpuError
 
 
@@ -60,17 +61,12 @@ def _guard(param: Any) -> None:
 
 
 def guard_number_options(commands: Mapping[str, Any]) -> None:
-    """Apply the finite-number check to every float option of *commands* (name -> command; a
-    group's subcommands too), once each."""
-    for command in commands.values():
-        sub = getattr(command, "commands", None)
-        if isinstance(sub, Mapping):
-            guard_number_options(sub)
-        for param in getattr(command, "params", ()):
-            described = getattr(param, "type_descriptor", None)
-            if getattr(described, "annotation", None) is not float:
-                continue
-            if getattr(param, "_wattgpu_number_guard", False):
-                continue
-            _guard(param)
-            param._wattgpu_number_guard = True
+    """Apply the finite-number check to every float option of *commands*, once each."""
+    for _, param in command_params(commands):
+        described = getattr(param, "type_descriptor", None)
+        if getattr(described, "annotation", None) is not float:
+            continue
+        if getattr(param, "_wattgpu_number_guard", False):
+            continue
+        _guard(param)
+        param._wattgpu_number_guard = True

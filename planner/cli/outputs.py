@@ -12,7 +12,7 @@ The root command group applies it to every command once, so a command added late
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from predictors.core.errors import WattgpuError
@@ -61,19 +61,25 @@ def _guard(param: Any, option: str, example: str) -> None:
     param.process_value = checked
 
 
-def guard_file_options(commands: Mapping[str, Any]) -> None:
-    """Apply the directory-name check to the :data:`FILE_OPTIONS` of *commands* (name -> click
-    command; a group's subcommands too), once each."""
+def command_params(commands: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(command name, parameter) of every command of *commands* (name -> click command; a
+    group's subcommands too): what the option guards wrap."""
     for name, command in commands.items():
         sub = getattr(command, "commands", None)
         if isinstance(sub, Mapping):
-            guard_file_options(sub)
+            yield from command_params(sub)
         for param in getattr(command, "params", ()):
-            option = next((o for o in FILE_OPTIONS if o in param.opts), None)
-            if option is None or (name, option) in DIRECTORY_OPTIONS:
-                continue
-            if getattr(param, "_wattgpu_file_guard", False):
-                continue
-            example = EXAMPLE_NAMES.get(option) or EXAMPLE_NAMES.get(name) or f"{name}.json"
-            _guard(param, option, example)
-            param._wattgpu_file_guard = True
+            yield name, param
+
+
+def guard_file_options(commands: Mapping[str, Any]) -> None:
+    """Apply the directory-name check to the :data:`FILE_OPTIONS` of *commands*, once each."""
+    for name, param in command_params(commands):
+        option = next((o for o in FILE_OPTIONS if o in param.opts), None)
+        if option is None or (name, option) in DIRECTORY_OPTIONS:
+            continue
+        if getattr(param, "_wattgpu_file_guard", False):
+            continue
+        example = EXAMPLE_NAMES.get(option) or EXAMPLE_NAMES.get(name) or f"{name}.json"
+        _guard(param, option, example)
+        param._wattgpu_file_guard = True

@@ -111,7 +111,6 @@ def plan(
     from planner.report.plan_view import plan_sections, render_plan
     from planner.result import PlanStatus
     from planner.scenario.bundled import find_scenario
-    from planner.scenario.load import gpu_notes
     from predictors.core.escape import terminal_text
     from predictors.core.progress import Progress
 
@@ -133,7 +132,7 @@ def plan(
         if fmt != PlanFormat.csv:
             flags = uncertainty_flags(run, progress=progress.update)
     result = run.plan
-    for note in gpu_notes(path, run.predictor.catalog, set_ or [], overlay or []):
+    for note in run.scenario.gpu_notes:
         typer.echo(terminal_text(f"note: {note}"), err=True)  # a bare GPU family name
     if fmt == PlanFormat.table and output is None:
         sections = plan_sections(result, candidates=candidates is not None, wide=wide, flags=flags)

@@ -32,9 +32,9 @@ def validate(
 ) -> None:
     """Check a scenario file: prints 'FILE: ok (...)' or every problem, one per line (exit 1)."""
     from planner.layouts import LayoutError
-    from planner.pipeline import scenario_catalog, stated_layout_problems
+    from planner.pipeline import stated_layout_problems
     from planner.scenario.bundled import find_scenario
-    from planner.scenario.load import gpu_notes, load_scenario
+    from planner.scenario.load import load_scenario
     from planner.sweep.spec import sweep_block_problems
     from predictors.core.escape import terminal_text
 
@@ -49,8 +49,7 @@ def validate(
     models = "1 model" if n_models == 1 else f"{n_models} models"
     gpus = "1 GPU type" if n_gpus == 1 else f"{n_gpus} GPU types"
     label = str(file) if path == file else f"{file} (bundled example {path.name})"
-    catalog = scenario_catalog(scenario, path)
-    for note in gpu_notes(path, catalog, set_ or [], overlay or []):
+    for note in scenario.gpu_notes:
         typer.echo(terminal_text(f"note: {note}"), err=True)
     typer.echo(terminal_text(f"{label}: ok ({models}, {gpus})"))
 

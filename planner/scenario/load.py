@@ -62,15 +62,6 @@ def load_scenario(
     return scenario_from_dict(data, source, catalog, base_dir=path.parent, problems=problems)
 
 
-def gpu_notes(
-    path: Path, catalog: Catalog, overrides: Sequence[str] = (), overlays: Sequence[str | Path] = ()
-) -> list[str]:
-    """The notes of the bare GPU family names (``H100``) the scenario *path* (with *overlays*
-    and *overrides*) gives: which variant each was taken for (:func:`gpu_name_notes`)."""
-    data, _, _ = merged_scenario(path, overrides, overlays)
-    return gpu_name_notes(data, catalog)
-
-
 def merged_scenario(
     path: Path, overrides: Sequence[str] = (), overlays: Sequence[str | Path] = ()
 ) -> tuple[Any, str | Callable[[str], str], list[Problem]]:
@@ -126,6 +117,7 @@ def scenario_from_dict(
     data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
     if catalog is None or isinstance(data.get("user_catalog"), str):
         catalog = _default_catalog(data, base_dir or Path.cwd(), problems)
+    notes = gpu_name_notes(data, catalog)  # the names as given, before they are resolved
     data, catalog_problems = canonicalize(data, catalog)
     problems += catalog_problems + duplicate_names(data)
     try:
@@ -139,6 +131,7 @@ def scenario_from_dict(
         scenario = fill_defaults(scenario, catalog, problems)
     if problems:
         raise as_error(source, problems)
+    scenario._gpu_notes = tuple(notes)
     return scenario
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from planner.scenario.disclosure import Disclosure
 from planner.scenario.limits import (
@@ -63,6 +63,15 @@ PRICE_BASIS_COLUMN: dict[str, str] = RENTAL_COLUMN
 
 class Scenario(StrictModel):
     """A planning problem: models to serve, GPUs to use, economics, environment, objective."""
+
+    _gpu_notes: tuple[str, ...] = PrivateAttr(default=())
+    """Set by :func:`planner.scenario.load.scenario_from_dict` (no field, not in the schema)."""
+
+    @property
+    def gpu_notes(self) -> tuple[str, ...]:
+        """The note of each bare GPU family name the file gave (``H100``): which variant it was
+        taken for, as ``predict`` says (:func:`planner.scenario.names.gpu_name_notes`)."""
+        return self._gpu_notes
 
     name: str = Field(min_length=1, max_length=200)
     """Short name of the scenario (appears in plans and reports)."""
