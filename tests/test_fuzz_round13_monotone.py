@@ -6,6 +6,9 @@ Each case failed before the fix: the layout ladder stopped at TP 2 for Llama-3.1
 ITL 26 ms and never tried TP 4 (3.7 % more energy than at 22 ms); a disaggregated unit's decode
 workers lost TP 8 when the ITL SLA went from 4.5 to 5 ms (1.5 % more); the power curve ended at
 the capacity point's own power, so the same 13 × TP 4 fleet was priced 1.0 % higher at 26 ms.
+The looser SLA was then 0.5 % dearer through the replica bound (at most the fewest replicas that
+carry the peak: 13 TP 4 at 26 ms, where 14 draw less on the power curve's convex end) until the
+bound followed the curve (:func:`planner.solve.coefficients.replica_limit`, 2026-12-06).
 """
 
 from __future__ import annotations
@@ -67,15 +70,6 @@ def _objective(data: dict[str, Any]) -> float:
     return float(data["solve"]["objective"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known model limit (docs/method.md §4): a candidate has at most the fewest replicas that "
-        "carry the peak alone; at ITL 26 ms TP 4's capacity 31.1 req/s allows 13, where 14 at "
-        "28.6 req/s each (allowed at 22 ms, capacity 30.1) draw 2.5 % less on the curve's convex "
-        "end, so the looser SLA plans 0.5 % more energy since the 2026-12-06 retrain"
-    ),
-)
 def test_a_looser_itl_sla_never_costs_more_energy(tmp_path: Path) -> None:
     tight = _plan(tmp_path, "tight", AGG)
     loose = _plan(tmp_path, "loose", AGG, "models[0].sla.itl_ms=26")

@@ -3,7 +3,10 @@ free routing on small scenarios whose power curves are not concave, and the exac
 of the free-routing solver itself.
 
 The oracle shares no code with the solver. Replica vectors are enumerated in the model's domain
-(``0 <= n <= max(ceil(peak / cap), min_replicas)`` and the inventory); for each vector and period
+and one replica more per candidate (``0 <= n <= max(ceil(peak / r), min_replicas) + 1`` and the
+inventory, ``r`` the capacity or, on a curve with a convex end, the first knot whose piece's
+line meets rate 0 below 0 W: docs/method.md §4), so a count above the bound that drew less would
+show; for each vector and period
 the routing is the least watts over every choice of one linear piece per deployment (or no
 load), each choice solved as a one-row linear programme by filling the pieces in ascending slope
 (fractional knapsack). The solver's plans must match the oracle's objective to 1e-6 relative.
@@ -150,6 +153,17 @@ def deployment_pieces(c: Candidate, n: int) -> list[tuple[float, float, float, f
     ]
 
 
+def _relief(c: Candidate) -> float:
+    """The first knot from which the curve's piece, extended, meets rate 0 below 0 W (inf when
+    none): below it one replica more always draws more."""
+    xs, ps = c.load_curve_requests_per_s, c.power_curve_w_per_replica
+    for i in range(len(xs) - 1):
+        slope = (ps[i + 1] - ps[i]) / (xs[i + 1] - xs[i])
+        if ps[i] - slope * xs[i] < -1e-9 * ps[i + 1]:
+            return xs[i]
+    return math.inf
+
+
 def oracle(inputs: PlanningInputs) -> float | None:
     """Least objective over every replica vector in the model's domain with oracle routing."""
     per_model: list[list[Option]] = []
@@ -158,7 +172,8 @@ def oracle(inputs: PlanningInputs) -> float | None:
         peak = max(m.requests_per_s_by_period)
         bounds = []
         for c in cands:
-            ub = max(math.ceil(peak / c.max_requests_per_s_per_replica), m.min_replicas)
+            rate = min(c.max_requests_per_s_per_replica, _relief(c))
+            ub = max(math.ceil(peak / rate), m.min_replicas) + 1
             available = inputs.inventory.get(c.gpu)
             bounds.append(ub if available is None else min(ub, available))
         options = []
@@ -172,12 +187,31 @@ def oracle(inputs: PlanningInputs) -> float | None:
             rent = sum(n * c.usd_per_hour_per_replica for n, c in zip(ns, cands, strict=True))
             gpus = {c.gpu: n for n, c in zip(ns, cands, strict=True)}
             options.append((watts, rent * inputs.hours, gpus))
-        per_model.append(options)
+        per_model.append(undominated(options))
     return best_combination(inputs, per_model)
 
 
 Option = tuple[list[float], float, dict[str, int]]
 """One model's replica vector for the oracle: watts per period, rent over the horizon, GPUs."""
+
+
+def undominated(options: list[Option]) -> list[Option]:
+    """*options* less those another option matches or beats in every period's watts, the rent
+    and every GPU type's count (every objective and limit is non-decreasing in each)."""
+    if not options:
+        return options
+    types = sorted({g for _, _, gpus in options for g in gpus})
+    table = np.asarray(
+        [[*w, r, *(gpus.get(g, 0) for g in types)] for w, r, gpus in options], dtype=np.float64
+    )
+    keep = []
+    for i, row in enumerate(table):
+        no_worse = (table <= row + 1e-12).all(axis=1)
+        better = (table < row - 1e-12).any(axis=1)
+        earlier_equal = no_worse & ~better & (np.arange(len(table)) < i)
+        if not (no_worse & better).any() and not earlier_equal.any():
+            keep.append(options[i])
+    return keep
 
 
 def best_combination(inputs: PlanningInputs, per_model: list[list[Option]]) -> float | None:

@@ -5,8 +5,9 @@
 :func:`objective_weights` gives the weights of the objective's terms (facility kWh, carbon kg,
 GPU rent); :func:`facility_kw_coefficients` and :func:`cost_coefficients` give a candidate's
 facility power and its dollars over the horizon (carbon price included); :func:`replica_bound`
-is the most replicas of a candidate a plan can need. The MILP (:mod:`planner.solve.milp`) and the
-decomposition (:mod:`planner.solve.columns`) both build their rows from these.
+is the most replicas of a candidate a plan can need (:func:`replica_limit`). The MILP
+(:mod:`planner.solve.milp`) and the decomposition (:mod:`planner.solve.columns`) both build
+their rows from these.
 
 With regions every price is the site's (:mod:`planner.inputs.regions`): the functions take the
 *site* (a :class:`~planner.inputs.Region`; default: the inputs' first site, which without
@@ -16,6 +17,7 @@ regions is the one made of the top-level fields) or read it from the candidate.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -219,22 +221,78 @@ def replica_usd_of(usd_per_hour: Number, kw_n: Number, usd: Horizon) -> Number:
 
 
 def replica_bound(inputs: PlanningInputs, c: Candidate) -> int:
-    """Most replicas of *c* a plan can need: its model's peak load (or minimum replicas) at
-    *c*'s capacity — with failover k, k loss units more (:func:`single_deployment_replicas`) —
-    capped at :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`. It is also the fewest
-    replicas with which *c* alone serves its model."""
-    return min(replicas_needed(inputs, c), MAX_REPLICAS_PER_CANDIDATE)
+    """Most replicas of *c* a plan can need (:func:`replica_limit` of its model's peak, failover
+    and minimum replicas at *c*'s capacity and power curve), capped at
+    :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`."""
+    m = inputs.model(c.name)
+    k = m.failover.count if m.failover is not None else 0
+    xs, ps = c.curve
+    relief = float(relief_rates(np.asarray(xs, float), np.asarray(ps, float), [len(xs)])[0])
+    limit = replica_limit(
+        max(m.requests_per_s_by_period),
+        c.max_requests_per_s_per_replica,
+        relief,
+        k,
+        inputs.replicas_per_unit(c),
+        m.min_replicas,
+    )
+    return min(limit, MAX_REPLICAS_PER_CANDIDATE)
 
 
 def replicas_needed(inputs: PlanningInputs, c: Candidate) -> int:
-    """The fewest replicas with which *c* alone serves its model (:func:`replica_bound` before
-    the cap: above :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`, *c* cannot)."""
+    """The fewest replicas with which *c* alone serves its model (above
+    :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE`, *c* cannot)."""
     m = inputs.model(c.name)
     peak = max(m.requests_per_s_by_period)
     k = m.failover.count if m.failover is not None else 0
     return single_deployment_replicas(
         peak, c.max_requests_per_s_per_replica, k, inputs.replicas_per_unit(c), m.min_replicas
     )
+
+
+def relief_rates(
+    xs: npt.NDArray[np.float64], ps: npt.NDArray[np.float64], sizes: Sequence[int]
+) -> npt.NDArray[np.float64]:
+    """Per power curve (*sizes* consecutive knots of rates *xs* and replica watts *ps* each),
+    the load per replica from which one replica more can draw less: the left knot of its first
+    piece whose line meets rate 0 below 0 W (inf when none).
+
+    ``n`` replicas carrying ``x`` req/s draw ``f(n) = n · P(x / n)``; ``df/dn = P(u) − u·P'(u)``
+    at ``u = x / n`` is that intercept of the piece ``u`` lies on. Below the relief rate every
+    intercept is positive, so once a plan's load per replica is there each replica more draws
+    more watts in every period (and rents more GPUs): :func:`replica_limit`. Only a convex end
+    (power per request rising towards capacity) has a negative intercept."""
+    total = int(sum(sizes))
+    ends = np.cumsum(np.asarray(sizes, dtype=np.int64))
+    starts = ends - np.asarray(sizes, dtype=np.int64)
+    dx, dp = np.diff(xs[:total]), np.diff(ps[:total])
+    inside = dx > 0
+    inside[ends[:-1] - 1] = False  # the step from one curve's last knot to the next one's first
+    slope = np.divide(dp, dx, out=np.zeros_like(dx), where=inside)
+    intercept = ps[: total - 1] - slope * xs[: total - 1]
+    tol = 1e-9 * np.maximum(np.abs(ps[: total - 1]), np.abs(ps[1:total]))
+    rate = np.where(inside & (intercept < -tol), xs[: total - 1], np.inf)
+    out: npt.NDArray[np.float64] = np.minimum.reduceat(np.append(rate, np.inf), starts)
+    return out
+
+
+def replica_limit(
+    peak: float, cap: float, relief: float, k: int, per_unit: int, min_replicas: int
+) -> int:
+    """Most replicas of one deployment (capacity *cap*, relief rate *relief* of
+    :func:`relief_rates`, failover *k* loss units of *per_unit* replicas, *min_replicas*) a
+    least-cost plan can need: the fewest that carry *peak* at *relief* req/s each, failover
+    and minimum included. Above it, each period's load per replica is below the relief rate
+    whatever the plan routes there, so dropping a replica keeps every constraint (capacity,
+    failover: the deployment alone still covers the peak) and lowers watts, rent and idle
+    power. Where the curve has no convex end it is the fewest replicas that carry the peak
+    (:func:`single_deployment_replicas`)."""
+    fewest = single_deployment_replicas(peak, cap, k, per_unit, min_replicas)
+    if not relief < cap or peak <= 0:
+        return fewest
+    if relief <= 0 or peak / relief > MAX_REPLICAS_PER_CANDIDATE:
+        return max(fewest, MAX_REPLICAS_PER_CANDIDATE + 1)
+    return max(fewest, single_deployment_replicas(peak, relief, k, per_unit, min_replicas))
 
 
 def single_deployment_replicas(

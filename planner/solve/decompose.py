@@ -37,7 +37,7 @@ from planner.inputs import (
     ModelDemand,
     unit_replicas,
 )
-from planner.solve.coefficients import single_deployment_replicas
+from planner.solve.coefficients import relief_rates, replica_limit
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
 from planner.solve.hull import Hulls
 from planner.solve.minorant import minorants
@@ -107,11 +107,10 @@ def make_block(
         )
         for c in ordered
     ]
+    curve_x, curve_d, relief = _curves(ordered)
     ub = []
-    for c, r in zip(ordered, per_unit, strict=True):
-        n = single_deployment_replicas(
-            peak, c.max_requests_per_s_per_replica, k, r, demand.min_replicas
-        )
+    for c, r, u in zip(ordered, per_unit, relief.tolist(), strict=True):
+        n = replica_limit(peak, c.max_requests_per_s_per_replica, u, k, r, demand.min_replicas)
         n = min(n, MAX_REPLICAS_PER_CANDIDATE)
         for key, held in c.stock_use:  # a unit: each pool's type, in its region
             available = inventory.get(key)
@@ -119,7 +118,6 @@ def make_block(
                 n = min(n, available // held)
         ub.append(n)
     cap = np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64)
-    curve_x, curve_d = _curves(ordered)
     return ModelBlock(
         demand,
         tuple(ordered),
@@ -135,11 +133,14 @@ def make_block(
     )
 
 
-def _curves(ordered: list[Candidate]) -> tuple[tuple[FloatArray, ...], tuple[FloatArray, ...]]:
+def _curves(
+    ordered: list[Candidate],
+) -> tuple[tuple[FloatArray, ...], tuple[FloatArray, ...], FloatArray]:
     """Per candidate its curve's knot rates and watts above idle, as views of two arrays
-    filled at once (the same numbers as one array per candidate)."""
+    filled at once (the same numbers as one array per candidate), and its relief rate
+    (:func:`~planner.solve.coefficients.relief_rates`)."""
     if not ordered:
-        return (), ()
+        return (), (), np.zeros(0)
     curves = [c.curve for c in ordered]
     sizes = [len(x) for x, _ in curves]
     total = sum(sizes)
@@ -147,7 +148,8 @@ def _curves(ordered: list[Candidate]) -> tuple[tuple[FloatArray, ...], tuple[Flo
     ps = np.fromiter(itertools.chain.from_iterable(p for _, p in curves), np.float64, total)
     idle = np.repeat([c.idle_power_w_per_replica for c in ordered], sizes)
     cuts = np.cumsum(sizes)[:-1]
-    return tuple(np.split(xs, cuts)), tuple(np.split(ps - idle, cuts))
+    relief = relief_rates(xs, ps, sizes)
+    return tuple(np.split(xs, cuts)), tuple(np.split(ps - idle, cuts)), relief
 
 
 def covers(block: ModelBlock, n: IntArray) -> bool:

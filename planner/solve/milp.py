@@ -2,8 +2,10 @@
 
 Formulation (sets: models m, feasible candidates c = (m, GPU g, TP k), periods t with h_t hours)
 
-* n[c] ∈ Z, 0 <= n[c] <= max(ceil(max_t L[m,t] / cap[c]), min_replicas[m]) — replicas, fixed
-  over the horizon (rented for all of it; more replicas than that can never help);
+* n[c] ∈ Z, 0 <= n[c] <= max(ceil(max_t L[m,t] / r[c]), min_replicas[m]) — replicas, fixed
+  over the horizon (rented for all of it), r[c] the capacity or, on a curve with a convex end,
+  the lower relief rate (:func:`~planner.solve.coefficients.replica_limit`: more replicas than
+  that can never help);
 * x[c,t] >= 0 — requests/s that candidate c serves in period t.
 
 With failover, the rows of :mod:`planner.solve.failover` (capacity left after the worst k lost
@@ -38,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.inputs import Candidate, CandidateKey, PlanningInputs
+from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Candidate, CandidateKey, PlanningInputs
 from planner.result import PlanStatus
 from planner.solve.coefficients import (
     cost_coefficients,
@@ -48,6 +50,7 @@ from planner.solve.coefficients import (
     objective_weights,
     over_horizon,
     replica_bound,
+    replicas_needed,
 )
 from planner.solve.failover import add_failover
 from planner.solve.presolve import prune_dominated
@@ -240,8 +243,10 @@ def add_greedy_hint(mm: MilpModel) -> None:
         for i, c in enumerate(mm.candidates):
             if c.name != m.name:
                 continue
-            n = replica_bound(mm.inputs, c)
-            if any((left.get(g) is not None and n * k > (left[g] or 0)) for g, k in c.stock_use):
+            n = replicas_needed(mm.inputs, c)  # the fewest: a hint is one feasible plan
+            if n > MAX_REPLICAS_PER_CANDIDATE or any(
+                (left.get(g) is not None and n * k > (left[g] or 0)) for g, k in c.stock_use
+            ):
                 continue
             kw_n, kw_x = facility_kw_coefficients(mm.inputs, c)
             if flat:
