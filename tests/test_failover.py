@@ -13,9 +13,10 @@ Checked without the solver's own failover code:
 * the worst-loss formula against enumeration, on random vectors;
 * k = 0 leaves every plan as it was.
 
-The brute force's domain per deployment is ``0 <= n <= ceil(peak / cap) + k·r`` (r replicas per
-loss unit), the solver's modelling domain (one deployment alone at that count survives its k
-worst losses; more replicas of it never help carry the load).
+The brute force's domain per deployment is ``0 <= n <= ceil(peak / u*) + k·r + 1`` (r replicas per
+loss unit, ``u*`` the capacity or the curve's lower relief rate), the solver's modelling domain
+(one deployment alone at that count survives its k worst losses, and more replicas of it never
+draw less: docs/method.md §4) and one replica more, so a count above it that drew less would show.
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ import random
 from typing import Any
 
 import pytest
-from test_routing_oracle import Option, best_combination, instance, oracle_watts
+from test_routing_oracle import (
+    Option,
+    best_combination,
+    instance,
+    oracle_watts,
+    relief,
+    undominated,
+)
 
 from planner.inputs import Candidate, Failover, PlanningInputs, surviving_capacity
 from planner.result import Plan, PlanStatus, check_invariants, failover_capacity
@@ -151,8 +159,8 @@ def brute_force(inputs: PlanningInputs) -> float | None:
                 if m.failover.unit == "replicas"
                 else max(1, inputs.node_gpus(c.gpu) // c.gpus_per_replica)
             )
-            need = math.ceil(peak / c.max_requests_per_s_per_replica)
-            ub = max(need + m.failover.count * per if need else 0, m.min_replicas)
+            need = math.ceil(peak / min(c.max_requests_per_s_per_replica, relief(c)))
+            ub = max(need + m.failover.count * per if need else 0, m.min_replicas) + 1
             available = inputs.inventory.get(c.gpu)
             bounds.append(ub if available is None else min(ub, available // c.gpus_per_replica))
         options = []
@@ -170,7 +178,7 @@ def brute_force(inputs: PlanningInputs) -> float | None:
             for c, n in chosen:
                 gpus[c.gpu] = gpus.get(c.gpu, 0) + n * c.gpus_per_replica
             options.append((watts, rent, gpus))
-        per_model.append(options)
+        per_model.append(undominated(options))
     return best_combination(inputs, per_model)
 
 

@@ -153,7 +153,7 @@ def deployment_pieces(c: Candidate, n: int) -> list[tuple[float, float, float, f
     ]
 
 
-def _relief(c: Candidate) -> float:
+def relief(c: Candidate) -> float:
     """The first knot from which the curve's piece, extended, meets rate 0 below 0 W (inf when
     none): below it one replica more always draws more."""
     xs, ps = c.load_curve_requests_per_s, c.power_curve_w_per_replica
@@ -172,7 +172,7 @@ def oracle(inputs: PlanningInputs) -> float | None:
         peak = max(m.requests_per_s_by_period)
         bounds = []
         for c in cands:
-            rate = min(c.max_requests_per_s_per_replica, _relief(c))
+            rate = min(c.max_requests_per_s_per_replica, relief(c))
             ub = max(math.ceil(peak / rate), m.min_replicas) + 1
             available = inputs.inventory.get(c.gpu)
             bounds.append(ub if available is None else min(ub, available))
