@@ -246,7 +246,6 @@ def test_committed_sweep_schema_is_current() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("--engine", "dsk", "--draws", "4"), "unknown engine 'dsk' (did you mean: dask?)"),
         (("--draws", "100001"), "above the limit of 100,000"),
         (("--set", "sweep.grid.load_growth=[1.0, -0.5]"), "sweep.grid.load_growth[1]"),
         (("--set", "sweep.grid.budget_usd=[.nan]"), "not a finite number"),

@@ -17,6 +17,8 @@ import typer
 
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from planner.cli.validate import OverlayOption, SetOption
+from planner.scenario.sweep_block import FORCED_MAX_DRAWS
+from predictors.core.errors import did_you_mean
 
 
 class SweepFormat(enum.StrEnum):
@@ -24,6 +26,24 @@ class SweepFormat(enum.StrEnum):
 
     md = "md"
     json = "json"
+
+
+def usage_checks(engine: str, choose: str, sla_probability: float) -> None:
+    """A value not among an option's choices, or a share of 0, is a malformed command line
+    (exit 2, docs/cli.md "Exit codes"), with did-you-mean."""
+    from planner.sweep.executors import ENGINES
+    from planner.sweep.spec import CHOICES
+
+    for option, value, allowed in (("--engine", engine, ENGINES), ("--choose", choose, CHOICES)):
+        if value not in allowed:
+            raise typer.BadParameter(
+                f"unknown {value!r}{did_you_mean(value, allowed)}; use {', '.join(allowed)}",
+                param_hint=f"'{option}'",
+            )
+    if sla_probability == 0.0:
+        raise typer.BadParameter(
+            "0 is no share of draws; give one above 0, at most 1", param_hint="'--sla-probability'"
+        )
 
 
 def sweep(
@@ -38,7 +58,12 @@ def sweep(
         typer.Option(
             "--draws",
             "-n",
-            help="Uncertainty draws (default: the sweep block's; max 100,000 without --force).",
+            min=0,
+            max=FORCED_MAX_DRAWS,
+            help=(
+                "Uncertainty draws (default: the sweep block's; max 100,000 without --force, "
+                "1,000,000 with it)."
+            ),
         ),
     ] = None,
     seed: Annotated[
@@ -68,14 +93,22 @@ def sweep(
         float,
         typer.Option(
             "--sla-probability",
-            help="--choose robust: least share of draws meeting every SLA, cap and budget.",
+            min=0.0,
+            max=1.0,
+            help=(
+                "--choose robust: least share of draws meeting every SLA, cap and budget "
+                "(above 0, at most 1)."
+            ),
         ),
     ] = 0.95,
     force: Annotated[
         bool, typer.Option("--force", help="Allow more draws or grid points than the limits.")
     ] = False,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=0, help="Draws per task (0: automatic).")
+        int,
+        typer.Option(
+            "--batch-size", min=0, max=FORCED_MAX_DRAWS, help="Draws per task (0: automatic)."
+        ),
     ] = 0,
     fmt: Annotated[
         SweepFormat, typer.Option("--format", "-f", help="md (default) or json (the contract).")
@@ -99,6 +132,7 @@ def sweep(
     from predictors.core.output import check_output_path, write_output
     from predictors.core.progress import Progress
 
+    usage_checks(engine, choose, sla_probability)
     preflight(engine, address)
     path = find_scenario(file) if file is not None else default_scenario()
     if output is not None:  # before the work: a path that cannot be written loses nothing

@@ -22,7 +22,14 @@ from planner.inputs import PlanningInputs
 from planner.scenario.errors import format_path
 from planner.scenario.load import merged_scenario
 from planner.scenario.model import Scenario
-from planner.scenario.sweep_block import MAX_DRAWS, MAX_GRID_POINTS, AxisRange, SweepBlock
+from planner.scenario.sweep_block import (
+    FORCED_MAX_DRAWS,
+    FORCED_MAX_GRID_POINTS,
+    MAX_DRAWS,
+    MAX_GRID_POINTS,
+    AxisRange,
+    SweepBlock,
+)
 from predictors.core.errors import WattgpuError, did_you_mean
 
 CHOICES: tuple[str, ...] = ("none", "robust")
@@ -80,6 +87,11 @@ def settings(
     n = block.draws if draws is None else draws
     if n < 0:
         raise WattgpuError(f"--draws: must be >= 0, got {n}")
+    if n > FORCED_MAX_DRAWS:
+        raise WattgpuError(
+            f"--draws: {n:,} draws is above the most a sweep takes, {FORCED_MAX_DRAWS:,} even "
+            "with --force (every draw's record is held in memory); give fewer"
+        )
     if n > MAX_DRAWS and not force:
         if draws is None:  # the scenario's sweep.draws
             raise field_error(source, "sweep.draws", _draws_above(n, ""))
@@ -195,11 +207,19 @@ def _axes(
 
 
 def _too_many_points(
-    axes: list[tuple[str, str | None, tuple]], source: Source | None
+    axes: list[tuple[str, str | None, tuple]], source: Source | None, force: bool = False
 ) -> WattgpuError | None:
     size = math.prod(len(values) for _, _, values in axes) if axes else 0
-    if size <= MAX_GRID_POINTS:
+    if size <= (FORCED_MAX_GRID_POINTS if force else MAX_GRID_POINTS):
         return None
+    if force or size > FORCED_MAX_GRID_POINTS:
+        return field_error(
+            source,
+            "sweep.grid",
+            f"{size:,} grid points is above the most a sweep takes, "
+            f"{FORCED_MAX_GRID_POINTS:,} even with --force (each point is a full plan); use "
+            "fewer values",
+        )
     return field_error(
         source,
         "sweep.grid",
@@ -270,8 +290,8 @@ def grid_points(
         raise problems[0]
     if not axes:
         return [], []
-    too_many = _too_many_points(axes, source)
-    if too_many is not None and not force:
+    too_many = _too_many_points(axes, source, force)
+    if too_many is not None:
         raise too_many
     points = []
     for combo in itertools.product(*(values for _, _, values in axes)):
