@@ -1,14 +1,11 @@
 """Renderings of a :class:`~planner.result.Plan`: rich table, Markdown, CSV and JSON.
 
-The table and Markdown forms are built from the same format-neutral
-:class:`~planner.text.Section` list (:func:`plan_sections`), so both show the same
-numbers: a header (scenario, status, solve time, gap, objective, assumptions), one row per
-allocation (GPU, TP, replicas, load, ITL vs SLA, mean power per GPU, energy, cost, CO2) with
-totals, the savings against every baseline and, on request, the best feasible alternatives per
-model (with their objective delta) and the excluded candidates with their reasons. The table
-is compact by default (the columns that fit 100 characters); ``wide`` adds every column, and
-Markdown always has every column. CSV (:mod:`planner.report.plan_csv`) has one row per
-allocation with the JSON contract's allocation columns; JSON is
+Table and Markdown are built from the same :class:`~planner.text.Section` list
+(:func:`plan_sections`): a header, one row per allocation with totals (a row per entry
+without load), the savings against every baseline and, on request, the best alternatives per
+model and the excluded candidates with their reasons. The table is compact by default (the
+columns that fit 100 characters; ``wide``: every column, as Markdown always). CSV
+(:mod:`planner.report.plan_csv`) has the JSON contract's allocation columns; JSON is
 :func:`~planner.documents.plan.plan_json` with non-finite numbers written as null.
 """
 
@@ -228,7 +225,7 @@ def allocation_section(plan: Plan, *, wide: bool = True) -> Section:
         notes.append(
             f"cost = GPU rent {num(t.gpu_cost_usd, '$')} + electricity "
             f"{num(t.energy_cost_usd, '$')} + carbon price {num(t.carbon_cost_usd, '$')}; "
-            "GPUs: " + ", ".join(f"{n} × {g}" for g, n in t.gpus.items())
+            "GPUs: " + (", ".join(f"{n} × {g}" for g, n in t.gpus.items()) or "none")
         )
     allocated = {(a.candidate.name, a.candidate.gpu) for a in plan.allocations}
     notes.extend(multi_node_notes(inputs.candidates, allocated))
@@ -359,6 +356,8 @@ def plan_sections(
             sections.append(regions)
         if (failover := failover_section(plan)) is not None:
             sections.append(failover)
+    elif plan.has_solution:  # every entry without load: each its "no load" row
+        sections.append(allocation_section(plan, wide=wide))
     if (flagged := flags_section(flags)) is not None:
         sections.append(flagged)
     if plan.baselines:

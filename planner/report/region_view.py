@@ -24,7 +24,7 @@ REGION_COLUMNS: tuple[str, ...] = (
     "GPUs",
     "facility kWh",
     "cost $",
-    "CO2 kg",
+    "CO2e kg",
 )
 
 

@@ -202,7 +202,7 @@ def region_table(report: ReportDocument) -> Table | None:
     regions = report.plan.regions or []
     if not regions:
         return None
-    header = ["region", "PUE", "$/kWh", "gCO2e/kWh", "facility kWh", "cost $", "CO2 kg"]
+    header = ["region", "PUE", "$/kWh", "gCO2e/kWh", "facility kWh", "cost $", "CO2e kg"]
     rows = []
     for r in regions:
         grid = num(r.grid_g_co2_per_kwh)
