@@ -65,6 +65,7 @@ from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, 
 from planner.solve.presolve import prune_dominated
 from planner.solve.proofs import least_facility_kw
 from planner.solve.regions import REGION_PROOF, regional_cap_proof, regional_power_messages
+from planner.solve.rescue import rescued
 
 POLISH_MIN_S = 1.0
 """Least time left for the full-MILP polish after column generation (s)."""
@@ -270,7 +271,10 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True, widen: bool = True)
     when nothing else finds a plan (the proofs' relaxations do not: they are meant cheap)."""
     specs = baseline_specs(inputs) if baselines else []
     share = _Share(keep=frozenset(id(c) for s in specs for c in s.candidates or ()), widen=widen)
+    start = time.perf_counter()
     plan = _solve(inputs, share)
+    if widen:  # a plan found for another objective is one of this one (planner.solve.rescue)
+        plan = rescued(inputs, plan, start, lambda o: solve(o, baselines=False, widen=False))
     if baselines and plan.has_solution:
         plan = replace(plan, baselines=plan_baselines(inputs, share.built, specs))
     return plan
