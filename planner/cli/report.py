@@ -167,6 +167,12 @@ def report(
             sla_probability=_sla_probability(sweep_doc, src.plan),
             catalog=src.catalog,
         )
+    if data.disclosure is None and format_.value in ("spdx", "cyclonedx"):
+        raise WattgpuError(
+            f"{file}: status {src.plan.status} ("
+            + "; ".join(src.plan.solve.messages or ("no solution",))
+            + f"), no allocations to disclose as {format_.value}; plan a feasible scenario first"
+        )
     if not src.plan.has_solution:
         typer.echo(
             f"warning: plan is {src.plan.status}: "
@@ -225,7 +231,23 @@ def _sla_probability(
             "or prices): its SLA probabilities are left out of the flags (sweep the same "
             "scenario and --set)"
         )
+    elif doc.summary is None and _other_plan(doc, plan):  # a grid-only sweep: no probabilities
+        warn(
+            "warning: --sweep: the sweep's base plan is not this plan (other deployments, loads "
+            "or prices): its section shows that plan's grid, not this one's (sweep the same "
+            "scenario and --set)"
+        )
     return found
+
+
+def _other_plan(doc: SweepDocument, plan: PlanDocument) -> bool:
+    """True when the sweep's base plan is another fleet, or the same one at other totals (as
+    :func:`planner.analysis.flags.sweep_sla_probability` reads it)."""
+    from planner.analysis.flags import sweep_plan_mismatch
+    from planner.inputs import deployment_text
+
+    mine = "; ".join(deployment_text(a.key, a.replicas) for a in plan.allocations)
+    return doc.base.fleet != mine or sweep_plan_mismatch(doc, plan) is not None
 
 
 def _with_sweep(text: str, fmt: str, doc: SweepDocument) -> str:

@@ -255,7 +255,8 @@ class SweepDocument(Document):
     """Base-plan allocations flagged for uncertainty (docs/sweep.md)."""
 
     def saved_problems(self) -> list[str]:
-        """The summary's figures and the flags' SLA probabilities against the records
+        """The summary's figures and the flags' SLA probabilities against the records, the
+        tornado and the robust choice against the rest of the file
         (:func:`planner.documents.verify_sweep.sweep_problems`)."""
         return sweep_problems(self.model_dump(mode="json"))
 

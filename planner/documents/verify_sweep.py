@@ -8,8 +8,9 @@ a report that contradicts itself. :func:`sweep_problems` recomputes, from ``reco
 sweep writer (:func:`planner.sweep.aggregate.summary`) computes from them: the P10/P50/P90 and
 mean of each figure of the re-optimised and of the base plan, the probabilities (each model
 entry's SLA, the power cap, the budget, all together), the regret, and each flag's
-``sla_probability`` (its entry's). The fan's per-period energy and the stability are not in the
-records and are not recomputed. It works on the plain JSON mapping, like the plan checks
+``sla_probability`` (its entry's); the tornado and the robust choice are checked against the rest
+of the file by :mod:`.verify_sweep_parts`. The fan's per-period energy and the stability are not
+in the records and are not recomputed. It works on the plain JSON mapping, like the plan checks
 (:mod:`.verify`). Records carry their outcomes to 10 significant digits, the summary was
 computed before that rounding: figures agree to 1e-6 relative (a regret, a difference, to 1e-6
 of the objectives it is the difference of).
@@ -21,6 +22,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
+from planner.documents.verify_sweep_parts import part_problems
 
 #: The figures the summary gives quantiles of (``summary.optimal``, ``summary.base``).
 FIGURES = ("energy_kwh", "facility_energy_kwh", "cost_usd", "carbon_kg", "objective")
@@ -167,8 +170,9 @@ def _flags(data: dict[str, Any], again: dict[str, float | None]) -> Iterator[str
 
 
 def sweep_problems(data: dict[str, Any]) -> list[str]:
-    """Every figure of the sweep JSON *data*'s summary and flags that its records do not give
-    (module doc), one line per field; empty when it checks."""
+    """Every figure of the sweep JSON *data*'s summary and flags that its records do not give,
+    and of its tornado and robust choice that the rest of the file contradicts (module doc), one
+    line per field; empty when it checks."""
     records = data.get("records")
     records = records if isinstance(records, list) else []
     summary = data.get("summary")
@@ -190,4 +194,5 @@ def sweep_problems(data: dict[str, Any]) -> list[str]:
             met = [bool((o.get("sla_met") or {}).get(name)) for o in base]
             again[name] = share(met)
     out.extend(_flags(data, again))
+    out.extend(part_problems(data))
     return out

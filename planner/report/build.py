@@ -25,8 +25,7 @@ from typing import Any
 from planner.analysis.flags import saved_plan_flags, with_sla_probability
 from planner.analysis.forecast import forecast, per_output_tokens, per_request_wh
 from planner.analysis.uncertainty import bands as plan_bands
-from planner.disclosure.build import build_disclosure
-from planner.disclosure.ranges import EnergyRanges, ranges_from_bands
+from planner.disclosure.ranges import EnergyRanges
 from planner.documents.forecast import ForecastDocument
 from planner.documents.pareto import ParetoDocument
 from planner.documents.plan import PlanDocument, as_document
@@ -49,6 +48,7 @@ from planner.documents.uncertainty import BandsDocument
 from planner.inputs import PlanningInputs
 from planner.report.blocks import NOT_EVALUATED, profile_text
 from planner.report.card_info import card_metrics, method_of, provenance_of
+from planner.report.unit_ranges import disclosure_of
 from planner.result import Plan
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.errors import WattgpuError
@@ -284,7 +284,7 @@ def build_report(
     model_card = card_of(card)
     fc = fc or forecast(doc)
     disclosure = (
-        build_disclosure(doc, fc, ranges or ranges_from_bands(bands), catalog or load_catalog())
+        disclosure_of(doc, fc, ranges, bands, catalog or load_catalog())
         if doc.has_solution
         else None
     )

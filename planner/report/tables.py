@@ -8,6 +8,7 @@ from typing import Any
 from planner.documents.pools import deployment_text
 from planner.documents.report import ModelSection, ReportDocument
 from planner.report.blocks import NOT_EVALUATED, Table, band_text, gpus_text, num, table
+from planner.report.unit_ranges import entries_without_interval
 
 
 def metric_rows(metrics: dict[str, Any]) -> list[list[str]]:
@@ -96,7 +97,12 @@ MODEL_HEADER: tuple[str, ...] = (
 )
 
 
-def _model_row(m: ModelSection) -> list[str]:
+def _model_row(m: ModelSection, no_interval: list[str]) -> list[str]:
+    band = (
+        "none: no power interval"
+        if m.name in no_interval
+        else band_text(m.uncertainty.carbon_kg if m.uncertainty else None)
+    )
     return [
         m.name,
         m.model,
@@ -112,7 +118,7 @@ def _model_row(m: ModelSection) -> list[str]:
         num(m.estimated_wh_per_request),
         num(m.estimated_average_power_w),
         num(m.estimated_co2e_kg),
-        band_text(m.uncertainty.carbon_kg if m.uncertainty else None),
+        band,
         num(m.estimated_cost_usd),
         "yes" if m.in_domain else "NO",
         _itl_text(m),
@@ -120,8 +126,10 @@ def _model_row(m: ModelSection) -> list[str]:
 
 
 def model_table(report: ReportDocument) -> Table:
-    """Per model deployment."""
-    rows = [_model_row(m) for m in report.models]
+    """Per model deployment (an entry of disaggregated units without a power interval: no CO2e
+    band, :mod:`planner.report.unit_ranges`)."""
+    whole = entries_without_interval(report.plan)[0]
+    rows = [_model_row(m, whole) for m in report.models]
     return table(MODEL_HEADER, rows, {3, 4, 5, 6, 7, 8, 9, 11})
 
 

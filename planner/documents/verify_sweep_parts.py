@@ -1,0 +1,167 @@
+"""The check of a saved sweep JSON's tornado and robust choice against the rest of the file
+(``wattgpu report --sweep``; the summary's figures: :mod:`.verify_sweep`).
+
+What the file's own content gives, recomputed as the sweep writer computes it
+(:mod:`planner.sweep.aggregate`): each tornado bar's ``swing_usd`` is its ``high_cost_usd −
+low_cost_usd``; each grid bar (``source: grid``) is the mean re-optimised cost of the grid
+points at the axis's first and at its last value (so an edited ``grid[i].optimal.cost_usd`` of
+such a point shows); a robust candidate's ``all_met_probability`` (every SLA, the cap and the
+budget in the same draw) is at most each of its own probabilities. Not recomputable from the
+file: the draws' tornado bars (the draws' normal deviates are not written), a grid point's cost
+between the axis's ends, and any grid point's cost in a sweep without draws (no summary, so no
+tornado); the robust candidates' probabilities themselves (the second pass's outcomes are not
+written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, TypeGuard
+
+import numpy as np
+
+#: Relative tolerance (the file's figures are rounded to 10 significant digits).
+TOLERANCE = 1e-6
+
+
+def _number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _off(stored: float, again: float, scale: float) -> bool:
+    return abs(stored - again) > TOLERANCE * max(abs(stored), abs(again), scale) + 1e-9
+
+
+def _swings(bars: list[Any]) -> Iterator[str]:
+    for i, bar in enumerate(bars):
+        if not isinstance(bar, dict):
+            continue
+        lo, hi, swing = bar.get("low_cost_usd"), bar.get("high_cost_usd"), bar.get("swing_usd")
+        if _number(lo) and _number(hi) and _number(swing) and _off(swing, hi - lo, abs(hi)):
+            yield (
+                f"summary.tornado[{i}].swing_usd: {swing:.10g}, but its high_cost_usd − "
+                f"low_cost_usd is {hi - lo:.10g} (the swing is that difference)"
+            )
+
+
+def _axis_values(label: str, points: list[Any]) -> list[float] | None:
+    """Each grid point's value on axis *label* (``key`` or ``key.sub``); None when one lacks it."""
+    key, _, sub = label.partition(".")
+    values = []
+    for p in points:
+        v = p.get(key) if isinstance(p, dict) else None
+        v = v.get(sub) if sub and isinstance(v, dict) else (None if sub else v)
+        if not _number(v):
+            return None
+        values.append(float(v))
+    return values
+
+
+End = tuple[float, list[int]]
+"""The mean re-optimised cost at one end of a grid axis, and the grid points it averages."""
+
+
+def grid_bars(axes: list[Any], grid: list[Any]) -> dict[str, tuple[End, End]]:
+    """Per grid axis whose first and last values differ: its bar's factor and, at each end, the
+    mean re-optimised cost of the grid points there and their indices in ``grid`` (as
+    :func:`planner.sweep.aggregate.tornado_grid` computes the bar)."""
+    records = [r if isinstance(r, dict) else {} for r in grid]
+    points = [r.get("point") for r in records]
+    out: dict[str, tuple[End, End]] = {}
+    for label in (a for a in axes if isinstance(a, str)):
+        values = _axis_values(label, points)
+        if not values or min(values) == max(values):
+            continue
+        lo_v, hi_v = min(values), max(values)
+        costs = [
+            (i, v, r["optimal"]["cost_usd"])
+            for i, (r, v) in enumerate(zip(records, values, strict=True))
+            if isinstance(r.get("optimal"), dict) and _number(r["optimal"].get("cost_usd"))
+        ]
+        lo = [(i, c) for i, v, c in costs if v == lo_v]
+        hi = [(i, c) for i, v, c in costs if v == hi_v]
+        if lo and hi:
+            out[f"grid {label} {lo_v:g} → {hi_v:g}"] = (_end(lo), _end(hi))
+    return out
+
+
+def _end(costs: list[tuple[int, float]]) -> End:
+    return float(np.mean([c for _, c in costs])), [i for i, _ in costs]
+
+
+def _grid(bars: list[Any], data: dict[str, Any]) -> Iterator[str]:
+    axes, grid = data.get("grid_axes"), data.get("grid")
+    again = grid_bars(
+        axes if isinstance(axes, list) else [], grid if isinstance(grid, list) else []
+    )
+    stored = {
+        str(b.get("factor")): i
+        for i, b in enumerate(bars)
+        if isinstance(b, dict) and b.get("source") == "grid"
+    }
+    for factor, i in stored.items():
+        if factor not in again:
+            yield (
+                f"summary.tornado[{i}]: grid bar {factor!r}, but the grid records give no such "
+                f"bar (theirs: {', '.join(map(repr, again)) or 'none'})"
+            )
+    for factor, ends in again.items():
+        if factor not in stored:
+            yield f"summary.tornado: no grid bar {factor!r}, but the grid records give one"
+            continue
+        i = stored[factor]
+        for key, (want, points), end in zip(
+            ("low_cost_usd", "high_cost_usd"), ends, ("first", "last"), strict=True
+        ):
+            have = bars[i].get(key)
+            if _number(have) and _off(have, want, 0.0):
+                named = ", ".join(f"grid[{p}]" for p in points)
+                yield (
+                    f"summary.tornado[{i}].{key}: {have:.10g}, but the optimal.cost_usd of "
+                    f"{named} (the grid points at the axis's {end} value) give {want:.10g} "
+                    "(the bar is their mean)"
+                )
+
+
+def _joint(where: str, c: dict[str, Any]) -> Iterator[str]:
+    together = c.get("all_met_probability")
+    sla = c.get("sla_probability")
+    marginals = [
+        (f"sla_probability.{m}", v) for m, v in (sla if isinstance(sla, dict) else {}).items()
+    ]
+    marginals += [(k, c.get(k)) for k in ("power_cap_probability", "budget_probability")]
+    known = [(k, float(v)) for k, v in marginals if _number(v)]
+    if not _number(together) or not known:
+        return
+    name, low = min(known, key=lambda kv: kv[1])
+    if together > low + TOLERANCE:
+        yield (
+            f"{where}.all_met_probability: {together:.10g}, above its {name} {low:.10g} "
+            "(every SLA, the cap and the budget hold together in no more draws than any one "
+            "of them)"
+        )
+
+
+def _robust(data: dict[str, Any]) -> Iterator[str]:
+    robust = data.get("robust")
+    if not isinstance(robust, dict):
+        return
+    if isinstance(robust.get("chosen"), dict):
+        yield from _joint("robust.chosen", robust["chosen"])
+    considered = robust.get("considered")
+    for i, c in enumerate(considered if isinstance(considered, list) else []):
+        if isinstance(c, dict):
+            yield from _joint(f"robust.considered[{i}]", c)
+
+
+def part_problems(data: dict[str, Any]) -> list[str]:
+    """The tornado's and the robust choice's figures of the sweep JSON *data* that the rest of
+    the file contradicts (module doc), one line per field; empty when they check."""
+    summary = data.get("summary")
+    bars = summary.get("tornado") if isinstance(summary, dict) else None
+    out: list[str] = []
+    if isinstance(bars, list):
+        out.extend(_swings(bars))
+        out.extend(_grid(bars, data))
+    out.extend(_robust(data))
+    return out
