@@ -114,7 +114,7 @@ TTFT_FEATURES: tuple[str, ...] = (*OUR_FEATURES, "log_prefill_time_s")
 #: GPU-identifying column): the trees see the workload, the LLM and the measurement protocol.
 ITL_RESIDUAL_FEATURES: tuple[str, ...] = (
     "log_batch",
-    "log_context",
+    "log_kv_context",
     "log_params",
     "log_active_params",
     "num_layers",
@@ -127,11 +127,12 @@ ITL_RESIDUAL_FEATURES: tuple[str, ...] = (
     "prefill_in_itl",
     "decode_workers_only",
 )
-#: Directions the ITL residual must respect: more batch, context or parameters never speeds up,
+#: Directions the ITL residual must respect: more batch, context (the KV context a step reads per
+#: layer, :func:`predictors.kv_physics.kv_context_tokens`) or parameters never speeds up,
 #: more tensor-parallel GPUs never slow down (their cost is the step model's all-reduce term).
 ITL_RESIDUAL_MONOTONE: dict[str, int] = {
     "log_batch": 1,
-    "log_context": 1,
+    "log_kv_context": 1,
     "log_params": 1,
     "log_active_params": 1,
     "log_gpu_count": -1,

@@ -21,7 +21,7 @@ from predictors.feature_sets import (
     SOURCE_INDICATORS,
     SOURCES,
 )
-from predictors.kv_physics import kv_read_bytes_per_context_token
+from predictors.kv_physics import kv_context_tokens
 
 LLM_COLUMNS: tuple[str, ...] = (
     "model_type",
@@ -148,7 +148,7 @@ def with_layout(frame: Frame) -> Frame:
 
 #: Columns the estimators' physics reads besides their trees' features (the decode step's
 #: inputs, the TTFT prefill roofline, bytes per parameter, each GPU's pipeline duty for
-#: power), the resolved layout and whether it
+#: power, the micro-batches of a token cycle), the resolved layout and whether it
 #: was stated (``layout_known``: a known layout's TP group may leave the NVLink domain and pay
 #: the network, :mod:`predictors.estimators.layout_comm`): always kept by :func:`add_features`
 #: when it is asked for some features only.
@@ -160,6 +160,7 @@ PHYSICS_COLUMNS: tuple[str, ...] = (
     "weight_read_bytes",
     "kv_read_bytes",
     "stage_duty",
+    "micro_batches",
     "step_flops",
     "peak_flops",
 )
@@ -236,13 +237,17 @@ def _features(frame: Frame) -> Frame:
     )
     f = f.with_columns(
         physics.weight_bytes_read_per_step().alias("weight_read_bytes"),
-        physics.kv_read_bytes_per_step().alias("kv_read_bytes"),
+        physics.kv_read_bytes_per_cycle().alias("kv_read_bytes"),
         physics.stage_duty().alias("stage_duty"),
-        (2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size")).alias("step_flops"),
+        physics.micro_batches().alias("micro_batches"),
+        (
+            2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size") * physics.stage_passes()
+        ).alias("step_flops"),
         (physics.peak_tflops() * 1e12).alias("peak_flops"),
         physics.mean_context_tokens().log().alias("log_context"),
         pl.col("tensor_parallel").log().alias("log_gpu_count"),  # = gpu_count for pure TP
-        kv_read_bytes_per_context_token().log().alias("log_kv_bytes_per_token"),
+        kv_context_tokens().log().alias("log_kv_context"),
+        physics.kv_bytes_per_token().log().alias("log_kv_bytes_per_token"),
     )
     mem = (pl.col("weight_read_bytes") + pl.col("kv_read_bytes")) / (
         pl.col("memory_bandwidth_gb_s") * 1e9

@@ -118,9 +118,13 @@ def kv_read_bytes_per_step() -> pl.Expr:
 
 
 @cache
-def kv_read_bytes_per_context_token() -> pl.Expr:
-    """The KV bytes a step reads per token of mean context (:func:`kv_bytes_per_sequence` over
-    the context): :func:`kv_bytes_per_token` for full-attention models, less for windowed and
-    recurrent layers (the trees' per-token KV input)."""
-    c = mean_context_tokens().clip(lower_bound=1.0)
-    return kv_bytes_per_sequence(c) / c
+def kv_context_tokens() -> pl.Expr:
+    """The context a decode step reads per layer, on average over the layers: the KV (and
+    recurrent state) one sequence holds at the mean context (:func:`kv_bytes_per_sequence`)
+    over what one token holds in every layer (:func:`kv_bytes_per_token`), at least 1. The mean
+    context itself for full-attention models; growing more slowly for windowed layers and not at
+    all for recurrent ones. The ITL trees' context input: non-decreasing in the context for every
+    layer kind (their monotone direction holds), with :func:`kv_bytes_per_token` (constant in
+    the context) as their per-token KV input, their sum is the log KV read of a sequence."""
+    per_token = kv_bytes_per_token().clip(lower_bound=1e-9)
+    return (kv_bytes_per_sequence(mean_context_tokens()) / per_token).clip(lower_bound=1.0)

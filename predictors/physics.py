@@ -161,6 +161,32 @@ def stage_share() -> pl.Expr:
 
 
 @cache
+def stage_passes() -> pl.Expr:
+    """Stages a token cycle's batch passes one after another: ``PP`` for the
+    :data:`~predictors.core.vocab.LAYER_SPLIT_ENGINES` (the whole batch goes through each stage
+    in turn, every stage idle while another works), 1 for engines that keep ``PP``
+    micro-batches in flight, every stage busy at once. The step's KV read, FLOPs and micro-batch
+    follow it: a layer split reads and computes what one GPU would, never faster than it."""
+    pp = _PP.cast(pl.Float64).fill_null(1.0).clip(lower_bound=1.0)
+    split = pl.col("engine").cast(pl.String).is_in(LAYER_SPLIT_ENGINES).fill_null(False)
+    return pl.when(split).then(pp).otherwise(1.0)
+
+
+@cache
+def micro_batches() -> pl.Expr:
+    """Micro-batches of one token cycle: ``PP`` where they overlap, 1 for a layer split
+    (:func:`stage_passes`)."""
+    return _PP.cast(pl.Float64).fill_null(1.0).clip(lower_bound=1.0) / stage_passes()
+
+
+@cache
+def kv_read_bytes_per_cycle() -> pl.Expr:
+    """Replica-equivalent KV bytes of one token cycle (:func:`kv_read_bytes_per_step` times
+    :func:`stage_passes`: stages read their layers' KV one after another in a layer split)."""
+    return kv_read_bytes_per_step() * stage_passes()
+
+
+@cache
 def stage_duty() -> pl.Expr:
     """Share of a token cycle each GPU of a replica is working (the rest it idles): 1 without
     pipeline parallelism; ``min(b, PP) / PP`` for engines that keep micro-batches in flight (a
@@ -211,9 +237,10 @@ def _share_touched(tokens: pl.Expr) -> pl.Expr:
 @cache
 def expert_fraction_touched() -> pl.Expr:
     """Fraction of routed-expert weights read in one decode step of a micro-batch (``batch_size
-    / pipeline_parallel`` sequences; 1 for dense): the expected share of distinct experts the
-    batch's tokens route to, about k/E at one sequence and all of them at large batch."""
-    touched = _share_touched((pl.col("batch_size") / _PP).clip(lower_bound=1.0))
+    / micro_batches`` sequences, :func:`micro_batches`; 1 for dense): the expected share of
+    distinct experts the batch's tokens route to, about k/E at one sequence and all of them at
+    large batch."""
+    touched = _share_touched((pl.col("batch_size") / micro_batches()).clip(lower_bound=1.0))
     return pl.when(pl.col("is_moe")).then(touched.fill_null(1.0)).otherwise(pl.lit(1.0))
 
 
@@ -235,14 +262,15 @@ def weight_bytes_read_per_step() -> pl.Expr:
 @cache
 def memory_time_s() -> pl.Expr:
     """Seconds to stream one decode step's bytes at full memory bandwidth of all GPUs."""
-    step_bytes = weight_bytes_read_per_step() + kv_read_bytes_per_step()
+    step_bytes = weight_bytes_read_per_step() + kv_read_bytes_per_cycle()
     return step_bytes / (pl.col("memory_bandwidth_gb_s") * 1e9 * pl.col("gpu_count"))
 
 
 @cache
 def compute_time_s() -> pl.Expr:
-    """Seconds for one decode step's FLOPs (2 · active params · batch) at peak dense FLOPS."""
-    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size")
+    """Seconds for one decode step's FLOPs (2 · active params · batch, times
+    :func:`stage_passes`) at peak dense FLOPS."""
+    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size") * stage_passes()
     return flops / (peak_tflops() * 1e12 * pl.col("gpu_count"))
 
 

@@ -205,13 +205,14 @@ models:
 
 
 def test_a_plan_keeps_an_engine_inside_what_it_runs(tmp_path: Path) -> None:
-    """llama.cpp: DeepSeek-V3 on one GB200 tray (4 GPUs; no two-node H100 replica, no attention
-    DP or EP, nothing on Gaudi); vLLM may span two H100 nodes."""
+    """llama.cpp: DeepSeek-V3 on replicas of one GB200 tray each (4 GPUs; no two-node H100
+    replica, no attention DP or EP, nothing on Gaudi); vLLM may span two H100 nodes."""
     result, path = plan_text(tmp_path, SCENARIO.format(engine="llama.cpp"), "--candidates", "all")
     assert result.code == 0, result.err
     plan = json.loads(path.read_text())
     (alloc,) = plan["allocations"]
-    assert (alloc["gpu"], alloc["gpus"], alloc["expert_parallel"]) == ("GB200", 4, 1)
+    per_replica = alloc["gpus"] // alloc["replicas"]
+    assert (alloc["gpu"], per_replica, alloc["expert_parallel"]) == ("GB200", 4, 1)
     for c in plan["candidates"]:
         assert c["data_parallel"] == 1 and c["expert_parallel"] == 1, c
         if c["nodes"] > 1:  # a tp_degrees entry over two GB200 trays, refused with the rule

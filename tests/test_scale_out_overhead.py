@@ -23,6 +23,7 @@ def _layout(tp: float, pp: float, dp: float, moe_layers: float) -> LayoutInputs:
         domain=one * 8.0,
         scale_out_b_s=one * 50e9,
         scale_out_latency_s=one * 5e-6,
+        micro=one * pp,
     )
 
 

@@ -29,6 +29,9 @@ class LayoutInputs:
     scale_out_b_s: np.ndarray
     """Scale-out bandwidth per GPU, one direction, bytes/s."""
     scale_out_latency_s: np.ndarray
+    micro: np.ndarray
+    """Micro-batches per token cycle (``PP``, or 1 for a layer split:
+    :func:`predictors.physics.micro_batches`)."""
 
     @staticmethod
     def of(frame: pl.DataFrame) -> LayoutInputs:
@@ -52,15 +55,18 @@ class LayoutInputs:
         layers = col("num_layers", 1.0)
         moe = col("is_moe", 0.0) > 0
         dense = np.minimum(np.nan_to_num(col("first_k_dense", 0.0)), layers)
+        pp = col("pipeline_parallel", 1.0)
+        micro = col("micro_batches", np.nan)
         return LayoutInputs(
             tp=tp,
-            pp=col("pipeline_parallel", 1.0),
+            pp=pp,
             dp=col("data_parallel", 1.0),
             moe_layers=np.where(moe, layers - dense, 0.0),
             experts_per_token=np.nan_to_num(col("num_experts_per_tok", 1.0), nan=1.0),
             domain=np.where(known, domain, np.maximum(domain, tp)),
             scale_out_b_s=col("scale_out_gbit_s", DEFAULT_SCALE_OUT_GBIT_S) / 8.0 * 1e9,
             scale_out_latency_s=col("scale_out_latency_us", DEFAULT_SCALE_OUT_LATENCY_US) * 1e-6,
+            micro=np.where(np.isnan(micro), pp, micro),
         )
 
 
@@ -91,7 +97,7 @@ def layout_comm_s(
     ic_tp = np.where(cross_tp, np.minimum(ic, net_bidir), ic)
     alpha_tp = alpha_s + np.where(cross_tp, net_latency, 0.0)
     ring = 2.0 * (tp - 1.0) / np.maximum(tp, 1.0)
-    rank_tokens = batch / (pp * dp)
+    rank_tokens = batch / (lay.micro * dp)
     allreduce = alpha_tp + ring * (rank_tokens * hidden * ACTIVATION_BYTES) / ic_tp
     dense_layers = layers - lay.moe_layers
     tp_comm = np.where(
