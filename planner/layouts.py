@@ -31,7 +31,9 @@ before layouts); a replica spanning nodes inside a larger NVLink domain takes it
 domain, ``D / ⌊D / (whole nodes)⌋`` (replicas of one size then always fit whole domains: TP 16 on
 a GB200 NVL72 rack, 4 per rack, 18 GPUs each); one spanning NVLink domains whole domains (a
 replica of 12 GPUs on 8-GPU nodes takes 2 nodes = 16 GPUs; TP 64 × PP 2 on GB200 NVL72 takes 2
-racks = 144 GPUs). The held GPUs are priced, and those not running the
+racks = 144 GPUs), as many as its stages pack into (a stage never crosses a domain: TP 2 × DP 3
+stages of 6 GPUs on 8-GPU nodes take one node each). The held GPUs are priced, and those not
+running the
 replica draw idle power.
 """
 
@@ -79,10 +81,13 @@ class Shape:
         return (self.tp, self.pp, self.dp, self.ep)
 
 
-def held_gpus(gpu: Mapping[str, Any], count: int) -> tuple[int, int]:
+def held_gpus(
+    gpu: Mapping[str, Any], count: int, stage: int | None = None, pp: int = 1
+) -> tuple[int, int]:
     """(GPUs of inventory, nodes) one replica of *count* GPUs of catalog type *gpu* takes: its
     GPUs inside one node, its share of the NVLink domain beyond one node (module doc), whole
-    domains beyond one domain."""
+    domains beyond one domain: as many as its *pp* stages of *stage* GPUs pack into
+    (:func:`predictors.catalog.validity.domains_spanned`; without *stage*, ``⌈count / D⌉``)."""
     node = validity.node_gpus(gpu)
     domain = validity.tp_domain_gpus(gpu)
     if count <= node:
@@ -92,12 +97,15 @@ def held_gpus(gpu: Mapping[str, Any], count: int) -> tuple[int, int]:
         # (TP 16 on an NVL72 rack: 4 per rack, 18 GPUs each; the 8 left are priced, idle)
         spans = math.ceil(count / node) * node
         return math.ceil(domain / (domain // spans)), spans // node
-    held = math.ceil(count / domain) * domain
+    domains = math.ceil(count / domain)
+    if stage is not None:
+        domains = max(domains, validity.domains_spanned(gpu, stage, pp))
+    held = domains * domain
     return held, math.ceil(held / node)
 
 
 def _shape(gpu: Mapping[str, Any], layout: validity.Layout) -> Shape:
-    held, nodes = held_gpus(gpu, layout.gpus)
+    held, nodes = held_gpus(gpu, layout.gpus, layout.tp * layout.dp, layout.pp)
     return Shape(layout.tp, layout.pp, layout.dp, layout.ep, held, nodes)
 
 

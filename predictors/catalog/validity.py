@@ -100,6 +100,17 @@ def max_replica_gpus(gpu: Mapping[str, Any]) -> int:
     return max(MAX_NODES * node_gpus(gpu), MAX_DOMAINS * tp_domain_gpus(gpu))
 
 
+def domains_spanned(gpu: Mapping[str, Any], stage: int, pp: int) -> int:
+    """NVLink domains a replica of *pp* stages of *stage* GPUs each (TP × DP) spans: a stage
+    smaller than a domain never crosses one, so ``⌊D / stage⌋`` stages pack a domain; a larger
+    one takes whole domains (the packing the pipeline transfers are priced on,
+    :mod:`predictors.estimators.layout_comm`)."""
+    domain = tp_domain_gpus(gpu)
+    if stage >= domain:
+        return math.ceil(stage / domain) * pp
+    return math.ceil(pp / (domain // max(stage, 1)))
+
+
 def tp_fits_heads(tp: int, heads: int, kv_heads: int) -> bool:
     """True when vLLM accepts tensor parallelism *tp* for these head counts."""
     if tp < 1 or heads % tp:
@@ -232,7 +243,7 @@ def layout_problems(
         ]
     heads, kv = int(llm["num_attention_heads"]), int(llm["num_kv_heads"])
     domain = tp_domain_gpus(gpu)
-    problems: list[str] = []
+    problems: list[str] = _packing_problems(gpu, layout, field)
     tp = layout.tp
     if not _tp_ok(tp, heads, kv, domain):
         valid = ", ".join(str(t) for t in valid_tp_degrees(heads, kv, domain))
@@ -275,6 +286,23 @@ def layout_problems(
     if not problems:
         problems = _expert_problems(llm, layout)
     return (None if problems else layout), problems
+
+
+def _packing_problems(gpu: Mapping[str, Any], layout: Layout, field: str) -> list[str]:
+    """The replica's stages need more NVLink domains than one replica may span
+    (:func:`domains_spanned` against :func:`max_replica_gpus`)."""
+    domain, stage = tp_domain_gpus(gpu), layout.tp * layout.dp
+    most = max_replica_gpus(gpu) // domain
+    need = domains_spanned(gpu, stage, layout.pp)
+    if need <= most:
+        return []
+    per = max(domain // stage, 1)
+    return [
+        f"{field}: {layout.pp} pipeline stages of {stage} GPUs (TP {layout.tp} × DP "
+        f"{layout.dp}) pack {per} to each {domain}-GPU NVLink domain of {gpu.get('id')} (a stage "
+        f"never crosses a domain), so they need {need} domains, above the {most} of one "
+        f"replica; use at most {per * most} stages, or a stage size that divides {domain}"
+    ]
 
 
 def _expert_problems(llm: Mapping[str, Any], layout: Layout) -> list[str]:
