@@ -164,8 +164,9 @@ def test_a_search_that_stops_on_its_own_does_not_ask_for_more_time(tmp_path: Pat
     300 s and said "no plan found within the time limit of 300 s … raise time_limit_s"; then
     (round 13) that more time is no help, neither found nor proven. Since the widened
     enumeration and the exhaustive master (planner.solve.fallback) it is proven impossible."""
-    # 8.2 kW since the layer-split retrain of 2026-12-06 (8.4 kW became feasible)
-    result, out = plan_text(tmp_path, CAPPED, "--set", "power_cap_kw=8.2")
+    # 8.1 kW since the retrain of 2026-12-06 evening (8.2 kW became feasible; 8.4 kW before the
+    # layer-split retrain of that day): the tightest tenth of a kW below the least feasible cap
+    result, out = plan_text(tmp_path, CAPPED, "--set", "power_cap_kw=8.1")
     data = json.loads(out.read_text())
     assert data["status"] == "infeasible" and result.code == 1, result.err
     assert data["solve"]["seconds"] < 150
