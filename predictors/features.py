@@ -240,9 +240,7 @@ def _features(frame: Frame) -> Frame:
         physics.kv_read_bytes_per_cycle().alias("kv_read_bytes"),
         physics.stage_duty().alias("stage_duty"),
         physics.micro_batches().alias("micro_batches"),
-        (
-            2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size") * physics.stage_passes()
-        ).alias("step_flops"),
+        physics.step_flops().alias("step_flops"),
         (physics.peak_tflops() * 1e12).alias("peak_flops"),
         physics.mean_context_tokens().log().alias("log_context"),
         pl.col("tensor_parallel").log().alias("log_gpu_count"),  # = gpu_count for pure TP

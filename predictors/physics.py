@@ -267,11 +267,16 @@ def memory_time_s() -> pl.Expr:
 
 
 @cache
+def step_flops() -> pl.Expr:
+    """Replica-equivalent FLOPs of one decode step: 2 · active params · batch, times
+    :func:`stage_passes`."""
+    return 2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size") * stage_passes()
+
+
+@cache
 def compute_time_s() -> pl.Expr:
-    """Seconds for one decode step's FLOPs (2 · active params · batch, times
-    :func:`stage_passes`) at peak dense FLOPS."""
-    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size") * stage_passes()
-    return flops / (peak_tflops() * 1e12 * pl.col("gpu_count"))
+    """Seconds for one decode step's FLOPs (:func:`step_flops`) at peak dense FLOPS."""
+    return step_flops() / (peak_tflops() * 1e12 * pl.col("gpu_count"))
 
 
 @cache

@@ -33,14 +33,28 @@ def predictor() -> Predictor:
     return Predictor.load()
 
 
-@pytest.fixture
-def cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Commands run in-process reuse :func:`predictor` instead of loading the models again
-    (``pytestmark = pytest.mark.usefixtures("cached_predictor")`` in a test module); a catalog
-    given to ``load`` is bound to the cached models, as the real ``load`` binds it."""
+def _cached_load(predictor: Predictor) -> classmethod:  # type: ignore[type-arg]
+    """``Predictor.load`` returning *predictor*; a catalog given to ``load`` is bound to the
+    cached models, as the real ``load`` binds it."""
 
     def load(cls: type[Predictor], directory: object = None, catalog: object = None) -> Predictor:
         return predictor if catalog is None else Predictor(predictor.models, catalog)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Predictor, "load", classmethod(load))
+    return classmethod(load)
+
+
+@pytest.fixture
+def cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Commands run in-process reuse :func:`predictor` instead of loading the models again
+    (``pytestmark = pytest.mark.usefixtures("cached_predictor")`` in a test module)."""
+    monkeypatch.setattr(Predictor, "load", _cached_load(predictor))
     yield
+
+
+@pytest.fixture(scope="module")
+def module_cached_predictor(predictor: Predictor) -> Iterator[None]:
+    """:func:`cached_predictor` for a whole module (for module-scoped fixtures that run
+    commands)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Predictor, "load", _cached_load(predictor))
+        yield

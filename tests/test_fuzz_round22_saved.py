@@ -15,13 +15,12 @@ writes still report.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from predictors.api import Predictor
 from tests.cli_runner import Result, one_error_line, run_cli
 
 SCENARIO = "paper-llama8b-low-load"
@@ -29,19 +28,7 @@ Edit = Callable[[dict[str, Any]], None]
 
 
 @pytest.fixture(scope="module")
-def cached(predictor: Predictor) -> Iterator[None]:
-    """The shipped predictors loaded once for the module (as ``cached_predictor`` does)."""
-
-    def load(cls: type[Predictor], directory: object = None, catalog: object = None) -> Predictor:
-        return predictor if catalog is None else Predictor(predictor.models, catalog)  # type: ignore[arg-type]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Predictor, "load", classmethod(load))
-        yield
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory, cached: None) -> Path:
+def folder(tmp_path_factory: pytest.TempPathFactory, module_cached_predictor: None) -> Path:
     """A folder holding ``plan.json`` freshly written by ``wattgpu plan``."""
     where = tmp_path_factory.mktemp("round22_saved")
     planned = run_cli("plan", SCENARIO, "-f", "json", "-o", str(where / "plan.json"))

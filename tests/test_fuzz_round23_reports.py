@@ -16,13 +16,12 @@ axis's end had an edited ``optimal.cost_usd`` was reported as written. Each is n
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from predictors.api import Predictor
 from tests.cli_runner import Result, one_error_line, run_cli
 
 SCENARIO = "paper-llama8b-low-load"
@@ -32,19 +31,7 @@ Edit = Callable[[dict[str, Any]], None]
 
 
 @pytest.fixture(scope="module")
-def cached(predictor: Predictor) -> Iterator[None]:
-    """The shipped predictors loaded once for the module (as ``cached_predictor`` does)."""
-
-    def load(cls: type[Predictor], directory: object = None, catalog: object = None) -> Predictor:
-        return predictor if catalog is None else Predictor(predictor.models, catalog)  # type: ignore[arg-type]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Predictor, "load", classmethod(load))
-        yield
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory, cached: None) -> Path:
+def folder(tmp_path_factory: pytest.TempPathFactory, module_cached_predictor: None) -> Path:
     """``plan.json`` of the scenario and ``sweep.json``, its sweep with 12 draws, the robust
     choice and a two-point grid, both freshly written."""
     where = tmp_path_factory.mktemp("round23_reports")
@@ -105,7 +92,9 @@ def test_a_grid_only_sweep_of_this_plan_reports_quietly(folder: Path, tmp_path: 
 
 
 @pytest.mark.slow
-def test_a_disaggregated_entry_has_no_range_and_says_so(cached: None, tmp_path: Path) -> None:
+def test_a_disaggregated_entry_has_no_range_and_says_so(
+    module_cached_predictor: None, tmp_path: Path
+) -> None:
     plan = tmp_path / "dg.json"
     planned = run_cli("plan", "disagg-tight-sla", "-f", "json", "-o", str(plan))
     assert planned.code == 0, planned.err

@@ -39,7 +39,7 @@ from planner.documents.flags import (
 )
 from planner.documents.plan import PlanDocument
 from planner.documents.sweep import SweepDocument
-from planner.inputs import PlanningInputs, deployment_text
+from planner.inputs import deployment_text
 from planner.result import Plan
 from predictors.core.errors import WattgpuError
 
@@ -52,15 +52,6 @@ MAX_ROBUST_ENTRIES = 100
 
 #: The flag and deployment fields of a candidate key's PP, DP and EP (``key[3:6]``).
 DEGREE_FIELDS = ("pipeline_parallel", "data_parallel", "expert_parallel")
-
-
-def linked(inputs: PlanningInputs) -> bool:
-    """True when a limit links the model entries: a power cap, a budget or an inventory."""
-    return (
-        inputs.has_power_cap
-        or inputs.budget_usd is not None
-        or any(v is not None for v in inputs.stock.values())
-    )
 
 
 def _deployments(plan: Plan, name: str) -> list[DeploymentDocument]:
@@ -114,7 +105,7 @@ def _robust(
     if run.scenario.robust:
         plans: dict[str, Plan | None] = dict.fromkeys(flagged, run.plan)
         return plans, "already_robust", "the plan is itself planned with robust: true"
-    together = linked(run.inputs)
+    together = run.inputs.linked
     names = [m.name for m in run.inputs.models] if together else flagged
     if len(names) > MAX_ROBUST_ENTRIES:
         return (

@@ -231,6 +231,15 @@ class PlanningInputs:
         return any(r.power_cap_kw is not None for r in self.sites)
 
     @property
+    def linked(self) -> bool:
+        """True when a limit links the model entries: a power cap, a budget or an inventory."""
+        return (
+            self.has_power_cap
+            or self.budget_usd is not None
+            or any(v is not None for v in self.stock.values())
+        )
+
+    @property
     def hours(self) -> float:
         """Length of the horizon (h; summed exactly: 24 periods of 2000/24 h are 2000 h, not
         1999.9999999999993)."""

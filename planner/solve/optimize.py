@@ -332,14 +332,9 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         return proved
     curved = any(c.power_curve_w_per_replica for c in candidates)
     plan: Plan | None = None
-    linked = (
-        inputs.has_power_cap
-        or inputs.budget_usd is not None
-        or any(v is not None for v in inputs.stock.values())
-    )
     # regions: always by model (a model is placed in one region; the full MILP has no regions)
     regional = bool(inputs.regions)
-    if curved or regional or not linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
+    if curved or regional or not inputs.linked or len(inputs.models) > MONOLITHIC_MAX_MODELS:
         built = time.perf_counter()
         dec = share.built = dec or Decomposition(inputs, candidates, share.parent, share.keep)
         spent = time.perf_counter() - (start if regional else built)  # the limit counts it

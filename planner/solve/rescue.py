@@ -39,12 +39,7 @@ def rescued(
     time left since *start* (:func:`time.perf_counter`), priced on the scenario's objective; or
     it is a ``feasible`` plan under a budget that the least-cost plan beats on the scenario's
     objective: then that plan (:func:`cheaper_within_budget`)."""
-    linked = (
-        inputs.has_power_cap
-        or inputs.budget_usd is not None
-        or any(v is not None for v in inputs.stock.values())
-    )
-    if not linked:
+    if not inputs.linked:
         return plan
     if plan.status == PlanStatus.FEASIBLE:
         return cheaper_within_budget(inputs, plan, start, solve)
