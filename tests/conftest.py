@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from predictors.api import Predictor
+from tests.bundled_runs import BundledRuns, cached_load
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -33,21 +34,11 @@ def predictor() -> Predictor:
     return Predictor.load()
 
 
-def _cached_load(predictor: Predictor) -> classmethod:  # type: ignore[type-arg]
-    """``Predictor.load`` returning *predictor*; a catalog given to ``load`` is bound to the
-    cached models, as the real ``load`` binds it."""
-
-    def load(cls: type[Predictor], directory: object = None, catalog: object = None) -> Predictor:
-        return predictor if catalog is None else Predictor(predictor.models, catalog)  # type: ignore[arg-type]
-
-    return classmethod(load)
-
-
 @pytest.fixture
 def cached_predictor(predictor: Predictor, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Commands run in-process reuse :func:`predictor` instead of loading the models again
     (``pytestmark = pytest.mark.usefixtures("cached_predictor")`` in a test module)."""
-    monkeypatch.setattr(Predictor, "load", _cached_load(predictor))
+    monkeypatch.setattr(Predictor, "load", cached_load(predictor))
     yield
 
 
@@ -56,5 +47,11 @@ def module_cached_predictor(predictor: Predictor) -> Iterator[None]:
     """:func:`cached_predictor` for a whole module (for module-scoped fixtures that run
     commands)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Predictor, "load", _cached_load(predictor))
+        patch.setattr(Predictor, "load", cached_load(predictor))
         yield
+
+
+@pytest.fixture(scope="session")
+def bundled(predictor: Predictor) -> BundledRuns:
+    """:class:`BundledRuns` of this session."""
+    return BundledRuns(predictor)

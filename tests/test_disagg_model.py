@@ -165,6 +165,24 @@ def test_pool_power_stays_within_idle_and_tdp_and_rises_with_load(table: DisaggT
     np.testing.assert_allclose(total[:, 0], t.idle_w, rtol=1e-9)
 
 
+def test_pool_power_intervals_hold_their_points_within_idle_and_tdp(table: DisaggTable) -> None:
+    """Each pool's power interval (the report's bands of a unit) holds its point, stays in
+    [idle, TDP] and is not the point alone on every unit."""
+    bands = table.power_bands
+    assert bands is not None
+    p, d = table.prefill, table.decode
+    lo, hi = bands.prefill_busy_lo_w, bands.prefill_busy_hi_w
+    assert np.all(p.idle_w - EPS <= lo) and np.all(lo <= p.busy_power_w + EPS)
+    assert np.all(p.busy_power_w - EPS <= hi) and np.all(hi <= p.tdp_w + EPS)
+    assert np.all(d.idle_w[:, None] - EPS <= bands.decode_lo_w)
+    assert np.all(bands.decode_lo_w <= d.power_w + EPS)
+    assert np.all(d.power_w - EPS <= bands.decode_hi_w)
+    assert np.all(bands.decode_hi_w <= table.decode_tdp_w[:, None] + EPS)
+    assert (hi > lo).mean() > 0.9 and (
+        bands.decode_hi_w[:, -1] > bands.decode_lo_w[:, -1]
+    ).mean() > 0.9
+
+
 def test_itl_never_beats_the_memory_read_floor(
     predictor: Predictor, units: pl.DataFrame, table: DisaggTable
 ) -> None:

@@ -161,6 +161,21 @@ def test_units_add_up_to_their_pools(inputs: PlanningInputs, predictor: Predicto
             assert list(p.power_curve_w) == sorted(p.power_curve_w)
 
 
+def test_units_record_a_power_interval_around_their_point(inputs: PlanningInputs) -> None:
+    """A feasible unit records its pools' power interval per held GPU, as an aggregated replica
+    does: idle <= lo <= point <= hi <= TDP, a band of non-zero width, its point the unit's
+    power at capacity."""
+    units = [c for c in inputs.candidates if c.pools and c.feasible]
+    assert units
+    for c in units:
+        lo, point, hi = c.power_w_per_gpu_lo, c.power_w_per_gpu_predicted, c.power_w_per_gpu_hi
+        assert lo is not None and point is not None and hi is not None, c.name
+        assert c.idle_power_w_per_gpu is not None and c.tdp_w_per_gpu is not None
+        assert c.idle_power_w_per_gpu - 1e-9 <= lo <= point <= hi <= c.tdp_w_per_gpu + 1e-9
+        assert hi > lo
+        assert point == pytest.approx(c.power_w_per_gpu_at_capacity, rel=1e-12)
+
+
 def test_default_selection_keeps_the_best_of_each_deployment(
     plan: Plan, monkeypatch: pytest.MonkeyPatch
 ) -> None:

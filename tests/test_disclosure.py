@@ -31,6 +31,7 @@ from planner.report.markdown import render_markdown
 from planner.scenario.disclosure import Disclosure
 from predictors.api import Predictor
 from predictors.catalog.store import load_catalog
+from tests.bundled_runs import BundledRuns
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = """\
@@ -363,9 +364,9 @@ def _golden_plan(stem: str) -> PlanDocument:
 
 
 @pytest.fixture(scope="module")
-def bundled_plans() -> dict[str, PlanDocument]:
+def bundled_plans(bundled: BundledRuns) -> dict[str, PlanDocument]:
     plans = {stem: _golden_plan(stem) for stem in ("enterprise-fleet", "paper-llama8b-low-load")}
-    run = plan_file("eu-power-cap-carbon", predictor=Predictor.load())
+    run = bundled["eu-power-cap-carbon"]
     plans["eu-power-cap-carbon"] = as_document(run.plan)
     return plans
 

@@ -25,10 +25,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.documents.verify_pools import record_identity
-from predictors.api import Predictor
 from predictors.core import safe_read
 from predictors.core.errors import WattgpuError
 from predictors.core.safe_read import json_members, load_json, parse_json, value_members
+from tests.bundled_runs import BundledRuns
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -43,14 +43,9 @@ def _one_error(result: Result, *parts: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def paper_plan(tmp_path_factory: pytest.TempPathFactory, predictor: Predictor) -> str:
+def paper_plan(bundled: BundledRuns) -> str:
     """The text of ``wattgpu plan paper-llama8b-low-load --format json``."""
-    out = tmp_path_factory.mktemp("paper") / "plan.json"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
-        result = run_cli("plan", "paper-llama8b-low-load", "--format", "json", "-o", str(out))
-    assert result.code == 0, result.err
-    return out.read_text(encoding="utf-8")
+    return bundled.plan_json("paper-llama8b-low-load")
 
 
 def test_a_repeated_top_level_key_is_refused_not_read_last_one_wins(
@@ -197,14 +192,9 @@ def test_the_member_count_finds_every_repeat_and_only_repeats(tree: Any, chunk: 
 
 
 @pytest.fixture(scope="module")
-def unit_plan(tmp_path_factory: pytest.TempPathFactory, predictor: Predictor) -> dict[str, Any]:
+def unit_plan(bundled: BundledRuns) -> dict[str, Any]:
     """``wattgpu plan disagg-tight-sla --format json``: aggregated replicas and units."""
-    out = tmp_path_factory.mktemp("units") / "plan.json"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: predictor))
-        result = run_cli("plan", "disagg-tight-sla", "--format", "json", "-o", str(out))
-    assert result.code == 0, result.err
-    data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(bundled.plan_json("disagg-tight-sla"))
     return data
 
 

@@ -46,6 +46,7 @@ from predictors.api import Predictor
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import md_text
 from predictors.core.progress import Progress, progress_enabled
+from tests.bundled_runs import BundledRuns
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -433,9 +434,9 @@ def test_round_off_below_1e_9_prints_as_zero() -> None:
 
 
 @pytest.fixture(scope="module")
-def bundled_runs(predictor: Predictor) -> dict[str, PlanRun]:
+def bundled_runs(bundled: BundledRuns) -> dict[str, PlanRun]:
     names = ("enterprise-fleet", "eu-power-cap-carbon", "paper-llama8b-low-load")
-    return {n: plan_file(n, predictor=predictor) for n in names}
+    return {n: bundled[n] for n in names}
 
 
 def test_compact_table_fits_100_columns_and_wide_has_every_column(

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.bundled_runs import BundledRuns
 from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def saved_plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def saved_plan(tmp_path_factory: pytest.TempPathFactory, bundled: BundledRuns) -> Path:
     out = tmp_path_factory.mktemp("plan") / "plan.json"
-    result = run_cli("plan", "paper-llama8b-low-load", "-f", "json", "-o", str(out))
-    assert result.code == 0, result.err
+    out.write_text(bundled.plan_json("paper-llama8b-low-load"), encoding="utf-8")
     return out
 
 

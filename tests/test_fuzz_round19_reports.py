@@ -16,15 +16,13 @@ from typing import Any
 
 import pytest
 
+from tests.bundled_runs import BundledRuns
 from tests.cli_runner import Result, run_cli
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("plan") / "base.json"
-    result = run_cli("plan", "paper-llama8b-low-load", "-f", "json", "-o", str(out))
-    assert result.code == 0, result.err
-    data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+def base(bundled: BundledRuns) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(bundled.plan_json("paper-llama8b-low-load"))
     return data
 
 

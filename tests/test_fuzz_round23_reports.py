@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.bundled_runs import BundledRuns
 from tests.cli_runner import Result, one_error_line, run_cli
 
 SCENARIO = "paper-llama8b-low-load"
@@ -88,19 +89,50 @@ def test_a_grid_only_sweep_of_this_plan_reports_quietly(folder: Path, tmp_path: 
     assert "warning" not in result.err, result.err
 
 
-# --- 2. disaggregated units have no power interval ---------------------------------------------
+# --- 2. disaggregated units without a power interval --------------------------------------------
 
 
-@pytest.mark.slow
-def test_a_disaggregated_entry_has_no_range_and_says_so(
-    module_cached_predictor: None, tmp_path: Path
-) -> None:
+def _units_report(bundled: BundledRuns, tmp_path: Path, *, strip: bool) -> dict[str, Any]:
+    """The JSON report of ``wattgpu plan disagg-tight-sla``; *strip*: of the plan with its units'
+    power intervals removed, as a plan written before units recorded theirs."""
+    data = json.loads(bundled.plan_json("disagg-tight-sla"))
+    units = [c for c in data["candidates"] if c.get("deployment") == "disaggregated"]
+    assert units and all(c["power_w_per_gpu_predicted"] is not None for c in units if c["feasible"])
+    if strip:
+        for c in units:
+            c.update(
+                power_w_per_gpu_predicted=None, power_w_per_gpu_lo=None, power_w_per_gpu_hi=None
+            )
     plan = tmp_path / "dg.json"
-    planned = run_cli("plan", "disagg-tight-sla", "-f", "json", "-o", str(plan))
-    assert planned.code == 0, planned.err
+    plan.write_text(json.dumps(data), encoding="utf-8")
     result = _report(plan, tmp_path, fmt="json")
     assert result.code == 0, result.err
-    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    report: dict[str, Any] = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    md = _report(plan, tmp_path)
+    assert md.code == 0, md.err
+    report["md_row"] = next(
+        x for x in (tmp_path / "r.md").read_text().splitlines() if "| rag-tight-itl |" in x
+    )
+    return report
+
+
+def test_a_disaggregated_entry_has_its_pools_range(bundled: BundledRuns, tmp_path: Path) -> None:
+    """Units record their pools' power interval: the entry made of them has a P10–P90 of its own
+    and nothing is left out (before: a zero-width band, then no range)."""
+    report = _units_report(bundled, tmp_path, strip=False)
+    d = report["disclosure"]
+    for name in ("rag-tight-itl", "rag-relaxed-itl"):
+        field = {m["name"]: m["fields"] for m in d["models"]}[name]["energy_gpu_kwh"]
+        assert field["p10"] < field["value"] < field["p90"], (name, field)
+        assert "leaves out" not in field["range_source"], field
+    assert "leaves out" not in d["range_method"]
+    assert "none: no power interval" not in report["md_row"]
+
+
+def test_units_without_an_interval_have_no_range_and_say_so(
+    bundled: BundledRuns, tmp_path: Path
+) -> None:
+    report = _units_report(bundled, tmp_path, strip=True)
     d = report["disclosure"]
     models = {m["name"]: m["fields"] for m in d["models"]}
     units = models["rag-tight-itl"]["energy_gpu_kwh"]
@@ -111,10 +143,7 @@ def test_a_disaggregated_entry_has_no_range_and_says_so(
     assert "leaves out" not in replicas["range_source"]
     for text in (d["range_method"], d["fields"]["energy_gpu_kwh"]["range_source"]):
         assert "leaves out rag-tight-itl" in text and "no power interval" in text, text
-    md = _report(plan, tmp_path)
-    assert md.code == 0, md.err
-    row = next(x for x in (tmp_path / "r.md").read_text().splitlines() if "| rag-tight-itl |" in x)
-    assert "none: no power interval" in row, row
+    assert "none: no power interval" in report["md_row"], report["md_row"]
 
 
 # --- 3. an infeasible plan has no disclosure to export -----------------------------------------

@@ -24,6 +24,7 @@ from planner.pipeline import PlanRun, plan_file
 from planner.report.plan_view import render_plan
 from planner.result import check_invariants
 from predictors.api import Predictor
+from tests.bundled_runs import BundledRuns
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = ("paper-llama8b-low-load", "enterprise-fleet", "eu-power-cap-carbon")
@@ -116,10 +117,9 @@ BASELINE |= {"carbon_kg": OPT_NUM}
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[str, PlanRun]:
-    """Every example scenario (except large-generated) planned once."""
-    predictor = Predictor.load()
-    return {s: plan_file(REPO / "scenarios" / f"{s}.yaml", predictor=predictor) for s in SCENARIOS}
+def runs(bundled: BundledRuns) -> dict[str, PlanRun]:
+    """Every example scenario (except large-generated), planned once per session."""
+    return {s: bundled[s] for s in SCENARIOS}
 
 
 def _check_keys(where: str, obj: dict[str, Any], spec: dict[str, Any]) -> None:

@@ -89,10 +89,11 @@ class PowerInterval:
         return (lo - idle) / above, (hi - idle) / above
 
 
-#: Appended to :data:`METHOD` in plans with disaggregated units that record no interval.
+#: Appended to :data:`METHOD` in plans with disaggregated units that record no interval (plans
+#: written before units recorded their pools' interval, docs/method.md).
 UNIT_NOTE = (
-    " Disaggregated units record no power interval yet (the disaggregated serving model gives "
-    "none): their band is their point estimate."
+    " Disaggregated units of this plan record no power interval (it was written before they "
+    "did): their band is their point estimate."
 )
 
 

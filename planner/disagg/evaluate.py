@@ -241,6 +241,7 @@ def _candidate(
         float(table.prefill.tdp_w[j]) * pools[0].gpus + float(table.decode_tdp_w[j]) * pools[1].gpus
     ) / held
     in_domain = bool(table.in_domain[j])
+    band = _power_band(pools, j, table, decoding)
     return Candidate(
         **_identity(spec, pools, node_gpus),  # type: ignore[arg-type]
         feasible=True,
@@ -252,6 +253,9 @@ def _candidate(
         energy_j_per_request=max(0.0, slope),
         power_w_per_gpu_at_capacity=float(power[-1]) / held,
         in_domain=in_domain,
+        power_w_per_gpu_predicted=None if band is None else band[0],
+        power_w_per_gpu_lo=None if band is None else band[1],
+        power_w_per_gpu_hi=None if band is None else band[2],
         idle_power_w_per_gpu=idle / held,
         tdp_w_per_gpu=tdp,
         ttft_s=float(cap.ttft_s_light[j]),
@@ -260,6 +264,42 @@ def _candidate(
         itl_curve_s=tuple(cap.curve_itl_s[j].tolist()),
         capacity_limit=cap.limit[j],
     )
+
+
+def _power_band(
+    pools: tuple[Pool, Pool], j: int, table: DisaggTable, decoding: float
+) -> tuple[float, float, float] | None:
+    """(point, lower, upper) power per held GPU of the unit at capacity (None without the pools'
+    intervals), as an aggregated replica records its own (:mod:`planner.capacity`): the point is
+    the unit's power at capacity; each pool's power above idle is scaled by its interval, the
+    prefill pool's by the interval of its busy power (its power is linear in it), the decode
+    pool's by the lower and upper power curves against the point curve at the decode concurrency
+    at capacity."""
+    bands = table.power_bands
+    if bands is None:
+        return None
+    p_idle, d_idle = float(table.prefill.idle_w[j]), float(table.decode.idle_w[j])
+    busy = float(table.prefill.busy_power_w[j])
+    grid = table.decode.batch
+    b = max(decoding, float(grid[0]))
+    d_point = float(np.interp(b, grid, table.decode.power_w[j]))
+    held = sum(p.gpus for p in pools)
+    total = sum(p.power_w_at_capacity for p in pools)
+    above = [p.power_w_at_capacity - p.idle_power_w for p in pools]
+    out = []
+    for pre_w, curve in (
+        (float(bands.prefill_busy_lo_w[j]), bands.decode_lo_w[j]),
+        (float(bands.prefill_busy_hi_w[j]), bands.decode_hi_w[j]),
+    ):
+        f_pre = (pre_w - p_idle) / (busy - p_idle) if busy > p_idle else 1.0
+        f_dec = (
+            (float(np.interp(b, grid, curve)) - d_idle) / (d_point - d_idle)
+            if d_point > d_idle
+            else 1.0
+        )
+        out.append((total + above[0] * (f_pre - 1.0) + above[1] * (f_dec - 1.0)) / held)
+    point = total / held
+    return point, min(out[0], point), max(out[1], point)
 
 
 def kept_units(units: Sequence[Candidate]) -> list[Candidate]:

@@ -5,16 +5,16 @@ The report's uncertainty bands and the disclosure's P10/P90 come from a candidat
 ``power_w_per_gpu_lo`` and ``_hi`` around ``power_w_per_gpu_predicted``
 (:mod:`planner.analysis.uncertainty`), the uncertainty flags and a robust plan's SLA from its
 ``itl_s_hi``. The bands clip what they read into [idle, TDP] and order it, so a swapped interval
-(``lo`` above the prediction above ``hi``) or one outside [idle, TDP] collapsed the bands to zero
-width and the report said the estimate was certain. The planner writes every interval around its
-point (the ITL's by construction, :func:`planner.capacity`; the power's from the serving curves
-clipped to [idle, TDP], :func:`predictors.serving.curves.monotone_curves`), so each is now
-checked on reading: ``lo <= point <= hi`` (relative 1e-6) and every bound a finite number >= 0.
-A power bound past idle or the TDP is allowed: a hand-built candidate's interval may reach
-beyond them, and the bands clip it (``power_w_per_gpu_unclipped``). A disaggregated unit
-records no power interval and no lower ITL (null:
-nothing to check). A vectorised pass (:func:`_clear`) leaves the field-by-field checks to the
-few records it cannot clear.
+(``lo`` above the prediction above ``hi``) or one outside [idle, TDP] collapsed the bands to
+zero width and the report said the estimate was certain. The planner writes every interval
+around its point (the ITL's by construction, :func:`planner.capacity`; the power's from the
+serving curves clipped to [idle, TDP], :func:`predictors.serving.curves.monotone_curves`), so
+each is now checked on reading: ``lo <= point <= hi`` (relative 1e-6) and every bound a finite
+number >= 0. A power bound past idle or the TDP is allowed: a hand-built candidate's interval
+may reach beyond them, and the bands clip it (``power_w_per_gpu_unclipped``). A disaggregated
+unit records its pools' power interval and no lower ITL (null: nothing to check; plans written
+before 2026-12-06 evening record no power interval for units either). A vectorised pass
+(:func:`_clear`) leaves the field-by-field checks to the few records it cannot clear.
 """
 
 from __future__ import annotations

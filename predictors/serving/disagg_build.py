@@ -42,9 +42,11 @@ from predictors.serving.disagg import (
     decode_curves,
     refused_table,
 )
+from predictors.serving.disagg_table import PowerBands
 from predictors.serving.grid import (
     ALLREDUCE_LATENCY_S,
     DEFAULT_INTERCONNECT_GB_S,
+    ServingTable,
     serving_table,
 )
 
@@ -291,8 +293,12 @@ def disagg_curves(
     pre_c, dec_c = tables["prefill"].curves, tables["decode"].curves
     tdp = np.concatenate([np.asarray(tables[s].tdp_w, dtype=np.float64) for s in SIDES])
     inp = side["prefill"][0]["input_tokens"].to_numpy().astype(np.float64)
-    busy = interp_rows(pre_c.batch, pre_c.power_w, np.minimum(inp, pre_c.batch[-1])[:, None])[:, 0]
-    busy = np.clip(busy, pre_c.idle_w, np.maximum(tdp[pre_i], pre_c.idle_w))
+    at_prompt = np.minimum(inp, pre_c.batch[-1])[:, None]
+    top = np.maximum(tdp[pre_i], pre_c.idle_w)
+    busy, busy_lo, busy_hi = (
+        np.clip(interp_rows(pre_c.batch, c.power_w, at_prompt)[:, 0], pre_c.idle_w, top)
+        for c in (pre_c, tables["prefill"].curves_lo, tables["prefill"].curves_hi)
+    )
     lone = preds["prefill"][pick]["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     service = np.maximum(tables["prefill"].pool_prefill_s, 1e-9)
     dec_curves = decode_curves(dec_c)
@@ -354,4 +360,22 @@ def disagg_curves(
         output_tokens=side["decode"][0]["output_tokens"].to_numpy().astype(np.float64),
         error=error,
         in_domain=dom,
+        power_bands=_power_bands(busy, busy_lo, busy_hi, tables["decode"]),
+    )
+
+
+def _power_bands(
+    busy: FloatArray, busy_lo: FloatArray, busy_hi: FloatArray, decode: ServingTable
+) -> PowerBands | None:
+    """Both pools' power intervals around their points (None where the predictors give none:
+    a bound that is not a number)."""
+    d_lo, d_hi = decode.curves_lo.power_w, decode.curves_hi.power_w
+    if not all(np.isfinite(a).all() for a in (busy_lo, busy_hi, d_lo, d_hi)):
+        return None
+    point = decode.curves.power_w
+    return PowerBands(
+        prefill_busy_lo_w=np.minimum(busy_lo, busy),
+        prefill_busy_hi_w=np.maximum(busy_hi, busy),
+        decode_lo_w=np.minimum(d_lo, point),
+        decode_hi_w=np.maximum(d_hi, point),
     )

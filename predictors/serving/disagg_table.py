@@ -39,6 +39,22 @@ class PrefillPool:
 
 
 @dataclass(frozen=True)
+class PowerBands:
+    """Per-row bounds of the power predictor's interval on both pools (W per GPU, clipped to
+    [idle, TDP] and holding the point: ``lo <= point <= hi``), as an aggregated replica's serving
+    curves carry them (:class:`predictors.serving.grid.ServingTable`)."""
+
+    prefill_busy_lo_w: FloatArray
+    """(N,) lower bound of :attr:`PrefillPool.busy_power_w`."""
+    prefill_busy_hi_w: FloatArray
+    """(N,) upper bound of :attr:`PrefillPool.busy_power_w`."""
+    decode_lo_w: FloatArray
+    """(N, G) lower bound of the decode worker's power curve on the batch grid."""
+    decode_hi_w: FloatArray
+    """(N, G) upper bound of the decode worker's power curve on the batch grid."""
+
+
+@dataclass(frozen=True)
 class DisaggSettings:
     """The prefill queue's three modelling choices (the model has no fitted parameter; these are
     chosen among :data:`SETTING_CANDIDATES` inside training folds, docs/serving-accuracy.md).
@@ -145,6 +161,8 @@ class DisaggTable:
     """Per unit: '' or the one-line reasons it cannot run ('; '-joined)."""
     in_domain: list[bool]
     """Per unit: both sides inside the predictors' training domain."""
+    power_bands: PowerBands | None = None
+    """The pools' power intervals (None: the predictors give none)."""
 
     @property
     def rows(self) -> int:
@@ -204,7 +222,7 @@ def refused_table(error: list[str]) -> DisaggTable:
     )
 
 
-_Rows = TypeVar("_Rows", PrefillPool, ServingCurves, KvTransfer)
+_Rows = TypeVar("_Rows", PrefillPool, ServingCurves, KvTransfer, PowerBands)
 
 
 def _sub(obj: _Rows, idx: npt.NDArray[np.int64]) -> _Rows:
@@ -231,4 +249,5 @@ def take_units(t: DisaggTable, idx: npt.NDArray[np.int64]) -> DisaggTable:
         output_tokens=t.output_tokens[idx],
         error=[t.error[i] for i in idx],
         in_domain=[t.in_domain[i] for i in idx],
+        power_bands=None if t.power_bands is None else _sub(t.power_bands, idx),
     )
