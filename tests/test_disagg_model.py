@@ -282,6 +282,16 @@ def test_capacity_meets_both_slas_and_its_curve_starts_idle(
         assert ps[0] == pytest.approx(table.idle_w[i])
         assert len(cap.curve_itl_s[i]) == len(xs) == len(cap.curve_ttft_s[i])
     assert set(cap.limit) <= {"itl", "ttft", "memory"}
+    # the ITL and TTFT at capacity are the unit's at its capacity, whichever side sets it (fuzz
+    # round 24: a TTFT-bound unit recorded its decode pool's ITL at the decode pool's own,
+    # higher, capacity)
+    tight_ttft = disagg_capacity(table, np.full(n, np.inf), light.ttft_s_light * 1.01, percentile)
+    for c in (cap, tight_ttft):
+        live = c.max_requests_per_s > 0
+        at = disagg_at_rate(table, c.max_requests_per_s)
+        itl = at.itl_s if percentile is None else at.itl_s_p90
+        np.testing.assert_allclose(c.itl_s_at_capacity[live], itl[live], rtol=1e-9)
+    assert (np.asarray(tight_ttft.limit) == "ttft").mean() > 0.5
 
 
 def test_bad_units_are_refused_with_one_line_reasons(predictor: Predictor) -> None:

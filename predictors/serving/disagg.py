@@ -278,12 +278,16 @@ def disagg_capacity(
         curves[4].append(itl[i][keep])
         curves[5].append(ttft[i][keep])
     at_cap = lam_star
+    # the decode concurrency at the unit's capacity λ* (below the decode pool's own where the
+    # prefill side or the TTFT sets λ*)
+    held_at_cap = column("decoding_per_worker", m)
+    held_at_cap = np.where(np.isfinite(held_at_cap), held_at_cap, dec.decoding_at_capacity)
     return DisaggCapacity(
         lam_star,
         limit,
         lam_p,
         lam_d,
-        itl_at_percentile_s(t.decode, dec.decoding_at_capacity[:, None], percentile)[:, 0],
+        itl_at_percentile_s(t.decode, held_at_cap[:, None], percentile)[:, 0],
         ttft_s(t, at_cap, percentile),
         itl_at_percentile_s(t.decode, np.zeros((n, 1)), percentile)[:, 0],
         column("ttft_s", m + 1),
