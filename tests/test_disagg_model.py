@@ -281,7 +281,7 @@ def test_capacity_meets_both_slas_and_its_curve_starts_idle(
         assert np.all(np.diff(xs) > 0) and np.all(np.diff(ps) >= 0)
         assert ps[0] == pytest.approx(table.idle_w[i])
         assert len(cap.curve_itl_s[i]) == len(xs) == len(cap.curve_ttft_s[i])
-    assert set(cap.limit) <= {"itl", "ttft", "memory"}
+    assert set(cap.limit) <= {"itl", "ttft", "memory", "throughput"}
     # the ITL and TTFT at capacity are the unit's at its capacity, whichever side sets it (fuzz
     # round 24: a TTFT-bound unit recorded its decode pool's ITL at the decode pool's own,
     # higher, capacity)

@@ -256,3 +256,26 @@ def test_quantile_fits_agrees_with_the_quantile(p: float) -> None:
     for lim in limits:
         got = poisson.quantile_fits(means, np.full(means.size, lim), p)
         assert (got == (q <= lim)).all(), lim
+
+
+def _peaked(max_batch: float) -> ServingCurves:
+    """An ITL that grows with the square of the batch past 64: λ(b) = b / (O · ITL(b)) peaks
+    at 64 sequences, far below the batch limit *max_batch* of memory and engine."""
+    b = np.asarray(BATCH_GRID, dtype=np.float64)
+    c = _flat(itl=0.01, power=300.0, idle=60.0)
+    itl = 0.01 * (1.0 + (b / 64.0) ** 2)
+    return curves.rising_throughput(
+        ServingCurves(**{**c.__dict__, "itl_s": itl[None, :], "max_batch": np.asarray([max_batch])})
+    )
+
+
+def test_a_capacity_at_the_throughput_peak_is_not_said_to_be_memory() -> None:
+    """Fuzz round 24: the batch limit lowered to the throughput peak (more sequences in flight
+    would serve fewer requests) was labelled 'memory' though the KV cache held 4x more; the
+    memory limit below the peak is still 'memory'."""
+    inf = np.asarray([np.inf])
+    peak = operating.capacity(_peaked(2048.0), inf, inf, None)
+    assert peak.limit == ["throughput"] and peak.decoding_at_capacity[0] <= 64.0 + 1e-9
+    memory = operating.capacity(_peaked(32.0), inf, inf, None)
+    assert memory.limit == ["memory"]
+    assert memory.max_requests_per_s[0] < peak.max_requests_per_s[0]

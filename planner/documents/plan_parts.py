@@ -237,7 +237,9 @@ class CandidateDocument(KeyedRecord):
     itl_curve_s: list[float] = []
     """Mean ITL at each knot (s): the ITL at the load a replica serves."""
     capacity_limit: str = ""
-    """What sets the capacity: itl, ttft or memory ('' for hand-built candidates)."""
+    """What sets the capacity: itl, ttft, memory (the KV cache or the engine's batch limit) or
+    throughput (the batch where the throughput stops rising: more sequences in flight serve fewer
+    requests) ('' for hand-built candidates)."""
     tensor_parallel: int | None = None
     """Tensor-parallel degree of one replica (the same as ``tp``; null in plans written before
     layouts)."""

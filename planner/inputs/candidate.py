@@ -176,7 +176,8 @@ class Candidate:
     itl_curve_s: Sequence[float] = ()
     """Mean ITL at each knot (s): the ITL at the load a replica serves."""
     capacity_limit: str = ""
-    """What sets the capacity: 'itl', 'ttft' or 'memory' ('' for hand-built candidates)."""
+    """What sets the capacity: 'itl', 'ttft', 'memory' (KV cache or engine batch limit) or
+    'throughput' (the batch where throughput stops rising) ('' for hand-built candidates)."""
     pipeline_parallel: int = 1
     """Pipeline stages of one replica (``tp`` is its tensor-parallel degree)."""
     data_parallel: int = 1

@@ -51,7 +51,12 @@ class ServingCurves:
     output_tokens: FloatArray
     """(N,) mean output tokens per request (O)."""
     max_batch: FloatArray
-    """(N,) sequences the KV cache (paged, current length) and the engine allow."""
+    """(N,) sequences the KV cache (paged, current length) and the engine allow, lowered by
+    :func:`rising_throughput` to where the throughput stops rising."""
+    memory_batch: FloatArray | None = None
+    """(N,) the KV cache's and the engine's own limit where :func:`rising_throughput` lowered
+    ``max_batch`` below it (None: ``max_batch`` is that limit); tells a capacity the memory sets
+    from one the throughput peak sets."""
 
     @property
     def rows(self) -> int:
@@ -61,7 +66,11 @@ class ServingCurves:
 
 def take_curves(c: ServingCurves, idx: npt.NDArray[np.int64]) -> ServingCurves:
     """The rows *idx* of *c* (the batch grid shared)."""
-    arrays = {f.name: getattr(c, f.name)[idx] for f in fields(c) if f.name != "batch"}
+    arrays = {
+        f.name: getattr(c, f.name)[idx]
+        for f in fields(c)
+        if f.name != "batch" and getattr(c, f.name) is not None
+    }
     return replace(c, **arrays)
 
 
@@ -104,7 +113,9 @@ def rising_throughput(c: ServingCurves) -> ServingCurves:
     first = np.where(falls.any(axis=1), falls.argmax(axis=1), len(CURVE_B) - 1)
     peak = b[np.arange(c.rows), first]
     return replace(
-        c, max_batch=np.where(falls.any(axis=1), np.minimum(c.max_batch, peak), c.max_batch)
+        c,
+        max_batch=np.where(falls.any(axis=1), np.minimum(c.max_batch, peak), c.max_batch),
+        memory_batch=c.max_batch if c.memory_batch is None else c.memory_batch,
     )
 
 

@@ -156,7 +156,8 @@ class DisaggCapacity:
     """(N,) 0 where not even the lightest load meets the SLAs (or the unit is refused)."""
     limit: list[str]
     """What sets the capacity (or fails at the lightest load): 'ttft' (prefill side, transfer
-    included), 'itl' or 'memory' (decode side)."""
+    included), 'itl', 'memory' or 'throughput' (decode side, as
+    :class:`predictors.serving.operating.Capacity` says them)."""
     prefill_max_requests_per_s: FloatArray
     decode_max_requests_per_s: FloatArray
     """(N,) all y decode workers together."""

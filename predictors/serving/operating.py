@@ -103,7 +103,8 @@ class Capacity:
     decoding_at_capacity: FloatArray
     limit: list[str]
     """Per row, what sets the capacity (or, when it is 0, what fails at the lightest load):
-    'itl', 'ttft' or 'memory'."""
+    'itl', 'ttft', 'memory' (the KV cache or the engine's batch limit) or 'throughput' (the
+    batch where the throughput stops rising: more sequences in flight serve fewer requests)."""
     curve_knots: npt.NDArray[np.int64]
     """(N,) knots of each row's curve; the rows' knots follow each other in the flat curves."""
     flat_requests_per_s: FloatArray
@@ -219,7 +220,13 @@ def capacity(
         hi = np.where(good, hi, mid)
     probe = np.where(last >= 0, np.minimum(hi * (1 + 1e-6), hi + 1e-9), knots[:, 0])[:, None]
     a, t, m = _sla_ok(c, probe, itl_sla_s, ttft_sla_s, percentile)
-    limit = np.where(~a[:, 0], "itl", np.where(~t[:, 0], "ttft", "memory"))
+    # a batch limit lowered to the throughput peak is no memory limit (rising_throughput)
+    peak = np.zeros(c.rows, dtype=bool)
+    if c.memory_batch is not None:
+        peak = (c.max_batch < c.memory_batch) & (last >= 0)
+    limit = np.where(
+        ~a[:, 0], "itl", np.where(~t[:, 0], "ttft", np.where(peak, "throughput", "memory"))
+    )
     b_star = np.where(last >= 0, lo, 0.0)
     lam_star = np.where(last >= 0, rate_per_s(c, b_star[:, None])[:, 0], 0.0)
     # knots up to b*, then b* itself

@@ -39,7 +39,7 @@ def curve_groups(c: ServingCurves) -> CurveGroups:
     columns = [
         np.asarray(getattr(c, f.name), dtype=np.float64).reshape(c.rows, -1)
         for f in fields(c)
-        if f.name != "batch"
+        if f.name != "batch" and getattr(c, f.name) is not None
     ]
     keys = np.ascontiguousarray(np.concatenate(columns, axis=1))
     # exact comparison of the bit patterns (NaN equal to itself, -0.0 apart from 0.0: a
