@@ -141,10 +141,12 @@ def evaluate(
     import polars as pl
 
     from predictors.api import Predictor
+    from predictors.catalog.store import load_catalog
     from predictors.core.output import check_output_path, check_outside
+    from predictors.core.paths import models_dir
     from predictors.core.progress import Progress
     from predictors.core.version import __version__
-    from predictors.estimators.artifacts import require_model_dir
+    from predictors.estimators.artifacts import protect_model_dir, require_model_dir
     from predictors.training.accuracy import breakdown, run, summarise, unseen_protocol
     from predictors.training.accuracy_report import render
     from predictors.training.evaluate import TARGETS, target_rows
@@ -154,12 +156,22 @@ def evaluate(
     from predictors.training.unseen_rank import same_model_tau
 
     given = _data_dir(data)
-    for path in (output, output.with_suffix(".predictions.csv")):  # before the long work
-        check_outside(path, given, "--output", "--data")
-        check_output_path(path)
     if model_dir is not None:
         check_outside(model_dir, given, "--metrics-to", "--data")
         require_model_dir(model_dir, "--metrics-to")
+        protect_model_dir(model_dir)
+    protect_model_dir(models_dir())  # the predictors the report's dominance sweep reads
+    load_catalog()  # registers the catalogs the data is read against (cached for the load)
+    summary_path = None if model_dir is None else model_dir / "evaluation_summary.json"
+
+    for path in (output, output.with_suffix(".predictions.csv")):  # before the long work
+        check_outside(path, given, "--output", "--data")
+        check_output_path(path)
+        if summary_path is not None and _same_path(path, summary_path):
+            raise WattgpuError(
+                f"--output {path}: is the evaluation_summary.json --metrics-to writes; "
+                "write the report to another path"
+            )
     (ms, catalog), directory = _load_table(data)
     frame = prepare(ms.table, catalog)
     start = time.perf_counter()
@@ -222,6 +234,10 @@ def evaluate(
         typer.echo(
             f"  {r['target']:5} {r['split']:4} {r['method']:15} MdAPE {r['mdape_pct']:6.1f} %"
         )
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b) or (a.exists() and b.exists() and a.samefile(b))
 
 
 def _dominance() -> dict[str, Any] | None:

@@ -119,6 +119,23 @@ def require_model_dir(directory: Path, option: str) -> None:
         )
 
 
+def protect_model_dir(directory: Path) -> None:
+    """Register the card and the boosters of *directory* (those its card names, and every
+    ``.ubj`` file there) as inputs no output of the command may replace, before any long work
+    (:func:`load` registers the same when it reads them)."""
+    card_path = directory / CARD_NAME
+    named: list[Path] = []
+    try:
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        named = [
+            directory / spec["file"] for spec in _files(card if isinstance(card, dict) else {})
+        ]
+    except (OSError, ValueError):
+        pass  # an unreadable card is reported when the models are loaded
+    boosters = sorted(directory.glob("*.ubj")) if directory.is_dir() else []
+    protect_inputs([card_path, *named, *boosters])
+
+
 def save(models: TrainedModels, directory: Path) -> None:
     """Write boosters (UBJ) and the model card (JSON, sorted keys) to *directory*, all at once
     (:func:`predictors.core.atomic_dir.replace_directory`: a failure or a kill leaves the old
