@@ -92,7 +92,14 @@ class CompareResult:
                 f"gCO2e/kWh); PUE {self.pue:g}; electricity {r.electricity_usd_per_kwh:g} $/kWh",
                 "tok = output tokens; energy = GPU energy (facility energy = × PUE); "
                 "$ = GPU rent + electricity",
-                f"ranked by {r.by}; each row is the best fleet of that GPU type alone",
+                f"ranked by {r.by}; each row is the best fleet of that GPU type alone, at least "
+                "one replica (min_replicas 1)"
+                + (
+                    ": with no load, the standing cost of one idle replica kept ready (`plan` "
+                    "of a 0 req/s entry deploys none unless its min_replicas says so)"
+                    if r.requests_per_s == 0
+                    else ""
+                ),
             ]
             + ([f"[…]: {UNIT_NOTE}"] if r.deployment != "aggregated" else [])
             + (

@@ -45,8 +45,8 @@ class CompareRow:
     itl_ms_at_served_load: float | None = None
     """Mean ITL at the load each replica serves (``itl_ms`` is the ITL at capacity)."""
     layout: str = ""
-    """The layout of the largest deployment's replica (``8`` for TP 8, ``8×PP2``; empty when it
-    does not fit)."""
+    """The layout of a replica of the deployment listed first in ``deployment``, the one with
+    the most replicas (``8`` for TP 8, ``8×PP2``; empty when it does not fit)."""
     nodes: int | None = None
     """Nodes one replica of that deployment spans (1 inside one node)."""
     deployment_kind: str = "aggregated"
