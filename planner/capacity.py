@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from planner.inputs import Candidate, Exclusion, layout_text, ms_over
+from planner.text import apart
 from predictors.api import Predictor
 from predictors.serving.curves import CURVE_B, interp_rows, step_time_s
 from predictors.serving.grid import ServingTable, serving_table
@@ -309,10 +310,10 @@ def _one(
             "memory_usable_gb": float(usable),
         }
         if table.weights_gb[i] > usable or error:
+            need, has = apart(table.weights_gb[i], usable, 0)  # they read apart
             return _infeasible(  # usable: after the runtime reserve, as predict says it
                 spec,
-                f"needs {table.weights_gb[i]:.0f} GB for weights, has "
-                f"{usable:.0f} GB usable on {spec.gpus}× {spec.gpu}"
+                f"needs {need} GB for weights, has {has} GB usable on {spec.gpus}× {spec.gpu}"
                 + ("" if spec.gpus == spec.tp else f" (TP {_shape(spec)})"),
                 **memory,  # type: ignore[arg-type]
             )

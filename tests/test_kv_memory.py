@@ -173,8 +173,9 @@ def test_import_hf_fills_layer_types(tmp_path: Path) -> None:
     assert (row["full_attention_layers"], row["window_attention_layers"]) == ("3", "3")
     assert row["state_bytes_per_sequence"] == "0"
     gemma = {**LLAMA, "model_type": "gemma3_text", "num_hidden_layers": 8, "sliding_window": 512,
-             "layer_types": ["sliding_attention"] * 5 + ["full_attention"]}  # fmt: skip
-    row = _import(tmp_path, gemma, "acme/gemma-like")  # the 6-layer period repeats
+             "layer_types": (["sliding_attention"] * 5 + ["full_attention"]
+                             + ["sliding_attention"] * 2)}  # fmt: skip
+    row = _import(tmp_path, gemma, "acme/gemma-like")  # one entry per layer (round 24: required)
     assert (row["full_attention_layers"], row["window_attention_layers"]) == ("1", "7")
     dense = _import(tmp_path, LLAMA, "acme/dense")
     assert all(dense[c] == "" for c in KV_LAYER_COLUMNS)

@@ -42,7 +42,9 @@ def register(app: typer.Typer) -> None:
             raise WattgpuError(
                 f"no user catalog directory: pass --user-catalog DIR or set {USER_CATALOG_ENV}"
             )
-        row = catalog_row_from_hf_config(read_config(config), model_id, str(config))
+        row = catalog_row_from_hf_config(
+            read_config(config), model_id, str(config), layer_period=False
+        )
         row["aliases"] = list(alias or [])
         check_names(row)
         row["source"] = f"imported from {config.name}" + row["source"].removeprefix(str(config))

@@ -18,6 +18,7 @@ from predictors.catalog.hf_keys import HfConfig, opt_bool
 from predictors.catalog.hf_quant import quantised_dtype
 from predictors.catalog.hf_unread import (
     interval_layer_types,
+    refuse_layer_types_length,
     refuse_miscounted_moe,
     refuse_unread,
 )
@@ -265,12 +266,15 @@ def _spec(cfg: HfConfig) -> ArchSpec:
 
 
 def catalog_row_from_hf_config(
-    raw: Mapping[str, Any], model_id: str, source: str
+    raw: Mapping[str, Any], model_id: str, source: str, *, layer_period: bool = True
 ) -> dict[str, Any]:
     """Return a ``catalogs/llms.csv`` row (typed values; ``aliases`` a list) for *raw*.
 
     *source* names the file (used in error messages and written to the ``source`` column).
-    Parameter counts come from :func:`predictors.catalog.llm_params.count_params`.
+    Parameter counts come from :func:`predictors.catalog.llm_params.count_params`. With
+    *layer_period* a ``layer_types`` list shorter than the layers repeats (the catalog builder's
+    seed writes the period only); without (``catalog import-hf``) a list of another length than
+    the layers is refused.
     """
     cfg = HfConfig(raw, source)
     if not MODEL_ID.fullmatch(model_id):
@@ -293,6 +297,8 @@ def catalog_row_from_hf_config(
         cfg.raw.update(hybrid_override_pattern=pattern, num_hidden_layers=len(pattern))
     interval_layer_types(cfg)
     spec = _spec(cfg)
+    if not layer_period and pattern is None:  # a block pattern is read in place of the list
+        refuse_layer_types_length(cfg, spec.num_layers)
     max_pos = cfg.need_int(
         "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"
     )

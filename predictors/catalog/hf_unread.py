@@ -4,7 +4,9 @@
 attention + MLP (Mamba / state-space layers outside Nemotron-H's block pattern, MiniMax's
 lightning attention) and the configs whose facts it does not read (DBRX's nested ones): a
 silently wrong row would mis-size every prediction made with it. :func:`interval_layer_types`
-writes Qwen3-Next's ``full_attention_interval`` as the ``layer_types`` list the importer reads.
+writes Qwen3-Next's ``full_attention_interval`` as the ``layer_types`` list the importer reads;
+:func:`refuse_layer_types_length` refuses a ``layer_types`` list of another length than the
+layers (``catalog import-hf``; the catalog builder's seed writes a period that repeats).
 """
 
 from __future__ import annotations
@@ -130,3 +132,21 @@ def interval_layer_types(cfg: HfConfig) -> None:
     cfg.raw["layer_types"] = [
         "full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)
     ]
+
+
+#: Config keys of the number of layers (those the parameter counter reads).
+_LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+
+
+def refuse_layer_types_length(cfg: HfConfig, layers: int) -> None:
+    """A ``layer_types`` list whose length is not the *layers* of the model, refused in one line
+    naming both (transformers refuses it too): repeated or cut to fit, it would give wrong full
+    and windowed layer counts, and so a wrong KV cache size."""
+    value = cfg.get("layer_types")
+    if isinstance(value, list) and value and len(value) != layers:
+        key = cfg.key_of(_LAYER_KEYS, cfg.get(*_LAYER_KEYS))
+        raise WattgpuError(
+            f"{cfg.source}: 'layer_types' holds {len(value)} "
+            f"{'entry' if len(value) == 1 else 'entries'} but {key!r} is {layers}; give one "
+            "entry per layer, in order"
+        )

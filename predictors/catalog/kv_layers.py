@@ -8,7 +8,9 @@ keep no per-token KV (Mamba-2 and gated-DeltaNet linear attention). The three
 
 * ``layer_types`` (Gemma 3, gpt-oss, Qwen3-Next / Qwen3.5, Cohere 2): ``full_attention`` →
   full; ``sliding_attention`` / ``chunked_attention`` → window; ``linear_attention`` → state. A
-  list shorter than the model repeats as a pattern (the catalog seed writes the period only);
+  list shorter than the model repeats as a pattern (the catalog seed writes the period only;
+  ``catalog import-hf`` refuses a list of another length than the layers,
+  :func:`predictors.catalog.hf_unread.refuse_layer_types_length`);
 * ``hybrid_override_pattern`` (Nemotron-H, Nemotron Nano v2, Nemotron 3): ``*`` is an attention
   layer (full), ``M`` a Mamba-2 layer (state); ``-`` (MLP) and ``E`` (MoE) hold neither;
 * Gemma 2 (``model_type`` gemma2, no list): layer ``i`` slides when ``i`` is even (transformers'

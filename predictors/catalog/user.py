@@ -11,13 +11,14 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from predictors.catalog.hf_config import LLM_COLUMNS, format_csv_cell
 from predictors.catalog.store import load_catalog, normalize_name
-from predictors.catalog.validate import LLM_SCHEMA, read_table
+from predictors.catalog.validate import BIDI_PATTERN, LLM_SCHEMA, read_table
 from predictors.core.csv_text import text_problem
 from predictors.core.errors import CatalogError, WattgpuError
 from predictors.core.escape import short_repr, terminal_text
@@ -48,13 +49,21 @@ def _bundled_llm_names() -> dict[str, str]:
 
 
 def check_names(row: dict[str, Any]) -> None:
-    """The id and aliases must be new names: not a bundled model's id or alias, no '|'."""
+    """The id and aliases must be new names: not a bundled model's id or alias, no '|', no
+    control character or bidirectional override (a catalog cell refuses them too)."""
     bundled = _bundled_llm_names()
     for name, option in [(row["id"], "--id")] + [(a, "--alias") for a in row["aliases"]]:
         shown = short_repr(name, 60)
-        if not name.strip() or "|" in name or terminal_text(name) != name or "\n" in name:
+        if (
+            not name.strip()
+            or "|" in name
+            or terminal_text(name) != name
+            or "\n" in name
+            or re.search(BIDI_PATTERN, name)
+        ):
             raise WattgpuError(
-                f"{option} {shown}: give a name without '|', newlines or control characters"
+                f"{option} {shown}: give a name without '|', newlines, control characters or "
+                "bidirectional overrides"
             )
         taken = bundled.get(normalize_name(name))
         if taken is not None:

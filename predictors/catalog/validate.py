@@ -13,6 +13,7 @@ one
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +25,6 @@ from predictors.catalog.kv_layers import kv_layer_rules
 from predictors.catalog.row_rules import Row, gpu_rules, grid_rules, llm_rules
 from predictors.core.csv_text import (
     CONTROL_PATTERN,
-    code_point,
-    control_columns,
     control_in_names,
     csv_head_problem,
     duplicate_csv_columns,
@@ -107,7 +106,7 @@ GPU_SCHEMA = Schema(
         _s("memory_type"),
         _f("memory_bandwidth_gb_s", True),
         _f("tdp_w", True),
-        _f("idle_power_w", True, 0.0),
+        _f("idle_power_w", True),
         _s("idle_power_source", True),
         _f("base_clock_mhz"),
         _f("boost_clock_mhz"),
@@ -229,8 +228,10 @@ def _convert(col: Column, raw: str) -> tuple[Any, str | None]:
         if low in ("true", "false"):
             return low == "true", None
         return None, f"'{raw}' is not true/false"
-    try:
-        num: float = int(raw) if col.kind == "int" else float(raw)
+    try:  # Python reads '3_350' and non-ASCII digits; a catalog, like '3,350', does not
+        if "_" in raw or not raw.isascii():
+            raise ValueError(raw)
+        num: float = int(raw) if col.kind == "int" else float(raw) + 0.0  # -0 is 0
     except ValueError:
         word = "an integer" if col.kind == "int" else "a number"
         return None, f"'{raw}' is not {word}"
@@ -245,18 +246,33 @@ def _convert(col: Column, raw: str) -> tuple[Any, str | None]:
     return num, None
 
 
+#: A bidirectional override or isolate (U+202A to U+202E, U+2066 to U+2069): an id holding one
+#: reads as another, and a plan naming it is refused (:mod:`planner.documents.verify_text`).
+BIDI_PATTERN = "[\u202a-\u202e\u2066-\u2069]"
+#: What no catalog cell may hold (Python's and polars' regular expression).
+_REFUSED = f"{CONTROL_PATTERN}|{BIDI_PATTERN}"
+
+
+def _refused_char(cell: str) -> str:
+    """``holds a control character (U+0007)`` (or a bidirectional override) for *cell*."""
+    found = re.search(_REFUSED, cell)
+    point = ord(found.group()) if found else 0
+    kind = "a bidirectional override" if point > 0x9F else "a control character"
+    return f"holds {kind} (U+{point:04X})"
+
+
 def _control_cells(path: Path, text: pl.DataFrame) -> tuple[set[tuple[int, str]], list[str]]:
-    """The cells of *text* (row index, column) holding a control character, found by one
-    vectorised scan per column, and a problem for each."""
+    """The cells of *text* (row index, column) holding a control character or a bidirectional
+    override, found by one vectorised scan per column, and a problem for each."""
     cells: list[tuple[int, str, str]] = []
-    for name in control_columns(text):
+    any_hit = text.select(pl.all().str.contains(_REFUSED).any()).row(0, named=True)
+    for name in [name for name, hit in any_hit.items() if hit]:
         column = text.get_column(name)
-        found = column.str.contains(CONTROL_PATTERN).fill_null(False).arg_true()
-        cells += [(i, name, code_point(column[i])) for i in found.to_list()]
+        found = column.str.contains(_REFUSED).fill_null(False).arg_true()
+        cells += [(i, name, _refused_char(column[i])) for i in found.to_list()]
     cells.sort(key=lambda cell: (cell[0], text.columns.index(cell[1])))
     return {(i, name) for i, name, _ in cells}, [
-        problem(path, i + 2, name, f"holds a control character ({point})", "remove it")
-        for i, name, point in cells
+        problem(path, i + 2, name, what, "remove it") for i, name, what in cells
     ]
 
 
