@@ -16,7 +16,6 @@ closest ids and aliases.
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from predictors.catalog.name_keys import digit_splits, normalize_name
 from predictors.catalog.validate import (
     GPU_SCHEMA,
     LLM_SCHEMA,
@@ -43,13 +43,6 @@ from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_d
 __all__ = ["Catalog", "load_catalog", "normalize_name", "validate_dir"]
 
 
-@functools.lru_cache(maxsize=65536)
-def normalize_name(name: str) -> str:
-    """Key used for matching: lower case, letters and digits only (any script); memoised, since
-    a candidate build resolves the same few names ~10⁵ times."""
-    return "".join(ch for ch in name.casefold() if ch.isalnum())
-
-
 @dataclass(frozen=True)
 class _Index:
     """Name lookup for one table: normalized id/alias -> id, id -> row number in the frame."""
@@ -58,9 +51,22 @@ class _Index:
     keys: dict[str, str]
     rows: dict[str, int]
     names: tuple[str, ...]
+    splits: dict[str, tuple[frozenset[int], ...]] = field(default_factory=dict)
+    """Per key, the :func:`digit_splits` of the ids and aliases with that key."""
 
     def try_resolve(self, name: str) -> str | None:
-        return self.keys.get(normalize_name(name))
+        """The id *name* names (spelling-insensitive), or None. A name that splits its digits
+        where no id or alias with its key does (``Qwen2-57B`` against ``Qwen2.5-7B``, one key
+        ``qwen257b``) names another model: None (a name without such splits matches as
+        before)."""
+        key = normalize_name(name)
+        found = self.keys.get(key)
+        if found is None:
+            return None
+        mine = digit_splits(name)
+        if mine and mine not in self.splits.get(key, (mine,)):
+            return None
+        return found
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
         """Ids whose id or alias is closest to *name* (spelling-insensitive), best first."""
@@ -240,6 +246,7 @@ def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
     id_col = table.schema.id_column
     keys: dict[str, str] = {}
     names: list[str] = []
+    splits: dict[str, tuple[frozenset[int], ...]] = {}
     rows: dict[str, int] = {}
     owner: dict[str, tuple[Path, int]] = {}
     for i, (row, (path, line)) in enumerate(zip(table.rows, table.origin, strict=True)):
@@ -272,7 +279,8 @@ def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
                 continue
             keys[key] = rid
             owner.setdefault(key, (path, line))
-    return _Index(kind, keys, rows, tuple(names))
+            splits[key] = (*splits.get(key, ()), digit_splits(name))
+    return _Index(kind, keys, rows, tuple(names), splits)
 
 
 def _read_dirs(dirs: list[Path]) -> tuple[dict[str, _Table], list[str]]:
