@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from planner.analysis.compare_rows import CompareRow
 from planner.inputs import UNIT_NOTE
+from planner.scenario.engines import disaggregated_reason
 from planner.text import num
 from predictors.catalog import engine_support
 from predictors.core.errors import UnknownIdError, WattgpuError
@@ -273,8 +274,10 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
         note = next((n for n in (_price_note(catalog, g) for g in types) if n), None)
         priced = note != NO_PRICE
         if kind == "disaggregated" and not any(c.pools for c in cands):
-            wrong = [
-                line.replace("engine: ", "--engine: ", 1)
+            wrong = [  # the engines it suggests: those of disaggregated units
+                disaggregated_reason(line, request.engine, catalog.gpu(g)).replace(
+                    "engine: ", "--engine: ", 1
+                )
                 for g in types
                 for line in engine_support.accelerator_problems(request.engine, catalog.gpu(g))
             ]

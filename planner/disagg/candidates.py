@@ -7,10 +7,12 @@ every group for these entries, wherever the layout rule ends their aggregated ca
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from planner.disagg.evaluate import evaluate_units, kept_units
 from planner.disagg.units import EntryFacts, unit_specs
 from planner.inputs import Candidate, Exclusion
+from planner.scenario.engines import disaggregated_reason
 from planner.scenario.model import Scenario
 from planner.scenario.sections import DeploymentChoice, ModelEntry
 from predictors.api import Predictor
@@ -69,4 +71,16 @@ def with_units(
         and c.name not in with_units
         and c.exclusion in (Exclusion.MEMORY, Exclusion.PREDICTION)
     ]
-    return [c for c in aggregated if chosen[c.name] != "disaggregated"] + units + why_none
+    kept = [c for c in aggregated if chosen[c.name] != "disaggregated"] + units + why_none
+    return [
+        c if chosen[c.name] == "aggregated" else _unit_engines(c, scenario, predictor) for c in kept
+    ]
+
+
+def _unit_engines(c: Candidate, scenario: Scenario, predictor: Predictor) -> Candidate:
+    """*c* of an entry with units: the engines its refusal suggests are those of units
+    (:func:`planner.scenario.engines.disaggregated_reason`)."""
+    if c.exclusion != Exclusion.PREDICTION or not c.reason:
+        return c
+    reason = disaggregated_reason(c.reason, scenario.engine, predictor.catalog.gpu(c.gpu))
+    return c if reason == c.reason else replace(c, reason=reason)

@@ -3,7 +3,8 @@ at all: a pool that the optimiser's :class:`planner.inputs.Pool` refuses (worker
 degree below 1, a worker holding fewer GPUs than it runs on, a negative or non-finite power), a
 candidate's unit that its :class:`planner.inputs.Candidate` refuses (``deployment`` against
 ``pools``, the roles, the GPUs the unit holds, its GPU type), pool curves that do not fit the
-unit's knots.
+unit's knots, an allocation's unit whose ``gpu`` is not its decode pool's (no part of the
+allocation's identity, which its pools are: the edit was read as written).
 
 These are checked before anything else: nothing is recomputed from such a record, and no report
 can be made of it even with ``--trust`` (a report rebuilds every candidate). Each problem names
@@ -64,6 +65,18 @@ def _pools(where: str, record: dict[str, Any]) -> tuple[list[str], list[dict[str
     return [line for j, p in enumerate(pools) for line in _pool(f"{where}.pools[{j}]", p)], pools
 
 
+def _decode_gpu(where: str, record: dict[str, Any], pools: list[dict[str, Any]]) -> Iterator[str]:
+    """A unit's ``gpu`` is its decode pool's (docs/contracts.md), a candidate's as an
+    allocation's: an allocation's ``gpu`` is no part of its identity (its pools are), so an edit
+    of it would otherwise go unseen."""
+    roles = [p.get("role") for p in pools]
+    if roles == ROLES and record.get("gpu") != pools[-1].get("gpu"):
+        yield (
+            f"{where}.gpu: {short_repr(record.get('gpu'))}, not the GPU type of its decode pool "
+            f"({short_repr(pools[-1].get('gpu'))})"
+        )
+
+
 def _candidate(where: str, c: dict[str, Any]) -> Iterator[str]:
     """A candidate's unit: its pools, their roles, the GPUs they hold, the unit's GPU type (the
     decode pool's) and each pool's curve on the unit's knots (when it has a curve)."""
@@ -80,11 +93,7 @@ def _candidate(where: str, c: dict[str, Any]) -> Iterator[str]:
             f"{where}.gpus_per_replica: {short_repr(c.get('gpus_per_replica'))}, but its pools' "
             f"workers hold {short_repr(held)} GPUs"
         )
-    if c.get("gpu") != pools[-1].get("gpu"):
-        yield (
-            f"{where}.gpu: {short_repr(c.get('gpu'))}, not the GPU type of its decode pool "
-            f"({short_repr(pools[-1].get('gpu'))})"
-        )
+    yield from _decode_gpu(where, c, pools)
     knots = curve_knots(c)[0]  # the load curve's, unless an edit shortened it
     for j, p in enumerate(pools):  # an excluded unit has no curve: its pools' are not read
         curve = p.get("power_curve_w")
@@ -107,5 +116,6 @@ def unit_problems(data: dict[str, Any]) -> list[str]:
     ]
     for i, alloc in enumerate(data.get("allocations") or []):
         if isinstance(alloc, dict):
-            out.extend(_pools(f"allocations[{i}]", alloc)[0])
+            problems, pools = _pools(f"allocations[{i}]", alloc)
+            out.extend(problems or _decode_gpu(f"allocations[{i}]", alloc, pools))
     return out

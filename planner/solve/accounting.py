@@ -22,6 +22,7 @@ from planner.result import (
     make_totals,
 )
 from planner.solve.coefficients import objective_weights
+from planner.solve.explain import loosen_limit
 from planner.solve.milp import RawSolution
 from planner.solve.regions import regional_breakdown
 
@@ -114,8 +115,8 @@ def plan_from(
                 "no plan found, and none proven impossible: column generation found no "
                 "combination within the limits and the linear relaxation's plan breaks them on "
                 "the power curves; the search stopped on its own within half the "
-                f"{inputs.time_limit_s:g} s time limit, so more time is no help — loosen a limit "
-                "(inventory, power cap, budget)"
+                f"{inputs.time_limit_s:g} s time limit, so more time is no help — "
+                f"{loosen_limit(inputs)}"
             )
         if raw.bound is not None and math.isfinite(raw.bound):
             message += f"; every plan has an objective of at least {raw.bound:,.6g} (a valid bound)"

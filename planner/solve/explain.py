@@ -24,8 +24,10 @@ from planner.inputs import (
     ms_over,
     ms_text,
 )
+from planner.inputs.candidate import STOCK_SEPARATOR
 from planner.result import Plan, PlanStatus
 from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
+from planner.solve.milp_regions import REGION_CAP
 from planner.text import apart
 
 EXPLAIN_BUDGET_S = 20.0
@@ -51,9 +53,10 @@ def _memory_message(cands: list[Candidate]) -> str | None:
     where = f"{gpus}× {largest.gpu}" + ("" if gpus == largest.tp else f", TP {largest.layout}")
     if needed is None or usable is None:
         return f"does not fit in memory on {', '.join(full)} (largest TP option {where})"
+    need, has = apart(needed, usable)  # 140.0 and 140.0 would say nothing
     return (
-        f"does not fit in memory on {', '.join(full)}: needs {needed:,.1f} GB for the weights "
-        f"(plus KV cache), has {usable:,.1f} GB usable on the largest TP option ({where})"
+        f"does not fit in memory on {', '.join(full)}: needs {need} GB for the weights "
+        f"(plus KV cache), has {has} GB usable on the largest TP option ({where})"
     )
 
 
@@ -157,15 +160,18 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
             if value <= 1e-6 * max(1.0, limit):
                 continue
             if family == "inventory":
+                gpu, _, region = what.partition(STOCK_SEPARATOR)  # gpu@region with regions
+                where = f"{gpu} in region {region}" if region else gpu
                 messages.append(
-                    f"inventory: {what} needs {round(limit + value)} GPUs, has {round(limit)}"
+                    f"inventory: {where} needs {round(limit + value)} GPUs, has {round(limit)}"
                 )
             elif family == "power_cap":
                 need = "the loosened plan draws" if joint else "the load needs at least"
                 drawn, cap = apart(limit + value, limit)
+                region = what.removeprefix(REGION_CAP) if what.startswith(REGION_CAP) else ""
                 messages.append(
-                    f"power cap: {need} {drawn} kW facility power "
-                    f"in its peak period, cap is {cap} kW"
+                    f"power cap{f' of region {region}' if region else ''}: {need} {drawn} kW "
+                    f"facility power in its peak period, cap is {cap} kW"
                 )
             elif family == "budget":
                 plan = "the loosened plan" if joint else f"the cheapest plan {within}"
@@ -187,6 +193,34 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
                 )
     del raw
     return messages
+
+
+def set_limits(inputs: PlanningInputs) -> list[str]:
+    """The fleet limits *inputs* set, of the inventory, power cap and budget (none it does not)."""
+    return [
+        name
+        for name, on in (
+            ("inventory", any(v is not None for v in inputs.stock.values())),
+            ("power cap", inputs.has_power_cap),
+            ("budget", inputs.budget_usd is not None),
+        )
+        if on
+    ]
+
+
+def unmet(inputs: PlanningInputs) -> str:
+    """No plan, every combination tried: within the limits the inputs set."""
+    limits = set_limits(inputs)
+    within = f" within the {' and the '.join(limits)}" if limits else ""
+    return f"no combination of replicas serves the loads{within} on the power curves (every " + (
+        "combination tried)"
+    )
+
+
+def loosen_limit(inputs: PlanningInputs) -> str:
+    """``loosen a limit (power cap, budget)``: the fix of a search that found no plan."""
+    limits = set_limits(inputs)
+    return f"loosen a limit ({', '.join(limits)})" if limits else "loosen a limit"
 
 
 #: How to loosen each constraint family (the fix of a message that names no limit).
@@ -247,8 +281,8 @@ def explain_infeasible(inputs: PlanningInputs, solve: Solver | None = None) -> l
         for f, on in zip(
             FAMILIES,
             (
-                any(v is not None for v in inputs.inventory.values()),
-                inputs.power_cap_kw is not None,
+                any(v is not None for v in inputs.stock.values()),  # per region with regions
+                inputs.has_power_cap,
                 inputs.budget_usd is not None,
                 any(m.min_replicas > 0 for m in inputs.models),
                 any(m.failover is not None for m in inputs.models),

@@ -22,7 +22,9 @@ carbon on that period's grid intensity) and b the rent weight (see :mod:`planner
 accounting of each term).
 
 Used by :mod:`planner.solve.optimize` for small linked instances, as the fallback of the
-decomposition and (with elastic families) by :mod:`planner.solve.explain`.
+decomposition and (with elastic families) by :mod:`planner.solve.explain`. With regions,
+:mod:`planner.solve.milp_regions` adds each entry's placement in one region and each region's
+power cap (the explanation's rows: with regions the search solvers plan).
 
 Solver: OR-Tools ``linear_solver`` with SCIP, one thread (more threads switch SCIP to its
 non-deterministic concurrent mode) and a fixed random seed, so the same inputs give the same
@@ -53,6 +55,7 @@ from planner.solve.coefficients import (
     replicas_needed,
 )
 from planner.solve.failover import add_failover
+from planner.solve.milp_regions import add_placement, add_region_caps
 from planner.solve.presolve import prune_dominated
 
 SOLVER_ID = "SCIP"
@@ -298,6 +301,8 @@ def build_model(inputs: PlanningInputs, elastic: frozenset[str] = frozenset()) -
     add_budget(mm)
     add_min_replicas(mm)
     add_failover(mm)
+    add_placement(mm)  # regions: each entry in one region, each region's power cap
+    add_region_caps(mm)
     add_objective(mm)
     add_greedy_hint(mm)
     return mm

@@ -59,7 +59,7 @@ from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import RELAXED_NO_PLAN, relaxation_infeasible, solve_by_model
 from planner.solve.columns import Decomposition
 from planner.solve.decomposed import DecomposedSolution
-from planner.solve.explain import REPLICA_LIMIT_LEAD, no_candidate_messages
+from planner.solve.explain import REPLICA_LIMIT_LEAD, loosen_limit, no_candidate_messages, unmet
 from planner.solve.explain import explain_infeasible as explain_linear
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
@@ -288,14 +288,7 @@ def explain_infeasible(inputs: PlanningInputs) -> list[str]:
 def _by_model_plan(inputs: PlanningInputs, by_model: DecomposedSolution, start: float) -> Plan:
     """The plan (or the proof that none exists) of the by-model solvers' outcome."""
     if by_model.status == PlanStatus.INFEASIBLE:
-        messages = (
-            list(by_model.messages)
-            or ([] if inputs.regions else explain_infeasible(inputs))
-            or [
-                "no combination of replicas meets the inventory, power cap and budget on the "
-                "power curves (every combination tried)"
-            ]
-        )
+        messages = list(by_model.messages) or explain_infeasible(inputs) or [unmet(inputs)]
         info = SolveInfo(by_model.seconds, None, None, None, COLGEN_SOLVER, tuple(messages))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
     found, raw = _polish(inputs, by_model, time.perf_counter() - start)
@@ -359,7 +352,7 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
         # no cheap proof either: the relaxation's proof (elastic rows), then column
         # generation again, widened (planner.solve.fallback)
         if relaxation_infeasible(dec, time.perf_counter() - start):
-            why = [] if regional else explain_infeasible(inputs)
+            why = explain_infeasible(inputs)
             info = SolveInfo(
                 time.perf_counter() - start,
                 None,
@@ -385,7 +378,7 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
             message = (
                 "no plan found, and none proven impossible: column generation stopped on its "
                 f"own within half the {inputs.time_limit_s:g} s time limit without a "
-                "combination within the limits — loosen a limit (inventory, power cap, budget)"
+                f"combination within the limits — {loosen_limit(inputs)}"
             )
         info = SolveInfo(seconds, None, None, None, COLGEN_SOLVER, (message,))
         plan = Plan(inputs, PlanStatus.TIME_LIMIT, info)
