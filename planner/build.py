@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.capacity import CAPACITY_HEADROOM, CandidateSpec, evaluate_candidates
@@ -376,7 +376,9 @@ def planning_inputs(
         objective=objective,
         gpu_info=_gpu_info(scenario, predictor),
         time_limit_s=time_limit_s or scenario.time_limit_s,
-        provenance=provenance(scenario, predictor.card),
+        provenance=replace(
+            provenance(scenario, predictor.card), user_catalog=predictor.catalog.user_dir
+        ),
         grid_g_co2_per_kwh_by_period=grid_profile(scenario),
         gpus_per_node=(
             {g: validity.node_gpus(predictor.catalog.gpu(g)) for g in scenario.gpu_offers}

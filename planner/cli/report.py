@@ -124,6 +124,14 @@ def report(
         ),
     ] = None,
     models: ModelsOpt = None,
+    user_catalog: Annotated[
+        Path | None,
+        typer.Option(
+            "--user-catalog",
+            help="User catalog of a saved plan (default: the one the plan records).",
+            file_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Estimated energy/emissions disclosure of a plan (md, html, json, text, spdx, cyclonedx)."""
     from planner.report.build import make_report
@@ -152,6 +160,7 @@ def report(
             warn=warn,
             flags=True,
             predictor=chosen_predictor(models),
+            user_catalog=user_catalog,
         )
         if sweep_doc is not None:
             _check_sweep(sweep_doc, src.plan)

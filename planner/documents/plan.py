@@ -73,6 +73,7 @@ ASSUMED_PROVENANCE: tuple[str, ...] = (
     "grid_year",
     "grid_source",
     "capacity_headroom",
+    "user_catalog",
 )
 #: Solver settings the plan's ``solve`` shares with :class:`~planner.inputs.PlanningInputs`.
 SOLVER_SETTINGS: tuple[str, ...] = ("time_limit_s", "relative_gap", "threads", "seed")

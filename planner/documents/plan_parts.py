@@ -113,6 +113,9 @@ class AssumptionsDocument(Document):
     gpus_per_node: dict[str, int] | None = None
     """GPU type -> GPUs per node, the size of a node lost under node failover (omitted when no
     model entry has node failover)."""
+    user_catalog: str | None = None
+    """The user catalog directory overlaid on the bundled catalogs (omitted when none): a
+    saved plan's report reads its GPUs and LLMs there."""
 
     @model_serializer(mode="wrap")
     def _omit_absent_extras(self, handler: Any) -> dict[str, Any]:
@@ -122,6 +125,7 @@ class AssumptionsDocument(Document):
             "grid_g_co2_per_kwh_by_period",
             "price_basis_by_gpu",
             "gpus_per_node",
+            "user_catalog",
         ):
             if out.get(key) is None:
                 out.pop(key, None)

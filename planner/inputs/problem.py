@@ -69,6 +69,8 @@ class Provenance:
     """The scenario's ``disclosure`` section as JSON values (None: not given)."""
     price_basis_by_gpu: Mapping[str, str] | None = field(default=None, hash=False)
     """GPU type -> which basis its price comes from (rental, TCO or the scenario's own)."""
+    user_catalog: str | None = None
+    """The user catalog directory the plan's catalog overlaid (absolute; None: none)."""
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,9 @@ class PlanSource:
     saved: bool
     """True when the plan was read from a plan JSON (nothing was predicted or solved)."""
     catalog: Catalog | None = None
-    """The catalog the scenario was planned against (its ``user_catalog`` overlay included);
-    None for a saved plan (the bundled catalogs plus ``$WATTGPU_USER_CATALOG``)."""
+    """The catalog the scenario was planned against (its ``user_catalog`` overlay included), or
+    a saved plan's (:func:`saved_catalog`); None: the bundled catalogs plus
+    ``$WATTGPU_USER_CATALOG``."""
 
 
 def is_plan_json(path: Path) -> bool:
@@ -56,12 +57,19 @@ def plan_source(
     warn: Callable[[str], None] | None = None,
     flags: bool = False,
     predictor: Predictor | None = None,
+    user_catalog: Path | None = None,
 ) -> PlanSource:
     """Load the saved plan at *path* (recomputed and checked: *trust* turns its problems into
     warnings through *warn*), or plan the scenario at *path* (with what-if options; *flags*:
     with its uncertainty flags, :func:`planner.analysis.flags.uncertainty_flags`). *predictor*
     (default: ``$WATTGPU_MODELS`` or the shipped one) plans the scenario; its card describes a
-    saved plan unless *model_card* is given."""
+    saved plan unless *model_card* is given. *user_catalog* (``--user-catalog``): the user
+    catalog of a saved plan, instead of the one it records."""
+    if user_catalog is not None and not is_plan_json(path):
+        raise WattgpuError(
+            f"--user-catalog {user_catalog}: applies to a saved plan; a scenario names its own "
+            "(user_catalog: DIR in the scenario file)"
+        )
     if is_plan_json(path):
         if overrides or overlays:
             raise WattgpuError(
@@ -70,9 +78,10 @@ def plan_source(
             )
         doc = load_plan(path, trust=trust, warn=warn)
         inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
+        catalog = saved_catalog(path, doc, user_catalog)
         if model_card is None and predictor is not None:
-            return PlanSource(doc, card_of(predictor.card), inputs, saved=True)
-        return PlanSource(doc, load_card(model_card), inputs, saved=True)
+            return PlanSource(doc, card_of(predictor.card), inputs, saved=True, catalog=catalog)
+        return PlanSource(doc, load_card(model_card), inputs, saved=True, catalog=catalog)
     from planner.analysis.flags import uncertainty_flags
     from planner.pipeline import plan_file
 
@@ -88,3 +97,21 @@ def plan_source(
     found = uncertainty_flags(run, progress=progress) if flags else None
     doc = plan_document(run.plan, flags=found)
     return PlanSource(doc, card, run.inputs, saved=False, catalog=run.predictor.catalog)
+
+
+def saved_catalog(path: Path, doc: PlanDocument, given: Path | None) -> Catalog | None:
+    """The catalog a saved plan is reported against: the bundled catalogs plus *given*, else
+    plus the user catalog the plan records (``assumptions.user_catalog``), else None (the
+    bundled catalogs plus ``$WATTGPU_USER_CATALOG``). A recorded directory that is gone is an
+    error: its GPUs and LLMs would silently fall back to bundled rows or none."""
+    recorded = doc.assumptions.user_catalog
+    if given is None and recorded is None:
+        return None
+    from predictors.catalog.store import load_catalog
+
+    if given is None and recorded is not None and not Path(recorded).is_dir():
+        raise WattgpuError(
+            f"{path}: assumptions.user_catalog: {recorded} is not a directory (the user catalog "
+            "the plan was made with); restore it there or pass --user-catalog DIR"
+        )
+    return load_catalog(given if given is not None else Path(recorded or ""))

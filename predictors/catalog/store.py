@@ -97,6 +97,8 @@ class Catalog:
     _gpu_index: _Index = field(repr=False)
     _llm_index: _Index = field(repr=False)
     _region_index: _Index = field(repr=False)
+    user_dir: str | None = None
+    """The user catalog directory overlaid on the bundled one (absolute; None: none)."""
     _rows: dict[tuple[str, str], dict[str, Any]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -314,6 +316,7 @@ def _assemble(dirs: list[Path]) -> tuple[Catalog | None, list[str]]:
         _gpu_index=gpu_index,
         _llm_index=llm_index,
         _region_index=region_index,
+        user_dir=str(dirs[1]) if len(dirs) > 1 else None,
     )
     return catalog, []
 
