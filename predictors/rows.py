@@ -115,7 +115,7 @@ def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
             "header; keep one of each"
         )
     try:
-        rows = read_rows_text(path)  # a line of more cells than the header: that row's error
+        rows = read_rows_text(path, where)  # a malformed line (stray quote…): that row's error
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         raise WattgpuError(

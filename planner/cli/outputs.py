@@ -5,7 +5,9 @@ typer turns an option's text into a :class:`pathlib.Path`, which drops a trailin
 named ``newdir``. A name that ends so names a directory, so :func:`guard_file_options` makes
 each such option look at the text the user typed, before typer converts it, and refuse a
 directory name in one line (``error: --output newdir/: names a directory; give a file name such
-as newdir/plan.json``). Options whose value is a directory (``train --output``) are left alone.
+as newdir/plan.json``). Options whose value is a directory (``train --output``, ``--data``,
+``--models``, …: :data:`DIRECTORY_VALUES`) refuse only an empty value, which typer would read as
+the current directory.
 The root command group applies it to every command once, so a command added later is covered.
 """
 
@@ -21,6 +23,15 @@ from predictors.core.errors import WattgpuError
 FILE_OPTIONS = ("--output", "--chart")
 #: (command, option) pairs whose value is a directory, not a file.
 DIRECTORY_OPTIONS = frozenset({("train", "--output")})
+#: The options that name a directory to read or write, and an example of one: an empty value
+#: (typer reads ``--data ""`` as the current directory, and train wrote its models there) is
+#: refused as typed (:func:`empty_directory_problem`).
+DIRECTORY_VALUES = {
+    "--data": "../shared/data/measurements",
+    "--models": "my-models",
+    "--metrics-to": "my-models",
+    "--user-catalog": "my-catalog",
+}
 #: The file name suggested inside a directory, by command (default: ``COMMAND.json``) or option.
 EXAMPLE_NAMES = {
     "report": "report.md",
@@ -34,10 +45,16 @@ _SEPARATORS = tuple(sep for sep in (os.sep, os.altsep) if sep)
 def directory_name_problem(text: str, option: str, example: str) -> str | None:
     """Why *text*, typed as the value of the file option *option*, is no file name (or None).
 
-    A name ending in a separator, ``.`` or ``..`` names a directory, whether it exists or not.
+    A name ending in a separator, ``.`` or ``..`` names a directory, whether it exists or not;
+    ``-`` would be a file named ``-``, never standard output.
     """
     if text == "":
         return f"{option}: is empty; give a file name such as {example}"
+    if text == "-":  # not standard output (docs/cli.md, "Output files"): a file named '-'
+        return (
+            f"{option} -: names no file ({option} never writes to standard output; leave it out "
+            f"where the command prints); give a file name such as {example} (./- for a file '-')"
+        )
     last = text
     for sep in _SEPARATORS:
         last = last.rsplit(sep, 1)[-1]
@@ -47,13 +64,20 @@ def directory_name_problem(text: str, option: str, example: str) -> str | None:
     return f"{option} {text}: names a directory; give a file name such as {inside}{example}"
 
 
-def _guard(param: Any, option: str, example: str) -> None:
-    """Make *param* (a typer option) refuse a directory name before typer converts it."""
+def empty_directory_problem(text: str, option: str, example: str) -> str | None:
+    """Why *text*, typed as the value of the directory option *option*, names none (or None)."""
+    if text != "":
+        return None
+    return f"{option}: is empty (read as the current directory); give a directory such as {example}"
+
+
+def _guard(param: Any, option: str, example: str, check: Any = directory_name_problem) -> None:
+    """Make *param* (a typer option) refuse what *check* refuses before typer converts it."""
     process = param.process_value
 
     def checked(ctx: Any, value: Any) -> Any:
         if isinstance(value, str) and not ctx.resilient_parsing:
-            problem = directory_name_problem(value, option, example)
+            problem = check(value, option, example)
             if problem is not None:
                 raise WattgpuError(problem)
         return process(ctx, value)
@@ -75,11 +99,17 @@ def command_params(commands: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
 def guard_file_options(commands: Mapping[str, Any]) -> None:
     """Apply the directory-name check to the :data:`FILE_OPTIONS` of *commands*, once each."""
     for name, param in command_params(commands):
-        option = next((o for o in FILE_OPTIONS if o in param.opts), None)
-        if option is None or (name, option) in DIRECTORY_OPTIONS:
-            continue
         if getattr(param, "_wattgpu_file_guard", False):
             continue
-        example = EXAMPLE_NAMES.get(option) or EXAMPLE_NAMES.get(name) or f"{name}.json"
-        _guard(param, option, example)
+        option = next((o for o in FILE_OPTIONS if o in param.opts), None)
+        directory = next((o for o in DIRECTORY_VALUES if o in param.opts), None)
+        if option is not None and (name, option) in DIRECTORY_OPTIONS:
+            _guard(param, option, "my-models", empty_directory_problem)
+        elif option is not None:
+            example = EXAMPLE_NAMES.get(option) or EXAMPLE_NAMES.get(name) or f"{name}.json"
+            _guard(param, option, example)
+        elif directory is not None:
+            _guard(param, directory, DIRECTORY_VALUES[directory], empty_directory_problem)
+        else:
+            continue
         param._wattgpu_file_guard = True

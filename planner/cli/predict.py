@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,6 +16,9 @@ from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from predictors.core.errors import WattgpuError, did_you_mean
 from predictors.core.escape import terminal_text
 from predictors.core.output import write_output
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: Formats of the single form (the batch form writes CSV).
 FORMATS = ("table", "json")
@@ -114,6 +117,34 @@ def _suggested(error: str) -> str:
     return _UNKNOWN.sub(hint, error)
 
 
+#: A model or GPU no catalog name is close to (no did-you-mean follows it), and what to do; the
+#: patterns read the same in Python's re and in polars.
+_NOT_IN_CATALOG = {
+    r"(model: unknown llm '[^']*')(;|$)": " — not in the catalog: use an id or alias from "
+    "`wattgpu catalog llms`, or add it with `wattgpu catalog import-hf` (--user-catalog DIR)",
+    r"(gpu: unknown gpu '[^']*')(;|$)": " — not in the catalog: use an id or alias from "
+    "`wattgpu catalog gpus`, or add its row to a user catalog's gpus.csv (--user-catalog DIR)",
+}
+
+
+def _with_catalog_fix(error: str) -> str:
+    """*error* with the fix after an unknown model or GPU that has no did-you-mean."""
+    for pattern, fix in _NOT_IN_CATALOG.items():
+        error = re.sub(pattern, rf"\g<1>{fix}\g<2>", error)
+    return error
+
+
+def _chunks_with_fix(chunks: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The batch output's chunks, :func:`_with_catalog_fix` in their ``error`` column."""
+    import polars as pl
+
+    for chunk in chunks:
+        error = pl.col("error")
+        for pattern, fix in _NOT_IN_CATALOG.items():
+            error = error.str.replace_all(pattern, f"${{1}}{fix}${{2}}")
+        yield chunk.with_columns(error)
+
+
 def predict(
     ctx: typer.Context,
     model: Annotated[str | None, typer.Option("--model", help="LLM id or alias.")] = None,
@@ -196,14 +227,16 @@ def predict(
             typer.echo(terminal_text(note), err=True)
         if output_csv is None:  # one piece of text at a time, the header once
             with quiet:
-                for piece in csv_pieces(predicted_chunks(predictor, rows)):
+                for piece in csv_pieces(_chunks_with_fix(predicted_chunks(predictor, rows))):
                     typer.echo(piece.decode(), nl=False)
             return
         counts: list[tuple[int, int]] = []
         with quiet:
             write_output(
                 output_csv,
-                lambda out: counts.append(write_csv_chunks(predicted_chunks(predictor, rows), out)),
+                lambda out: counts.append(
+                    write_csv_chunks(_chunks_with_fix(predicted_chunks(predictor, rows)), out)
+                ),
                 inputs=[input_csv],
             )
         n_rows, n_bad = counts[-1]
@@ -241,7 +274,7 @@ def predict(
     with quiet:
         out = predict_rows(predictor, row).row(0, named=True)
     if out["error"]:
-        raise WattgpuError(f"predict: {_as_options(out['error'])}")
+        raise WattgpuError(f"predict: {_as_options(_with_catalog_fix(out['error']))}")
     for note in quantised.notes(predictor.catalog, [model], precision):
         typer.echo(note, err=True)
     gpu_note = predictor.catalog.gpu_name_note(gpu)

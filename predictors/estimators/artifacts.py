@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,15 @@ def load(directory: Path) -> TrainedModels:
     return TrainedModels(targets, card)
 
 
+def _booster_problem(exc: Exception) -> str:
+    """XGBoost's reason for refusing a booster file, without its log prefix, source location,
+    file name and C++ backtrace ("Invalid model format")."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    reason = re.sub(r"^\[[\d:]+\] \S+: (Check failed: .*?: )?", "", first)
+    reason = re.sub(r" in: `.*`\.?$", "", reason).strip().rstrip(".")
+    return reason[:120] or "a file XGBoost cannot load"
+
+
 def _target(directory: Path, card_path: Path, name: str, spec: dict[str, Any]) -> TrainedTarget:
     """One target of the card: its estimator (with its booster) and interval."""
     import xgboost as xgb
@@ -229,9 +239,10 @@ def _target(directory: Path, card_path: Path, name: str, spec: dict[str, Any]) -
         try:
             booster.load_model(str(booster_path))
         except xgb.core.XGBoostError as exc:
-            first = str(exc).strip().splitlines()[-1][:120] if str(exc).strip() else ""
+            why = _booster_problem(exc) if booster_path.stat().st_size else "the file is empty"
             raise WattgpuError(
-                f"{booster_path}: not a readable XGBoost booster ({first}); retrain the models"
+                f"{booster_path}: not a readable XGBoost booster ({why}); retrain the models "
+                "(wattgpu train --output DIR) or restore the file from a copy"
             ) from None
         booster.set_param({"nthread": 1})
     common: dict[str, Any] = {

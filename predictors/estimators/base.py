@@ -82,10 +82,17 @@ def to_target(transform: str, frame: pl.DataFrame, y: np.ndarray) -> np.ndarray:
     raise ValueError(f"unknown target transform {transform!r}; use one of {TRANSFORMS}")
 
 
+#: The largest |log| a prediction is taken back from: e^50 (5e21 s or times the physics) is
+#: beyond any latency or ratio, and its products and squares stay finite, where np.exp of a wild
+#: tree output (a model trained on latencies in ms read as s) overflowed with a RuntimeWarning.
+MAX_LOG_TARGET = 50.0
+
+
 def from_target(transform: str, frame: pl.DataFrame, z: np.ndarray) -> np.ndarray:
     """Transformed predictions -> W or s."""
     if transform == "power_over_tdp":
         return z * frame["tdp_w"].to_numpy()
+    z = np.clip(z, -MAX_LOG_TARGET, MAX_LOG_TARGET)  # NaN stays NaN
     if transform == "log_itl":
         return np.exp(z)
     if transform == "log_itl_over_roofline":

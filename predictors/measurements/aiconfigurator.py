@@ -43,6 +43,7 @@ from predictors.measurements.schema import (
     normalize_engine,
     normalize_precision,
     read_text_csv,
+    text_lines,
     unreadable_row,
     whole_number,
 )
@@ -136,7 +137,7 @@ def read_aiconfigurator(path: Path) -> pl.DataFrame:
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
         raise DataError(f"{path}: not an aiconfigurator silicon CSV (lacks {', '.join(missing)})")
-    rows = [_read_line(r, path, i) for i, r in enumerate(raw.iter_rows(named=True))]
+    rows = [_read_line(r, path, line, problem) for line, r, problem in text_lines(raw)]
     if not rows:
         return empty_frame()
     return conform(frame_from_rows(rows), origin=path)
@@ -146,14 +147,16 @@ def read_aiconfigurator(path: Path) -> pl.DataFrame:
 _SIZES = ("tp_size", "pp_size", "num_workers")
 
 
-def _read_line(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
-    """The row of one CSV line, or its :func:`unreadable_row` (a bad line never stops the
-    others)."""
+def _read_line(r: dict[str, Any], path: Path, line: int, problem: str | None) -> dict[str, Any]:
+    """The row of one CSV line, or its :func:`unreadable_row` (a bad line, *problem* when it
+    could not be read as CSV, never stops the others)."""
     try:
-        row = _row(r, path, i)
+        if problem is not None:
+            raise DataError(problem)
+        row = _row(r, path, line)
     except CELL_ERRORS as exc:
         return unreadable_row(
-            SOURCE, path, f"line {i + 2}", exc, r.get("model_path"), r.get("system")
+            SOURCE, path, f"line {line}", exc, r.get("model_path"), r.get("system")
         )
     bad = [
         c for c in ("gpu_count", "batch_size", "input_tokens", "output_tokens") if not row[c] > 0
@@ -161,14 +164,14 @@ def _read_line(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
     if bad:  # no GPUs: name the layout cell that states 0 (tp_size=0), not the product
         zero = [c for c, v in r.items() if c.endswith(_SIZES) and str(v).strip() in ("0", "0.0")]
         bad = [b for c in bad for b in (zero if c == "gpu_count" and zero else [c])]
-        problem = ValueError(f"{', '.join(bad)} must be positive")
+        why = ValueError(f"{', '.join(bad)} must be positive")
         return unreadable_row(
-            SOURCE, path, f"line {i + 2}", problem, r.get("model_path"), r.get("system")
+            SOURCE, path, f"line {line}", why, r.get("model_path"), r.get("system")
         )
     return row
 
 
-def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
+def _row(r: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
     for name in ("model_path", "system"):  # named with its line, not later without one
         if not str(r.get(name) or "").strip():
             raise ValueError(f"{name} is empty (required)")
@@ -180,7 +183,7 @@ def _row(r: dict[str, Any], path: Path, i: int) -> dict[str, Any]:
             r, "decode_num_workers"
         ) * _gpus(r, "decode_")
     else:
-        raise DataError(f"{path}: row {i + 2}: mode {mode!r} is neither agg nor disagg")
+        raise DataError(f"{path}: line {line}: mode {mode!r} is neither agg nor disagg")
     m = _CONC.search(r.get("silicon_data_source") or "")
     if m:
         conc = float(m.group(1))
@@ -269,19 +272,19 @@ def read_aiconfigurator_disagg(path: Path) -> pl.DataFrame:
     if missing:
         raise DataError(f"{path}: not an aiconfigurator silicon CSV (lacks {', '.join(missing)})")
     rows = []
-    for i, r in enumerate(raw.iter_rows(named=True)):
-        if r["mode"] != "disagg":
+    for line, r, problem in text_lines(raw):
+        if problem is not None or r["mode"] != "disagg":  # unreadable: read_aiconfigurator's
             continue
         conc = _disagg_concurrency(r)
         if conc is None:
             raise DataError(
-                f"{path}: row {i + 2}: disagg row with neither silicon_concurrency in "
+                f"{path}: line {line}: disagg row with neither silicon_concurrency in "
                 "silicon_data_source nor decode_batch_size; the unit's concurrency is needed"
             )
         stated = _workers_stated(r)
         row: dict[str, Any] = {
             "source": SOURCE,
-            "row": i + 2,
+            "row": line,
             "model_raw": r["model_path"],
             "gpu_raw": r["system"],
             "gpu_hint": GPU_HINTS.get(r["system"]),

@@ -33,6 +33,8 @@ Quality rules (:data:`RULES`, in this order; the first that applies is the row's
 5. ``itl below 0.1 ms``: itl_s < 1e-4 s (faster than any GPU can stream weights);
 6. ``power above 1.5 x TDP``: power_w_per_gpu > 1.5 x the catalog TDP;
 7. ``power below 0.5 x idle``: a serving GPU draws at least its idle power (wrong units);
+7a. ``itl above the slowest step`` / ``batch above 10 x GPU memory``: a latency in ms read as
+   s (:mod:`predictors.measurements.unit_rules`);
 8. ``doubtful: <reason>``: rows the source notes flag (Argonne Fig_10 power, llama.cpp with
    batch > 1, MI300X power from 1-2 samples) -- excluded unless ``include_doubtful=True``;
 9. ``no target``: power, ITL, TTFT and throughput all empty.
@@ -50,6 +52,7 @@ import polars as pl
 
 from predictors.catalog.quantised import checkpoint_precision
 from predictors.core.errors import DataError
+from predictors.measurements import unit_rules
 from predictors.measurements.aiconfigurator import read_aiconfigurator
 from predictors.measurements.amd_mi300x import read_amd_mi300x
 from predictors.measurements.argonne import read_argonne
@@ -87,6 +90,7 @@ RULES: tuple[str, ...] = (
     "itl below 0.1 ms: itl_s < 1e-4 s",
     "power above 1.5 x TDP: power_w_per_gpu > 1.5 x catalog tdp_w",
     "power below 0.5 x idle: power_w_per_gpu < 0.5 x catalog idle_power_w (wrong units)",
+    *unit_rules.RULES,
     "doubtful: <reason>: flagged by the source notes; excluded unless include_doubtful",
     "no target: power, itl, ttft and throughput all empty",
 )
@@ -186,6 +190,8 @@ def apply_rules(
         pl.Series("tdp_w", [tdp_map[g] for g in gpu_ids], dtype=pl.Float64),
         pl.Series("_idle_w", [idle_map[g] for g in gpu_ids], dtype=pl.Float64),
     )
+    facts = unit_rules.facts(cat, model_ids, gpu_ids)
+    df = df.drop([f.name for f in facts if f.name in df.columns]).with_columns(facts)
     sizes = ("batch_size", "input_tokens", "output_tokens", "output_throughput_tok_s")
     too_small = [pl.col(c) <= 0 for c in sizes if c in raw.columns]
     if "gpu_count" in raw.columns:
@@ -230,17 +236,22 @@ def apply_rules(
         .then(pl.lit("power above 1.5 x TDP"))
         .when(pw < MIN_POWER_IDLE_RATIO * pl.col("_idle_w"))
         .then(pl.lit("power below 0.5 x idle"))
-        .when(doubtful & pl.lit(not include_doubtful))
-        .then(pl.col("quality"))
-        .when(no_target)
-        .then(pl.lit("no target"))
-        .otherwise(pl.lit(None, dtype=pl.String))
+        .otherwise(
+            unit_rules.reasons(
+                pl.when(doubtful & pl.lit(not include_doubtful))
+                .then(pl.col("quality"))
+                .when(no_target)
+                .then(pl.lit("no target"))
+                .otherwise(pl.lit(None, dtype=pl.String)),
+                df.columns,
+            )
+        )
     )
     df = df.with_columns(reason.alias("drop_reason"))
     return df.with_columns(
         pl.coalesce("model_id", "model_raw").alias("model"),
         pl.coalesce("gpu_id", "gpu_raw").alias("gpu"),
-    ).drop("gpu_id", "model_id", "_idle_w")
+    ).drop("gpu_id", "model_id", "_idle_w", *unit_rules.FACTS)
 
 
 _LINE = re.compile(rf"^{UNREADABLE}(?P<file>.+?) line (?P<line>\d+): (?P<problem>.*)$")

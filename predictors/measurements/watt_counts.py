@@ -4,7 +4,8 @@ Schema (SOURCES.md): ``"", model, gpu_type, lambda_qps, generation_tokens_total,
 measurement_duration, gpu_energy, gpu_0_power_draw_watts_{mean,min,max,std},
 time_to_first_token_seconds_events, e2e_request_latency_seconds_events,
 request_generation_tokens, request_prompt_tokens`` -- the last four are JSON lists per request,
-parsed with :func:`json.loads` (never eval).
+parsed with :func:`json.loads` (never eval). A line is unreadable (dropped with its reason) when
+the lists that are not empty differ in length (one value per request each).
 
 - power per GPU = ``gpu_0_power_draw_watts_mean`` (one GPU);
 - offline (``lambda_qps`` empty or 0): ITL = measurement_duration / generation_tokens_total,
@@ -35,6 +36,7 @@ from predictors.measurements.schema import (
     empty_frame,
     frame_from_rows,
     read_text_csv,
+    text_lines,
     unreadable_row,
 )
 
@@ -97,6 +99,15 @@ def _gpu_count(r: dict[str, Any]) -> int:
     return 1
 
 
+def _same_lengths(lists: dict[str, list[float]]) -> None:
+    """DataError unless the per-request lists that are not empty have one value per request
+    each (the longer ones were silently cut to the shortest before)."""
+    lengths = {name: len(v) for name, v in lists.items() if v}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name} {n}" for name, n in lengths.items())
+        raise DataError(f"per-request lists of different lengths ({shown}): one value per request")
+
+
 def server_itl_s(e2e: list[float], ttft: list[float], tokens: list[float]) -> float | None:
     """Mean over requests with >= 2 tokens of (e2e - ttft) / (tokens - 1); None if none."""
     vals = [(e - t) / (n - 1) for e, t, n in zip(e2e, ttft, tokens, strict=False) if n >= 2]
@@ -106,20 +117,29 @@ def server_itl_s(e2e: list[float], ttft: list[float], tokens: list[float]) -> fl
 def read_watt_counts(path: Path) -> pl.DataFrame:
     """Read one Watt Counts CSV."""
     raw = read_text_csv(path)
-    raw = raw.rename({c: c.strip() for c in raw.columns})
+    names = [c.strip() for c in raw.columns]
+    twice = [c for i, c in enumerate(names) if c in names[:i]]
+    if twice:  # 'model' and ' model '
+        raise DataError(
+            f"{path}: column {twice[0]!r} appears more than once in the header (with spaces "
+            "around it); keep one"
+        )
+    raw = raw.rename(dict(zip(raw.columns, names, strict=True)))
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
         raise DataError(f"{path}: not a Watt Counts CSV (lacks {', '.join(missing)})")
-    rows = [_read_line(r, path, i + 2) for i, r in enumerate(raw.iter_rows(named=True))]
+    rows = [_read_line(r, path, line, problem) for line, r, problem in text_lines(raw)]
     if not rows:
         return empty_frame()
     return conform(frame_from_rows(rows), origin=path)
 
 
-def _read_line(r: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
-    """The row of one CSV line, or its :func:`unreadable_row` (a bad line never stops the
-    others)."""
+def _read_line(r: dict[str, Any], path: Path, line: int, problem: str | None) -> dict[str, Any]:
+    """The row of one CSV line, or its :func:`unreadable_row` (a bad line, *problem* when it
+    could not be read as CSV, never stops the others)."""
     try:
+        if problem is not None:
+            raise DataError(problem)
         return _row(r, path, line)
     except CELL_ERRORS as exc:
         return unreadable_row(SOURCE, path, f"line {line}", exc, r.get("model"), r.get("gpu_type"))
@@ -144,6 +164,7 @@ def _row(r: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
         raise DataError(f"{path}: line {line}: request_prompt_tokens is empty (no input length)")
     if min(prompt) <= 0 or min(gen, default=1.0) < 0:
         raise DataError(f"{path}: line {line}: token counts must be positive")
+    _same_lengths({"ttft": ttft, "e2e": e2e, "generation tokens": gen, "prompt tokens": prompt})
     lam = _num(r["lambda_qps"], "lambda_qps")
     if lam is not None and lam < 0:
         raise DataError(f"{path}: line {line}: lambda_qps must be empty, 0 (offline) or > 0")
