@@ -10,6 +10,8 @@ resolve as before.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from predictors.catalog.name_keys import digit_splits
@@ -64,3 +66,19 @@ def test_predict_refuses_the_name_instead_of_predicting_another_model() -> None:
     result = run_cli("predict", "--model", "Qwen/Qwen2-57B", "--gpu", "H100")
     assert result.code == 1 and "Qwen/Qwen2.5-7B on" not in result.out
     assert len(result.errors) == 1 and "unknown llm 'Qwen/Qwen2-57B'" in result.errors[0]
+
+
+def test_a_user_catalog_may_add_the_model_its_digits_tell_apart(tmp_path: Path) -> None:
+    """The catalog's duplicate-name check follows the same rule (before: ``Qwen/Qwen2-57B`` was
+    refused as "also names Qwen/Qwen2.5-7B" though it resolves to neither)."""
+    config = Path(__file__).parent / "fixtures" / "llama8b_config.json"
+    user = tmp_path / "uc"
+    result = run_cli(
+        "catalog", "import-hf", str(config), "--id", "Qwen/Qwen2-57B", "--user-catalog", str(user)
+    )
+    assert result.code == 0, result.err
+    catalog = load_catalog(user)
+    assert catalog.resolve_llm("Qwen/Qwen2-57B") == "Qwen/Qwen2-57B"
+    assert catalog.resolve_llm("Qwen2.5-7B") == "Qwen/Qwen2.5-7B"
+    with pytest.raises(WattgpuError, match="unknown llm 'QwenQwen257B'"):
+        catalog.resolve_llm("QwenQwen257B")  # no splits: two models' ids share the key

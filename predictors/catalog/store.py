@@ -51,22 +51,21 @@ class _Index:
     keys: dict[str, str]
     rows: dict[str, int]
     names: tuple[str, ...]
-    splits: dict[str, tuple[frozenset[int], ...]] = field(default_factory=dict)
-    """Per key, the :func:`digit_splits` of the ids and aliases with that key."""
+    splits: dict[str, tuple[tuple[frozenset[int], str], ...]] = field(default_factory=dict)
+    """Per key, the :func:`digit_splits` and id of every id and alias with that key (two ids
+    share a key only where their names split its digits apart: ``Qwen2.5-7B``, ``Qwen2-57B``)."""
 
     def try_resolve(self, name: str) -> str | None:
-        """The id *name* names (spelling-insensitive), or None. A name that splits its digits
-        where no id or alias with its key does (``Qwen2-57B`` against ``Qwen2.5-7B``, one key
-        ``qwen257b``) names another model: None (a name without such splits matches as
-        before)."""
-        key = normalize_name(name)
-        found = self.keys.get(key)
-        if found is None:
+        """The id *name* names (spelling-insensitive), or None. Of the names with its key, those
+        that split its digits as *name* does (any, when it splits none); a name that splits its
+        digits where none of them does (``Qwen2-57B`` against ``Qwen2.5-7B``, one key
+        ``qwen257b``) names another model, and a key that two ids share needs the splits."""
+        entries = self.splits.get(normalize_name(name))
+        if not entries:
             return None
         mine = digit_splits(name)
-        if mine and mine not in self.splits.get(key, (mine,)):
-            return None
-        return found
+        ids = {rid for split, rid in entries if not mine or not split or split == mine}
+        return ids.pop() if len(ids) == 1 else None
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
         """Ids whose id or alias is closest to *name* (spelling-insensitive), best first."""
@@ -248,9 +247,9 @@ def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
     id_col = table.schema.id_column
     keys: dict[str, str] = {}
     names: list[str] = []
-    splits: dict[str, tuple[frozenset[int], ...]] = {}
+    splits: dict[str, tuple[tuple[frozenset[int], str], ...]] = {}
     rows: dict[str, int] = {}
-    owner: dict[str, tuple[Path, int]] = {}
+    owner: dict[str, tuple[tuple[Path, int], ...]] = {}
     for i, (row, (path, line)) in enumerate(zip(table.rows, table.origin, strict=True)):
         rid = row[id_col]
         rows[rid] = i
@@ -266,9 +265,14 @@ def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
                 )
                 continue
             names.append(name)
-            other = keys.get(key)
-            if other is not None and other != rid:
-                opath, oline = owner[key]
+            mine = digit_splits(name)
+            clash = [
+                (rid2, at)
+                for (split, rid2), at in zip(splits.get(key, ()), owner.get(key, ()), strict=True)
+                if rid2 != rid and (split == mine or not split or not mine)
+            ]
+            if clash:
+                other, (opath, oline) = clash[0]
                 problems.append(
                     problem(
                         path,
@@ -279,9 +283,9 @@ def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
                     )
                 )
                 continue
-            keys[key] = rid
-            owner.setdefault(key, (path, line))
-            splits[key] = (*splits.get(key, ()), digit_splits(name))
+            keys.setdefault(key, rid)
+            owner[key] = (*owner.get(key, ()), (path, line))
+            splits[key] = (*splits.get(key, ()), (mine, rid))
     return _Index(kind, keys, rows, tuple(names), splits)
 
 

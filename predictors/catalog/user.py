@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from predictors.catalog.hf_config import LLM_COLUMNS, format_csv_cell
+from predictors.catalog.name_keys import digit_splits
 from predictors.catalog.store import load_catalog, normalize_name
 from predictors.catalog.validate import BIDI_PATTERN, LLM_SCHEMA, read_table
 from predictors.core.csv_text import text_problem
@@ -37,14 +38,15 @@ def read_config(path: Path) -> dict[str, Any]:
     return raw
 
 
-def _bundled_llm_names() -> dict[str, str]:
-    """Normalised id or alias -> id of every bundled LLM."""
+def _bundled_llm_names() -> dict[str, list[tuple[frozenset[int], str]]]:
+    """Normalised id or alias -> (its digit splits, id) of every bundled LLM name."""
     rows, _, _ = read_table(catalogs_dir() / LLM_SCHEMA.file_name, LLM_SCHEMA)
-    names: dict[str, str] = {}
+    names: dict[str, list[tuple[frozenset[int], str]]] = {}
     for r in rows:
         for name in [r["id"], *(r.get("aliases") or [])]:
             if name:
-                names[normalize_name(str(name))] = str(r["id"])
+                entry = (digit_splits(str(name)), str(r["id"]))
+                names.setdefault(normalize_name(str(name)), []).append(entry)
     return names
 
 
@@ -65,7 +67,15 @@ def check_names(row: dict[str, Any]) -> None:
                 f"{option} {shown}: give a name without '|', newlines, control characters or "
                 "bidirectional overrides"
             )
-        taken = bundled.get(normalize_name(name))
+        mine = digit_splits(name)  # a name the catalog tells apart by its digits is new
+        taken = next(
+            (
+                rid
+                for split, rid in bundled.get(normalize_name(name), [])
+                if not mine or not split or split == mine
+            ),
+            None,
+        )
         if taken is not None:
             raise WattgpuError(
                 f"{option} {shown}: already names the bundled model {taken} — choose another "
