@@ -377,7 +377,9 @@ def planning_inputs(
         gpu_info=_gpu_info(scenario, predictor),
         time_limit_s=time_limit_s or scenario.time_limit_s,
         provenance=replace(
-            provenance(scenario, predictor.card), user_catalog=predictor.catalog.user_dir
+            provenance(scenario, predictor.card),
+            user_catalog=predictor.catalog.user_dir,
+            catalog_sha256=predictor.catalog.fingerprint or None,
         ),
         grid_g_co2_per_kwh_by_period=grid_profile(scenario),
         gpus_per_node=(

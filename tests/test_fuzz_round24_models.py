@@ -64,3 +64,14 @@ def test_the_read_models_and_catalogs_are_refused_before_the_work(data: Path, ta
     assert len(result.errors) == 1 and "another path" in result.errors[0], result.err
     assert "no usable measurement rows" not in result.err  # refused before the data is read
     assert target.read_bytes() == before
+
+
+def test_the_shipped_evaluation_summary_is_never_an_output(data: Path) -> None:
+    """Without --metrics-to too: ``train`` reads the summary into the next card (review of round
+    24: the report would have replaced it with Markdown and ``train`` then failed)."""
+    target = trained_dir() / "evaluation_summary.json"
+    before = target.read_bytes()
+    result = run_cli("evaluate", "--data", str(data), "--output", str(target))
+    assert result.code == 1 and "another path" in result.errors[0], result.err
+    assert "no usable measurement rows" not in result.err
+    assert target.read_bytes() == before

@@ -110,3 +110,48 @@ def test_user_catalog_option_is_for_a_saved_plan_only(
     scenario, catalog, _ = planned
     result, _ = _embodied(scenario, tmp_path, "--user-catalog", str(catalog))
     assert result.code == 1 and "applies to a saved plan" in result.errors[0], result.err
+
+
+def _warnings(result: Result) -> list[str]:
+    return [line for line in result.err.splitlines() if "assumptions.catalog_sha256" in line]
+
+
+def test_a_catalog_edited_since_the_plan_is_read_with_a_warning(
+    planned: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """Review of round 24: the report of a saved plan read the user catalog as it is now, with
+    no word that it changed since the plan (an embodied figure of 4321 read as 9999)."""
+    _, catalog, plan = planned
+    result, _ = _embodied(plan, tmp_path)
+    assert result.code == 0 and not _warnings(result), result.err
+    gpus = catalog / "gpus.csv"
+    gpus.write_text(gpus.read_text(encoding="utf-8").replace("4321.0", "9999.0"), encoding="utf-8")
+    result, value = _embodied(plan, tmp_path)
+    assert result.code == 0, result.err
+    assert len(_warnings(result)) == 1 and "read as they are now" in _warnings(result)[0]
+    replicas = json.loads(plan.read_text(encoding="utf-8"))["totals"]["gpus"]["MYH100"]
+    assert value == pytest.approx(9999.0 * replicas)
+
+
+def test_an_overlay_a_plan_was_made_without_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bundled: Any
+) -> None:
+    plan = tmp_path / "paper.json"
+    plan.write_text(bundled.plan_json("paper-llama8b-low-load"), encoding="utf-8")
+    data = json.loads(plan.read_text(encoding="utf-8"))
+    assert "user_catalog" not in data["assumptions"] and data["assumptions"]["catalog_sha256"]
+    monkeypatch.setenv("WATTGPU_USER_CATALOG", str(_user_catalog(tmp_path / "overlay")))
+    result, _ = _embodied(plan, tmp_path)
+    assert result.code == 0 and len(_warnings(result)) == 1, result.err
+
+
+def test_a_recorded_path_that_is_not_absolute_is_refused(
+    planned: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, _, plan = planned
+    data = json.loads(plan.read_text(encoding="utf-8"))
+    data["assumptions"]["user_catalog"] = ""
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    result, _ = _embodied(edited, tmp_path, "--trust")
+    assert result.code == 1 and "assumptions.user_catalog" in result.errors[-1], result.err

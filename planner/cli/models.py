@@ -162,16 +162,9 @@ def evaluate(
         protect_model_dir(model_dir)
     protect_model_dir(models_dir())  # the predictors the report's dominance sweep reads
     load_catalog()  # registers the catalogs the data is read against (cached for the load)
-    summary_path = None if model_dir is None else model_dir / "evaluation_summary.json"
-
     for path in (output, output.with_suffix(".predictions.csv")):  # before the long work
         check_outside(path, given, "--output", "--data")
         check_output_path(path)
-        if summary_path is not None and _same_path(path, summary_path):
-            raise WattgpuError(
-                f"--output {path}: is the evaluation_summary.json --metrics-to writes; "
-                "write the report to another path"
-            )
     (ms, catalog), directory = _load_table(data)
     frame = prepare(ms.table, catalog)
     start = time.perf_counter()
@@ -220,6 +213,7 @@ def evaluate(
             model_dir / "evaluation_summary.json",
             json.dumps(records, indent=2, sort_keys=True) + "\n",
             option="--metrics-to",
+            updates_input=True,  # the summary of the models it evaluates, protected from --output
         )
         card_path = model_dir / "model_card.json"
         if card_path.exists():
@@ -234,10 +228,6 @@ def evaluate(
         typer.echo(
             f"  {r['target']:5} {r['split']:4} {r['method']:15} MdAPE {r['mdape_pct']:6.1f} %"
         )
-
-
-def _same_path(a: Path, b: Path) -> bool:
-    return os.path.abspath(a) == os.path.abspath(b) or (a.exists() and b.exists() and a.samefile(b))
 
 
 def _dominance() -> dict[str, Any] | None:

@@ -74,6 +74,7 @@ ASSUMED_PROVENANCE: tuple[str, ...] = (
     "grid_source",
     "capacity_headroom",
     "user_catalog",
+    "catalog_sha256",
 )
 #: Solver settings the plan's ``solve`` shares with :class:`~planner.inputs.PlanningInputs`.
 SOLVER_SETTINGS: tuple[str, ...] = ("time_limit_s", "relative_gap", "threads", "seed")

@@ -116,6 +116,8 @@ class AssumptionsDocument(Document):
     user_catalog: str | None = None
     """The user catalog directory overlaid on the bundled catalogs (omitted when none): a
     saved plan's report reads its GPUs and LLMs there."""
+    catalog_sha256: str | None = None
+    """Fingerprint of the catalog files the plan was made against (omitted when unknown)."""
 
     @model_serializer(mode="wrap")
     def _omit_absent_extras(self, handler: Any) -> dict[str, Any]:
@@ -126,6 +128,7 @@ class AssumptionsDocument(Document):
             "price_basis_by_gpu",
             "gpus_per_node",
             "user_catalog",
+            "catalog_sha256",
         ):
             if out.get(key) is None:
                 out.pop(key, None)

@@ -71,6 +71,8 @@ class Provenance:
     """GPU type -> which basis its price comes from (rental, TCO or the scenario's own)."""
     user_catalog: str | None = None
     """The user catalog directory the plan's catalog overlaid (absolute; None: none)."""
+    catalog_sha256: str | None = None
+    """Fingerprint of the catalogs the plan was made against (bundled and user files)."""
 
 
 @dataclass(frozen=True)

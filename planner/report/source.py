@@ -78,7 +78,7 @@ def plan_source(
             )
         doc = load_plan(path, trust=trust, warn=warn)
         inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
-        catalog = saved_catalog(path, doc, user_catalog)
+        catalog = saved_catalog(path, doc, user_catalog, warn)
         if model_card is None and predictor is not None:
             return PlanSource(doc, card_of(predictor.card), inputs, saved=True, catalog=catalog)
         return PlanSource(doc, load_card(model_card), inputs, saved=True, catalog=catalog)
@@ -99,19 +99,38 @@ def plan_source(
     return PlanSource(doc, card, run.inputs, saved=False, catalog=run.predictor.catalog)
 
 
-def saved_catalog(path: Path, doc: PlanDocument, given: Path | None) -> Catalog | None:
+def saved_catalog(
+    path: Path,
+    doc: PlanDocument,
+    given: Path | None,
+    warn: Callable[[str], None] | None = None,
+) -> Catalog:
     """The catalog a saved plan is reported against: the bundled catalogs plus *given*, else
-    plus the user catalog the plan records (``assumptions.user_catalog``), else None (the
-    bundled catalogs plus ``$WATTGPU_USER_CATALOG``). A recorded directory that is gone is an
-    error: its GPUs and LLMs would silently fall back to bundled rows or none."""
-    recorded = doc.assumptions.user_catalog
-    if given is None and recorded is None:
-        return None
+    plus the user catalog the plan records (``assumptions.user_catalog``), else plus
+    ``$WATTGPU_USER_CATALOG``. A recorded directory that is gone or not absolute is an error
+    (its GPUs and LLMs would silently fall back to bundled rows or none); catalogs whose files
+    differ from those the plan was made with (``assumptions.catalog_sha256``: edited since, or
+    another overlay) are read as they are now, with a warning through *warn*."""
     from predictors.catalog.store import load_catalog
 
-    if given is None and recorded is not None and not Path(recorded).is_dir():
+    a = doc.assumptions
+    recorded = a.user_catalog
+    if (
+        given is None
+        and recorded is not None
+        and not (Path(recorded).is_absolute() and Path(recorded).is_dir())
+    ):
         raise WattgpuError(
-            f"{path}: assumptions.user_catalog: {recorded} is not a directory (the user catalog "
-            "the plan was made with); restore it there or pass --user-catalog DIR"
+            f"{path}: assumptions.user_catalog: {recorded!r} is not a directory (the user "
+            "catalog the plan was made with); restore it there or pass --user-catalog DIR"
         )
-    return load_catalog(given if given is not None else Path(recorded or ""))
+    directory = given if given is not None else (Path(recorded) if recorded else None)
+    catalog = load_catalog(directory)
+    if a.catalog_sha256 is not None and catalog.fingerprint != a.catalog_sha256 and warn:
+        read = "the bundled catalogs" + (f" and {catalog.user_dir}" if catalog.user_dir else "")
+        warn(
+            f"warning: {path}: assumptions.catalog_sha256: {read} differ from the catalogs the "
+            "plan was made with (edited since, or another user catalog); their figures "
+            "(embodied emissions, GPU and model facts) are read as they are now"
+        )
+    return catalog

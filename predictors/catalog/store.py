@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from predictors.catalog.fingerprint import catalog_fingerprint
 from predictors.catalog.name_keys import digit_splits, normalize_name
 from predictors.catalog.validate import (
     GPU_SCHEMA,
@@ -98,6 +99,8 @@ class Catalog:
     _region_index: _Index = field(repr=False)
     user_dir: str | None = None
     """The user catalog directory overlaid on the bundled one (absolute; None: none)."""
+    fingerprint: str = ""
+    """:func:`~predictors.catalog.fingerprint.catalog_fingerprint` of the files read."""
     _rows: dict[tuple[str, str], dict[str, Any]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -321,6 +324,7 @@ def _assemble(dirs: list[Path]) -> tuple[Catalog | None, list[str]]:
         _llm_index=llm_index,
         _region_index=region_index,
         user_dir=str(dirs[1]) if len(dirs) > 1 else None,
+        fingerprint=catalog_fingerprint(dirs, (s.file_name for s in SCHEMAS)),
     )
     return catalog, []
 

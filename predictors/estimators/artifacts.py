@@ -121,8 +121,9 @@ def require_model_dir(directory: Path, option: str) -> None:
 
 
 def protect_model_dir(directory: Path) -> None:
-    """Register the card and the boosters of *directory* (those its card names, and every
-    ``.ubj`` file there) as inputs no output of the command may replace, before any long work
+    """Register the card, the boosters (those its card names, and every ``.ubj`` file there) and
+    the ``evaluation_summary.json`` of *directory* as inputs no output of the command may
+    replace (``evaluate --metrics-to`` updates the summary itself), before any long work
     (:func:`load` registers the same when it reads them)."""
     card_path = directory / CARD_NAME
     named: list[Path] = []
@@ -134,7 +135,8 @@ def protect_model_dir(directory: Path) -> None:
     except (OSError, ValueError):
         pass  # an unreadable card is reported when the models are loaded
     boosters = sorted(directory.glob("*.ubj")) if directory.is_dir() else []
-    protect_inputs([card_path, *named, *boosters])
+    # the held-out metrics `train` records in the next card (written by evaluate --metrics-to)
+    protect_inputs([card_path, *named, *boosters, directory / "evaluation_summary.json"])
 
 
 def save(models: TrainedModels, directory: Path) -> None:
