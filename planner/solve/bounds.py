@@ -16,7 +16,8 @@ milliseconds and names the reason:
   GPUs (fractional) and ``min_replicas`` times the fewest GPUs per replica; the sum over models
   is compared with the GPUs available when every usable type is limited. Per model, the
   capacity the inventory allows (``Σ_g available_g · max_c on g cap_c / TP_c``) must cover its
-  peak.
+  peak. With regions an entry is placed in one region: :mod:`planner.solve.inventory_regions`
+  counts each region's GPUs apart instead (:func:`gpu_messages` is the one site's).
 """
 
 from __future__ import annotations
@@ -91,8 +92,32 @@ def power_messages(inputs: PlanningInputs) -> list[str]:
     ]
 
 
+def inventory_most(inputs: PlanningInputs, cands: list[Candidate]) -> float | None:
+    """The most req/s *cands* serve on the inventory they count against (each type's GPUs at
+    the best req/s per GPU of a candidate using it); None when a type they use is unlimited."""
+    if not all(inputs.stock.get(g) is not None for c in cands for g, _ in c.stock_use):
+        return None
+    # a unit on several types: its req/s per GPU bounds each of its types' share
+    best: dict[str, float] = {}
+    for c in cands:
+        per_gpu = c.max_requests_per_s_per_replica / c.gpus_per_replica
+        for g, _ in c.stock_use:
+            best[g] = max(best.get(g, 0.0), (inputs.stock[g] or 0) * per_gpu)
+    return sum(best.values())
+
+
+def gpus_needed(m: ModelDemand, cands: list[Candidate], peak: float) -> float:
+    """The GPUs (fractional) model entry *m* needs at least on *cands* to serve *peak* req/s
+    and its ``min_replicas``."""
+    return max(
+        peak * min(c.gpus_per_replica / c.max_requests_per_s_per_replica for c in cands),
+        m.min_replicas * min(c.gpus_per_replica for c in cands),
+    )
+
+
 def gpu_messages(inputs: PlanningInputs) -> list[str]:
-    """Models whose peak the inventory cannot cover, or a fleet that needs more GPUs."""
+    """Models whose peak the inventory cannot cover, or a fleet that needs more GPUs (one site:
+    with regions, :mod:`planner.solve.inventory_regions` counts each region's GPUs)."""
     by_model = _by_model(inputs)
     messages: list[str] = []
     need = 0.0
@@ -101,24 +126,14 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
         peak = capacity_need(m, cands)
         if not cands:
             continue
-        if all(inputs.stock.get(g) is not None for c in cands for g, _ in c.stock_use):
-            # a unit on several types: its req/s per GPU bounds each of its types' share
-            best: dict[str, float] = {}
-            for c in cands:
-                per_gpu = c.max_requests_per_s_per_replica / c.gpus_per_replica
-                for g, _ in c.stock_use:
-                    best[g] = max(best.get(g, 0.0), (inputs.stock[g] or 0) * per_gpu)
-            most = sum(best.values())
-            if most < peak * (1 - 1e-9):
-                spare = " with its failover" if m.failover is not None else ""
-                messages.append(
-                    f"inventory: {m.name} needs {peak:.3g} req/s at its peak{spare}, all "
-                    f"available GPUs of its usable types serve at most {most:.3g} req/s"
-                )
-        need += max(
-            peak * min(c.gpus_per_replica / c.max_requests_per_s_per_replica for c in cands),
-            m.min_replicas * min(c.gpus_per_replica for c in cands),
-        )
+        most = inventory_most(inputs, cands)
+        if most is not None and most < peak * (1 - 1e-9):
+            spare = " with its failover" if m.failover is not None else ""
+            messages.append(
+                f"inventory: {m.name} needs {peak:.3g} req/s at its peak{spare}, all "
+                f"available GPUs of its usable types serve at most {most:.3g} req/s"
+            )
+        need += gpus_needed(m, cands, peak)
     used = {g for c in inputs.feasible_candidates() for g, _ in c.stock_use}
     limits = [inputs.stock.get(g) for g in used]
     if used and all(v is not None for v in limits):
@@ -129,8 +144,3 @@ def gpu_messages(inputs: PlanningInputs) -> list[str]:
                 f"{have} are available"
             )
     return messages
-
-
-def infeasibility_messages(inputs: PlanningInputs) -> list[str]:
-    """Every cheap bound the scenario violates ([] when none proves it infeasible)."""
-    return gpu_messages(inputs) + power_messages(inputs)

@@ -53,7 +53,6 @@ from planner.inputs import Candidate, PlanningInputs
 from planner.result import BaselineResult, Plan, PlanStatus, SolveInfo
 from planner.solve.accounting import plan_from, relative_gap
 from planner.solve.baselines import BaselineSpec, baseline_specs
-from planner.solve.bounds import infeasibility_messages
 from planner.solve.budget import budget_outcome
 from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import RELAXED_NO_PLAN, relaxation_infeasible, solve_by_model
@@ -61,10 +60,11 @@ from planner.solve.columns import Decomposition
 from planner.solve.decomposed import DecomposedSolution
 from planner.solve.explain import REPLICA_LIMIT_LEAD, loosen_limit, no_candidate_messages, unmet
 from planner.solve.explain import explain_infeasible as explain_linear
+from planner.solve.inventory_regions import infeasibility_messages
 from planner.solve.milp import SOLVER_ID, RawSolution, build_model, run_solver, set_hint
 from planner.solve.presolve import prune_dominated
 from planner.solve.proofs import least_facility_kw
-from planner.solve.regions import REGION_PROOF, regional_cap_proof, regional_power_messages
+from planner.solve.regions import REGION_PROOF, regional_cap_proof
 from planner.solve.rescue import rescued
 
 POLISH_MIN_S = 1.0
@@ -309,7 +309,7 @@ def _solve(inputs: PlanningInputs, share: _Share) -> Plan:
     if no_sla:
         info = SolveInfo(time.perf_counter() - start, None, None, None, SOLVER_ID, tuple(no_sla))
         return Plan(inputs, PlanStatus.INFEASIBLE, info)
-    quick = infeasibility_messages(inputs) + regional_power_messages(inputs)
+    quick = infeasibility_messages(inputs)  # with regions, per region
     if quick and len(inputs.models) <= MONOLITHIC_MAX_MODELS and not inputs.regions:
         # small: the elastic re-solves give the exact relaxation needed (fast at this size)
         explained = explain_infeasible(inputs)
