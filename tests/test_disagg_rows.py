@@ -74,7 +74,7 @@ def test_disaggregated_rows_keep_both_sides(tmp_path: Path) -> None:
 
 def test_a_disaggregated_row_without_concurrency_is_one_clear_error(tmp_path: Path) -> None:
     bad = ROWS[2].replace(",1,1,1,1,16,,4,", ",1,1,1,1,,,4,")
-    with pytest.raises(DataError, match=r"silicon\.csv: row 2: disagg row .*concurrency"):
+    with pytest.raises(DataError, match=r"silicon\.csv: line 2: disagg row .*concurrency"):
         read_aiconfigurator_disagg(_csv(tmp_path, (bad,)))
 
 
