@@ -53,7 +53,22 @@ def _wattgpu(env_extra: dict[str, str], *args: str) -> subprocess.CompletedProce
     )
 
 
-@pytest.mark.parametrize("given", ["0", "-1", "abc", "1.5", "", "99999"])
+#: each a fresh process (~0.7 s): the cases that reach another branch of the check run by default,
+#: the rest in the slow run
+_SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "0",
+        "abc",
+        "99999",
+        pytest.param("-1", marks=_SLOW),
+        pytest.param("1.5", marks=_SLOW),
+        pytest.param("", marks=_SLOW),
+    ],
+)
 def test_an_unusable_pool_size_is_one_line_and_exit_1(given: str) -> None:
     # polars panics on 0, warns and falls back to its default on abc / -1 / '', and spends
     # minutes starting 99,999 threads: each is refused before polars reads it.
@@ -67,7 +82,9 @@ def test_an_unusable_pool_size_is_one_line_and_exit_1(given: str) -> None:
     assert done.stdout == ""
 
 
-@pytest.mark.parametrize("given", ["1", " 2 ", "32"])
+@pytest.mark.parametrize(
+    "given", [" 2 ", pytest.param("1", marks=_SLOW), pytest.param("32", marks=_SLOW)]
+)
 def test_a_usable_pool_size_runs(given: str) -> None:
     done = _wattgpu({threads.POOL_VARIABLE: given}, "catalog", "gpus")
     assert done.returncode == 0, done.stderr

@@ -258,7 +258,16 @@ def test_scenario_path_that_is_not_a_regular_file(
     assert len(result.errors) == 1 and kind in result.errors[0], result.err
 
 
-@pytest.mark.parametrize("kind", ["FIFO", "symbolic link loop", "dangling symbolic link", "device"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "FIFO",
+        "dangling symbolic link",
+        # each a CLI run of ~1 s; the same read path as the FIFO's (in the slow run)
+        pytest.param("symbolic link loop", marks=pytest.mark.slow),
+        pytest.param("device", marks=pytest.mark.slow),
+    ],
+)
 def test_diff_of_a_plan_path_that_is_not_a_regular_file(
     odd_paths: dict[str, Path], kind: str, tmp_path: Path
 ) -> None:

@@ -96,6 +96,7 @@ def test_regions_name_each_types_need_against_its_regions_inventory(tmp_path: Pa
     assert "power cap" not in text and "budget" not in text, text
 
 
+@pytest.mark.slow  # a plan whose search runs before its explanation (~4 s)
 def test_an_entry_that_may_use_two_regions_is_told_the_need_of_one(tmp_path: Path) -> None:
     """The entry may use east or west (1 H100, 1 L40S): the explanation places it in one region
     (the cheaper relaxation, east), never adding GPUs of both regions together."""

@@ -89,6 +89,8 @@ def factor_names(table: CandidateTable) -> list[tuple[str, int]]:
         if target == "ttft":  # a TTFT factor acts only through a TTFT SLA
             rows = np.isfinite(table.ttft_sla_s) & (table.ttft_s > 0)
         gpus, llms = table.gpu_of_row[rows], table.llm_of_row[rows]
+        if target != "itl":  # a unit's prefill pool takes its own GPU's power and TTFT effects
+            gpus = np.concatenate((gpus, table.prefill_gpu[rows]))
         names += [(f"{target} error, GPU {lay.gpus[i]}", off + i) for i in _live(sd, gpus, n_g)]
         names += [
             (f"{target} error, LLM {lay.llms[i]}", off + n_g + i)
@@ -103,7 +105,8 @@ def factor_names(table: CandidateTable) -> list[tuple[str, int]]:
     if table.idle_sd > 0:
         idle = np.full(n_g, table.idle_sd)
         names += [
-            (f"idle power, {lay.gpus[i]}", lay.idle + i) for i in _live(idle, table.gpu_of_row, n_g)
+            (f"idle power, {lay.gpus[i]}", lay.idle + i)
+            for i in _live(idle, np.concatenate((table.gpu_of_row, table.prefill_gpu)), n_g)
         ]
     return names
 

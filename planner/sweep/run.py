@@ -31,7 +31,7 @@ from planner.sweep.draws import (
 from planner.sweep.evaluate import Fleet, Item, Pass, evaluate_fleet, fleet_of, run_batch
 from planner.sweep.executors import Session, open_engine
 from planner.sweep.spec import Source, SweepSettings, field_error, grid_points
-from planner.sweep.table import CandidateTable, build_table
+from planner.sweep.table import CandidateTable, build_table, candidate_gpus
 from predictors.core.errors import WattgpuError
 
 Progress = Callable[[str], None]
@@ -175,7 +175,7 @@ def run_sweep(
         raise WattgpuError(
             "nothing to sweep: give --draws N or a sweep.grid in the scenario (docs/sweep.md)"
         )
-    gpus = tuple(sorted({c.gpu for c in inputs.candidates}))
+    gpus = tuple(sorted({g for c in inputs.candidates for g in candidate_gpus(c)}))
     if s.draws:
         cat = run.predictor.catalog.gpus
         vendor = dict(zip(cat["id"].to_list(), cat["vendor"].to_list(), strict=True))

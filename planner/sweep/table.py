@@ -11,9 +11,10 @@ never calls the predictors:
   estimate's capacity (the curve is not known beyond it), so a faster draw keeps its capacity.
   A draw whose ITL misses the SLA even at the lightest load makes the candidate infeasible.
 * power: idle × the GPU type's idle factor, plus (curve − idle) × the power factor, clipped to
-  the replica's TDP.
-* TTFT: the light-load prefill estimate × the TTFT factor; above the TTFT SLA the candidate is
-  infeasible for that draw.
+  the replica's TDP. A disaggregated unit's pools each take the factors of their own GPU type
+  (its prefill pool's curve from the plan's ``pools``; the row's GPU is its decode pool's).
+* TTFT: the light-load prefill estimate × the TTFT factor (a unit's: its prefill pool's GPU
+  effect); above the TTFT SLA the candidate is infeasible for that draw.
 
 A candidate the point estimate excludes stays excluded. Loads are multiplied by the arrival
 factor of their model entry and by the grid's load growth and per-model load.
@@ -91,6 +92,25 @@ class CandidateTable:
     idle_sd: float
     gpu_of_row: np.ndarray
     llm_of_row: np.ndarray
+    prefill_power_w: np.ndarray
+    """A unit's prefill pool's power at the row's knots (W; 0 for an aggregated replica)."""
+    prefill_idle_w: np.ndarray
+    prefill_gpu: np.ndarray
+    """GPU type (column of ``layout.gpus``) of a unit's prefill pool; the row's own else."""
+
+
+def candidate_gpus(c: Candidate) -> tuple[str, ...]:
+    """The GPU types a candidate runs on: a unit's pools', else its own."""
+    return tuple(p.gpu for p in c.pools) or (c.gpu,)
+
+
+def _prefill(c: Candidate, knots: int) -> tuple[tuple[float, ...], float, str]:
+    """(power at the knots, idle power, GPU type) of a unit's prefill pool; zeros and the
+    candidate's own GPU for an aggregated replica (or a unit that records no pool curves)."""
+    pool = next((p for p in c.pools if p.role == "prefill"), None)
+    if pool is None or len(pool.power_curve_w) != knots:
+        return (0.0,) * knots, 0.0, c.gpu
+    return tuple(pool.power_curve_w), pool.idle_power_w, pool.gpu
 
 
 def _pad(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
@@ -107,7 +127,7 @@ def build_table(
     """The table of *inputs*' feasible candidates with the draws' sds."""
     index = tuple(i for i, c in enumerate(inputs.candidates) if c.feasible)
     cands = [inputs.candidates[i] for i in index]
-    gpus = tuple(sorted({c.gpu for c in inputs.candidates}))
+    gpus = tuple(sorted({g for c in inputs.candidates for g in candidate_gpus(c)}))
     llms = tuple(sorted({c.model for c in inputs.candidates}))
     layout = Layout(gpus, llms, len(cands), len(inputs.models))
     curves = [c.curve for c in cands]
@@ -117,6 +137,7 @@ def build_table(
         for c, (xs, _) in zip(cands, curves, strict=True)
     ]
     demand = {m.name: m for m in inputs.models}
+    pre = [_prefill(c, len(xs)) for c, (xs, _) in zip(cands, curves, strict=True)]
     itl = _pad(itls, width)
     last_itl = np.array([row[-1] for row in itls]) if itls else np.zeros(0)
     k_sla = np.array([c.itl_s_at_capacity for c in cands]) / np.maximum(last_itl, 1e-12)
@@ -151,6 +172,9 @@ def build_table(
         idle_sd=idle_sd,
         gpu_of_row=np.array([gpus.index(c.gpu) for c in cands], dtype=np.int64),
         llm_of_row=np.array([llms.index(c.model) for c in cands], dtype=np.int64),
+        prefill_power_w=_pad([p for p, _, _ in pre], width),
+        prefill_idle_w=np.array([idle for _, idle, _ in pre]),
+        prefill_gpu=np.array([gpus.index(g) for _, _, g in pre], dtype=np.int64),
     )
 
 
@@ -216,6 +240,14 @@ def _candidate(
     )
 
 
+def _swapped(table: CandidateTable, z: np.ndarray, target: str) -> np.ndarray:
+    """*target*'s log factor of every row with its GPU effect that of its prefill pool's GPU."""
+    lay, n_g = table.layout, len(table.layout.gpus)
+    gpu = z[lay.offset(target) : lay.offset(target) + n_g] * table.sd[target][:n_g]
+    llm_row = log_factors(table, z)[target] - gpu[table.gpu_of_row]
+    return np.asarray(llm_row + gpu[table.prefill_gpu])
+
+
 def drawn_candidates(table: CandidateTable, z: np.ndarray | None) -> tuple[Candidate, ...]:
     """Every candidate of the inputs under draw *z* (None: the point estimate)."""
     base = table.inputs.candidates
@@ -223,12 +255,19 @@ def drawn_candidates(table: CandidateTable, z: np.ndarray | None) -> tuple[Candi
         return base
     f = log_factors(table, z)
     lay = table.layout
-    idle_f = np.exp(z[lay.idle : lay.idle + len(lay.gpus)] * table.idle_sd)[table.gpu_of_row]
+    n_g = len(lay.gpus)
+    idle_f = np.exp(z[lay.idle : lay.idle + n_g] * table.idle_sd)
     itl = table.itl_s * np.exp(f["itl"])[:, None]
-    idle = table.idle_w * idle_f
-    dyn = (table.power_w - table.idle_w[:, None]) * np.exp(f["power"])[:, None]
+    # a unit's prefill pool: its own GPU type's idle, power and TTFT effects (docstring)
+    own, pre = table.gpu_of_row, table.prefill_gpu
+    moved = {t: np.where(pre == own, f[t], _swapped(table, z, t)) for t in ("power", "ttft")}
+    rest_idle = table.idle_w - table.prefill_idle_w
+    idle = rest_idle * idle_f[own] + table.prefill_idle_w * idle_f[pre]
+    dyn = (table.power_w - table.prefill_power_w - rest_idle[:, None]) * np.exp(f["power"])[
+        :, None
+    ] + (table.prefill_power_w - table.prefill_idle_w[:, None]) * np.exp(moved["power"])[:, None]
     power = np.minimum(idle[:, None] + dyn, np.maximum(table.tdp_w, idle)[:, None])
-    ttft = table.ttft_s * np.exp(f["ttft"])
+    ttft = table.ttft_s * np.exp(moved["ttft"])
     cap = _capacity(table, itl)
     out = list(base)
     for i, pos in enumerate(table.index):
