@@ -98,6 +98,21 @@ def _replan(run: PlanRun, names: list[str]) -> Plan | str:
         return f"robust: true could not be planned: {str(exc).splitlines()[0]}"
 
 
+def _solve_alone(together: Plan, name: str) -> Plan:
+    """The robust plan of entry *name* alone: the together plan's inputs (its candidates are
+    already predicted on the upper ITL curves; nothing links unlinked entries) restricted to
+    that entry, solved again."""
+    from dataclasses import replace
+
+    from planner.solve.optimize import solve
+
+    inputs = together.inputs
+    only = replace(
+        inputs, models=(inputs.model(name),), candidates=tuple(inputs.candidates_of(name))
+    )
+    return solve(only, baselines=False)
+
+
 def _robust(
     run: PlanRun, flagged: list[str], step: Callable[[str], None]
 ) -> tuple[dict[str, Plan | None], RobustResolve, str]:
@@ -127,13 +142,12 @@ def _robust(
         return dict.fromkeys(flagged, plan), "all_entries", note
     if not plan.has_solution and len(names) > 1:
         # unlinked entries plan independently: one without a robust plan says nothing of another
-        step(f"flags: planning each of {len(names)} model entries alone with robust: true")
-        alone = {name: _replan(run, [name]) for name in names}
+        step(f"flags: solving each of {len(names)} model entries alone with robust: true")
+        each: dict[str, Plan | None] = {name: _solve_alone(plan, name) for name in names}
         note = (
             "re-solved for each flagged model entry alone (together they have no robust plan, "
             "and nothing links the entries: no power cap, budget or inventory limit)"
         )
-        each = {n: p if isinstance(p, Plan) else None for n, p in alone.items()}
         return each, "flagged_entries", note
     entries = "entry" if len(names) == 1 else "entries"
     note = (
