@@ -9,6 +9,9 @@ variation to the decode GPU.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -97,3 +100,20 @@ def test_a_prefill_only_gpu_has_its_factors_in_the_tornado(inputs: PlanningInput
     names = [name for name, _ in factor_names(table)]
     for g in prefill_gpus:
         assert f"idle power, {g}" in names and f"power error, GPU {g}" in names, names
+
+
+def test_a_robust_unit_alternative_keeps_its_pools(bundled: Any) -> None:
+    """Review of round 24: a flag's robust alternative that is a unit showed ``{gpu, tp}`` only,
+    read as an aggregated replica; it now names the unit's pools (``pools``)."""
+    data = json.loads(bundled.plan_json("disagg-tight-sla"))
+    shown = [
+        d
+        for f in data["uncertainty_flags"]["flags"]
+        for d in f.get("robust_deployments") or []
+        if "→" in f.get("robust_instead", "")
+    ]
+    assert shown and all("→" in d["pools"] for d in shown), shown
+    replicas = [
+        d for f in data["uncertainty_flags"]["flags"] for d in f.get("robust_deployments") or []
+    ]
+    assert all("pools" not in d for d in replicas if d not in shown)

@@ -61,6 +61,7 @@ def _deployments(plan: Plan, name: str) -> list[DeploymentDocument]:
             tp=a.candidate.tp,
             replicas=a.replicas,
             **dict(zip(DEGREE_FIELDS, a.candidate.key[3:6], strict=True)),
+            pools=a.candidate.option_text if a.candidate.pools else None,
         )
         for a in plan.allocations
         if a.candidate.name == name

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from planner.documents.base import Document
 from planner.inputs import layout_text, ms_over
 
@@ -61,6 +63,9 @@ class DeploymentDocument(Document):
     """Attention data-parallel ranks of one replica (null in older plans: 1)."""
     expert_parallel: int | None = None
     """Expert-parallel degree of the MoE layers (null in older plans: 1)."""
+    pools: str | None = Field(None, exclude_if=lambda v: v is None)
+    """A disaggregated unit's pools (``1× H100-SXM5-80GB TP4 → 2× H100-SXM5-80GB TP8``; its
+    ``gpu`` and ``tp`` are its decode pool's); left out for an aggregated replica."""
 
     @property
     def layout(self) -> str:
