@@ -151,3 +151,43 @@ def test_without_regions_the_site_s_explanation_is_unchanged(tmp_path: Path) -> 
     data = _plan(tmp_path, scenario)
     assert data["status"] == "infeasible", data["solve"]
     assert data["solve"]["messages"] == ["inventory: H100-SXM5-80GB needs 3 GPUs, has 2"]
+
+
+CAPPED_ONLY = """\
+name: capped-region-only
+horizon_hours: 8760
+region: US
+electricity_usd_per_kwh: 0.12
+engine: vllm
+gpus:
+  H100-SXM5-80GB: {}
+  L40S: {}
+regions:
+  us: {pue: 1.3}
+  fr:
+    region: FR
+    pue: 1.4
+    power_cap_kw: 0.3
+    gpus: {H100-SXM5-80GB: {available: 1}, L40S: {available: 4}}
+models:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    regions: [fr]
+    load: {requests_per_s: 1, input_tokens: 1000, output_tokens: 300}
+    sla: {itl_ms: 30}
+"""
+
+
+def test_a_cap_of_the_only_region_an_entry_may_use_is_named_beside_an_uncapped_one(
+    tmp_path: Path,
+) -> None:
+    """Review of round 24: with another region uncapped, the exact least-power proof was skipped
+    and the plan said "no limit can be named"; the entries confined to capped regions are now
+    proven against their caps, as without regions."""
+    result, out = plan_text(tmp_path, CAPPED_ONLY)
+    assert result.code == 1, result.err
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["status"] == "infeasible"
+    (message,) = data["solve"]["messages"]
+    assert message.startswith("power cap: in period 0 the entries draw at least"), message
+    assert "no limit can be named" not in message

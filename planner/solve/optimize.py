@@ -255,7 +255,7 @@ def _cap_proof(
     exact least power of its busiest period above the cap (1.6 s on the 500-entry example,
     against 4 s for the least-peak column generation's proof). None otherwise."""
     if dec is not None:
-        proof = regional_cap_proof(dec)  # every region capped
+        proof = regional_cap_proof(dec)  # the entries confined to capped regions
         if not proof:
             return None
         info = SolveInfo(time.perf_counter() - start, None, None, None, REGION_PROOF, tuple(proof))

@@ -14,8 +14,9 @@ that are specific to regions:
   whose every allowed region has ``max_t w_mrt`` above its cap cannot be placed; and when every
   region has a cap, ``Σ_m min_r w_mrt > Σ_r cap_r`` in some period proves that no plan exists.
   Both are valid lower bounds, and the messages quote them as such.
-* :func:`regional_cap_proof`: the stronger proof run before column generation when every
-  region has a cap: in the busiest period, each entry's least facility kW in each of its
+* :func:`regional_cap_proof`: the stronger proof run before column generation, on the entries
+  whose every allowed region has a cap (an uncapped region takes any load at no cost to a
+  cap): in the busiest period, each such entry's least facility kW in each of its
   regions, exact on its curves (the search of :mod:`planner.solve.proofs` at the region's PUE),
   and a placement LP (entries split fractionally over their regions) whose least uniform scale
   of the caps above 1 proves that no plan exists and says how far the caps must rise.
@@ -137,14 +138,20 @@ def _busiest_period(inputs: PlanningInputs) -> int:
     return max(range(inputs.periods), key=lambda t: total[t])
 
 
-def least_kw_by_place(dec: Decomposition, t: int) -> dict[str, dict[str, float]]:
+def least_kw_by_place(
+    dec: Decomposition, t: int, names: Iterable[str] | None = None
+) -> dict[str, dict[str, float]]:
     """Entry -> region -> a valid lower bound on the facility kW the entry draws in period *t*
     when placed there: the exact search on its curves (:mod:`planner.solve.proofs`'s
-    relaxation, only period t's load covered), at the region's PUE."""
+    relaxation, only period t's load covered), at the region's PUE; of the entries *names*
+    (default: every entry)."""
     inputs = dec.inputs
-    out: dict[str, dict[str, float]] = {m.name: {} for m in inputs.models}
+    wanted = {m.name for m in inputs.models} if names is None else set(names)
+    out: dict[str, dict[str, float]] = {m.name: {} for m in inputs.models if m.name in wanted}
     for b, block in enumerate(dec.blocks):
         name, site = inputs.models[dec.group[b]].name, dec.site_of[b]
+        if name not in wanted:
+            continue
         found = price_block(one_period(block, t), dec.kw_n[b], np.asarray([dec.kw_per_e_of[b]]))
         out[name][site.name] = math.inf if found is None else found.bound
     return out
@@ -186,18 +193,26 @@ def regional_cap_proof(dec: Decomposition) -> list[str]:
     proof, with the smallest uniform raise of the caps that could restore a plan."""
     inputs = dec.inputs
     caps = {r.name: r.power_cap_kw for r in inputs.regions}
-    if not caps or any(cap is None for cap in caps.values()):  # an uncapped region takes the rest
+    # an entry that may use an uncapped region puts its load there at no cost to any cap: the
+    # proof needs the entries whose every allowed region is capped
+    places: dict[str, set[str]] = {}
+    for b in range(len(dec.blocks)):
+        places.setdefault(inputs.models[dec.group[b]].name, set()).add(dec.site_of[b].name)
+    confined = [n for n, rs in places.items() if rs and all(caps.get(r) for r in rs)]
+    if not confined:
         return []
     t = _busiest_period(inputs)
-    least = least_kw_by_place(dec, t)
+    least = least_kw_by_place(dec, t, confined)
     scale = cap_scale_needed(least, caps)
     if scale is None or scale <= 1 + 1e-9:
         return []
     need = sum(min(kw.values()) for kw in least.values())
+    who = "the entries" if len(confined) == len(places) else "the entries that may use only "
+    who += "" if len(confined) == len(places) else "capped regions (" + ", ".join(confined) + ")"
     return [
-        f"power cap: in period {t} the entries draw at least {need:,.6g} kW facility power "
+        f"power cap: in period {t} {who} draw at least {need:,.6g} kW facility power "
         f"together wherever they are placed (exact on their curves, a valid lower bound), and "
-        f"even split fractionally over their allowed regions they need every region's cap "
-        f"raised {scale:,.4g}× (a valid bound: raise the regions' power_cap_kw by at least "
+        f"even split fractionally over their allowed regions they need every capped region's "
+        f"cap raised {scale:,.4g}× (a valid bound: raise the regions' power_cap_kw by at least "
         f"that factor)"
     ]
