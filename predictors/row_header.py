@@ -50,8 +50,9 @@ def _edits(a: str, b: str) -> int:
     return row[-1]
 
 
-#: The engines' and launchers' own names of the layout columns (vLLM's ``--data-parallel-size``,
-#: SGLang's ``dp``, aiconfigurator's ``moe_ep_size``), further than two edits from ours.
+#: The engines', launchers' and benchmark tools' own names of input columns (vLLM's
+#: ``--data-parallel-size`` and ``dtype``, SGLang's ``dp``, aiconfigurator's ``moe_ep_size`` and
+#: ``isl``/``osl``), further than two edits from ours.
 ENGINE_SPELLINGS: dict[str, str] = {
     **dict.fromkeys(("tp", "tpsize", "tensorparallelsize"), TENSOR_PARALLEL),
     **dict.fromkeys(("pp", "ppsize", "pipelineparallelsize"), "pipeline_parallel"),
@@ -63,6 +64,15 @@ ENGINE_SPELLINGS: dict[str, str] = {
         "expert_parallel",
     ),
     **dict.fromkeys(("numgpus", "ngpus", "gpucount"), "gpu_count"),
+    # the workload columns in benchmark tools' spellings (aiconfigurator's isl/osl, vLLM's
+    # dtype, max_tokens and request rate)
+    **dict.fromkeys(
+        ("isl", "inputlen", "inputlength", "prompttokens", "promptlen"), "input_tokens"
+    ),
+    **dict.fromkeys(("osl", "outputlen", "outputlength", "maxtokens"), "output_tokens"),
+    **dict.fromkeys(("dtype",), "precision"),
+    **dict.fromkeys(("batch", "bs", "maxnumseqs"), "batch_size"),
+    **dict.fromkeys(("qps", "rps", "requestrate"), "requests_per_s"),
 }
 
 
@@ -90,11 +100,19 @@ def header_problem(
     """The first column of *columns* that is an output's name (*outputs*: those the command
     replaces, the layout inputs not among them) or a near-miss of an input column (*inputs*) the
     file lacks, as one line with the fix; None when there is none."""
+    as_input = {_plain(c) for c in (*inputs, TENSOR_PARALLEL)}
+    plain_outputs = {_plain(o): o for o in outputs if _plain(o) not in as_input}
     for name in columns:
         if name in outputs:
             return (
                 f"column {name!r} is an output column of wattgpu predict and would be "
                 "overwritten — rename or drop it (extra columns are kept as they are)"
+            )
+        twin = plain_outputs.get(_plain(name))
+        if twin is not None:  # ``Error``, ``power_w_per_gpu ``: beside the output, read as it
+            return (
+                f"column {name!r} is named like the output column {twin!r} the command writes "
+                "beside it — rename or drop it (extra columns are kept as they are)"
             )
     absent = {_plain(c): c for c in (*inputs, TENSOR_PARALLEL) if c not in columns}
     for name in columns:

@@ -304,3 +304,35 @@ def test_dash_as_an_output_file_is_refused_as_the_docs_say(
     )
     assert not (tmp_path / "-").exists()
     assert "`-o -` is refused" in (SHIPPED.parents[1] / "docs" / "cli.md").read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("column", "meant"),
+    [
+        ("isl", "input_tokens"),
+        ("osl", "output_tokens"),
+        ("dtype", "precision"),
+        ("max_tokens", "output_tokens"),
+        ("batch", "batch_size"),
+        ("qps", "requests_per_s"),
+    ],
+)
+def test_a_benchmark_tools_name_of_a_missing_input_is_refused(
+    tmp_path: Path, column: str, meant: str
+) -> None:
+    """Round 24 (finding 9): aiconfigurator's isl/osl, vLLM's dtype and the like were kept as
+    extra columns while every row took the input's default."""
+    rows = tmp_path / "rows.csv"
+    rows.write_text(f"model,gpu,{column}\nmeta-llama/Llama-3.1-8B-Instruct,H100,7\n", "utf-8")
+    result = run_cli("predict", "--input", str(rows), "--output", str(tmp_path / "o.csv"))
+    assert result.code == 1 and len(result.errors) == 1, result.err
+    assert f"did you mean {meant!r}" in result.errors[0], result.errors[0]
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("column", ["Error", "ITL_S", "power_w_per_gpu "])
+def test_an_outputs_name_in_another_case_or_spacing_is_refused(tmp_path: Path, column: str) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text(f"model,gpu,{column}\nmeta-llama/Llama-3.1-8B-Instruct,H100,x\n", "utf-8")
+    result = run_cli("predict", "--input", str(rows), "--output", str(tmp_path / "o.csv"))
+    assert result.code == 1 and "named like the output column" in result.errors[0], result.err
