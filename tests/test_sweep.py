@@ -357,9 +357,11 @@ def test_grid_gpu_available_takes_a_catalog_alias(base_run: PlanRun) -> None:
     )
     assert axes == ["gpu_available.H100-SXM5-80GB"]
     assert points == [
-        {"gpu_available": {"H100-SXM5-80GB": 0.0}},
-        {"gpu_available": {"H100-SXM5-80GB": 8.0}},
+        {"gpu_available": {"H100-SXM5-80GB": 0}},
+        {"gpu_available": {"H100-SXM5-80GB": 8}},
     ]
+    # GPU counts, written as whole numbers in the sweep JSON (fuzz round 24: 0.0)
+    assert all(type(p["gpu_available"]["H100-SXM5-80GB"]) is int for p in points)
     bad = SweepBlock.model_validate({"grid": {"gpu_available": {"H10": [0]}}})
     with pytest.raises(WattgpuError, match=r"gpu_available\.H10: GPU 'H10' is not in the scenario"):
         grid_points(bad, base_run.inputs, force=False, resolve_gpu=catalog.try_resolve_gpu)

@@ -198,7 +198,7 @@ def _axes(
                     "; use a GPU listed under gpus:",
                 )
             )
-        axes.append(("gpu_available", gpu, tuple(float(math.floor(v)) for v in _values(axis))))
+        axes.append(("gpu_available", gpu, tuple(int(math.floor(v)) for v in _values(axis))))
     for key in ("power_cap_kw", "budget_usd"):
         axis = getattr(grid, key)
         if axis is not None:
