@@ -117,3 +117,34 @@ def test_a_robust_unit_alternative_keeps_its_pools(bundled: Any) -> None:
         d for f in data["uncertainty_flags"]["flags"] for d in f.get("robust_deployments") or []
     ]
     assert all("pools" not in d for d in replicas if d not in shown)
+
+
+def test_a_slower_ttft_draw_lowers_a_ttft_bound_capacity(bundled: Any) -> None:
+    """Round 24 (finding E2): a candidate whose capacity the TTFT SLA sets kept all of it in a
+    draw with a TTFT factor above 1 (``rag-tight-itl``'s unit at 8.26 req/s, its TTFT 1.16 × the
+    SLA there); its capacity is now where the drawn TTFT meets the SLA, and at the point
+    estimate every capacity is the plan's."""
+    run = bundled["disagg-tight-sla"]
+    inputs = run.inputs
+    gpus = sorted({g for c in inputs.candidates for g in (p.gpu for p in c.pools)} | {"L40S"})
+    sigmas = {
+        t: Sigmas(dict.fromkeys(gpus, 0.0), 0.1 if t == "ttft" else 0.0, 0.0, 0.0) for t in TARGETS
+    }
+    table = build_table(inputs, sigmas, arrival_sd=0.0, idle_sd=0.0)
+    lay = table.layout
+    same = drawn_candidates(table, np.zeros(lay.dims))
+    for pos in table.index:
+        point = inputs.candidates[pos]
+        assert same[pos].max_requests_per_s_per_replica == pytest.approx(
+            point.max_requests_per_s_per_replica, rel=1e-9
+        )
+    z = np.zeros(lay.dims)
+    z[lay.offset("ttft") + len(lay.gpus)] = 1.5  # the LLM's TTFT × e^0.15 = 1.16
+    drawn = drawn_candidates(table, z)
+    bound = [p for p in table.index if inputs.candidates[p].capacity_limit == "ttft"]
+    assert bound
+    for pos in bound:
+        c, d = inputs.candidates[pos], drawn[pos]
+        assert not d.feasible or (
+            d.max_requests_per_s_per_replica < c.max_requests_per_s_per_replica * (1 - 1e-3)
+        ), c.label

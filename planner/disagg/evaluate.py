@@ -263,6 +263,7 @@ def _candidate(
         power_curve_w_per_replica=tuple(power.tolist()),
         itl_curve_s=tuple(cap.curve_itl_s[j].tolist()),
         capacity_limit=cap.limit[j],
+        ttft_curve_s=tuple(cap.curve_ttft_s[j].tolist()),
     )
 
 

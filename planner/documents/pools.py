@@ -32,6 +32,8 @@ from planner.inputs import (
 LAYOUT_DEGREES = ("pipeline_parallel", "data_parallel", "expert_parallel")
 #: The keys of a disaggregated unit, last in candidate and allocation records.
 POOL_KEYS = ("deployment", "pools")
+#: Candidate fields a plan record leaves out (the sweep's in-memory TTFT curve of a unit).
+UNRECORDED = ("ttft_curve_s",)
 
 
 def absent(value: object) -> bool:
@@ -95,7 +97,7 @@ def pool_document(pool: Pool, power_w_by_period: Sequence[float] | None = None) 
 def candidate_fields(c: Candidate, disaggregated_plan: bool) -> dict[str, Any]:
     """The fields of candidate *c*'s record: its own, ``tensor_parallel``, then ``deployment``
     and ``pools`` (left out when no candidate of the plan is disaggregated)."""
-    out = {**dataclass_values(c, skip=POOL_KEYS), "tensor_parallel": c.tp}
+    out = {**dataclass_values(c, skip=(*POOL_KEYS, *UNRECORDED)), "tensor_parallel": c.tp}
     if disaggregated_plan:
         out.update(deployment=c.deployment, pools=[pool_document(p) for p in c.pools] or None)
     return out

@@ -193,6 +193,11 @@ class Candidate:
     ``gpu`` and the layout degrees are then its decode pool's)."""
     pools: tuple[Pool, ...] = ()
     """A disaggregated unit's prefill and decode pools (empty for aggregated replicas)."""
+    ttft_curve_s: Sequence[float] = ()
+    """A disaggregated unit's mean TTFT at each knot (s: the prefill queue's wait, the lone
+    prompt's TTFT and the KV transfer), for the sweep's TTFT draws; empty for an aggregated
+    replica, whose TTFT at a knot is ``ttft_s`` − ``itl_curve_s[0]`` + ``itl_curve_s`` (the
+    prefill and one step). Not written to the plan JSON."""
 
     @property
     def disaggregated(self) -> bool:

@@ -13,8 +13,11 @@ never calls the predictors:
 * power: idle × the GPU type's idle factor, plus (curve − idle) × the power factor, clipped to
   the replica's TDP. A disaggregated unit's pools each take the factors of their own GPU type
   (its prefill pool's curve from the plan's ``pools``; the row's GPU is its decode pool's).
-* TTFT: the light-load prefill estimate × the TTFT factor (a unit's: its prefill pool's GPU
-  effect); above the TTFT SLA the candidate is infeasible for that draw.
+* TTFT: the TTFT at each knot × the TTFT factor (a unit's: its prefill pool's GPU effect): a
+  unit's recorded curve, an aggregated replica's light-load prefill plus its ITL there; the
+  TTFT SLA's percentile ratio carried as ``k`` for the ITL, on candidates whose capacity the
+  TTFT SLA sets. Above the TTFT SLA at the lightest load the candidate is infeasible for that
+  draw; else its capacity is also at most the largest rate meeting the TTFT SLA.
 
 A candidate the point estimate excludes stays excluded. Loads are multiplied by the arrival
 factor of their model entry and by the grid's load growth and per-model load.
@@ -97,6 +100,9 @@ class CandidateTable:
     prefill_idle_w: np.ndarray
     prefill_gpu: np.ndarray
     """GPU type (column of ``layout.gpus``) of a unit's prefill pool; the row's own else."""
+    ttft_curve_s: np.ndarray
+    """(N, width) TTFT at the knots, at the SLA's percentile where the TTFT SLA sets the
+    capacity (module docstring)."""
 
 
 def candidate_gpus(c: Candidate) -> tuple[str, ...]:
@@ -111,6 +117,21 @@ def _prefill(c: Candidate, knots: int) -> tuple[tuple[float, ...], float, str]:
     if pool is None or len(pool.power_curve_w) != knots:
         return (0.0,) * knots, 0.0, c.gpu
     return tuple(pool.power_curve_w), pool.idle_power_w, pool.gpu
+
+
+def _ttft_curve(c: Candidate, itl: Sequence[float], sla_s: float | None) -> tuple[float, ...]:
+    """The TTFT of *c* at its knots (s): a unit's curve, an aggregated replica's light-load
+    prefill plus its ITL at each knot; scaled so that it meets *sla_s* exactly at capacity where
+    the TTFT SLA sets the capacity (the percentile's ratio to the mean, as ``k`` for the ITL)."""
+    if c.ttft_s is None:
+        return tuple(0.0 for _ in itl)
+    curve = tuple(c.ttft_curve_s) or tuple(c.ttft_s - itl[0] + y for y in itl)
+    if len(curve) != len(itl):
+        return tuple(c.ttft_s for _ in itl)
+    if c.capacity_limit == "ttft" and sla_s is not None and curve[-1] > 0:
+        k = max(sla_s / curve[-1], 1.0)
+        return tuple(k * t for t in curve)
+    return curve
 
 
 def _pad(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
@@ -138,6 +159,10 @@ def build_table(
     ]
     demand = {m.name: m for m in inputs.models}
     pre = [_prefill(c, len(xs)) for c, (xs, _) in zip(cands, curves, strict=True)]
+    ttfts = [
+        _ttft_curve(c, itl_row, demand[c.name].ttft_sla_s)
+        for c, itl_row in zip(cands, itls, strict=True)
+    ]
     itl = _pad(itls, width)
     last_itl = np.array([row[-1] for row in itls]) if itls else np.zeros(0)
     k_sla = np.array([c.itl_s_at_capacity for c in cands]) / np.maximum(last_itl, 1e-12)
@@ -175,6 +200,7 @@ def build_table(
         prefill_power_w=_pad([p for p, _, _ in pre], width),
         prefill_idle_w=np.array([idle for _, idle, _ in pre]),
         prefill_gpu=np.array([gpus.index(g) for _, _, g in pre], dtype=np.int64),
+        ttft_curve_s=_pad(ttfts, width),
     )
 
 
@@ -198,20 +224,21 @@ def _interp_rows(x: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     return out
 
 
-def _capacity(table: CandidateTable, itl: np.ndarray) -> np.ndarray:
-    """New capacity per row: the largest rate whose k · itl meets the SLA (0: none)."""
-    sla_itl = itl * table.k_sla[:, None]
-    ok = sla_itl <= table.sla_s[:, None] * (1 + 1e-9)
+def _capacity(table: CandidateTable, itl: np.ndarray, ttft: np.ndarray) -> np.ndarray:
+    """New capacity per row: the largest rate whose k · itl meets the ITL SLA and whose TTFT
+    meets the TTFT SLA (0: none)."""
     cap = table.rates[np.arange(len(itl)), table.knots - 1].copy()
-    for i in np.nonzero(~ok.all(axis=1))[0]:
-        j = int(np.argmin(ok[i]))  # first knot that misses the SLA
-        if j == 0:
-            cap[i] = 0.0
-            continue
-        x0, x1 = table.rates[i, j - 1], table.rates[i, j]
-        y0, y1 = sla_itl[i, j - 1], sla_itl[i, j]
-        t = (table.sla_s[i] - y0) / (y1 - y0) if y1 > y0 else 0.0
-        cap[i] = x0 + min(max(t, 0.0), 1.0) * (x1 - x0)
+    for curve, sla in ((itl * table.k_sla[:, None], table.sla_s), (ttft, table.ttft_sla_s)):
+        ok = curve <= sla[:, None] * (1 + 1e-9)
+        for i in np.nonzero(~ok.all(axis=1))[0]:
+            j = int(np.argmin(ok[i]))  # first knot that misses the SLA
+            if j == 0:
+                cap[i] = 0.0
+                continue
+            x0, x1 = table.rates[i, j - 1], table.rates[i, j]
+            y0, y1 = curve[i, j - 1], curve[i, j]
+            t = (sla[i] - y0) / (y1 - y0) if y1 > y0 else 0.0
+            cap[i] = min(cap[i], x0 + min(max(t, 0.0), 1.0) * (x1 - x0))
     return cap
 
 
@@ -268,7 +295,7 @@ def drawn_candidates(table: CandidateTable, z: np.ndarray | None) -> tuple[Candi
     ] + (table.prefill_power_w - table.prefill_idle_w[:, None]) * np.exp(moved["power"])[:, None]
     power = np.minimum(idle[:, None] + dyn, np.maximum(table.tdp_w, idle)[:, None])
     ttft = table.ttft_s * np.exp(moved["ttft"])
-    cap = _capacity(table, itl)
+    cap = _capacity(table, itl, table.ttft_curve_s * np.exp(moved["ttft"])[:, None])
     out = list(base)
     for i, pos in enumerate(table.index):
         c = base[pos]
