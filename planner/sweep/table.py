@@ -267,12 +267,12 @@ def _candidate(
     )
 
 
-def _swapped(table: CandidateTable, z: np.ndarray, target: str) -> np.ndarray:
-    """*target*'s log factor of every row with its GPU effect that of its prefill pool's GPU."""
+def _swapped(table: CandidateTable, z: np.ndarray, target: str, f: np.ndarray) -> np.ndarray:
+    """*target*'s log factor *f* of every row with its GPU effect that of its prefill pool's
+    GPU."""
     lay, n_g = table.layout, len(table.layout.gpus)
     gpu = z[lay.offset(target) : lay.offset(target) + n_g] * table.sd[target][:n_g]
-    llm_row = log_factors(table, z)[target] - gpu[table.gpu_of_row]
-    return np.asarray(llm_row + gpu[table.prefill_gpu])
+    return np.asarray(f - gpu[table.gpu_of_row] + gpu[table.prefill_gpu])
 
 
 def drawn_candidates(table: CandidateTable, z: np.ndarray | None) -> tuple[Candidate, ...]:
@@ -287,7 +287,7 @@ def drawn_candidates(table: CandidateTable, z: np.ndarray | None) -> tuple[Candi
     itl = table.itl_s * np.exp(f["itl"])[:, None]
     # a unit's prefill pool: its own GPU type's idle, power and TTFT effects (docstring)
     own, pre = table.gpu_of_row, table.prefill_gpu
-    moved = {t: np.where(pre == own, f[t], _swapped(table, z, t)) for t in ("power", "ttft")}
+    moved = {t: np.where(pre == own, f[t], _swapped(table, z, t, f[t])) for t in ("power", "ttft")}
     rest_idle = table.idle_w - table.prefill_idle_w
     idle = rest_idle * idle_f[own] + table.prefill_idle_w * idle_f[pre]
     dyn = (table.power_w - table.prefill_power_w - rest_idle[:, None]) * np.exp(f["power"])[
