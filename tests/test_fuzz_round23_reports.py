@@ -129,6 +129,7 @@ def test_a_disaggregated_entry_has_its_pools_range(bundled: BundledRuns, tmp_pat
     assert "none: no power interval" not in report["md_row"]
 
 
+@pytest.mark.slow  # two reports of a plan written before units recorded intervals (~2 s)
 def test_units_without_an_interval_have_no_range_and_say_so(
     bundled: BundledRuns, tmp_path: Path
 ) -> None:

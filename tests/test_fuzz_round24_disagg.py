@@ -83,6 +83,8 @@ def _messages(tmp_path: Path, scenario: str, *args: str) -> list[str]:
     return messages
 
 
+@pytest.mark.slow  # a search before its explanation (~1.5 s); the per-region counts are in
+# tests/test_fuzz_round24_regions.py
 def test_regions_name_each_types_need_against_its_regions_inventory(tmp_path: Path) -> None:
     """Units that take H100 prefill and L40S decode workers (or either alone) in region east,
     which has 1 H100 and 2 L40S: each type's need in that region, as without regions; no power
