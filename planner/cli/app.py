@@ -20,6 +20,7 @@ error. Every command's ``--output``/``--chart`` refuses a directory name as type
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import sys
 from typing import Any
@@ -119,6 +120,14 @@ for _module in (
     _module.register(app)
 
 
+@functools.cache
+def command() -> Any:
+    """The Click command of :data:`app`, built once per process: building it inspects every
+    command's signature (about 40 ms), which ``app(...)`` would pay again on every call of
+    :func:`main` in one process (the test suites' in-process runs)."""
+    return typer.main.get_command(app)
+
+
 def _tolerate_narrow_encodings() -> None:
     """Replace what an ASCII-only (or other narrow) stdout/stderr encoding cannot show."""
     for stream in (sys.stdout, sys.stderr):
@@ -159,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             _check_environment()
             with stop_signals_exit():  # SIGTERM, SIGHUP: no half-written file left behind
-                app(args=args, prog_name="wattgpu", standalone_mode=True)
+                command().main(args=args, prog_name="wattgpu", standalone_mode=True)
         finally:
             sys.stdout.flush()  # a full disk shows up here, not at interpreter exit
     except WattgpuError as exc:
