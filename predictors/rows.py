@@ -41,7 +41,7 @@ from predictors.core.csv_text import (
     control_columns,
     control_in_names,
     csv_head_problem,
-    duplicate_csv_columns,
+    header_names_problem,
     numbers_as_text,
     without_controls,
 )
@@ -101,19 +101,14 @@ def _rates(rows: pl.DataFrame) -> pl.Series:
 def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
     """The rows CSV *path* as text columns; a one-line WattgpuError naming *option* and the file
     when it is missing, huge, not UTF-8 text with LF or CRLF line ends (UTF-16, bare CR), has a
-    control character or a repeated name in its header, is malformed or lacks model or gpu.
-    Lines without a value in any column are dropped."""
+    control character, a repeated name or two unnamed columns in its header, is malformed or
+    lacks model or gpu. Lines without a value in any column are dropped."""
     where = f"{option}: {path}"
     problem = file_size_problem(path, MAX_PREDICT_CSV_BYTES) or csv_head_problem(path)
     problem = problem or row_header.separator_problem(path, INPUT_COLUMNS)  # ';' or tab
+    problem = problem or header_names_problem(path)  # unnamed or repeated columns
     if problem is not None:
         raise WattgpuError(f"{where}: {problem}")
-    twice = duplicate_csv_columns(path)
-    if twice:
-        raise WattgpuError(
-            f"{where}: column(s) {', '.join(map(repr, twice))} appear more than once in the "
-            "header; keep one of each"
-        )
     try:
         rows = read_rows_text(path, where)  # a malformed line (stray quote…): that row's error
     except pl.exceptions.PolarsError as exc:

@@ -135,14 +135,20 @@ def _with_catalog_fix(error: str) -> str:
 
 
 def _chunks_with_fix(chunks: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
-    """The batch output's chunks, :func:`_with_catalog_fix` in their ``error`` column."""
+    """The batch output's chunks, their ``error`` column as the single form words it:
+    :func:`_with_catalog_fix` (polars), then :func:`_suggested` on each distinct error that
+    names an unknown value (the did-you-mean is Python's difflib: once per distinct text)."""
     import polars as pl
 
     for chunk in chunks:
         error = pl.col("error")
         for pattern, fix in _NOT_IN_CATALOG.items():
             error = error.str.replace_all(pattern, f"${{1}}{fix}${{2}}")
-        yield chunk.with_columns(error)
+        errors = chunk.with_columns(error).get_column("error")
+        unknown = errors.filter(errors.str.contains(_UNKNOWN.pattern)).unique().to_list()
+        hints = {text: _suggested(text) for text in unknown}
+        hinted = {text: fixed for text, fixed in hints.items() if fixed != text}
+        yield chunk.with_columns(errors.replace(hinted) if hinted else errors)
 
 
 def predict(

@@ -183,19 +183,20 @@ def _data_parallel_instead(
     ep: int | None,
     engine: str | None,
 ) -> str:
-    """``, or keep 72 GPUs with data_parallel 9 (TP 8 × DP 9)`` for a mixture-of-experts model
-    (attention DP with wide EP, as the engines serve DeepSeek-style models): the largest valid
-    TP whose attention data parallelism fills the same GPUs, where that layout is valid."""
-    per_stage = gpus // pp
-    for dp in range(2, per_stage + 1):
-        if per_stage % dp:
+    """``, or keep 72 GPUs with data_parallel 9 (tensor parallelism 8 × data 9)`` for a
+    mixture-of-experts model (attention DP with wide EP, as the engines serve DeepSeek-style
+    models): the largest valid TP whose attention data parallelism fills the same GPUs in the
+    same *pp* stages, checked as the fix states it (``pipeline_parallel`` too where *pp* is not
+    1: ``data_parallel`` alone would take the usual layout's stages again)."""
+    stages = pp if pp > 1 else None  # one stage: the usual layout's, left unstated
+    for dp in range(2, gpus // pp + 1):
+        if (gpus // pp) % dp:
             continue
-        layout, problems = layout_problems(llm, gpu, gpus, pp, dp, ep, engine=engine)
-        if layout is not None and not problems:
-            return (
-                f", or keep {gpus} GPUs with data_parallel {dp} "
-                f"(tensor parallelism {layout.tp} × data {dp})"
-            )
+        layout, problems = layout_problems(llm, gpu, gpus, stages, dp, ep, engine=engine)
+        if layout is not None and not problems and layout.pp == pp:
+            stated = f"data_parallel {dp}" + (f" and pipeline_parallel {pp}" if stages else "")
+            shape = f"{layout.tp}" + (f" × pipeline {pp}" if stages else "")
+            return f", or keep {gpus} GPUs with {stated} (tensor parallelism {shape} × data {dp})"
     return ""
 
 

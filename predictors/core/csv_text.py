@@ -12,7 +12,8 @@ refused); :func:`control_cell_errors` names, per row and at polars speed, the te
 cell holds one (the row is refused); :func:`without_controls` replaces them in what is written.
 
 :func:`duplicate_csv_columns` names the columns a header states twice (polars would read only
-the first); :func:`longer_record` finds the first line with more fields than the header (polars
+the first), :func:`header_names_problem` also two or more columns without a name;
+:func:`longer_record` finds the first line with more fields than the header (polars
 names no line). :func:`numbers_as_text` writes number cells one by one.
 """
 
@@ -210,6 +211,35 @@ def duplicate_csv_columns(path: Path) -> list[str]:
             twice.append(name)
         seen.add(name)
     return twice
+
+
+#: Positions of unnamed columns a header problem lists (a longer list ends with how many more).
+_UNNAMED_SHOWN = 5
+
+
+def header_names_problem(path: Path) -> Problem | None:
+    """Why the header line of CSV *path* cannot name its columns one by one (None when it can, or
+    cannot be read: the reader then gives its own error): two or more columns without a name
+    (a spreadsheet's empty trailing columns, ``a,b,,``; polars would call them ``""``,
+    ``_duplicated_0``, … and which is which could not be written back), then a name stated twice
+    (:func:`duplicate_csv_columns`). One unnamed column is named: by its empty name."""
+    unnamed = [i for i, name in enumerate(csv_header(path), 1) if name == ""]
+    if len(unnamed) > 1:
+        shown = [str(i) for i in unnamed[:_UNNAMED_SHOWN]]
+        more = len(unnamed) - len(shown)
+        last = f"{more} more" if more else shown.pop()
+        return Problem(
+            f"columns {', '.join(shown)} and {last} have no name in the header",
+            "give each a name, or delete them if they are empty (spreadsheets save empty "
+            "columns as trailing commas)",
+        )
+    twice = duplicate_csv_columns(path)
+    if twice:
+        return Problem(
+            f"column(s) {', '.join(map(repr, twice))} appear more than once in the header",
+            "keep one of each",
+        )
+    return None
 
 
 def longer_record(path: Path) -> tuple[int, int, int] | None:

@@ -155,15 +155,24 @@ def write_output(
             with target.open("wb") as fh:
                 fill(fh)
         except OSError as exc:
-            raise WattgpuError(f"{option} {target}: cannot write ({exc.strerror})") from None
+            raise WattgpuError(
+                f"{option} {target}: cannot write ({_reason(exc)}) — check the path"
+            ) from None
         return target
     try:
         atomic_write(target, fill)
     except OSError as exc:
         raise WattgpuError(
-            f"{option} {target}: cannot write ({exc.strerror or exc}) — check the path"
+            f"{option} {target}: cannot write ({_reason(exc)}) — check the path"
         ) from None
     return target
+
+
+def _reason(exc: OSError) -> str:
+    """Why a write failed: the system's words (``No space left on device``); an ``OSError``
+    raised by polars' writer has no ``strerror``, only its message (``No space left on device
+    (os error 28)``)."""
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def _link_text(link: Path) -> str:
