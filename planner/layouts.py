@@ -32,9 +32,11 @@ domain, ``D / ⌊D / (whole nodes)⌋`` (replicas of one size then always fit wh
 a GB200 NVL72 rack, 4 per rack, 18 GPUs each); one spanning NVLink domains whole domains (a
 replica of 12 GPUs on 8-GPU nodes takes 2 nodes = 16 GPUs; TP 64 × PP 2 on GB200 NVL72 takes 2
 racks = 144 GPUs), as many as its stages pack into (a stage never crosses a domain: TP 2 × DP 3
-stages of 6 GPUs on 8-GPU nodes take one node each). The held GPUs are priced, and those not
-running the
-replica draw idle power.
+stages of 6 GPUs on 8-GPU nodes take one node each). A user GPU whose domain is no whole number
+of nodes (``nvlink_domain_gpus`` 36 with ``node_gpus`` left at 8) has ``⌈D / node⌉`` nodes per
+domain, the last one cut to the domain's GPUs: a replica whose whole nodes outnumber the domain's
+GPUs takes the whole domain (TP 4 × PP 9 there: 36 GPUs on 5 nodes). The held GPUs are priced,
+and those not running the replica draw idle power.
 """
 
 from __future__ import annotations
@@ -92,16 +94,18 @@ def held_gpus(
     domain = validity.tp_domain_gpus(gpu)
     if count <= node:
         return count, 1
+    nodes = math.ceil(count / node)
     if count <= domain:
         # whole nodes, and its share of the domain: replicas of this size never cross a domain
-        # (TP 16 on an NVL72 rack: 4 per rack, 18 GPUs each; the 8 left are priced, idle)
-        spans = math.ceil(count / node) * node
-        return math.ceil(domain / (domain // spans)), spans // node
+        # (TP 16 on an NVL72 rack: 4 per rack, 18 GPUs each; the 8 left are priced, idle); a
+        # domain that is no whole number of nodes (36 GPUs on 8-GPU nodes) holds at least one
+        # replica, whose whole nodes it cuts to its own GPUs: the whole domain
+        per_domain = max(domain // (nodes * node), 1)
+        return math.ceil(domain / per_domain), nodes
     domains = math.ceil(count / domain)
     if stage is not None:
         domains = max(domains, validity.domains_spanned(gpu, stage, pp))
-    held = domains * domain
-    return held, math.ceil(held / node)
+    return domains * domain, domains * math.ceil(domain / node)
 
 
 def _shape(gpu: Mapping[str, Any], layout: validity.Layout) -> Shape:

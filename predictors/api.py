@@ -34,7 +34,7 @@ from predictors.catalog.row_checks import (
 from predictors.catalog.row_checks import MAX_VALUES as MAX_VALUES
 from predictors.catalog.store import Catalog, load_catalog
 from predictors.core.vocab import ENGINE_ALIASES, PRECISION_ALIASES
-from predictors.estimators import artifacts, domain
+from predictors.estimators import artifacts, domain, intervals
 from predictors.features import DECODE_WORKERS_COLUMN, add_features, join_specs
 from predictors.fit_verdict import fit_errors
 from predictors.numbers import number as _number
@@ -270,12 +270,19 @@ class Predictor:
         feats = feats.with_columns(memory_rule.memory_terms())
         fits = feats.select(memory_rule.fits_from_terms().fill_null(False)).to_series()
         reasons = domain.domain_reason_series(self.card, feats, self.catalog.gpus)
+        measured = domain.gpu_measured_series(self.card, feats)
+        # a measured id re-rated by a user row is an unmeasured GPU to the intervals too
+        feats = feats.with_columns(
+            (pl.col("gpu").is_in(self.card.get("domain", {}).get("gpus", [])) & ~measured)
+            .fill_null(False)
+            .alias(intervals.RESPECIFIED_COLUMN)
+        )
         head = feats.select(
             "_row",
             fits.alias("_fits"),
             fit_errors(feats, fits),
             (reasons == "").fill_null(False).alias("in_domain"),
-            domain.gpu_measured_series(self.card, feats).alias("gpu_measured"),
+            measured.alias("gpu_measured"),
             reasons.alias("_reason"),
             "batch_size",
         )

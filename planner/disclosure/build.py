@@ -55,7 +55,41 @@ def window(doc: PlanDocument) -> tuple[str | None, str | None]:
     return begin.isoformat(), end.isoformat()
 
 
-def _boundary(d: Disclosure, pue: float) -> list[BoundaryItemDocument]:
+def _embodied_boundary(energies: list[AllocationEnergy]) -> BoundaryItemDocument:
+    """The embodied component as the fields treat it: included when every planned GPU has a
+    catalog ``embodied_kg_co2e``; else excluded from the fleet's figures (not applicable there,
+    :func:`planner.disclosure.fleet.fleet_fields`), naming the GPUs without one and the model
+    entries whose own fields still include it (:func:`planner.disclosure.model_fields`)."""
+    missing = sorted({g for e in energies for g, _, kg in e.embodied_by_gpu if kg is None})
+    if not missing:
+        return BoundaryItemDocument(
+            component="embodied",
+            treatment="included",
+            note="GPU manufacturing share over the window (SCI M), modelled per catalog GPU",
+        )
+    names = dict.fromkeys(e.allocation.name for e in energies)
+    lacking = {
+        e.allocation.name for e in energies if any(kg is None for *_, kg in e.embodied_by_gpu)
+    }
+    kept = [n for n in names if n not in lacking]
+    only = (
+        f"; included only in the fields of model entr{'y' if len(kept) == 1 else 'ies'} "
+        f"{', '.join(kept)}, whose GPUs have one"
+        if kept
+        else ""
+    )
+    return BoundaryItemDocument(
+        component="embodied",
+        treatment="excluded",
+        note="not in the fleet's embodied and SCI fields (not applicable: no embodied_kg_co2e in "
+        f"the catalog for {', '.join(missing)}){only}; give embodied_kg_co2e in the user "
+        "catalog's gpus.csv to include the GPU manufacturing share",
+    )
+
+
+def _boundary(
+    d: Disclosure, pue: float, embodied: BoundaryItemDocument
+) -> list[BoundaryItemDocument]:
     host = (
         BoundaryItemDocument(
             component="host",
@@ -92,11 +126,7 @@ def _boundary(d: Disclosure, pue: float) -> list[BoundaryItemDocument]:
             note="cooling and power distribution through the PUE factor (facility energy = GPU "
             "energy × factor)",
         ),
-        BoundaryItemDocument(
-            component="embodied",
-            treatment="included",
-            note="GPU manufacturing share over the window (SCI M), modelled per catalog GPU",
-        ),
+        embodied,
         BoundaryItemDocument(
             component="training",
             treatment="included" if d.training_energy_kwh is not None else "excluded",
@@ -186,7 +216,7 @@ def build_disclosure(
         persona=d.persona,
         fields=fields,
         models=models,
-        boundary=_boundary(d, effective_pue(doc, fc)),
+        boundary=_boundary(d, effective_pue(doc, fc), _embodied_boundary(energies)),
         idle_active=_idle_active(energies),
         hardware=_hardware(doc, catalog),
         hourly=hourly_rows(doc, fc),

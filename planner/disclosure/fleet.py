@@ -269,13 +269,12 @@ def _embodied_and_sci(
         range_source=NO_RANGE_INPUT,
     )
     if any(kg is None for kg in embodied):
-        reason = "a planned GPU has no embodied_kg_co2e in the catalog"
-        for key in (
-            "embodied_total_kg_co2e",
-            "embodied_kg_co2e",
-            "sci_g_co2e_per_1m_output_tokens",
-        ):
-            out[key] = not_applicable("kg CO2e", reason)
+        missing = sorted({g for e in energies for g, _, kg in e.embodied_by_gpu if kg is None})
+        reason = f"no embodied_kg_co2e in the catalog for {', '.join(missing) or 'a planned GPU'}"
+        out["embodied_total_kg_co2e"] = not_applicable("kg CO2e", reason)
+        out["embodied_kg_co2e"] = not_applicable("kg CO2e", reason)
+        sci = not_applicable("g CO2e per 1M output tokens", reason)
+        out["sci_g_co2e_per_1m_output_tokens"] = sci
         return
     per_gpu: dict[str, tuple[int, float]] = {}
     for e in energies:

@@ -207,7 +207,11 @@ def model_fields(
     )
     parts = [kg for _, kg in mine]
     if any(kg is None for kg in parts):
-        fields["embodied_kg_co2e"] = not_applicable("kg CO2e", "a GPU has no embodied_kg_co2e")
+        missing = sorted({g for e, _ in mine for g, _, kg in e.embodied_by_gpu if kg is None})
+        reason = f"no embodied_kg_co2e in the catalog for {', '.join(missing) or 'a GPU'}"
+        fields["embodied_kg_co2e"] = not_applicable("kg CO2e", reason)
+        sci = not_applicable("g CO2e per 1M output tokens", reason)
+        fields["sci_g_co2e_per_1m_output_tokens"] = sci
         return fields
     embodied = sum(kg or 0.0 for kg in parts)
     fields["embodied_kg_co2e"] = value(

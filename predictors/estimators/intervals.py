@@ -47,6 +47,11 @@ DIFFICULTY_FEATURES: tuple[str, ...] = (
 )
 #: Years a GPU's release lies after the newest measured one are counted up to this.
 MAX_YEARS_NEWER = 6.0
+#: A prediction frame's flag: the row's GPU id was measured, but its catalog row gives it other
+#: specs (a user row re-rating it, e.g. power-capped): ``gpu_unseen`` then, as ``gpu_measured``
+#: says (:func:`predictors.estimators.domain.gpu_measured_series`). Training and calibration
+#: frames carry no such column: their rows have the specs they were measured with.
+RESPECIFIED_COLUMN = "gpu_respecified"
 
 
 def conformal_quantiles(
@@ -202,12 +207,12 @@ def _flag(frame: pl.DataFrame, column: str) -> np.ndarray:
 
 def difficulty_features(frame: pl.DataFrame, evidence: Evidence) -> np.ndarray:
     """(rows × :data:`DIFFICULTY_FEATURES`) matrix, every entry ≥ 0: what each row of *frame*
-    lacks in the model's *evidence*."""
+    lacks in the model's *evidence* (its GPU unseen: by id, or :data:`RESPECIFIED_COLUMN`)."""
     year = frame["release_year"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     newer = np.nan_to_num(year - evidence.newest_release_year, nan=0.0)
     gpus = frame["gpu_count"].cast(pl.Float64).fill_null(1.0).to_numpy()
     columns = [
-        _unseen(frame, "gpu", evidence.gpus),
+        np.maximum(_unseen(frame, "gpu", evidence.gpus), _flag(frame, RESPECIFIED_COLUMN)),
         _unseen(frame, "architecture", evidence.architectures),
         _unseen(frame, "vendor", evidence.vendors),
         _vendor_sparse(frame, evidence),
