@@ -105,3 +105,25 @@ def embodied_kg_co2e(
     te = e.allocation.gpus * e.embodied_per_gpu_kg_co2e
     ts = window_hours / (lifetime_years * HOURS_PER_YEAR)
     return te * ts * resource_share
+
+
+#: How an aggregated replica's energy is split into prefill and decode (a request's time).
+SPLIT_BY_TIME = "GPU energy split by TTFT / (TTFT + output tokens × ITL)"
+#: How a disaggregated unit's is (its pools' own power).
+SPLIT_BY_POOL = "a disaggregated unit's prefill pool's energy"
+
+
+def prefill_split_source(energies: list[AllocationEnergy]) -> str:
+    """The source text of a prefill / decode energy split over *energies*: the method each
+    allocation's share was computed by (:func:`allocation_energy`), per output token."""
+    units = [e.allocation.pools is not None and len(e.allocation.pools) > 0 for e in energies]
+    if all(units):
+        how = f"prefill = {SPLIT_BY_POOL}"
+    elif any(units):
+        how = (
+            f"aggregated replicas: {SPLIT_BY_TIME}; "
+            "disaggregated units: prefill = their prefill pool's energy"
+        )
+    else:
+        how = SPLIT_BY_TIME
+    return f"{how}, per output token"

@@ -9,7 +9,7 @@ from planner.disclosure.emissions import (
     grid_fields,
     location_average_g_co2_per_kwh,
 )
-from planner.disclosure.energy import HOURS_PER_YEAR, AllocationEnergy
+from planner.disclosure.energy import HOURS_PER_YEAR, AllocationEnergy, prefill_split_source
 from planner.disclosure.fields import (
     NO_RANGE_FIXED,
     NO_RANGE_INPUT,
@@ -119,7 +119,7 @@ def fleet_fields(
     requests = sum(m.requests for m in fc.models)
     if tokens > 0 and all(e.prefill_share is not None for e in energies):
         prefill = sum(e.energy_kwh * (e.prefill_share or 0.0) for e in energies)
-        src = "GPU energy split by TTFT / (TTFT + output tokens × ITL), per output token"
+        src = prefill_split_source(list(energies))
         out["energy_prefill_j_per_output_token"] = value(
             prefill * J_PER_KWH / tokens, "J/token", "modelled", src, factors=f, range_source=rng
         )

@@ -4,7 +4,7 @@ emissions and the SCI rate."""
 
 from __future__ import annotations
 
-from planner.disclosure.energy import AllocationEnergy
+from planner.disclosure.energy import AllocationEnergy, prefill_split_source
 from planner.disclosure.fields import (
     NO_RANGE_FIXED,
     NO_RANGE_INPUT,
@@ -147,7 +147,7 @@ def model_fields(
         )
         if all(e.prefill_share is not None for e, _ in mine):
             prefill = sum(e.energy_kwh * (e.prefill_share or 0.0) for e, _ in mine)
-            src = "GPU energy split by TTFT / (TTFT + output tokens × ITL), per output token"
+            src = prefill_split_source([e for e, _ in mine])
             fields["energy_prefill_j_per_output_token"] = value(
                 prefill * J_PER_KWH / tokens,
                 "J/token",
