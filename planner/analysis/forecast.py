@@ -139,11 +139,30 @@ class SiteEconomics:
     carbon_usd_per_kg: float | None
 
 
-def _pue(doc: PlanDocument, whole: FiguresDocument) -> float:
-    """The plan's PUE; with regions, facility / GPU energy over them (each at its own PUE)."""
-    if doc.regions and whole.energy_kwh > 0:
-        return whole.facility_energy_kwh / whole.energy_kwh
-    return doc.assumptions.pue
+EFFECTIVE_GRID_SOURCE = (
+    "effective figure of a plan with regions: the fleet's carbon over its facility energy, each "
+    "region on its own grid"
+)
+
+
+def _site(
+    doc: PlanDocument, whole: FiguresDocument, grid: GridDocument | None
+) -> tuple[float, float, GridDocument, bool]:
+    """(PUE, electricity price, grid, effective) the forecast states: the plan's own; with
+    regions (each at its own PUE, price and grid) and energy, the fleet's effective figures,
+    facility over GPU energy, electricity cost and carbon over facility energy (so that facility
+    kWh × price and × grid give the totals)."""
+    a = doc.assumptions
+    facility = whole.facility_energy_kwh
+    if not doc.regions or whole.energy_kwh <= 0 or facility <= 0:
+        return a.pue, a.electricity_usd_per_kwh, grid or grid_factor(doc), False
+    effective = GridDocument(
+        g_co2_per_kwh=whole.carbon_kg * 1000.0 / facility,
+        region=None,
+        year=None,
+        source=EFFECTIVE_GRID_SOURCE,
+    )
+    return facility / whole.energy_kwh, whole.electricity_cost_usd / facility, effective, True
 
 
 def allocation_economics(
@@ -248,13 +267,15 @@ def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> For
 
     *grid* only labels the carbon factor (value, year, source); the values used are the plan's
     (``grid_g_co2_per_kwh``, or its grid profile per period) so that the forecast and the plan
-    agree. Default: the plan's label.
+    agree. Default: the plan's label. A plan with regions that uses energy states the fleet's
+    effective PUE, price and grid instead (:func:`_site`; ``effective_site_figures``).
     """
     doc = as_document(plan)
     a_ = doc.assumptions
     models = [_model(doc, m) for m in doc.models]
     by_period = [_sum([f[t] for _, f in models]) for t in range(len(a_.period_hours))]
     whole, month, year = _horizons(_sum(by_period), a_.hours)
+    pue, price, grid, effective = _site(doc, whole, grid)
     return ForecastDocument(
         estimated=True,
         hours=a_.hours,
@@ -262,10 +283,10 @@ def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> For
         hours_per_month=HOURS_PER_MONTH,
         hours_per_year=HOURS_PER_YEAR,
         scaling="month and year = horizon figures × (730 h or 8760 h) / horizon hours",
-        pue=_pue(doc, whole),
-        electricity_usd_per_kwh=a_.electricity_usd_per_kwh,
+        pue=pue,
+        electricity_usd_per_kwh=price,
         carbon_usd_per_kg=a_.carbon_usd_per_kg,
-        grid=grid or grid_factor(doc),
+        grid=grid,
         total=ForecastTotalDocument(
             horizon=whole,
             per_month=month,
@@ -273,6 +294,7 @@ def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> For
             by_period=by_period,
         ),
         models=[m for m, _ in models],
+        effective_site_figures=effective,
     )
 
 

@@ -19,7 +19,7 @@ def schema(
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
 ) -> None:
-    """JSON Schema of a wattgpu output (plan, report, forecast, pareto, model-card, sweep)."""
+    """JSON Schema of a wattgpu output (plan, report, forecast, pareto, model-card, sweep, diff)."""
     from planner.documents import schema_text
 
     text = schema_text(name)

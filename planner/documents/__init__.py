@@ -1,7 +1,9 @@
-"""Typed output documents: the JSON contracts of plan, report, forecast, Pareto front and card.
+"""Typed output documents: the JSON contracts of plan, report, forecast, Pareto front, card,
+sweep and plan diff.
 
 Each is a frozen pydantic model (:mod:`planner.documents.plan`, ``.report``, ``.forecast``,
-``.pareto``, ``.uncertainty``; the model card is :class:`predictors.estimators.card.ModelCard`).
+``.pareto``, ``.uncertainty``, ``.sweep``, ``.diff``; the model card is
+:class:`predictors.estimators.card.ModelCard`).
 :data:`SCHEMA_NAMES` are the names of ``wattgpu schema NAME``; :func:`schema_text` gives the
 JSON Schema committed as docs/schemas/NAME.schema.json (a test keeps the files current).
 """
@@ -21,6 +23,7 @@ _MODELS: dict[str, tuple[str, str]] = {
     "pareto": ("planner.documents.pareto", "ParetoDocument"),
     "model-card": ("predictors.estimators.card", "ModelCard"),
     "sweep": ("planner.documents.sweep", "SweepDocument"),
+    "diff": ("planner.documents.diff", "DiffDocument"),
 }
 SCHEMA_NAMES: tuple[str, ...] = tuple(_MODELS)
 

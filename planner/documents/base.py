@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Collection, Sequence
 from dataclasses import fields
 from enum import Enum
@@ -19,9 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
-from planner.documents.json_values import non_finite_field
+from planner.documents.json_values import long_integer_field, non_finite_field
 from predictors.core.errors import WattgpuError
-from predictors.core.safe_read import MAX_PLAN_JSON_BYTES, load_json
+from predictors.core.safe_read import MAX_PLAN_JSON_BYTES, decode_utf8, load_json, read_bytes
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -113,7 +114,7 @@ def load_document(path: Path, model: type[D], what: str, fix: str, *, strict: bo
     try:  # size, UTF-8, nesting depth and NaN are checked before anything is parsed
         data = load_json(path, MAX_PLAN_JSON_BYTES)
     except WattgpuError as exc:
-        raise WattgpuError(f"{exc}; {fix}") from None
+        raise WattgpuError(f"{_long_integer(path) or exc}; {fix}") from None
     if not isinstance(data, dict):
         raise WattgpuError(f"{path}: not a {what} (expected a JSON object); {fix}")
     field = non_finite_field(data)
@@ -134,6 +135,22 @@ def load_document(path: Path, model: type[D], what: str, fix: str, *, strict: bo
         shown[-1] += f" — the {what} was edited or damaged; {fix}"
         raise WattgpuError("\n".join(shown))
     return doc
+
+
+def _long_integer(path: Path) -> str | None:
+    """The error of a JSON file whose whole number has too many digits for Python to read,
+    naming its field (as a number beyond a float's range is named); None when none has."""
+    try:
+        found = long_integer_field(decode_utf8(read_bytes(path, MAX_PLAN_JSON_BYTES), path))
+    except WattgpuError:
+        return None
+    if found is None:
+        return None
+    field, digits = found
+    return (
+        f"{path}: unusable number in JSON ({field}: a number of {digits:,} digits is beyond "
+        f"range) — give finite numbers of at most {sys.get_int_max_str_digits():,} digits"
+    )
 
 
 def dataclass_values(obj: DataclassInstance, *, skip: Collection[str] = ()) -> dict[str, Any]:

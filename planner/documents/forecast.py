@@ -145,6 +145,12 @@ class ForecastDocument(Document):
     grid: GridDocument
     total: ForecastTotalDocument
     models: list[ModelForecastDocument]
+    effective_site_figures: bool = False
+    """True when ``pue``, ``electricity_usd_per_kwh`` and ``grid`` are the fleet's effective
+    figures (a plan with regions that uses energy, each region at its own PUE, price and grid):
+    facility over GPU energy, electricity cost over facility energy and carbon over facility
+    energy of the horizon totals; false: the plan's own figures (``grid``: its flat factor, the
+    plan's grid profile, when it has one, gives each period's)."""
 
     def model(self, name: str) -> ModelForecastDocument:
         """The forecast of model entry *name*."""

@@ -1,11 +1,14 @@
 """What a value read from a plan JSON is, for the checks of the raw records
 (:mod:`.verify_candidates`, :mod:`.verify_inputs`, :mod:`.verify_periods`, :mod:`.verify_units`):
 JSON's ``true``/``false`` are Python bools, which are ints, so each test excludes them; and
-where a parsed document holds an infinite number (:func:`non_finite_field`)."""
+where a parsed document holds an infinite number (:func:`non_finite_field`) or a whole number too
+long to read (:func:`long_integer_field`)."""
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from itertools import chain
 from typing import Any
 
@@ -89,3 +92,47 @@ def non_finite_field(data: Any) -> str | None:
     beyond a float's range (``1e400``) parses as infinity where ``Infinity`` itself is refused
     (:func:`predictors.core.safe_read.load_json`)."""
     return _non_finite(data, "") if _may_hold_non_finite(data) else None
+
+
+class _LongInteger:
+    """A whole number of the JSON text longer than Python reads (its digit count)."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _integer(text: str) -> int | _LongInteger:
+    limit = sys.get_int_max_str_digits()
+    digits = len(text.lstrip("-"))
+    return _LongInteger(digits) if limit and digits > limit else int(text)
+
+
+def long_integer_field(text: str) -> tuple[str, int] | None:
+    """(field, digits) of the first whole number of the JSON *text* with more digits than Python
+    converts (``sys.get_int_max_str_digits()``, 4,300 by default: ``int()`` refuses it with a
+    message that names no field), None when none has (or the text is no JSON for another
+    reason). For the error path of a JSON read that failed: the text is parsed again."""
+    try:
+        data = json.loads(text, parse_int=_integer)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _LongInteger):
+            return path or "(top level)", node.digits
+        items = (
+            node.items()
+            if isinstance(node, dict)
+            else enumerate(node)
+            if isinstance(node, list)
+            else ()
+        )
+        children = [
+            (v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k))
+            for k, v in items
+        ]
+        stack.extend(reversed(children))
+    return None

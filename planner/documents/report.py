@@ -171,8 +171,27 @@ class Load(Document):
     min_replicas: int
 
 
+class RegionAssumptions(Document):
+    """One region of a plan with regions: the figures its model entries were accounted at."""
+
+    name: str
+    pue: float
+    electricity_usd_per_kwh: float
+    grid_g_co2_per_kwh: float
+    """Grid carbon intensity (g CO2e per facility kWh; flat: the region's carbon without a
+    profile)."""
+    grid_g_co2_per_kwh_by_period: list[float] | None
+    """The region's hourly grid profile, one value per period (null when flat)."""
+    grid_region: str | None
+    """Catalog grid region of the carbon factor (null: an explicit figure)."""
+    power_cap_kw: float | None
+    """Facility power cap of the region in every period (kW; null: none)."""
+
+
 class Assumptions(Document):
-    """Horizon, PUE, grid factor, prices, objective, engine and loads."""
+    """Horizon, PUE, grid factor, prices, objective, engine, limits and loads. In a plan with
+    regions that uses energy, ``pue``, ``grid`` and ``electricity_usd_per_kwh`` are the fleet's
+    effective figures (``effective_site_figures``; each region's own under ``regions``)."""
 
     horizon_hours: float
     periods: int
@@ -189,8 +208,20 @@ class Assumptions(Document):
     objective: ObjectiveDocument
     objective_text: str
     power_cap_kw: float | None
+    """The scenario's facility power cap in every period (kW; null: none, or with regions each
+    region's under ``regions``)."""
     budget_usd: float | None
+    """Cap on the total cost over the horizon ($; null: none)."""
     loads: list[Load]
+    effective_site_figures: bool = False
+    """True when ``pue``, ``grid`` and ``electricity_usd_per_kwh`` are the fleet's effective
+    figures (a plan with regions that uses energy): facility over GPU energy, carbon over
+    facility energy and electricity cost over facility energy, so that facility kWh × grid and
+    × price give the report's carbon and electricity cost; false: the scenario's own figures
+    (with regions but no energy planned: its top-level figures, each region's under
+    ``regions``)."""
+    regions: list[RegionAssumptions] | None = Field(None, exclude_if=absent)
+    """Each region's PUE, electricity price, grid and power cap (omitted without regions)."""
 
 
 class Warnings(Document):

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from planner.documents.base import Document
 from planner.documents.flags import FlagDocument
+from planner.documents.pools import absent
 from planner.documents.sweep_values import (
     Amount,
     Amounts,
@@ -159,7 +160,8 @@ class FanDocument(Document):
 
 class TornadoBarDocument(Document):
     """Mean re-optimised cost with a factor low and high (draws: lowest and highest fifth of
-    its normal; grid: the axis's first and last value, averaged over the other axes)."""
+    its normal; grid: the axis's first and last value, averaged over the grid points matched at
+    both ends)."""
 
     factor: str
     source: Annotated[str, *one_of(("draws", "grid"), "source")]
@@ -167,6 +169,11 @@ class TornadoBarDocument(Document):
     low_cost_usd: Amount
     high_cost_usd: Amount
     swing_usd: float
+    points_left_out: Count | None = Field(None, exclude_if=absent)
+    """Grid bars: the grid points at the axis's first and last value left out of the two means.
+    The means are over matched pairs (the points at the two ends with the same values on every
+    other axis, both with a plan); a point without a plan, or whose pair has none, is left out
+    (omitted for draw bars, and in sweeps written before the count)."""
 
 
 class SummaryDocument(Document):

@@ -4,19 +4,21 @@
 What the file's own content gives, recomputed as the sweep writer computes it
 (:mod:`planner.sweep.aggregate`): each tornado bar's ``swing_usd`` is its ``high_cost_usd −
 low_cost_usd``; each grid bar (``source: grid``) is the mean re-optimised cost of the grid
-points at the axis's first and at its last value (so an edited ``grid[i].optimal.cost_usd`` of
-such a point shows); a robust candidate's ``all_met_probability`` (every SLA, the cap and the
-budget in the same draw) is at most each of its own probabilities. Not recomputable from the
-file: the draws' tornado bars (the draws' normal deviates are not written), a grid point's cost
-between the axis's ends, and any grid point's cost in a sweep without draws (no summary, so no
-tornado); the robust candidates' probabilities themselves (the second pass's outcomes are not
-written).
+points at the axis's first and at its last value, over the pairs of points matched at both
+ends (the same values on every other axis, both with a plan; so an edited
+``grid[i].optimal.cost_usd`` of such a point shows), and its ``points_left_out`` the points at
+the ends in no such pair; a robust candidate's ``all_met_probability`` (every SLA, the cap and
+the budget in the same draw) is at most each of its own probabilities. Not recomputable from
+the file: the draws' tornado bars (the draws' normal deviates are not written), a grid point's
+cost between the axis's ends or outside the matched pairs, and any grid point's cost in a sweep
+without draws (no summary, so no tornado); the robust candidates' probabilities themselves (the
+second pass's outcomes are not written).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
 
@@ -61,31 +63,69 @@ End = tuple[float, list[int]]
 """The mean re-optimised cost at one end of a grid axis, and the grid points it averages."""
 
 
-def grid_bars(axes: list[Any], grid: list[Any]) -> dict[str, tuple[End, End]]:
-    """Per grid axis whose first and last values differ: its bar's factor and, at each end, the
-    mean re-optimised cost of the grid points there and their indices in ``grid`` (as
-    :func:`planner.sweep.aggregate.tornado_grid` computes the bar)."""
+class GridBar(NamedTuple):
+    """A grid bar recomputed from the grid records: both ends and the points left out."""
+
+    low: End
+    high: End
+    left_out: int
+
+
+def _matched(
+    values: list[float], others: list[tuple[float, ...]], costs: list[float | None]
+) -> tuple[list[tuple[int, int]], int]:
+    """The (first-value, last-value) pairs of grid points of one axis whose *others* (their
+    values on every other axis) are equal and that both have a cost, in grid order, and how many
+    points at the two ends are in no such pair."""
+    lo_v, hi_v = min(values), max(values)
+    first: dict[tuple[float, ...], list[int]] = {}
+    last: dict[tuple[float, ...], list[int]] = {}
+    for i, (v, rest) in enumerate(zip(values, others, strict=True)):
+        if v == lo_v:
+            first.setdefault(rest, []).append(i)
+        elif v == hi_v:
+            last.setdefault(rest, []).append(i)
+    pairs = [
+        (i, j)
+        for rest, at_first in first.items()
+        for i, j in zip(at_first, last.get(rest, []), strict=False)
+        if costs[i] is not None and costs[j] is not None
+    ]
+    at_ends = sum(map(len, first.values())) + sum(map(len, last.values()))
+    return pairs, at_ends - 2 * len(pairs)
+
+
+def grid_bars(axes: list[Any], grid: list[Any]) -> dict[str, GridBar]:
+    """Per grid axis whose first and last values differ: its bar's factor, the mean
+    re-optimised cost at each end over the grid points matched at both ends (the same values on
+    every other axis of ``grid_axes``, both with a cost) with their indices in ``grid``, and the
+    points at the ends left out (as :func:`planner.sweep.aggregate.tornado_grid` defines the
+    bar; no matched pair: no bar)."""
     records = [r if isinstance(r, dict) else {} for r in grid]
     points = [r.get("point") for r in records]
-    out: dict[str, tuple[End, End]] = {}
-    for label in (a for a in axes if isinstance(a, str)):
-        values = _axis_values(label, points)
-        if not values or min(values) == max(values):
+    costs = [
+        float(r["optimal"]["cost_usd"])
+        if isinstance(r.get("optimal"), dict) and _number(r["optimal"].get("cost_usd"))
+        else None
+        for r in records
+    ]
+    labels = list(dict.fromkeys(a for a in axes if isinstance(a, str)))
+    columns = {label: _axis_values(label, points) for label in labels}
+    out: dict[str, GridBar] = {}
+    for label, values in columns.items():
+        rest = [c for other, c in columns.items() if other != label]
+        if not values or min(values) == max(values) or any(c is None for c in rest):
             continue
-        lo_v, hi_v = min(values), max(values)
-        costs = [
-            (i, v, r["optimal"]["cost_usd"])
-            for i, (r, v) in enumerate(zip(records, values, strict=True))
-            if isinstance(r.get("optimal"), dict) and _number(r["optimal"].get("cost_usd"))
-        ]
-        lo = [(i, c) for i, v, c in costs if v == lo_v]
-        hi = [(i, c) for i, v, c in costs if v == hi_v]
-        if lo and hi:
-            out[f"grid {label} {lo_v:g} → {hi_v:g}"] = (_end(lo), _end(hi))
+        others = list(zip(*rest, strict=True)) if rest else [()] * len(values)
+        pairs, left_out = _matched(values, others, costs)
+        if pairs:
+            low, high = ([(k, costs[k]) for k in end] for end in zip(*pairs, strict=True))
+            factor = f"grid {label} {min(values):g} → {max(values):g}"
+            out[factor] = GridBar(_end(low), _end(high), left_out)
     return out
 
 
-def _end(costs: list[tuple[int, float]]) -> End:
+def _end(costs: list[tuple[int, float | None]]) -> End:
     return float(np.mean([c for _, c in costs])), [i for i, _ in costs]
 
 
@@ -105,22 +145,34 @@ def _grid(bars: list[Any], data: dict[str, Any]) -> Iterator[str]:
                 f"summary.tornado[{i}]: grid bar {factor!r}, but the grid records give no such "
                 f"bar (theirs: {', '.join(map(repr, again)) or 'none'})"
             )
-    for factor, ends in again.items():
+    for factor, bar in again.items():
         if factor not in stored:
             yield f"summary.tornado: no grid bar {factor!r}, but the grid records give one"
             continue
         i = stored[factor]
+        count = bars[i].get("points_left_out")
+        older = (
+            "; a sweep written before points_left_out averaged every point with a plan: run it "
+            "again"
+            if count is None and bar.left_out
+            else ""
+        )
         for key, (want, points), end in zip(
-            ("low_cost_usd", "high_cost_usd"), ends, ("first", "last"), strict=True
+            ("low_cost_usd", "high_cost_usd"), bar[:2], ("first", "last"), strict=True
         ):
             have = bars[i].get(key)
             if _number(have) and _off(have, want, 0.0):
                 named = ", ".join(f"grid[{p}]" for p in points)
                 yield (
                     f"summary.tornado[{i}].{key}: {have:.10g}, but the optimal.cost_usd of "
-                    f"{named} (the grid points at the axis's {end} value) give {want:.10g} "
-                    "(the bar is their mean)"
+                    f"{named} (the grid points at the axis's {end} value matched at its other "
+                    f"end, both with a plan) give {want:.10g} (the bar is their mean{older})"
                 )
+        if count is not None and count != bar.left_out:
+            yield (
+                f"summary.tornado[{i}].points_left_out: {count}, but {bar.left_out} of the "
+                "grid points at the axis's ends have no plan or a pair without one"
+            )
 
 
 def _joint(where: str, c: dict[str, Any]) -> Iterator[str]:

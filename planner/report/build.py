@@ -32,11 +32,9 @@ from planner.documents.plan import PlanDocument, as_document
 from planner.documents.plan_parts import AllocationDocument
 from planner.documents.pools import deployment_text
 from planner.documents.report import (
-    Assumptions,
     BaselineSummary,
     Deployment,
     Headline,
-    Load,
     ModelSection,
     ReportDocument,
     ScenarioRef,
@@ -46,8 +44,9 @@ from planner.documents.report import (
 )
 from planner.documents.uncertainty import BandsDocument
 from planner.inputs import PlanningInputs
-from planner.report.blocks import NOT_EVALUATED, profile_text
+from planner.report.blocks import NOT_EVALUATED
 from planner.report.card_info import card_metrics, method_of, provenance_of
+from planner.report.report_assumptions import assumptions_of, mean_requests_per_s
 from planner.report.unit_ranges import disclosure_of
 from planner.result import Plan
 from predictors.catalog.store import Catalog, load_catalog
@@ -86,10 +85,6 @@ def _layout_degrees(a: AllocationDocument) -> dict[str, int]:
     return {k: v for k, v in degrees.items() if v is not None and v > 1}
 
 
-def _mean_requests_per_s(x: list[float], hours: list[float]) -> float:
-    return sum(v * h for v, h in zip(x, hours, strict=True)) / sum(hours)
-
-
 def _models_section(
     doc: PlanDocument, fc: ForecastDocument, bands: BandsDocument | None
 ) -> list[ModelSection]:
@@ -113,7 +108,7 @@ def _models_section(
                         batch_size=a.batch_size,
                         itl_s=a.itl_s,
                         in_domain=doc.candidate(a.key).in_domain,
-                        mean_requests_per_s=_mean_requests_per_s(a.requests_per_s_by_period, hours),
+                        mean_requests_per_s=mean_requests_per_s(a.requests_per_s_by_period, hours),
                         itl_s_at_served_load=a.itl_s_at_served_load,
                         region=a.region,
                         pools=a.pools,
@@ -185,45 +180,6 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
         out_of_domain_allocations=used,
         out_of_domain_candidates=[f"{c.name},{c.gpu},{c.tp}" for c in considered],
         messages=lines,
-    )
-
-
-def _assumptions(doc: PlanDocument, fc: ForecastDocument) -> Assumptions:
-    a = doc.assumptions
-    return Assumptions(
-        horizon_hours=a.hours,
-        periods=a.periods,
-        period_hours=a.period_hours[0] if a.period_hours else None,
-        pue=a.pue,
-        pue_source=a.pue_source or "set in the scenario file",
-        grid=fc.grid,
-        grid_text=fc.grid.describe() + profile_text(doc),
-        electricity_usd_per_kwh=a.electricity_usd_per_kwh,
-        carbon_usd_per_tonne=None if a.carbon_usd_per_kg is None else a.carbon_usd_per_kg * 1000,
-        engine=a.engine,
-        robust=a.robust,
-        capacity_headroom=a.capacity_headroom,
-        objective=a.objective,
-        objective_text=a.objective.describe(),
-        power_cap_kw=a.power_cap_kw,
-        budget_usd=a.budget_usd,
-        loads=[
-            Load(
-                name=m.name,
-                model=m.model,
-                precision=m.precision,
-                mean_requests_per_s=_mean_requests_per_s(
-                    m.requests_per_s_by_period, a.period_hours
-                ),
-                peak_requests_per_s=max(m.requests_per_s_by_period),
-                input_tokens=m.input_tokens,
-                output_tokens=m.output_tokens,
-                itl_sla_ms=m.itl_sla_s * 1000.0,
-                ttft_sla_ms=None if m.ttft_sla_s is None else m.ttft_sla_s * 1000.0,
-                min_replicas=m.min_replicas,
-            )
-            for m in doc.models
-        ],
     )
 
 
@@ -314,7 +270,7 @@ def build_report(
         ),
         method=method_of(model_card),
         data_provenance=provenance_of(model_card),
-        assumptions=_assumptions(doc, fc),
+        assumptions=assumptions_of(doc, fc),
         warnings=_warnings(doc, model_card),
         baselines=[
             BaselineSummary(

@@ -16,6 +16,7 @@ from planner.analysis.failover import (
     failover_cells,
     failover_rows,
 )
+from planner.analysis.forecast import grid_factor
 from planner.documents.report import ReportDocument
 from planner.documents.uncertainty import BandDocument
 from planner.report.blocks import (
@@ -29,6 +30,7 @@ from planner.report.blocks import (
     band_text,
     gpus_text,
     num,
+    profile_text,
     rows_text,
     table,
 )
@@ -179,6 +181,27 @@ def _planned_at(headroom: float | None) -> str:
     )
 
 
+def _limits(report: ReportDocument) -> str:
+    """The plan's limits: the power cap (each region's) and the budget, or that there is none."""
+    a = report.assumptions
+    if a.regions:
+        caps = ", ".join(
+            f"{r.name} {num(r.power_cap_kw)} kW" if r.power_cap_kw is not None else f"{r.name} none"
+            for r in a.regions
+        )
+        cap = f"facility power cap per region, in every period: {caps}"
+    elif a.power_cap_kw is not None:
+        cap = f"facility power cap {num(a.power_cap_kw)} kW in every period"
+    else:
+        cap = "no facility power cap"
+    budget = (
+        "no budget"
+        if a.budget_usd is None
+        else f"budget {num(a.budget_usd)} $ (total cost over the horizon)"
+    )
+    return f"Limits: {cap}; {budget}."
+
+
 def _assumptions(report: ReportDocument) -> Part:
     a = report.assumptions
     carbon_price = "none" if a.carbon_usd_per_tonne is None else f"{a.carbon_usd_per_tonne:g} $/t"
@@ -190,16 +213,20 @@ def _assumptions(report: ReportDocument) -> Part:
             f"Electricity {a.electricity_usd_per_kwh:g} $/kWh; carbon price {carbon_price}.",
         )
     else:  # each entry at its region's PUE, grid and price: the table after the loads
-        t = report.plan.totals
-        fleet = t.facility_energy_kwh / t.energy_kwh if t is not None and t.energy_kwh else None
+        fleet = (
+            f"; the fleet's effective figures: PUE {a.pue:.3g} (facility over GPU energy), grid "
+            f"{a.grid.g_co2_per_kwh:.3g} gCO2e/kWh (carbon over facility energy), electricity "
+            f"{a.electricity_usd_per_kwh:.3g} $/kWh (electricity cost over facility energy)"
+            if a.effective_site_figures
+            else ""
+        )
         site = (
             "Regions: each model entry runs in one region, at that region's PUE, grid and "
-            "electricity price (table below)"
-            + (f"; fleet PUE {fleet:.3g} (facility over GPU energy)" if fleet else "")
-            + f"; carbon price {carbon_price}.",
+            f"electricity price (table below){fleet}; carbon price {carbon_price}.",
         )
-        if report.plan.assumptions.grid_g_co2_per_kwh_by_period is not None:
-            site += (f"Scenario grid factor {a.grid_text}.",)  # the regions its profile is of
+        plan = report.plan
+        if plan.assumptions.grid_g_co2_per_kwh_by_period is not None:  # the regions it is of
+            site += (f"Scenario grid factor {grid_factor(plan).describe()}{profile_text(plan)}.",)
     return Part(
         "Assumptions",
         (
@@ -208,6 +235,7 @@ def _assumptions(report: ReportDocument) -> Part:
                     f"Horizon {num(a.horizon_hours)} h in {a.periods} period(s); month = "
                     "730 h, year = 8760 h (the planned profile repeats).",
                     *site,
+                    _limits(report),
                     f"Plan objective: minimise {a.objective_text}.",
                     f"Engine {a.engine}; {_planned_at(a.capacity_headroom)}; "
                     + ("robust (upper ITL bound)" if a.robust else "point ITL")

@@ -24,6 +24,20 @@ FIGURE_LABELS: tuple[tuple[str, str], ...] = (
 )
 
 
+GRID_BAR_NOTE = (
+    "A grid bar compares the axis's first and last value over the grid points matched at both "
+    "ends (the same values on every other axis, both with a plan); points without such a pair "
+    "are left out."
+)
+
+
+def _left_out(count: int | None) -> str:
+    """What a grid bar says of the grid points it left out ('' when none)."""
+    if not count:
+        return ""
+    return f" ({count} grid point{'s' if count > 1 else ''} at the ends left out: no matched plan)"
+
+
 def _n(value: float | None, digits: int = 0) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
@@ -107,10 +121,12 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
                 "|---|---|---|---|",
             ]
             out += [
-                f"| {_cell(b.factor)} | {_n(b.low_cost_usd)} | {_n(b.high_cost_usd)} | "
-                f"{_n(b.swing_usd)} |"
+                f"| {_cell(b.factor + _left_out(b.points_left_out))} | {_n(b.low_cost_usd)} | "
+                f"{_n(b.high_cost_usd)} | {_n(b.swing_usd)} |"
                 for b in s.tornado
             ]
+            if any(b.source == "grid" for b in s.tornado):
+                out += ["", GRID_BAR_NOTE]
     if doc.grid:
         out += ["", f"Grid ({', '.join(doc.grid_axes)}):", ""]
         out += [

@@ -205,12 +205,22 @@ def load_table(report: ReportDocument) -> Table:
 
 
 def region_table(report: ReportDocument) -> Table | None:
-    """Per region of a plan with regions: its PUE, electricity price and grid (the range of its
-    hourly profile), and the plan's facility energy, cost and carbon there (None without)."""
+    """Per region of a plan with regions: its PUE, electricity price, grid (the range of its
+    hourly profile) and power cap, and the plan's facility energy, cost and carbon there (None
+    without)."""
     regions = report.plan.regions or []
     if not regions:
         return None
-    header = ["region", "PUE", "$/kWh", "gCO2e/kWh", "facility kWh", "cost $", "CO2e kg"]
+    header = [
+        "region",
+        "PUE",
+        "$/kWh",
+        "gCO2e/kWh",
+        "cap kW",
+        "facility kWh",
+        "cost $",
+        "CO2e kg",
+    ]
     rows = []
     for r in regions:
         grid = num(r.grid_g_co2_per_kwh)
@@ -224,9 +234,10 @@ def region_table(report: ReportDocument) -> Table | None:
                 f"{r.pue:g}",
                 f"{r.electricity_usd_per_kwh:g}",
                 grid,
+                "none" if r.power_cap_kw is None else num(r.power_cap_kw),
                 num(t.facility_energy_kwh),
                 num(t.cost_usd),
                 num(t.carbon_kg),
             ]
         )
-    return table(header, rows, {1, 2, 4, 5, 6})
+    return table(header, rows, {1, 2, 4, 5, 6, 7})

@@ -3,6 +3,7 @@ plan stability, the fan and tornado data and the robust choice (docs/method.md, 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -111,14 +112,17 @@ def factor_names(table: CandidateTable) -> list[tuple[str, int]]:
     return names
 
 
-def _bar(factor: str, source: str, lo: float, hi: float) -> dict[str, Any]:
-    return {
+def _bar(
+    factor: str, source: str, lo: float, hi: float, left_out: int | None = None
+) -> dict[str, Any]:
+    bar = {
         "factor": factor,
         "source": source,
         "low_cost_usd": rnd(lo),
         "high_cost_usd": rnd(hi),
         "swing_usd": rnd(hi - lo),
     }
+    return bar if left_out is None else {**bar, "points_left_out": left_out}
 
 
 def tornado_draws(
@@ -142,10 +146,25 @@ def tornado_draws(
     return [_bar(n, "draws", lo, hi) for _, n, lo, hi in bars[:MAX_TORNADO]]
 
 
+def _elsewhere(point: dict[str, Any], key: str, sub: str) -> str:
+    """The values of grid point *point* on every axis but ``key.sub`` (JSON text): the points
+    at an axis's two ends that share it differ in that axis only."""
+    rest = {k: dict(v) if isinstance(v, dict) else v for k, v in point.items()}
+    if sub:
+        rest[key].pop(sub)
+    else:
+        rest.pop(key)
+    return json.dumps(rest, sort_keys=True)
+
+
 def tornado_grid(
     axes: list[str], points: list[dict[str, Any]], records: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Per grid axis: mean re-optimised cost at its first and last value."""
+    """Per grid axis: the mean re-optimised cost at its first and at its last value over the
+    matched pairs of grid points (a point at the first value and the one at the last with the
+    same values on every other axis, both with a plan), so that a point with no plan at one end
+    does not put the other axes' effect into the bar; ``points_left_out`` counts the grid
+    points at the two ends outside such pairs. No matched pair: no bar."""
     bars: list[dict[str, Any]] = []
     for label in axes:
         key, _, sub = label.partition(".")
@@ -153,19 +172,21 @@ def tornado_grid(
         lo_v, hi_v = min(values), max(values)
         if lo_v == hi_v:
             continue
-        lo = [
-            r["optimal"]["cost_usd"]
-            for r, v in zip(records, values, strict=True)
-            if v == lo_v and "optimal" in r
+        ends: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        for r, p, v in zip(records, points, values, strict=True):
+            if v in (lo_v, hi_v):
+                ends.setdefault(_elsewhere(p, key, sub), ([], []))[v == hi_v].append(r)
+        pairs = [
+            (a["optimal"]["cost_usd"], b["optimal"]["cost_usd"])
+            for lo, hi in ends.values()
+            for a, b in zip(lo, hi, strict=False)
+            if "optimal" in a and "optimal" in b
         ]
-        hi = [
-            r["optimal"]["cost_usd"]
-            for r, v in zip(records, values, strict=True)
-            if v == hi_v and "optimal" in r
-        ]
-        if lo and hi:
-            a, b = float(np.mean(lo)), float(np.mean(hi))
-            bars.append(_bar(f"grid {label} {lo_v:g} → {hi_v:g}", "grid", a, b))
+        at_ends = sum(len(lo) + len(hi) for lo, hi in ends.values())
+        if pairs:
+            a, b = (float(np.mean(end)) for end in zip(*pairs, strict=True))
+            factor = f"grid {label} {lo_v:g} → {hi_v:g}"
+            bars.append(_bar(factor, "grid", a, b, at_ends - 2 * len(pairs)))
     return bars
 
 
