@@ -136,7 +136,8 @@ COMPACT_ALLOCATION_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 _COMPACT_ALLOCATION_NOTE = (
     "req/s = peak requests/s; ITL srv/cap = mean ITL (ms) at the load served in the busiest "
-    "period / at capacity (SLA: --wide); kWh = GPU energy; --wide for every column"
+    "period / ITL at capacity, at the SLA's percentile (SLA: --wide); kWh = GPU energy; --wide "
+    "for every column"
 )
 
 _WIDE_ITL_NOTE = (
