@@ -27,7 +27,7 @@ from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.names import canonicalize, gpu_name_notes, no_price_problem
 from planner.scenario.origin import origin_of
 from planner.scenario.overrides import apply_overrides, deep_merge, shorten
-from planner.scenario.sections import GpuOffer
+from planner.scenario.sections import GpuOffer, Load
 from planner.scenario.tco import gpu_price
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
 from predictors.core.errors import WattgpuError
@@ -125,8 +125,9 @@ def scenario_from_dict(
     except ValidationError as exc:
         reported = {p for p, _ in problems}
         problems += [p for p in pydantic_problems(exc) if p[0] not in reported]
+        problems += context_problems(data, catalog)  # a field rule: reported with the others
         raise as_error(source, problems) from None
-    problems += context_problems(scenario, catalog)
+    problems += context_problems(data, catalog)
     if not problems:
         scenario = fill_defaults(scenario, catalog, problems)
     if problems:
@@ -276,22 +277,33 @@ def _region_grid(region: str, catalog: Catalog) -> dict[str, Any]:
     return {"grid_g_co2_per_kwh": float(catalog.region(region)["g_co2_per_kwh"])}
 
 
-def context_problems(scenario: Scenario, catalog: Catalog) -> list[Problem]:
+def context_problems(data: Any, catalog: Catalog) -> list[Problem]:
     """Entries whose prompt + generated tokens exceed the model's context window
-    (``max_position_embeddings`` in the LLM catalog; no check when the catalog has no value)."""
+    (``max_position_embeddings`` in the LLM catalog; no check when the catalog has no value).
+
+    Checked on the resolved mapping *data*, each entry's ``load`` validated on its own, so that
+    the problem is listed with every other one even when the scenario as a whole does not
+    validate (an unknown GPU under ``allowed_gpus``, say); an entry whose model or load has
+    problems of its own is skipped (those are reported)."""
     problems: list[Problem] = []
-    for i, entry in enumerate(scenario.models):
-        if catalog.try_resolve_llm(entry.model) is None:
+    models = data.get("models") if isinstance(data, dict) else None
+    for i, entry in enumerate(models if isinstance(models, list) else ()):
+        model = entry.get("model") if isinstance(entry, dict) else None
+        if not isinstance(model, str) or catalog.try_resolve_llm(model) is None:
             continue
-        window = catalog.llm(entry.model).get("max_position_embeddings")
-        tokens = entry.load.input_tokens + entry.load.output_tokens
+        try:
+            load = Load.model_validate(entry.get("load"))
+        except ValidationError:
+            continue
+        window = catalog.llm(model).get("max_position_embeddings")
+        tokens = load.input_tokens + load.output_tokens
         if window is not None and tokens > window:
             problems.append(
                 (
                     f"models[{i}].load.input_tokens",
-                    f"{tokens:,.0f} tokens (input {entry.load.input_tokens:,.0f} + output "
-                    f"{entry.load.output_tokens:,.0f}) exceed the {window:,}-token context of "
-                    f"{entry.model} — lower input_tokens or output_tokens",
+                    f"{tokens:,.0f} tokens (input {load.input_tokens:,.0f} + output "
+                    f"{load.output_tokens:,.0f}) exceed the {window:,}-token context of "
+                    f"{model} — lower input_tokens or output_tokens",
                 )
             )
     return problems

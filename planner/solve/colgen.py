@@ -106,13 +106,13 @@ def solve_by_model(
     dec = Decomposition(inputs, candidates) if dec is None else dec
     if not dec.linked:
         return decomposed(dec, start)
-    first = _first_columns(dec)
+    first = first_columns(dec)
     if first is None:
         return None
     return _column_generation(dec, first, start, widen)
 
 
-def _first_columns(dec: Decomposition) -> list[Column] | None:
+def first_columns(dec: Decomposition) -> list[Column] | None:
     """Per block its cheapest vector without the linking rows (column generation prices the
     rest); None when a model entry has none."""
     inputs = dec.inputs
@@ -135,7 +135,7 @@ def relaxation_infeasible(dec: Decomposition, spent_s: float) -> bool:
     ``top``. It does when even mixed fractionally the replica vectors cannot keep the rows."""
     inputs = dec.inputs
     start = time.perf_counter() - spent_s
-    first = _first_columns(dec)
+    first = first_columns(dec)
     if first is None:
         return False
     zero_gpu, zero_t = np.zeros(len(dec.gpus)), np.zeros(max(dec.power_rows, inputs.periods))

@@ -263,6 +263,24 @@ Solver = Callable[[PlanningInputs], Plan]
 
 #: How the message of a plan the replica limit alone makes impossible starts.
 REPLICA_LIMIT_LEAD = "replica limit"
+#: How the message starts when the limits loosened together hold on the least-slope power model.
+NO_LIMIT_LEAD = "no limit can be named"
+#: How the line of a power cap whose relaxation alone gives a plan starts (one site).
+CAP_ALONE_LEAD = "power cap: the load needs at least"
+
+
+def inventory_alone(inputs: PlanningInputs, time_limit_s: float) -> list[str]:
+    """The GPUs the loads need beyond the inventory with no power cap and no budget, one
+    ``inventory:`` line per short type (the inventory alone elastic): exact on the power curves
+    too, since without a cap and a budget which replicas fit does not depend on their power.
+    [] when the inventory alone leaves a plan, or when that is not decided within
+    *time_limit_s* (at least 0.5 s)."""
+    if not any(v is not None for v in inputs.stock.values()):
+        return []
+    free = replace(inputs, power_cap_kw=None, budget_usd=None, time_limit_s=max(0.5, time_limit_s))
+    mm = build_model(free, frozenset(["inventory"]))
+    raw = run_solver(mm)
+    return _slack_messages(mm, raw) if raw.status == PlanStatus.OPTIMAL else []
 
 
 def explain_infeasible(inputs: PlanningInputs, solve: Solver | None = None) -> list[str]:
@@ -320,7 +338,7 @@ def explain_infeasible(inputs: PlanningInputs, solve: Solver | None = None) -> l
     found = _slack_messages(mm, raw, joint=True)
     if not found:  # the limits hold on the linear power model: the curves break them
         return [
-            "no limit can be named: loosened together the limits give a plan within every one of "
+            f"{NO_LIMIT_LEAD}: loosened together the limits give a plan within every one of "
             "them on the linear (least-slope) power model, which the power curves break — "
             + " or ".join(LOOSEN[f] for f in active)
         ]

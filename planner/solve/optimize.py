@@ -54,6 +54,7 @@ from planner.result import BaselineResult, Plan, PlanStatus, SolveInfo
 from planner.solve.accounting import plan_from, relative_gap
 from planner.solve.baselines import BaselineSpec, baseline_specs
 from planner.solve.budget import budget_outcome
+from planner.solve.cap_curves import curve_cap_messages
 from planner.solve.coefficients import objective_weights
 from planner.solve.colgen import RELAXED_NO_PLAN, relaxation_infeasible, solve_by_model
 from planner.solve.columns import Decomposition
@@ -281,8 +282,10 @@ def solve(inputs: PlanningInputs, *, baselines: bool = True, widen: bool = True)
 
 
 def explain_infeasible(inputs: PlanningInputs) -> list[str]:
-    """:func:`planner.solve.explain.explain_infeasible`, a budget's least cost on the curves."""
-    return explain_linear(inputs, lambda least: solve(least, baselines=False, widen=False))
+    """:func:`planner.solve.explain.explain_infeasible`, a budget's least cost on the curves, a
+    power cap's least power on them (:mod:`planner.solve.cap_curves`)."""
+    found = explain_linear(inputs, lambda least: solve(least, baselines=False, widen=False))
+    return curve_cap_messages(inputs, found) or found
 
 
 def _by_model_plan(inputs: PlanningInputs, by_model: DecomposedSolution, start: float) -> Plan:
