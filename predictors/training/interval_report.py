@@ -201,6 +201,20 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "25.4 %) and replaced because a recurrent model's ITL then grew 1.7 times from a 128- to an"
     " 8,192-token prompt (a physics test, tests/test_kv_read_and_stage_duty.py), not for its "
     "held-out numbers.",
+    "Tried on 2026-12-06 (night) after reading this report and not adopted, same protocol: "
+    "(1) the ITL residual without its GPU-count input (`log_gpu_count`, monotone "
+    "non-increasing), so that tensor parallelism's effect is the step model's alone and never "
+    "beats the GPU-count ratio (fuzz round 24 found TP 2 up to 4 % faster than twice TP 1 on "
+    "an absurd 50 GB/s user GPU, and aiconfigurator-protocol GB200 TP 2 rows up to 28 %): "
+    "LOGO ITL NVIDIA DC 19.7 → 20.3 % (seeds 0-4: 19.6-20.0 → 19.9-20.3 %), τ GPU 0.654 → "
+    "0.687, all GPUs 23.5 → 24.2 %, LOLO 24.1 → 23.8 %, LOAO 24.1 → 24.5 %, but multi-node "
+    "ITL LOGO 24.6 → 25.5 %, above issue 18's 25 % target; (2) in the capacity check, a vLLM "
+    "attention-DP replica's chunked prompt at one rank's pace (vLLM aligns the ranks' forward "
+    "passes and pads each to the largest rank's tokens, so the MoE layers process DP times "
+    "the prompt): attention-DP capacity LOGO 3.11 → 2.91, LOLO 2.89 → 2.72, the other layouts "
+    "unchanged; the measured per-prompt stall of those 16 rows (one model on one GPU: 150-540 "
+    "ms against a modelled 46 ms) stays unexplained by public facts, so nothing was fitted to "
+    "it.",
 )
 
 
