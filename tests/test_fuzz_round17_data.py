@@ -150,5 +150,6 @@ def test_a_v2_run_file_that_is_not_a_run_is_one_dropped_row(tmp_path: Path) -> N
     ms = load_measurements(tmp_path)
     assert ms.table.height == 1
     assert _reasons(tmp_path) == {
-        "unreadable: bs64+tp1+pp1.json run: TP: '0' is not a whole number from 1 to 1,000,000": 1
+        "unreadable: chat/A100-SXM4-40GB/org/model/bs64+tp1+pp1.json run: TP: '0' is not a "
+        "whole number from 1 to 1,000,000": 1
     }

@@ -81,10 +81,11 @@ def _stored_metrics(path: Path) -> Any:
 
 def train(
     data: DataOption = None,
-    output: Annotated[
-        Path | None,
+    output_text: Annotated[
+        str | None,  # as typed: a Path reads './-' as '-', a directory named '-'
         typer.Option(
             "--output",
+            metavar="<path>",  # as a Path option shows; the value stays as typed (a str)
             help="Model directory (default in a source checkout: predictors/trained; required "
             "for an installed wattgpu).",
         ),
@@ -95,11 +96,17 @@ def train(
     from predictors.estimators import artifacts
     from predictors.training.train import train as fit
 
-    if output is None and not is_source_checkout():
+    if output_text is None and not is_source_checkout():
         raise WattgpuError(
             "--output: required for an installed wattgpu (the shipped models live inside the "
             "installed package, which train never overwrites) — pass --output DIR"
         )
+    if output_text == "-":  # docs/cli.md, "Output files": never standard output
+        raise WattgpuError(
+            "--output -: names no directory (train writes a model directory, never to standard "
+            "output); give a directory such as my-models (./- for a directory named '-')"
+        )
+    output = Path(output_text) if output_text is not None else None
     if output is not None:
         artifacts.check_model_output(output, "--output")
     (ms, catalog), directory = _load_table(data)
@@ -167,6 +174,7 @@ def evaluate(
         check_output_path(path)
     (ms, catalog), directory = _load_table(data)
     frame = prepare(ms.table, catalog)
+    _require_rows(frame, directory)
     start = time.perf_counter()
     with Progress("evaluating") as progress:
 
@@ -227,6 +235,20 @@ def evaluate(
     for r in summary.iter_rows(named=True):
         typer.echo(
             f"  {r['target']:5} {r['split']:4} {r['method']:15} MdAPE {r['mdape_pct']:6.1f} %"
+        )
+
+
+def _require_rows(frame: Any, directory: Path) -> None:
+    """WattgpuError, before any work or output, unless the power and ITL targets each have the
+    rows :func:`predictors.training.train.train` needs to fit them (as train refuses)."""
+    from predictors.training.evaluate import MIN_TARGET_ROWS, TARGETS, target_rows
+
+    counts = {t: target_rows(frame, TARGETS[t]).height for t in ("power", "itl")}
+    short = [f"{t} {n} rows < {MIN_TARGET_ROWS}" for t, n in counts.items() if n < MIN_TARGET_ROWS]
+    if short:
+        raise WattgpuError(
+            f"--data {directory}: too few usable rows to evaluate ({', '.join(short)}); nothing "
+            f"written — `wattgpu data summary --data {directory}` lists the rows dropped and why"
         )
 
 

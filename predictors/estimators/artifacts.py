@@ -33,6 +33,13 @@ from predictors.core.errors import WattgpuError
 from predictors.core.output import protect_inputs
 from predictors.core.paths import MODELS_ENV, models_dir
 from predictors.estimators.base import XgbEstimator
+from predictors.estimators.card_checks import (
+    REQUIRED_TARGETS,
+    booster_file_problem,
+    domain_problem,
+    feature_problem,
+    not_utf8,
+)
 from predictors.estimators.intervals import AdaptiveInterval, Interval
 from predictors.estimators.itl import PhysicsItlEstimator
 from predictors.estimators.power import PowerUtilEstimator, UtilInterval
@@ -201,12 +208,23 @@ def load(directory: Path) -> TrainedModels:
         card = json.loads(card_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise WattgpuError(f"{card_path}: not valid JSON ({exc.msg}); retrain the models") from exc
+    except UnicodeDecodeError as exc:
+        raise WattgpuError(f"{card_path}: {not_utf8(exc)}; retrain the models") from None
     if not isinstance(card, dict) or not isinstance(card.get("targets"), dict):
         raise WattgpuError(f"{card_path}: not a model card (no 'targets' object); retrain")
     if card.get("schema") != CARD_SCHEMA:
         raise WattgpuError(
             f"{card_path}: schema {card.get('schema')!r}, expected {CARD_SCHEMA}; retrain"
         )
+    missing = [t for t in REQUIRED_TARGETS if t not in card["targets"]]
+    if missing:
+        raise WattgpuError(
+            f"{card_path}: no target {missing[0]!r} (every prediction needs "
+            f"{' and '.join(REQUIRED_TARGETS)}); retrain the models"
+        )
+    problem = domain_problem(card.get("domain", {}))
+    if problem is not None:
+        raise WattgpuError(f"{card_path}: {problem}; retrain the models")
     targets: dict[str, TrainedTarget] = {}
     # an output of the command that reads them never replaces the card or a booster
     protect_inputs([card_path, *(directory / spec["file"] for spec in _files(card))])
@@ -234,6 +252,9 @@ def _target(directory: Path, card_path: Path, name: str, spec: dict[str, Any]) -
 
     booster = None
     if spec.get("file"):
+        outside = booster_file_problem(spec["file"])
+        if outside is not None:
+            raise WattgpuError(f"{card_path}: target {name!r}: {outside}; retrain the models")
         booster = xgb.Booster()
         booster_path = directory / spec["file"]
         if not booster_path.is_file():
@@ -247,6 +268,9 @@ def _target(directory: Path, card_path: Path, name: str, spec: dict[str, Any]) -
                 "(wattgpu train --output DIR) or restore the file from a copy"
             ) from None
         booster.set_param({"nthread": 1})
+    unfit = feature_problem(spec["features"], booster)
+    if unfit is not None:
+        raise WattgpuError(f"{card_path}: target {name!r}: {unfit}; retrain the models")
     common: dict[str, Any] = {
         "name": spec.get("name", "ours"),
         "features": tuple(spec["features"]),
@@ -283,11 +307,16 @@ def _finite(value: Any) -> Any:
 
 
 def _files(card: dict[str, Any]) -> list[dict[str, Any]]:
-    """The card's target specs that name a booster file."""
+    """The card's target specs that name a booster file inside the model directory (one
+    elsewhere is refused when the models are loaded)."""
     targets = card.get("targets")
     if not isinstance(targets, dict):
         return []
-    return [s for s in targets.values() if isinstance(s, dict) and isinstance(s.get("file"), str)]
+    return [
+        s
+        for s in targets.values()
+        if isinstance(s, dict) and booster_file_problem(s.get("file")) is None
+    ]
 
 
 def _interval_json(interval: Interval | UtilInterval | AdaptiveInterval) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from predictors.core.errors import WattgpuError
 from predictors.core.paths import MODELS_ENV, models_dir
 from predictors.estimators.artifacts import CARD_NAME, CARD_SCHEMA
+from predictors.estimators.card_checks import not_utf8
 
 #: The sections of a card the report reads (method, provenance, intervals, accuracy, domain):
 #: ``wattgpu train`` writes every one, so a card lacking one is damaged or hand-made.
@@ -119,6 +120,8 @@ def _read_card(path: Path) -> ModelCard:
         raise WattgpuError(
             f"{file}: not valid JSON (line {exc.lineno}: {exc.msg}); {fix}"
         ) from None
+    except UnicodeDecodeError as exc:
+        raise WattgpuError(f"{file}: {not_utf8(exc)}; {fix}") from None
     if not isinstance(data, dict) or data.get("schema") != CARD_SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else None
         raise WattgpuError(f"{file}: card schema {found!r}, expected {CARD_SCHEMA}; {fix}")

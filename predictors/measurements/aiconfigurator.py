@@ -42,11 +42,10 @@ from predictors.measurements.schema import (
     frame_from_rows,
     normalize_engine,
     normalize_precision,
-    read_text_csv,
-    text_lines,
     unreadable_row,
     whole_number,
 )
+from predictors.measurements.text_csv import read_text_csv, text_lines
 
 SOURCE = "aiconfigurator"
 REQUIRED = (

@@ -22,6 +22,7 @@ from predictors.measurements.argonne import is_argonne_file, not_argonne_error
 from predictors.measurements.mlenergy_v1 import is_v1_file
 from predictors.measurements.mlenergy_v2 import FILE_PATTERN as V2_FILE
 from predictors.measurements.mlenergy_v3 import is_v3_dir
+from predictors.measurements.text_csv import text_problem
 from predictors.measurements.watt_counts import is_watt_counts_header
 
 
@@ -50,27 +51,47 @@ def _header_format(line: str) -> str | None:
     return None
 
 
-def _utf16_first_line(path: Path) -> str:
-    """The first non-blank line of a file that starts with a UTF-16 byte-order mark, else ''."""
+#: Byte-order marks of the wide encodings, the four-byte ones first (``FF FE 00 00``, UTF-32
+#: little-endian, starts with UTF-16 little-endian's ``FF FE``).
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def _wide_encoding(path: Path) -> str | None:
+    """``UTF-16`` or ``UTF-32`` when *path* starts with that encoding's byte-order mark and holds
+    a line that is not blank, else None."""
     with contextlib.suppress(OSError), path.open("rb") as fh:
         head = fh.read(65536)
-        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            return head.decode("utf-16", errors="replace").lstrip().split("\n", 1)[0]
-    return ""
+        for bom, name in _WIDE_BOMS:
+            if head.startswith(bom):
+                text = head[: len(head) // 4 * 4] if name == "UTF-32" else head
+                return name if text.decode(name.lower(), errors="replace").strip() else None
+    return None
 
 
 def _csv_format(f: Path) -> str | None:
-    """The format a CSV's name and header identify, or None. A CSV saved as UTF-16 is an error
-    naming the encoding (read as UTF-8 its header would match no format)."""
-    if _utf16_first_line(f):
+    """The format a CSV's name and header identify, or None. A CSV saved as UTF-16 or UTF-32 is
+    an error naming the encoding (read as UTF-8 its header would match no format), and so is a
+    recognised one whose lines end with a bare carriage return (read as one line)."""
+    wide = _wide_encoding(f)
+    if wide:
         raise DataError(
-            f"{f}: the file is UTF-16 encoded; save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)"
+            f"{f}: the file is {wide} encoded; save it as UTF-8 (e.g. iconv -f {wide} -t UTF-8)"
         )
     if is_v1_file(f):
-        return "mlenergy_v1"
-    if is_argonne_file(f):
-        return "argonne"
-    return _header_format(_first_line(f))
+        fmt: str | None = "mlenergy_v1"
+    elif is_argonne_file(f):
+        fmt = "argonne"
+    else:
+        fmt = _header_format(_first_line(f))
+    refused = text_problem(f) if fmt is not None else None
+    if refused is not None:
+        raise refused
+    return fmt
 
 
 def _tree(data_dir: Path) -> tuple[list[Path], list[Path]]:

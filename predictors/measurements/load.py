@@ -26,15 +26,18 @@ Quality rules (:data:`RULES`, in this order; the first that applies is the row's
 1. ``unresolved gpu`` / ``unresolved model``: the name is not in the catalog;
 2. ``non-finite measured value``: itl_s, power_w_per_gpu, ttft_s or output_throughput_tok_s
    is NaN or infinite (a ``nan``/``inf``/``1e400`` cell in any source);
-3. ``non-positive itl or power``: itl_s <= 0 or power_w_per_gpu <= 0;
+3. ``non-positive itl or power`` / ``non-positive ttft``: itl_s or power_w_per_gpu <= 0, then
+   ttft_s <= 0 (a row is dropped whole: training drops no row a summary counts as usable);
 4. ``non-finite size`` / ``non-positive size`` / ``size above …``: batch_size, input/output
    tokens or throughput NaN or infinite; gpu_count or a stated parallel degree < 1, or a size
    <= 0; more than 10 M tokens or 1 M sequences;
-5. ``itl below 0.1 ms``: itl_s < 1e-4 s (faster than any GPU can stream weights);
+5. ``itl below 0.1 ms`` / ``ttft below 0.1 ms``: itl_s, then ttft_s < 1e-4 s (faster than any
+   GPU can stream weights; a first token takes at least one forward pass);
 6. ``power above 1.5 x TDP``: power_w_per_gpu > 1.5 x the catalog TDP;
 7. ``power below 0.5 x idle``: a serving GPU draws at least its idle power (wrong units);
-7a. ``itl above the slowest step`` / ``batch above 10 x GPU memory``: a latency in ms read as
-   s (:mod:`predictors.measurements.unit_rules`);
+7a. ``itl above the slowest step`` / ``batch above 10 x GPU memory`` / ``ttft above 10 x the
+   batch's service``: a latency in ms read as s, a TTFT typed far too large
+   (:mod:`predictors.measurements.unit_rules`);
 8. ``doubtful: <reason>``: rows the source notes flag (Argonne Fig_10 power, llama.cpp with
    batch > 1, MI300X power from 1-2 samples) -- excluded unless ``include_doubtful=True``;
 9. ``no target``: power, ITL, TTFT and throughput all empty.
@@ -80,14 +83,14 @@ RULES: tuple[str, ...] = (
     "unresolved gpu / unresolved model: name not in the catalog (listed, not used)",
     "non-finite measured value: itl_s, power_w_per_gpu, ttft_s or output_throughput_tok_s is "
     "NaN or infinite",
-    "non-positive itl or power: itl_s <= 0 or power_w_per_gpu <= 0",
+    "non-positive itl or power / non-positive ttft: itl_s or power_w_per_gpu <= 0 / ttft_s <= 0",
     "non-finite size: batch_size, input_tokens, output_tokens or output_throughput_tok_s is "
     "NaN or infinite",
     "non-positive size: gpu_count or a stated parallel degree < 1, or batch_size, input_tokens, "
     "output_tokens or output_throughput_tok_s <= 0",
     "size above 10,000,000 tokens or 1,000,000 sequences: input_tokens or output_tokens above "
     "10 M, batch_size above 1 M",
-    "itl below 0.1 ms: itl_s < 1e-4 s",
+    "itl below 0.1 ms / ttft below 0.1 ms: itl_s / ttft_s < 1e-4 s (one forward pass)",
     "power above 1.5 x TDP: power_w_per_gpu > 1.5 x catalog tdp_w",
     "power below 0.5 x idle: power_w_per_gpu < 0.5 x catalog idle_power_w (wrong units)",
     *unit_rules.RULES,
@@ -208,7 +211,7 @@ def apply_rules(
         *(pl.col(c) > MAX_TOKENS for c in ("input_tokens", "output_tokens") if c in raw.columns),
         *(pl.col(c) > MAX_SEQUENCES for c in ("batch_size",) if c in raw.columns),
     )
-    itl, pw = pl.col("itl_s"), pl.col("power_w_per_gpu")
+    itl, pw, ttft = pl.col("itl_s"), pl.col("power_w_per_gpu"), pl.col("ttft_s")
     doubtful = pl.col("quality").str.starts_with("doubtful")
     no_target = pl.all_horizontal(pl.col(c).is_null() for c in MEASURED)
     # NaN compares above every number in polars: test it first, or NaN power reads "above TDP"
@@ -224,6 +227,8 @@ def apply_rules(
         .then(pl.lit("non-finite measured value"))
         .when((itl <= 0) | (pw <= 0))
         .then(pl.lit("non-positive itl or power"))
+        .when(ttft <= 0)
+        .then(pl.lit("non-positive ttft"))
         .when(non_finite_size)
         .then(pl.lit("non-finite size"))
         .when(non_positive_size)
@@ -232,6 +237,8 @@ def apply_rules(
         .then(pl.lit(f"size above {MAX_TOKENS:,} tokens or {MAX_SEQUENCES:,} sequences"))
         .when(itl < MIN_ITL_S)
         .then(pl.lit("itl below 0.1 ms"))
+        .when(ttft < MIN_ITL_S)  # a first token takes a forward pass: no faster than a step
+        .then(pl.lit("ttft below 0.1 ms"))
         .when(pw > MAX_POWER_TDP_RATIO * pl.col("tdp_w"))
         .then(pl.lit("power above 1.5 x TDP"))
         .when(pw < MIN_POWER_IDLE_RATIO * pl.col("_idle_w"))
@@ -284,6 +291,28 @@ def _line_ranges(reasons: list[str]) -> list[str]:
     return out
 
 
+#: Sources whose file names repeat across folders (ML.ENERGY v2's run files are named by batch
+#: and parallel layout alone): their unreadable reasons name the file by its path relative to
+#: the data directory, not by its base name.
+NAMED_BY_PATH = frozenset({"mlenergy-v2"})
+
+
+def _named_by_path(raw: pl.DataFrame) -> pl.DataFrame:
+    """*raw* (``file`` relative to the data directory) with the unreadable reasons of
+    :data:`NAMED_BY_PATH` sources naming the file's relative path instead of its base name."""
+    named = pl.lit(UNREADABLE) + pl.col("file").str.extract(r"([^/\\]+)$", 1)
+    hit = pl.col("source").is_in(sorted(NAMED_BY_PATH)) & pl.col("quality").str.starts_with(
+        UNREADABLE
+    )
+    hit = hit & pl.col("quality").str.starts_with(named).fill_null(False)
+    return raw.with_columns(
+        pl.when(hit)
+        .then(pl.lit(UNREADABLE) + pl.col("file") + pl.col("quality").str.strip_prefix(named))
+        .otherwise(pl.col("quality"))
+        .alias("quality")
+    )
+
+
 def _unresolved(df: pl.DataFrame) -> pl.DataFrame:
     gpu = df.filter(pl.col("drop_reason") == "unresolved gpu").group_by("source", "gpu_raw").len()
     mod = (
@@ -321,7 +350,7 @@ def load_measurements(
     # provenance relative to the data directory, so that the table (and the training-data hash
     # in the model card) does not depend on where the data lies or how its path was spelled
     root = str(data_dir).rstrip("/\\") + "/"
-    raw = raw.with_columns(pl.col("file").str.strip_prefix(root))
+    raw = _named_by_path(raw.with_columns(pl.col("file").str.strip_prefix(root)))
     all_rows = apply_rules(raw, catalog, include_doubtful=include_doubtful)
     all_rows = read_layouts(all_rows, catalog)
     all_rows = all_rows.sort("source", "file", "_order").drop("_order")

@@ -8,7 +8,9 @@ Files ``{GPU}_{task}_benchmark.csv`` with columns ``model, throughput (tok/s), r
   ``itl_includes_prefill = True``;
 - engine PyTorch + FastChat (``hf-transformers``), fp16;
 - the four task files per GPU (chat, chat-concise, instruct, instruct-concise) are kept apart in
-  the ``task`` column.
+  the ``task`` column;
+- a line with a cell that is not a number, or an empty ``model`` or ``response_length`` cell, is
+  unreadable (dropped with its line and the column named); the other lines are read.
 
 Input length is not in the files: the prompts are ShareGPT first turns (plus the task's system
 prompt); we assume :data:`ASSUMED_INPUT_TOKENS` tokens and set ``input_tokens_assumed = True``.
@@ -32,6 +34,8 @@ SOURCE = "mlenergy-v1"
 #: Assumed mean prompt length (tokens) of the ShareGPT prompts incl. system prompt.
 ASSUMED_INPUT_TOKENS = 250.0
 HEADER = ["model", "throughput", "response_length", "latency", "energy"]
+#: Number columns a row cannot do without (the output length); the others may be empty.
+REQUIRED_NUMBERS = ("response_length",)
 _NAME = re.compile(r"^(?P<gpu>[^_]+)_(?P<task>[^_]+)_benchmark\.csv$")
 GPU_HINTS = {
     "A100": "A100 PCIe 80GB|A100-PCIe-80GB|A100 80GB PCIe",
@@ -74,7 +78,8 @@ def _read_file(path: Path) -> pl.DataFrame:
         ) from None
     numbers = [c for c in HEADER[1:] if c in text.columns]
     raw = text.with_columns(pl.col(c).cast(pl.Float64, strict=False) for c in numbers)
-    # a cell that is not a number makes its line unreadable, never the file
+    # a cell that is not a number, or an empty required one, makes its line unreadable, never
+    # the file (the first problem in column order is named)
     problem = pl.lit(None, dtype=pl.String)
     for c in reversed(numbers):
         cell = text[c].str.strip_chars()
@@ -84,6 +89,13 @@ def _read_file(path: Path) -> pl.DataFrame:
             .then(pl.lit(f"{c}: ") + pl.Series(cell).str.slice(0, 40) + " is not a number")
             .otherwise(problem)
         )
+        if c in REQUIRED_NUMBERS:
+            empty = cell.fill_null("") == ""
+            problem = (
+                pl.when(pl.Series(empty))
+                .then(pl.lit(f"{c} is empty (required)"))
+                .otherwise(problem)
+            )
     if "model" in text.columns:  # named with its line, not later without one
         empty = text["model"].str.strip_chars().fill_null("") == ""
         problem = (

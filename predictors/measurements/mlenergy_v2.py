@@ -17,6 +17,10 @@ mean decoding batch (Little's law: sequences = token throughput x time per token
 1.17 x, up to 2.97 x), and 14 of the 21 runs whose ``Avg BS`` sequences could not hold their KV
 cache in memory fit at the Little's-law batch. ``Avg BS`` stays in ``note``.
 
+A run file that cannot be read is dropped with its reason, naming the field (``Avg TPOT (s):
+'fast' is not a number``, ``Model is empty (required)``); load.py names the file by its path
+under the data directory (the file names repeat in every model folder).
+
 Input length is not published per run: we assume :data:`ASSUMED_INPUT_TOKENS` per task and set
 ``input_tokens_assumed = True``. Precision: the models' native 16-bit weights as served by vLLM
 ("auto", resolved from the LLM catalog's default dtype in load.py).
@@ -94,20 +98,37 @@ def _read_run(file: Path, root: Path) -> dict[str, object]:
         return unreadable_row(SOURCE, file, "run", exc)
 
 
+def _number(d: dict[str, object], field: str) -> float:
+    """The number in *field* of a run file; ValueError naming the field when it is none."""
+    try:
+        return float(d[field])  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{field}: {str(d[field])[:40]!r} is not a number") from None
+
+
 def _row(file: Path, root: Path) -> dict[str, object]:
     try:
         d = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DataError(f"{file}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except RecursionError:
+        raise DataError(f"{file}: not a readable JSON file (nested too deeply)") from None
     if not isinstance(d, dict):
         raise DataError(f"{file}: a run file must be a JSON object")
     missing = [k for k in _FIELDS if k not in d]
     if missing:
         raise DataError(f"{file}: missing fields {', '.join(missing)}")
+    for field in ("Model", "GPU"):  # named here, with the field, not later by its column
+        if d[field] is None or str(d[field]).strip() == "":
+            raise DataError(f"{field} is empty (required)")
     n_gpu = whole_number(d["TP"], "TP") * whole_number(d["PP"], "PP")
-    out_tok = float(d["Avg Output Tokens"])
-    tput = float(d["Token tput (tok/s)"])
-    power = float(d["Energy/req (J)"]) / out_tok * tput / n_gpu
+    out_tok = _number(d, "Avg Output Tokens")
+    if out_tok == 0:
+        raise DataError("Avg Output Tokens: 0 (a run's mean output length is positive)")
+    tput = _number(d, "Token tput (tok/s)")
+    power = _number(d, "Energy/req (J)") / out_tok * tput / n_gpu
+    tpot = _number(d, "Avg TPOT (s)")
+    avg_bs = _number(d, "Avg BS (reqs)")
     task = _task_of(file, root)
     return {
         "source": SOURCE,
@@ -116,12 +137,12 @@ def _row(file: Path, root: Path) -> dict[str, object]:
         "gpu_count": n_gpu,
         "engine": "vllm",
         "precision": "auto",
-        "batch_size": running_sequences(tput, float(d["Avg TPOT (s)"])),
+        "batch_size": running_sequences(tput, tpot),
         "arrival_rate_rps": None,
         "input_tokens": ASSUMED_INPUT_TOKENS.get(task, _DEFAULT_INPUT),
         "output_tokens": out_tok,
         "power_w_per_gpu": power,
-        "itl_s": float(d["Avg TPOT (s)"]),
+        "itl_s": tpot,
         "ttft_s": None,
         "output_throughput_tok_s": tput,
         "itl_includes_prefill": False,
@@ -132,8 +153,5 @@ def _row(file: Path, root: Path) -> dict[str, object]:
         "gpu_hint": None,
         "task": task,
         "input_tokens_assumed": True,
-        "note": (
-            f"tp={d['TP']} pp={d['PP']} max_bs={d.get('Max BS (reqs)')} "
-            f"avg_bs={float(d['Avg BS (reqs)']):.6g}"
-        ),
+        "note": (f"tp={d['TP']} pp={d['PP']} max_bs={d.get('Max BS (reqs)')} avg_bs={avg_bs:.6g}"),
     }

@@ -110,6 +110,8 @@ def _load(file: Path) -> dict[str, Any]:
         d = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DataError(f"{file}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except RecursionError:
+        raise DataError(f"{file}: not a readable JSON file (nested too deeply)") from None
     if not isinstance(d, dict):
         raise DataError(f"{file}: expected a JSON object")
     return d

@@ -1,4 +1,4 @@
-"""Quality rules that catch a latency in milliseconds read as seconds (docs/data.md, rules 11-12).
+"""Quality rules that catch a latency in milliseconds read as seconds (docs/data.md, rules 11-13).
 
 A latency 1,000 times too large passes every other rule: it is finite, positive and far above
 the 0.1 ms floor, and a Little's-law batch (arrival rate × latency) computed from it is 1,000
@@ -18,6 +18,16 @@ run, however slow its engine, crosses them (thresholds from physics, not fitted 
   sequences keep their KV cache in GPU memory, so the physical limit is 1; the factor 10 leaves
   room for what the reading approximates (the mean context, shared prefixes, a stated
   concurrency that also counts waiting requests, a GPU count stated per worker).
+
+- ``ttft above 10 x the batch's service``: a TTFT (``ttft_s``) above :data:`MAX_TTFT_SERVICE_RATIO`
+  times ``max(batch_size, 1) x (input_tokens + output_tokens) x itl_s``: the time to serve every
+  request in the system (the batch, the request itself included) whole, one token per step at
+  the run's own ITL. A request's first token waits at most for the requests ahead of it
+  (the sources' batch counts the waiting ones: a closed loop's users, a Little's-law mean over
+  the whole latency, a static batch), and a prefill step handles many tokens in a step's time.
+  The factor 10 leaves room for time outside the GPU (HTTP, tokenising) on very short requests
+  and for means over different requests. It catches a TTFT typed far too large (``1e9`` in a
+  column of ms), not every TTFT in ms read as s: the median public row lies at 0.003 % of it.
 
 A row whose model or GPU lacks a fact the limit needs is not checked by it.
 """
@@ -39,13 +49,18 @@ SLOWEST_WEIGHT_BYTES_S = 1e9
 SLOWEST_KV_SHARE = 0.1
 #: How many times the memory of its GPUs a batch's KV cache may need (the physical limit is 1).
 MAX_KV_MEMORY_RATIO = 10.0
+#: How many times the time to serve its batch whole, one token per step, a TTFT may take.
+MAX_TTFT_SERVICE_RATIO = 10.0
 ITL_REASON = "itl above the slowest step"
 BATCH_REASON = f"batch above {MAX_KV_MEMORY_RATIO:g} x GPU memory"
+TTFT_REASON = f"ttft above {MAX_TTFT_SERVICE_RATIO:g} x the batch's service"
 RULES: tuple[str, ...] = (
     f"{ITL_REASON}: itl_s > weight bytes / 1 GB/s + batch KV bytes (at most the GPUs' memory) / "
     "10 % of the GPUs' memory bandwidth (a latency in ms read as s)",
     f"{BATCH_REASON}: batch_size x KV bytes per sequence at input + output/2 > "
     f"{MAX_KV_MEMORY_RATIO:g} x memory_gb x gpu_count (a Little's-law batch from latencies in ms)",
+    f"{TTFT_REASON}: ttft_s > {MAX_TTFT_SERVICE_RATIO:g} x max(batch_size, 1) x (input_tokens + "
+    "output_tokens) x itl_s (every request in the system served whole, one token per step)",
 )
 #: Catalog facts the limits read: LLM (text: ``attention_kind``) and GPU.
 _LLM_FACTS = (
@@ -108,10 +123,11 @@ _ROW_COLUMNS = frozenset(
 
 
 def reasons(otherwise: pl.Expr, columns: Iterable[str]) -> pl.Expr:
-    """:data:`ITL_REASON` or :data:`BATCH_REASON` where a row (of a frame with *columns* and
-    :func:`facts`) breaks that limit, else *otherwise*; a limit with an unknown fact does not
-    apply."""
-    if not _ROW_COLUMNS <= set(columns):
+    """:data:`ITL_REASON`, :data:`BATCH_REASON` or :data:`TTFT_REASON` where a row (of a frame
+    with *columns* and :func:`facts`) breaks that limit, else *otherwise*; a limit with an
+    unknown fact (or a row without a TTFT) does not apply."""
+    names = set(columns)
+    if not _ROW_COLUMNS <= names:
         return otherwise
     kv = pl.col("batch_size") * kv_bytes_per_sequence(mean_context_tokens())
     weights = pl.col("total_params_b") * 1e9 * bytes_per_param()
@@ -122,10 +138,20 @@ def reasons(otherwise: pl.Expr, columns: Iterable[str]) -> pl.Expr:
     )
     too_slow = pl.col("itl_s") > slowest
     too_big = kv > MAX_KV_MEMORY_RATIO * memory
+    service = (
+        pl.max_horizontal(pl.col("batch_size"), pl.lit(1.0))
+        * (pl.col("input_tokens") + pl.col("output_tokens"))
+        * pl.col("itl_s")
+    )
+    too_late = (
+        pl.col("ttft_s") > MAX_TTFT_SERVICE_RATIO * service if "ttft_s" in names else pl.lit(False)
+    )
     return (
         pl.when(too_slow.fill_null(False))
         .then(pl.lit(ITL_REASON))
         .when(too_big.fill_null(False))
         .then(pl.lit(BATCH_REASON))
+        .when(too_late.fill_null(False))
+        .then(pl.lit(TTFT_REASON))
         .otherwise(otherwise)
     )

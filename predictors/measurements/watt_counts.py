@@ -4,8 +4,10 @@ Schema (SOURCES.md): ``"", model, gpu_type, lambda_qps, generation_tokens_total,
 measurement_duration, gpu_energy, gpu_0_power_draw_watts_{mean,min,max,std},
 time_to_first_token_seconds_events, e2e_request_latency_seconds_events,
 request_generation_tokens, request_prompt_tokens`` -- the last four are JSON lists per request,
-parsed with :func:`json.loads` (never eval). A line is unreadable (dropped with its reason) when
-the lists that are not empty differ in length (one value per request each).
+parsed with :func:`json.loads` (never eval). A line is unreadable (dropped with its reason,
+naming its line and the file's column) when the lists that are not empty differ in length (one
+value per request each), when a list cell is not one flat JSON list of numbers (nested lists too
+deep for the decoder included), or when its ``model`` or ``gpu_type`` cell is empty.
 
 - power per GPU = ``gpu_0_power_draw_watts_mean`` (one GPU);
 - offline (``lambda_qps`` empty or 0): ITL = measurement_duration / generation_tokens_total,
@@ -35,10 +37,9 @@ from predictors.measurements.schema import (
     conform,
     empty_frame,
     frame_from_rows,
-    read_text_csv,
-    text_lines,
     unreadable_row,
 )
+from predictors.measurements.text_csv import read_text_csv, text_lines
 
 SOURCE = "watt-counts"
 REQUIRED = (
@@ -67,6 +68,11 @@ def _list(cell: Any, path: Path, line: int, col: str) -> list[float]:
         val = json.loads(str(cell))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: line {line}, column {col}: not a JSON list ({exc.msg})") from exc
+    except RecursionError:  # '[' * 1100: Python's JSON decoder recurses once per level
+        raise DataError(
+            f"{path}: line {line}, column {col}: not a JSON list of numbers (lists nested too "
+            "deeply); write one flat list of numbers per request"
+        ) from None
     numbers = isinstance(val, list) and all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in val
     )
@@ -146,6 +152,9 @@ def _read_line(r: dict[str, Any], path: Path, line: int, problem: str | None) ->
 
 
 def _row(r: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    for name in ("model", "gpu_type"):  # named with its line, not later without one
+        if r.get(name) is None or str(r[name]).strip() == "":
+            raise DataError(f"{name} is empty (required)")
     ttft = _list(
         r["time_to_first_token_seconds_events"], path, line, "time_to_first_token_seconds_events"
     )
