@@ -112,24 +112,49 @@ def _edited(folder: Path, tmp_path: Path, data: dict[str, Any]) -> Path:
     return out
 
 
-def test_the_report_refuses_a_bar_over_unmatched_points(swept: Path, tmp_path: Path) -> None:
-    """The bar as it was computed before (each end over every point with a plan) contradicts
-    the grid records, and the check recomputes the matched means, not the writer's figure."""
-    data = _sweep(swept)
+def _old_bar(data: dict[str, Any]) -> int:
+    """The budget bar as it was computed before the pairing (each end over every point with a
+    plan); its index."""
     i = next(k for k, b in enumerate(data["summary"]["tornado"]) if b["factor"] == BUDGET_BAR)
     bar = data["summary"]["tornado"][i]
     plans = [c for c in (_cost(data, g, 300000.0) for g in (1.0, 1.2)) if c is not None]
     bar["high_cost_usd"] = sum(plans) / len(plans)
     bar["swing_usd"] = bar["high_cost_usd"] - bar["low_cost_usd"]
-    bar.pop("points_left_out", None)  # as a sweep written before the count has it
+    return i
+
+
+def test_the_report_refuses_a_bar_over_unmatched_points(swept: Path, tmp_path: Path) -> None:
+    """The old bar with a count contradicts the grid records: the check recomputes the matched
+    means, not the writer's figure."""
+    data = _sweep(swept)
+    i = _old_bar(data)
     sweep = _edited(swept, tmp_path, data)
     result = _report(swept / "plan.json", "--sweep", str(sweep), "-f", "md")
     one_error_line(
         result,
         f"error: {sweep}: summary.tornado[{i}].high_cost_usd: ",
         "optimal.cost_usd of grid[1] (the grid points at the axis's last value matched",
-        "run it again",
         "edited or damaged",
+    )
+
+
+def test_a_sweep_written_before_the_pairing_is_asked_again_not_called_edited(
+    swept: Path, tmp_path: Path
+) -> None:
+    """A grid bar without ``points_left_out`` whose axis leaves points out was written by an
+    earlier wattgpu (fuzz round 25 review): the error says so and asks for the sweep again, and
+    does not call the file edited or damaged."""
+    data = _sweep(swept)
+    i = _old_bar(data)
+    data["summary"]["tornado"][i].pop("points_left_out")
+    sweep = _edited(swept, tmp_path, data)
+    result = _report(swept / "plan.json", "--sweep", str(sweep), "-f", "md")
+    one_error_line(
+        result,
+        f"error: {sweep}: summary.tornado[{i}]: written by an earlier wattgpu: grid bar",
+        "(2 left out); run the sweep again",
+        "make the sweep JSON again with this version",
+        never=("edited or damaged",),
     )
 
 

@@ -182,3 +182,20 @@ def test_the_context_window_is_not_checked_on_a_load_or_model_with_problems_of_i
         "models[2].model", "models[1].load.input_tokens", "models[0].load.input_tokens"
     ], lines  # fmt: skip
     assert "-token context of" in lines[2] and "-token context of" not in lines[1], lines
+
+
+def test_a_failover_that_lifts_the_bound_over_the_cap_is_named_with_its_fix(
+    tmp_path: Path,
+) -> None:
+    """Fuzz round 25 review: with a failover of 2 replicas on ``chat`` the least power is about
+    2.1 kW, above a 1.8 kW cap a plan without the failover meets; the cap's message named only
+    the cap, where the elastic explanation had offered "lower a failover" too."""
+    failover = "models[0].failover.replicas=2"
+    messages = _messages(tmp_path / "f", CAPPED, failover, "power_cap_kw=1.8")
+    assert messages[0].startswith("power cap: every plan draws at least"), messages
+    assert "the bound counts failover (chat): lowering it may give a plan too" in messages[0]
+    code, _ = _plan(tmp_path / "none", CAPPED, "power_cap_kw=1.8")
+    assert code == 0  # without the failover the same cap has a plan
+    # without replica rules the message names the cap alone
+    alone = _messages(tmp_path / "alone", CAPPED, f"{H100}=null")
+    assert "the bound counts" not in alone[0]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
-from planner.documents.json_values import long_integer_field, non_finite_field
+from planner.documents.json_values import OUTDATED_LEAD, long_integer_field, non_finite_field
 from predictors.core.errors import WattgpuError
 from predictors.core.safe_read import MAX_PLAN_JSON_BYTES, decode_utf8, load_json, read_bytes
 
@@ -132,7 +132,10 @@ def load_document(path: Path, model: type[D], what: str, fix: str, *, strict: bo
         shown = [f"{path}: {p}" for p in problems[:MAX_SHOWN]]
         if len(problems) > MAX_SHOWN:
             shown.append(f"{path}: … and {len(problems) - MAX_SHOWN} more")
-        shown[-1] += f" — the {what} was edited or damaged; {fix}"
+        if all(p.split(": ", 1)[-1].startswith(OUTDATED_LEAD) for p in problems):
+            shown[-1] += f" — make the {what} again with this version; {fix}"
+        else:
+            shown[-1] += f" — the {what} was edited or damaged; {fix}"
         raise WattgpuError("\n".join(shown))
     return doc
 

@@ -12,6 +12,11 @@ import sys
 from itertools import chain
 from typing import Any
 
+#: The lead of a saved-file problem that an earlier wattgpu wrote the file (a rule it followed
+#: has changed), not that the file was edited: :func:`planner.documents.base.load_document` then
+#: asks for the file to be made again instead of calling it edited or damaged.
+OUTDATED_LEAD = "written by an earlier wattgpu: "
+
 
 def is_whole(value: Any, least: int | None = None) -> bool:
     """True for a whole number (not a boolean), at least *least* when given."""

@@ -22,6 +22,8 @@ from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
 
+from planner.documents.json_values import OUTDATED_LEAD
+
 #: Relative tolerance (the file's figures are rounded to 10 significant digits).
 TOLERANCE = 1e-6
 
@@ -151,12 +153,15 @@ def _grid(bars: list[Any], data: dict[str, Any]) -> Iterator[str]:
             continue
         i = stored[factor]
         count = bars[i].get("points_left_out")
-        older = (
-            "; a sweep written before points_left_out averaged every point with a plan: run it "
-            "again"
-            if count is None and bar.left_out
-            else ""
-        )
+        if count is None and bar.left_out:
+            # no points_left_out: written before the grid bars paired their points, when a bar
+            # averaged every point with a plan at each end (fuzz round 25): not an edit
+            yield (
+                f"summary.tornado[{i}]: {OUTDATED_LEAD}grid bar {factor!r} averages every grid "
+                f"point with a plan at each end, where this version pairs the points ("
+                f"{bar.left_out} left out); run the sweep again"
+            )
+            continue
         for key, (want, points), end in zip(
             ("low_cost_usd", "high_cost_usd"), bar[:2], ("first", "last"), strict=True
         ):
@@ -166,7 +171,7 @@ def _grid(bars: list[Any], data: dict[str, Any]) -> Iterator[str]:
                 yield (
                     f"summary.tornado[{i}].{key}: {have:.10g}, but the optimal.cost_usd of "
                     f"{named} (the grid points at the axis's {end} value matched at its other "
-                    f"end, both with a plan) give {want:.10g} (the bar is their mean{older})"
+                    f"end, both with a plan) give {want:.10g} (the bar is their mean)"
                 )
         if count is not None and count != bar.left_out:
             yield (

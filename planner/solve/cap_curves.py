@@ -72,6 +72,24 @@ def _joint_message(bound_kw: float, free_kw: float, cap_kw: float) -> str:
     )
 
 
+def _replica_rules(inputs: PlanningInputs) -> str:
+    """``; the bound counts min_replicas (chat) and failover (code): lowering them may give a
+    plan too`` where entries' own replica rules enter the bound (empty where none do)."""
+    floors = [m.name for m in inputs.models if m.min_replicas > 0]
+    spares = [m.name for m in inputs.models if m.failover is not None]
+    rules = [
+        f"{rule} ({', '.join(names)})"
+        for rule, names in (("min_replicas", floors), ("failover", spares))
+        if names
+    ]
+    if not rules:
+        return ""
+    return (
+        f"; the bound counts {' and '.join(rules)}: lowering "
+        f"{'it' if len(rules) == 1 else 'them'} may give a plan too"
+    )
+
+
 def curve_cap_messages(inputs: PlanningInputs, explained: list[str]) -> list[str] | None:
     """The explanation of infeasible *inputs* proven on the power curves (module docstring) in
     place of the elastic one, *explained*; None when it is kept."""
@@ -99,10 +117,10 @@ def curve_cap_messages(inputs: PlanningInputs, explained: list[str]) -> list[str
     if free_kw > cap_kw * (1 + 1e-9):  # the cap binds whatever the inventory
         matters = cut or bool(within.gpus)
         short = inventory_alone(inputs, (1 - CG_TIME_FRACTION) * budget_s) if matters else []
-        return [peak_message(free_kw, cap_kw), *short]
+        return [peak_message(free_kw, cap_kw) + _replica_rules(inputs), *short]
     if not cut or not explained or not explained[0].startswith(NO_LIMIT_LEAD):
         return None  # the bound within the inventory is the one above
     within_kw = _least_peak_kw(inputs, within, deadline)
     if within_kw > cap_kw * (1 + 1e-9):
-        return [_joint_message(within_kw, free_kw, cap_kw)]
+        return [_joint_message(within_kw, free_kw, cap_kw) + _replica_rules(inputs)]
     return None
