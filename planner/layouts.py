@@ -10,16 +10,20 @@ plus the next group. The groups:
   mixture-of-experts model whose KV cache TP would hold more than once (MLA, or fewer KV heads
   than the degree), also attention data parallelism over the same GPUs of one node (TP 1 × DP
   = the degree, EP = the degree), which holds it once;
-* then, unless the GPU offer states its own ``layouts`` or its ``tp_degrees`` stop below a
-  full node (the largest heads-valid degree of one node, at most the default degrees' largest,
-  8: the user capped TP), **rack-scale**
-  tensor parallelism inside a larger NVLink domain (doubling the largest degree while it fits
-  the domain and the heads: TP 16, 32, 64 on a GB200/GB300 NVL72 rack), and the smallest
-  **pipeline** layouts over 2, 4, 8 stages while a replica may span that many domains (TP = the
-  largest heads-valid degree of one domain × PP; with TP 8 on 8-GPU nodes these are 2, 4 and 8
-  nodes; a TP below the node, e.g. 4 for 28 heads, starts inside one node); for
+* then, unless the GPU offer states its own ``layouts`` or its ``tp_degrees`` stop below the
+  largest default degree the heads allow inside one node (the user capped TP; the default
+  degrees cap nothing, even for 40 heads with 10 KV heads, where that degree is 2), the
+  heads-valid degrees of one node above them that the powers of two leave out (TP 5 for 40
+  heads with 10 KV heads, TP 6 for 12 with 2), **rack-scale** tensor parallelism inside a
+  larger NVLink domain (doubling the largest degree while it fits the domain and the heads: TP
+  16, 32, 64 on a GB200/GB300 NVL72 rack, then the domain's largest heads-valid degree, the
+  one-domain layout before any that spans domains: TP 40 for 40 heads, TP 48 for 96), and the
+  smallest **pipeline** layouts over 2, 4, 8 stages while a replica may span that many domains
+  (TP = the largest heads-valid degree of one domain × PP; with TP 8 on 8-GPU nodes these are
+  2, 4 and 8 nodes; a TP below the node, e.g. 4 for 28 heads, starts inside one node); for
   mixture-of-experts models also attention data parallelism instead of the stages (TP × DP,
-  EP = TP × DP over every GPU of the replica);
+  EP = TP × DP over every GPU of the replica); TP across NVLink domains is never generated
+  (stated ones are: ``{gpu_count: 16, pipeline_parallel: 1}``);
 * only layouts the scenario's ``engine`` runs (:mod:`predictors.catalog.engine_support`: no
   pipeline, attention DP, expert parallelism or second node for an engine without them);
 * the offer's stated ``layouts`` (each checked by the predictors' validity rules,
@@ -36,7 +40,8 @@ stages of 6 GPUs on 8-GPU nodes take one node each). A user GPU whose domain is 
 of nodes (``nvlink_domain_gpus`` 36 with ``node_gpus`` left at 8) has ``⌈D / node⌉`` nodes per
 domain, the last one cut to the domain's GPUs: a replica whose whole nodes outnumber the domain's
 GPUs takes the whole domain (TP 4 × PP 9 there: 36 GPUs on 5 nodes). The held GPUs are priced,
-and those not running the replica draw idle power.
+and those not running the replica draw idle power; :func:`held_reason` says why a replica holds
+more than it runs on, for the inventory line of an infeasible plan.
 """
 
 from __future__ import annotations
@@ -44,12 +49,14 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from planner.inputs import Candidate, Exclusion
 from planner.scenario.limits import DEFAULT_TP_DEGREES
 from planner.scenario.sections import LayoutOption
 from predictors.catalog import engine_support, validity
+from predictors.catalog.store import load_catalog
 from predictors.core.errors import WattgpuError
 
 #: Pipeline stages of the planner-generated layouts (while the replica may span as many domains).
@@ -108,6 +115,46 @@ def held_gpus(
     return domains * domain, domains * math.ceil(domain / node)
 
 
+def held_reason(gpu: Mapping[str, Any], running: int, held: int) -> str:
+    """Why a replica running on *running* GPUs of catalog type *gpu* takes *held* GPUs of
+    inventory (:func:`held_gpus`), with the fix: its share of the NVLink domain, or the whole
+    nodes or domains it spans ('' when it takes only its own GPUs)."""
+    node, domain = validity.node_gpus(gpu), validity.tp_domain_gpus(gpu)
+    if held <= running or running <= node:
+        return ""
+    nodes = math.ceil(running / node)
+    spans = f"({running} GPUs on {nodes} nodes of {node})"
+    if running <= domain:
+        per = max(domain // (nodes * node), 1)
+        return (
+            f"{spans} takes its share of the {domain}-GPU NVLink domain of {gpu.get('id')}, "
+            f"{domain} / {per} replica{'s' if per > 1 else ''} = {held} GPUs (a TP group never "
+            f"crosses a domain) — make available a multiple of {held}, or state a layout of "
+            f"whole nodes that divides {domain}"
+        )
+    unit = "node" if domain == node else f"{domain}-GPU NVLink domain"
+    return (
+        f"{spans} takes the {held // domain} whole {unit}s its stages span, {held} GPUs — make "
+        f"available a multiple of {held}, or state a layout of whole {unit}s"
+    )
+
+
+def held_note(gpu: str, user_catalog: str | None, running: int, held: int) -> str:
+    """:func:`held_reason` of GPU type *gpu* of the catalog a plan used (*user_catalog* its
+    overlay); the general reason where that catalog is not found."""
+    try:
+        catalog = load_catalog(Path(user_catalog) if user_catalog else None)
+        row = catalog.gpu(gpu) if catalog.try_resolve_gpu(gpu) else None
+    except WattgpuError:
+        row = None
+    reason = held_reason(row, running, held) if row else ""
+    return reason or (
+        f"runs on {running} GPUs and holds {held}: its share of the NVLink domain, or the whole "
+        f'nodes or domains it spans (docs/method.md, "Inventory") — make available a multiple '
+        f"of {held}"
+    )
+
+
 def _shape(gpu: Mapping[str, Any], layout: validity.Layout) -> Shape:
     held, nodes = held_gpus(gpu, layout.gpus, layout.tp * layout.dp, layout.pp)
     return Shape(layout.tp, layout.pp, layout.dp, layout.ep, held, nodes)
@@ -164,25 +211,37 @@ def _usual(
     return None if layout is None else _shape(gpu, layout)
 
 
+def _capped(heads: int, kv: int, node: int, top: int) -> bool:
+    """True when the offer's degrees (largest *top*) stop below the largest of the default
+    degrees that the heads allow inside one node: the user capped TP (the default degrees cap
+    nothing, even where the heads allow none of 4 and 8: 40 heads with 10 KV heads)."""
+    usual = [t for t in DEFAULT_TP_DEGREES if t <= node and validity.tp_fits_heads(t, heads, kv)]
+    return top < max(usual, default=1)
+
+
 def _automatic(
     llm: Mapping[str, Any], gpu: Mapping[str, Any], top: int, engine: str | None
 ) -> list[Shape]:
-    """Rack-scale TP inside the domain above *top*, then the smallest pipeline layouts; none
-    when the offer's degrees (largest *top*) stop below a full node, or below the default
-    degrees' largest on a larger node (the user capped TP: the default degrees on a 16-GPU node
-    cap nothing)."""
+    """Above the offer's degrees (largest *top*): the heads-valid degrees of one node the
+    powers of two leave out (TP 5 for 40 heads with 10 KV heads, TP 6 for 12 with 2), rack-scale
+    TP inside the domain (doubling, then the domain's largest heads-valid degree: TP 40 in one
+    NVL72 rack), then the smallest pipeline layouts over 2, 4 and 8 domains (and attention DP
+    instead of the stages for mixture-of-experts models); none when the user capped TP
+    (:func:`_capped`)."""
     heads, kv = int(llm["num_attention_heads"]), int(llm["num_kv_heads"])
-    domain = validity.tp_domain_gpus(gpu)
-    full_node = validity.valid_tp_degrees(heads, kv, validity.node_gpus(gpu))
-    if not full_node or top < min(full_node[-1], max(DEFAULT_TP_DEGREES)):
+    node, domain = validity.node_gpus(gpu), validity.tp_domain_gpus(gpu)
+    if _capped(heads, kv, node, top):
         return []
-    out: list[Shape] = []
-    t = max(top, 1) * 2
-    while t <= domain:
-        if validity.tp_fits_heads(t, heads, kv):
-            out.extend(s for s in [_valid(llm, gpu, t, 1, 1, engine)] if s)
-        t *= 2
     fitting = validity.valid_tp_degrees(heads, kv, domain)
+    degrees = [t for t in fitting if top < t <= node]  # the node's gap: every valid degree
+    t = max(top, *degrees, 1) * 2
+    while t <= domain:  # rack-scale: doubling while the domain and the heads allow
+        if validity.tp_fits_heads(t, heads, kv):
+            degrees.append(t)
+        t *= 2
+    if fitting and fitting[-1] > top:  # one whole domain before spanning domains
+        degrees.append(fitting[-1])
+    out = [s for t in sorted(set(degrees)) for s in [_valid(llm, gpu, t, 1, 1, engine)] if s]
     if not fitting:
         return out
     tp = fitting[-1]

@@ -11,8 +11,6 @@ from __future__ import annotations
 HOURS_PER_DAY = 24
 #: Tensor-parallel degrees a GPU offer allows when the scenario does not say.
 DEFAULT_TP_DEGREES = (1, 2, 4, 8)
-#: Tensor-parallel degrees the planner knows how to model.
-SUPPORTED_TP_DEGREES = (1, 2, 4, 8, 16)
 #: Largest degree or GPU count of a stated layout (two NVL72 racks; the predictors' bound).
 MAX_LAYOUT_DEGREE = 144
 #: Most ``layouts`` per GPU offer.

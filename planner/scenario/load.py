@@ -23,6 +23,7 @@ import yaml
 from pydantic import ValidationError
 
 from planner.scenario.errors import Problem, as_error, pydantic_problems
+from planner.scenario.layout_checks import offer_problems
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.names import canonicalize, gpu_name_notes, no_price_problem
 from planner.scenario.origin import origin_of
@@ -127,7 +128,7 @@ def scenario_from_dict(
         problems += [p for p in pydantic_problems(exc) if p[0] not in reported]
         problems += context_problems(data, catalog)  # a field rule: reported with the others
         raise as_error(source, problems) from None
-    problems += context_problems(data, catalog)
+    problems += context_problems(data, catalog) + offer_problems(scenario, catalog)
     if not problems:
         scenario = fill_defaults(scenario, catalog, problems)
     if problems:

@@ -37,7 +37,6 @@ from planner.scenario.limits import (
     MAX_REQUESTS_PER_S,
     MAX_USD_PER_GPU_HOUR,
     MAX_WEIGHT,
-    SUPPORTED_TP_DEGREES,
 )
 from planner.scenario.text import check_text
 from predictors.core.vocab import Precision, canonical_precision
@@ -153,7 +152,9 @@ class GpuOffer(StrictModel):
     """Price per GPU-hour in USD; omitted = the catalog's ``usd_per_hour`` (filled in by the
     loader)."""
     tp_degrees: list[int] = Field(default_factory=lambda: list(DEFAULT_TP_DEGREES))
-    """Tensor-parallel degrees (GPUs per replica) the planner may use on this type."""
+    """Tensor-parallel degrees (GPUs per replica) the planner may use on this type; one the
+    model's heads do not allow is left out for that model (a degree other than a power of two
+    must suit a model entry that may use the type)."""
     purchase_price_usd: float | None = Field(default=None, gt=0, le=1e7)
     """Purchase price of one GPU (USD) for the TCO price; omitted = the catalog's
     ``list_price_usd``."""
@@ -169,14 +170,16 @@ class GpuOffer(StrictModel):
     def _tp_ok(cls, degrees: list[int]) -> list[int]:
         if not degrees:
             raise rule_error([("", "empty — give at least one degree, e.g. [1]")])
-        bad = [d for d in degrees if d not in SUPPORTED_TP_DEGREES]
+        bad = [d for d in degrees if not 1 <= d <= MAX_LAYOUT_DEGREE]
         if bad:
             raise rule_error(
                 [
                     (
                         "",
-                        f"unsupported degree(s) {bad} — "
-                        f"use values from {list(SUPPORTED_TP_DEGREES)}",
+                        f"unsupported degree(s) {bad} — use tensor-parallel degrees from 1 to "
+                        f"{MAX_LAYOUT_DEGREE} that divide the model's attention heads; state "
+                        "pipeline, data or expert parallelism under layouts (gpu_count with "
+                        "pipeline_parallel, data_parallel, expert_parallel)",
                     )
                 ]
             )
@@ -187,6 +190,8 @@ class GpuOffer(StrictModel):
     @field_validator("layouts")
     @classmethod
     def _layouts_once(cls, layouts: list[LayoutOption] | None) -> list[LayoutOption] | None:
+        """A literal repeat; two entries written differently that resolve to the same layout
+        are found against the catalog (:mod:`planner.scenario.layout_checks`)."""
         seen: dict[tuple[int | None, ...], int] = {}
         for i, layout in enumerate(layouts or ()):
             key = (

@@ -25,6 +25,7 @@ from planner.inputs import (
     ms_text,
 )
 from planner.inputs.candidate import STOCK_SEPARATOR
+from planner.layouts import held_note
 from planner.result import Plan, PlanStatus
 from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
 from planner.solve.milp_regions import REGION_CAP
@@ -69,7 +70,7 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         if math.isfinite(best.itl_s_at_capacity):
             achieved, limit = ms_over(best.itl_s_at_capacity, m.itl_sla_s)
             why = f"best ITL achievable {achieved} ms ({best.option_text}) > SLA {limit} ms"
-            why += _unit_hint(m.itl_sla_s, "itl_ms")
+            why += _unit_hint(m.itl_sla_s, "itl_ms") + _layouts_hint(best)
         else:
             why = f"no ITL prediction to compare with the {sla}"
         out.append(f"misses the ITL SLA on {_gpu_list(itl)}: {why}")
@@ -82,6 +83,26 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
             f"{shown} ms ({best.option_text}) > SLA {limit} ms{_unit_hint(m.ttft_sla_s, 'ttft_ms')}"
         )
     return out
+
+
+def _layouts_hint(best: Candidate) -> str:
+    """For a best ITL on a replica over several nodes: that it is the best of the layouts tried
+    (beyond one NVLink domain the planner tries pipeline stages and attention DP, not TP:
+    docs/method.md, "Layouts in the planner"), and how to state others, TP across the nodes
+    among them."""
+    if best.nodes <= 1 or best.pools:
+        return ""
+    gpus = best.tp * best.pipeline_parallel * best.data_parallel
+    tp = (
+        f"{{gpu_count: {gpus}, pipeline_parallel: 1}} for TP {gpus} across its {best.nodes} nodes"
+        if best.data_parallel == 1 and best.pipeline_parallel > 1
+        else "gpu_count with pipeline_parallel, data_parallel, expert_parallel"
+    )
+    return (
+        " among the layouts tried (beyond one NVLink domain the planner tries pipeline stages "
+        f"and attention DP, not TP); state others under gpus.{best.gpu}.layouts (e.g. {tp}, "
+        "where the layout rules allow it)"
+    )
 
 
 def _unit_hint(sla_s: float, field: str) -> str:
@@ -164,6 +185,7 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
                 where = f"{gpu} in region {region}" if region else gpu
                 messages.append(
                     f"inventory: {where} needs {round(limit + value)} GPUs, has {round(limit)}"
+                    + _held_note(mm, raw, what)
                 )
             elif family == "power_cap":
                 need = "the loosened plan draws" if joint else "the load needs at least"
@@ -191,8 +213,27 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
                     f"min replicas: {what} fits only {math.floor(limit - value + 1e-6)} of "
                     f"{round(limit)} replicas {within}"
                 )
-    del raw
     return messages
+
+
+def _held_note(mm: MilpModel, raw: RawSolution, stock: str) -> str:
+    """``: …`` why a replica of the loosened plan on inventory *stock* holds more GPUs than it
+    runs on (:func:`planner.layouts.held_reason`), the one that holds the most beyond its own;
+    '' when none does."""
+    used = [
+        c
+        for c, n in zip(mm.candidates, raw.replicas, strict=False)
+        if n > 0
+        and not c.pools
+        and c.gpus_per_replica > c.tp * c.pipeline_parallel * c.data_parallel
+        and any(key == stock for key, _ in c.stock_use)
+    ]
+    if not used:
+        return ""
+    c = max(used, key=lambda c: c.gpus_per_replica - c.tp * c.pipeline_parallel * c.data_parallel)
+    running = c.tp * c.pipeline_parallel * c.data_parallel
+    why = held_note(c.gpu, mm.inputs.provenance.user_catalog, running, c.gpus_per_replica)
+    return f": a replica of {c.name} on {c.option_text} {why}"
 
 
 def set_limits(inputs: PlanningInputs) -> list[str]:

@@ -1,0 +1,178 @@
+"""The GPU offers' layout fields checked against the catalog (model heads, NVLink domains).
+
+Two rules that need the catalog, so the loader checks them after the schema
+(:func:`planner.scenario.load.scenario_from_dict`), one problem line each:
+
+* a written ``tp_degrees`` entry wider than the GPU's NVLink domain is refused with the two
+  layouts it could mean (``{gpu_count: 16, pipeline_parallel: 1}``, TP 16 over two 8-GPU nodes,
+  or ``{gpu_count: 16}``, TP 8 × PP 2: the engines' usual layout, which the degree used to be
+  read as); one that is not a power of two (TP 5, 6, 12, 40: degrees for a model whose heads the
+  powers of two do not divide) must fit the attention heads of a model entry that may use the
+  GPU type; a power of two the heads do not allow is left out for that model, as the default
+  degrees are (docs/scenarios.md, "GPUs");
+* two ``layouts`` entries written differently that resolve to the same layout
+  (:func:`predictors.catalog.validity.resolve_layout`: ``{gpu_count: 16}`` and ``{gpu_count: 16,
+  pipeline_parallel: 2}`` on 8-GPU nodes) for every model entry that may use the GPU type are
+  the same layout listed twice (a literal repeat is refused by the schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from planner.scenario.model import Scenario
+from planner.scenario.sections import ModelEntry
+from predictors.catalog import validity
+
+if TYPE_CHECKING:
+    from predictors.catalog.store import Catalog
+
+Problem = tuple[str, str]
+
+
+def _may_place(scenario: Scenario, entry: ModelEntry, gpu: str) -> bool:
+    """True when *entry* may use *gpu* (allowed and forbidden GPUs) in a region it may be
+    placed in (the rule of :func:`planner.specs.may_place`, which sits a layer above)."""
+    if entry.allowed_gpus is not None and gpu not in entry.allowed_gpus:
+        return False
+    if gpu in entry.forbidden_gpus:
+        return False
+    if not scenario.regions:
+        return True
+    names = entry.regions if entry.regions is not None else list(scenario.regions)
+    for name in names:
+        spec = scenario.regions.get(name)
+        if spec is not None and (spec.gpus is None or gpu in spec.gpus):
+            return True
+    return False
+
+
+def _models(scenario: Scenario, gpu: str, catalog: Catalog) -> list[dict[str, Any]]:
+    """The catalog rows of the models (once each) of the entries that may use *gpu*."""
+    ids = dict.fromkeys(e.model for e in scenario.models if _may_place(scenario, e, gpu))
+    return [catalog.llm(model) for model in ids if catalog.try_resolve_llm(model) is not None]
+
+
+def _heads(llm: Mapping[str, Any]) -> tuple[int, int] | None:
+    heads, kv = llm.get("num_attention_heads"), llm.get("num_kv_heads")
+    return (int(heads), int(kv)) if heads and kv else None
+
+
+def _wider_than_domain(gpu: str, degree: int, domain: int) -> Problem:
+    """A written degree above the NVLink domain: which layout it means is asked for under
+    ``layouts`` (pure TP over whole domains, or TP over the domain × PP across domains)."""
+    where = f"gpus.{gpu}.layouts"
+    if degree % domain:
+        pp = min(k for k in range(2, degree + 1) if not degree % k and degree // k <= domain)
+        return (
+            f"gpus.{gpu}.tp_degrees",
+            f"{degree} is larger than the {domain}-GPU NVLink domain of {gpu} and no whole "
+            f"number of domains — use at most {domain}, or state a layout under {where} (e.g. "
+            f"{{gpu_count: {degree}, pipeline_parallel: {pp}}} for TP {degree // pp} × PP {pp})",
+        )
+    k = degree // domain
+    return (
+        f"gpus.{gpu}.tp_degrees",
+        f"{degree} is larger than the {domain}-GPU NVLink domain of {gpu}, so it does not say "
+        f"the layout — state it under {where}: {{gpu_count: {degree}, pipeline_parallel: 1}} "
+        f"for TP {degree} over {k} domains, or {{gpu_count: {degree}}} for TP {domain} × PP {k}",
+    )
+
+
+def _degree_problems(
+    gpu: str, degrees: list[int], llms: list[dict[str, Any]], row: Mapping[str, Any]
+) -> list[Problem]:
+    """The written ``tp_degrees`` of *gpu* wider than its NVLink domain, and those other than
+    a power of two that no model of *llms* can run."""
+    domain = validity.tp_domain_gpus(row)
+    out = [_wider_than_domain(gpu, d, domain) for d in degrees if d > domain]
+    facts = [h for h in map(_heads, llms) if h is not None]
+    if not facts or len(facts) < len(llms):
+        return out  # no entry uses the type, or the predictors say why a model cannot be read
+    bad = [
+        d
+        for d in degrees
+        if d <= domain and d & (d - 1) and not any(validity.tp_fits_heads(d, *h) for h in facts)
+    ]
+    if not bad:
+        return out
+    llm, (heads, kv) = llms[0], facts[0]
+    valid = validity.valid_tp_degrees(heads, kv, domain)
+    return out + [
+        (
+            f"gpus.{gpu}.tp_degrees",
+            f"{bad} fit the attention heads of no model entry that may use {gpu} "
+            f"({llm.get('id')}: {heads} heads and {kv} KV heads allow tensor parallelism "
+            f"{', '.join(map(str, valid))} in its {domain}-GPU NVLink domain) — use those "
+            f"degrees, or state any valid layout under gpus.{gpu}.layouts (gpu_count with "
+            "pipeline_parallel, data_parallel, expert_parallel)",
+        )
+    ]
+
+
+def _shape_text(layout: validity.Layout) -> str:
+    text = f"TP {layout.tp}"
+    text += f" × PP {layout.pp}" if layout.pp > 1 else ""
+    text += f" × DP {layout.dp}" if layout.dp > 1 else ""
+    return text + (f", EP {layout.ep}" if layout.ep > 1 else "")
+
+
+def _repeat_problems(
+    scenario: Scenario, gpu: str, llms: list[dict[str, Any]], row: Mapping[str, Any]
+) -> list[Problem]:
+    """The ``layouts`` of *gpu* that resolve to an earlier entry's layout for every model of
+    *llms*, naming both entries."""
+    layouts = scenario.gpu_offers[gpu].layouts
+    seen: dict[tuple[validity.Layout | None, ...], int] = {}
+    out: list[Problem] = []
+    for i, option in enumerate(layouts if layouts and llms else ()):
+        key = tuple(
+            validity.resolve_layout(
+                llm,
+                row,
+                option.gpu_count,
+                option.pipeline_parallel,
+                option.data_parallel,
+                option.expert_parallel,
+                engine=scenario.engine,
+            )
+            for llm in llms
+        )
+        if any(layout is None for layout in key):
+            continue  # does not split: the layout rules name it
+        if key in seen:
+            first = key[0]
+            assert first is not None
+            out.append(
+                (
+                    f"gpus.{gpu}.layouts[{i}]",
+                    f"the same layout as layouts[{seen[key]}] once resolved ({_shape_text(first)}"
+                    f" on {gpu} for {llms[0].get('id')}"
+                    + (" and every other model entry that may use it" if len(llms) > 1 else "")
+                    + ") — list it once",
+                )
+            )
+        else:
+            seen[key] = i
+    return out
+
+
+def offer_problems(scenario: Scenario, catalog: Catalog) -> list[Problem]:
+    """Every GPU offer's ``tp_degrees`` no model entry can run and ``layouts`` repeated once
+    resolved (module doc), one problem each."""
+    out: list[Problem] = []
+    if scenario.gpus is None:
+        return out
+    for gpu, offer in scenario.gpus.items():
+        written = "tp_degrees" in offer.model_fields_set
+        if not written and not offer.layouts:
+            continue
+        if catalog.try_resolve_gpu(gpu) is None:
+            continue  # the unknown name is reported
+        row = catalog.gpu(gpu)
+        llms = _models(scenario, gpu, catalog)
+        if written:
+            out += _degree_problems(gpu, offer.tp_degrees, llms, row)
+        out += _repeat_problems(scenario, gpu, llms, row)
+    return out
