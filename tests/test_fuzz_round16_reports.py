@@ -106,7 +106,9 @@ def test_the_report_of_a_plan_with_regions_lists_each_region(regions, tmp_path: 
     text = out.read_text(encoding="utf-8")
     assumptions = text.split("## Assumptions", 1)[1].split("\n## ", 1)[0]
     assert "Grid factor" not in assumptions and "* PUE" not in assumptions
-    assert "| region | PUE | $/kWh | gCO2e/kWh | facility kWh | cost $ | CO2e kg |" in assumptions
+    assert "| region | PUE | $/kWh | gCO2e/kWh | cap kW | facility kWh | cost $ | CO2e kg |" in (
+        assumptions
+    )
     assert "| de | 1.25 | 0.2 |" in assumptions
     assert "| fr | 1.4 | 0.15 | 30–100 hourly |" in assumptions
     assert "hr\\*x\\*" in text and "hr*x*" not in text.replace("hr\\*x\\*", "")
