@@ -164,7 +164,9 @@ def tornado_grid(
     matched pairs of grid points (a point at the first value and the one at the last with the
     same values on every other axis, both with a plan), so that a point with no plan at one end
     does not put the other axes' effect into the bar; ``points_left_out`` counts the grid
-    points at the two ends outside such pairs. No matched pair: no bar."""
+    points at the two ends outside such pairs. A point given more than once (the sweep refuses
+    such an axis, :func:`planner.sweep.spec.grid_points`) is one point: paired once, weighed
+    once, left out only without a plan on every copy or a pair. No matched pair: no bar."""
     bars: list[dict[str, Any]] = []
     for label in axes:
         key, _, sub = label.partition(".")
@@ -172,17 +174,20 @@ def tornado_grid(
         lo_v, hi_v = min(values), max(values)
         if lo_v == hi_v:
             continue
-        ends: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        # the values on every other axis -> (the point at the first value, at the last value)
+        ends: dict[str, list[dict[str, Any] | None]] = {}
         for r, p, v in zip(records, points, values, strict=True):
             if v in (lo_v, hi_v):
-                ends.setdefault(_elsewhere(p, key, sub), ([], []))[v == hi_v].append(r)
+                end = ends.setdefault(_elsewhere(p, key, sub), [None, None])
+                had = end[v == hi_v]
+                if had is None or ("optimal" in r and "optimal" not in had):
+                    end[v == hi_v] = r  # a copy of the point with a plan, if one has it
         pairs = [
-            (a["optimal"]["cost_usd"], b["optimal"]["cost_usd"])
+            (lo["optimal"]["cost_usd"], hi["optimal"]["cost_usd"])
             for lo, hi in ends.values()
-            for a, b in zip(lo, hi, strict=False)
-            if "optimal" in a and "optimal" in b
+            if lo is not None and hi is not None and "optimal" in lo and "optimal" in hi
         ]
-        at_ends = sum(len(lo) + len(hi) for lo, hi in ends.values())
+        at_ends = sum(r is not None for end in ends.values() for r in end)
         if pairs:
             a, b = (float(np.mean(end)) for end in zip(*pairs, strict=True))
             factor = f"grid {label} {lo_v:g} → {hi_v:g}"

@@ -20,22 +20,28 @@ An address is checked first (:func:`planner.sweep.address.check_address`: a TCP 
 :data:`~planner.sweep.address.HANDSHAKE_TIMEOUT_S`, since neither engine bounds it); an engine
 whose extra is not installed names the ``pip install`` line. Ctrl-C cancels what has not
 started and stops the workers (the caller writes nothing); SIGTERM and SIGHUP do the same, and
-the process exits 143 or 129. A worker process that dies (killed, out of memory) stops the
-sweep with one error line on every engine (:func:`worker_died`); nothing is written.
+the process exits 143 or 129. The engine starts inside that protection: a signal while it starts
+its workers waits until they have started (:mod:`planner.sweep.starting`; they keep SIGINT
+blocked, so a Ctrl-C at the terminal reaches this process alone), then stops them; Ray's own
+signal handling is kept out (:mod:`planner.sweep.ray_engine`). A worker process that dies
+(killed, out of memory) stops the sweep with one error line on every engine
+(:func:`worker_died`); nothing is written.
 """
 
 from __future__ import annotations
 
 import importlib
-import logging
 import multiprocessing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 from planner.sweep.address import CONNECT_TIMEOUT_S, GIVE, check_address
+from planner.sweep.engine_types import WORKER_DIED, BatchFn, Done, worker_died
+from planner.sweep.ray_engine import RayEngine, import_ray
+from planner.sweep.starting import CLUSTER_LIMIT_S, POOL_LIMIT_S, starting
 from predictors.core.errors import WattgpuError, did_you_mean
 from predictors.core.signals import stop_signals_exit
 
@@ -43,28 +49,15 @@ ENGINES: tuple[str, ...] = ("local", "dask", "ray")
 EXTRAS = {"dask": "dask", "ray": "ray"}
 
 
-def worker_died(engine: str) -> str:
-    """The error of an engine whose worker process ended abruptly: a local pool's
-    ``BrokenProcessPool``, Dask's ``KilledWorker`` (or its futures cancelled under the client),
-    Ray's ``WorkerCrashedError``, ``NodeDiedError`` or ``OutOfMemoryError``."""
-    return (
-        f"--engine {engine}: a worker process died during the sweep (killed, e.g. by the "
-        "out-of-memory killer or a signal); the draws it and the others had finished are lost "
-        "and nothing was written; rerun with fewer --workers, or with more memory free"
-    )
-
-
-WORKER_DIED = worker_died("local")
-"""The error of a local pool whose worker process ended abruptly (``BrokenProcessPool``)."""
-
-BatchFn = Callable[[Any, Any], Any]
-Done = Callable[[int], None]
-
 _SHARED: Any = None
 
 
 class Session(Protocol):
     """An engine that is running: its workers hold the shared object."""
+
+    def start(self, shared: Any, warm: str | None) -> None:
+        """Start the workers, each with *shared* and the module *warm* imported."""
+        ...
 
     def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
         """``[fn(shared, b) for b in batches]`` on the workers, in batch order."""
@@ -91,7 +84,7 @@ def _need(engine: str) -> None:
         if engine == "dask":
             import dask.distributed  # noqa: F401
         elif engine == "ray":
-            import ray  # noqa: F401
+            import_ray()
     except ImportError:
         raise WattgpuError(
             f"--engine {engine}: the {engine} extra is not installed; "
@@ -135,7 +128,7 @@ def _stop_pool(pool: ProcessPoolExecutor, before: set[Any]) -> None:
 class _InProcess:
     """One worker: the batches run in this process, in order."""
 
-    def __init__(self, shared: Any, warm: str | None) -> None:
+    def start(self, shared: Any, warm: str | None) -> None:
         self.shared = shared
         _import(warm)
 
@@ -153,17 +146,33 @@ class _InProcess:
         pass
 
 
+def _ready() -> None:
+    """A task that only waits for its worker to have started (its initializer ran)."""
+
+
 class _LocalPool:
-    def __init__(self, shared: Any, workers: int, warm: str | None) -> None:
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
         self.before = set(multiprocessing.active_children())
-        self.pool = ProcessPoolExecutor(
-            workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init_worker,
-            initargs=(shared, warm),
-        )
+        self.pool: ProcessPoolExecutor | None = None
+
+    def start(self, shared: Any, warm: str | None) -> None:
+        with starting(POOL_LIMIT_S):  # each submit spawns a worker, which reads *shared*
+            self.pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(shared, warm),
+            )
+            ready = [self.pool.submit(_ready) for _ in range(self.workers)]
+        try:
+            for fut in ready:
+                fut.result()
+        except BrokenProcessPool:
+            raise WattgpuError(WORKER_DIED) from None
 
     def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
+        assert self.pool is not None
         results: list[Any] = [None] * len(batches)
         try:
             pending = {self.pool.submit(_call_local, fn, b): i for i, b in enumerate(batches)}
@@ -178,25 +187,35 @@ class _LocalPool:
         return results
 
     def close(self) -> None:
-        self.pool.shutdown()
+        if self.pool is not None:
+            self.pool.shutdown()
 
     def abort(self) -> None:
-        _stop_pool(self.pool, self.before)
+        if self.pool is not None:
+            _stop_pool(self.pool, self.before)
 
 
 class _Dask:
-    def __init__(self, shared: Any, workers: int, address: str | None, warm: str | None) -> None:
+    def __init__(self, workers: int, address: str | None) -> None:
+        self.workers = workers
+        self.address = address
+        self.cluster: Any = None
+        self.client: Any = None
+        self.futures: list[Any] = []
+
+    def start(self, shared: Any, warm: str | None) -> None:
         from dask.distributed import Client, LocalCluster
 
-        self.cluster = None
+        address = self.address
         if address is None:
-            self.cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=50,
-            )
+            with starting(CLUSTER_LIMIT_S):  # a LocalCluster still starting cannot be closed
+                self.cluster = LocalCluster(
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=50,
+                )
             self.client = Client(self.cluster)
         else:
             try:  # check_address saw the scheduler answer; this is a second line of defence
@@ -208,13 +227,8 @@ class _Dask:
                     f"--address: {address} answered, but not as a dask scheduler "
                     f"({type(exc).__name__}: {str(exc)[:120]}); {GIVE['dask']}"
                 ) from None
-        self.futures: list[Any] = []
-        try:
-            self.ref = self.client.scatter(shared, broadcast=True)
-            self.client.run(_import, warm)
-        except BaseException:
-            self.close()
-            raise
+        self.ref = self.client.scatter(shared, broadcast=True)
+        self.client.run(_import, warm)
 
     def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
         from concurrent.futures import CancelledError
@@ -235,76 +249,14 @@ class _Dask:
         return results
 
     def close(self) -> None:
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
         if self.cluster is not None:
             self.cluster.close()
 
     def abort(self) -> None:
-        self.client.cancel(self.futures)
-        self.close()
-
-
-class _Ray:
-    def __init__(self, shared: Any, workers: int, address: str | None) -> None:
-        import ray
-
-        self.started = not ray.is_initialized()
-        if self.started:
-            if address is None:
-                ray.init(
-                    num_cpus=workers,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    logging_level=logging.ERROR,
-                    configure_logging=True,
-                )
-            else:
-                try:
-                    ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-                except ConnectionError as exc:  # it answered as gRPC (check_address), but Ray
-                    # gave up on it (after about 20 s): not a GCS, another Ray, a token refused
-                    raise WattgpuError(
-                        f"--address: Ray could not connect to the cluster at {address} "
-                        f"({str(exc)[:120]}); {GIVE['ray']}, run by the same Ray version, with "
-                        "the same auth token (RAY_AUTH_MODE, ~/.ray/auth_token)"
-                    ) from None
-        self.ref = ray.put(shared)
-        self.pending: list[Any] = []
-
-    def run(self, fn: BatchFn, batches: Sequence[Any], done: Done) -> list[Any]:
-        import ray
-
-        remote = ray.remote(num_cpus=1)(fn)
-        refs = [remote.remote(self.ref, b) for b in batches]
-        index = {r: i for i, r in enumerate(refs)}
-        results: list[Any] = [None] * len(batches)
-        self.pending = list(refs)
-        died = (
-            ray.exceptions.WorkerCrashedError,
-            ray.exceptions.NodeDiedError,
-            ray.exceptions.OutOfMemoryError,
-        )
-        try:
-            while self.pending:
-                ready, self.pending = ray.wait(self.pending, num_returns=1)
-                for r in ready:
-                    results[index[r]] = ray.get(r)
-                    done(index[r])
-        except died:
-            raise WattgpuError(worker_died("ray")) from None
-        return results
-
-    def close(self) -> None:
-        import ray
-
-        if self.started:
-            ray.shutdown()
-
-    def abort(self) -> None:
-        import ray
-
-        for r in self.pending:
-            ray.cancel(r, force=True)
+        if self.client is not None and self.futures:
+            self.client.cancel(self.futures)
         self.close()
 
 
@@ -336,20 +288,17 @@ def open_engine(
     preflight(engine, address)
     session: Session
     if engine == "local":
-        session = _InProcess(shared, warm) if workers <= 1 else _LocalPool(shared, workers, warm)
+        session = _InProcess() if workers <= 1 else _LocalPool(workers)
     else:
-        session = (
-            _Dask(shared, workers, address, warm)
-            if engine == "dask"
-            else _Ray(shared, workers, address)
-        )
-    try:
-        with stop_signals_exit():  # SIGTERM, SIGHUP: the workers stop too (exit 143, 129)
+        session = _Dask(workers, address) if engine == "dask" else RayEngine(workers, address)
+    with stop_signals_exit():  # SIGTERM, SIGHUP: the workers stop too (exit 143, 129)
+        try:
+            session.start(shared, warm)  # an interrupt while it starts stops it too
             yield session
-    except BaseException:
-        session.abort()
-        raise
-    session.close()
+        except BaseException:
+            session.abort()
+            raise
+        session.close()
 
 
 def run_batches(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,8 +129,56 @@ def _draws_above(n: int, option: str) -> str:
     return f"{above}; lower it, give --draws N or add --force"
 
 
-def _values(axis: list[float] | list[int] | AxisRange) -> tuple[float, ...]:
+Axis = list[float] | list[int] | AxisRange
+
+
+def _values(axis: Axis) -> tuple[float, ...]:
     return axis.values() if isinstance(axis, AxisRange) else tuple(float(v) for v in axis)
+
+
+def _number(value: float) -> str:
+    return f"{value:.10g}"
+
+
+def _twice(values: Sequence[float]) -> list[float]:
+    """The values that *values* holds more than once, in order."""
+    counts = Counter(values)
+    return [v for v in counts if counts[v] > 1]
+
+
+def _most_steps(axis: AxisRange, whole: bool) -> int:
+    """The most steps below *axis*'s that give distinct values over its span (1 at least)."""
+    if axis.start == axis.stop:
+        return 1
+    low, high = sorted((axis.start, axis.stop))
+    top = min(axis.steps - 1, math.floor(high) - math.floor(low) + 1) if whole else axis.steps - 1
+    for steps in range(top, 1, -1):
+        values = axis.model_copy(update={"steps": steps}).values()
+        if not _twice([math.floor(v) for v in values] if whole else values):
+            return steps
+    return 1
+
+
+def _repeats(source: Source | None, field: str, axis: Axis, whole: bool) -> WattgpuError | None:
+    """The error of an axis that gives a value twice (its grid points would be planned twice
+    and weigh twice in every mean): a range (``gpu_available``'s rounded down to whole GPUs)
+    names the most steps that give distinct values, a list the values it repeats."""
+    values = _values(axis)
+    twice = _twice([math.floor(v) for v in values] if whole else values)
+    if not twice:
+        return None
+    shown = ", ".join(_number(v) for v in twice[:5]) + (", ..." if len(twice) > 5 else "")
+    if not isinstance(axis, AxisRange):
+        return field_error(source, field, f"repeats {shown}; list each value once")
+    most = _most_steps(axis, whole)
+    kind = "whole numbers" if whole else "values"
+    span = f"{_number(axis.start)}..{_number(axis.stop)}"
+    return field_error(
+        source,
+        field,
+        f"steps {axis.steps} over {span} gives repeated {kind} {shown}; use at most {most} "
+        f"step{'s' if most > 1 else ''} or list the values",
+    )
 
 
 #: Grid axes that set the figures of the one site of a scenario without regions.
@@ -161,10 +210,19 @@ def _axes(
             for key in SITE_AXES
             if getattr(grid, key)
         ]
+
+    def add(key: str, sub: str | None, axis: Axis, whole: bool = False, name: str = "") -> None:
+        values = _values(axis)
+        axes.append((key, sub, tuple(int(math.floor(v)) for v in values) if whole else values))
+        named = name or sub
+        field = format_path(("sweep", "grid", key, named) if named else ("sweep", "grid", key))
+        repeated = _repeats(source, field, axis, whole)
+        problems.extend([repeated] if repeated is not None else [])
+
     for key in ("load_growth", "electricity_usd_per_kwh", "grid_g_co2_per_kwh"):
         axis = getattr(grid, key)
         if axis is not None:
-            axes.append((key, None, _values(axis)))
+            add(key, None, axis)
     for name, axis in (grid.model_load or {}).items():
         if name not in names:
             problems.append(
@@ -175,7 +233,7 @@ def _axes(
                     "of the scenario's model names",
                 )
             )
-        axes.append(("model_load", name, _values(axis)))
+        add("model_load", name, axis)
     named: dict[str, str] = {}  # GPU -> the first name of it under gpu_available
     for name, axis in (grid.gpu_available or {}).items():
         # a catalog alias names its GPU, as under gpus: (e.g. H100 for H100-SXM5-80GB)
@@ -198,11 +256,11 @@ def _axes(
                     "; use a GPU listed under gpus:",
                 )
             )
-        axes.append(("gpu_available", gpu, tuple(int(math.floor(v)) for v in _values(axis))))
+        add("gpu_available", gpu, axis, whole=True, name=name)
     for key in ("power_cap_kw", "budget_usd"):
         axis = getattr(grid, key)
         if axis is not None:
-            axes.append((key, None, _values(axis)))
+            add(key, None, axis)
     return axes, problems
 
 
