@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from planner.capacity import CandidateSpec
 from planner.layouts import LayoutError, Shape, stated_shape
+from planner.scenario.layout_checks import may_place as may_place
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.sections import ModelEntry
 from predictors.api import Predictor
@@ -87,21 +88,6 @@ def may_use(entry: ModelEntry, gpu: str) -> bool:
     """True when *entry*'s allowed and forbidden GPUs let it use *gpu*."""
     allowed = entry.allowed_gpus is None or gpu in entry.allowed_gpus
     return allowed and gpu not in entry.forbidden_gpus
-
-
-def may_place(scenario: Scenario, entry: ModelEntry, gpu: str) -> bool:
-    """True when *entry* may use *gpu* (:func:`may_use`) in a region it may be placed in (always
-    without regions): a region without its own ``gpus`` offers every type of the scenario's."""
-    if not may_use(entry, gpu):
-        return False
-    if not scenario.regions:
-        return True
-    names = entry.regions if entry.regions is not None else list(scenario.regions)
-    for name in names:
-        spec = scenario.regions.get(name)
-        if spec is not None and (spec.gpus is None or gpu in spec.gpus):
-            return True
-    return False
 
 
 def layout_problems(scenario: Scenario, catalog: Catalog) -> list[str]:

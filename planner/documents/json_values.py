@@ -73,9 +73,9 @@ def _may_hold_non_finite(data: Any) -> bool:
     return False
 
 
-def _non_finite(node: Any, path: str) -> str | None:
-    if isinstance(node, float) and not math.isfinite(node):
-        return path or "(top level)"
+def _children(node: Any, path: str) -> list[tuple[Any, str]]:
+    """The values inside a parsed JSON object or array *node* at *path*, each with its own path
+    (``path.key``, ``path[3]``), in order; none for any other value."""
     items = (
         node.items()
         if isinstance(node, dict)
@@ -83,8 +83,16 @@ def _non_finite(node: Any, path: str) -> str | None:
         if isinstance(node, list)
         else ()
     )
-    for key, value in items:
-        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key)
+    return [
+        (v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k))
+        for k, v in items
+    ]
+
+
+def _non_finite(node: Any, path: str) -> str | None:
+    if isinstance(node, float) and not math.isfinite(node):
+        return path or "(top level)"
+    for value, where in _children(node, path):
         found = _non_finite(value, where)
         if found is not None:
             return found
@@ -128,16 +136,6 @@ def long_integer_field(text: str) -> tuple[str, int] | None:
         node, path = stack.pop()
         if isinstance(node, _LongInteger):
             return path or "(top level)", node.digits
-        items = (
-            node.items()
-            if isinstance(node, dict)
-            else enumerate(node)
-            if isinstance(node, list)
-            else ()
-        )
-        children = [
-            (v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k))
-            for k, v in items
-        ]
+        children = _children(node, path)
         stack.extend(reversed(children))
     return None

@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 Problem = tuple[str, str]
 
 
-def _may_place(scenario: Scenario, entry: ModelEntry, gpu: str) -> bool:
-    """True when *entry* may use *gpu* (allowed and forbidden GPUs) in a region it may be
-    placed in (the rule of :func:`planner.specs.may_place`, which sits a layer above)."""
+def may_place(scenario: Scenario, entry: ModelEntry, gpu: str) -> bool:
+    """True when *entry* may use *gpu* (its allowed and forbidden GPUs) in a region it may be
+    placed in (always without regions): a region without its own ``gpus`` offers every type of
+    the scenario's. The planner's rule too (:func:`planner.specs.may_place`)."""
     if entry.allowed_gpus is not None and gpu not in entry.allowed_gpus:
         return False
     if gpu in entry.forbidden_gpus:
@@ -50,7 +51,7 @@ def _may_place(scenario: Scenario, entry: ModelEntry, gpu: str) -> bool:
 
 def _models(scenario: Scenario, gpu: str, catalog: Catalog) -> list[dict[str, Any]]:
     """The catalog rows of the models (once each) of the entries that may use *gpu*."""
-    ids = dict.fromkeys(e.model for e in scenario.models if _may_place(scenario, e, gpu))
+    ids = dict.fromkeys(e.model for e in scenario.models if may_place(scenario, e, gpu))
     return [catalog.llm(model) for model in ids if catalog.try_resolve_llm(model) is not None]
 
 
