@@ -389,7 +389,7 @@ def test_each_exclusion_code_gives_its_own_reason() -> None:
         power_cap_kw=None, budget_usd=None,
     )  # fmt: skip
     assert no_candidate_messages(inputs) == [
-        "m: misses the TTFT SLA on slow, slower: best TTFT (prefill estimate) 2,500 ms (slow TP1) "
+        "m: misses the TTFT SLA on slow, slower: best TTFT (lightest load) 2,500 ms (slow TP1) "
         "> SLA 500 ms",
         "m: excluded: banned in m.forbidden_gpus",
         "m: no $/hour for unpriced: set gpus.<GPU>.usd_per_hour",

@@ -15,11 +15,13 @@ every row predicted by a fold model that never saw its GPU) and the measurements
   (same source, model, GPU, engine, precision, tokens, TP) at its measured batch sizes
   (linear between them, idle at 0), and against the plain at-batch prediction ``P(b)``.
 
-and a third on the measured disaggregated (prefill/decode) runs: TTFT, TPOT and throughput per
+a third on the TTFT of aggregated replicas at the measured concurrency, with predictors
+retrained without the row's GPU (:mod:`predictors.training.agg_ttft_accuracy`), and a fourth on
+the measured disaggregated (prefill/decode) runs: TTFT, TPOT and throughput per
 GPU of the disaggregated serving model with predictors retrained without the row's GPU
 (:mod:`predictors.training.disagg_accuracy`).
 
-Run (takes ~3 min: five fold retrains)::
+Run (takes ~6 min: nine fold retrains)::
 
     .venv/bin/python tools/serving_accuracy.py [--data ../shared/data/measurements]
 """
@@ -262,7 +264,11 @@ def _md(frame: pl.DataFrame, serving: str, plain: str) -> list[str]:
 
 
 def render(
-    thr: pl.DataFrame, pw: pl.DataFrame, cap: pl.DataFrame, disagg: list[str] | None = None
+    thr: pl.DataFrame,
+    pw: pl.DataFrame,
+    cap: pl.DataFrame,
+    disagg: list[str] | None = None,
+    agg_ttft: list[str] | None = None,
 ) -> str:
     lines = [
         "# Serving model: held-out accuracy (LOGO)",
@@ -307,6 +313,7 @@ def render(
         "",
         *_md(pw, "serving model (Poisson)", "at-batch P(b)"),
         "",
+        *(agg_ttft or []),
         *(disagg or []),
     ]
     return "\n".join(lines)
@@ -320,6 +327,7 @@ def main(argv: list[str] | None = None) -> None:
     ns = parser.parse_args(argv)
     from predictors.catalog.store import load_catalog
     from predictors.core.output import atomic_write
+    from predictors.training.agg_ttft_accuracy import section as agg_ttft_section
     from predictors.training.disagg_report import disagg_section
 
     meas = measured(ns.data)
@@ -329,6 +337,7 @@ def main(argv: list[str] | None = None) -> None:
         power_table(held_out(ns.predictions, "power")),
         capacity_ratio_table(itl, meas),
         disagg_section(ns.data, load_catalog()),
+        agg_ttft_section(ns.data, load_catalog()),
     )
     atomic_write(ns.output, text.encode("utf-8"))
     print(f"wrote {ns.output}")

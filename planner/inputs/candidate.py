@@ -101,7 +101,8 @@ class Exclusion(StrEnum):
     ITL_SLA = "itl_sla"
     """No concurrency meets the ITL SLA (:attr:`Candidate.itl_s_at_capacity` is the best ITL)."""
     TTFT_SLA = "ttft_sla"
-    """The prefill estimate misses the TTFT SLA (:attr:`Candidate.ttft_s`)."""
+    """The TTFT at the lightest load (a lone prompt plus one step) misses the TTFT SLA
+    (:attr:`Candidate.ttft_s`)."""
     NO_PRICE = "no_price"
     """The GPU has no $/hour in the scenario or the catalog."""
     RULE = "rule"

@@ -79,7 +79,7 @@ def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
         best = min(ttft, key=lambda c: (c.ttft_s or 0.0, c.gpu, c.tp))
         shown, limit = ms_over(best.ttft_s or 0.0, m.ttft_sla_s)
         out.append(
-            f"misses the TTFT SLA on {_gpu_list(ttft)}: best TTFT (prefill estimate) "
+            f"misses the TTFT SLA on {_gpu_list(ttft)}: best TTFT (lightest load) "
             f"{shown} ms ({best.option_text}) > SLA {limit} ms{_unit_hint(m.ttft_sla_s, 'ttft_ms')}"
         )
     return out

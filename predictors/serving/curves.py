@@ -44,7 +44,9 @@ class ServingCurves:
     """(N,) seconds of one request's prompt on the replica (c_p: FLOPs, the routed experts it
     reads, TP comm)."""
     ttft_base_s: FloatArray
-    """(N,) prompt prefill time of one request alone (t_p: compute + one weight read)."""
+    """(N,) TTFT of one request alone, ``t_1``: the predictors' TTFT at batch 1, at least the
+    physics prefill time ``t_p`` (compute + one weight read;
+    :func:`predictors.serving.grid.lone_prompt_ttft_s`)."""
     comm_s_per_token: FloatArray
     """(N,) TP all-reduce seconds per token (0 at TP 1); charged to the prompt tokens (in
     ``prefill_s``), the decode step's own is in the predictors' ITL."""

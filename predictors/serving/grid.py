@@ -43,6 +43,7 @@ from predictors.catalog.row_checks import LAYOUT_COLUMNS
 from predictors.features import join_specs, with_layout
 from predictors.serving.curves import (
     BATCH_GRID,
+    FloatArray,
     ServingCurves,
     monotone_curves,
     rising_throughput,
@@ -224,6 +225,23 @@ def _take_table(t: ServingTable, idx: np.ndarray) -> ServingTable:
     )
 
 
+def lone_prompt_ttft_s(
+    rows: pl.DataFrame, predictor: Predictor, physics_s: pl.Series
+) -> FloatArray:
+    """The TTFT of a lone prompt on each row's replica, ``t_1`` (docs/method.md §3 item 4): the
+    predictors' TTFT at batch 1 (the disaggregated prefill pool's ``T_1``), at least the physics
+    prefill estimate *physics_s* (:func:`row_physics` ``ttft_base_s``); the physics estimate
+    alone where the predictors give none (no TTFT model, or a row they refuse)."""
+    floor = np.nan_to_num(physics_s.cast(pl.Float64).to_numpy().astype(np.float64))
+    one = _keys(rows).insert_column(5, pl.Series("batch_size", np.ones(rows.height, np.int64)))
+    pred = predictor.predict(one, with_ttft=True, beyond_memory=True)
+    if "ttft_s" not in pred.columns:
+        return floor
+    lone = pred["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    result: FloatArray = np.where(np.isfinite(lone), np.maximum(lone, floor), floor)
+    return result
+
+
 def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> ServingTable:
     width = len(BATCH_GRID)
     n = rows.height
@@ -258,6 +276,7 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
     first = np.concatenate(([0], np.cumsum(keep.sum(axis=1))[:-1]))
     errors = pred["error"].gather(first).to_list()
     ok = np.asarray([e == "" for e in errors])
+    ttft_base = lone_prompt_ttft_s(rows, predictor, phys["ttft_base_s"])
 
     def curves(itl_col: str, power_col: str) -> ServingCurves:
         itl = grid(itl_col)
@@ -272,7 +291,7 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
                 power_w=power_m,
                 idle_w=np.nan_to_num(idle),
                 prefill_s=np.nan_to_num(phys["prefill_s"].to_numpy().astype(np.float64)),
-                ttft_base_s=np.nan_to_num(phys["ttft_base_s"].to_numpy().astype(np.float64)),
+                ttft_base_s=ttft_base,
                 comm_s_per_token=np.nan_to_num(
                     phys["comm_s_per_token"].to_numpy().astype(np.float64)
                 ),
