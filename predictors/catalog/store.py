@@ -9,7 +9,8 @@ a row whose id already exists replaces the bundled row. Every file is validated
 
 Names resolve through ids and aliases, ignoring case, spaces and punctuation, so
 ``"nvidia h100 80gb hbm3"``, ``"H100_SXM5_80GB"`` and ``"NVIDIA H100 80GB HBM3"`` all resolve
-to ``H100-SXM5-80GB``. Unknown names raise :class:`~predictors.core.errors.UnknownIdError` with the
+to ``H100-SXM5-80GB``, but not where punctuation splits digits another way (``opt-1.3b`` is not
+``opt-13b``). Unknown names raise :class:`~predictors.core.errors.UnknownIdError` with the
 closest ids and aliases.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from predictors.catalog.fingerprint import catalog_fingerprint
-from predictors.catalog.name_keys import digit_splits, normalize_name
+from predictors.catalog.name_keys import digit_splits, named_ids, normalize_name
 from predictors.catalog.validate import (
     GPU_SCHEMA,
     LLM_SCHEMA,
@@ -57,21 +58,24 @@ class _Index:
     share a key only where their names split its digits apart: ``Qwen2.5-7B``, ``Qwen2-57B``)."""
 
     def try_resolve(self, name: str) -> str | None:
-        """The id *name* names (spelling-insensitive), or None. Of the names with its key, those
-        that split its digits as *name* does (any, when it splits none); a name that splits its
-        digits where none of them does (``Qwen2-57B`` against ``Qwen2.5-7B``, one key
-        ``qwen257b``) names another model, and a key that two ids share needs the splits."""
-        entries = self.splits.get(normalize_name(name))
-        if not entries:
-            return None
-        mine = digit_splits(name)
-        ids = {rid for split, rid in entries if not mine or not split or split == mine}
+        """The id *name* names (spelling-insensitive), or None: of the names with its key, the
+        one id whose names split its digits as *name* does (:func:`named_ids`). A name that
+        splits them otherwise (``opt-1.3b`` against ``opt-13b``, ``Qwen2-57B`` against
+        ``Qwen2.5-7B``) names another model; only a bare key (``H100SXM580GB``) may match any."""
+        ids = named_ids(name, self.splits.get(normalize_name(name), ()))
         return ids.pop() if len(ids) == 1 else None
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
-        """Ids whose id or alias is closest to *name* (spelling-insensitive), best first."""
+        """Ids whose id or alias is closest to *name* (spelling-insensitive), best first; of the
+        ids that share a key (``opt-13b``, ``opt-1.3b``), the one splitting digits alike first."""
         hits = difflib.get_close_matches(normalize_name(name), list(self.keys), n=4 * n, cutoff=0.5)
-        return list(dict.fromkeys(self.keys[h] for h in hits))[:n]
+        mine = digit_splits(name)
+        ids = [
+            rid
+            for h in hits
+            for _, rid in sorted(self.splits.get(h, ()), key=lambda entry: entry[0] != mine)
+        ]
+        return list(dict.fromkeys(ids))[:n]
 
     def resolve(self, name: str) -> str:
         found = self.try_resolve(name)
@@ -246,7 +250,8 @@ class _Table:
 
 
 def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
-    """Map every normalized id and alias to its id; collisions across ids are problems."""
+    """Map every normalized id and alias to its id; two ids' names that share a key and split its
+    digits alike are a problem (``opt-13b`` beside ``opt-1.3b`` is not: they name two models)."""
     id_col = table.schema.id_column
     keys: dict[str, str] = {}
     names: list[str] = []
@@ -272,7 +277,7 @@ def _build_index(table: _Table, kind: str, problems: list[str]) -> _Index:
             clash = [
                 (rid2, at)
                 for (split, rid2), at in zip(splits.get(key, ()), owner.get(key, ()), strict=True)
-                if rid2 != rid and (split == mine or not split or not mine)
+                if rid2 != rid and split == mine  # one spelling: both named
             ]
             if clash:
                 other, (opath, oline) = clash[0]

@@ -8,16 +8,18 @@ one directory all keep their rows.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import difflib
 import io
+import os
 import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from predictors.catalog.hf_config import LLM_COLUMNS, format_csv_cell
-from predictors.catalog.name_keys import digit_splits
+from predictors.catalog.name_keys import digit_splits, named_ids
 from predictors.catalog.store import load_catalog, normalize_name
 from predictors.catalog.validate import BIDI_PATTERN, LLM_SCHEMA, read_table
 from predictors.core.csv_text import text_problem
@@ -67,20 +69,13 @@ def check_names(row: dict[str, Any]) -> None:
                 f"{option} {shown}: give a name without '|', newlines, control characters or "
                 "bidirectional overrides"
             )
-        mine = digit_splits(name)  # a name the catalog tells apart by its digits is new
-        taken = next(
-            (
-                rid
-                for split, rid in bundled.get(normalize_name(name), [])
-                if not mine or not split or split == mine
-            ),
-            None,
-        )
-        if taken is not None:
+        # a name the catalog tells apart by its digits is new (opt-1.3b beside opt-13b)
+        taken = sorted(named_ids(name, bundled.get(normalize_name(name), [])))
+        if taken:
             raise WattgpuError(
-                f"{option} {shown}: already names the bundled model {taken} — choose another "
-                "name (import-hf adds models; to replace the bundled row, give a user llms.csv "
-                "row with its id, catalogs/README.md)"
+                f"{option} {shown}: already names the bundled model {' and '.join(taken)} — "
+                "choose another name (import-hf adds models; to replace the bundled row, give "
+                "a user llms.csv row with its id, catalogs/README.md)"
             )
 
 
@@ -149,10 +144,13 @@ def _csv_text(rows: list[list[str]]) -> str:
 def upsert_llm_row(user_dir: Path, row: dict[str, Any]) -> Path:
     """Add *row* to ``user_dir/llms.csv`` (replacing the row with the same id) after checking the
     resulting user catalog with the catalog validator; written atomically, never half-way, and
-    under an advisory lock, so concurrent imports into one catalog all keep their rows."""
+    under an advisory lock, so concurrent imports into one catalog all keep their rows. A
+    directory that does not exist is created (with its parents); an import that fails removes
+    what it created, never leaving an empty catalog behind."""
     if user_dir.exists() and not user_dir.is_dir():
         raise WattgpuError(f"--user-catalog {user_dir}: is a file — give a directory")
     target = user_dir / "llms.csv"
+    new_dirs = [d for d in (user_dir, *user_dir.parents) if not os.path.lexists(d)]
     try:
         with locked(target):
             return _validated_write(target, _csv_text(_merged_rows(target, row)))
@@ -161,6 +159,13 @@ def upsert_llm_row(user_dir: Path, row: dict[str, Any]) -> Path:
             f"--user-catalog {user_dir}: cannot lock or write ({exc.strerror or exc}) — "
             "check the directory"
         ) from None
+    finally:
+        if new_dirs and not target.exists():  # failed: remove the lock file and new directories
+            with contextlib.suppress(OSError):
+                target.with_name(f".{target.name}.lock").unlink()
+            for directory in new_dirs:  # deepest first; a directory something else uses stays
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
 
 
 def _validated_write(target: Path, text: str) -> Path:
