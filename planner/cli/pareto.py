@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
+from planner.cli.printing import OutputOption
 from planner.cli.report_options import ReportFileArgument, TimeLimitOption, TrustOption, warn
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.limits import MAX_PARETO_POINTS
@@ -52,6 +53,7 @@ def pareto(
         ),
     ] = 7,
     format_: Annotated[ParetoFormat, typer.Option("--format", "-f")] = ParetoFormat.table,
+    output: OutputOption = None,
     chart: Annotated[
         Path | None,
         typer.Option("--chart", help="Also write the front as a chart to this .png or .svg file."),
@@ -64,8 +66,11 @@ def pareto(
 ) -> None:
     """Energy ↔ cost Pareto front by ε-constraint (each point a solved plan)."""
     from planner.analysis.pareto import pareto_front
+    from planner.cli.printing import emit
     from planner.report.source import plan_source
     from planner.scenario.bundled import find_scenario
+    from predictors.core.escape import terminal_text
+    from predictors.core.output import check_output_path
     from predictors.core.progress import Progress
 
     if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
@@ -74,6 +79,14 @@ def pareto(
             f"{' or '.join(CHART_SUFFIXES)}"
         )
     file = find_scenario(file)
+    inputs = [file, *(overlay or [])]
+    if output is not None:  # before solving: a path that cannot be written loses nothing
+        check_output_path(output, inputs, "--output")
+        if chart is not None and output.resolve() == chart.resolve():
+            raise WattgpuError(
+                f"--output {output}: is the --chart file too — give the front and the chart "
+                "different file names"
+            )
     with Progress("planning") as progress:
         src = plan_source(
             file,
@@ -103,14 +116,13 @@ def pareto(
             raise WattgpuError(f"--chart {chart}: the front has no points to draw")
         from predictors.core.output import write_output
 
-        write_output(chart, drawn, inputs=[file, *(overlay or [])], option="--chart")
+        write_output(chart, drawn, inputs=inputs, option="--chart")
         typer.echo(f"wrote {chart}", err=True)
     if format_ is ParetoFormat.json:
-        typer.echo(json.dumps(front.to_json_dict(), indent=2))
-        return
-    from predictors.core.escape import terminal_text
-
-    typer.echo(terminal_text("\n".join(pareto_lines(front))))
+        text = json.dumps(front.to_json_dict(), indent=2)
+    else:
+        text = terminal_text("\n".join(pareto_lines(front)))
+    emit(text + "\n", output, f"{format_.value} Pareto front", inputs=inputs)
 
 
 def pareto_lines(front: ParetoDocument) -> list[str]:

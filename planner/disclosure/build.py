@@ -11,8 +11,6 @@ the marginal intensity when given (else the location-based average) and M the em
 
 from __future__ import annotations
 
-import datetime as dt
-
 from planner.disclosure.emissions import hourly_rows
 from planner.disclosure.energy import AllocationEnergy, allocation_energy, embodied_kg_co2e
 from planner.disclosure.fields import LABELS
@@ -29,8 +27,9 @@ from planner.documents.disclosure import (
 )
 from planner.documents.forecast import ForecastDocument
 from planner.documents.plan import PlanDocument
-from planner.scenario.disclosure import Disclosure
+from planner.scenario.disclosure import Disclosure, window_bounds
 from predictors.catalog.store import Catalog
+from predictors.core.errors import WattgpuError
 
 FRAMEWORKS = [
     "EU AI Act Annex XI 2(e) / GPAI Code of Practice Model Documentation Form",
@@ -50,9 +49,13 @@ def window(doc: PlanDocument) -> tuple[str | None, str | None]:
     start = settings_of(doc).reporting_start
     if start is None:
         return None, None
-    begin = dt.datetime.combine(dt.date.fromisoformat(start), dt.time(), dt.UTC)
-    end = begin + dt.timedelta(hours=doc.assumptions.hours)
-    return begin.isoformat(), end.isoformat()
+    bounds = window_bounds(start, doc.assumptions.hours)
+    if bounds is None:  # the scenario and the plan JSON check refuse it before
+        raise WattgpuError(
+            f"assumptions.disclosure.reporting_start: {start!r} + {doc.assumptions.hours:,.10g} h "
+            "ends after 9999-12-31 — plan the scenario again with an earlier reporting_start"
+        )
+    return bounds[0].isoformat(), bounds[1].isoformat()
 
 
 def _embodied_boundary(energies: list[AllocationEnergy]) -> BoundaryItemDocument:

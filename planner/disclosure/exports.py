@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from decimal import Decimal
 from typing import Any
 
 from planner.documents.disclosure import DisclosureDocument, FieldDocument
@@ -27,10 +28,11 @@ EXPORT_FORMATS = ("spdx", "cyclonedx")
 
 
 def field_text(f: FieldDocument) -> str:
-    """One field as text: 'value unit [label] P10–P90 a–b; source: …' or 'not_applicable: …'."""
+    """One field as text: 'value unit [label] P10-P90 a to b; source: …' or 'not_applicable: …'
+    ('to' between the ends: a hyphen there read like the sign of a negative exponent)."""
     if f.not_applicable is not None:
         return f"not_applicable: {f.not_applicable}"
-    rng = f" P10-P90 {f.p10:.6g}-{f.p90:.6g}" if f.p10 is not None and f.p90 is not None else ""
+    rng = f" P10-P90 {f.p10:.6g} to {f.p90:.6g}" if f.p10 is not None and f.p90 is not None else ""
     shown = f"{f.value:.6g}" if isinstance(f.value, float | int) else str(f.value)
     unit = f" {f.unit}" if f.unit else ""
     return f"{shown}{unit} [{f.label}]{rng}; source: {f.source}"
@@ -61,6 +63,14 @@ def _entries(report: ReportDocument, name: str) -> list[tuple[str, str]]:
 def _kwh(report: ReportDocument, name: str) -> float:
     f = next(m for m in _disclosure(report).models if m.name == name).fields["energy_facility_kwh"]
     return float(f.value) if isinstance(f.value, float | int) else 0.0
+
+
+def decimal_text(value: float) -> str:
+    """*value* as an ``xsd:decimal`` (SPDX ``ai_energyQuantity``): fixed-point, no exponent,
+    with every significant digit of the float (its shortest round-trip form), so that a small
+    figure (9.62181e-05 kWh) is not rounded away as ``%.6f`` did (``0.000096``)."""
+    text = format(Decimal(repr(float(value))), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _spdx_time(iso: str) -> str:
@@ -99,7 +109,7 @@ def spdx_document(report: ReportDocument) -> dict[str, Any]:
             "ai_inferenceEnergyConsumption": [
                 {
                     "type": "ai_EnergyConsumptionDescription",
-                    "ai_energyQuantity": f"{_kwh(report, m.name):.6f}",
+                    "ai_energyQuantity": decimal_text(_kwh(report, m.name)),
                     "ai_energyUnit": "kilowattHour",
                 }
             ],
@@ -110,7 +120,7 @@ def spdx_document(report: ReportDocument) -> dict[str, Any]:
             energy["ai_trainingEnergyConsumption"] = [
                 {
                     "type": "ai_EnergyConsumptionDescription",
-                    "ai_energyQuantity": f"{float(training.value):.6f}",
+                    "ai_energyQuantity": decimal_text(float(training.value)),
                     "ai_energyUnit": "kilowattHour",
                 }
             ]

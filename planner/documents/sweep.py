@@ -132,7 +132,8 @@ class StabilityDocument(Document):
     alternatives: list[AlternativeDocument]
     """The most frequent re-optimised fleets (at most 10), most frequent first."""
     gpu_mix_frequency: list[AlternativeDocument]
-    """Every re-optimised GPU mix (``fleet`` empty), most frequent first."""
+    """Every re-optimised GPU mix (``fleet``: the mix as text, ``GPU×n, ...``), most frequent
+    first."""
 
 
 class FanDocument(Document):
@@ -261,6 +262,16 @@ class SweepDocument(Document):
     flags: list[FlagDocument] = []
     """Base-plan allocations flagged for uncertainty (docs/sweep.md)."""
 
+    def to_json_dict(self) -> dict[str, Any]:
+        """The document as plain JSON values, a grid point's ``gpu_available`` counts as the
+        whole numbers they are (the document holds every amount as a float)."""
+        data = super().to_json_dict()
+        for record in data["grid"]:
+            counts = (record.get("point") or {}).get("gpu_available")
+            if isinstance(counts, dict):
+                record["point"]["gpu_available"] = {g: _whole(n) for g, n in counts.items()}
+        return data
+
     def saved_problems(self) -> list[str]:
         """The summary's figures and the flags' SLA probabilities against the records, the
         tornado and the robust choice against the rest of the file
@@ -329,6 +340,11 @@ class SweepDocument(Document):
                         said=getattr(summary, key),
                     )
         return value
+
+
+def _whole(value: Any) -> Any:
+    """*value* as an int when it is a whole float (a GPU count), else as it is."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _in_order(records: list[RecordDocument], what: str) -> None:

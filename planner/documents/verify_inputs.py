@@ -18,6 +18,7 @@ from typing import Any
 
 from planner.documents.json_values import is_number
 from planner.inputs.objective import OBJECTIVE_KINDS, WEIGHT_KEYS
+from planner.scenario.disclosure import window_bounds
 from planner.scenario.limits import (
     MAX_CONTEXT_TOKENS,
     MAX_LATENCY_MS,
@@ -103,12 +104,32 @@ def _assumptions(data: dict[str, Any]) -> Iterator[str]:
     yield from _site("assumptions", a)
     yield from _figures("assumptions", a, OPTIONAL_ECONOMICS, optional=True)
     yield from _objective(a)
+    yield from _window(a)
     for gpu, count in (a.get("gpus_per_node") or {}).items():
         yield from _at_least(f"assumptions.gpus_per_node.{gpu}", count, 1)
     if data.get("regions") and a.get("power_cap_kw") is not None:
         yield (
             f"assumptions.power_cap_kw: {short_repr(a['power_cap_kw'])}, but a plan with regions "
             "has a power cap per region (null here)"
+        )
+
+
+def _window(a: dict[str, Any]) -> Iterator[str]:
+    """A reporting window whose end (``reporting_start`` + ``hours``) is past 9999-12-31: no
+    date states it (a plan written before the scenario refused such a start)."""
+    disclosure, hours = a.get("disclosure"), a.get("hours", 0.0)
+    start = disclosure.get("reporting_start") if isinstance(disclosure, dict) else None
+    if not isinstance(start, str) or not is_number(hours) or hours < 0:
+        return
+    try:
+        bounds = window_bounds(start, hours)
+    except (ValueError, OverflowError):
+        return  # not a date: the plan document's own check names it
+    if bounds is None:
+        yield (
+            f"assumptions.disclosure.reporting_start: {start!r} + {hours:,.10g} h "
+            "(assumptions.hours) ends after 9999-12-31, which no date can state (give the "
+            "scenario an earlier reporting_start)"
         )
 
 

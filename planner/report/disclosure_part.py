@@ -8,6 +8,7 @@ from __future__ import annotations
 from planner.documents.disclosure import DisclosureDocument, FieldDocument
 from planner.documents.report import ReportDocument
 from planner.report.blocks import Block, Para, Part, num, table
+from planner.report.tables import LOCATION_BASIS
 
 #: Per-model fields shown in the per-model table (every one is in the JSON).
 MODEL_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -19,7 +20,7 @@ MODEL_COLUMNS: tuple[tuple[str, str], ...] = (
     ("energy_prefill_j_per_output_token", "prefill J/token"),
     ("energy_decode_j_per_output_token", "decode J/token"),
     ("energy_wh_per_1000_output_tokens", "Wh/1k tokens"),
-    ("emissions_location_kg_co2e", "kg CO2e"),
+    ("emissions_location_kg_co2e", f"CO2e kg ({LOCATION_BASIS})"),
     ("embodied_kg_co2e", "embodied kg"),
     ("sci_g_co2e_per_1m_output_tokens", "SCI g/1M tok"),
 )

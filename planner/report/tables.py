@@ -89,12 +89,32 @@ MODEL_HEADER: tuple[str, ...] = (
     "Wh / 1k output tokens",
     "Wh / request",
     "avg W",
-    "CO2e kg",
+    "CO2e kg ({basis})",
     "CO2e band kg",
     "cost $",
     "in domain",
     "ITL ms at served load / at capacity (SLA)",
 )
+
+
+#: The basis of a CO2e figure the plan states (its ``carbon_kg``): each period's grid factor,
+#: which is the hourly profile where a site has one, else the site's annual average.
+HOURLY_BASIS = "hourly grid"
+#: The basis of a CO2e figure on the annual-average intensity of the site (the disclosure's
+#: ``emissions_location_kg_co2e``, and the plan's carbon where no site has a profile).
+LOCATION_BASIS = "location-based"
+
+
+def carbon_basis(report: ReportDocument) -> str:
+    """The basis of the plan's CO2e figures: :data:`HOURLY_BASIS` when the plan or one of its
+    regions has an hourly grid profile (its carbon is summed over the periods on it), else
+    :data:`LOCATION_BASIS` (the site's annual average, as the disclosure's location-based
+    figures)."""
+    plan = report.plan
+    profiled = plan.assumptions.grid_g_co2_per_kwh_by_period is not None or any(
+        r.grid_g_co2_per_kwh_by_period for r in plan.regions or []
+    )
+    return HOURLY_BASIS if profiled else LOCATION_BASIS
 
 
 def _model_row(m: ModelSection, no_interval: list[str]) -> list[str]:
@@ -130,7 +150,8 @@ def model_table(report: ReportDocument) -> Table:
     band, :mod:`planner.report.unit_ranges`)."""
     whole = entries_without_interval(report.plan)[0]
     rows = [_model_row(m, whole) for m in report.models]
-    return table(MODEL_HEADER, rows, {3, 4, 5, 6, 7, 8, 9, 11})
+    header = [h.format(basis=carbon_basis(report)) for h in MODEL_HEADER]
+    return table(header, rows, {3, 4, 5, 6, 7, 8, 9, 11})
 
 
 def _itl_text(m: ModelSection) -> str:

@@ -35,6 +35,8 @@ DEFAULT_LIFETIME_YEARS = 5.0
 MIN_LIFETIME_YEARS = 0.25
 MAX_LIFETIME_YEARS = 30.0
 MAX_TRAINING_KWH = 1e12
+#: The last instant a reporting window can end at (Python's dates stop at year 9999).
+LAST_INSTANT = dt.datetime.max.replace(tzinfo=dt.UTC)
 #: Keys that need a source when their value is given: value key -> source key.
 SOURCED: dict[str, str] = {
     "marginal_g_co2_per_kwh": "marginal_source",
@@ -150,4 +152,28 @@ class Disclosure(StrictModel):
         return self
 
 
-__all__ = ["DEFAULT_LIFETIME_YEARS", "Disclosure"]
+def window_bounds(start: str, hours: float) -> tuple[dt.datetime, dt.datetime] | None:
+    """(begin, end) of the reporting window that starts at midnight UTC of the ISO date *start*
+    and lasts *hours*; None when it would end after 9999-12-31 (no date can state that end)."""
+    begin = dt.datetime.combine(dt.date.fromisoformat(start), dt.time(), dt.UTC)
+    if not hours <= (LAST_INSTANT - begin) / dt.timedelta(hours=1):  # NaN too
+        return None
+    try:
+        return begin, begin + dt.timedelta(hours=hours)
+    except OverflowError:  # within a microsecond of the last instant
+        return None
+
+
+def window_problem(start: str, hours: float) -> str | None:
+    """Why a reporting window of *hours* from *start* cannot be stated (its end is past
+    9999-12-31), with the latest start that fits; None when it can."""
+    if window_bounds(start, hours) is not None:
+        return None
+    latest = (LAST_INSTANT - dt.timedelta(hours=hours)).date().isoformat()
+    return (
+        f"{start!r} + horizon_hours {hours:,.10g} ends after 9999-12-31 — give a "
+        f"reporting_start of {latest} or earlier, or a shorter horizon_hours"
+    )
+
+
+__all__ = ["DEFAULT_LIFETIME_YEARS", "Disclosure", "window_bounds", "window_problem"]

@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from planner.scenario.disclosure import Disclosure
+from planner.scenario.disclosure import Disclosure, window_problem
 from planner.scenario.limits import (
     HOURS_PER_DAY,
     MAX_BUDGET_USD,
@@ -192,6 +192,7 @@ class Scenario(StrictModel):
     @model_validator(mode="after")
     def _cross_field(self) -> Scenario:
         problems = _grid_problems(self) + _model_problems(self) + _profile_problems(self)
+        problems += _window_problems(self)
         problems += region_problems(
             self.regions, self.models, self.gpus, self.power_cap_kw, _period_count(self)
         )
@@ -296,6 +297,14 @@ def _profile_problems(s: Scenario) -> list[tuple[str, str]]:
             "period (24 when a model has a daily_profile)",
         )
     ]
+
+
+def _window_problems(s: Scenario) -> list[tuple[str, str]]:
+    """A reporting window whose end (``reporting_start`` + ``horizon_hours``) no date can state:
+    the report would fail on it."""
+    start = s.disclosure.reporting_start if s.disclosure else None
+    problem = None if start is None else window_problem(start, s.horizon_hours)
+    return [] if problem is None else [("disclosure.reporting_start", problem)]
 
 
 def _model_problems(s: Scenario) -> list[tuple[str, str]]:

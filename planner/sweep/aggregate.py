@@ -13,8 +13,10 @@ from planner.documents.verify_sweep import all_met as all_met
 from planner.documents.verify_sweep import quantiles as quantiles
 from planner.documents.verify_sweep import rounded as rnd
 from planner.documents.verify_sweep import share as _share
+from planner.inputs import PlanningInputs
 from planner.sweep.draws import TARGETS
 from planner.sweep.evaluate import Fleet
+from planner.sweep.split import planned_split
 from planner.sweep.table import CandidateTable
 
 FIGURES: tuple[str, ...] = (
@@ -53,7 +55,7 @@ def _stability(with_plan: list[dict[str, Any]], base: Fleet) -> dict[str, Any]:
             for k, c in order[:MAX_ALTERNATIVES]
         ],
         "gpu_mix_frequency": [
-            {"fleet": "", "gpus": dict(k), "share": rnd(c / n)}
+            {"fleet": mix_text(dict(k)), "gpus": dict(k), "share": rnd(c / n)}
             for k, c in sorted(mixes.items(), key=lambda kv: (-kv[1], kv[0]))
         ],
     }
@@ -242,8 +244,13 @@ def summary(
     }
 
 
-def robust_fleets(records: list[dict[str, Any]], base: Fleet) -> tuple[list[Fleet], list[float]]:
-    """The base fleet and the most frequent re-optimised fleets, with their seen shares."""
+def robust_fleets(
+    records: list[dict[str, Any]], base: Fleet, inputs: PlanningInputs
+) -> tuple[list[Fleet], list[float]]:
+    """The base fleet and the most frequent re-optimised fleets, with their seen shares; each
+    re-optimised fleet with the load split the plan would give it at the point estimate
+    *inputs* (:func:`planner.sweep.split.planned_split`), not that of the first draw that chose
+    it: a fleet's SLA probability is the fleet's, whatever the draw order."""
     with_plan = [r for r in records if "fleet" in r]
     counts = Counter(r["fleet"].identity for r in with_plan)
     first: dict[Any, Fleet] = {}
@@ -251,7 +258,8 @@ def robust_fleets(records: list[dict[str, Any]], base: Fleet) -> tuple[list[Flee
         first.setdefault(r["fleet"].identity, r["fleet"])
     n = max(len(with_plan), 1)
     order = sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]].label()))
-    fleets = [base] + [first[k] for k, _ in order if k != base.identity][: MAX_ROBUST_FLEETS - 1]
+    others = [first[k] for k, _ in order if k != base.identity][: MAX_ROBUST_FLEETS - 1]
+    fleets = [base] + [planned_split(f, inputs) for f in others]
     return fleets, [counts.get(f.identity, 0) / n for f in fleets]
 
 
@@ -291,17 +299,27 @@ def robust_choice(
     good = [c for c in considered if c["qualifies"]]
     chosen = min(good, key=lambda c: (c["expected_objective"], c["fleet"])) if good else None
     together_text = "every SLA, the cap and the budget at once (in the same draw)"
+    stated = f"{percent_text(p)} of {'the ' if chosen is None else ''}{len(ok)} draws"
+    if ok:
+        least = next(k for k in range(len(ok) + 1) if k / len(ok) >= p - 1e-12)
+        stated += f" ({'all' if least == len(ok) else f'{least} or more'} of them)"
     if chosen is None:
         reason = (
-            f"none of the {len(considered)} fleets seen meets {together_text} in {p:.0%} of "
-            f"the {len(ok)} draws; lower --sla-probability or loosen the scenario"
+            f"none of the {len(considered)} fleets seen meets {together_text} in at least "
+            f"{stated}; lower --sla-probability or loosen the scenario"
         )
     else:
         reason = (
             f"least expected objective among the {len(good)} of {len(considered)} fleets seen "
-            f"that meet {together_text} in at least {p:.0%} of {len(ok)} draws"
+            f"that meet {together_text} in at least {stated}"
         )
     return {"sla_probability": p, "chosen": chosen, "reason": reason, "considered": considered}
+
+
+def percent_text(p: float) -> str:
+    """The share *p* as a percentage with every digit it was given (``95.1 %``, ``0.4 %``,
+    ``99.99 %``): a rounded threshold would misstate which fleets qualify."""
+    return f"{100 * p:.10g} %"
 
 
 def _mean(values: list[float]) -> float:

@@ -159,10 +159,11 @@ def run_sweep(
     clock = _Clock(stages)
     inputs = run.inputs
     if not run.plan.has_solution:
+        # every message whole (its fix holds the number to give), on one line
+        why = " ".join("; ".join(run.plan.solve.messages).split())
         raise WattgpuError(
-            f"{inputs.scenario}: the base plan is {run.plan.status.value} "
-            f"({'; '.join(run.plan.solve.messages)[:200]}); a sweep needs a base plan: "
-            "`wattgpu plan` says why"
+            f"{inputs.scenario}: the base plan is {run.plan.status.value}"
+            f"{f' ({why})' if why else ''}; a sweep needs a base plan: `wattgpu plan` says why"
         )
     axes, points = grid_points(
         block,
@@ -191,7 +192,10 @@ def run_sweep(
     items = [Item("draw", i, z[i], {}) for i in range(s.draws)]
     items += [Item("grid", j, None, p) for j, p in enumerate(points)]
     clock.lap("prepare")
-    step(f"sweep: {s.draws} draws and {len(points)} grid points on {engine} ({workers} workers)")
+    step(
+        f"sweep: {s.draws} draws and {len(points)} grid points on {engine} "
+        f"({workers} worker{'' if workers == 1 else 's'})"
+    )
     names = [m.name for m in inputs.models]
     robust = None
     with open_engine(
@@ -202,7 +206,7 @@ def run_sweep(
         clock.lap("draws")
         draws = records[: s.draws]
         if s.choose == "robust":
-            fleets, seen = aggregate.robust_fleets(draws, base)
+            fleets, seen = aggregate.robust_fleets(draws, base, inputs)
             step(f"robust choice: {len(fleets)} fleets on every draw")
             spec = Pass(base, tuple(fleets), optimise=False)
             again = _run(session, spec, items[: s.draws], workers, step, "robust", s.batch_size)
