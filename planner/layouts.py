@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.inputs import Candidate, Exclusion
+from planner.inputs import Candidate, Exclusion, Pool
 from planner.scenario.limits import DEFAULT_TP_DEGREES
 from planner.scenario.sections import LayoutOption
 from predictors.catalog import engine_support, validity
@@ -115,10 +115,11 @@ def held_gpus(
     return domains * domain, domains * math.ceil(domain / node)
 
 
-def held_reason(gpu: Mapping[str, Any], running: int, held: int) -> str:
-    """Why a replica running on *running* GPUs of catalog type *gpu* takes *held* GPUs of
-    inventory (:func:`held_gpus`), with the fix: its share of the NVLink domain, or the whole
-    nodes or domains it spans ('' when it takes only its own GPUs)."""
+def held_reason(gpu: Mapping[str, Any], running: int, held: int, what: str = "replica") -> str:
+    """Why a replica (*what*: or a ``worker`` of a disaggregated unit's pool) running on
+    *running* GPUs of catalog type *gpu* takes *held* GPUs of inventory (:func:`held_gpus`),
+    with the fix: its share of the NVLink domain, or the whole nodes or domains it spans (''
+    when it takes only its own GPUs)."""
     node, domain = validity.node_gpus(gpu), validity.tp_domain_gpus(gpu)
     if held <= running or running <= node:
         return ""
@@ -128,7 +129,7 @@ def held_reason(gpu: Mapping[str, Any], running: int, held: int) -> str:
         per = max(domain // (nodes * node), 1)
         return (
             f"{spans} takes its share of the {domain}-GPU NVLink domain of {gpu.get('id')}, "
-            f"{domain} / {per} replica{'s' if per > 1 else ''} = {held} GPUs (a TP group never "
+            f"{domain} / {per} {what}{'s' if per > 1 else ''} = {held} GPUs (a TP group never "
             f"crosses a domain) — make available a multiple of {held}, or state a layout of "
             f"whole nodes that divides {domain}"
         )
@@ -139,15 +140,23 @@ def held_reason(gpu: Mapping[str, Any], running: int, held: int) -> str:
     )
 
 
-def held_note(gpu: str, user_catalog: str | None, running: int, held: int) -> str:
-    """:func:`held_reason` of GPU type *gpu* of the catalog a plan used (*user_catalog* its
-    overlay); the general reason where that catalog is not found."""
+def _catalog_gpu(gpu: str, user_catalog: str | None) -> Mapping[str, Any] | None:
+    """The catalog row of GPU type *gpu* (*user_catalog*: the overlay a plan used; None: the
+    bundled catalog and ``$WATTGPU_USER_CATALOG``); None where it is not found."""
     try:
         catalog = load_catalog(Path(user_catalog) if user_catalog else None)
-        row = catalog.gpu(gpu) if catalog.try_resolve_gpu(gpu) else None
+        return catalog.gpu(gpu) if catalog.try_resolve_gpu(gpu) else None
     except WattgpuError:
-        row = None
-    reason = held_reason(row, running, held) if row else ""
+        return None
+
+
+def held_note(
+    gpu: str, user_catalog: str | None, running: int, held: int, what: str = "replica"
+) -> str:
+    """:func:`held_reason` of GPU type *gpu* of the catalog a plan used (*user_catalog* its
+    overlay); the general reason where that catalog is not found."""
+    row = _catalog_gpu(gpu, user_catalog)
+    reason = held_reason(row, running, held, what) if row else ""
     return reason or (
         f"runs on {running} GPUs and holds {held}: its share of the NVLink domain, or the whole "
         f'nodes or domains it spans (docs/method.md, "Inventory") — make available a multiple '
@@ -343,17 +352,43 @@ def smallest_fitting(cands: Sequence[Candidate]) -> dict[tuple[str, str], Candid
     return out
 
 
+def smallest_workers(cands: Sequence[Candidate]) -> dict[tuple[str, str], Pool]:
+    """Per (model entry, GPU) the pool of a feasible disaggregated unit whose workers run on the
+    fewest GPUs: every feasible unit is kept (:func:`planner.disagg.evaluate.kept_units`), each
+    worker holding the weights, so the smallest worker that meets the SLA in a unit."""
+    out: dict[tuple[str, str], Pool] = {}
+    for c in cands:
+        for p in c.pools if c.feasible else ():
+            best = out.get((c.name, p.gpu))
+            if best is None or p.running_gpus_per_worker < best.running_gpus_per_worker:
+                out[(c.name, p.gpu)] = p
+    return out
+
+
 def multi_node_notes(
-    cands: Sequence[Candidate], pairs: Collection[tuple[str, str]] | None = None
+    cands: Sequence[Candidate],
+    pairs: Collection[tuple[str, str]] | None = None,
+    user_catalog: str | None = None,
 ) -> list[str]:
     """One line per (model entry, GPU) — of *pairs* when given — whose smallest fitting layout
-    (:func:`smallest_fitting`) spans more than one node."""
-    out = []
-    for (name, gpu), c in smallest_fitting(cands).items():
+    (:func:`smallest_fitting`) spans more than one node; of disaggregated units alone (no
+    aggregated candidate there), whose smallest worker (:func:`smallest_workers`) does, its
+    nodes from the catalog (*user_catalog* the overlay the plan used)."""
+    out, aggregated = [], smallest_fitting(cands)
+    for (name, gpu), c in aggregated.items():
         if c.nodes > 1 and (pairs is None or (name, gpu) in pairs):
-            gpus = c.tp * c.pipeline_parallel * c.data_parallel
             out.append(
                 f"{name} needs more than one node of {gpu}: the smallest layout that fits is "
-                f"TP {c.layout} on {gpus} GPUs ({c.nodes} nodes)"
+                f"TP {c.layout} on {c.tp * c.pipeline_parallel * c.data_parallel} GPUs "
+                f"({c.nodes} nodes)"
+            )
+    for (name, gpu), p in smallest_workers(cands).items():
+        row, gpus = _catalog_gpu(gpu, user_catalog), p.running_gpus_per_worker
+        nodes = held_gpus(row, gpus, p.tp * p.data_parallel, p.pipeline_parallel)[1] if row else 1
+        if nodes > 1 and (name, gpu) not in aggregated and (pairs is None or (name, gpu) in pairs):
+            out.append(
+                f"{name} needs more than one node of {gpu} per worker: the smallest worker "
+                f"layout of a unit that meets the SLA is TP {p.layout} on {gpus} GPUs "
+                f"({nodes} nodes)"
             )
     return out

@@ -259,12 +259,13 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
         else _precision(request, catalog, model_id)
     )
     data = compare_scenario_dict(request, model_id, prices, precision)
+    given = request.precision is not None  # else the checkpoint's: no option to blame
     try:  # the scenario is built from the options: its errors name them
         scenario = scenario_from_dict(data, "wattgpu compare", catalog)
         # each row's fleet size is checked on its own candidates below
         inputs: PlanningInputs = planning_inputs(scenario, predictor, check_size=False)
     except WattgpuError as exc:
-        raise as_option_error(exc) from None
+        raise as_option_error(exc, precision_given=given) from None
     tokens = request.requests_per_s * 3600.0 * request.hours * request.output_tokens
     demand = inputs.models[0]
     rows = []
@@ -284,7 +285,7 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
             why = (
                 wrong[0]
                 if wrong
-                else why_not(demand, cands)
+                else why_not(demand, cands, precision_given=given)
                 if cands and not any(c.feasible for c in cands)
                 else "no worker layout of it holds the model and meets the SLA "
                 "(--deployment aggregated shows why for its replicas)"
@@ -298,7 +299,7 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
         plan = solve(inputs.with_candidates(cands), baselines=False)
         if kind == MIXED and len({bool(a.candidate.pools) for a in plan.allocations}) < 2:
             continue  # its best fleet is one kind: that kind's row already shows it
-        rows.append(plan_row(gpu, priced, note, plan, cands, tokens, kind))
+        rows.append(plan_row(gpu, priced, note, plan, cands, tokens, kind, precision_given=given))
     rows.sort(key=rank_key(request.by))
     return CompareResult(
         request, model_id, precision, inputs.pue, inputs.grid_g_co2_per_kwh, tuple(rows)

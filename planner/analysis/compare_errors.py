@@ -3,7 +3,9 @@
 ``compare`` plans a one-model scenario it builds from its options
 (:func:`planner.analysis.compare.compare_scenario_dict`); an error raised while that scenario is
 read or its candidates are built names scenario fields (``models[0].load.input_tokens``). The
-user typed options, so :func:`as_option_error` names those instead (``--input-tokens``).
+user typed options, so :func:`as_option_error` names those instead (``--input-tokens``). The
+precision is the checkpoint's when ``--precision`` is not given: a message about it then says so,
+and how to choose another, instead of naming an option the user did not give.
 """
 
 from __future__ import annotations
@@ -35,14 +37,26 @@ _FIELDS = re.compile(
     + r")(?![\w\[])"
 )
 _BARE_NAMES = re.compile(r"(?<![\w.\-])(" + "|".join(_BARE) + r")(?![\w])")
+#: The ``precision:`` field of a message when ``--precision`` was not given.
+CHECKPOINT_PRECISION = "the checkpoint's default precision (choose another with --precision)"
 
 
-def option_text(message: str) -> str:
-    """*message* with the built scenario's field paths replaced by ``compare``'s options."""
-    text = _FIELDS.sub(lambda m: FIELD_OPTIONS[m.group(1)], message)
+def option_text(message: str, *, precision_given: bool = True) -> str:
+    """*message* with the built scenario's field paths replaced by ``compare``'s options; when
+    *precision_given* is False, a ``precision:`` field by :data:`CHECKPOINT_PRECISION` and the
+    word precision elsewhere left alone."""
+
+    def option(m: re.Match[str]) -> str:
+        field = m.group(1)
+        if field != "precision" or precision_given:
+            return FIELD_OPTIONS[field]
+        return CHECKPOINT_PRECISION if m.string.startswith(":", m.end()) else field
+
+    text = _FIELDS.sub(option, message)
     return _BARE_NAMES.sub(lambda m: _BARE[m.group(1)], text)
 
 
-def as_option_error(exc: WattgpuError) -> WattgpuError:
-    """A :class:`WattgpuError` like *exc* whose text names ``compare``'s options."""
-    return WattgpuError(option_text(str(exc)))
+def as_option_error(exc: WattgpuError, *, precision_given: bool = True) -> WattgpuError:
+    """A :class:`WattgpuError` like *exc* whose text names ``compare``'s options
+    (:func:`option_text`)."""
+    return WattgpuError(option_text(str(exc), precision_given=precision_given))

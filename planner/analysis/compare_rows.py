@@ -59,14 +59,15 @@ class CompareRow:
     (kg CO2e; empty when it does not fit)."""
 
 
-def why_not(demand: ModelDemand, cands: list[Candidate]) -> str:
+def why_not(demand: ModelDemand, cands: list[Candidate], *, precision_given: bool = True) -> str:
     """Why no layout of this GPU type serves the model: memory and SLA as separate reasons
-    (:func:`planner.solve.explain.unserved_reasons`), in ``compare``'s option names."""
+    (:func:`planner.solve.explain.unserved_reasons`), in ``compare``'s option names
+    (:func:`~planner.analysis.compare_errors.option_text`)."""
     from planner.solve.explain import unserved_reasons
 
     if not cands:
         return "no candidate (check --gpus)"
-    return option_text("; ".join(unserved_reasons(demand, cands)))
+    return option_text("; ".join(unserved_reasons(demand, cands)), precision_given=precision_given)
 
 
 def too_many_replicas(demand: ModelDemand, cands: list[Candidate]) -> str | None:
@@ -99,16 +100,20 @@ def plan_row(
     cands: list[Candidate],
     tokens: float,
     kind: str,
+    *,
+    precision_given: bool = True,
 ) -> CompareRow:
     """The row of *plan* (the best fleet of *cands*); *priced*: its cost is ranked;
     *price_note*: None for a GPU type with a catalog rental price, else what its cost rests on
-    (TCO) or that it has none."""
+    (TCO) or that it has none; *precision_given*: ``--precision`` was given (:func:`why_not`)."""
     t = plan.totals
     if not plan.has_solution or t is None:
+        given = precision_given
         reason = (
-            why_not(plan.inputs.models[0], cands)
+            why_not(plan.inputs.models[0], cands, precision_given=given)
             if not any(c.feasible for c in cands)
-            else option_text("; ".join(plan.solve.messages)) or plan.status.value
+            else option_text("; ".join(plan.solve.messages), precision_given=given)
+            or plan.status.value
         )
         return unfit_row(gpu, reason, priced, kind)
     allocs = sorted(plan.allocations, key=lambda a: (-a.replicas, a.candidate.tp))

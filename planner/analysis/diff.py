@@ -201,17 +201,20 @@ def _fmt(v: Any) -> str:
 
 
 def _deployment(a: dict[str, Any]) -> str:
-    """``H100 TP8``, or a disaggregated unit's pools in brackets."""
+    """``H100 TP8`` (``TP8×PP2`` with other layouts), or a disaggregated unit's pools in
+    brackets."""
     key = record_key(a)
-    return f"[{key[1]}]" if a.get("pools") else f"{a.get('gpu')} TP{a.get('tp')}"
+    return f"[{key[1]}]" if a.get("pools") else f"{key[1]} TP{layout_text(*key[2:6])}"
 
 
 def _alloc_line(sign: str, a: dict[str, Any]) -> str:
     region = a.get("region")
     where = f" in {region}" if region else ""  # an entry that moved reads as such
+    gpus = a.get("gpus")
     return (
         f"{sign} {a.get('name')}{where} on {a.get('replicas')}× {_deployment(a)} "
-        f"({a.get('gpus')} GPUs, {_fmt(a.get('energy_kwh'))} kWh, {_fmt(a.get('cost_usd'))} $)"
+        f"({gpus} GPU{'' if gpus == 1 else 's'}, {_fmt(a.get('energy_kwh'))} kWh, "
+        f"{_fmt(a.get('cost_usd'))} $)"
     )
 
 

@@ -61,8 +61,8 @@ def _check_precision(precision: str | None) -> None:
     choices = list(get_args(Precision))
     if precision is not None and precision not in choices:
         raise WattgpuError(
-            f"--precision: unknown precision '{precision}'{did_you_mean(precision, choices)} "
-            f"— use one of {', '.join(choices)}"
+            f"--precision: unknown '{precision}'{did_you_mean(precision, choices)}; use one of "
+            f"{', '.join(choices)}"  # as predict words it (the catalog's row check)
         )
 
 

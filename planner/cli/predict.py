@@ -153,7 +153,7 @@ def _chunks_with_fix(chunks: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
 
 def predict(
     ctx: typer.Context,
-    model: Annotated[str | None, typer.Option("--model", help="LLM id or alias.")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="LLM id or alias.")] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="GPU id or alias.")] = None,
     gpu_count: Annotated[
         int, typer.Option("--gpu-count", help="GPUs of the replica (TP × PP × DP).")

@@ -1,8 +1,9 @@
 """Why a scenario has no plan: models no GPU can serve, or the binding limit.
 
 Models that no candidate can serve are found without a solver, every one of them, each with
-every reason that applies (memory, ITL SLA, TTFT SLA, scenario rules, price), built from the
-candidates' structured :class:`~planner.inputs.Exclusion` codes and numbers. Otherwise each
+every reason that applies (memory, ITL SLA, TTFT SLA, scenario rules, price:
+:mod:`planner.solve.unserved`, whose :func:`no_candidate_messages` and
+:func:`unserved_reasons` this module re-exports). Otherwise each
 active constraint family (inventory, power cap, budget, minimum replicas, failover) is made
 elastic in turn in the MILP of :mod:`planner.solve.milp` and the smallest relative relaxation
 that restores feasibility is reported with its numbers.
@@ -14,160 +15,19 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from planner.inputs import (
-    MAX_REPLICAS_PER_CANDIDATE,
-    Candidate,
-    Exclusion,
-    ModelDemand,
-    Objective,
-    PlanningInputs,
-    ms_over,
-    ms_text,
-)
+from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Objective, PlanningInputs
 from planner.inputs.candidate import STOCK_SEPARATOR
 from planner.layouts import held_note
 from planner.result import Plan, PlanStatus
 from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
 from planner.solve.milp_regions import REGION_CAP
+from planner.solve.unserved import no_candidate_messages, unserved_reasons
 from planner.text import apart
+
+__all__ = ["no_candidate_messages", "unserved_reasons"]  # re-exported (module doc)
 
 EXPLAIN_BUDGET_S = 20.0
 """Most seconds all elastic re-solves of one explanation may take together."""
-
-
-def _gpu_list(cands: list[Candidate]) -> str:
-    return ", ".join(dict.fromkeys(c.gpu for c in cands))
-
-
-def _memory_message(cands: list[Candidate]) -> str | None:
-    """GPU types on which no tried TP degree holds the weights (None when there are none)."""
-    by_gpu: dict[str, list[Candidate]] = {}
-    for c in cands:
-        by_gpu.setdefault(c.gpu, []).append(c)
-    full = [g for g, cs in by_gpu.items() if all(c.exclusion == Exclusion.MEMORY for c in cs)]
-    if not full:
-        return None
-    tried = [c for c in cands if c.gpu in full]
-    largest = max(tried, key=lambda c: (c.memory_usable_gb or 0.0, -c.tp, c.gpu))
-    needed, usable = largest.memory_needed_gb, largest.memory_usable_gb
-    gpus = largest.tp * largest.pipeline_parallel * largest.data_parallel
-    where = f"{gpus}× {largest.gpu}" + ("" if gpus == largest.tp else f", TP {largest.layout}")
-    if needed is None or usable is None:
-        return f"does not fit in memory on {', '.join(full)} (largest TP option {where})"
-    need, has = apart(needed, usable)  # 140.0 and 140.0 would say nothing
-    return (
-        f"does not fit in memory on {', '.join(full)}: needs {need} GB for the weights "
-        f"(plus KV cache), has {has} GB usable on the largest TP option ({where})"
-    )
-
-
-def _sla_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
-    out = []
-    itl = [c for c in cands if c.exclusion == Exclusion.ITL_SLA]
-    if itl:
-        best = min(itl, key=lambda c: (c.itl_s_at_capacity, c.gpu, c.tp))
-        sla = f"SLA {ms_text(m.itl_sla_s)} ms"
-        if math.isfinite(best.itl_s_at_capacity):
-            achieved, limit = ms_over(best.itl_s_at_capacity, m.itl_sla_s)
-            why = f"best ITL achievable {achieved} ms ({best.option_text}) > SLA {limit} ms"
-            why += _unit_hint(m.itl_sla_s, "itl_ms") + _layouts_hint(best)
-        else:
-            why = f"no ITL prediction to compare with the {sla}"
-        out.append(f"misses the ITL SLA on {_gpu_list(itl)}: {why}")
-    ttft = [c for c in cands if c.exclusion == Exclusion.TTFT_SLA and c.ttft_s is not None]
-    if ttft and m.ttft_sla_s is not None:
-        best = min(ttft, key=lambda c: (c.ttft_s or 0.0, c.gpu, c.tp))
-        shown, limit = ms_over(best.ttft_s or 0.0, m.ttft_sla_s)
-        out.append(
-            f"misses the TTFT SLA on {_gpu_list(ttft)}: best TTFT (lightest load) "
-            f"{shown} ms ({best.option_text}) > SLA {limit} ms{_unit_hint(m.ttft_sla_s, 'ttft_ms')}"
-        )
-    return out
-
-
-def _layouts_hint(best: Candidate) -> str:
-    """For a best ITL on a replica over several nodes: that it is the best of the layouts tried
-    (beyond one NVLink domain the planner tries pipeline stages and attention DP, not TP:
-    docs/method.md, "Layouts in the planner"), and how to state others, TP across the nodes
-    among them."""
-    if best.nodes <= 1 or best.pools:
-        return ""
-    gpus = best.tp * best.pipeline_parallel * best.data_parallel
-    tp = (
-        f"{{gpu_count: {gpus}, pipeline_parallel: 1}} for TP {gpus} across its {best.nodes} nodes"
-        if best.data_parallel == 1 and best.pipeline_parallel > 1
-        else "gpu_count with pipeline_parallel, data_parallel, expert_parallel"
-    )
-    return (
-        " among the layouts tried (beyond one NVLink domain the planner tries pipeline stages "
-        f"and attention DP, not TP); state others under gpus.{best.gpu}.layouts (e.g. {tp}, "
-        "where the layout rules allow it)"
-    )
-
-
-def _unit_hint(sla_s: float, field: str) -> str:
-    """A hint when an SLA below a millisecond looks like seconds written in milliseconds."""
-    if sla_s * 1000.0 >= 1.0:
-        return ""
-    return (
-        f" (sla.{field} is in milliseconds: {sla_s * 1000.0:g} ms; did you mean "
-        f"{sla_s * 1e6:g}, i.e. {sla_s * 1000.0:g} s?)"
-    )
-
-
-def _other_messages(m: ModelDemand, cands: list[Candidate]) -> list[str]:
-    out = []
-    rule = [c for c in cands if c.exclusion == Exclusion.RULE]
-    if rule:
-        out.append("excluded: " + ", ".join(dict.fromkeys(f"{c.gpu} {c.reason}" for c in rule)))
-    price = [c for c in cands if c.exclusion == Exclusion.NO_PRICE]
-    if price:
-        gpus = _gpu_list(price)
-        out.append(f"no $/hour for {gpus}: set gpus.<GPU>.usd_per_hour")
-    refused: dict[tuple[str, str], list[str]] = {}  # one line per GPU and reason
-    for c in cands:
-        if c.exclusion == Exclusion.PREDICTION:
-            refused.setdefault((c.gpu, c.reason), []).append(c.option_text)
-    for (_, reason), options in refused.items():
-        out.append(f"cannot predict {', '.join(dict.fromkeys(options))}: {reason}")
-    uncoded = [c for c in cands if not c.feasible and c.exclusion == Exclusion.NONE]
-    if uncoded:
-        out.append(
-            "not usable: "
-            + ", ".join(f"{c.option_text} ({c.reason or 'no reason'})" for c in uncoded)
-        )
-    return out
-
-
-def unserved_reasons(m: ModelDemand, cands: list[Candidate]) -> list[str]:
-    """Why no candidate of model *m* is feasible, one reason per kind, from the candidates'
-    :class:`~planner.inputs.Exclusion` codes: memory, ITL SLA, TTFT SLA, scenario rules, price,
-    prediction errors; the aggregated replicas' reasons, then the disaggregated units'."""
-    if not cands:
-        return ["no candidate GPU at all (check allowed GPUs and inventory)"]
-    units = [c for c in cands if c.pools]
-    if units and len(units) < len(cands):  # both deployments: each with its own reasons
-        aggregated = unserved_reasons(m, [c for c in cands if not c.pools])
-        return aggregated + [f"disaggregated: {r}" for r in unserved_reasons(m, units)]
-    memory = _memory_message(cands)
-    return ([memory] if memory else []) + _sla_messages(m, cands) + _other_messages(m, cands)
-
-
-def no_candidate_messages(inputs: PlanningInputs) -> list[str]:
-    """Every model with load (or minimum replicas) and no feasible candidate, with every reason:
-    ``NAME: reason`` lines, all lines of one model together, models in input order."""
-    messages: list[str] = []
-    by_name: dict[str, list[Candidate]] = {}
-    for c in inputs.candidates:
-        by_name.setdefault(c.name, []).append(c)
-    for m in inputs.models:
-        if max(m.requests_per_s_by_period) <= 0 and m.min_replicas == 0:
-            continue
-        cands = by_name.get(m.name, [])
-        if any(c.feasible for c in cands):
-            continue
-        messages.extend(f"{m.name}: {reason}" for reason in unserved_reasons(m, cands))
-    return messages
 
 
 def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> list[str]:
@@ -217,23 +77,28 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
 
 
 def _held_note(mm: MilpModel, raw: RawSolution, stock: str) -> str:
-    """``: …`` why a replica of the loosened plan on inventory *stock* holds more GPUs than it
-    runs on (:func:`planner.layouts.held_reason`), the one that holds the most beyond its own;
-    '' when none does."""
-    used = [
-        c
-        for c, n in zip(mm.candidates, raw.replicas, strict=False)
-        if n > 0
-        and not c.pools
-        and c.gpus_per_replica > c.tp * c.pipeline_parallel * c.data_parallel
-        and any(key == stock for key, _ in c.stock_use)
-    ]
-    if not used:
+    """``: …`` why a replica, or a worker of a disaggregated unit's pool, of the loosened plan
+    on inventory *stock* holds more GPUs than it runs on (:func:`planner.layouts.held_reason`),
+    the one that holds the most beyond its own; '' when none does."""
+    held: list[tuple[int, int, int, str, str, str]] = []  # beyond, running, held, gpu, who, what
+    for c, n in zip(mm.candidates, raw.replicas, strict=False):
+        if n <= 0:
+            continue
+        if not c.pools and any(key == stock for key, _ in c.stock_use):
+            running, holds = c.tp * c.pipeline_parallel * c.data_parallel, c.gpus_per_replica
+            who = f"a replica of {c.name} on {c.option_text}"
+            held.append((holds - running, running, holds, c.gpu, who, "replica"))
+        where = f"{STOCK_SEPARATOR}{c.region}" if c.region else ""
+        for p in c.pools:
+            if f"{p.gpu}{where}" == stock:
+                running, holds = p.running_gpus_per_worker, p.held_gpus_per_worker
+                who = f"a {p.role} worker of {c.name}'s unit {c.option_text}"
+                held.append((holds - running, running, holds, p.gpu, who, "worker"))
+    beyond, running, holds, gpu, who, what = max(held, default=(0, 0, 0, "", "", ""))
+    if beyond <= 0:
         return ""
-    c = max(used, key=lambda c: c.gpus_per_replica - c.tp * c.pipeline_parallel * c.data_parallel)
-    running = c.tp * c.pipeline_parallel * c.data_parallel
-    why = held_note(c.gpu, mm.inputs.provenance.user_catalog, running, c.gpus_per_replica)
-    return f": a replica of {c.name} on {c.option_text} {why}"
+    why = held_note(gpu, mm.inputs.provenance.user_catalog, running, holds, what)
+    return f": {who} {why}"
 
 
 def set_limits(inputs: PlanningInputs) -> list[str]:
