@@ -73,6 +73,11 @@ class ModelBlock:
     """Loss units the capacity must survive (0: no failover; :mod:`planner.inputs.failover`)."""
     per_unit: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Per candidate, replicas per loss unit (1 for replicas, per node for nodes; empty: k = 0)."""
+    stock_use: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
+    """Per candidate, the GPUs one replica holds of each inventory that a vector of this block
+    alone could overdraw within its bounds (K × S; S = 0: none can)."""
+    stock: FloatArray = field(default_factory=lambda: np.zeros(0))
+    """Those inventories' GPUs (S): a vector above one is in no plan."""
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Results that depend on this block alone (its search data, its cheapest vector at given
     prices): column generation prices every block each round, most at unchanged prices. Not an
@@ -118,6 +123,7 @@ def make_block(
                 n = min(n, available // held)
         ub.append(n)
     cap = np.asarray([c.max_requests_per_s_per_replica for c in ordered], dtype=np.float64)
+    stock_use, stock = _tight_stock(ordered, np.asarray(ub, dtype=np.int64), inventory)
     return ModelBlock(
         demand,
         tuple(ordered),
@@ -130,7 +136,31 @@ def make_block(
         RouteCache(curve_x, curve_d, cap, loads),
         k,
         np.asarray(per_unit if k else [], dtype=np.int64),
+        stock_use,
+        stock,
     )
+
+
+def _tight_stock(
+    ordered: list[Candidate], ub: IntArray, inventory: Mapping[str, int | None]
+) -> tuple[FloatArray, FloatArray]:
+    """The GPUs per replica (K × S) of the inventories that the block's candidates, each at its
+    bound, could overdraw together (a disaggregated unit holds two), and those inventories (S)."""
+    held: dict[str, FloatArray] = {}
+    for k, c in enumerate(ordered):
+        for key, gpus in c.stock_use:
+            if inventory.get(key) is not None:
+                held.setdefault(key, np.zeros(len(ordered)))[k] += gpus
+    tight = [key for key, h in held.items() if float(h @ ub) > float(inventory[key] or 0)]
+    use = np.zeros((len(ordered), len(tight)))
+    for i, key in enumerate(tight):
+        use[:, i] = held[key]
+    return use, np.asarray([float(inventory[key] or 0) for key in tight])
+
+
+def fits_stock(block: ModelBlock, n: IntArray) -> bool:
+    """True when replica vector *n* alone holds no more GPUs than any inventory has."""
+    return not block.stock.size or bool((n @ block.stock_use <= block.stock + 1e-9).all())
 
 
 def _curves(
@@ -274,6 +304,8 @@ def _search_block(block: ModelBlock) -> SearchBlock:
         block.failover_k,
         block.per_unit,
         Hulls(block.curve_x, block.curve_d, block.cap),
+        stock_use=block.stock_use,
+        stock=block.stock,
     )
 
 

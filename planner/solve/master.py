@@ -97,13 +97,32 @@ class Master:
                 self.rows.objective.SetCoefficient(slack, penalty / max(1.0, ct.ub()))
         self.columns: list[Column] = []
         self.vars: list[Any] = []
+        self.stock = np.asarray([float(dec.inputs.stock[g] or 0) for g in dec.gpus])
+        self.fits: set[int] = set()
+        """The model entries with a column that holds no more GPUs than any inventory."""
+        self.over: dict[int, list[Any]] = {}
+        """Per model entry, the weights of its columns that alone overdraw an inventory."""
 
     def add(self, col: Column) -> None:
-        """Add a column (a convex-combination weight of one model's replica vector)."""
+        """Add a column (a convex-combination weight of one model's replica vector). A column
+        that alone holds more GPUs than an inventory is in no plan: once its model entry has
+        another column its weight is held at 0, so that mixing it in cannot lower the LP (and
+        so price the inventory) below what the plans reach; until then it keeps the LP
+        feasible."""
         var = self.solver.NumVar(0.0, self.solver.infinity(), f"lambda[{len(self.columns)}]")
         self.rows.put(var, col)
         self.columns.append(col)
         self.vars.append(var)
+        group = self.dec.group[col.block]
+        if self.stock.size and (col.gpu_use > self.stock + 1e-9).any():
+            if group in self.fits:
+                var.SetUb(0.0)
+            else:
+                self.over.setdefault(group, []).append(var)
+        elif group not in self.fits:
+            self.fits.add(group)
+            for held in self.over.pop(group, []):
+                held.SetUb(0.0)
 
     def solve(self) -> tuple[float, list[float], FloatArray, FloatArray, float] | None:
         """(objective, σ per model entry, y per GPU row, y per power row (per period, per capped

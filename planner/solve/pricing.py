@@ -22,6 +22,7 @@ from planner.solve.decompose import (
     FloatArray,
     IntArray,
     ModelBlock,
+    fits_stock,
     load_watts,
     merit_replicas,
     search_block,
@@ -196,7 +197,7 @@ def first_vector(block: ModelBlock, price_n: FloatArray, price_t: FloatArray) ->
     if np.count_nonzero(ub) <= 1:  # only the single deployment can be within its own cost
         return single
     merit = merit_replicas(dataclasses.replace(block, ub=ub), price_n, price_t)
-    if merit is None:
+    if merit is None or not fits_stock(block, merit[1]):  # the single one holds its own stock
         return single
     exact = float(merit[1] @ price_n + price_t @ load_watts(block, merit[1]))
     return merit[1] if exact < float(costs[best]) else single

@@ -47,6 +47,8 @@ def restricted_block(parent: ModelBlock, candidates: list[Candidate]) -> ModelBl
         RouteCache(curve_x, curve_d, parent.cap[idx], parent.loads),
         parent.failover_k,
         parent.per_unit[idx] if parent.failover_k else parent.per_unit,
+        parent.stock_use[idx] if parent.stock.size else parent.stock_use[:0],
+        parent.stock,
     )
     search = parent.memo.get("search")
     if isinstance(search, SearchBlock):
@@ -111,6 +113,7 @@ def _restricted_search(sb: SearchBlock, block: ModelBlock, idx: IntArray) -> Sea
         curve_x=block.curve_x,
         curve_d=block.curve_d,
         per_unit=block.per_unit,
+        stock_use=block.stock_use,
         hulls=Hulls(block.curve_x, block.curve_d, block.cap),
         screened={},
     )

@@ -26,6 +26,10 @@ level. A partial vector's lower bound is valid for every completion:
   vector's market): the bound of the counts chosen plus the least a completion can add
   (fractional cover of the peak left), when it is larger.
 
+A partial vector that holds more GPUs of a type than its stock (two candidates, or a unit's
+two pools, can draw on one inventory) is dropped: GPUs only add up, and a vector above a stock
+is in no plan, so the search's optimum and bound are those over the vectors within the stocks.
+
 Counts that no vector within the threshold can have are screened out first
 (:mod:`planner.solve.screen`). A complete vector whose cost with the routing on the curves'
 convex hulls (:mod:`planner.solve.hull`, a lower bound) is above the best found is not routed.
@@ -101,6 +105,10 @@ class SearchBlock:
     """Per candidate, replicas per loss unit (read when ``failover_k > 0``)."""
     hulls: Hulls | None = None
     """The candidates' convex-hull edges (:mod:`planner.solve.hull`; None: not used)."""
+    stock_use: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
+    """Per candidate, GPUs of each inventory the block alone could overdraw (K × S)."""
+    stock: FloatArray = field(default_factory=lambda: np.zeros(0))
+    """Those inventories (S; empty: none): a vector above one is in no plan, and none is kept."""
     screened: dict[tuple[float, bytes, bytes], IntArray] = field(default_factory=dict)
     """The last :func:`screen` asked of this block (pricing asks the same one two or three
     times: the first vector, the check without search and the search itself)."""
@@ -167,6 +175,8 @@ def _complete(
     lag_c = relaxed.cost[order] if relaxed is not None else np.zeros(k_all)
     floors = cover_floors(lag_c, cap, ub) if relaxed is not None else []
     lag = np.zeros(1)
+    stock = sb.stock + 1e-9
+    held = np.zeros((1, stock.size))
     rent = np.zeros(1)
     covered = np.zeros(1)
     count = np.zeros(1, dtype=np.int64)
@@ -196,6 +206,9 @@ def _complete(
                 np.where(missing > 0, missing * suf_price[j + 1], 0.0),
             )
         bound = rent + rest + energy
+        if stock.size:  # GPUs only add up: a state above an inventory has no completion
+            held = held[parent] + mm[:, None] * sb.stock_use[order[j]]
+            bound = np.where((held <= stock).all(axis=1), bound, np.inf)
         if relaxed is not None:
             lag = lag[parent] + mm * lag_c[j]
             bound = np.maximum(bound, relaxed.constant + lag + floor_of(floors[j + 1], left))
@@ -217,6 +230,8 @@ def _complete(
             lag = lag[keep]
         if fail_k:
             top = top[keep]
+        if stock.size:
+            held = held[keep]
     if k_all == 0:  # every candidate screened out: no vector within the threshold
         return np.zeros((0, sb.cap.size), dtype=np.int64), np.zeros(0), dropped
     rows = np.zeros((rent.size, sb.cap.size), dtype=np.int64)
