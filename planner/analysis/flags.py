@@ -131,7 +131,8 @@ def _robust(
             f"{MAX_ROBUST_ENTRIES} (about the cost of this plan again); `wattgpu plan SCENARIO "
             "--set robust=true` gives it",
         )
-    step(f"flags: planning {len(names)} model entries again with robust: true")
+    entries = "entry" if len(names) == 1 else "entries"
+    step(f"flags: planning {len(names)} model {entries} again with robust: true")
     plan = _replan(run, names)
     if isinstance(plan, str):
         return dict.fromkeys(flagged), "not_computed", plan
@@ -150,7 +151,6 @@ def _robust(
             "and nothing links the entries: no power cap, budget or inventory limit)"
         )
         return each, "flagged_entries", note
-    entries = "entry" if len(names) == 1 else "entries"
     note = (
         f"re-solved for the {len(names)} flagged model {entries} alone, which gives each the "
         "deployment of the whole scenario's robust plan: nothing links the entries (no power "

@@ -13,7 +13,13 @@ Two rules that need the catalog, so the loader checks them after the schema
 * two ``layouts`` entries written differently that resolve to the same layout
   (:func:`predictors.catalog.validity.resolve_layout`: ``{gpu_count: 16}`` and ``{gpu_count: 16,
   pipeline_parallel: 2}`` on 8-GPU nodes) for every model entry that may use the GPU type are
-  the same layout listed twice (a literal repeat is refused by the schema).
+  the same layout listed twice (a literal repeat is refused by the schema);
+* a ``layouts`` entry the predictors' validity rules refuse for a model entry that may use the
+  GPU type (:func:`predictors.catalog.validity.layout_problems`), one problem per layout and
+  entry ending ``(model …, entry …)``: the rule :func:`planner.specs.layout_problems` applies
+  where a plan is built. Checked here, a problem names where the layout was set, the scenario
+  file, an ``--overlay`` or ``FILE --set PATH=VALUE``, as every field problem does (fuzz round
+  26: it always named the scenario file).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.scenario.model import Scenario
 from planner.scenario.sections import ModelEntry
-from predictors.catalog import validity
+from predictors.catalog import engine_support, validity
 
 if TYPE_CHECKING:
     from predictors.catalog.store import Catalog
@@ -159,9 +165,44 @@ def _repeat_problems(
     return out
 
 
+def _rule_problems(
+    scenario: Scenario, gpu: str, row: Mapping[str, Any], catalog: Catalog
+) -> list[Problem]:
+    """The ``layouts`` of *gpu* the validity rules refuse for a model entry that may use it, one
+    problem per layout and entry (the first rule each breaks). Skipped as the plan skips them:
+    an engine that runs on no layout of the type (every candidate is excluded with the reason),
+    a model without the head facts the rules read (the predictors say why)."""
+    layouts = scenario.gpu_offers[gpu].layouts
+    if not layouts or not engine_support.runs_on(scenario.engine, row):
+        return []
+    out: list[Problem] = []
+    for entry in scenario.models:
+        if not may_place(scenario, entry, gpu) or catalog.try_resolve_llm(entry.model) is None:
+            continue
+        llm = catalog.llm(entry.model)
+        if not llm.get("num_attention_heads") or not llm.get("num_kv_heads"):
+            continue
+        for i, option in enumerate(layouts):
+            layout, problems = validity.layout_problems(
+                llm,
+                row,
+                option.gpu_count,
+                option.pipeline_parallel,
+                option.data_parallel,
+                option.expert_parallel,
+                engine=scenario.engine,
+            )
+            if layout is None or problems:
+                rule = problems[0] if problems else "the layout rules refuse it"
+                where = f"(model {llm.get('id')}, entry {entry.name})"
+                out.append((f"gpus.{gpu}.layouts[{i}]", f"{rule} {where}"))
+    return out
+
+
 def offer_problems(scenario: Scenario, catalog: Catalog) -> list[Problem]:
-    """Every GPU offer's ``tp_degrees`` no model entry can run and ``layouts`` repeated once
-    resolved (module doc), one problem each."""
+    """Every GPU offer's ``tp_degrees`` no model entry can run, ``layouts`` the layout rules
+    refuse for a model entry and ``layouts`` repeated once resolved (module doc), one problem
+    each."""
     out: list[Problem] = []
     if scenario.gpus is None:
         return out
@@ -175,5 +216,7 @@ def offer_problems(scenario: Scenario, catalog: Catalog) -> list[Problem]:
         llms = _models(scenario, gpu, catalog)
         if written:
             out += _degree_problems(gpu, offer.tp_degrees, llms, row)
-        out += _repeat_problems(scenario, gpu, llms, row)
+        out += _rule_problems(scenario, gpu, row, catalog) + _repeat_problems(
+            scenario, gpu, llms, row
+        )
     return out

@@ -5,10 +5,11 @@ load each deployment carries. :func:`evaluate_fleet` prices a fleet under a draw
 the plan accounting of :mod:`planner.result` (replica power on the drawn curve at the load per
 replica, held at the curve's end above capacity; rent, electricity, carbon) and checks each
 model's SLA (every deployment's load per replica within its drawn capacity, the candidate
-feasible under the draw, and with a failover the peak still carried after its worst losses), the
-power cap and the budget. :func:`run_item` is the body of the task
-every engine runs (:func:`run_batch`): the solver through its public entry point
-:func:`planner.solve.optimize.solve`.
+feasible under the draw where it carries load, and with a failover the peak still carried after
+its worst losses; a deployment carrying no load in a period, such as the standby replicas of an
+entry without load, is not judged there), the power cap and the budget. :func:`run_item` is the
+body of the task every engine runs (:func:`run_batch`): the solver through its public entry
+point :func:`planner.solve.optimize.solve`.
 """
 
 from __future__ import annotations
@@ -140,7 +141,10 @@ def evaluate_fleet(fleet: Fleet, inputs: PlanningInputs) -> dict[str, Any]:
         for p, rate in enumerate(demand.requests_per_s_by_period):
             per_replica = share[p] * rate / n
             cap = c.max_requests_per_s_per_replica
-            if not c.feasible or per_replica > cap * (1 + CAPACITY_TOLERANCE) + 1e-12:
+            # only load is judged: a deployment carrying none in a period (standby replicas of
+            # an entry without load) meets its SLA there, feasible under the draw or not
+            over = per_replica > cap * (1 + CAPACITY_TOLERANCE) + 1e-12
+            if per_replica > 0 and (not c.feasible or over):
                 sla[key[0]] = False
             power_w[c.region][p] += n * c.power_w_per_replica(min(per_replica, cap))
     for m in inputs.models:
