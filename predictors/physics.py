@@ -173,17 +173,39 @@ def stage_passes() -> pl.Expr:
 
 
 @cache
-def micro_batches() -> pl.Expr:
-    """Micro-batches of one token cycle: ``PP`` where they overlap, 1 for a layer split
-    (:func:`stage_passes`)."""
+def _overlapped_stages() -> pl.Expr:
+    """Stages that can work on different micro-batches at once: ``PP``, 1 for a layer split."""
     return _PP.cast(pl.Float64).fill_null(1.0).clip(lower_bound=1.0) / stage_passes()
+
+
+@cache
+def micro_batches() -> pl.Expr:
+    """Micro-batches of one token cycle: ``min(PP, b)`` where they overlap (a micro-batch holds
+    at least one sequence: a batch of ``b < PP`` sequences fills ``b`` stages), 1 for a layer
+    split (:func:`stage_passes`)."""
+    b = pl.col("batch_size").cast(pl.Float64).fill_null(1.0).clip(lower_bound=1.0)
+    return pl.min_horizontal(_overlapped_stages(), b)
+
+
+@cache
+def pipeline_fill() -> pl.Expr:
+    """``PP / micro-batches`` (≥ 1; 1 without pipeline parallelism, for a layer split and at
+    ``b ≥ PP``): a pipeline holding fewer micro-batches than stages runs each micro-batch's
+    stages one after another, so the token cycle of its sequences is the full pass through
+    every stage, ``PP / m`` times what a full pipeline's share of the work would take. The
+    step's KV read and FLOPs follow it (:func:`kv_read_bytes_per_cycle`, :func:`step_flops`):
+    at one sequence a TP × PP replica reads and computes what TP alone would, never faster than
+    it (fuzz round 26)."""
+    return _overlapped_stages() / micro_batches()
 
 
 @cache
 def kv_read_bytes_per_cycle() -> pl.Expr:
     """Replica-equivalent KV bytes of one token cycle (:func:`kv_read_bytes_per_step` times
-    :func:`stage_passes`: stages read their layers' KV one after another in a layer split)."""
-    return kv_read_bytes_per_step() * stage_passes()
+    :func:`stage_passes`: stages read their layers' KV one after another in a layer split, and
+    times :func:`pipeline_fill`: a pipeline not full of micro-batches reads one stage's KV at
+    a time)."""
+    return kv_read_bytes_per_step() * stage_passes() * pipeline_fill()
 
 
 @cache
@@ -216,9 +238,9 @@ def peak_tflops() -> pl.Expr:
         pl.when(pl.col("precision") == "fp8")
         .then(fp8)
         .when(pl.col("precision") == "int8")
-        .then(pl.col("int8_tops_dense").fill_null(fp8))
+        .then(pl.col("int8_tops_dense").fill_null(fp16))
         .when(pl.col("precision") == "fp4")
-        .then(pl.col("fp4_tflops_dense").fill_null(fp8))
+        .then(pl.col("fp4_tflops_dense").fill_null(fp16))
         .when(pl.col("precision") == "fp32")
         .then(fp16 / 2.0)
         .otherwise(fp16)
@@ -269,8 +291,9 @@ def memory_time_s() -> pl.Expr:
 @cache
 def step_flops() -> pl.Expr:
     """Replica-equivalent FLOPs of one decode step: 2 · active params · batch, times
-    :func:`stage_passes`."""
-    return 2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size") * stage_passes()
+    :func:`stage_passes` and :func:`pipeline_fill`."""
+    flops = 2.0 * pl.col("active_params_b") * 1e9 * pl.col("batch_size")
+    return flops * stage_passes() * pipeline_fill()
 
 
 @cache

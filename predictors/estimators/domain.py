@@ -83,6 +83,11 @@ MEASURED_SPEC_COLUMNS: tuple[str, ...] = (
     "tdp_w",
     "idle_power_w",
     "interconnect_gb_s",
+    "int8_tops_dense",
+    "nvlink_domain_gpus",
+    "node_gpus",
+    "scale_out_gbit_s",
+    "scale_out_latency_us",
 )
 #: Relative difference below which a spec counts as the recorded one (CSV round trips).
 SPEC_REL_TOL = 1e-6
@@ -207,7 +212,8 @@ def gpu_measured_series(card: Mapping[str, Any], feats: pl.DataFrame) -> pl.Seri
     same = pl.col("gpu").is_in(measured).fill_null(False)
     recorded = card.get("domain", {}).get("gpu_specs") or {}
     for col in MEASURED_SPEC_COLUMNS:
-        if col not in feats.columns or not recorded:
+        # a card written before a spec was recorded does not judge it
+        if col not in feats.columns or not any(col in s for s in recorded.values()):
             continue
         mapping = {g: specs.get(col) for g, specs in recorded.items()}
         expected = pl.col("gpu").replace_strict(mapping, default=None, return_dtype=pl.Float64)

@@ -30,6 +30,7 @@ import polars as pl
 
 from predictors.estimators.base import booster_output, train_booster, xgb_params
 from predictors.estimators.intervals import AdaptiveInterval, Interval, multiplicative_bounds
+from predictors.estimators.pipeline_guard import stage_group_itl
 from predictors.estimators.step import (
     StepInputs,
     StepParams,
@@ -157,7 +158,12 @@ class PhysicsItlEstimator:
         return np.clip(z, *RESIDUAL_BOUNDS)
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:
-        """Predicted ITL per row, s: step time x exp(residual), never below :meth:`floor_s`."""
+        """Predicted ITL per row, s: step time x exp(residual), never below :meth:`floor_s`
+        nor, for a pipeline-parallel row, below its stage group's
+        (:mod:`predictors.estimators.pipeline_guard`)."""
+        return stage_group_itl(frame, self._unguarded(frame), self._unguarded)
+
+    def _unguarded(self, frame: pl.DataFrame) -> np.ndarray:
         t = self.step_time_s(frame) * np.exp(self.residual(frame))
         return np.asarray(np.maximum(t, self.floor_s(frame)))
 

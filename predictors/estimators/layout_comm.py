@@ -97,7 +97,8 @@ def layout_comm_s(
     ic_tp = np.where(cross_tp, np.minimum(ic, net_bidir), ic)
     alpha_tp = alpha_s + np.where(cross_tp, net_latency, 0.0)
     ring = 2.0 * (tp - 1.0) / np.maximum(tp, 1.0)
-    rank_tokens = batch / (lay.micro * dp)
+    # a micro-batch holds at least one sequence (physics.micro_batches: min(PP, b))
+    rank_tokens = batch / (np.minimum(lay.micro, np.maximum(batch, 1.0)) * dp)
     allreduce = alpha_tp + ring * (rank_tokens * hidden * ACTIVATION_BYTES) / ic_tp
     dense_layers = layers - lay.moe_layers
     tp_comm = np.where(

@@ -25,7 +25,9 @@ parameters. Because
 
 Parallel layouts (``n = TP · PP · DP``, :mod:`predictors.catalog.validity`; ``bytes`` are then
 replica-equivalent, :mod:`predictors.physics`). The communication term generalises, with the
-micro-batch ``m = b / PP`` and ``m / DP`` sequences per attention-DP rank:
+``M = min(PP, b)`` micro-batches of ``m = b / M`` sequences (a micro-batch holds at least one
+sequence: :func:`predictors.physics.micro_batches`) and ``m / DP`` sequences per attention-DP
+rank:
 
 * TP all-reduces of ``(m / DP) · hidden · 2 B`` over the TP GPUs: two per layer with DP 1 (the
   MoE layer's expert outputs are summed by the same all-reduce, as vLLM does with EP = TP), one
