@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
 
 from predictors.api import Predictor
+from predictors.catalog.row_checks import LAYOUT_COLUMNS
 from predictors.serving.disagg_build import disagg_curves
 from predictors.serving.grid import row_physics, serving_table
 
@@ -87,3 +89,26 @@ def test_without_a_ttft_model_the_physics_estimate_stands(predictor: Predictor) 
     table = serving_table(ROWS, _NoTtft(predictor))  # type: ignore[arg-type]
     physics = row_physics(ROWS, predictor)["ttft_base_s"].to_numpy()
     np.testing.assert_allclose(table.curves.ttft_base_s, physics, rtol=1e-12)
+
+
+def test_the_held_out_comparison_prices_both_prompt_times(predictor: Predictor) -> None:
+    """``predictors.training.agg_ttft_accuracy`` (docs/serving-accuracy.md, "TTFT of aggregated
+    replicas"): each measured row gets ``t_p + τ`` and ``t_1 + τ`` at its concurrency, and the
+    summary's ratios are predicted / measured."""
+    from predictors.training.agg_ttft_accuracy import predict_rows, summarise
+
+    measured = ROWS.with_columns(
+        pl.Series("batch_size", [4.0, 64.0, 8.0, 2.0]),
+        pl.Series("ttft_s", [0.2, 0.5, 0.3, 0.4]),
+        *(pl.lit(None, dtype=pl.Float64).alias(c) for c in LAYOUT_COLUMNS),
+    )
+    out = predict_rows(predictor, measured)
+    lone = _ttft_at_batch_1(predictor, ROWS)
+    np.testing.assert_allclose(out["lone_s"].to_numpy(), np.maximum(lone, out["physics_s"]))
+    step = predictor.predict(ROWS.with_columns(measured["batch_size"]))["itl_s"].to_numpy()
+    np.testing.assert_allclose(out["pred_lone_s"].to_numpy(), out["lone_s"].to_numpy() + step)
+    table = summarise(out)
+    light = table.row(0, named=True)
+    assert light["rows"] == 3
+    ratio = (out["pred_lone_s"] / out["ttft_s"]).to_numpy()[[0, 2, 3]]
+    assert light["lone_ratio"] == pytest.approx(float(np.median(ratio)))

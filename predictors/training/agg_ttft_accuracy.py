@@ -24,24 +24,12 @@ import polars as pl
 from predictors.api import Predictor
 from predictors.catalog.store import Catalog
 from predictors.measurements.load import load_measurements
-from predictors.serving.grid import lone_prompt_ttft_s, row_physics
+from predictors.serving.grid import KEYS, lone_prompt_ttft_s, row_physics
 from predictors.training.disagg_accuracy import in_source_protocol
 from predictors.training.train import train
 
 #: Concurrency up to which a row counts as light load.
 LIGHT_CONCURRENCY = 16.0
-_INPUTS: tuple[str, ...] = (
-    "model",
-    "gpu",
-    "gpu_count",
-    "engine",
-    "precision",
-    "input_tokens",
-    "output_tokens",
-    "pipeline_parallel",
-    "data_parallel",
-    "expert_parallel",
-)
 
 
 def measured_rows(table: pl.DataFrame) -> pl.DataFrame:
@@ -55,7 +43,7 @@ def predict_rows(predictor: Predictor, rows: pl.DataFrame) -> pl.DataFrame:
     """*rows* (measured aggregated rows) with ``physics_s`` (``t_p``), ``lone_s`` (``t_1``) and
     ``step_s`` (``τ`` at the measured concurrency), the serving TTFT before (``t_p + τ``,
     ``pred_physics_s``) and now (``t_1 + τ``, ``pred_lone_s``)."""
-    keys = rows.select(_INPUTS).with_columns(pl.col("gpu_count").cast(pl.Int64))
+    keys = rows.select(KEYS).with_columns(pl.col("gpu_count").cast(pl.Int64))
     phys = row_physics(keys, predictor)["ttft_base_s"]
     lone = lone_prompt_ttft_s(keys, predictor, phys)
     at_n = predictor.predict(keys.with_columns(rows["batch_size"].alias("batch_size")))
