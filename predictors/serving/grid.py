@@ -226,18 +226,23 @@ def _take_table(t: ServingTable, idx: np.ndarray) -> ServingTable:
 
 
 def lone_prompt_ttft_s(
-    rows: pl.DataFrame, predictor: Predictor, physics_s: pl.Series
+    rows: pl.DataFrame,
+    predictor: Predictor,
+    physics_s: pl.Series,
+    at_batch_1: pl.DataFrame | None = None,
 ) -> FloatArray:
     """The TTFT of a lone prompt on each row's replica, ``t_1`` (docs/method.md §3 item 4): the
     predictors' TTFT at batch 1 (the disaggregated prefill pool's ``T_1``), at least the physics
     prefill estimate *physics_s* (:func:`row_physics` ``ttft_base_s``); the physics estimate
-    alone where the predictors give none (no TTFT model, or a row they refuse)."""
+    alone where the predictors give none (no TTFT model, or a row they refuse). *at_batch_1*:
+    the predictions of *rows* at batch 1 with TTFT, where the caller has them."""
     floor = np.nan_to_num(physics_s.cast(pl.Float64).to_numpy().astype(np.float64))
-    one = _keys(rows).insert_column(5, pl.Series("batch_size", np.ones(rows.height, np.int64)))
-    pred = predictor.predict(one, with_ttft=True, beyond_memory=True)
-    if "ttft_s" not in pred.columns:
+    if at_batch_1 is None:
+        one = _keys(rows).insert_column(5, pl.Series("batch_size", np.ones(rows.height, np.int64)))
+        at_batch_1 = predictor.predict(one, with_ttft=True, beyond_memory=True)
+    if "ttft_s" not in at_batch_1.columns:
         return floor
-    lone = pred["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    lone = at_batch_1["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     result: FloatArray = np.where(np.isfinite(lone), np.maximum(lone, floor), floor)
     return result
 
@@ -265,7 +270,10 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
     keep = np.arange(width)[None, :] <= np.minimum(np.maximum(need, 1), width - 1)[:, None]
     flat_keep = keep.ravel()
     pred = predictor.predict(
-        prediction_grid(rows).filter(pl.Series(flat_keep)), with_fit=True, beyond_memory=True
+        prediction_grid(rows).filter(pl.Series(flat_keep)),
+        with_ttft=True,
+        with_fit=True,
+        beyond_memory=True,
     )
 
     def grid(col: str) -> np.ndarray:
@@ -276,7 +284,8 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
     first = np.concatenate(([0], np.cumsum(keep.sum(axis=1))[:-1]))
     errors = pred["error"].gather(first).to_list()
     ok = np.asarray([e == "" for e in errors])
-    ttft_base = lone_prompt_ttft_s(rows, predictor, phys["ttft_base_s"])
+    # every row's first grid batch is 1 (BATCH_GRID[0]): its TTFT is the lone prompt's
+    ttft_base = lone_prompt_ttft_s(rows, predictor, phys["ttft_base_s"], pred[first])
 
     def curves(itl_col: str, power_col: str) -> ServingCurves:
         itl = grid(itl_col)
