@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ point = st.one_of(
 )
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(knot, st.floats(0.0, 1e4)), min_size=1, max_size=20), point)
 def test_bisection_equals_the_scan(pairs: list[tuple[float, float]], x: float) -> None:

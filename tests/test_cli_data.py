@@ -53,6 +53,7 @@ def test_summary_missing_dir_exits_1(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "error:" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 @pytest.mark.shared_data
 def test_summary_on_shared_data(measurements_dir: Path) -> None:
     result = CliRunner().invoke(

@@ -98,6 +98,7 @@ def test_plan_csv_one_row_per_allocation() -> None:
     assert float(row["energy_kwh"]) == pytest.approx(alloc["energy_kwh"])
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_plan_set_override_changes_the_plan() -> None:
     base = _plan_json()
     chosen = base["allocations"][0]["gpu"]
@@ -140,6 +141,7 @@ def test_plan_infeasible_exits_1_with_reasons() -> None:
     assert "> SLA 1 ms" in flat
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_plan_without_file_uses_default_scenario(tmp_path: Path) -> None:
     target = tmp_path / "default.json"
     result = _invoke("plan", "--format", "json", "-o", str(target))

@@ -95,6 +95,7 @@ def test_a_table_without_decode_columns_only_gets_the_flag() -> None:
     assert out.height == 1 and out[DECODE_FLAG].to_list() == [False]
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 @pytest.mark.shared_data
 def test_every_measured_tpot_is_read_once_and_ttft_rows_are_unchanged(
     measurements_dir: Path,

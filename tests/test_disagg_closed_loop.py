@@ -119,6 +119,7 @@ def test_the_closed_loop_rate_holds_the_users(tables: tuple[DisaggTable, DisaggT
         assert np.allclose(held[open_], n, rtol=1e-6)
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_the_planner_capacity_does_not_read_the_arrival_setting(predictor: Predictor) -> None:
     poisson, waves = (_table(predictor, 1, waves=w) for w in (False, True))
     sla = np.full(poisson.rows, 0.05)

@@ -432,6 +432,7 @@ def test_compare_deployment_rows(predictor: Predictor) -> None:
     assert units.rows[0].deployment.endswith("]") and "P " in units.rows[0].deployment
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_unserved_reasons_name_both_deployments(predictor: Predictor) -> None:
     from planner.solve.explain import unserved_reasons
 

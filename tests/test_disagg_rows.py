@@ -83,6 +83,7 @@ def measured(measurements_dir: Path) -> pl.DataFrame:
     return load_disagg_rows(measurements_dir, load_catalog())
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 @pytest.mark.shared_data
 def test_the_training_table_is_unchanged(measurements_dir: Path, predictor: Predictor) -> None:
     table = load_measurements(measurements_dir).table

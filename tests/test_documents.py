@@ -146,6 +146,7 @@ def test_report_from_saved_plan_equals_report_from_scenario(
         assert out.stdout.startswith(start), fmt
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_report_from_plan_imports_no_predictor(plan_json: Path, tmp_path: Path) -> None:
     plan = plan_json
     code = (
@@ -199,6 +200,7 @@ def test_bad_plan_json_is_one_clear_line(tmp_path: Path, content: str, expect: s
     assert len(str(exc.value).splitlines()) == 1
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_bad_field_in_saved_plan_names_the_field(plan_json: Path, tmp_path: Path) -> None:
     data = json.loads(plan_json.read_text())
     data["allocations"][0]["replicas"] = "two"

@@ -204,6 +204,7 @@ models:
 """
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_plan_keeps_an_engine_inside_what_it_runs(tmp_path: Path) -> None:
     """llama.cpp: DeepSeek-V3 on replicas of one GB200 tray each (4 GPUs; no two-node H100
     replica, no attention DP or EP, nothing on Gaudi); vLLM may span two H100 nodes."""

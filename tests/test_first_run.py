@@ -86,6 +86,7 @@ def _main_exit(args: list[str]) -> int:
 # --- bundled examples --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_scenarios_lists_every_bundled_example(empty_cwd: Path) -> None:
     files = sorted(p for p in scenarios_dir().iterdir() if p.suffix in (".yaml", ".yml"))
     result = _invoke("scenarios", "--format", "json")

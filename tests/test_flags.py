@@ -108,6 +108,7 @@ def test_an_unflagged_plan_shows_no_flag() -> None:
     assert block["flags"] == [] and block["robust_resolve"] == "not_needed"
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_flags_re_solved_for_the_flagged_entries_alone_equal_the_whole_robust_plan(
     predictor: Predictor,
 ) -> None:

@@ -268,6 +268,7 @@ def test_scenario_path_that_is_not_a_regular_file(
         pytest.param("device", marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_diff_of_a_plan_path_that_is_not_a_regular_file(
     odd_paths: dict[str, Path], kind: str, tmp_path: Path
 ) -> None:
@@ -278,6 +279,7 @@ def test_diff_of_a_plan_path_that_is_not_a_regular_file(
     assert kind in result.errors[0] and "no such file" not in result.errors[0], result.err
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_dangling_link_of_any_name_is_named_as_one(tmp_path: Path) -> None:
     """A bare name without a scenario suffix was looked up as a bundled example ("no such file
     and no bundled example") when it was a dangling link."""

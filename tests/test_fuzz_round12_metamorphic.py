@@ -84,6 +84,7 @@ def _plan(folder: Path, scenario: dict[str, Any], *args: str) -> dict[str, Any]:
     return plan
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 @pytest.mark.parametrize("limit", ["0.01", "0.05"])
 def test_optimal_is_never_claimed_above_the_target_gap(tmp_path: Path, limit: str) -> None:
     plan = _plan(tmp_path, CAPPED_CARBON, "--time-limit", limit)

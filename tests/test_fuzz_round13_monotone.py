@@ -70,6 +70,7 @@ def _objective(data: dict[str, Any]) -> float:
     return float(data["solve"]["objective"])
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_looser_itl_sla_never_costs_more_energy(tmp_path: Path) -> None:
     tight = _plan(tmp_path, "tight", AGG)
     loose = _plan(tmp_path, "loose", AGG, "models[0].sla.itl_ms=26")

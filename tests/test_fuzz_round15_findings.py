@@ -42,6 +42,7 @@ def _json(path: Path) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_limit_that_never_binds_does_not_change_the_optimum(tmp_path: Path) -> None:
     """gpt-oss-120b on B200 (cost): 240,373 $ "optimal" on TP 1 alone without limits, 179,780 $
     on TP 1 + TP 2 with a budget of 1e9 $ (TP 2 ties TP 1 at the peak and was not kept)."""
@@ -57,6 +58,7 @@ def test_a_limit_that_never_binds_does_not_change_the_optimum(tmp_path: Path) ->
     assert {(x["tp"], x["replicas"]) for x in a["allocations"]} == {(1, 1), (2, 1)}
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_an_infeasible_plan_keeps_the_scenarios_budget_and_time_limit(tmp_path: Path) -> None:
     """The default scenario (budget 250,000 $) at a 3 kW cap: the saved plan said budget null
     and a time limit of 29.82 s (its budget proof's relaxation), so `diff` saw a budget change."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 
 from predictors.api import Predictor
 from predictors.catalog.store import load_catalog
@@ -120,6 +121,7 @@ def test_one_more_prefill_worker_never_raises_ttft(predictor: Predictor) -> None
         assert (np.diff(ttft, axis=1) <= 1e-12).all()
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_more_memory_never_slows_the_itl_at_a_rate(tmp_path: Path) -> None:
     p = _user_gpus(tmp_path, "B200", {"X-B200-2XMEM": {"memory_gb": "360"}})
 

@@ -46,6 +46,7 @@ def _plan(tmp_path: Path, text: str, *args: str) -> dict[str, object]:
     return loaded
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_scenarios_precision_wins_over_the_checkpoints_implied_one(tmp_path: Path) -> None:
     implied = _plan(tmp_path, AWQ)
     stated = _plan(tmp_path, AWQ + "precision: fp8\n")

@@ -62,6 +62,7 @@ def _pool(c: Candidate, role: str) -> tuple[str, float, float]:
     return p.gpu, p.idle_power_w, p.power_curve_w[-1]
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_each_pool_takes_its_own_gpus_idle_and_power_factor(inputs: PlanningInputs) -> None:
     mixed = _mixed(inputs)
     assert len(mixed) >= 2
@@ -119,6 +120,7 @@ def test_a_robust_unit_alternative_keeps_its_pools(bundled: Any) -> None:
     assert all("pools" not in d for d in replicas if d not in shown)
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_slower_ttft_draw_lowers_a_ttft_bound_capacity(bundled: Any) -> None:
     """Round 24 (finding E2): a candidate whose capacity the TTFT SLA sets kept all of it in a
     draw with a TTFT factor above 1 (``rag-tight-itl``'s unit at 8.26 req/s, its TTFT 1.16 × the

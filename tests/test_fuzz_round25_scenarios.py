@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli_runner import plan_text, run_cli
 
 CAPPED = """\
@@ -99,6 +101,7 @@ def test_an_inventory_short_on_its_own_is_named_beside_the_cap(tmp_path: Path) -
     assert _messages(tmp_path / "bounds", CAPPED, f"{H100}=1")[0] == proof  # before any solver
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_the_baselines_under_a_cap_name_it_on_the_curves(tmp_path: Path) -> None:
     """The plan mixes L4s and L40S under the cap; the baseline on H100s alone read "no limit can
     be named … add inventory or loosen the power cap"."""
@@ -110,6 +113,7 @@ def test_the_baselines_under_a_cap_name_it_on_the_curves(tmp_path: Path) -> None
     assert not any("no limit can be named" in r for r in reasons.values()), reasons
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_cap_the_inventory_makes_binding_names_the_least_power_within_it(
     tmp_path: Path,
 ) -> None:
@@ -184,6 +188,7 @@ def test_the_context_window_is_not_checked_on_a_load_or_model_with_problems_of_i
     assert "-token context of" in lines[2] and "-token context of" not in lines[1], lines
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_failover_that_lifts_the_bound_over_the_cap_is_named_with_its_fix(
     tmp_path: Path,
 ) -> None:

@@ -153,6 +153,7 @@ def _sigint_blocked(shared: object, batch: int) -> bool:
     return bool(mask & (1 << (signal.SIGINT - 1)))
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 @pytest.mark.skipif(not LINUX, reason="reads the signal mask from Linux /proc")
 def test_local_pool_workers_leave_a_ctrl_c_to_the_parent() -> None:
     handlers = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)]

@@ -113,6 +113,7 @@ def _unlimited_bound(inputs: PlanningInputs) -> float:
     return _number(AT_LEAST, _refused(inputs, 3.0))
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_cap_the_shared_inventory_and_a_failover_make_binding_names_a_cap_that_is_enough(
     linked: PlanningInputs,
 ) -> None:
@@ -132,6 +133,7 @@ def test_a_cap_the_shared_inventory_and_a_failover_make_binding_names_a_cap_that
     assert plan.totals.peak_facility_power_kw <= enough
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_the_cap_a_plan_proof_names_gets_the_inventory_need_beside_it(
     linked: PlanningInputs,
 ) -> None:

@@ -80,6 +80,7 @@ def test_a_mixed_unit_in_a_region_pays_that_region_s_price_of_each_type(
         assert math.isclose(c.usd_per_hour_per_replica, want, rel_tol=1e-9), c.label
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_region_price_of_one_type_leaves_the_other_at_the_scenario_price(
     predictor: Predictor,
 ) -> None:

@@ -135,6 +135,7 @@ def test_an_svg_chart_is_svg_and_the_same_on_every_run(tmp_path: Path) -> None:
     assert first.read_bytes() == second.read_bytes()
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_png_chart_is_written(tmp_path: Path) -> None:
     chart = tmp_path / "front.PNG"
     result = run_cli("pareto", PAPER, "-n", "2", "--chart", str(chart))

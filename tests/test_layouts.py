@@ -45,6 +45,7 @@ def test_fabric_facts_have_sources(cat: Catalog) -> None:
     )
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_default_layout_rule_over_the_whole_catalog(cat: Catalog) -> None:
     """Property over every catalog pair and GPU count up to the replica bound: the usual layout
     is TP inside the domain and PP across whole domains, EP = TP × DP (at most the experts), and

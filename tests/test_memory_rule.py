@@ -115,6 +115,7 @@ def test_predict_accepts_exactly_the_serving_models_batch_limit(predictor: Predi
     assert not predictor.predict(none, with_fit=True)["fits_in_memory"].any()
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_measured_configurations_refused_for_memory(measurements_dir: Path) -> None:
     from predictors.catalog.store import load_catalog
     from predictors.measurements import load_measurements

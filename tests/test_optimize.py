@@ -509,6 +509,7 @@ def _unlinked(inputs: PlanningInputs) -> PlanningInputs:
     )
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 @pytest.mark.parametrize("seed", seeds(16, fast=1))
 def test_decomposition_equals_brute_force(seed: int) -> None:
     inputs = _unlinked(random_instance(random.Random(seed), n_models=2, n_cands=3, periods=3))

@@ -404,6 +404,7 @@ def test_cli_predict_names_why_a_row_is_out_of_domain() -> None:
     assert "in domain      yes" in result.output and "GPU measured   yes" in result.output
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_rows_predicted_in_chunks_equal_rows_predicted_at_once(
     shipped: Predictor, monkeypatch: pytest.MonkeyPatch
 ) -> None:

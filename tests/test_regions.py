@@ -230,6 +230,7 @@ def test_plans_without_regions_name_none() -> None:
     assert all("region" not in r for r in (*data["allocations"], *data["candidates"]))
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_sweep_takes_regions_and_refuses_a_site_axis_in_one_line(tmp_path: Path) -> None:
     """A sweep of a scenario with regions re-plans every draw over the regions; a grid axis of
     a figure each region sets for itself (electricity, grid, power cap, inventory) is refused."""

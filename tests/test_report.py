@@ -251,6 +251,7 @@ def test_cli_report_json_and_what_if(scenario_file: Path) -> None:
     assert chat["requests"] == pytest.approx(5.0 * 360 * 3600)
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_cli_report_md_and_html_to_files(scenario_file: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     md = tmp_path / "r.md"

@@ -251,6 +251,7 @@ def best_combination(inputs: PlanningInputs, per_model: list[list[Option]]) -> f
 CASES = [(seed, 2 + seed % 2, 2 + (seed // 2) % 2) for seed in range(12)]
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 @pytest.mark.parametrize(("seed", "n_models", "n_cands"), CASES)
 def test_plan_matches_the_exact_routing_oracle(seed: int, n_models: int, n_cands: int) -> None:
     """Unlinked, then with a binding power cap and a budget derived from the oracle's optimum."""

@@ -154,6 +154,7 @@ def test_disagg_at_rate_takes_several_rates_per_unit(units, predictor) -> None:
             _equal(getattr(both, f.name)[:, j], getattr(one, f.name), f.name)
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_serving_table_predicts_a_repeated_row_once_with_the_same_numbers(predictor) -> None:
     base = {
         "model": "meta-llama/Llama-3.1-8B-Instruct",

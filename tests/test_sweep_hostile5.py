@@ -112,6 +112,7 @@ def test_a_silent_listener_stops_at_the_documented_bound(engine: str, prefix: st
     assert bound <= took < bound + 15, took
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_listener_that_is_no_ray_cluster_is_one_line() -> None:
     pytest.importorskip("ray")
 
@@ -141,6 +142,7 @@ def test_a_dask_listener_that_closes_at_once_is_one_line() -> None:
     assert "answered, but not as a dask scheduler" in _one_line(result)
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_a_real_dask_scheduler_passes_the_check_and_its_worker_does_not() -> None:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(

@@ -117,6 +117,7 @@ def test_threads_sharing_a_memo_get_exact_outputs() -> None:
         assert np.array_equal(got, trees(x))
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_shipped_predictions_equal_with_and_without_the_memo(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

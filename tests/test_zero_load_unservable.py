@@ -78,15 +78,18 @@ def test_alone_it_plans_nothing(tmp_path: Path, load: dict[str, Any]) -> None:
     assert plan["status"] == "optimal" and plan["allocations"] == []
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_beside_a_served_entry_the_plan_is_unchanged(tmp_path: Path) -> None:
     _same_plan_as_without(tmp_path, SMALL, UNSERVABLE)
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_under_a_power_cap_the_plan_is_unchanged(tmp_path: Path) -> None:
     """A facility power cap couples the entries (column generation, not the decomposition)."""
     _same_plan_as_without(tmp_path, {**SMALL, "power_cap_kw": 5.0}, UNSERVABLE)
 
 
+@pytest.mark.slow  # over 1 s: the default run stays under 2 minutes on 2 cores
 def test_every_gpu_forbidden_the_plan_is_unchanged(tmp_path: Path) -> None:
     entry = {**UNSERVABLE, "sla": {"itl_ms": 60}, "forbidden_gpus": ["L4", "A30"]}
     _same_plan_as_without(tmp_path, SMALL, entry)
