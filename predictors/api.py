@@ -129,9 +129,10 @@ def numeric_inputs(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Predictor:
-    """Trained power and ITL estimators bound to a catalog."""
+    """Trained power and ITL estimators bound to a catalog (frozen: another catalog or model
+    set is another predictor, which :mod:`predictors.serving.grid`'s reuse relies on)."""
 
     models: artifacts.TrainedModels
     catalog: Catalog

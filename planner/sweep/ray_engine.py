@@ -142,9 +142,17 @@ class RayEngine:
             hold_stop_signals()
 
     def abort(self) -> None:
-        """Cancel the tasks not finished, then :meth:`close`."""
+        """Stop the tasks not finished, then :meth:`close`.
+
+        A Ray this session started is shut down whole, which ends its workers; tasks are not
+        cancelled first: a forced cancel that crosses a task's completion trips a fatal check in
+        Ray's core worker ("Tried to complete task that was not pending", exit 1 instead of the
+        signal's). On a cluster that stays up, the tasks are cancelled (not forced: they stop at
+        their next Python bytecode) so that they do not hold its CPUs.
+        """
         import ray
 
-        for r in self.pending:
-            ray.cancel(r, force=True)
+        if not self.started:
+            for r in self.pending:
+                ray.cancel(r, force=False)
         self.close()

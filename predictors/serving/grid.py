@@ -247,6 +247,27 @@ def lone_prompt_ttft_s(
     return result
 
 
+#: The last few grids' predictions, newest last: a plan's robust re-plan and its uncertainty
+#: flags ask for the same candidates' grid as the plan (only the curves they read differ).
+_RECENT: list[tuple[Predictor, tuple[tuple[object, ...], ...], pl.DataFrame]] = []
+_RECENT_SIZE = 4
+
+
+def _grid_predictions(grid: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
+    """``predictor.predict`` of the serving *grid* (with TTFT, the memory verdict, beyond
+    memory), reused when the same predictor object was asked for the same grid lately. A
+    predictor is immutable (its models and catalog are frozen; another catalog is another
+    predictor), and the entry holds it, so its identity cannot be reused while cached."""
+    key = tuple(grid.iter_rows())
+    for held, held_key, pred in _RECENT:
+        if held is predictor and held_key == key:
+            return pred
+    pred = predictor.predict(grid, with_ttft=True, with_fit=True, beyond_memory=True)
+    _RECENT.append((predictor, key, pred))
+    del _RECENT[:-_RECENT_SIZE]
+    return pred
+
+
 def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> ServingTable:
     width = len(BATCH_GRID)
     n = rows.height
@@ -269,12 +290,7 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
     need = np.searchsorted(np.asarray(BATCH_GRID, dtype=np.float64), max_batch, side="left")
     keep = np.arange(width)[None, :] <= np.minimum(np.maximum(need, 1), width - 1)[:, None]
     flat_keep = keep.ravel()
-    pred = predictor.predict(
-        prediction_grid(rows).filter(pl.Series(flat_keep)),
-        with_ttft=True,
-        with_fit=True,
-        beyond_memory=True,
-    )
+    pred = _grid_predictions(prediction_grid(rows).filter(pl.Series(flat_keep)), predictor)
 
     def grid(col: str) -> np.ndarray:
         full = np.full(n * width, np.nan)
