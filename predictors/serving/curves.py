@@ -104,6 +104,51 @@ def monotone_curves(
     return itl, power
 
 
+def isotonic_falling(values: FloatArray, weights: FloatArray) -> FloatArray:
+    """The weighted least-squares non-increasing fit of each row of *values* (N, G) (pool
+    adjacent violators, by the min-max formula ``f_i = min_{j<=i} max_{k>=i} mean(j..k)``,
+    vectorised over rows; G is the batch grid's few points). *weights* (N, G) > 0."""
+    n, g = values.shape
+    wy = np.concatenate((np.zeros((n, 1)), np.cumsum(weights * values, axis=1)), axis=1)
+    w = np.concatenate((np.zeros((n, 1)), np.cumsum(weights, axis=1)), axis=1)
+    j = np.arange(g)[:, None]
+    k = np.arange(g)[None, :]
+    upper = k >= j  # mean(j..k) exists for j <= k
+    mean = (wy[:, None, 1:] - wy[:, :-1, None]) / np.where(
+        upper, w[:, None, 1:] - w[:, :-1, None], 1.0
+    )
+    mean = np.where(upper, mean, -np.inf)
+    # over k >= i: the running max from the right, per start j
+    tail = np.maximum.accumulate(mean[:, :, ::-1], axis=2)[:, :, ::-1]
+    tail = np.where(upper, tail, np.inf)  # cell (j, i) counts for j <= i only
+    fitted: FloatArray = tail.min(axis=1)
+    return fitted
+
+
+def steady_throughput(itl_s: FloatArray, predicted: npt.NDArray[np.bool_]) -> FloatArray:
+    """*itl_s* (N, G, non-decreasing along :data:`BATCH_GRID`) with the time per sequence
+    ``ITL(b) / b`` non-increasing along the grid, so that the decode throughput ``b / ITL(b)``
+    never falls as the batch grows (docs/method.md §3): the step reads the weights once for the
+    whole batch and its KV and FLOPs grow with b, so a step time ``A + B·b`` (``A >= 0``) gives
+    a throughput that rises and saturates. The trees' steps can break this (Llama-3.1-8B on
+    H200: the throughput at batch 160 below that at 128, above it again at 224), and the
+    serving model would then stop at the first dip. The fit is the isotonic regression of
+    ``log(ITL / b)`` (the trees' errors are multiplicative), cells the predictors gave weighing
+    1 and cells :func:`monotone_curves` filled (*predicted* false) next to nothing; then ITL is
+    made non-decreasing again, which keeps ``ITL / b`` non-increasing. Between grid points
+    ``ITL`` is linear with an intercept >= 0, so ``b / ITL(b)`` rises there too."""
+    g = itl_s.shape[1]
+    batch = np.asarray(BATCH_GRID[:g], dtype=np.float64)[None, :]
+    per_seq = np.log(np.maximum(itl_s, 1e-300) / batch)
+    rising = (np.diff(per_seq, axis=1) > 0).any(axis=1)  # only these rows change at all
+    out: FloatArray = np.array(itl_s, dtype=np.float64)
+    if rising.any():
+        weights = np.where(predicted[rising], 1.0, 1e-6)
+        fitted = np.exp(isotonic_falling(per_seq[rising], weights)) * batch
+        out[rising] = np.maximum.accumulate(fitted, axis=1)
+    return out
+
+
 def rising_throughput(c: ServingCurves) -> ServingCurves:
     """*c* with ``max_batch`` lowered to where λ(b) stops rising (first knot of
     :data:`CURVE_B` after which the rate falls): beyond the throughput peak more sequences in
@@ -111,7 +156,9 @@ def rising_throughput(c: ServingCurves) -> ServingCurves:
     knots = np.broadcast_to(np.asarray(CURVE_B), (c.rows, len(CURVE_B)))
     b = np.minimum(knots, c.max_batch[:, None])
     lam = rate_per_s(c, np.maximum(b, 1e-9))
-    falls = np.diff(lam, axis=1) < 0
+    # falls, not flat: a throughput that saturates (:func:`steady_throughput` pools the grid
+    # points the trees had falling) is no peak, and rounding must not make one
+    falls = np.diff(lam, axis=1) < -1e-9 * lam[:, 1:]
     first = np.where(falls.any(axis=1), falls.argmax(axis=1), len(CURVE_B) - 1)
     peak = b[np.arange(c.rows), first]
     return replace(

@@ -47,6 +47,7 @@ from predictors.serving.curves import (
     ServingCurves,
     monotone_curves,
     rising_throughput,
+    steady_throughput,
     take_curves,
 )
 
@@ -309,6 +310,7 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
         itl[~ok] = 1.0
         power[~ok] = 0.0
         itl_m, power_m = monotone_curves(itl, power, np.nan_to_num(idle), np.nan_to_num(tdp))
+        itl_m = steady_throughput(itl_m, np.isfinite(itl))
         return rising_throughput(
             ServingCurves(
                 batch=np.asarray(BATCH_GRID, dtype=np.float64),

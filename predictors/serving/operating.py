@@ -242,7 +242,10 @@ def capacity(
     # row that meets the SLA nowhere keeps the first knot only (the ITL of a lone request)
     met = last >= 0
     first = np.ones((c.rows, 1), dtype=bool)
-    keep = np.concatenate((first, first, np.diff(lam, axis=1) > 0), axis=1) & met[:, None]
+    # (a saturated stretch, :func:`~predictors.serving.curves.steady_throughput`, has rates
+    # equal up to rounding: a point counts where it rises above every earlier one)
+    rises = lam[:, 1:] > np.maximum.accumulate(lam, axis=1)[:, :-1] * (1 + 1e-9)
+    keep = np.concatenate((first, first, rises), axis=1) & met[:, None]
     keep[:, 0] = True
     idle = np.asarray(c.idle_w, dtype=np.float64)[:, None]
     lam_0 = np.concatenate((np.zeros((c.rows, 1)), lam), axis=1)
