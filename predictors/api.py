@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 import numpy as np
 import polars as pl
@@ -82,6 +82,8 @@ PREDICTION_COLUMNS: tuple[str, ...] = (
 #: output column: what ``gpu_count`` and the optional :data:`LAYOUT_COLUMNS` inputs resolve to
 #: (:func:`predictors.catalog.validity.resolve_layout`). Inputs of these names are replaced.
 LAYOUT_OUTPUT_COLUMNS: tuple[str, ...] = RESOLVED_LAYOUT_COLUMNS
+#: ``predict(..., with_ttft=AT_BATCH_1)``: TTFT only at the rows of batch 1 (NaN elsewhere).
+AT_BATCH_1: Final = "at_batch_1"
 #: Extra columns of ``predict(..., with_ttft=True)`` (not part of the CSV contract).
 TTFT_COLUMNS: tuple[str, ...] = ("ttft_s", "ttft_s_lo", "ttft_s_hi")
 #: Extra column of ``predict(..., with_fit=True)`` (not part of the CSV contract): False where
@@ -160,14 +162,15 @@ class Predictor:
         self,
         rows: pl.DataFrame,
         *,
-        with_ttft: bool = False,
+        with_ttft: bool | Literal["at_batch_1"] = False,
         with_fit: bool = False,
         beyond_memory: bool = False,
     ) -> pl.DataFrame:
         """The input rows (in order) plus :data:`PREDICTION_COLUMNS`, at each row's batch.
 
         With *with_ttft*, also :data:`TTFT_COLUMNS` (time to first token at the row's
-        concurrency; null when the shipped models have no TTFT estimator); with *with_fit*,
+        concurrency; null when the shipped models have no TTFT estimator; with
+        :data:`AT_BATCH_1`, computed at the rows of batch 1 only, null elsewhere); with *with_fit*,
         then :data:`FIT_COLUMNS` (the memory verdict as a boolean); *beyond_memory* estimates
         rows whose batch does not fit too (``error`` still says so). Rows at a Poisson load
         (a ``requests_per_s`` value) are :func:`predictors.rows.predict_rows`'s: they raise
@@ -262,7 +265,7 @@ class Predictor:
         )
 
     def _predict_valid(
-        self, valid: pl.DataFrame, with_ttft: bool, beyond_memory: bool = False
+        self, valid: pl.DataFrame, with_ttft: bool | str, beyond_memory: bool = False
     ) -> pl.DataFrame:
         """Predictions, intervals, domain reasons and the memory verdict of valid work rows.
         The estimators see only the rows whose batch fits in memory (all with *beyond_memory*):
@@ -328,7 +331,7 @@ class Predictor:
             ]
         )
 
-    def _estimates(self, feats: pl.DataFrame, with_ttft: bool) -> dict[str, np.ndarray]:
+    def _estimates(self, feats: pl.DataFrame, with_ttft: bool | str) -> dict[str, np.ndarray]:
         """Power, ITL and (with *with_ttft*) TTFT with their bounds for every row of *feats*,
         keyed by output column (TTFT NaN when not asked for or not shipped)."""
         nan = np.full(feats.height, np.nan)
@@ -342,9 +345,16 @@ class Predictor:
             out |= {col: value, f"{col}_lo": lo, f"{col}_hi": hi}
         ttft_model = self.models.targets.get("ttft")
         if with_ttft and ttft_model is not None:
-            ttft = ttft_model.estimator.predict(feats)
-            lo, hi = ttft_model.estimator.bounds(feats, ttft, ttft_model.interval)
-            out |= {"ttft_s": ttft, "ttft_s_lo": lo, "ttft_s_hi": hi}
+            one = feats["batch_size"].to_numpy() == 1 if with_ttft == AT_BATCH_1 else None
+            at = feats if one is None else feats.filter(pl.Series(one))
+            ttft = ttft_model.estimator.predict(at)
+            lo, hi = ttft_model.estimator.bounds(at, ttft, ttft_model.interval)
+            for col, values in (("ttft_s", ttft), ("ttft_s_lo", lo), ("ttft_s_hi", hi)):
+                if one is None:
+                    out[col] = values
+                else:
+                    out[col] = np.full(feats.height, np.nan)
+                    out[col][one] = values
         return out
 
     def in_domain(self, feats: pl.DataFrame) -> list[bool]:

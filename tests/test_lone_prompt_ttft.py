@@ -112,3 +112,20 @@ def test_the_held_out_comparison_prices_both_prompt_times(predictor: Predictor) 
     assert light["rows"] == 3
     ratio = (out["pred_lone_s"] / out["ttft_s"]).to_numpy()[[0, 2, 3]]
     assert light["lone_ratio"] == pytest.approx(float(np.median(ratio)))
+
+
+def test_ttft_at_batch_1_only_is_the_full_prediction_there(predictor: Predictor) -> None:
+    """The serving grid asks for TTFT at its batch-1 rows only (``with_ttft=AT_BATCH_1``): the
+    same numbers there as a full TTFT prediction, null at the other batches."""
+    from predictors.api import AT_BATCH_1
+
+    rows = pl.concat([ROWS.with_columns(pl.lit(b).alias("batch_size")) for b in (1, 8, 64)])
+    full = predictor.predict(rows, with_ttft=True, beyond_memory=True)
+    some = predictor.predict(rows, with_ttft=AT_BATCH_1, beyond_memory=True)
+    one = (rows["batch_size"] == 1).to_numpy()
+    for col in ("ttft_s", "ttft_s_lo", "ttft_s_hi"):
+        got = some[col].cast(pl.Float64).to_numpy()
+        np.testing.assert_allclose(got[one], full[col].cast(pl.Float64).to_numpy()[one])
+        assert some[col].is_null().to_numpy()[~one].all()
+    rest = [c for c in full.columns if not c.startswith("ttft_s")]
+    assert some.select(rest).equals(full.select(rest))

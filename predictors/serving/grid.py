@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 
 from predictors import memory_rule, physics
-from predictors.api import Predictor
+from predictors.api import AT_BATCH_1, Predictor
 from predictors.catalog.row_checks import LAYOUT_COLUMNS
 from predictors.features import join_specs, with_layout
 from predictors.serving.curves import (
@@ -263,7 +263,7 @@ def _grid_predictions(grid: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     for held, held_key, pred in _RECENT:
         if held is predictor and held_key == key:
             return pred
-    pred = predictor.predict(grid, with_ttft=True, with_fit=True, beyond_memory=True)
+    pred = predictor.predict(grid, with_ttft=AT_BATCH_1, with_fit=True, beyond_memory=True)
     _RECENT.append((predictor, key, pred))
     del _RECENT[:-_RECENT_SIZE]
     return pred
