@@ -130,3 +130,42 @@ def test_throughput_never_falls_with_the_batch_over_the_catalog(
         # no capacity is cut at a throughput peak: every limit is the KV cache or the engine
         assert c.memory_batch is not None
         np.testing.assert_array_equal(c.max_batch[live], c.memory_batch[live])
+
+
+def test_the_capacity_rate_fed_back_meets_the_sla_over_the_catalog(
+    catalog_curves: list[ServingCurves],
+) -> None:
+    """Fuzz round 27: on a saturated stretch λ(b) is flat, and the capacity's rate fed back to
+    :func:`operating.at_rate` landed anywhere along it (Qwen3-0.6B on H100 NVL, 4,096 / 64
+    tokens: capacity at a 20 ms ITL SLA, then 98.7 ms at that rate). The rate now maps to the
+    stretch's start, and the capacity's own operating point is that start too."""
+    c = catalog_curves[0]
+    inf = np.full(c.rows, np.inf)
+    checked = 0
+    for sla_s in (0.02, 0.04, 0.08):
+        sla = np.full(c.rows, sla_s)
+        for pct in (None, 90.0):
+            cap = operating.capacity(c, sla, inf, pct)
+            live = cap.max_requests_per_s > 0
+            op = operating.at_rate(c, cap.max_requests_per_s)
+            itl = op.itl_s if pct is None else op.itl_s_p90
+            assert (itl[live] <= sla_s * (1 + 1e-6)).all(), np.flatnonzero(live & (itl > sla_s))
+            np.testing.assert_allclose(
+                op.decoding[live], cap.decoding_at_capacity[live], rtol=1e-6, atol=1e-6
+            )
+            checked += int(live.sum())
+    assert checked > 500
+
+
+def test_a_rate_on_a_saturated_stretch_maps_to_its_start() -> None:
+    """ITL proportional to the batch from 32 on (a throughput of 32 / 40 ms per step, flat):
+    the flat rate is carried by 32 sequences, and capacity under a loose SLA stops there."""
+    raw = [4, 5, 6, 8, 10, 20, 40, 80, 160, 320, 640]
+    c = _curves(raw, 600.0)
+    c = ServingCurves(**{**c.__dict__, "prefill_s": np.zeros(1)})
+    flat = 64.0 / (256.0 * 0.020)  # λ at 64 = λ at 32 = ... (requests/s)
+    op = operating.at_rate(c, np.asarray([flat]))
+    assert op.decoding[0] == pytest.approx(32.0, rel=1e-6)
+    cap = operating.capacity(c, np.asarray([0.5]), np.asarray([np.inf]), None)
+    assert cap.max_requests_per_s[0] == pytest.approx(flat, rel=1e-9)
+    assert cap.decoding_at_capacity[0] == pytest.approx(32.0, rel=1e-6)

@@ -45,16 +45,21 @@ def itl_at_percentile_s(c: ServingCurves, b: FloatArray, percentile: float | Non
 
 
 def solve_b(c: ServingCurves, lam: FloatArray, iterations: int = 60) -> FloatArray:
-    """The decode concurrency b (N, M) with λ(b) = lam (bisection; λ(b) is increasing).
+    """The smallest decode concurrency b (N, M) with λ(b) >= lam (bisection; λ(b) is
+    non-decreasing, :func:`~predictors.serving.curves.steady_throughput`).
 
-    Rows where lam exceeds λ(max_batch) get NaN (the replica cannot carry that rate).
+    Where the throughput has saturated, λ is flat over a stretch of b up to rounding: a rate
+    within a relative 1e-12 of λ(b) counts as reached, so a rate on such a stretch maps to its
+    start (the fewest sequences in flight that carry it), never to a point along it that
+    rounding picked. Rows where lam exceeds λ(max_batch) get NaN (the replica cannot carry that
+    rate).
     """
     hi = np.broadcast_to(as_column(c.max_batch), lam.shape).astype(np.float64).copy()
     top = rate_per_s(c, hi)
     lo = np.zeros_like(hi)
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        below = rate_per_s(c, mid) < lam
+        below = rate_per_s(c, mid) < lam * (1 - 1e-12)
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
     b = 0.5 * (lo + hi)
@@ -229,6 +234,10 @@ def capacity(
     )
     b_star = np.where(last >= 0, lo, 0.0)
     lam_star = np.where(last >= 0, rate_per_s(c, b_star[:, None])[:, 0], 0.0)
+    # on a saturated stretch (λ flat) fewer sequences carry the same rate: its start, where
+    # :func:`at_rate` puts that rate too (more in flight would only add latency and watts)
+    start = solve_b(c, lam_star[:, None])[:, 0]
+    b_star = np.where((last >= 0) & (start < b_star * (1 - 1e-9)), start, b_star)
     # knots up to b*, then b* itself
     pts = np.concatenate((knots, b_star[:, None]), axis=1)
     pts = np.where(pts <= b_star[:, None], pts, b_star[:, None])
