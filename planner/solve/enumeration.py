@@ -161,20 +161,25 @@ def _from_below(
     """The plan *chosen* (objective U) when every column up to U is too many to list: the
     levels of :data:`UPWARD_STEPS` below U, lowest first (each lists every column of every plan
     up to the Lagrangian bound plus that step), either hold a plan — the best up to that level,
-    better than *chosen* — or prove that none costs less than the level (a valid bound)."""
+    better than *chosen* — or prove that none costs less than the level (a valid bound); then
+    the levels between the last one listed and U, or the first that overflowed
+    (:func:`_narrower`)."""
     upper = float(sum(col.cost for col in chosen))
     bound = priced.bound
     base = max(1.0, abs(bound))
+    listed = 0.0  # the last step whose every plan was listed
+    top = (upper - priced.bound) / base  # every plan up to U was too many to list
     for step in UPWARD_STEPS:
         level = priced.bound + step * base
         if level >= upper or time.perf_counter() > deadline:
             break
         if not enumerate_up_to(dec, pool, priced, level, deadline):
+            top = step
             break
         gap = dec.inputs.relative_gap * LP_GAP_FRACTION
         found = master_milp(pool.master, _hint(pool, chosen), deadline, gap=gap, improving=True)
         if found is None:
-            break
+            return chosen, bound
         better, milp_bound = found
         if better and sum(col.cost for col in better) < upper:
             # the pool holds every plan up to the level: the MILP's bound is valid below it
@@ -183,7 +188,12 @@ def _from_below(
         # no plan up to the level is better than the MILP's bound over the pool, which holds
         # every plan up to it
         bound = max(bound, level if not better else min(level, milp_bound))
-    return chosen, bound
+        listed = step
+    if listed < top and time.perf_counter() < deadline:
+        located, bound = _narrower(dec, pool, priced, (listed, top), bound, deadline, chosen)
+        if located is not None and sum(col.cost for col in located) < upper:
+            return located, min(bound, float(sum(col.cost for col in located)))
+    return chosen, min(bound, upper)
 
 
 def find_within(
@@ -201,12 +211,16 @@ def find_within(
     if not math.isfinite(bound):
         return None, bound
     base = abs(priced.bound)
+    empty = 0.0  # the last step up to which no plan exists
     for step in steps:
         slack = step * max(1.0, base)
         every = _holds_every_vector(dec, priced, slack)
         upper = priced.bound + slack
         if not enumerate_up_to(dec, pool, priced, upper, deadline):
-            return None, bound
+            located, bound = _narrower(dec, pool, priced, (empty, step), bound, deadline)
+            if located is None or sum(col.cost for col in located) <= bound * (1 + 1e-9):
+                return located, bound
+            return close_gap(dec, pool, priced, located, deadline)
         gap = dec.inputs.relative_gap * LP_GAP_FRACTION
         found = master_milp(pool.master, [], deadline, gap=gap)
         if found is None:
@@ -216,9 +230,58 @@ def find_within(
             if every:
                 return None, math.inf  # every combination tried
             bound = max(bound, upper)  # no plan up to `upper` exists
+            empty = step
             continue
         objective = float(sum(col.cost for col in chosen))
         if objective <= upper:
             return chosen, max(bound, min(milp_bound, objective))
         return close_gap(dec, pool, priced, chosen, deadline)
     return None, bound
+
+
+#: Levels tried between a step with no plan and the next one, whose vectors were too many.
+NARROWER_TRIES = 4
+
+
+def _narrower(
+    dec: Decomposition,
+    pool: Pool,
+    priced: Priced,
+    steps: tuple[float, float],
+    bound: float,
+    deadline: float,
+    hint: list[Column] | None = None,
+) -> tuple[list[Column] | None, float]:
+    """The levels between two steps above the bound (*steps*, relative to it): the lower one
+    holds no plan better than *hint*'s (or none at all), the vectors up to the higher one were
+    too many to list. Each try halves the way geometrically (at most :data:`NARROWER_TRIES`): a
+    level whose vectors can be listed either holds a plan (the best up to it, returned with a
+    bound that proves it) or proves that none lies below it, and the search moves up; one that
+    overflows moves down. Returns the best plan met (None if none) and the valid bound. Fuzz
+    round 27: a one-entry cost plan under inventory whose optimum lay 4.8 % above the bound,
+    with no plan up to 1 % and too many vectors up to 10 %, ended at a plan 23 % dearer with a
+    22 % gap."""
+    low, high = steps
+    base = max(1.0, abs(priced.bound))
+    best: list[Column] | None = None
+    gap = dec.inputs.relative_gap * LP_GAP_FRACTION
+    for _ in range(NARROWER_TRIES):
+        if time.perf_counter() > deadline:
+            break
+        step = math.sqrt(max(low, 1e-6) * high)
+        level = priced.bound + step * base
+        if not enumerate_up_to(dec, pool, priced, level, deadline):
+            high = step
+            continue
+        start = [] if hint is None else _hint(pool, hint)
+        found = master_milp(pool.master, start, deadline, gap=gap, improving=hint is not None)
+        if found is None:
+            break
+        chosen, milp_bound = found
+        objective = float(sum(col.cost for col in chosen)) if chosen else math.inf
+        if chosen and (best is None or objective < sum(col.cost for col in best)):
+            best = chosen
+        if objective <= level:  # the pool holds every plan up to the level: proven
+            return chosen, max(bound, min(milp_bound, objective))
+        bound, low = max(bound, min(level, milp_bound)), step
+    return best, bound
