@@ -48,7 +48,10 @@ def test_predict_reports_invalid_configurations_per_row() -> None:
     out = predictor.predict(rows)
     errors = out["error"].to_list()
     assert errors[0].startswith("gpu_count: tensor parallelism 3 does not divide the 32 attention")
-    assert errors[0].endswith("use a tensor-parallel degree of 1, 2, 4, 8")
+    assert errors[0].endswith(
+        "use a tensor-parallel degree of 1, 2, 4, 8, or keep 3 GPUs with pipeline_parallel 3 "
+        "(tensor parallelism 1 × pipeline 3)"
+    )
     assert errors[1].startswith("gpu_count: tensor parallelism 12 does not divide the 32")
     assert errors[2] == ""  # the good row is still predicted
     assert out["itl_s"][2] is not None and out["itl_s"][2] > 0

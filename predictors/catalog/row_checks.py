@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from predictors.catalog import quantised, validity
+from predictors.catalog import quantised, row_layouts, validity
 from predictors.catalog.store import Catalog
 from predictors.core.errors import UnknownIdError
 from predictors.core.vocab import ENGINES, PRECISIONS
@@ -125,7 +125,7 @@ def _range_error(column: str) -> Check:
 def _layout_error(column: str) -> Check:
     """An error where a stated layout degree is not a whole number from 1 to the GPU bound."""
     v = pl.col(column)
-    top = validity.MAX_DEGREE
+    top = row_layouts.MAX_DEGREE
     bad = v.is_not_null() & (~v.is_finite() | (v < 1) | (v != v.floor()) | (v > top))
     return Check(
         bad.fill_null(True),
@@ -185,7 +185,7 @@ def _config_errors(catalog: Catalog, keys: pl.DataFrame) -> pl.DataFrame:
 
 def _verdicts(catalog: Catalog, distinct: pl.DataFrame) -> pl.DataFrame:
     """*distinct* configurations with their ``_config`` error and resolved layout."""
-    errors, layouts = validity.row_layouts(
+    errors, layouts = row_layouts.row_layouts(
         catalog,
         distinct["model"].to_list(),
         distinct["gpu"].to_list(),
