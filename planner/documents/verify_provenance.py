@@ -11,19 +11,30 @@ year and source the plan states, gives another factor (a catalog of another year
 a region the catalog no longer has, is not compared). A region of a plan with regions that
 names the same grid region as the assumptions has their factor.
 
+``grid_year`` is a year a scenario can state (1990–2100). An edited year switched the factor
+check off (``grid_year`` 2023 -> 2022 with a tenth of the factor reported "region US" at a made-up
+factor): when the plan's ``assumptions.catalog_sha256`` is the fingerprint of the catalogs read
+now (those it was made with), the year must be the catalog's year of ``grid_region``, at which
+the factor is compared; catalogs that differ keep the leniency above. ``assumptions.engine``
+and each ``models[].precision`` are names the predictors know (:mod:`predictors.core.vocab`),
+with a did-you-mean as ``compare --precision`` gives one.
+
 A solve is ``optimal`` only within the relative gap it was asked for (``solve.relative_gap``:
 :mod:`planner.solve` says ``feasible`` above it); ``solve.gap`` 0.5 under ``optimal`` is named.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from planner.documents.json_values import is_number
 from planner.documents.verify_pools import differs
-from predictors.core.errors import WattgpuError
+from predictors.catalog.row_rules import GRID_YEARS
+from predictors.core.errors import WattgpuError, did_you_mean
 from predictors.core.escape import short_repr
+from predictors.core.vocab import ENGINES, PRECISIONS, canonical_engine, canonical_precision
 
 #: How ``grid_source`` names a catalog row: ``catalogs/grid_carbon.csv REGION: SOURCE``.
 CATALOG_FILE = "catalogs/grid_carbon.csv"
@@ -31,19 +42,39 @@ CATALOG_FILE = "catalogs/grid_carbon.csv"
 GAP_SLACK = 1e-6
 
 
-def _catalog_row(region: str) -> dict[str, Any] | None:
-    """The catalog's grid row of *region* (an id or alias), None when the catalog cannot be
-    read or has no such region (then nothing is compared)."""
+def _catalog_row(a: dict[str, Any], region: str) -> tuple[dict[str, Any] | None, bool]:
+    """The grid row of *region* (an id or alias) in the catalogs of the plan (the bundled ones
+    plus its ``user_catalog``), and whether they are those it was made with (its
+    ``catalog_sha256``); (None, False) when they cannot be read or have no such region (then
+    nothing is compared)."""
     from predictors.catalog.store import load_catalog
 
+    recorded = a.get("user_catalog")
     try:
-        return load_catalog().region(region)
-    except WattgpuError:
-        return None
+        catalog = load_catalog(Path(recorded) if isinstance(recorded, str) and recorded else None)
+        row = catalog.region(region)
+    except (WattgpuError, OSError, ValueError):
+        return None, False
+    stated = a.get("catalog_sha256")
+    return row, isinstance(stated, str) and bool(stated) and stated == catalog.fingerprint
+
+
+def _year(a: dict[str, Any]) -> Iterator[str]:
+    """``assumptions.grid_year``: null, or a year a scenario can state."""
+    year, (first, last) = a.get("grid_year"), GRID_YEARS
+    whole = isinstance(year, int) and not isinstance(year, bool)
+    if year is not None and not (whole and first <= year <= last):
+        yield (
+            f"assumptions.grid_year: {short_repr(year)} is not a year a scenario can state "
+            f"({first}–{last})"
+        )
 
 
 def _grid(a: dict[str, Any]) -> Iterator[str]:
-    """``assumptions.grid_region`` against ``grid_source`` and the catalog's row."""
+    """``assumptions.grid_year`` in range; ``grid_region`` against ``grid_source`` and the
+    catalog's row."""
+    ranged = list(_year(a))
+    yield from ranged
     region, source = a.get("grid_region"), a.get("grid_source")
     if not isinstance(region, str) or not region:
         return
@@ -54,10 +85,16 @@ def _grid(a: dict[str, Any]) -> Iterator[str]:
             f"{short_repr(source, 60)} is not that region's catalog row ({prefix}…)"
         )
         return
-    row = _catalog_row(region)
+    row, same = _catalog_row(a, region)
     if row is None or source != prefix + str(row.get("source")):
         return
     if row.get("year") != a.get("grid_year"):
+        if same and not ranged:  # the catalogs the plan was made with: only an edit
+            yield (
+                f"assumptions.grid_year: {short_repr(a.get('grid_year'))}, but {CATALOG_FILE} "
+                f"states grid_region {short_repr(region)} for {row.get('year')}, and those are "
+                "the catalogs the plan was made with (assumptions.catalog_sha256)"
+            )
         return
     factor = float(row["g_co2_per_kwh"])
     if differs(a.get("grid_g_co2_per_kwh"), factor):
@@ -98,9 +135,34 @@ def _gap(data: dict[str, Any]) -> Iterator[str]:
         )
 
 
+def _known(
+    where: str, value: Any, known: Iterable[str], what: str, canonical: Callable[[str], str | None]
+) -> Iterator[str]:
+    """A line unless *value* is null or one of the *known* names of a *what*, with the name
+    *canonical* gives another spelling of, else the closest names."""
+    names = tuple(known)
+    if value is None or value in names:
+        return
+    hint = ""
+    if isinstance(value, str):
+        meant = canonical(value)
+        hint = f" (did you mean: {meant}?)" if meant else did_you_mean(value, names)
+    yield f"{where}: unknown {what} {short_repr(value)}{hint}; use one of {', '.join(names)}"
+
+
+def _names(data: dict[str, Any], a: dict[str, Any]) -> Iterator[str]:
+    """The engine and each model entry's precision, names the predictors know."""
+    yield from _known("assumptions.engine", a.get("engine"), ENGINES, "engine", canonical_engine)
+    for i, m in enumerate(data.get("models") or []):
+        if isinstance(m, dict):
+            precision = m.get("precision")
+            where = f"models[{i}].precision"
+            yield from _known(where, precision, PRECISIONS, "precision", canonical_precision)
+
+
 def provenance_problems(data: dict[str, Any]) -> list[str]:
-    """The grid region and the solve status of the plan JSON *data* against what they must be
-    (module doc), one line per field."""
+    """The grid region, the engine and precisions, and the solve status of the plan JSON
+    *data* against what they must be (module doc), one line per field."""
     a = data.get("assumptions")
     a = a if isinstance(a, dict) else {}
-    return [*_grid(a), *_region_grids(data, a), *_gap(data)]
+    return [*_grid(a), *_region_grids(data, a), *_names(data, a), *_gap(data)]
