@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -38,6 +38,7 @@ from planner.inputs import (
 )
 from planner.ladder_rule import GroupFacts, group_facts, stop_after, watched
 from planner.layouts import Shape, base_groups, grouped, more_groups, stated_shape
+from planner.scenario.errors import as_error
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
 from planner.scenario.placement import placed_candidates, region_sites
@@ -295,12 +296,14 @@ def check_fleet_size(
     cands: Sequence[Candidate],
     fields: Sequence[str] = (),
     stock: dict[str, int | None] | None = None,
+    origin: Callable[[str], str] | None = None,
 ) -> None:
     """WattgpuError naming the entry (its load field, *fields*: ``requests_per_s`` or
     ``requests_per_s_by_period`` per entry) when even its largest replica would be needed more
     than :data:`~planner.inputs.MAX_REPLICAS_PER_CANDIDATE` times to carry its peak load; not
     for an entry whose every GPU type has an inventory (*stock*): that binds first, and the
-    plan's infeasibility names it."""
+    plan's infeasibility names it. *origin* (:meth:`Scenario.field_origin`): each line names
+    where its load was set, as the loader's problems do (``FILE --set PATH=VALUE``, an overlay)."""
     problems = []
     feasible: dict[str, list[Candidate]] = {}
     for c in cands:  # grouped once: O(candidates), not O(models × candidates)
@@ -318,14 +321,18 @@ def check_fleet_size(
         field = fields[i] if i < len(fields) else "requests_per_s"
         if need > MAX_REPLICAS_PER_CANDIDATE:
             problems.append(
-                f"models[{i}].load.{field}: peak {peak:,.6g} req/s for {m.name} needs "
-                f"{need:,} replicas even of its highest-capacity option within the SLA ({best.gpu} "
-                f"TP{best.layout}), more "
-                f"than the {MAX_REPLICAS_PER_CANDIDATE:,} a plan may use — split the load over "
-                "several entries"
+                (
+                    f"models[{i}].load.{field}",
+                    f"peak {peak:,.6g} req/s for {m.name} needs {need:,} replicas even of its "
+                    f"highest-capacity option within the SLA ({best.gpu} TP{best.layout}), more "
+                    f"than the {MAX_REPLICAS_PER_CANDIDATE:,} a plan may use — split the load "
+                    "over several entries",
+                )
             )
+    if problems and origin is not None:  # named as the loader names a field's problem
+        raise as_error(origin, problems)
     if problems:
-        raise FleetSizeError("\n".join(problems))
+        raise FleetSizeError("\n".join(f"{f}: {msg}" for f, msg in problems))
 
 
 def planning_inputs(
@@ -353,7 +360,8 @@ def planning_inputs(
             for e in scenario.models
         ]  # fmt: skip
         stock = {g: o.available for g, o in scenario.gpu_offers.items()}
-        check_fleet_size(models, cands, fields, None if scenario.regions else stock)
+        check_fleet_size(models, cands, fields, stock if not scenario.regions else None,
+                         scenario.field_origin())  # fmt: skip
     sites = region_sites(scenario, grid_profile(scenario))
     inventory = {g: o.available for g, o in scenario.gpu_offers.items()}
     if sites:  # every candidate once per region its entry may use (planner.scenario.regions)

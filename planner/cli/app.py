@@ -176,8 +176,10 @@ def main(argv: list[str] | None = None) -> None:
             raise
         # one line per problem: a line break in a path the user typed is escaped, not a break
         text = escape_user_breaks(str(exc), user_values(args, os.environ))
+        from planner.scenario.text import escape_bidi  # a path's U+202E cannot reverse a line
+
         for line in text.splitlines() or ["unknown error"]:
-            typer.echo(f"error: {terminal_text(line)}", err=True)
+            typer.echo(f"error: {escape_bidi(terminal_text(line))}", err=True)
         sys.exit(1)
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG and not debug:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from planner.scenario.model import Scenario
+from planner.scenario.text import escape_bidi
 from predictors.core.errors import WattgpuError, did_you_mean, escape_breaks
 from predictors.core.escape import short_repr
 
@@ -22,13 +23,16 @@ Problem = tuple[str, str]  # (field path, "what is wrong — how to fix")
 
 
 def format_path(parts: Iterable[str | int]) -> str:
-    """``("models", 0, "load")`` → ``models[0].load``; keys with dots are written ``["a.b"]``."""
+    """``("models", 0, "load")`` → ``models[0].load``; keys with dots are written ``["a.b"]``,
+    a key holding a ``"`` as its ``repr`` (``['"L4"']``: no ``--set`` path can name it)."""
     out = ""
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
         elif re.fullmatch(r"[^.\[\]=\"]+", str(part)):
             out += ("." if out else "") + str(part)
+        elif '"' in str(part):
+            out += f"[{short_repr(str(part), 60)}]"
         else:
             out += f'["{part}"]'
     return out or "(top level)"
@@ -161,7 +165,10 @@ def as_error(source: str | Callable[[str], str], problems: list[Problem]) -> Wat
     """One WattgpuError with a ``source: field: what is wrong — fix`` line per problem; a
     callable *source* names each field's own file (:func:`planner.scenario.origin.origin_of`)."""
     name = source if callable(source) else (lambda _: source)
-    # a value echoed in one problem (a path with a line break) never splits its line
+    # a value echoed in one problem (a path with a line break) never splits its line, and a
+    # bidirectional override in the file name or --set text never reverses it (as in a value)
     return WattgpuError(
-        "\n".join(escape_breaks(f"{name(path)}: {path}: {msg}") for path, msg in problems)
+        "\n".join(
+            escape_bidi(escape_breaks(f"{name(path)}: {path}: {msg}")) for path, msg in problems
+        )
     )

@@ -134,7 +134,14 @@ def scenario_from_dict(
     if problems:
         raise as_error(source, problems)
     scenario._gpu_notes = tuple(notes)
+    where = source if callable(source) else _fixed(source)
+    scenario._origin = (where, tuple(e.name for e in scenario.models))
     return scenario
+
+
+def _fixed(source: str) -> Callable[[str], str]:
+    """The origin of every field of a scenario read from *source* alone."""
+    return lambda _field: source
 
 
 #: The output documents of wattgpu that a scenario can never be (each key is no scenario field):

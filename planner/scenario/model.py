@@ -21,6 +21,7 @@ on its own line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
@@ -72,6 +73,18 @@ class Scenario(StrictModel):
         """The note of each bare GPU family name the file gave (``H100``): which variant it was
         taken for, as ``predict`` says (:func:`planner.scenario.names.gpu_name_notes`)."""
         return self._gpu_notes
+
+    _origin: tuple[Callable[[str], str], tuple[str, ...]] | None = PrivateAttr(default=None)
+    """Set by :func:`planner.scenario.load.scenario_from_dict`: where each field was set, and
+    the entry names it was read with."""
+
+    def field_origin(self) -> Callable[[str], str] | None:
+        """Where each field path was set (the file, an overlay or ``FILE --set PATH=VALUE``,
+        :func:`planner.scenario.origin.origin_of`), for a problem found after loading; None
+        when unknown or when the model entries changed since (their indices would differ)."""
+        if self._origin is None or self._origin[1] != tuple(e.name for e in self.models):
+            return None
+        return self._origin[0]
 
     name: str = Field(min_length=1, max_length=200)
     """Short name of the scenario (appears in plans and reports)."""

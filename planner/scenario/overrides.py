@@ -27,13 +27,15 @@ def shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_TOKEN = re.compile(r'\.?([^.\[\]=]+)|\[(\d+)\]|\["([^"]+)"\]')
+_TOKEN = re.compile(r'\.?"([^"]+)"(?=[.\[]|$)|\.?([^.\[\]="]+)|\[(\d+)\]|\["([^"]+)"\]')
 
 
 def parse_path(path: str) -> list[str | int]:
     """``models[0].load.requests_per_s`` → ``["models", 0, "load", "requests_per_s"]``.
 
-    Keys containing dots are written ``gpus["a.b"]``.
+    Keys containing dots are written ``gpus["a.b"]``; a key may also be quoted whole
+    (``gpus."L4"``: the key ``L4``). A ``"`` anywhere else is refused, never read as part of
+    a key.
     """
     parts: list[str | int] = []
     pos = 0
@@ -44,8 +46,8 @@ def parse_path(path: str) -> list[str | int]:
                 f"cannot read the path at '{shorten(path[pos:])}' — "
                 "write it like models[0].load.input_tokens"
             )
-        name, index, quoted = match.groups()
-        parts.append(int(index) if index is not None else (quoted or name).strip())
+        whole, name, index, quoted = match.groups()
+        parts.append(int(index) if index is not None else (whole or quoted or name).strip())
         pos = match.end()
     if not parts:
         raise WattgpuError("empty path — write PATH=VALUE, e.g. models[0].load.requests_per_s=5")

@@ -28,6 +28,17 @@ _ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _MULTI_LINE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+#: The bidirectional overrides and isolates alone (U+202A to U+202E, U+2066 to U+2069).
+_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_bidi(text: str) -> str:
+    """*text* with every bidirectional override written as its escape (``\\u202e``), as
+    :func:`~predictors.core.escape.short_repr` writes it in a value: a file name or ``--set``
+    text in a message's origin cannot reverse the rest of the line on a terminal."""
+    return _BIDI.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def text_problem(value: str, *, multiline: bool = False) -> str | None:
     """``holds a control character (U+001B) — remove it`` when *value* holds one (or a
     bidirectional override); None when it holds none."""

@@ -120,8 +120,10 @@ def _layouts_hint(best: Candidate) -> str:
 
 
 def _unit_hint(sla_s: float, field: str) -> str:
-    """A hint when an SLA below a millisecond looks like seconds written in milliseconds."""
-    if sla_s * 1000.0 >= 1.0:
+    """A hint when an SLA below a millisecond looks like seconds written in milliseconds: a
+    value from 0.001 (1 ms as seconds) on; a smaller one is no latency in either unit (fuzz
+    round 27: ``itl_ms: 1e-300`` got "did you mean 1e-297, i.e. 1e-300 s?")."""
+    if not 1e-3 <= sla_s * 1000.0 < 1.0:
         return ""
     return (
         f" (sla.{field} is in milliseconds: {sla_s * 1000.0:g} ms; did you mean "
