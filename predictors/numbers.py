@@ -3,7 +3,8 @@
 :func:`number` reads one column (an empty cell the default, text that is no number null or, for a
 layout degree, NaN: both reported per row by :meth:`predictors.api.Predictor.predict`);
 :func:`whole_numbers_as_int` writes the columns back as read: integers when every finite value is
-whole, a cell that is not finite empty, so one bad cell never changes how the others are written.
+whole, a cell that is not finite or too large for a float to hold its digits empty, so one bad
+cell never changes how the others are written.
 """
 
 from __future__ import annotations
@@ -39,26 +40,32 @@ def _filled(number: pl.Series, default: float | None) -> pl.Series:
     return number if default is None else number.fill_null(default)
 
 
+#: From this magnitude (2**53) a float no longer holds every whole number: a number cell there
+#: is beyond every bound (its row's error quotes it as given) and is written empty, not with
+#: other digits (``1.2345678901234567e+19`` for ``12345678901234567890``; fuzz round 27).
+EXACT_BELOW = 2.0**53
+
+
 def whole_number_columns(rows: pl.DataFrame) -> list[str]:
     """The numeric input columns of normalised *rows* whose every value is whole (shown as
-    integers: 1, not 1.0)."""
+    integers: 1, not 1.0); a cell written empty (not finite, or from :data:`EXACT_BELOW` on)
+    does not count."""
     whole = []
     for col in NUMERIC_COLUMNS:
         values = rows[col].drop_nulls()
-        values = values.filter(values.is_finite())  # a bad cell (written empty) does not count
-        if (
-            values.len() and bool((values == values.floor()).all()) and values.abs().max() < 2**53  # type: ignore[operator]
-        ):
+        values = values.filter(values.is_finite() & (values.abs() < EXACT_BELOW))
+        if values.len() and bool((values == values.floor()).all()):
             whole.append(col)
     return whole
 
 
 def shown_number(col: str, whole: bool) -> pl.Expr:
-    """Numeric input column *col* as written: empty where not finite (a bad cell, its row's
-    error says why), as integers when every other value is whole."""
-    finite = pl.col(col).cast(pl.Float64)
-    finite = pl.when(finite.is_finite()).then(finite).otherwise(None)
-    return finite.cast(pl.Int64 if whole else pl.Float64).alias(col)
+    """Numeric input column *col* as written: empty where not finite or from
+    :data:`EXACT_BELOW` on (a bad cell, its row's error says why), as integers when every other
+    value is whole."""
+    value = pl.col(col).cast(pl.Float64)
+    held = pl.when(value.is_finite() & (value.abs() < EXACT_BELOW)).then(value).otherwise(None)
+    return held.cast(pl.Int64 if whole else pl.Float64).alias(col)
 
 
 def whole_numbers_as_int(rows: pl.DataFrame) -> pl.DataFrame:

@@ -59,8 +59,10 @@ def _scenario(folder: Path, limit: str) -> Path:
 def test_a_power_cap_below_one_replica_reads_apart_from_the_need(tmp_path: Path) -> None:
     result = run_cli("plan", str(_scenario(tmp_path, "power_cap_kw: 0.05")))
     assert result.code == 1, result.out
-    (line,) = [x for x in result.out.splitlines() if "power cap:" in x]
-    need, cap = (float(v) for v in re.findall(r"([\d.,]+) kW", line))
+    text = " ".join(result.out.split())  # the message as one line, however wrapped
+    line = text[text.index("power cap:") :]
+    need = float(re.findall(r"at least ([\d.,]+) kW", line)[0].replace(",", ""))
+    cap = float(re.findall(r"cap of ([\d.,]+) kW", line)[0].replace(",", ""))
     assert cap == 0.05 and need > cap, line
 
 

@@ -50,6 +50,17 @@ ALLOCATION_KEYS: tuple[str, ...] = (
 #: and where the inputs came from (the predictors that made it).
 SCENARIO_KEYS: tuple[str, ...] = ("scenario", "status", "description", "predictors")
 RELATIVE_TOLERANCE = 1e-9
+#: Last path parts of whole numbers that are labels, not quantities (a year, a seed, an id):
+#: printed as written (``2023``, not ``2,023``) with no change or percent (any name ending in
+#: ``_year`` or ``_id`` too).
+LABEL_KEYS = frozenset({"year", "seed", "id"})
+
+
+def is_label(where: str) -> bool:
+    """True when the value at *where* (``assumptions.grid_year``) is a label-like whole number:
+    its last part is in :data:`LABEL_KEYS` or ends in ``_year`` or ``_id``."""
+    last = where.replace(": ", ".").rsplit(".", 1)[-1]
+    return last in LABEL_KEYS or last.endswith(("_year", "_id"))
 
 
 def load_plan_json(
@@ -104,7 +115,10 @@ class Change:
         }
 
     def line(self) -> str:
-        """One text line ``where: before -> after (+delta, +pct %)``."""
+        """One text line ``where: before -> after (+delta, +pct %)``; a label-like whole number
+        (:func:`is_label`: ``assumptions.grid_year: 2023 -> 2022``) as written, with no change."""
+        if is_label(self.where):
+            return f"{self.where}: {_label(self.before)} -> {_label(self.after)}"
         text = f"{self.where}: {_fmt(self.before)} -> {_fmt(self.after)}"
         if self.delta is not None:
             text += f" ({_digits(self.delta, 4, '+')}"
@@ -198,6 +212,11 @@ def _fmt(v: Any) -> str:
     if isinstance(v, list) and all(_is_number(x) for x in v):
         return "[" + ", ".join(_digits(_zeroed(x), 6) for x in v) + "]"
     return json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
+
+
+def _label(v: Any) -> str:
+    """A label's value: a whole number as written (``2023``), anything else as :func:`_fmt`."""
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else _fmt(v)
 
 
 def _deployment(a: dict[str, Any]) -> str:

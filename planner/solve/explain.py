@@ -49,7 +49,7 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
                 )
             elif family == "power_cap":
                 need = "the loosened plan draws" if joint else "the load needs at least"
-                drawn, cap = apart(limit + value, limit)
+                drawn, cap = kw_apart(limit + value, limit)
                 region = what.removeprefix(REGION_CAP) if what.startswith(REGION_CAP) else ""
                 messages.append(
                     f"power cap{f' of region {region}' if region else ''}: {need} {drawn} kW "
@@ -74,6 +74,17 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
                     f"{round(limit)} replicas {within}"
                 )
     return messages
+
+
+def kw_apart(need: float, cap: float) -> tuple[str, str]:
+    """*need* and *cap* kW as :func:`planner.text.apart` writes them, but a positive cap that
+    would read 0 (``0.000000000000`` for 1e-300) with its significant digits (``1e-300``), the
+    need then as it reads on its own (``0.081``)."""
+    drawn, shown = apart(need, cap)
+    if cap == 0 or float(shown.replace(",", "")) != 0:
+        return drawn, shown
+    drawn = apart(need, need)[0]
+    return (drawn if float(drawn.replace(",", "")) else f"{need:.3g}"), f"{cap:.3g}"
 
 
 def _held_note(mm: MilpModel, raw: RawSolution, stock: str) -> str:
