@@ -55,6 +55,7 @@ def user_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "ucat"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: run by .ci/run
 def test_an_output_never_replaces_a_user_catalog_file(
     user_catalog: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -193,6 +194,7 @@ def test_compare_names_its_gpus_option_on_a_bad_name() -> None:
     ]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: run by .ci/run
 def test_an_output_below_a_file_or_to_a_piped_stdout(tmp_path: Path) -> None:
     (tmp_path / "plan.json").write_text("x", encoding="utf-8")
     below = run_cli("schema", "plan", "-o", str(tmp_path / "plan.json" / "x.json"))

@@ -84,6 +84,7 @@ def test_a_unit_entrys_prefill_energy_is_its_prefill_pools_and_the_source_says_s
     assert (SPLIT_BY_TIME in fleet) == (False in kinds)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: run by .ci/run
 def test_an_entry_mixing_replicas_and_units_names_both_methods(bundled: BundledRuns) -> None:
     doc = as_document(bundled["disagg-tight-sla"].plan)
     disclosure = _disclose(doc)

@@ -92,6 +92,7 @@ def test_a_cap_that_binds_whatever_the_inventory_reads_the_same_with_any_invento
     assert not any("no limit can be named" in m or "add inventory" in m for m in limited)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: run by .ci/run
 def test_an_inventory_short_on_its_own_is_named_beside_the_cap(tmp_path: Path) -> None:
     (proof,) = _messages(tmp_path / "unlimited", CAPPED, f"{H100}=null")
     uncapped = _messages(tmp_path / "uncapped", CAPPED, f"{H100}=2", "power_cap_kw=null")
