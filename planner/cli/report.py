@@ -141,8 +141,11 @@ def report(
     from predictors.core.output import check_not_input
     from predictors.core.progress import Progress
 
+    # every file the command reads: the report never replaces one (the model card and the
+    # accuracy CSV too: fuzz round 27 found both overwritten)
+    extra = [p for p in (sweep, model_card, accuracy) if p is not None]
     if output is not None:
-        check_not_input(output, [file, *(overlay or [])], "--output")
+        check_not_input(output, [file, *(overlay or []), *extra], "--output")
     sweep_doc = _load_sweep(sweep, format_.value) if sweep is not None else None
     if accuracy is not None:
         _check_accuracy(accuracy, format_.value)
@@ -191,7 +194,7 @@ def report(
     text = render_report(data, format_.value, csv)
     if sweep_doc is not None:
         text = _with_sweep(text, format_.value, sweep_doc)
-    _write(text, output, [file, *(overlay or []), *([sweep] if sweep else [])])
+    _write(text, output, [file, *(overlay or []), *extra])
 
 
 def _load_sweep(path: Path, fmt: str) -> SweepDocument:

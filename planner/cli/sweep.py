@@ -135,8 +135,10 @@ def sweep(
     usage_checks(engine, choose, sla_probability)
     preflight(engine, address)
     path = find_scenario(file) if file is not None else default_scenario()
-    if output is not None:  # before the work: a path that cannot be written loses nothing
-        check_output_path(output, [path, *(overlay or [])], "--output")
+    if output is not None:  # before the work: a path that cannot be written loses nothing,
+        # nor one the sweep reads (the scenario, its overlays, the --models files)
+        read = sorted(models.glob("*")) if models is not None and models.is_dir() else []
+        check_output_path(output, [path, *(overlay or []), *read], "--output")
     with Progress("sweeping") as progress:
         run = plan_file(
             path,
