@@ -92,6 +92,17 @@ def apart(need: float, limit: float, decimals: int = 1) -> tuple[str, str]:
     return f"{need:,.{digits}f}", f"{limit:,.{digits}f}"
 
 
+def kw_apart(need: float, cap: float) -> tuple[str, str]:
+    """*need* and *cap* kW as :func:`apart` writes them, but a positive cap that
+    would read 0 (``0.000000000000`` for 1e-300) with its significant digits (``1e-300``), the
+    need then as it reads on its own (``0.081``)."""
+    drawn, shown = apart(need, cap)
+    if cap == 0 or float(shown.replace(",", "")) != 0:
+        return drawn, shown
+    drawn = apart(need, need)[0]
+    return (drawn if float(drawn.replace(",", "")) else f"{need:.3g}"), f"{cap:.3g}"
+
+
 def pct(value: float | None) -> str:
     """``12.3 %`` or ``—``."""
     return "—" if value is None or not math.isfinite(value) else f"{value:.1f} %"

@@ -22,8 +22,8 @@ import pytest
 from planner.analysis.diff import Change, diff_plans, is_label
 from planner.build import planning_inputs
 from planner.scenario.load import load_scenario
-from planner.solve.explain import kw_apart
 from planner.solve.optimize import explain_infeasible
+from planner.text import kw_apart
 from predictors.api import Predictor, whole_number_columns, whole_numbers_as_int
 from predictors.rows import predict_rows, read_rows_csv
 from tests.cli_runner import run_cli
@@ -150,3 +150,16 @@ def test_a_tiny_cap_gets_the_bound_and_fix_of_any_other(predictor: Predictor) ->
         assert bound in line and "raise power_cap_kw to at least 0.0970847" in line, line
         assert f"above the cap of {cap:g} kW" in line
     assert "0.000000000000" not in lines[1e-300][0]
+
+
+def test_the_cheap_power_bound_reads_a_tiny_cap_with_its_digits() -> None:
+    """The cheap bound of large scenarios (:func:`planner.solve.bounds.power_messages`) wrote a
+    cap of 1e-300 kW as ``0.000000000000 kW``, as the curves' message did."""
+    import random
+
+    from planner.solve import bounds
+    from tests.test_optimize import random_instance
+
+    inputs = random_instance(random.Random(300), 3, 3, periods=3, curved=True)
+    (message,) = bounds.power_messages(dataclasses.replace(inputs, power_cap_kw=1e-300))
+    assert "cap is 1e-300 kW" in message and "0.000000" not in message, message

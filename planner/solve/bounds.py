@@ -26,7 +26,7 @@ import math
 import operator
 
 from planner.inputs import Candidate, ModelDemand, PlanningInputs
-from planner.text import apart
+from planner.text import kw_apart
 
 
 def watts_per_request_s(c: Candidate) -> float:
@@ -83,7 +83,7 @@ def power_messages(inputs: PlanningInputs) -> list[str]:
     need_kw = need_w[t_max] * inputs.pue / 1000.0
     if need_kw <= cap_kw * (1 + 1e-9):
         return []
-    need, cap = apart(need_kw, cap_kw)
+    need, cap = kw_apart(need_kw, cap_kw)
     return [
         f"power cap: the load needs at least {need} kW facility power in period "
         f"{t_max} (the idle power of the replicas each peak needs plus every request at its "

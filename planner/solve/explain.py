@@ -22,7 +22,7 @@ from planner.result import Plan, PlanStatus
 from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
 from planner.solve.milp_regions import REGION_CAP
 from planner.solve.unserved import no_candidate_messages, unserved_reasons
-from planner.text import apart
+from planner.text import apart, kw_apart
 
 __all__ = ["no_candidate_messages", "unserved_reasons"]  # re-exported (module doc)
 
@@ -74,17 +74,6 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
                     f"{round(limit)} replicas {within}"
                 )
     return messages
-
-
-def kw_apart(need: float, cap: float) -> tuple[str, str]:
-    """*need* and *cap* kW as :func:`planner.text.apart` writes them, but a positive cap that
-    would read 0 (``0.000000000000`` for 1e-300) with its significant digits (``1e-300``), the
-    need then as it reads on its own (``0.081``)."""
-    drawn, shown = apart(need, cap)
-    if cap == 0 or float(shown.replace(",", "")) != 0:
-        return drawn, shown
-    drawn = apart(need, need)[0]
-    return (drawn if float(drawn.replace(",", "")) else f"{need:.3g}"), f"{cap:.3g}"
 
 
 def _held_note(mm: MilpModel, raw: RawSolution, stock: str) -> str:
