@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
@@ -55,6 +56,24 @@ def _no_ray_handlers() -> Iterator[None]:
         yield
     finally:
         utils.set_sigterm_handler = install
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """File descriptor 2 on /dev/null while an interrupted Ray shuts down: its core worker's C++
+    log writes there directly (an interrupted sweep printed "task_manager.cc:1545: Failed to push
+    error to driver for task ..." after the command's own lines); the command's message comes
+    after, on the real stderr. Ray's setting of its C++ log level (``RAY_BACKEND_LOG_LEVEL``)
+    would print a line of its own at every start."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 class RayEngine:
@@ -142,6 +161,11 @@ class RayEngine:
             hold_stop_signals()
 
     def abort(self) -> None:
+        """:meth:`_abort`, Ray's C++ log kept off the command's stderr (:func:`_quiet_stderr`)."""
+        with _quiet_stderr():
+            self._abort()
+
+    def _abort(self) -> None:
         """Stop the tasks not finished, then :meth:`close`.
 
         A Ray this session started is shut down whole, which ends its workers; tasks are not
