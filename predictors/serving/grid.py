@@ -250,7 +250,7 @@ def lone_prompt_ttft_s(
 
 #: The last few grids' predictions, newest last: a plan's robust re-plan and its uncertainty
 #: flags ask for the same candidates' grid as the plan (only the curves they read differ).
-_RECENT: list[tuple[Predictor, tuple[tuple[object, ...], ...], pl.DataFrame]] = []
+_RECENT: list[tuple[Predictor, pl.DataFrame, pl.DataFrame]] = []
 _RECENT_SIZE = 4
 
 
@@ -259,12 +259,11 @@ def _grid_predictions(grid: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
     memory), reused when the same predictor object was asked for the same grid lately. A
     predictor is immutable (its models and catalog are frozen; another catalog is another
     predictor), and the entry holds it, so its identity cannot be reused while cached."""
-    key = tuple(grid.iter_rows())
-    for held, held_key, pred in _RECENT:
-        if held is predictor and held_key == key:
+    for held, held_grid, pred in _RECENT:  # compared column by column, not row tuples
+        if held is predictor and held_grid.equals(grid):
             return pred
     pred = predictor.predict(grid, with_ttft=AT_BATCH_1, with_fit=True, beyond_memory=True)
-    _RECENT.append((predictor, key, pred))
+    _RECENT.append((predictor, grid, pred))
     del _RECENT[:-_RECENT_SIZE]
     return pred
 
