@@ -184,6 +184,17 @@ def allocation_economics(
     return site, grid
 
 
+def _hourly(doc: PlanDocument) -> bool:
+    """Whether some allocation's carbon is counted on an hourly grid profile (its region's, or
+    the plan's without regions)."""
+    for a in doc.allocations:
+        region = doc.region(a.region)
+        site = doc.assumptions if region is None else region
+        if site.grid_g_co2_per_kwh_by_period is not None:
+            return True
+    return False
+
+
 def _deployment(doc: PlanDocument, a: AllocationDocument) -> tuple[list[FiguresDocument], float]:
     """Figures of allocation *a* in every period and the requests it serves over the horizon."""
     hours_t = doc.assumptions.period_hours
@@ -268,7 +279,9 @@ def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> For
     *grid* only labels the carbon factor (value, year, source); the values used are the plan's
     (``grid_g_co2_per_kwh``, or its grid profile per period) so that the forecast and the plan
     agree. Default: the plan's label. A plan with regions that uses energy states the fleet's
-    effective PUE, price and grid instead (:func:`_site`; ``effective_site_figures``).
+    effective PUE, price and grid instead (:func:`_site`; ``effective_site_figures``). Last come
+    ``hourly_grid`` (carbon counted on an hourly profile) and ``carbon_g_co2_per_kwh``, the fleet's
+    carbon over its facility energy, which reproduces the carbon whatever the grid.
     """
     doc = as_document(plan)
     a_ = doc.assumptions
@@ -295,6 +308,12 @@ def forecast(plan: Plan | PlanDocument, grid: GridDocument | None = None) -> For
         ),
         models=[m for m, _ in models],
         effective_site_figures=effective,
+        hourly_grid=_hourly(doc),
+        carbon_g_co2_per_kwh=(
+            whole.carbon_kg * 1000.0 / whole.facility_energy_kwh
+            if whole.facility_energy_kwh > 0
+            else None
+        ),
     )
 
 

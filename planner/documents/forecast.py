@@ -151,6 +151,16 @@ class ForecastDocument(Document):
     facility over GPU energy, electricity cost over facility energy and carbon over facility
     energy of the horizon totals; false: the plan's own figures (``grid``: its flat factor, the
     plan's grid profile, when it has one, gives each period's)."""
+    hourly_grid: bool = False
+    """True when carbon is counted on an hourly grid-intensity profile (the plan's, or with
+    regions a region's that an allocation runs in): each period at the profile's value, so the
+    flat ``grid`` factor × facility kWh is not the carbon unless ``effective_site_figures``."""
+    carbon_g_co2_per_kwh: float | None = None
+    """The grid intensity the fleet's carbon was counted at: ``total.horizon`` carbon × 1000 /
+    facility energy (gCO2e/kWh; null without facility energy), so facility kWh × it / 1000 gives
+    the carbon of the horizon, month and year. With a flat grid (or ``effective_site_figures``)
+    it is ``grid.g_co2_per_kwh``; with an hourly profile the profile's mean weighted by each
+    period's facility energy."""
 
     def model(self, name: str) -> ModelForecastDocument:
         """The forecast of model entry *name*."""

@@ -33,7 +33,7 @@ from planner.report.plan_choices import (
     objective_text,
 )
 from planner.report.plan_csv import plan_csv
-from planner.report.region_view import region_lines, regions_section, with_regions
+from planner.report.region_view import region_economics, region_lines, regions_section, with_regions
 from planner.result import Allocation, Plan, PlanStatus
 from planner.text import (
     COMPACT_WIDTH,
@@ -64,17 +64,14 @@ def header_section(plan: Plan) -> Section:
     if profile is not None:
         low, high = num(min(profile)), num(max(profile))
         grid += f" (hourly profile {low}–{high} gCO2e/kWh, used for carbon)"
+    site = f"PUE {i.pue:g}, electricity {i.electricity_usd_per_kwh:g} $/kWh, grid {grid}"
     lines: tuple[tuple[str, str], ...] = (
         ("scenario", i.scenario),
         ("status", plan.status.value),
         ("solve", f"{s.seconds:.2f} s with {s.solver}, gap {gap}"),
         ("objective", objective_text(plan)),
         ("horizon", f"{num(i.hours)} h in {periods}"),
-        (
-            "economics",
-            f"PUE {i.pue:g}, electricity {i.electricity_usd_per_kwh:g} $/kWh, grid {grid}, "
-            f"carbon price {num(carbon_price, '$/t')}",
-        ),
+        ("economics", f"{region_economics(plan) or site}, carbon price {num(carbon_price, '$/t')}"),
         ("limits", f"power cap {num(i.power_cap_kw, 'kW')}, budget {num(i.budget_usd, '$')}"),
         ("weights", weights_text(i)),
     )

@@ -1,8 +1,9 @@
 """What a plan with regions adds to its tables: a region column and the regions' own table.
 
 With more than one region (:mod:`planner.inputs.regions`) the allocation table gains a
-``region`` column after the model entry (:func:`with_regions`), and :func:`regions_section`
-lists every region's PUE, electricity price, grid, power cap, inventory use and totals.
+``region`` column after the model entry (:func:`with_regions`), :func:`regions_section`
+lists every region's PUE, electricity price, grid, power cap, inventory use and totals, and
+the header's economics are the fleet's effective figures (:func:`region_economics`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from planner.analysis.forecast import forecast
 from planner.inputs import PlanningInputs
 from planner.result import Plan, region_totals
 from planner.text import Section, num
@@ -34,6 +36,26 @@ def region_lines(inputs: PlanningInputs) -> tuple[tuple[str, str], ...]:
         return ()
     names = ", ".join(r.name for r in inputs.regions)
     return (("regions", f"{names} (each with its own PUE, prices, grid and power cap)"),)
+
+
+def region_economics(plan: Plan) -> str | None:
+    """The header's economics of a plan with regions (None without): each entry is accounted at
+    its region's figures, so the header states the fleet's effective PUE, price and grid, the
+    forecast's and the report's (:func:`planner.analysis.forecast.forecast`); without energy to
+    weigh them by, the defaults the regions were filled from, said to be so."""
+    i = plan.inputs
+    if not i.regions:
+        return None
+    fc = forecast(plan)
+    if not fc.effective_site_figures:
+        return (
+            f"per region (defaults PUE {i.pue:g}, electricity {i.electricity_usd_per_kwh:g} "
+            f"$/kWh, grid {num(i.grid_g_co2_per_kwh)} gCO2e/kWh)"
+        )
+    return (
+        f"per region (effective fleet PUE {fc.pue:.3g}, electricity "
+        f"{fc.electricity_usd_per_kwh:.3g} $/kWh, grid {fc.grid.g_co2_per_kwh:.3g} gCO2e/kWh)"
+    )
 
 
 def with_regions(plan: Plan, section: Section, regions: Sequence[str]) -> Section:
