@@ -26,7 +26,7 @@ from planner.scenario.errors import Problem, as_error, pydantic_problems
 from planner.scenario.layout_checks import offer_problems
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.names import canonicalize, gpu_name_notes, no_price_problem
-from planner.scenario.origin import origin_of
+from planner.scenario.origin import latest_field, origin_of
 from planner.scenario.overrides import apply_overrides, deep_merge, shorten
 from planner.scenario.sections import GpuOffer, Load
 from planner.scenario.tco import gpu_price
@@ -126,9 +126,9 @@ def scenario_from_dict(
     except ValidationError as exc:
         reported = {p for p, _ in problems}
         problems += [p for p in pydantic_problems(exc) if p[0] not in reported]
-        problems += context_problems(data, catalog)  # a field rule: reported with the others
+        problems += context_problems(data, catalog, source)  # a field rule: listed with the rest
         raise as_error(source, problems) from None
-    problems += context_problems(data, catalog) + offer_problems(scenario, catalog)
+    problems += context_problems(data, catalog, source) + offer_problems(scenario, catalog)
     if not problems:
         scenario = fill_defaults(scenario, catalog, problems)
     if problems:
@@ -285,14 +285,22 @@ def _region_grid(region: str, catalog: Catalog) -> dict[str, Any]:
     return {"grid_g_co2_per_kwh": float(catalog.region(region)["g_co2_per_kwh"])}
 
 
-def context_problems(data: Any, catalog: Catalog) -> list[Problem]:
+_TOKEN_FIELDS = ("input_tokens", "output_tokens")
+
+
+def context_problems(
+    data: Any, catalog: Catalog, source: str | Callable[[str], str] = ""
+) -> list[Problem]:
     """Entries whose prompt + generated tokens exceed the model's context window
     (``max_position_embeddings`` in the LLM catalog; no check when the catalog has no value).
 
     Checked on the resolved mapping *data*, each entry's ``load`` validated on its own, so that
     the problem is listed with every other one even when the scenario as a whole does not
     validate (an unknown GPU under ``allowed_gpus``, say); an entry whose model or load has
-    problems of its own is skipped (those are reported)."""
+    problems of its own is skipped (those are reported). The problem is listed under whichever
+    of ``input_tokens`` and ``output_tokens`` was set last (*source*: where each field was set,
+    :func:`~planner.scenario.origin.latest_field`), so that its line names the ``--set`` or
+    overlay that made the sum too large."""
     problems: list[Problem] = []
     models = data.get("models") if isinstance(data, dict) else None
     for i, entry in enumerate(models if isinstance(models, list) else ()):
@@ -308,7 +316,7 @@ def context_problems(data: Any, catalog: Catalog) -> list[Problem]:
         if window is not None and tokens > window:
             problems.append(
                 (
-                    f"models[{i}].load.input_tokens",
+                    latest_field(source, [f"models[{i}].load.{f}" for f in _TOKEN_FIELDS]),
                     f"{tokens:,.0f} tokens (input {load.input_tokens:,.0f} + output "
                     f"{load.output_tokens:,.0f}) exceed the {window:,}-token context of "
                     f"{model} — lower input_tokens or output_tokens",

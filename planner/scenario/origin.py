@@ -19,39 +19,72 @@ from planner.scenario.overrides import parse_path, shorten
 from predictors.core.errors import WattgpuError
 
 
+class FieldOrigin:
+    """Where each field of a merged scenario was set (built by :func:`origin_of`): called with a
+    field path, the name to print before its problem; :meth:`rank` orders the layers."""
+
+    def __init__(
+        self,
+        base: str,
+        layers: Sequence[tuple[str, Any]],
+        merged: Any,
+        overrides: Sequence[str],
+        before: Any,
+    ) -> None:
+        self._base, self._layers, self._merged, self._before = base, layers, merged, before
+        self._sets = [(item, _set_path(item)) for item in overrides]
+
+    def __call__(self, field: str) -> str:
+        """Where the value at *field* was set (module docstring, :func:`origin_of`)."""
+        return self._where(field)[0]
+
+    def rank(self, field: str) -> int:
+        """How late the value at *field* was set: 0 by the scenario, ``i`` by its i-th overlay
+        (from 1), above every overlay by a ``--set`` (the later, the higher)."""
+        return self._where(field)[1]
+
+    def _where(self, field: str) -> tuple[str, int]:
+        try:
+            parts = parse_path(field)
+        except WattgpuError:
+            return self._base, 0
+        for k in reversed(range(len(self._sets))):
+            item, path = self._sets[k]
+            if path is None:
+                continue
+            if parts[: len(path)] == path or (
+                path[: len(parts)] == parts and not _exists(self._before, parts)
+            ):
+                return f"{self._base} --set {shorten(item)}", len(self._layers) + 1 + k
+        for k in reversed(range(len(self._layers))):
+            name, layer = self._layers[k]
+            if _owns(layer, self._merged, parts):
+                return name, k + 1
+        return self._base, 0
+
+
 def origin_of(
     base: str,
     layers: Sequence[tuple[str, Any]],
     merged: Any,
     overrides: Sequence[str] = (),
     before: Any = None,
-) -> Callable[[str], str]:
+) -> FieldOrigin:
     """A function from a problem's field path (``models[0].sla.itl_ms``) to where it was set:
     ``BASE --set PATH=VALUE`` for the last of *overrides* whose path holds the field (they apply
     last), else the last of *layers* (``(file, parsed overlay)``, in merge order) that owns it,
     else *base*; a field an override created (absent from *before*, the mapping before the
     overrides, and on the override's path: ``gpus.X`` of ``--set gpus.X.available=0``) is the
     override's too. A path it cannot read (``(top level)``, ``--set …``) is the scenario's."""
-    sets = [(item, _set_path(item)) for item in overrides]
+    return FieldOrigin(base, layers, merged, overrides, before)
 
-    def origin(field: str) -> str:
-        try:
-            parts = parse_path(field)
-        except WattgpuError:
-            return base
-        for item, path in reversed(sets):
-            if path is None:
-                continue
-            if parts[: len(path)] == path or (
-                path[: len(parts)] == parts and not _exists(before, parts)
-            ):
-                return f"{base} --set {shorten(item)}"
-        for name, layer in reversed(layers):
-            if _owns(layer, merged, parts):
-                return name
-        return base
 
-    return origin
+def latest_field(source: Callable[[str], str] | str, fields: Sequence[str]) -> str:
+    """Of *fields* (that together make one problem: a sum of two), the one set last by
+    *source* (a :class:`FieldOrigin`; the first field on a tie or a plain file name)."""
+    if not isinstance(source, FieldOrigin):
+        return fields[0]
+    return max(fields, key=lambda f: (source.rank(f), -fields.index(f)))
 
 
 def _exists(data: Any, parts: list[str | int]) -> bool:

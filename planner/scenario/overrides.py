@@ -27,7 +27,9 @@ def shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_TOKEN = re.compile(r'\.?"([^"]+)"(?=[.\[]|$)|\.?([^.\[\]="]+)|\[(\d+)\]|\["([^"]+)"\]')
+#: A path token: a key quoted whole, a bare key (each after a dot, but for the first token), an
+#: ASCII index (``[0]``; not ``\d``, which takes ``[٠]`` too) or a key with dots (``["a.b"]``).
+_TOKEN = re.compile(r'\.?"([^"]+)"(?=[.\[]|$)|\.?([^.\[\]="]+)|\[([0-9]+)\]|\["([^"]+)"\]')
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -41,7 +43,10 @@ def parse_path(path: str) -> list[str | int]:
     pos = 0
     while pos < len(path):
         match = _TOKEN.match(path, pos)
-        if match is None or (match.group(0).startswith(".") and pos == 0):
+        key_token = match is not None and match.group(3) is None and match.group(4) is None
+        dotted = match is not None and match.group(0).startswith(".")
+        if match is None or (dotted and pos == 0) or (key_token and not dotted and pos > 0):
+            # ("models[0]min_replicas": a key after an index needs its dot)
             raise WattgpuError(
                 f"cannot read the path at '{shorten(path[pos:])}' — "
                 "write it like models[0].load.input_tokens"
@@ -166,9 +171,26 @@ def deep_merge(base: Any, overlay: Any) -> Any:
     return copy.deepcopy(overlay)
 
 
+def _refuse_repeated_names(overlay: list[Any]) -> None:
+    """Refuse an overlay whose ``models`` list gives one (text) name twice: both entries would
+    merge into the same one, the last silently replacing what the first set."""
+    seen: dict[str, int] = {}
+    for k, entry in enumerate(overlay):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            continue
+        if name in seen:
+            raise WattgpuError(
+                f"models[{k}].name: {short_repr(name)} already given by models[{seen[name]}] "
+                "of this overlay — list each entry once"
+            )
+        seen[name] = k
+
+
 def _merge_models(base: list[Any], overlay: list[Any]) -> list[Any]:
     """Overlay entries replace base entries of the same (text) name; others are appended, so a
     name that is not text (a list, a mapping) is reported by validation, not a crash here."""
+    _refuse_repeated_names(overlay)
     merged = list(base)
     index = {
         e["name"]: i

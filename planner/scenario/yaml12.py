@@ -4,8 +4,9 @@
 available; the pure-Python ``yaml.SafeLoader`` otherwise) with the YAML 1.2 core schema for plain
 scalars: ``1e3`` is a number, ``017`` is 17, and only ``true``/``false`` (any case form of the
 spec) are booleans, so ``region: NO`` stays the text ``NO``; dates are text (no timestamps).
-A mapping that repeats a key is an error instead of last-one-wins. Only safe constructors exist
-on it: no Python objects.
+A mapping that repeats a key is an error instead of last-one-wins, and so is a YAML 1.1 merge key
+(``<<: *anchor``), which YAML 1.2 does not have. Only safe constructors exist on it: no Python
+objects.
 
 Before anything is built, :func:`load_yaml_text` walks the parser's event stream once
 (iteratively, no recursion) and refuses documents nested deeper than
@@ -46,14 +47,22 @@ _CORE_TAGS = ("bool", "int", "float", "null", "timestamp")
 
 
 class Yaml12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loader with YAML 1.2 core-schema scalars and duplicate-key errors."""
+    """Safe loader with YAML 1.2 core-schema scalars, duplicate-key and merge-key errors."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """Mapping of *node*; a key given twice raises a ConstructorError naming both lines."""
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
+                # YAML 1.1's merge key: in YAML 1.2 ``<<`` is an ordinary key, and PyYAML's
+                # merge picks among keys a merge list gives twice by a quirk, not by the spec
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    "merge key '<<' (YAML 1.1) is not read — write the merged keys out in this "
+                    "mapping",
+                    key_node.start_mark,
+                )
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, Hashable):
                 continue  # the base class reports unhashable keys
@@ -194,7 +203,7 @@ def yaml_error_text(exc: yaml.YAMLError) -> str:
     return where + _short(what, 200)
 
 
-_OWN_PROBLEMS = ("duplicate key", "levels deep", "expands to")
+_OWN_PROBLEMS = ("duplicate key", "merge key", "levels deep", "expands to")
 
 
 def yaml_error(source: str, exc: yaml.YAMLError) -> WattgpuError:

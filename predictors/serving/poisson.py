@@ -38,20 +38,33 @@ def _cornish_fisher(m: FloatArray, p: float) -> FloatArray:
     return result
 
 
+#: Terms of the upper-tail sums of :func:`_quantile_thresholds`: the largest mean bisected there
+#: (k = 80: 80 + 20 + 10·9 = 190) has P(K > 400) < 1e-40, far below any 1 − p (>= 2**-53).
+_TAIL_K = 400
+_LGAMMA_TAIL = np.asarray([math.lgamma(j + 1.0) for j in range(_TAIL_K + 1)])
+
+
 @functools.lru_cache(maxsize=16)
 def _quantile_thresholds(p: float) -> FloatArray:
     """t_k (k = 0.._EXACT_K): the Poisson mean at which P(K <= k) = p. P(K <= k) falls as the
-    mean grows, so the p-quantile of Poisson(m) is the smallest k with t_k >= m."""
+    mean grows, so the p-quantile of Poisson(m) is the smallest k with t_k >= m.
+
+    The test is on the upper tail, P(K > k) <= 1 − p (a sum of small positive terms, exact to
+    rounding however small, and 1 − p is exact for p >= 0.5), never on P(K <= k) >= p: near
+    p = 1 the sum up to k rounds to within 1e-16 of 1, where 1 − p lies too, so the thresholds
+    were noise (not even ascending) and the percentile ITL was not monotone in the load."""
     k = np.arange(_EXACT_K + 1, dtype=np.float64)
+    q = 1.0 - p
     lo = np.zeros(k.size)
     hi = k + 20.0 + 10.0 * np.sqrt(k + 1.0)
-    j = np.arange(_EXACT_K + 1, dtype=np.float64)[None, :]
-    below = j <= k[:, None]
+    j = np.arange(_TAIL_K + 1, dtype=np.float64)[None, :]
+    above = j > k[:, None]
     for _ in range(80):
         mid = 0.5 * (lo + hi)
-        cdf = (_poisson_pmf(mid[:, None], j) * below).sum(axis=1)
-        lo = np.where(cdf >= p, mid, lo)
-        hi = np.where(cdf >= p, hi, mid)
+        logm = np.log(np.maximum(mid, 1e-300))[:, None]
+        tail = (np.exp(j * logm - mid[:, None] - _LGAMMA_TAIL[None, :]) * above).sum(axis=1)
+        lo = np.where(tail <= q, mid, lo)
+        hi = np.where(tail <= q, hi, mid)
     return lo
 
 
@@ -68,11 +81,13 @@ def quantile_fits(mean: FloatArray, limit: FloatArray, p: float) -> npt.NDArray[
 
 
 def _normal_ppf(p: float) -> float:
-    """Standard normal quantile (bisection on erf; p in (0, 1))."""
-    lo, hi = -10.0, 10.0
-    for _ in range(80):
+    """Standard normal quantile (bisection on the upper tail erfc, exact to rounding for p up to
+    the largest double below 1, where 1 + erf saturates; p in (0, 1))."""
+    q = 1.0 - p
+    lo, hi = -40.0, 40.0
+    for _ in range(100):
         mid = 0.5 * (lo + hi)
-        if 0.5 * (1.0 + math.erf(mid / math.sqrt(2.0))) < p:
+        if 0.5 * math.erfc(mid / math.sqrt(2.0)) > q:
             lo = mid
         else:
             hi = mid
