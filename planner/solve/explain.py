@@ -32,9 +32,15 @@ EXPLAIN_BUDGET_S = 20.0
 
 def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> list[str]:
     """Name the relaxed constraints and the numbers of the smallest relaxation (*joint*: all
-    limits relaxed together, so no number is "within the other limits")."""
+    limits relaxed together, so no number is "within the other limits"). A relaxation the
+    solver found but did not prove smallest in its time share (status feasible) is worded as
+    what it is, an upper bound on the need (fuzz round 28: "needs 136 GPUs" where 12 do)."""
     inputs, messages = mm.inputs, []
     within = "in the loosened plan" if joint else "within the other limits"
+    proven = raw.status == PlanStatus.OPTIMAL
+    took = f"was not proven in {inputs.time_limit_s:.2g} s"
+    least = "" if proven else f" (the least {took})"
+    most = "" if proven else f" (the most {took})"
     for family, entries in mm.slacks.items():
         for what, limit, var in entries:
             value = var.solution_value()
@@ -43,35 +49,45 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
             if family == "inventory":
                 gpu, _, region = what.partition(STOCK_SEPARATOR)  # gpu@region with regions
                 where = f"{gpu} in region {region}" if region else gpu
+                need = "needs" if proven else "needs at most"
                 messages.append(
-                    f"inventory: {where} needs {round(limit + value)} GPUs, has {round(limit)}"
+                    f"inventory: {where} {need} {round(limit + value)} GPUs, has {round(limit)}"
+                    + least
                     + _held_note(mm, raw, what)
                 )
             elif family == "power_cap":
                 need = "the loosened plan draws" if joint else "the load needs at least"
+                if not proven and not joint:
+                    need = "a plan found draws"
                 drawn, cap = kw_apart(limit + value, limit)
                 region = what.removeprefix(REGION_CAP) if what.startswith(REGION_CAP) else ""
                 messages.append(
                     f"power cap{f' of region {region}' if region else ''}: {need} {drawn} kW "
-                    f"facility power in its peak period, cap is {cap} kW"
+                    f"facility power in its peak period, cap is {cap} kW{'' if joint else least}"
                 )
             elif family == "budget":
                 plan = "the loosened plan" if joint else f"the cheapest plan {within}"
+                if not proven and not joint:
+                    plan = f"the cheapest plan found {within}"
                 cost, budget = apart(limit + value, limit, 2)
-                messages.append(f"budget: {plan} costs {cost} $, budget is {budget} $")
+                messages.append(
+                    f"budget: {plan} costs {cost} $, budget is {budget} ${'' if joint else least}"
+                )
             elif family == "failover":
                 failover = inputs.model(what).failover
                 lost = failover.text if failover is not None else "its failover units"
                 kept = limit - value if limit - value > 1e-9 * max(1.0, limit) else 0.0
+                keeps = "keeps at most" if proven else "keeps at least"
                 messages.append(
-                    f"failover: {within} {what} keeps at most {kept:.4g} req/s "
-                    f"after losing {lost}, its peak is {limit:.4g} req/s (lower or drop its "
-                    "failover, or loosen a limit)"
+                    f"failover: {within} {what} {keeps} {kept:.4g} req/s "
+                    f"after losing {lost}{most}, its peak is {limit:.4g} req/s (lower or drop "
+                    "its failover, or loosen a limit)"
                 )
             else:
+                fits = "fits only" if proven else "fits at least"
                 messages.append(
-                    f"min replicas: {what} fits only {math.floor(limit - value + 1e-6)} of "
-                    f"{round(limit)} replicas {within}"
+                    f"min replicas: {what} {fits} {math.floor(limit - value + 1e-6)} of "
+                    f"{round(limit)} replicas {within}{most}"
                 )
     return messages
 
