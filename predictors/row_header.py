@@ -25,6 +25,7 @@ import polars as pl
 
 from predictors.core.csv_text import csv_header
 from predictors.core.escape import csv_cell
+from predictors.numbers import number
 
 #: Edits (insertions, deletions, substitutions of the names without case, spaces, dashes and
 #: underscores) within which an extra column reads as a misspelling of a missing input column;
@@ -201,3 +202,30 @@ def escaped_header(names: Sequence[str]) -> bytes | None:
     line = io.StringIO()
     csv.writer(line, lineterminator="\n").writerow(safe)
     return line.getvalue().encode()
+
+
+def stated_layout_on_errors(
+    layout: pl.DataFrame, rows: pl.DataFrame, failed: pl.Series
+) -> pl.DataFrame:
+    """*layout* (the resolved :data:`RESOLVED_LAYOUT_COLUMNS`, empty on the rows with an error)
+    with each row *failed* showing the layout cells its input stated, as read (a whole number;
+    empty where the cell was empty or no whole number, which its error quotes), so an output fed
+    back keeps the layout the user asked for and its error (fuzz round 28: a row's
+    ``expert_parallel`` 2 on a dense model came out empty, and fed back was predicted at EP 1)."""
+    if not failed.any():
+        return layout
+    columns = []
+    for column in layout.columns:
+        if column not in rows.columns:
+            columns.append(layout[column])
+            continue
+        stated = number(rows[column], None).fill_nan(None)
+        whole = stated.is_not_null() & (stated == stated.round(0)) & (stated.abs() < 2.0**53)
+        cells = pl.select(pl.when(whole).then(stated).otherwise(None)).to_series()
+        shown = cells.cast(layout[column].dtype, strict=False)
+        columns.append(
+            pl.select(pl.when(pl.lit(failed)).then(shown).otherwise(layout[column]))
+            .to_series()
+            .alias(column)
+        )
+    return pl.DataFrame(columns)

@@ -49,7 +49,7 @@ from predictors.core.errors import WattgpuError
 from predictors.core.escape import csv_safe_frame
 from predictors.core.ragged import RAGGED_COLUMN, ragged_errors, read_rows_text
 from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, collector_paused, file_size_problem
-from predictors.row_header import header_problem, tensor_parallel_errors
+from predictors.row_header import header_problem, stated_layout_on_errors, tensor_parallel_errors
 from predictors.row_identity import IDENTITY_COLUMNS, identity_columns
 from predictors.serving.at_load import at_load
 from predictors.serving.rate_rows import at_batch_one, shown_as_given
@@ -386,7 +386,9 @@ def _predict_chunk(
         [
             out.select(*inputs[:where], _RATE, *inputs[where:]),
             result,
-            tail.select(*LAYOUT_OUTPUT_COLUMNS),
+            stated_layout_on_errors(
+                tail.select(*LAYOUT_OUTPUT_COLUMNS), rows, result["error"].fill_null("") != ""
+            ),
             identity,
             tail.select(extras),
         ],
