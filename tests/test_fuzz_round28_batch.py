@@ -35,7 +35,7 @@ def _predict(folder: Path, name: str, text: str) -> list[dict[str, str]]:
     src, out = folder / f"{name}.csv", folder / f"{name}.out.csv"
     src.write_text(text, encoding="utf-8")
     result = run_cli("predict", "--input", str(src), "--output", str(out))
-    assert result.code == 0, result.stderr
+    assert result.code == 0, result.err
     with out.open(encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh))
 

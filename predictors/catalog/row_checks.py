@@ -16,6 +16,12 @@ from dataclasses import dataclass
 import polars as pl
 
 from predictors.catalog import quantised, row_layouts, validity
+from predictors.catalog.context_window import (
+    COUNTED,
+    COUNTED_ENCODER_DECODER,
+    context_tokens_expr,
+    is_encoder_decoder,
+)
 from predictors.catalog.store import Catalog
 from predictors.core.errors import UnknownIdError
 from predictors.core.vocab import ENGINES, PRECISIONS
@@ -205,20 +211,24 @@ def _verdicts(catalog: Catalog, distinct: pl.DataFrame) -> pl.DataFrame:
 
 
 def _context_error(catalog: Catalog, model_id: pl.Expr) -> Check:
-    """An error where input plus output tokens exceed the context window of the row's model."""
-    context = dict(
-        zip(
-            catalog.llms["id"].to_list(),
-            catalog.llms["max_position_embeddings"].to_list(),
-            strict=True,
-        )
+    """An error where the tokens a workload holds in one window
+    (:func:`predictors.catalog.context_window.context_tokens`) exceed the row's model's
+    context."""
+    ids = catalog.llms["id"].to_list()
+    windows = catalog.llms["max_position_embeddings"].to_list()
+    context = dict(zip(ids, windows, strict=True))
+    split = dict(
+        zip(ids, map(is_encoder_decoder, catalog.llms["model_type"].to_list()), strict=True)
     )
     window = model_id.replace_strict(context, default=None, return_dtype=pl.Float64)
-    tokens = pl.col("input_tokens") + pl.col("output_tokens")
+    encoder_decoder = model_id.replace_strict(split, default=False, return_dtype=pl.Boolean)
+    tokens = context_tokens_expr(encoder_decoder)
+    counted = pl.when(encoder_decoder).then(pl.lit(COUNTED_ENCODER_DECODER))
     return Check(
         (tokens > window).fill_null(False),
         pl.format(
-            "input_tokens + output_tokens = {} exceed the model's {}-token context; lower them",
+            "{} = {} exceed the model's {}-token context; lower them",
+            counted.otherwise(pl.lit(COUNTED)),
             tokens.cast(pl.Int64, strict=False),
             window.cast(pl.Int64),
         ),
