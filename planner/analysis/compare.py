@@ -327,6 +327,21 @@ def no_fit_message(result: CompareResult) -> str:
             f"engine {r.engine} runs on none of the GPU types listed (each row says why) — pass "
             "another --engine, or allow GPU types it runs on"
         )
+    unfit = {
+        "memory": lambda reason: "does not fit in memory" in reason,
+        "engine": lambda reason: f"{r.engine} does not run on" in reason,
+        "precision": lambda reason: (
+            f"{result.precision} needs an " in reason and " or newer; " in reason
+        ),
+    }
+    why = {k for row in result.rows for k, hit in unfit.items() if hit(row.reason)}
+    if result.rows and all(any(hit(row.reason) for hit in unfit.values()) for row in result.rows):
+        # no row misses the SLA: relaxing it cannot help (fuzz round 28: fp4 on Volta)
+        return (
+            f"no GPU type listed can serve {result.model} at {result.precision} with "
+            f"{r.engine} ({', '.join(sorted(why))}: each row says why) — allow other GPU types, "
+            "or pass another --precision or --engine"
+        )
     ttft = "" if r.ttft_ms is None else f" and TTFT ≤ {r.ttft_ms:g} ms"
     return (
         f"no GPU type meets ITL ≤ {r.itl_ms:g} ms{ttft} for {result.model} (each row says "
