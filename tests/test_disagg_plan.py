@@ -289,8 +289,24 @@ def test_bad_deployment_is_one_line_with_did_you_mean(predictor: Predictor) -> N
 
 def _unit(name: str, prefill: str, decode: str, cap: float, idle: float, top: float) -> Candidate:
     pools = (
-        Pool("prefill", prefill, 1, 2, power_curve_w=(idle / 2, top / 2)),
-        Pool("decode", decode, 2, 1, power_curve_w=(idle / 2, top / 2)),
+        Pool(
+            "prefill",
+            prefill,
+            1,
+            2,
+            power_curve_w=(idle / 2, top / 2),
+            idle_power_w=idle / 2,
+            power_w_at_capacity=top / 2,
+        ),  # fmt: skip
+        Pool(
+            "decode",
+            decode,
+            2,
+            1,
+            power_curve_w=(idle / 2, top / 2),
+            idle_power_w=idle / 2,
+            power_w_at_capacity=top / 2,
+        ),  # fmt: skip
     )
     return Candidate(
         name=name,

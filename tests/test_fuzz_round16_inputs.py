@@ -175,7 +175,9 @@ def test_a_stated_tensor_parallel_must_be_what_the_row_resolves_to(tmp_path: Pat
     assert got["wrong"]["error"].startswith(
         "tensor_parallel: 1 stated, but gpu_count / (pipeline_parallel × data_parallel) is 2"
     )
-    assert got["wrong"]["itl_s"] == "" and got["wrong"]["tensor_parallel"] == ""
+    # an error row shows the layout it stated (fuzz round 28), not the resolved one
+    assert got["wrong"]["itl_s"] == "" and got["wrong"]["tensor_parallel"] == "1"
+    assert got["text"]["tensor_parallel"] == ""  # no whole number to show: the error quotes it
     assert got["text"]["error"] == "tensor_parallel: must be a whole number or empty (got 'abc')"
     for ok in ("right", "empty"):
         assert got[ok]["error"] == "" and float(got[ok]["itl_s"]) > 0

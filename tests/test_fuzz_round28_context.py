@@ -54,7 +54,8 @@ def test_a_scenario_entry_of_an_encoder_decoder_model(tmp_path: Path) -> None:
     def scenario(tokens: tuple[int, int]) -> Path:
         path = tmp_path / f"t5-{tokens[0]}-{tokens[1]}.yaml"
         path.write_text(
-            "name: t5\nregion: US\nelectricity_usd_per_kwh: 0.1\ngpus:\n  A100-PCIE-80GB: {}\nmodels:\n  - name: chat\n"
+            "name: t5\nregion: US\nelectricity_usd_per_kwh: 0.1\n"
+            "gpus:\n  A100-PCIE-80GB: {}\nmodels:\n  - name: chat\n"
             f"    model: {T5}\n    load: {{requests_per_s: 0.5, input_tokens: {tokens[0]}, "
             f"output_tokens: {tokens[1]}}}\n    sla: {{itl_ms: 200}}\n",
             encoding="utf-8",

@@ -21,6 +21,7 @@ import polars as pl
 
 from planner.disagg.units import Side, UnitSpec, unit_nodes
 from planner.inputs import Candidate, Exclusion, Pool, ms_over, ms_text
+from planner.inputs.candidate import least_slope_w
 from predictors.api import Predictor
 from predictors.catalog import validity
 from predictors.serving.curves import step_time_s
@@ -236,7 +237,6 @@ def _candidate(
     power = np.asarray(pools[0].power_curve_w) + np.asarray(pools[1].power_curve_w)
     idle = float(power[0])
     held = sum(p.gpus for p in pools)
-    slope = float(((power[1:] - idle) / xs[1:]).min()) if xs.size > 1 else 0.0
     tdp = (
         float(table.prefill.tdp_w[j]) * pools[0].gpus + float(table.decode_tdp_w[j]) * pools[1].gpus
     ) / held
@@ -250,7 +250,7 @@ def _candidate(
         itl_s_at_capacity=float(cap.itl_s_at_capacity[j]),
         max_requests_per_s_per_replica=float(xs[-1]),
         idle_power_w_per_replica=idle,
-        energy_j_per_request=max(0.0, slope),
+        energy_j_per_request=least_slope_w(xs.tolist(), power.tolist()),
         power_w_per_gpu_at_capacity=float(power[-1]) / held,
         in_domain=in_domain,
         power_w_per_gpu_predicted=None if band is None else band[0],

@@ -11,7 +11,9 @@ unit's pools, :mod:`.verify_pools`, after the records nothing can be recomputed 
 units that cannot be one, :mod:`.verify_units`, candidates the optimiser refuses,
 :mod:`.verify_candidates`, per-period lists off the periods, :mod:`.verify_periods`, inputs
 the planning inputs refuse, :mod:`.verify_inputs`, text with a control character,
-:mod:`.verify_text`; the grid region and the solve's status, :mod:`.verify_provenance`), and flags
+:mod:`.verify_text`; the grid region and the solve's status, :mod:`.verify_provenance`; what
+the catalogs decide, :mod:`.verify_catalog`; a candidate's power figures off its curve,
+:mod:`.verify_power`; savings off the baselines, :mod:`.verify_savings`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
 not among the plan's candidates, a model entry of another model than its candidates or with an
 SLA its feasible candidates break (:mod:`.verify_entries`), replicas beyond the inventory, a
@@ -31,6 +33,7 @@ from typing import Any
 
 from planner.documents.verify_allocations import ALLOCATION_FIGURES, allocation_problems
 from planner.documents.verify_candidates import candidate_problems
+from planner.documents.verify_catalog import catalog_problems
 from planner.documents.verify_entries import model_problems, sla_problems
 from planner.documents.verify_flags import flag_problems
 from planner.documents.verify_inputs import input_problems
@@ -43,6 +46,7 @@ from planner.documents.verify_pools import (
     pool_problems,
     record_identity,
 )
+from planner.documents.verify_power import power_problems
 from planner.documents.verify_provenance import provenance_problems
 from planner.documents.verify_regions import (
     gpu_total_problems,
@@ -50,6 +54,7 @@ from planner.documents.verify_regions import (
     peak_facility_kw,
     region_total_problems,
 )
+from planner.documents.verify_savings import savings_problems
 from planner.documents.verify_text import text_problems
 from planner.documents.verify_units import unit_problems
 from planner.inputs import (
@@ -310,7 +315,8 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
     by_key = _candidates_by_key(data)
     per_replica = {k: int(c.get("gpus_per_replica") or 1) for k, c in by_key.items()}
     problems = [*_negative(data), *_status(data), *inventory_problems(data, per_replica, _key)]
-    problems += _counts(data) + provenance_problems(data)
+    problems += _counts(data) + provenance_problems(data) + catalog_problems(data)
+    problems += power_problems(data)
     unreportable = _unreportable(data, by_key, broken)
     problems += unreportable
     grid = _grid(data)
@@ -330,8 +336,8 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
             problems.extend(flag_problems(data, by_key))
     if not problems:
         problems.extend(_totals(data, lambda a: per_replica.get(_key(a), 1)))
-    if not problems:  # the totals are the allocations': is the objective theirs?
-        problems.extend(objective_problems(data))
+    if not problems:  # the totals are the allocations': are the objective and savings theirs?
+        problems.extend(objective_problems(data) + savings_problems(data))
     if not problems:  # are they within the stated limits?
         problems.extend(limit_problems(data))
     return _one_per_field(problems)

@@ -26,10 +26,10 @@ A solve is ``optimal`` only within the relative gap it was asked for (``solve.re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 from planner.documents.json_values import is_number
+from planner.documents.verify_catalog import plan_catalog
 from planner.documents.verify_pools import differs
 from predictors.catalog.row_rules import GRID_YEARS
 from predictors.core.errors import WattgpuError, did_you_mean
@@ -47,16 +47,14 @@ def _catalog_row(a: dict[str, Any], region: str) -> tuple[dict[str, Any] | None,
     plus its ``user_catalog``), and whether they are those it was made with (its
     ``catalog_sha256``); (None, False) when they cannot be read or have no such region (then
     nothing is compared)."""
-    from predictors.catalog.store import load_catalog
-
-    recorded = a.get("user_catalog")
+    catalog, same = plan_catalog(a)
+    if catalog is None:
+        return None, False
     try:
-        catalog = load_catalog(Path(recorded) if isinstance(recorded, str) and recorded else None)
         row = catalog.region(region)
     except (WattgpuError, OSError, ValueError):
         return None, False
-    stated = a.get("catalog_sha256")
-    return row, isinstance(stated, str) and bool(stated) and stated == catalog.fingerprint
+    return row, same
 
 
 def _year(a: dict[str, Any]) -> Iterator[str]:

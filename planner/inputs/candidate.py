@@ -40,6 +40,15 @@ def _interp(x: float, xs: Sequence[float], ys: Sequence[float]) -> float:
     return ys[i - 1] + t * (ys[i] - ys[i - 1])
 
 
+def least_slope_w(rates: Sequence[float], powers: Sequence[float]) -> float:
+    """``energy_j_per_request`` of a power curve (*powers* W at *rates* req/s, idle first): the
+    least watts above idle per req/s over the knots after the first, at least 0 (0 for a curve
+    of one knot); the slope of the least-slope line the MILP prices energy on."""
+    idle = float(powers[0])
+    slopes = [(float(p) - idle) / float(x) for x, p in zip(rates[1:], powers[1:], strict=True)]
+    return max(0.0, min(slopes)) if slopes else 0.0
+
+
 def ms_text(seconds: float) -> str:
     """Milliseconds for reasons: whole from 10 ms on, three significant digits below (an SLA
     of 0.1 ms prints as 0.1, never as 0)."""

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from planner.inputs import Candidate, Exclusion, PlanningInputs, ms_over
+from planner.inputs.candidate import least_slope_w
 from planner.sweep.draws import LIGHT_MAX_BATCH, TARGETS, Sigmas
 
 GridPoint = dict[str, Any]
@@ -253,13 +254,12 @@ def _candidate(
     pw = (*ps[keep].tolist(), end_p)
     it = (*ys[keep].tolist(), end_y)
     idle = pw[0]
-    slope = min((p - idle) / x for x, p in zip(rates[1:], pw[1:], strict=True))
     return replace(
         c,
         itl_s_at_capacity=end_y * float(table.k_sla[i]),
         max_requests_per_s_per_replica=cap,
         idle_power_w_per_replica=idle,
-        energy_j_per_request=max(0.0, slope),
+        energy_j_per_request=least_slope_w(rates, pw),
         power_w_per_gpu_at_capacity=end_p / c.gpus_per_replica,
         load_curve_requests_per_s=rates,
         power_curve_w_per_replica=pw,
