@@ -36,6 +36,8 @@ from predictors.estimators.intervals import AdaptiveInterval, Interval, multipli
 
 #: The TTFT trees' TP input (log TP degree) and GPU input (log prefill roofline of one prompt).
 TP_INPUT, ROOFLINE_INPUT = "log_gpu_count", "log_prefill_time_s"
+#: The attention-DP ranks of a row (:func:`predictors.features.with_layout`; no tree input).
+DP_COLUMN = "data_parallel"
 
 
 def ttft_floor_s(frame: pl.DataFrame) -> np.ndarray:
@@ -55,31 +57,41 @@ class PrefillTtftEstimator(XgbEstimator):
 
     def predict(self, frame: pl.DataFrame) -> np.ndarray:
         """Predicted TTFT per row, seconds, never below :func:`ttft_floor_s` nor below what the
-        trees give at a TP degree 2^j times smaller with a roofline 2^j times longer, divided
-        by 2^j (:meth:`_bounded_by_fewer_gpus`)."""
+        trees give at a TP degree 2^j times smaller with a roofline 2^(j+k) times longer, divided
+        by 2^(j+k), for 2^k up to the row's DP ranks (:meth:`_bounded_by_fewer_gpus`)."""
         return np.fmax(self._bounded_by_fewer_gpus(frame), ttft_floor_s(frame))
 
     def _bounded_by_fewer_gpus(self, frame: pl.DataFrame) -> np.ndarray:
-        """The trees' TTFT, never more than linear in the TP degree (fuzz round 18: 81 of
-        21,831 TP doublings fell up to 3.14 x). The trees fall both in the TP degree and with
-        the roofline, which already shrinks with TP, so the two compounded. A prediction at TP
-        ``n`` is raised to the trees' TTFT at ``n / 2^j`` with the roofline ``2^j`` times
-        longer, over ``2^j`` (every ``j`` with ``2^j <= n``). The roofline at ``2n`` is half
-        that at ``n`` (both its terms are over the GPU count) and the trees are monotone in both
-        inputs, so each term of the bound at ``2n`` is at least half a term of the bound at
-        ``n``: TTFT(2n) >= TTFT(n) / 2. A maximum of monotone functions keeps dominance and
-        the other monotone inputs."""
+        """The trees' TTFT, never more than linear in the GPU count of the TP group or of the
+        attention-DP ranks (fuzz round 18: 81 of 21,831 TP doublings fell up to 3.14 x; fuzz
+        round 28: 70 of 14,712 DP doublings up to 2.18 x). The trees fall both in the TP degree
+        and with the roofline, which already shrinks with TP and DP, so the two compounded. A
+        prediction at TP ``t`` and DP ``d`` is raised to the trees' TTFT at TP ``t / 2^j`` with
+        the roofline ``2^(j+k)`` times longer, over ``2^(j+k)`` (every ``j`` with ``2^j <= t`` and
+        ``k`` with ``2^k <= d``; the trees have no DP input). The roofline at twice the GPUs of
+        either kind is at least half that at the fewer (its terms are over the GPU count, a DP
+        rank's copied layers over its own GPUs) and the trees are monotone in both inputs, so
+        each term of the bound at ``2t`` (``2d``) is at least half a term of the bound at ``t``
+        (``d``): TTFT(2t) >= TTFT(t) / 2 and TTFT(2d) >= TTFT(d) / 2. A maximum of monotone
+        functions keeps dominance and the other monotone inputs."""
         best = np.asarray(super().predict(frame), dtype=np.float64)
         if TP_INPUT not in frame.columns or ROOFLINE_INPUT not in frame.columns:
             return best
         tp = np.exp(frame[TP_INPUT].cast(pl.Float64).fill_null(0.0).to_numpy())
-        j = 1
-        while (rows := np.flatnonzero(tp >= 2.0**j * (1 - 1e-9))).size:
-            shift = j * math.log(2.0)
-            fewer = frame[rows].with_columns(
-                pl.col(TP_INPUT) - shift, pl.col(ROOFLINE_INPUT) + shift
-            )
-            best[rows] = np.fmax(best[rows], super().predict(fewer) / 2.0**j)
+        dp = np.ones(frame.height)
+        if DP_COLUMN in frame.columns:
+            dp = frame[DP_COLUMN].cast(pl.Float64).fill_null(1.0).to_numpy()
+        tol = 1 - 1e-9
+        j = 0
+        while (in_tp := tp >= 2.0**j * tol).any():
+            k = 0 if j else 1  # (0, 0) is the prediction itself
+            while (rows := np.flatnonzero(in_tp & (dp >= 2.0**k * tol))).size:
+                fewer = frame[rows].with_columns(
+                    pl.col(TP_INPUT) - j * math.log(2.0),
+                    pl.col(ROOFLINE_INPUT) + (j + k) * math.log(2.0),
+                )
+                best[rows] = np.fmax(best[rows], super().predict(fewer) / 2.0 ** (j + k))
+                k += 1
             j += 1
         return best
 

@@ -26,7 +26,9 @@ def fmt(value: Any, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
     if isinstance(value, float):
-        return f"{value:.{digits}f}"
+        text = f"{value:.{digits}f}"
+        # a value that rounds to zero is written without a sign ("-0.000" for a tau of -1e-17)
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
     return str(value)
 
 
