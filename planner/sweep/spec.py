@@ -151,12 +151,20 @@ def _most_steps(axis: AxisRange, whole: bool) -> int:
     if axis.start == axis.stop:
         return 1
     low, high = sorted((axis.start, axis.stop))
-    top = min(axis.steps - 1, math.floor(high) - math.floor(low) + 1) if whole else axis.steps - 1
+    top = min(axis.steps - 1, _whole(high) - _whole(low) + 1) if whole else axis.steps - 1
     for steps in range(top, 1, -1):
         values = axis.model_copy(update={"steps": steps}).values()
-        if not _twice([math.floor(v) for v in values] if whole else values):
+        if not _twice([_whole(v) for v in values] if whole else values):
             return steps
     return 1
+
+
+def _whole(value: float) -> int:
+    """*value* rounded down to a whole number (GPUs), but a value a range's arithmetic left a
+    few units in the last place below a whole number is that number: 44 · 15/22 is
+    29.999999999999996, 30 GPUs of the evenly spaced range 0..44 in 23 steps (fuzz round 28:
+    floored to 29, and 0..22 in 23 steps refused as repeating 14)."""
+    return math.floor(value + 1e-12 * max(1.0, abs(value)))
 
 
 def _repeats(source: Source | None, field: str, axis: Axis, whole: bool) -> WattgpuError | None:
@@ -164,7 +172,7 @@ def _repeats(source: Source | None, field: str, axis: Axis, whole: bool) -> Watt
     and weigh twice in every mean): a range (``gpu_available``'s rounded down to whole GPUs)
     names the most steps that give distinct values, a list the values it repeats."""
     values = _values(axis)
-    twice = _twice([math.floor(v) for v in values] if whole else values)
+    twice = _twice([_whole(v) for v in values] if whole else values)
     if not twice:
         return None
     shown = ", ".join(_number(v) for v in twice[:5]) + (", ..." if len(twice) > 5 else "")
@@ -213,7 +221,7 @@ def _axes(
 
     def add(key: str, sub: str | None, axis: Axis, whole: bool = False, name: str = "") -> None:
         values = _values(axis)
-        axes.append((key, sub, tuple(int(math.floor(v)) for v in values) if whole else values))
+        axes.append((key, sub, tuple(_whole(v) for v in values) if whole else values))
         named = name or sub
         field = format_path(("sweep", "grid", key, named) if named else ("sweep", "grid", key))
         repeated = _repeats(source, field, axis, whole)
