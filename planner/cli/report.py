@@ -267,9 +267,12 @@ def _with_sweep(text: str, fmt: str, doc: SweepDocument) -> str:
         from planner.report.sweep_html import add_sweep_html
 
         return add_sweep_html(text, doc)
+    from planner.report.sweep_html import unescaped
     from planner.report.sweep_view import sweep_markdown
 
-    return text.rstrip("\n") + "\n\n" + sweep_markdown(doc)
+    section = sweep_markdown(doc)
+    # the text report writes names as they are: the section without Markdown's HTML escapes
+    return text.rstrip("\n") + "\n\n" + (unescaped(section) if fmt == "text" else section)
 
 
 def register(app: typer.Typer) -> None:

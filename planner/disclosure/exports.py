@@ -8,16 +8,28 @@ disclosure field as an ``ai_metric`` entry; a CycloneDX ``machine-learning-model
 whose model card carries the inference energy (facility kWh, with the grid as its energy
 provider) and its location-based CO2e, every field as a ``wattgpu:disclosure:*`` property.
 Fleet fields are repeated under ``fleet.`` on every element, so each is self-contained.
-Identifiers are UUID-5s of the scenario and the generation time: the same report, the same ids.
+Each SPDX package also carries what SPDX 3.0.1 requires of an AIPackage
+(:mod:`planner.disclosure.spdx_package`). Identifiers (the CycloneDX ``serialNumber``, the SPDX
+``spdxId`` base) are UUID-5s of a SHA-256 of the document's own content (its creation time
+included) and of the plan JSON: the same plan reported at the same time, the same ids; another
+plan or another document, other ids (fuzz round 28: two plans of one scenario reported in the
+same second shared them).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import uuid
 from decimal import Decimal
 from typing import Any
 
+from planner.disclosure.spdx_package import (
+    license_relationships,
+    package_properties,
+    suppliers,
+)
 from planner.documents.disclosure import DisclosureDocument, FieldDocument
 from planner.documents.report import ReportDocument
 from predictors.core.errors import WattgpuError
@@ -47,8 +59,18 @@ def _disclosure(report: ReportDocument) -> DisclosureDocument:
     return report.disclosure
 
 
-def _ids(report: ReportDocument) -> uuid.UUID:
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"wattgpu:{report.scenario.name}:{report.generated_at}")
+#: the ids a document is first built with, to hash its content before it has its own
+PLACEHOLDER_URN = f"urn:uuid:{uuid.UUID(int=0)}"
+
+
+def content_urn(kind: str, document: dict[str, Any], report: ReportDocument) -> str:
+    """``urn:uuid:`` (RFC 4122, version 5) of *document* (built with :data:`PLACEHOLDER_URN`)
+    and of the report's plan: a SHA-256 of both, so that it names this content at this time."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(document, sort_keys=True, ensure_ascii=False).encode())
+    digest.update(b"\0")
+    digest.update(report.plan.model_dump_json().encode())
+    return f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, f'wattgpu:{kind}:{digest.hexdigest()}')}"
 
 
 def _entries(report: ReportDocument, name: str) -> list[tuple[str, str]]:
@@ -78,18 +100,26 @@ def _spdx_time(iso: str) -> str:
 
 
 def spdx_document(report: ReportDocument) -> dict[str, Any]:
-    """The report's disclosure as an SPDX 3.0.1 JSON-LD document (AI profile)."""
+    """The report's disclosure as an SPDX 3.0.1 JSON-LD document (AI profile), its ids named
+    after its content (:func:`content_urn`)."""
+    draft = _spdx(report, PLACEHOLDER_URN)
+    return _spdx(report, content_urn("spdx", draft, report))
+
+
+def _spdx(report: ReportDocument, base: str) -> dict[str, Any]:
     d = _disclosure(report)
-    base = f"urn:uuid:{_ids(report)}"
     agent = f"{base}#wattgpu"
     info = "_:creationinfo"
+    created = _spdx_time(report.generated_at)
     training = d.fields.get("training_energy_kwh")
+    model_ids = [str(m.fields["model_id"].value) for m in d.models]
+    agents, supplied_by = suppliers(model_ids, base, info)
     graph: list[dict[str, Any]] = [
         {
             "type": "CreationInfo",
             "@id": info,
             "specVersion": "3.0.1",
-            "created": _spdx_time(report.generated_at),
+            "created": created,
             "createdBy": [agent],
             "comment": report.note,
         },
@@ -100,7 +130,9 @@ def spdx_document(report: ReportDocument) -> dict[str, Any]:
             "name": f"wattgpu {report.wattgpu_version}",
         },
     ]
-    packages = []
+    graph += agents
+    packages: list[str] = []
+    relationships: list[dict[str, Any]] = []
     for i, m in enumerate(d.models):
         pid = f"{base}#model-{i}"
         packages.append(pid)
@@ -129,14 +161,14 @@ def spdx_document(report: ReportDocument) -> dict[str, Any]:
                 "type": "ai_AIPackage",
                 "spdxId": pid,
                 "creationInfo": info,
-                "name": str(m.fields["model_id"].value),
+                "name": model_ids[i],
                 "summary": f"model entry {m.name} of scenario {report.scenario.name}",
                 "description": (
                     "Estimated inference energy over the reporting window: facility kWh "
                     "(GPU energy × PUE), modelled by wattgpu; every disclosure field is an "
                     "ai_metric entry."
                 ),
-                "software_primaryPurpose": "model",
+                **package_properties(model_ids[i], supplied_by[i], created),
                 "ai_energyConsumption": energy,
                 "ai_metric": [
                     {"type": "DictionaryEntry", "key": k, "value": v}
@@ -146,6 +178,8 @@ def spdx_document(report: ReportDocument) -> dict[str, Any]:
                 "ai_informationAboutApplication": d.flops_methodology,
             }
         )
+        relationships += license_relationships(pid, info)
+    graph += relationships
     graph.append(
         {
             "type": "SpdxDocument",
@@ -154,14 +188,26 @@ def spdx_document(report: ReportDocument) -> dict[str, Any]:
             "name": f"{report.title} — {report.scenario.name}",
             "profileConformance": ["core", "software", "ai"],
             "rootElement": packages,
-            "element": [agent, *packages],
+            "element": [
+                agent,
+                *(a["spdxId"] for a in agents),
+                *packages,
+                *(r["spdxId"] for r in relationships),
+            ],
         }
     )
     return {"@context": SPDX_CONTEXT, "@graph": graph}
 
 
 def cyclonedx_document(report: ReportDocument) -> dict[str, Any]:
-    """The report's disclosure as a CycloneDX 1.6 JSON BOM (model cards)."""
+    """The report's disclosure as a CycloneDX 1.6 JSON BOM (model cards), its ``serialNumber``
+    named after its content (:func:`content_urn`)."""
+    bom = _cyclonedx(report)
+    bom["serialNumber"] = content_urn("cyclonedx", bom, report)
+    return bom
+
+
+def _cyclonedx(report: ReportDocument) -> dict[str, Any]:
     d = _disclosure(report)
     grid = report.assumptions.grid
     provider = f"grid {grid.region}" if grid.region else "grid (explicit figure)"
@@ -237,7 +283,7 @@ def cyclonedx_document(report: ReportDocument) -> dict[str, Any]:
         "$schema": CYCLONEDX_SCHEMA,
         "bomFormat": "CycloneDX",
         "specVersion": "1.6",
-        "serialNumber": f"urn:uuid:{_ids(report)}",
+        "serialNumber": PLACEHOLDER_URN,
         "version": 1,
         "metadata": {
             "timestamp": report.generated_at,

@@ -3,17 +3,29 @@ with the fan, tornado and GPU-mix charts embedded (``wattgpu report PLAN --sweep
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from planner.documents.sweep import SweepDocument
 from planner.report.html import _figure
 from planner.report.sweep_charts import sweep_charts
 from planner.report.sweep_view import sweep_markdown
+from predictors.core.escape import md_text
+
+# what md_text writes for each character it escapes, and back: the HTML shows the text itself
+# (fuzz round 28: a heading or paragraph showed "\|", a name "&amp;lt;" once md_text escaped it)
+_MD_UNDO = {md_text(c): c for c in "&<>|*[]"}
+_MD_ESCAPED = re.compile("|".join(re.escape(k) for k in _MD_UNDO))
+
+
+def unescaped(text: str) -> str:
+    """*text* of the Markdown section without :func:`md_text`'s escapes (one pass, exact)."""
+    return _MD_ESCAPED.sub(lambda m: _MD_UNDO[m.group()], text)
 
 
 def _cells(line: str) -> list[str]:
     inner = line.strip().strip("|")
-    return [c.strip().replace("\\|", "|") for c in inner.split(" | ")]
+    return [unescaped(c.strip()) for c in inner.split(" | ")]
 
 
 def _table(lines: list[str]) -> str:
@@ -35,11 +47,11 @@ def sweep_html(doc: SweepDocument) -> str:
             out.append(_table(table))
             table = []
         if line.startswith("## "):
-            out.append(f"<h2>{escape(line[3:])}</h2>")
+            out.append(f"<h2>{escape(unescaped(line[3:]))}</h2>")
         elif line.startswith("- "):
-            out.append(f"<p>• {escape(line[2:])}</p>")
+            out.append(f"<p>• {escape(unescaped(line[2:]))}</p>")
         elif line.strip():
-            out.append(f"<p>{escape(line)}</p>")
+            out.append(f"<p>{escape(unescaped(line))}</p>")
     out += [_figure(chart) for chart in sweep_charts(doc)]
     out.append("</section>")
     return "".join(out)

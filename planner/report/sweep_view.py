@@ -15,6 +15,7 @@ from planner.documents.sweep import (
     SweepDocument,
 )
 from planner.report.flag_view import shared_no_plan
+from predictors.core.escape import md_text
 
 FIGURE_LABELS: tuple[tuple[str, str], ...] = (
     ("energy_kwh", "GPU energy (kWh)"),
@@ -51,7 +52,10 @@ def _q(q: QuantilesDocument, digits: int = 0) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """User text (scenario, entry, GPU and factor names, messages) as the rest of the Markdown
+    report writes it (:func:`~predictors.core.escape.md_text`: ``|``, newlines, control
+    sequences, HTML and link syntax escaped; fuzz round 28: ``<script>`` was written raw)."""
+    return md_text(text)
 
 
 def _figures(opt: FiguresDocument, base: FiguresDocument) -> list[str]:
@@ -85,7 +89,7 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
         f"{doc.draws} uncertainty draws ({doc.sampler}, seed {doc.seed}) and {len(doc.grid)} "
         f"grid points. Base plan: {_cell(doc.base.fleet)}."
     )
-    out += ["", f"Method: {doc.method}", ""]
+    out += ["", f"Method: {_cell(doc.method)}", ""]
     s = doc.summary
     if s is not None:
         out.append(
@@ -128,7 +132,7 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
             if any(b.source == "grid" for b in s.tornado):
                 out += ["", GRID_BAR_NOTE]
     if doc.grid:
-        out += ["", f"Grid ({', '.join(doc.grid_axes)}):", ""]
+        out += ["", f"Grid ({_cell(', '.join(doc.grid_axes))}):", ""]
         out += [
             "| point | status | re-optimised cost $ | base cost $ | base meets all |",
             "|---|---|---|---|---|",
@@ -138,7 +142,7 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
             base_ok = "yes" if r.base is not None and _all_met(r.base) else "no"
             cost = _n(r.optimal.cost_usd) if r.optimal else "—"
             base_cost = _n(r.base.cost_usd if r.base else None)
-            out.append(f"| {_cell(point)} | {r.status} | {cost} | {base_cost} | {base_ok} |")
+            out.append(f"| {_cell(point)} | {_cell(r.status)} | {cost} | {base_cost} | {base_ok} |")
     if doc.robust is not None:
         rb = doc.robust
         out += ["", f"Robust choice (SLA probability {rb.sla_probability:g}): {_cell(rb.reason)}."]
@@ -153,7 +157,7 @@ def sweep_markdown(doc: SweepDocument, *, heading: str = "##") -> str:
         ]
         shared = shared_no_plan(doc.flags)
         out += [
-            f"| {_cell(f.name)} on {f.gpu}{'' if f.is_unit else f' tp{f.layout}'} "
+            f"| {_cell(f.name)} on {_cell(f.gpu)}{'' if f.is_unit else f' tp{f.layout}'} "
             f"x{f.replicas} | {_cell('; '.join(f.reasons))} "
             f"| {'no plan (below)' if shared else _cell(f.robust_instead)} "
             f"| {_pct(f.sla_probability)} |"
