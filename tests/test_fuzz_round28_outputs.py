@@ -107,6 +107,7 @@ def _reconciles(fc: dict[str, Any]) -> None:
         assert math.isclose(f["facility_energy_kwh"] * factor / 1000, f["carbon_kg"], rel_tol=1e-9)
 
 
+@pytest.mark.slow  # plans two scenarios (2 s)
 def test_a_profile_plans_forecast_flags_the_profile_and_reproduces_its_carbon(
     hourly: Path,
 ) -> None:
@@ -123,6 +124,7 @@ def test_a_profile_plans_forecast_flags_the_profile_and_reproduces_its_carbon(
         assert math.isclose(f["carbon_kg"], f["facility_energy_kwh"] * g / 1000, rel_tol=1e-9)
 
 
+@pytest.mark.slow  # plans two scenarios (3 s)
 def test_a_flat_plans_forecast_factor_is_its_grid_and_a_regions_one_its_effective_grid() -> None:
     for scenario in (str(EU), str(REGIONS)):
         fc = _json("report", scenario)["forecast"]
