@@ -3,8 +3,8 @@ model entry's tokens against its model's context window, and a candidate's layou
 inventory it holds and the nodes it spans.
 
 A scenario refuses an entry whose prompt and output tokens exceed the context of its model
-(:func:`planner.scenario.load.context_problems`), the validity rules refuse expert or attention
-data parallelism on a dense model and the layouts the engines do not run
+(:func:`predictors.catalog.context_window.context_excess`), the validity rules refuse expert or
+attention data parallelism on a dense model and the layouts the engines do not run
 (:func:`predictors.catalog.validity.layout_problems`), and the planner gives a replica the GPUs of
 inventory and nodes :func:`planner.layouts.held_gpus` gives its layout (a disaggregated unit:
 each worker as the aggregated replica of its layout, the unit's nodes
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from planner.documents.json_values import is_number, is_whole
 from planner.documents.verify_pools import RELATIVE_TOLERANCE
 from predictors.catalog import validity
+from predictors.catalog.context_window import context_excess
 from predictors.core.errors import WattgpuError
 from predictors.core.escape import short_repr
 from predictors.core.vocab import ENGINES
@@ -102,27 +103,19 @@ class _Rules:
         return self._verdicts[key]
 
 
-def _context(data: dict[str, Any], catalog: Catalog) -> Iterator[str]:
-    """Each model entry whose tokens exceed its model's context window, by the scenario's rule."""
-    from planner.scenario.load import context_problems
-
-    entries = [
-        {
-            "model": m.get("model"),
-            "load": {
-                "requests_per_s": 0.0,
-                "input_tokens": m.get("input_tokens"),
-                "output_tokens": m.get("output_tokens"),
-            },
-        }
-        if isinstance(m, dict)
-        else None
-        for m in data.get("models") or []
-    ]
-    for field, message in context_problems({"models": entries}, catalog):
-        where = field.replace(".load.", ".", 1)
-        what = message.split(" — ", 1)[0]
-        yield f"{where}: {what} (a scenario refuses such an entry)"
+def _context(data: dict[str, Any], rules: _Rules) -> Iterator[str]:
+    """Each model entry whose tokens exceed its model's context window, by the scenario's rule
+    (:func:`predictors.catalog.context_window.context_excess`)."""
+    for i, m in enumerate(data.get("models") or []):
+        if not isinstance(m, dict):
+            continue
+        llm = rules.row("llm", m.get("model"))
+        given: Any = (m.get("input_tokens"), m.get("output_tokens"))
+        if llm is None or not all(is_number(t) and t > 0 for t in given):
+            continue  # a bad token count is the entries check's to name
+        excess = context_excess(llm, float(given[0]), float(given[1]))
+        if excess:
+            yield f"models[{i}].input_tokens: {excess} (a scenario refuses such an entry)"
 
 
 def _layout_rule(
@@ -288,4 +281,4 @@ def catalog_problems(data: dict[str, Any]) -> list[str]:
             for line in _geometry(f"candidates[{i}]", c, None)
         ]
     rules = _Rules(catalog, same, a.get("engine"))
-    return [*_context(data, catalog), *_candidates(data, rules)]
+    return [*_context(data, rules), *_candidates(data, rules)]

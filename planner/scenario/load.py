@@ -31,7 +31,7 @@ from planner.scenario.overrides import apply_overrides, deep_merge, shorten
 from planner.scenario.sections import GpuOffer, Load
 from planner.scenario.tco import gpu_price
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
-from predictors.catalog.context_window import context_tokens, is_encoder_decoder
+from predictors.catalog.context_window import context_excess
 from predictors.core.errors import WattgpuError
 from predictors.core.paths import user_catalog_dir
 from predictors.core.safe_read import check_depth, read_text
@@ -312,21 +312,12 @@ def context_problems(
             load = Load.model_validate(entry.get("load"))
         except ValidationError:
             continue
-        llm = catalog.llm(model)
-        window = llm.get("max_position_embeddings")
-        tokens = context_tokens(llm.get("model_type"), load.input_tokens, load.output_tokens)
-        if window is not None and tokens > window:
-            held = (
-                f"input {load.input_tokens:,.0f} + output {load.output_tokens:,.0f}"
-                if not is_encoder_decoder(llm.get("model_type"))
-                else f"the longer of input {load.input_tokens:,.0f} and output "
-                f"{load.output_tokens:,.0f}: an encoder-decoder model"
-            )
+        excess = context_excess(catalog.llm(model), load.input_tokens, load.output_tokens)
+        if excess:
             problems.append(
                 (
                     latest_field(source, [f"models[{i}].load.{f}" for f in _TOKEN_FIELDS]),
-                    f"{tokens:,.0f} tokens ({held}) exceed the {window:,}-token context of "
-                    f"{model} — lower input_tokens or output_tokens",
+                    f"{excess} — lower input_tokens or output_tokens",
                 )
             )
     return problems

@@ -9,6 +9,9 @@ saved plans."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import polars as pl
 
 #: Hugging Face ``model_type`` values of encoder-decoder models.
@@ -46,3 +49,20 @@ def context_tokens_expr(encoder_decoder: pl.Expr) -> pl.Expr:
     both = pl.col("input_tokens") + pl.col("output_tokens")
     longer = pl.max_horizontal(pl.col("input_tokens"), pl.col("output_tokens"))
     return pl.when(encoder_decoder.fill_null(False)).then(longer).otherwise(both)
+
+
+def context_excess(llm: Mapping[str, Any], input_tokens: float, output_tokens: float) -> str:
+    """'' when catalog model *llm* holds the tokens (or records no window), else what exceeds
+    it: ``131,256 tokens (input 131,000 + output 256) exceed the 131,072-token context of M``."""
+    window = llm.get("max_position_embeddings")
+    kind = llm.get("model_type")
+    tokens = context_tokens(kind, input_tokens, output_tokens)
+    if window is None or tokens <= window:
+        return ""
+    held = (
+        f"the longer of input {input_tokens:,.0f} and output {output_tokens:,.0f}: an "
+        "encoder-decoder model"
+        if is_encoder_decoder(kind)
+        else f"input {input_tokens:,.0f} + output {output_tokens:,.0f}"
+    )
+    return f"{tokens:,.0f} tokens ({held}) exceed the {window:,}-token context of {llm.get('id')}"
