@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_serializer, model_validator
+from pydantic import Field, model_validator
 
 from planner.documents.base import Document, enum_from_json
 from planner.documents.pools import KeyedRecord, PoolDocument
@@ -51,8 +51,9 @@ class ObjectiveDocument(Document):
 
     minimize: ObjectiveKind
     """energy (facility kWh), cost ($), carbon (kg CO2e) or weighted."""
-    weights: dict[str, float] | None = None
-    """Weights per unit (energy_kwh, cost_usd, carbon_kg); only for weighted."""
+    weights: dict[str, float] | None = Field(None, exclude_if=_absent)
+    """Weights per unit (energy_kwh, cost_usd, carbon_kg); only for weighted (omitted
+    otherwise)."""
 
     def describe(self) -> str:
         """'weighted (cost_usd 1, carbon_kg 0.1)' or 'cost'."""
@@ -60,13 +61,6 @@ class ObjectiveDocument(Document):
             return str(self.minimize)
         parts = ", ".join(f"{k} {v:g}" for k, v in self.weights.items() if v)
         return f"{self.minimize} ({parts})"
-
-    @model_serializer(mode="wrap")
-    def _omit_absent_weights(self, handler: Any) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        if out.get("weights") is None:
-            out.pop("weights", None)
-        return out
 
 
 class AssumptionsDocument(Document):
@@ -104,35 +98,20 @@ class AssumptionsDocument(Document):
     """Source of the grid carbon factor."""
     capacity_headroom: float | None = None
     """Fraction of the saturated request rate a replica is planned to carry."""
-    disclosure: Disclosure | None = None
+    disclosure: Disclosure | None = Field(None, exclude_if=_absent)
     """The scenario's ``disclosure`` section (omitted when the scenario has none)."""
-    grid_g_co2_per_kwh_by_period: list[float] | None = None
+    grid_g_co2_per_kwh_by_period: list[float] | None = Field(None, exclude_if=_absent)
     """Grid intensity per period (the scenario's grid profile; omitted when flat)."""
-    price_basis_by_gpu: dict[str, str] | None = None
+    price_basis_by_gpu: dict[str, str] | None = Field(None, exclude_if=_absent)
     """GPU type -> the basis of its price (rental, TCO, or the scenario's own)."""
-    gpus_per_node: dict[str, int] | None = None
+    gpus_per_node: dict[str, int] | None = Field(None, exclude_if=_absent)
     """GPU type -> GPUs per node, the size of a node lost under node failover (omitted when no
     model entry has node failover)."""
-    user_catalog: str | None = None
+    user_catalog: str | None = Field(None, exclude_if=_absent)
     """The user catalog directory overlaid on the bundled catalogs (omitted when none): a
     saved plan's report reads its GPUs and LLMs there."""
-    catalog_sha256: str | None = None
+    catalog_sha256: str | None = Field(None, exclude_if=_absent)
     """Fingerprint of the catalog files the plan was made against (omitted when unknown)."""
-
-    @model_serializer(mode="wrap")
-    def _omit_absent_extras(self, handler: Any) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        for key in (
-            "disclosure",
-            "grid_g_co2_per_kwh_by_period",
-            "price_basis_by_gpu",
-            "gpus_per_node",
-            "user_catalog",
-            "catalog_sha256",
-        ):
-            if out.get(key) is None:
-                out.pop(key, None)
-        return out
 
 
 class FailoverDocument(Document):
