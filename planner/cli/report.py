@@ -267,12 +267,12 @@ def _with_sweep(text: str, fmt: str, doc: SweepDocument) -> str:
         from planner.report.sweep_html import add_sweep_html
 
         return add_sweep_html(text, doc)
-    from planner.report.sweep_html import unescaped
+    from planner.report.sweep_html import sweep_text
     from planner.report.sweep_view import sweep_markdown
 
-    section = sweep_markdown(doc)
-    # the text report writes names as they are: the section without Markdown's HTML escapes
-    return text.rstrip("\n") + "\n\n" + (unescaped(section) if fmt == "text" else section)
+    # the text report lays the section out as its own parts: names as they are, no Markdown
+    section = sweep_text(doc) if fmt == "text" else sweep_markdown(doc)
+    return text.rstrip("\n") + "\n\n" + section
 
 
 def register(app: typer.Typer) -> None:

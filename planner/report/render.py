@@ -35,6 +35,19 @@ def _text_table(t: Table) -> list[str]:
     return [line(t.header), "  ".join("-" * w for w in widths), *(line(r) for r in t.rows)]
 
 
+def _wrap(text: str, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
+    """*text* wrapped at :data:`TEXT_WIDTH`, a unit never on a line of its own ('37.5 %' stays
+    whole: the space before it is held as a no-break space while wrapping)."""
+    if "\u00a0" in text:  # a no-break space of the text's own stays as it is
+        held = text
+    else:
+        held = text.replace(" %", "\u00a0%")
+    lines = textwrap.wrap(
+        held, TEXT_WIDTH, initial_indent=initial_indent, subsequent_indent=subsequent_indent
+    )
+    return lines if held is text else [line.replace("\u00a0%", " %") for line in lines]
+
+
 def parts_to_text(parts: list[Part]) -> str:
     """*parts* as plain text: underlined titles, paragraphs, '- ' bullets, aligned tables."""
     lines: list[str] = []
@@ -42,12 +55,10 @@ def parts_to_text(parts: list[Part]) -> str:
         lines += [part.title, ("=" if part.level == 1 else "-") * len(part.title), ""]
         for block in part.blocks:
             if isinstance(block, Para):
-                lines += [*textwrap.wrap(block.text, TEXT_WIDTH), ""]
+                lines += [*_wrap(block.text), ""]
             elif isinstance(block, Bullets):
                 for item in block.items:
-                    lines += textwrap.wrap(
-                        item, TEXT_WIDTH, initial_indent="- ", subsequent_indent="  "
-                    )
+                    lines += _wrap(item, initial_indent="- ", subsequent_indent="  ")
                 lines.append("")
             elif isinstance(block, Table):
                 lines += [*_text_table(block), ""]
