@@ -15,10 +15,10 @@ listed.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from planner.analysis.compare_rows import CompareRow
+from planner.analysis.compare_rows import CompareRow, UnfitKind
 from planner.inputs import UNIT_NOTE
 from planner.scenario.engines import disaggregated_reason
 from planner.text import num
@@ -73,6 +73,16 @@ class CompareResult:
     pue: float
     grid_g_co2_per_kwh: float
     rows: tuple[CompareRow, ...]
+    unfit_kinds: dict[tuple[str, str], UnfitKind] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """Why each row with no fleet has none, by (``deployment_kind``, ``gpu``): internal, in no
+    output (the rows' JSON and CSV are :class:`CompareRow`'s fields alone); the closing error
+    (:func:`planner.analysis.compare_view.no_fit_message`) is worded from it."""
+
+    def unfit_kind(self, row: CompareRow) -> UnfitKind:
+        """Why *row* has no fleet (``other`` for a row this result did not build)."""
+        return self.unfit_kinds.get((row.deployment_kind, row.gpu), "other")
 
     @property
     def output_tokens_total(self) -> float:
@@ -194,10 +204,23 @@ def _gpu_prices(request: CompareRequest, catalog: Catalog) -> dict[str, float | 
             if catalog.gpu(g).get("usd_per_hour") is not None
         ]
     else:
-        try:
-            ids = list(dict.fromkeys(catalog.resolve_gpu(g) for g in request.gpus))
-        except UnknownIdError as exc:
-            raise WattgpuError(f"--gpus: {exc}") from None
+        named: dict[str, str] = {}  # id -> the name it was given first
+        for name in request.gpus:
+            try:
+                gpu = catalog.resolve_gpu(name)
+            except UnknownIdError as exc:
+                raise WattgpuError(f"--gpus: {exc}") from None
+            first = named.get(gpu)
+            if first is not None:  # as a scenario's gpus refuses an alias beside its id
+                same = (
+                    "is listed twice"
+                    if name == first
+                    else f"names the same GPU as {first}"
+                    + ("" if gpu in (name, first) else f" ({gpu})")
+                )
+                raise WattgpuError(f"--gpus: {name} {same} — list it once")
+            named[gpu] = name
+        ids = list(named)
     return {g: (None if _price_note(catalog, g) != NO_PRICE else 0.0) for g in ids}
 
 
@@ -215,21 +238,28 @@ def _price_note(catalog: Catalog, gpu: str) -> str | None:
     return NO_PRICE
 
 
+def _region(request: CompareRequest, catalog: Catalog) -> str:
+    """The catalog id of ``--region``; an unknown one is refused as a scenario's ``region`` is
+    (:func:`planner.scenario.names.canonicalize`: the same did-you-mean of region names), with
+    the fix ``compare`` can take (it has no ``grid_g_co2_per_kwh``)."""
+    from planner.scenario.names import canonicalize
+
+    resolved, problems = canonicalize({"region": request.region}, catalog)
+    if problems:
+        unknown = problems[0][1].rpartition(" — ")[0]  # the scenario's fix names its fields
+        raise WattgpuError(f"--region: {unknown} — {REGION_FIX}")
+    return str(resolved["region"])
+
+
+#: The fix of an unknown ``--region``.
+REGION_FIX = "use a region from catalogs/grid_carbon.csv (`wattgpu catalog regions` lists them)"
+
+
 def compare(request: CompareRequest, predictor: Predictor | None = None) -> CompareResult:
     """Plan the request on every GPU type separately and rank the fleets."""
-    from planner.analysis.compare_errors import as_option_error
-    from planner.analysis.compare_rows import (
-        MIXED,
-        plan_row,
-        rank_key,
-        row_groups,
-        too_many_replicas,
-        unfit_row,
-        why_not,
-    )
+    from planner.analysis.compare_errors import SOURCE, as_option_error
     from planner.build import planning_inputs
     from planner.scenario.load import scenario_from_dict
-    from planner.solve.optimize import solve
     from predictors.api import Predictor
     from predictors.catalog import quantised
     from predictors.core.vocab import DISAGG_ENGINES
@@ -247,11 +277,7 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     except WattgpuError as exc:
         raise WattgpuError(f"--model: {exc}") from None
     model_id = checkpoint.model_id
-    try:
-        region = catalog.resolve_region(request.region)
-    except WattgpuError as exc:
-        raise WattgpuError(f"--region: {exc}") from None
-    request = CompareRequest(**{**asdict(request), "region": region})
+    request = CompareRequest(**{**asdict(request), "region": _region(request, catalog)})
     prices = _gpu_prices(request, catalog)
     precision = (
         checkpoint.precision
@@ -261,19 +287,50 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
     data = compare_scenario_dict(request, model_id, prices, precision)
     given = request.precision is not None  # else the checkpoint's: no option to blame
     try:  # the scenario is built from the options: its errors name them
-        scenario = scenario_from_dict(data, "wattgpu compare", catalog)
+        scenario = scenario_from_dict(data, SOURCE, catalog)
         # each row's fleet size is checked on its own candidates below
         inputs: PlanningInputs = planning_inputs(scenario, predictor, check_size=False)
     except WattgpuError as exc:
         raise as_option_error(exc, precision_given=given) from None
+    rows, kinds = _rows(request, inputs, catalog, prices, precision, given=given)
+    return CompareResult(
+        request, model_id, precision, inputs.pue, inputs.grid_g_co2_per_kwh, rows, kinds
+    )
+
+
+def _rows(
+    request: CompareRequest,
+    inputs: PlanningInputs,
+    catalog: Catalog,
+    prices: dict[str, float | None],
+    precision: str,
+    *,
+    given: bool,
+) -> tuple[tuple[CompareRow, ...], dict[tuple[str, str], UnfitKind]]:
+    """The ranked rows, and why each row without a fleet has none (by its kind and GPU)."""
+    from planner.analysis.compare_rows import (
+        MIXED,
+        plan_row,
+        rank_key,
+        row_groups,
+        too_many_replicas,
+        unfit_kind,
+        unfit_row,
+        why_not,
+    )
+    from planner.solve.optimize import solve
+
     tokens = request.requests_per_s * 3600.0 * request.hours * request.output_tokens
     demand = inputs.models[0]
     rows = []
+    kinds: dict[tuple[str, str], UnfitKind] = {}
     groups = row_groups(request.deployment, inputs.candidates, list(prices))
     for (kind, gpu), cands in groups.items():
         types = gpu.split(" → ")
         note = next((n for n in (_price_note(catalog, g) for g in types) if n), None)
         priced = note != NO_PRICE
+        blocked = not any(c.feasible for c in cands)
+        why_kind = unfit_kind(cands, request.engine, precision, [catalog.gpu(g) for g in types])
         if kind == "disaggregated" and not any(c.pools for c in cands):
             wrong = [  # the engines it suggests: those of disaggregated units
                 disaggregated_reason(line, request.engine, catalog.gpu(g)).replace(
@@ -286,67 +343,27 @@ def compare(request: CompareRequest, predictor: Predictor | None = None) -> Comp
                 wrong[0]
                 if wrong
                 else why_not(demand, cands, precision_given=given)
-                if cands and not any(c.feasible for c in cands)
+                if cands and blocked
                 else "no worker layout of it holds the model and meets the SLA "
                 "(--deployment aggregated shows why for its replicas)"
             )
+            kinds[(kind, gpu)] = why_kind if wrong or (cands and blocked) else "sla"
             rows.append(unfit_row(gpu, f"no prefill/decode unit on {gpu}: {why}", priced, kind))
             continue
         too_many = too_many_replicas(demand, cands)
         if too_many is not None:
+            kinds[(kind, gpu)] = "replicas"
             rows.append(unfit_row(gpu, too_many, priced, kind))
             continue
         plan = solve(inputs.with_candidates(cands), baselines=False)
         if kind == MIXED and len({bool(a.candidate.pools) for a in plan.allocations}) < 2:
             continue  # its best fleet is one kind: that kind's row already shows it
-        rows.append(plan_row(gpu, priced, note, plan, cands, tokens, kind, precision_given=given))
+        row = plan_row(gpu, priced, note, plan, cands, tokens, kind, precision_given=given)
+        if not row.fits:  # no feasible candidate (why_not), or the solver's own reason
+            kinds[(kind, gpu)] = why_kind if blocked else "other"
+        rows.append(row)
     rows.sort(key=rank_key(request.by))
-    return CompareResult(
-        request, model_id, precision, inputs.pue, inputs.grid_g_co2_per_kwh, tuple(rows)
-    )
-
-
-def no_fit_message(result: CompareResult) -> str:
-    """The error when no row fits: memory when that is every row's reason, else the SLA."""
-    r = result.request
-    if result.rows and all("does not fit in memory" in row.reason for row in result.rows):
-        fix = "allow GPU types with more memory, or a lower --precision"
-        if r.engine in engine_support.single_node_engines():
-            others = engine_support.listed(list(engine_support.FULL_ENGINES), "or")
-            return (
-                f"{result.model} at {result.precision} does not fit in memory in one node of "
-                f"any GPU type listed, and {r.engine} serves a replica inside one node — pass "
-                f"--engine {others} to span nodes, {fix}"
-            )
-        return (
-            f"{result.model} at {result.precision} does not fit in memory on any GPU type "
-            f"listed — {fix}"
-        )
-    if result.rows and all(f"{r.engine} does not run on" in row.reason for row in result.rows):
-        return (
-            f"engine {r.engine} runs on none of the GPU types listed (each row says why) — pass "
-            "another --engine, or allow GPU types it runs on"
-        )
-    unfit = {
-        "memory": lambda reason: "does not fit in memory" in reason,
-        "engine": lambda reason: f"{r.engine} does not run on" in reason,
-        "precision": lambda reason: (
-            f"{result.precision} needs an " in reason and " or newer; " in reason
-        ),
-    }
-    why = {k for row in result.rows for k, hit in unfit.items() if hit(row.reason)}
-    if result.rows and all(any(hit(row.reason) for hit in unfit.values()) for row in result.rows):
-        # no row misses the SLA: relaxing it cannot help (fuzz round 28: fp4 on Volta)
-        return (
-            f"no GPU type listed can serve {result.model} at {result.precision} with "
-            f"{r.engine} ({', '.join(sorted(why))}: each row says why) — allow other GPU types, "
-            "or pass another --precision or --engine"
-        )
-    ttft = "" if r.ttft_ms is None else f" and TTFT ≤ {r.ttft_ms:g} ms"
-    return (
-        f"no GPU type meets ITL ≤ {r.itl_ms:g} ms{ttft} for {result.model} (each row says "
-        "why) — relax the SLA or allow more GPU types"
-    )
+    return tuple(rows), kinds
 
 
 #: Columns of ``compare --format csv`` (the row fields).

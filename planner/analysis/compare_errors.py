@@ -3,9 +3,10 @@
 ``compare`` plans a one-model scenario it builds from its options
 (:func:`planner.analysis.compare.compare_scenario_dict`); an error raised while that scenario is
 read or its candidates are built names scenario fields (``models[0].load.input_tokens``). The
-user typed options, so :func:`as_option_error` names those instead (``--input-tokens``). The
-precision is the checkpoint's when ``--precision`` is not given: a message about it then says so,
-and how to choose another, instead of naming an option the user did not give.
+user typed options, so :func:`as_option_error` names those instead and leaves the scenario's name
+out (``--input-tokens: …``, as ``compare``'s own errors begin: ``--gpus: …``). The precision is
+the checkpoint's when ``--precision`` is not given: a message about it then says so, and how to
+choose another, instead of naming an option the user did not give.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import re
 
 from predictors.core.errors import WattgpuError
 
+#: The name of the built scenario in its errors (``SOURCE: field: …``), left out of them.
+SOURCE = "wattgpu compare"
 #: Scenario field of the built scenario -> the ``compare`` option it came from.
 FIELD_OPTIONS: dict[str, str] = {
     "models[0].load.requests_per_s": "--requests-per-s",
@@ -58,5 +61,7 @@ def option_text(message: str, *, precision_given: bool = True) -> str:
 
 def as_option_error(exc: WattgpuError, *, precision_given: bool = True) -> WattgpuError:
     """A :class:`WattgpuError` like *exc* whose text names ``compare``'s options
-    (:func:`option_text`)."""
-    return WattgpuError(option_text(str(exc), precision_given=precision_given))
+    (:func:`option_text`), each line without the built scenario's name (:data:`SOURCE`): as
+    ``compare``'s own errors, ``--input-tokens: …`` as ``--gpus: …``."""
+    text = option_text(str(exc), precision_given=precision_given)
+    return WattgpuError("\n".join(s.removeprefix(f"{SOURCE}: ") for s in text.split("\n")))

@@ -7,11 +7,13 @@ why the group has none in the words of ``compare``'s options; :func:`rank_key` o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from planner.analysis.compare_errors import option_text
-from planner.inputs import pools_gpu_cell, pools_layout_cell
+from planner.inputs import Exclusion, pools_gpu_cell, pools_layout_cell
+from predictors.catalog import engine_support, precision_support
 
 if TYPE_CHECKING:
     from planner.inputs import Candidate, ModelDemand
@@ -19,6 +21,11 @@ if TYPE_CHECKING:
 
 #: The row kind of a GPU type's best fleet mixing replicas and units (``--deployment both``).
 MIXED = "mixed"
+
+UnfitKind = Literal["memory", "engine", "precision", "replicas", "sla", "other"]
+"""Why a row has no fleet (:func:`unfit_kind`): carried beside the rows, in no output, so the
+closing error (:func:`planner.analysis.compare_view.no_fit_message`) says what the rows say
+without reading their text."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,24 @@ def too_many_replicas(demand: ModelDemand, cands: list[Candidate]) -> str | None
         option, _, rest = option_text(text).partition(": ")
         return f"{rest} ({option})" if rest else option  # a cell never starts with "-"
     return None
+
+
+def unfit_kind(
+    cands: list[Candidate], engine: str, precision: str, gpus: list[Mapping[str, Any]]
+) -> UnfitKind:
+    """Why no candidate of a row (on catalog GPUs *gpus*) is feasible, in the predictors' order
+    (:mod:`predictors.catalog.validity`): the engine does not run on one of its GPU types, else
+    one cannot serve the precision, else no layout holds the weights (every candidate excluded
+    for memory, as :func:`why_not` then says), else a layout misses an SLA, else ``other``."""
+    if not all(engine_support.runs_on(engine, g) for g in gpus):
+        return "engine"
+    if not all(precision_support.serves(precision, g) for g in gpus):
+        return "precision"
+    if cands and all(c.exclusion == Exclusion.MEMORY for c in cands):
+        return "memory"
+    if any(c.exclusion in (Exclusion.ITL_SLA, Exclusion.TTFT_SLA) for c in cands):
+        return "sla"
+    return "other"
 
 
 def unfit_row(gpu: str, reason: str, priced: bool, kind: str) -> CompareRow:

@@ -5,13 +5,16 @@ and in all, within 80 columns for usual numbers) and wide (every column). Number
 every numeric column and the GPU ids are whole (:attr:`planner.text.Section.whole`), only the
 deployment column wraps, and :func:`min_table_width` is the least width that shows the table so;
 the CLI prints on a console at least that wide. Why a GPU type does not fit is a numbered note
-under the table (``no (1)`` in its row), so a long reason never squeezes the numbers.
+under the table (``no (1)`` in its row), so a long reason never squeezes the numbers. When no
+row fits, :func:`no_fit_message` is the closing error.
 """
 
 from __future__ import annotations
 
 from planner.analysis.compare import CompareResult
+from planner.inputs import MAX_REPLICAS_PER_CANDIDATE
 from planner.text import Section, num
+from predictors.catalog import engine_support
 
 #: Marker of a row whose predictions lie outside the predictors' training domain (compact).
 OUT_OF_DOMAIN_MARK = "†"
@@ -136,3 +139,58 @@ def min_table_width(section: Section) -> int:
             need = max((cell_len(w) for c in cells for w in c.split()), default=1)
         width += need + 3
     return width
+
+
+#: How the closing error names each reason a row has no fleet (``other``: the rows say it).
+_KIND_WORDS = {
+    "memory": "memory",
+    "engine": "engine",
+    "precision": "precision",
+    "replicas": "replica limit",
+}
+
+
+def no_fit_message(result: CompareResult) -> str:
+    """The error when no row fits, saying what the rows say (:meth:`CompareResult.unfit_kind`,
+    never their text): memory, the engine or the replica limit when that is every row's reason;
+    the reasons when none is the SLA (relaxing it cannot help); else the SLA."""
+    r = result.request
+    kinds = {result.unfit_kind(row) for row in result.rows}
+    if kinds == {"memory"}:
+        fix = "allow GPU types with more memory, or a lower --precision"
+        if r.engine in engine_support.single_node_engines():
+            others = engine_support.listed(list(engine_support.FULL_ENGINES), "or")
+            return (
+                f"{result.model} at {result.precision} does not fit in memory in one node of "
+                f"any GPU type listed, and {r.engine} serves a replica inside one node — pass "
+                f"--engine {others} to span nodes, {fix}"
+            )
+        return (
+            f"{result.model} at {result.precision} does not fit in memory on any GPU type "
+            f"listed — {fix}"
+        )
+    if kinds == {"engine"}:
+        return (
+            f"engine {r.engine} runs on none of the GPU types listed (each row says why) — pass "
+            "another --engine, or allow GPU types it runs on"
+        )
+    if kinds == {"replicas"}:  # as plan says it of an entry (planner.build.check_fleet_size)
+        return (
+            f"{result.model} at {r.requests_per_s:,.6g} req/s needs more than the "
+            f"{MAX_REPLICAS_PER_CANDIDATE:,} replicas a plan may use on every GPU type listed "
+            "(each row says how many) — split the load: compare a share of it with a lower "
+            "--requests-per-s"
+        )
+    if kinds and "sla" not in kinds:  # no row misses the SLA: relaxing it cannot help
+        why = ", ".join(sorted(_KIND_WORDS[k] for k in kinds if k in _KIND_WORDS))
+        split = ", or split the load (a lower --requests-per-s)" if "replicas" in kinds else ""
+        return (
+            f"no GPU type listed can serve {result.model} at {result.precision} with "
+            f"{r.engine} ({why + ': ' if why else ''}each row says why) — allow other GPU "
+            f"types, or pass another --precision or --engine{split}"
+        )
+    ttft = "" if r.ttft_ms is None else f" and TTFT ≤ {r.ttft_ms:g} ms"
+    return (
+        f"no GPU type meets ITL ≤ {r.itl_ms:g} ms{ttft} for {result.model} (each row says "
+        "why) — relax the SLA or allow more GPU types"
+    )

@@ -168,9 +168,9 @@ def compare(
 
     Exit code 0 when at least one GPU type meets the SLA, 1 for bad input or when none does.
     """
-    from planner.analysis.compare import CompareRequest, compare_csv_columns, no_fit_message
+    from planner.analysis.compare import CompareRequest, compare_csv_columns
     from planner.analysis.compare import compare as run_compare
-    from planner.analysis.compare_view import compare_section, min_table_width
+    from planner.analysis.compare_view import compare_section, min_table_width, no_fit_message
     from planner.text import rows_to_csv, sections_to_text, to_json
     from predictors.api import Predictor
 
