@@ -39,6 +39,7 @@ from planner.inputs import (
 from planner.ladder_rule import GroupFacts, group_facts, stop_after, watched
 from planner.layouts import Shape, base_groups, grouped, more_groups, stated_shape
 from planner.scenario.errors import as_error
+from planner.scenario.layout_checks import usable_degrees
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
 from planner.scenario.placement import placed_candidates, region_sites
@@ -53,18 +54,6 @@ from predictors.core.safe_read import collector_paused
 
 class FleetSizeError(WattgpuError):
     """A load no plan within the replica limit can carry (one line per model entry)."""
-
-
-def _valid_degrees(degrees: Iterable[int], model: str, predictor: Predictor) -> list[int]:
-    """The offered TP degrees the model's attention heads allow (vLLM's rule), ascending.
-
-    A degree the heads do not allow is never a candidate (the serving engine would refuse it).
-    """
-    row = predictor.catalog.llm(model)
-    heads, kv_heads = row.get("num_attention_heads"), row.get("num_kv_heads")
-    if not heads or not kv_heads:
-        return sorted(degrees)
-    return sorted(t for t in degrees if validity.tp_fits_heads(t, int(heads), int(kv_heads)))
 
 
 Ladder = list[list[Shape]]
@@ -108,7 +97,9 @@ def _rungs(
         return memo[key]
     offer = scenario.gpu_offers[gpu]
     llm, row = predictor.catalog.llm(entry.model), predictor.catalog.gpu(gpu)
-    degrees = _valid_degrees(offer.tp_degrees, entry.model, predictor)
+    # a degree the heads do not allow is never a candidate (the engine would refuse it); every
+    # degree of an engine that splits the layers is (TP 1 × PP degree)
+    degrees = usable_degrees(offer.tp_degrees, llm, scenario.engine)
     if not llm.get("num_attention_heads") or not llm.get("num_kv_heads"):
         # the predictors say why they cannot predict it; no layouts beyond the degrees
         memo[key] = _Rungs(

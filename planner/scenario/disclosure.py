@@ -13,9 +13,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from planner.scenario.limits import MAX_GRID_G_CO2_PER_KWH, MAX_PERIODS
+from planner.scenario.rules import section_rule
 from planner.scenario.sections import StrictModel, rule_error
 from planner.scenario.text import check_text
 
@@ -138,7 +139,7 @@ class Disclosure(StrictModel):
                 ) from None
         return value
 
-    @model_validator(mode="after")
+    @section_rule
     def _sources(self) -> Disclosure:
         problems = [
             (source, f"missing — {value} needs its source")

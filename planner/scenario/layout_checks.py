@@ -9,7 +9,12 @@ Two rules that need the catalog, so the loader checks them after the schema
   read as); one that is not a power of two (TP 5, 6, 12, 40: degrees for a model whose heads the
   powers of two do not divide) must fit the attention heads of a model entry that may use the
   GPU type; a power of two the heads do not allow is left out for that model, as the default
-  degrees are (docs/scenarios.md, "GPUs");
+  degrees are (:func:`usable_degrees`, docs/scenarios.md, "GPUs"), but degrees that leave a
+  model entry that may use the type and needs serving no degree at all (and no stated
+  ``layouts``) are refused, naming the entries and the degrees their heads allow (fuzz round 29:
+  validate said ok and the plan found "no candidate GPU at all"). The heads bound no degree of
+  an engine that splits the layers (:data:`~predictors.core.vocab.LAYER_SPLIT_ENGINES`): there a
+  degree is the GPU count of a layer split, TP 1 × PP degree, as ``layouts`` reads it;
 * two ``layouts`` entries written differently that resolve to the same layout
   (:func:`predictors.catalog.validity.resolve_layout`: ``{gpu_count: 16}`` and ``{gpu_count: 16,
   pipeline_parallel: 2}`` on 8-GPU nodes) for every model entry that may use the GPU type are
@@ -24,12 +29,14 @@ Two rules that need the catalog, so the loader checks them after the schema
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from planner.scenario.model import Scenario
 from planner.scenario.sections import ModelEntry
+from planner.scenario.serving import needs_serving
 from predictors.catalog import engine_support, validity
+from predictors.core.vocab import LAYER_SPLIT_ENGINES
 
 if TYPE_CHECKING:
     from predictors.catalog.store import Catalog
@@ -87,33 +94,113 @@ def _wider_than_domain(gpu: str, degree: int, domain: int) -> Problem:
     )
 
 
+def usable_degrees(degrees: Iterable[int], llm: Mapping[str, Any], engine: str | None) -> list[int]:
+    """The ``tp_degrees`` *degrees* a replica of model *llm* may use with *engine*, ascending:
+    those its attention heads allow (vLLM's rule; an engine that shards the heads refuses the
+    others), every degree for an engine that splits the layers (a GPU count of a layer split,
+    :data:`~predictors.core.vocab.LAYER_SPLIT_ENGINES`) or for a model without head facts (the
+    predictors say why they cannot predict it). The planner's rule too (:mod:`planner.build`)."""
+    heads = _heads(llm)
+    if heads is None or engine in LAYER_SPLIT_ENGINES:
+        return sorted(degrees)
+    return sorted(d for d in degrees if validity.tp_fits_heads(d, *heads))
+
+
+def _allowed_text(llm: Mapping[str, Any], domain: int) -> str:
+    """``Qwen/Qwen2.5-7B-Instruct: 28 heads and 4 KV heads allow tensor parallelism 1, 2, 4 in
+    its 8-GPU NVLink domain``."""
+    facts = _heads(llm)
+    assert facts is not None
+    heads, kv = facts
+    valid = validity.valid_tp_degrees(heads, kv, domain)
+    return (
+        f"{llm.get('id')}: {heads} heads and {kv} KV heads allow tensor parallelism "
+        f"{', '.join(map(str, valid))} in its {domain}-GPU NVLink domain"
+    )
+
+
+_LAYOUT_FIX = "(gpu_count with pipeline_parallel, data_parallel, expert_parallel)"
+
+
 def _degree_problems(
-    gpu: str, degrees: list[int], llms: list[dict[str, Any]], row: Mapping[str, Any]
+    scenario: Scenario,
+    gpu: str,
+    llms: list[dict[str, Any]],
+    row: Mapping[str, Any],
+    catalog: Catalog,
 ) -> list[Problem]:
-    """The written ``tp_degrees`` of *gpu* wider than its NVLink domain, and those other than
-    a power of two that no model of *llms* can run."""
+    """The written ``tp_degrees`` of *gpu* wider than its NVLink domain, those other than a
+    power of two that no model of *llms* can run, and those that leave a model entry none
+    (:func:`_unusable`)."""
+    degrees = scenario.gpu_offers[gpu].tp_degrees
     domain = validity.tp_domain_gpus(row)
     out = [_wider_than_domain(gpu, d, domain) for d in degrees if d > domain]
+    if scenario.engine in LAYER_SPLIT_ENGINES:
+        return out  # a degree is the GPU count of a layer split: the heads do not bound it
     facts = [h for h in map(_heads, llms) if h is not None]
-    if not facts or len(facts) < len(llms):
-        return out  # no entry uses the type, or the predictors say why a model cannot be read
     bad = [
         d
         for d in degrees
         if d <= domain and d & (d - 1) and not any(validity.tp_fits_heads(d, *h) for h in facts)
     ]
-    if not bad:
-        return out
-    llm, (heads, kv) = llms[0], facts[0]
-    valid = validity.valid_tp_degrees(heads, kv, domain)
-    return out + [
+    # not when no entry uses the type, or the predictors say why a model cannot be read
+    refused = bad if facts and len(facts) == len(llms) else []
+    if refused:
+        out.append(
+            (
+                f"gpus.{gpu}.tp_degrees",
+                f"{refused} fit the attention heads of no model entry that may use {gpu} "
+                f"({_allowed_text(llms[0], domain)}) — use those degrees, or state any valid "
+                f"layout under gpus.{gpu}.layouts {_LAYOUT_FIX}",
+            )
+        )
+    kept = [d for d in degrees if d <= domain and d not in refused]
+    return out + _unusable(scenario, gpu, kept, row, catalog)
+
+
+#: Models (with their entries) named in one problem at most.
+SHOWN_MODELS = 3
+
+
+def _unusable(
+    scenario: Scenario, gpu: str, kept: list[int], row: Mapping[str, Any], catalog: Catalog
+) -> list[Problem]:
+    """The degrees *kept* (those the other degree rules leave) when they leave a model entry
+    that may use *gpu* and needs serving no degree its heads allow, and *gpu* states no
+    ``layouts``: the plan would have no candidate of the entry on *gpu*. Skipped where the
+    engine does not run on *gpu* (the plan excludes the pair with the reason)."""
+    if (
+        not kept
+        or scenario.gpu_offers[gpu].layouts
+        or not engine_support.runs_on(scenario.engine, row)
+    ):
+        return []
+    models: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    for entry in scenario.models:
+        if not may_place(scenario, entry, gpu) or not needs_serving(entry):
+            continue
+        if catalog.try_resolve_llm(entry.model) is None:
+            continue  # the unknown name is reported
+        llm = catalog.llm(entry.model)
+        if _heads(llm) is not None and not usable_degrees(kept, llm, scenario.engine):
+            models.setdefault(entry.model, (llm, []))[1].append(entry.name)
+    if not models:
+        return []
+    count, domain = sum(len(names) for _, names in models.values()), validity.tp_domain_gpus(row)
+    parts = [
+        f"{', '.join(names)} ({_allowed_text(llm, domain)})"
+        for llm, names in list(models.values())[:SHOWN_MODELS]
+    ]
+    more = len(models) - SHOWN_MODELS
+    named = " and ".join(parts) + (f" and those of {more} more models" if more > 0 else "")
+    one = count == 1
+    return [
         (
             f"gpus.{gpu}.tp_degrees",
-            f"{bad} fit the attention heads of no model entry that may use {gpu} "
-            f"({llm.get('id')}: {heads} heads and {kv} KV heads allow tensor parallelism "
-            f"{', '.join(map(str, valid))} in its {domain}-GPU NVLink domain) — use those "
-            f"degrees, or state any valid layout under gpus.{gpu}.layouts (gpu_count with "
-            "pipeline_parallel, data_parallel, expert_parallel)",
+            f"{kept} leave model {'entry' if one else 'entries'} {named} no degree on {gpu} that "
+            f"{'its' if one else 'their'} attention heads allow — add one of those degrees, "
+            f"state any valid layout under gpus.{gpu}.layouts {_LAYOUT_FIX}, or forbid {gpu} "
+            f"for {'the entry' if one else 'them'} (forbidden_gpus)",
         )
     ]
 
@@ -215,7 +302,7 @@ def offer_problems(scenario: Scenario, catalog: Catalog) -> list[Problem]:
         row = catalog.gpu(gpu)
         llms = _models(scenario, gpu, catalog)
         if written:
-            out += _degree_problems(gpu, offer.tp_degrees, llms, row)
+            out += _degree_problems(scenario, gpu, llms, row, catalog)
         out += _rule_problems(scenario, gpu, row, catalog) + _repeat_problems(
             scenario, gpu, llms, row
         )

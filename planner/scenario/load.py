@@ -24,10 +24,11 @@ from pydantic import ValidationError
 
 from planner.scenario.errors import Problem, as_error, pydantic_problems
 from planner.scenario.layout_checks import offer_problems
-from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
+from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario, cross_field_problems
 from planner.scenario.names import canonicalize, gpu_name_notes, no_price_problem
 from planner.scenario.origin import latest_field, origin_of
 from planner.scenario.overrides import apply_overrides, deep_merge, shorten
+from planner.scenario.rules import DEFER_RULES
 from planner.scenario.sections import GpuOffer, Load
 from planner.scenario.tco import gpu_price
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
@@ -126,8 +127,15 @@ def scenario_from_dict(
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         reported = {p for p, _ in problems}
-        problems += [p for p in pydantic_problems(exc) if p[0] not in reported]
+        found = pydantic_problems(exc)
+        # every field sound, only rules broken: the rules that tie the sections together and
+        # the layout rules are listed too (a broken rule hides none, planner.scenario.rules)
+        sound = _with_rules_deferred(data)
+        if sound is not None:
+            found += [p for p in cross_field_problems(sound) if p not in found]
+        problems += [p for p in found if p[0] not in reported]
         problems += context_problems(data, catalog, source)  # a field rule: listed with the rest
+        problems += offer_problems(sound, catalog) if sound is not None else []
         raise as_error(source, problems) from None
     problems += context_problems(data, catalog, source) + offer_problems(scenario, catalog)
     if not problems:
@@ -138,6 +146,15 @@ def scenario_from_dict(
     where = source if callable(source) else _fixed(source)
     scenario._origin = (where, tuple(e.name for e in scenario.models))
     return scenario
+
+
+def _with_rules_deferred(data: dict[str, Any]) -> Scenario | None:
+    """*data* validated with the rules of its sections put off (:data:`DEFER_RULES`); None when
+    a field does not hold a value of its type and range."""
+    try:
+        return Scenario.model_validate(data, context=DEFER_RULES)
+    except ValidationError:
+        return None
 
 
 def _fixed(source: str) -> Callable[[str], str]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator
 
 from planner.scenario.disclosure import Disclosure, window_problem
 from planner.scenario.limits import (
@@ -41,6 +41,7 @@ from planner.scenario.limits import (
     MIN_HORIZON_HOURS,
 )
 from planner.scenario.regions import RegionSpec, region_problems
+from planner.scenario.rules import section_rule
 from planner.scenario.sections import (
     DeploymentChoice,
     Failover,
@@ -51,6 +52,7 @@ from planner.scenario.sections import (
     StrictModel,
     rule_error,
 )
+from planner.scenario.serving import needs_serving, unserved_problems
 from planner.scenario.sweep_block import SweepBlock
 from planner.scenario.tco import RENTAL_COLUMN, Tco
 from planner.scenario.text import check_keys, check_text
@@ -202,16 +204,9 @@ class Scenario(StrictModel):
             raise problem
         return value
 
-    @model_validator(mode="after")
+    @section_rule
     def _cross_field(self) -> Scenario:
-        problems = _grid_problems(self) + _model_problems(self) + _profile_problems(self)
-        problems += _window_problems(self)
-        problems += region_problems(
-            self.regions, self.models, self.gpus, self.power_cap_kw, _period_count(self)
-        )
-        if self.gpus is not None and not self.gpus:
-            problems.append(("gpus", "no GPU types listed — list at least one, or omit gpus"))
-        problems += _disaggregation_problems(self)
+        problems = cross_field_problems(self)
         if problems:
             raise rule_error(problems)
         return self
@@ -244,6 +239,19 @@ class Scenario(StrictModel):
                 f"scenario {self.name}: gpus not resolved — load it with load_scenario"
             )
         return self.gpus
+
+
+def cross_field_problems(s: Scenario) -> list[tuple[str, str]]:
+    """The rules that tie the scenario's sections together, one (field path, message) each:
+    checked on every scenario whose fields hold values of their type and range, even when a
+    section's own rule is broken (:mod:`planner.scenario.rules`)."""
+    problems = _grid_problems(s) + _model_problems(s) + _profile_problems(s)
+    problems += _window_problems(s)
+    problems += region_problems(s.regions, s.models, s.gpus, s.power_cap_kw, _period_count(s))
+    problems += unserved_problems(s.regions, s.models, s.gpus)
+    if s.gpus is not None and not s.gpus:
+        problems.append(("gpus", "no GPU types listed — list at least one, or omit gpus"))
+    return problems + _disaggregation_problems(s)
 
 
 def _disaggregation_problems(s: Scenario) -> list[tuple[str, str]]:
@@ -344,13 +352,8 @@ def _model_problems(s: Scenario) -> list[tuple[str, str]]:
                             f"{gpu} is not listed under gpus — add it to gpus or remove it here",
                         )
                     )
-            load = entry.load
-            rates = list(load.requests_per_s_by_period or [])
-            if load.requests_per_s is not None:
-                rates.append(load.requests_per_s * max(load.daily_profile or [1.0]))
-            needs = entry.min_replicas > 0 or max(rates, default=0.0) > 0
             # an entry with no load and no minimum needs nothing: the plan leaves it out
-            if needs and s.gpus and set(s.gpus) <= set(entry.forbidden_gpus):
+            if needs_serving(entry) and s.gpus and set(s.gpus) <= set(entry.forbidden_gpus):
                 problems.append(
                     (
                         f"models[{i}].forbidden_gpus",
@@ -358,13 +361,8 @@ def _model_problems(s: Scenario) -> list[tuple[str, str]]:
                         "entry — remove one from forbidden_gpus or add a GPU type to gpus",
                     )
                 )
-    lengths = {
-        len(e.load.requests_per_s_by_period)
-        for e in s.models
-        if e.load.requests_per_s_by_period is not None
-    }
-    if any(e.load.daily_profile is not None for e in s.models):
-        lengths.add(HOURS_PER_DAY)
+    # each entry's own count: one that gives both (its load's rule names it) is not counted twice
+    lengths = {n for e in s.models if (n := _own_periods(e)) is not None}
     if len(lengths) > 1:
         problems.append(
             (
@@ -374,3 +372,12 @@ def _model_problems(s: Scenario) -> list[tuple[str, str]]:
             )
         )
     return problems
+
+
+def _own_periods(entry: ModelEntry) -> int | None:
+    """The periods *entry*'s load gives: 24 with a ``daily_profile``, else the length of its
+    ``requests_per_s_by_period`` (None: one rate for every period)."""
+    if entry.load.daily_profile is not None:
+        return HOURS_PER_DAY
+    rates = entry.load.requests_per_s_by_period
+    return None if rates is None else len(rates)

@@ -62,7 +62,8 @@ class RegionSpec(StrictModel):
     """Facility power cap of the region in every period (kW); omitted = none."""
     gpus: dict[str, RegionGpu | None] | None = None
     """GPU types offered in the region, keyed by catalog id or alias (each must be listed under
-    the scenario's ``gpus``); omitted = every type of ``gpus`` with its ``available`` count."""
+    the scenario's ``gpus``; at least one); omitted = every type of ``gpus`` with its
+    ``available`` count."""
 
 
 def region_problems(
@@ -107,27 +108,43 @@ def region_problems(
     if any(not name.strip() for name in names):
         problems.append(("regions", "blank region name — give every region a name, e.g. eu"))
     for name, spec in regions.items():
-        where = f"regions.{name}"
-        if spec.region is not None and spec.grid_g_co2_per_kwh is not None:
-            problems.append(
-                (f"{where}.grid_g_co2_per_kwh", "given together with region — give one of them")
+        problems += _spec_problems(f"regions.{name}", spec, gpus, periods)
+    return problems
+
+
+def _spec_problems(
+    where: str, spec: RegionSpec, gpus: Collection[str] | None, periods: int
+) -> list[tuple[str, str]]:
+    """The cross-field rules of one region *spec* (named *where*)."""
+    problems: list[tuple[str, str]] = []
+    if spec.region is not None and spec.grid_g_co2_per_kwh is not None:
+        problems.append(
+            (f"{where}.grid_g_co2_per_kwh", "given together with region — give one of them")
+        )
+    profile = spec.grid_profile_g_co2_per_kwh
+    if profile is not None and len(profile) != periods:
+        problems.append(
+            (
+                f"{where}.grid_profile_g_co2_per_kwh",
+                f"{len(profile)} values for {periods} planning period(s) — give one value "
+                "per period (24 when a model has a daily_profile)",
             )
-        profile = spec.grid_profile_g_co2_per_kwh
-        if profile is not None and len(profile) != periods:
+        )
+    if spec.gpus is not None and not spec.gpus:  # as the top-level gpus: nothing to place
+        problems.append(
+            (
+                f"{where}.gpus",
+                "no GPU types listed — list at least one, or omit gpus (the region then "
+                "offers every type listed under the top-level gpus)",
+            )
+        )
+    for gpu in spec.gpus or {}:
+        if gpus is not None and gpu not in gpus:
             problems.append(
                 (
-                    f"{where}.grid_profile_g_co2_per_kwh",
-                    f"{len(profile)} values for {periods} planning period(s) — give one value "
-                    "per period (24 when a model has a daily_profile)",
+                    f"{where}.gpus.{gpu}",
+                    f"{gpu} is not listed under gpus{did_you_mean(gpu, list(gpus))} — add "
+                    "it to gpus or remove it here",
                 )
             )
-        for gpu in spec.gpus or {}:
-            if gpus is not None and gpu not in gpus:
-                problems.append(
-                    (
-                        f"{where}.gpus.{gpu}",
-                        f"{gpu} is not listed under gpus{did_you_mean(gpu, list(gpus))} — add "
-                        "it to gpus or remove it here",
-                    )
-                )
     return problems

@@ -11,14 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from planner.inputs import DEFAULT_OBJECTIVE, ObjectiveKind
@@ -38,6 +31,7 @@ from planner.scenario.limits import (
     MAX_USD_PER_GPU_HOUR,
     MAX_WEIGHT,
 )
+from planner.scenario.rules import section_rule
 from planner.scenario.text import check_text
 from predictors.core.vocab import Precision, canonical_precision
 
@@ -85,7 +79,7 @@ class ObjectiveWeights(StrictModel):
     carbon_kg: float = Field(0.0, ge=0, le=MAX_WEIGHT)
     """Weight per kg CO2e of operational emissions (facility energy × grid intensity)."""
 
-    @model_validator(mode="after")
+    @section_rule
     def _some_weight(self) -> ObjectiveWeights:
         if self.energy_kwh == 0 and self.cost_usd == 0 and self.carbon_kg == 0:
             raise rule_error(
@@ -108,7 +102,7 @@ class Objective(StrictModel):
     weights: ObjectiveWeights | None = None
     """Weights of the weighted sum; required with ``minimize: weighted`` and only allowed there."""
 
-    @model_validator(mode="after")
+    @section_rule
     def _weights_match(self) -> Objective:
         if self.minimize == "weighted" and self.weights is None:
             raise rule_error(
@@ -154,7 +148,9 @@ class GpuOffer(StrictModel):
     tp_degrees: list[int] = Field(default_factory=lambda: list(DEFAULT_TP_DEGREES))
     """Tensor-parallel degrees (GPUs per replica) the planner may use on this type; one the
     model's heads do not allow is left out for that model (a degree other than a power of two
-    must suit a model entry that may use the type)."""
+    must suit a model entry that may use the type, and the list must leave each such entry a
+    degree); with an engine that splits the layers (llama.cpp, hf-transformers) each is the GPU
+    count of a layer split, TP 1 × PP degree."""
     purchase_price_usd: float | None = Field(default=None, gt=0, le=1e7)
     """Purchase price of one GPU (USD) for the TCO price; omitted = the catalog's
     ``list_price_usd``."""
@@ -246,7 +242,7 @@ class Load(StrictModel):
             raise rule_error([("", "empty — give at least one rate")])
         return rates
 
-    @model_validator(mode="after")
+    @section_rule
     def _one_rate(self) -> Load:
         problems: list[tuple[str, str]] = []
         if self.daily_profile is not None and self.requests_per_s_by_period is not None:
@@ -309,7 +305,7 @@ class Failover(StrictModel):
     nodes: int | None = Field(None, ge=0, le=MAX_FAILOVER)
     """Nodes that may be down at once; 0 = no failover."""
 
-    @model_validator(mode="after")
+    @section_rule
     def _one_kind(self) -> Failover:
         if self.replicas is not None and self.nodes is not None:
             raise rule_error(
@@ -375,7 +371,7 @@ class ModelEntry(StrictModel):
         """The entry's name keys the plan's rows: no control character in it."""
         return check_text(value) or value
 
-    @model_validator(mode="after")
+    @section_rule
     def _gpu_lists(self) -> ModelEntry:
         problems: list[tuple[str, str]] = []
         both = sorted(set(self.allowed_gpus or ()) & set(self.forbidden_gpus))

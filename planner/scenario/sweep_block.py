@@ -203,3 +203,8 @@ class SweepBlock(StrictModel):
     """Log-sd of each model entry's arrival rate (0.1: about ±10 % at one sd)."""
     idle_power_sd: float = Field(0.1, ge=0, le=3)
     """Log-sd of each GPU type's idle power (one draw per GPU type)."""
+
+    @property
+    def has_axis(self) -> bool:
+        """True when the block gives a grid axis (so its grid has a point)."""
+        return any(getattr(self.grid, key) for key in SweepGrid.model_fields)

@@ -30,7 +30,7 @@ from planner.sweep.draws import (
 )
 from planner.sweep.evaluate import Fleet, Item, Pass, evaluate_fleet, fleet_of, run_batch
 from planner.sweep.executors import Session, open_engine
-from planner.sweep.spec import Source, SweepSettings, field_error, grid_points
+from planner.sweep.spec import Source, SweepSettings, field_error, grid_points, nothing_to_sweep
 from planner.sweep.table import CandidateTable, build_table, candidate_gpus
 from predictors.core.errors import WattgpuError
 
@@ -172,10 +172,9 @@ def run_sweep(
         resolve_gpu=run.predictor.catalog.try_resolve_gpu,
         source=source,
     )
-    if s.draws == 0 and not points:
-        raise WattgpuError(
-            "nothing to sweep: give --draws N or a sweep.grid in the scenario (docs/sweep.md)"
-        )
+    if s.draws == 0 and not points:  # settings() refuses it first; a caller's own settings
+        given = None if block is None or block.draws == 0 else 0  # --draws 0 over the block's
+        raise nothing_to_sweep(block, given, source)
     gpus = tuple(sorted({g for c in inputs.candidates for g in candidate_gpus(c)}))
     if s.draws:
         cat = run.predictor.catalog.gpus

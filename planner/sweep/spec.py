@@ -82,9 +82,10 @@ def settings(
     batch_size: int = 0,
     source: Source | None = None,
 ) -> SweepSettings:
-    """The settings of the sweep: the block's values, the options on top; limits checked. An
-    error in the block names the file *source* gives for its field."""
-    block = block or SweepBlock.model_validate({})
+    """The settings of the sweep: the block's values, the options on top; limits checked, and
+    a sweep of no draws and no grid axis refused (:func:`nothing_to_sweep`). An error in the
+    block names the file *source* gives for its field."""
+    given, block = block, block or SweepBlock.model_validate({})
     n = block.draws if draws is None else draws
     if n < 0:
         raise WattgpuError(f"--draws: must be >= 0, got {n}")
@@ -108,6 +109,8 @@ def settings(
         raise WattgpuError("--choose robust: needs uncertainty draws; add --draws N (e.g. 200)")
     if batch_size < 0:
         raise WattgpuError(f"--batch-size: must be >= 0, got {batch_size}")
+    if n == 0 and not block.has_axis:
+        raise nothing_to_sweep(given, draws, source)
     return SweepSettings(
         draws=n,
         seed=block.seed if seed is None else seed,
@@ -117,6 +120,23 @@ def settings(
         choose=choose,
         sla_probability=sla_probability,
         batch_size=batch_size,
+    )
+
+
+def nothing_to_sweep(
+    block: SweepBlock | None, draws: int | None, source: Source | None
+) -> WattgpuError:
+    """The error of a sweep with no draws and no grid axis, naming the scenario file (*source*
+    of ``sweep``) and the field: *block* None when the scenario has none, *draws* the
+    ``--draws`` given (None: the block's)."""
+    given = "" if draws is None else f"--draws {draws} and "
+    why = "the scenario has no sweep block" if block is None else "sweep.grid has no axis"
+    why = ("sweep.draws is 0 and " if block is not None and draws is None else given) + why
+    fix = "--draws N above 0, or a" if given else "--draws N, or sweep.draws or a"
+    return field_error(
+        source,
+        "sweep",
+        f"nothing to sweep — {why}; give {fix} sweep.grid axis in the scenario (docs/sweep.md)",
     )
 
 
