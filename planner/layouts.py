@@ -58,6 +58,7 @@ from planner.scenario.sections import LayoutOption
 from predictors.catalog import engine_support, validity
 from predictors.catalog.store import load_catalog
 from predictors.core.errors import WattgpuError
+from predictors.core.vocab import LAYER_SPLIT_ENGINES
 
 #: Pipeline stages of the planner-generated layouts (while the replica may span as many domains).
 MULTI_DOMAIN_COUNTS: tuple[int, ...] = (2, 4, 8)
@@ -236,7 +237,9 @@ def _automatic(
     TP inside the domain (doubling, then the domain's largest heads-valid degree: TP 40 in one
     NVL72 rack), then the smallest pipeline layouts over 2, 4 and 8 domains (and attention DP
     instead of the stages for mixture-of-experts models); none when the user capped TP
-    (:func:`_capped`)."""
+    (:func:`_capped`). An engine that splits the layers gets its usual layer split (TP 1, a
+    stage per GPU) of each of those GPU counts instead (fuzz round 29: llama.cpp was planned
+    at TP 4 × PP 2)."""
     heads, kv = int(llm["num_attention_heads"]), int(llm["num_kv_heads"])
     node, domain = validity.node_gpus(gpu), validity.tp_domain_gpus(gpu)
     if _capped(heads, kv, node, top):
@@ -250,7 +253,9 @@ def _automatic(
         t *= 2
     if fitting and fitting[-1] > top:  # one whole domain before spanning domains
         degrees.append(fitting[-1])
-    out = [s for t in sorted(set(degrees)) for s in [_valid(llm, gpu, t, 1, 1, engine)] if s]
+    split = engine in LAYER_SPLIT_ENGINES  # their layers split over every GPU: TP 1 × PP n
+    pure = None if split else 1
+    out = [s for t in sorted(set(degrees)) for s in [_valid(llm, gpu, t, pure, 1, engine)] if s]
     if not fitting:
         return out
     tp = fitting[-1]
@@ -258,7 +263,7 @@ def _automatic(
     for k in MULTI_DOMAIN_COUNTS:
         if k * domain > limit:
             break
-        out.extend(s for s in [_valid(llm, gpu, tp * k, k, 1, engine)] if s)
+        out.extend(s for s in [_valid(llm, gpu, tp * k, None if split else k, 1, engine)] if s)
         if llm.get("is_moe"):
             out.extend(s for s in [_valid(llm, gpu, tp * k, 1, k, engine)] if s)
     return out

@@ -28,3 +28,24 @@ def test_a_no_break_space_of_the_text_itself_is_kept() -> None:
     text = "name\u00a0%odd " + "y " * 60
     out = parts_to_text([Part("T", (Para(text),))])
     assert "name\u00a0%odd" in out
+
+
+# --- the planner's automatic layouts of an engine that splits the layers ---------------------
+
+
+def test_the_automatic_ladder_gives_a_layer_split_engine_its_layer_split() -> None:
+    """llama.cpp and hf-transformers split the layers over every GPU (TP 1, a stage per GPU;
+    docs/contracts.md): the planner's ladder planned Qwen2.5-7B (28 heads) on 8 L4 at TP 4 × PP 2
+    with llama.cpp (fuzz round 29), a layout the engine does not run."""
+    from planner.layouts import ladder
+    from predictors.catalog.store import load_catalog
+    from predictors.core.vocab import LAYER_SPLIT_ENGINES
+
+    catalog = load_catalog()
+    llm, gpu = catalog.llm("Qwen/Qwen2.5-7B-Instruct"), catalog.gpu("L4")
+    for engine in LAYER_SPLIT_ENGINES:
+        shapes = [s for group in ladder(llm, gpu, [8], None, engine) for s in group]
+        assert shapes, engine
+        assert all(s.tp == 1 and s.pp == s.tp * s.pp * s.dp for s in shapes), (engine, shapes)
+    shapes = [s for group in ladder(llm, gpu, [8], None, "vllm") for s in group]
+    assert any(s.tp > 1 for s in shapes)  # a head-sharding engine keeps its TP layouts
