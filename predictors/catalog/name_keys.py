@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 
 @functools.lru_cache(maxsize=65536)
@@ -50,3 +51,22 @@ def named_ids(name: str, entries: Iterable[tuple[frozenset[int], str]]) -> set[s
     if alike or not name.strip().isalnum():
         return alike
     return {rid for _, rid in entries}
+
+
+def known_spelling(
+    rows: list[dict[str, Any]], known: Iterable[dict[str, Any]], column: str
+) -> list[dict[str, Any]]:
+    """*rows* with each *column* text that equals one in the *known* rows ignoring case written
+    as there (the first spelling): a user catalog row's ``hopper`` reads as the bundled
+    ``Hopper``, so every consumer sees one spelling. Other values are kept as written."""
+    spelling: dict[str, str] = {}
+    for row in known:
+        value = row.get(column)
+        if isinstance(value, str):
+            spelling.setdefault(value.casefold(), value)
+    out = []
+    for row in rows:
+        value = row.get(column)
+        same = spelling.get(value.casefold(), value) if isinstance(value, str) else value
+        out.append(row if same == value else {**row, column: same})
+    return out

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from predictors.catalog.fingerprint import catalog_fingerprint
-from predictors.catalog.name_keys import digit_splits, named_ids, normalize_name
+from predictors.catalog.name_keys import digit_splits, known_spelling, named_ids, normalize_name
 from predictors.catalog.validate import (
     GPU_SCHEMA,
     LLM_SCHEMA,
@@ -221,6 +221,7 @@ class _Table:
     def add(self, rows: list[Row], lines: list[int], path: Path, problems: list[str]) -> None:
         """Append rows from one file; a repeated id within the file is a problem, across files
         the later file (the user overlay) replaces the earlier row."""
+        rows = known_spelling(rows, self.rows, "architecture")  # a user's hopper is Hopper
         id_col = self.schema.id_column
         position = {r[id_col]: i for i, r in enumerate(self.rows) if r[id_col] is not None}
         seen_here: dict[str, int] = {}

@@ -16,6 +16,12 @@ from typing import Any
 import polars as pl
 
 from predictors.catalog.row_checks import Check, failing_lines
+from predictors.catalog.validity import DEFAULT_NODE_GPUS
+from predictors.estimators.layout_comm import (
+    DEFAULT_SCALE_OUT_GBIT_S,
+    DEFAULT_SCALE_OUT_LATENCY_US,
+)
+from predictors.estimators.step import DEFAULT_INTERCONNECT_GB_S
 
 #: Categorical feature columns checked against the card: (column, domain key, shown as).
 CATEGORIES: tuple[tuple[str, str, str], ...] = (
@@ -91,6 +97,16 @@ MEASURED_SPEC_COLUMNS: tuple[str, ...] = (
 )
 #: Relative difference below which a spec counts as the recorded one (CSV round trips).
 SPEC_REL_TOL = 1e-6
+#: What the predictors take for an empty fabric cell (docs/cli.md, "User catalogs"; an empty
+#: ``node_gpus`` counts 8, as the physics does): a spec is compared as resolved, so a measured
+#: PCIe card whose row leaves its fabric empty keeps the specs it was measured with.
+FABRIC_DEFAULTS: dict[str, float] = {
+    "interconnect_gb_s": DEFAULT_INTERCONNECT_GB_S,
+    "nvlink_domain_gpus": 1.0,
+    "node_gpus": float(DEFAULT_NODE_GPUS),
+    "scale_out_gbit_s": DEFAULT_SCALE_OUT_GBIT_S,
+    "scale_out_latency_us": DEFAULT_SCALE_OUT_LATENCY_US,
+}
 
 
 def recorded_specs(frame: pl.DataFrame) -> dict[str, dict[str, float | None]]:
@@ -207,7 +223,8 @@ def gpu_measured(card: Mapping[str, Any], feats: pl.DataFrame) -> list[bool]:
 
 def gpu_measured_series(card: Mapping[str, Any], feats: pl.DataFrame) -> pl.Series:
     """:func:`gpu_measured` as a Boolean series: the GPU had training rows and the row's catalog
-    gives it the specs it was measured with (``domain.gpu_specs``, where the card records them)."""
+    gives it the specs it was measured with (``domain.gpu_specs``, where the card records them;
+    an empty fabric cell on either side as :data:`FABRIC_DEFAULTS`)."""
     measured = card.get("domain", {}).get("gpus", [])
     same = pl.col("gpu").is_in(measured).fill_null(False)
     recorded = card.get("domain", {}).get("gpu_specs") or {}
@@ -218,6 +235,9 @@ def gpu_measured_series(card: Mapping[str, Any], feats: pl.DataFrame) -> pl.Seri
         mapping = {g: specs.get(col) for g, specs in recorded.items()}
         expected = pl.col("gpu").replace_strict(mapping, default=None, return_dtype=pl.Float64)
         value = pl.col(col).cast(pl.Float64)
+        if col in FABRIC_DEFAULTS:  # an empty cell is the value the predictors take
+            value = value.fill_null(FABRIC_DEFAULTS[col])
+            expected = expected.fill_null(FABRIC_DEFAULTS[col])
         close = (value - expected).abs() <= SPEC_REL_TOL * expected.abs()
         both_missing = value.is_null() & expected.is_null()
         same = same & (close.fill_null(False) | both_missing)

@@ -6,9 +6,9 @@ quantiles of out-of-fold ``r``, the same width for every row. :class:`AdaptiveIn
 locally adaptive conformal calibration: each row gets a **difficulty** ``d ≥ 0``
 (:func:`difficulty`), a weighted sum of what the model lacks for that row
 (:data:`DIFFICULTY_FEATURES`: its GPU, architecture or vendor unmeasured, few measured GPUs of its
-vendor, its GPU released after every measured one, its LLM, engine or source unmeasured, a
-measured latency that includes the prefill (Argonne's latency / length; never a prediction, which
-is a decode ITL), tensor parallelism, mixture of experts),
+vendor, its unmeasured GPU released after every measured one, its LLM, engine or source
+unmeasured, a measured latency that includes the prefill (Argonne's latency / length; never a
+prediction, which is a decode ITL), tensor parallelism, mixture of experts),
 computed against the :class:`Evidence` the model was trained on. The band is
 
     r ∈ [min(q_lo, 0) · exp(d), max(q_hi, 0) · exp(d)]
@@ -207,16 +207,20 @@ def _flag(frame: pl.DataFrame, column: str) -> np.ndarray:
 
 def difficulty_features(frame: pl.DataFrame, evidence: Evidence) -> np.ndarray:
     """(rows × :data:`DIFFICULTY_FEATURES`) matrix, every entry ≥ 0: what each row of *frame*
-    lacks in the model's *evidence* (its GPU unseen: by id, or :data:`RESPECIFIED_COLUMN`)."""
+    lacks in the model's *evidence* (its GPU unseen: by id, or :data:`RESPECIFIED_COLUMN`; the
+    years it is newer than the newest measured GPU count only for an unseen GPU)."""
     year = frame["release_year"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     newer = np.nan_to_num(year - evidence.newest_release_year, nan=0.0)
     gpus = frame["gpu_count"].cast(pl.Float64).fill_null(1.0).to_numpy()
+    gpu_unseen = np.maximum(_unseen(frame, "gpu", evidence.gpus), _flag(frame, RESPECIFIED_COLUMN))
     columns = [
-        np.maximum(_unseen(frame, "gpu", evidence.gpus), _flag(frame, RESPECIFIED_COLUMN)),
+        gpu_unseen,
         _unseen(frame, "architecture", evidence.architectures),
         _unseen(frame, "vendor", evidence.vendors),
         _vendor_sparse(frame, evidence),
-        np.clip(newer, 0.0, MAX_YEARS_NEWER),
+        # a measured GPU's year is a label: what was measured is the hardware (a held-out GPU
+        # is unseen in its fold, and a measured one is never newer than the newest measured)
+        np.clip(newer, 0.0, MAX_YEARS_NEWER) * gpu_unseen,
         _unseen(frame, "model", evidence.llms),
         _unseen(frame, "engine", evidence.engines),
         _unseen(frame, "source", evidence.sources),
