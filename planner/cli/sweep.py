@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from planner.cli.number_options import open_ends
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.sweep_block import FORCED_MAX_DRAWS
@@ -28,9 +29,10 @@ class SweepFormat(enum.StrEnum):
     json = "json"
 
 
-def usage_checks(engine: str, choose: str, sla_probability: float) -> None:
-    """A value not among an option's choices, or a share of 0, is a malformed command line
-    (exit 2, docs/cli.md "Exit codes"), with did-you-mean."""
+def usage_checks(engine: str, choose: str) -> None:
+    """A value not among an option's choices is a malformed command line (exit 2, docs/cli.md
+    "Exit codes"), with did-you-mean. (A --sla-probability of 0 is out of the option's range,
+    which leaves 0 out: :func:`planner.cli.number_options.open_ends`.)"""
     from planner.sweep.executors import ENGINES
     from planner.sweep.spec import CHOICES
 
@@ -40,10 +42,6 @@ def usage_checks(engine: str, choose: str, sla_probability: float) -> None:
                 f"unknown {value!r}{did_you_mean(value, allowed)}; use {', '.join(allowed)}",
                 param_hint=f"'{option}'",
             )
-    if sla_probability == 0.0:
-        raise typer.BadParameter(
-            "0 is no share of draws; give one above 0, at most 1", param_hint="'--sla-probability'"
-        )
 
 
 def sweep(
@@ -91,14 +89,18 @@ def sweep(
     choose: Annotated[str, typer.Option("--choose", help="none (default) or robust.")] = "none",
     sla_probability: Annotated[
         float,
-        typer.Option(
-            "--sla-probability",
-            min=0.0,
-            max=1.0,
-            help=(
-                "--choose robust: least share of draws meeting every SLA, cap and budget "
-                "(above 0, at most 1)."
+        open_ends(
+            typer.Option(
+                "--sla-probability",
+                min=0.0,
+                max=1.0,
+                help=(
+                    "--choose robust: least share of draws meeting every SLA, cap and budget "
+                    "(above 0, at most 1)."
+                ),
             ),
+            low=True,
+            low_reason="no share of draws",
         ),
     ] = 0.95,
     force: Annotated[
@@ -132,7 +134,7 @@ def sweep(
     from predictors.core.output import check_output_path, write_output
     from predictors.core.progress import Progress
 
-    usage_checks(engine, choose, sla_probability)
+    usage_checks(engine, choose)
     preflight(engine, address)
     path = find_scenario(file) if file is not None else default_scenario()
     if output is not None:  # before the work: a path that cannot be written loses nothing,

@@ -4,7 +4,9 @@ plan stability, the fan and tornado data and the robust choice (docs/method.md, 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -276,11 +278,13 @@ def robust_choice(
     the draws."""
     ok = [r for r in records if "fleets" in r]
     n = max(len(ok), 1)
+    least = least_draws(p, len(ok))
     considered = []
     for j, (fleet, share) in enumerate(zip(fleets, seen, strict=True)):
         outs = [r["fleets"][j] for r in ok]
         sla = {m: sum(o["sla_met"][m] for o in outs) / n for m in model_names}
-        together = sum(all_met(o) for o in outs) / n
+        met = sum(all_met(o) for o in outs)
+        together = met / n
         considered.append(
             {
                 "fleet": fleet.label(),
@@ -292,7 +296,7 @@ def robust_choice(
                 "sla_probability": {m: rnd(v) for m, v in sla.items()},
                 "power_cap_probability": rnd(sum(o["power_cap_met"] for o in outs) / n),
                 "budget_probability": rnd(sum(o["budget_met"] for o in outs) / n),
-                "qualifies": bool(ok) and together >= p - 1e-12,
+                "qualifies": bool(ok) and met >= least,
                 "all_met_probability": rnd(together),
             }
         )
@@ -301,7 +305,6 @@ def robust_choice(
     together_text = "every SLA, the cap and the budget at once (in the same draw)"
     stated = f"{percent_text(p)} of {'the ' if chosen is None else ''}{len(ok)} draws"
     if ok:
-        least = next(k for k in range(len(ok) + 1) if k / len(ok) >= p - 1e-12)
         stated += f" ({'all' if least == len(ok) else f'{least} or more'} of them)"
     if chosen is None:
         reason = (
@@ -314,6 +317,14 @@ def robust_choice(
             f"that meet {together_text} in at least {stated}"
         )
     return {"sla_probability": p, "chosen": chosen, "reason": reason, "considered": considered}
+
+
+def least_draws(p: float, n: int) -> int:
+    """The least whole number of *n* draws that is at least the share *p* (0 < p <= 1) of
+    them, and at least 1: a count, not a float share with a tolerance, which would let a tiny
+    *p* pass with no draw at all. *p* is taken as the decimal it prints as (``0.9`` is 9/10,
+    not the binary float just above it), so 27 of 30 draws is 90 %."""
+    return max(1, math.ceil(Fraction(str(float(p))) * n))
 
 
 def percent_text(p: float) -> str:
