@@ -133,3 +133,19 @@ def test_f3_a_known_architecture_in_another_case_reads_as_the_bundled_one(tmp_pa
     _same(out.slice(1, 1), out.head(1))
     _same(out.slice(2, 1), out.head(1))
     assert out["in_domain"].all() and out["domain_reason"].eq("").all()
+
+
+def test_an_empty_node_size_is_read_by_form_factor_in_the_physics_too(tmp_path: Path) -> None:
+    """A Superchip row that leaves ``node_gpus`` empty holds 4 GPUs a node (docs/cli.md): the
+    layout rules read 4, the physics read 8 (a GH200 copy at 8 GPUs, TP 4 × PP 2 either way, was
+    predicted 0.2 % faster than GH200 itself)."""
+    gh200 = next(
+        r["id"]
+        for r in load_catalog().gpus.iter_rows(named=True)
+        if r["form_factor"] == "Superchip" and r["node_gpus"] == 4
+    )
+    write(tmp_path / "gpus.csv", [_copy(gh200, "MY-SUPERCHIP", node_gpus="")])
+    assert load_catalog(tmp_path).gpu("MY-SUPERCHIP")["node_gpus"] == 4
+    out = _predict(tmp_path, [gh200, "MY-SUPERCHIP"], gpu_count=8)
+    for col in ("itl_s", "itl_s_hi", "power_w_per_gpu", "tensor_parallel", "pipeline_parallel"):
+        assert out[col][0] == out[col][1], col

@@ -38,6 +38,7 @@ from predictors.catalog.validate import (
     read_table,
     to_frame,
 )
+from predictors.catalog.validity import with_node_gpus
 from predictors.core.errors import CatalogError, UnknownIdError, did_you_mean
 from predictors.core.output import protect_inputs
 from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_dir
@@ -322,7 +323,7 @@ def _assemble(dirs: list[Path]) -> tuple[Catalog | None, list[str]]:
     if problems:
         return None, problems
     catalog = Catalog(
-        gpus=to_frame(tables[GPU_SCHEMA.file_name].rows, GPU_SCHEMA),
+        gpus=with_node_gpus(to_frame(tables[GPU_SCHEMA.file_name].rows, GPU_SCHEMA)),
         llms=to_frame(tables[LLM_SCHEMA.file_name].rows, LLM_SCHEMA),
         regions=to_frame(tables[REGION_SCHEMA.file_name].rows, REGION_SCHEMA),
         pue=to_frame(pue.rows, PUE_SCHEMA),

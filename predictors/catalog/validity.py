@@ -37,6 +37,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import polars as pl
+
 from predictors.catalog import engine_support, precision_support
 from predictors.core.vocab import LAYER_SPLIT_ENGINES
 
@@ -82,6 +84,19 @@ class Layout:
 def node_gpu_limit(form_factor: str | None) -> int:
     """GPUs one node of this form factor holds (:data:`NODE_GPUS_BY_FORM_FACTOR`)."""
     return NODE_GPUS_BY_FORM_FACTOR.get(form_factor or "other", DEFAULT_NODE_GPUS)
+
+
+def with_node_gpus(gpus: pl.DataFrame) -> pl.DataFrame:
+    """The catalog's GPU frame with an empty ``node_gpus`` filled by form factor
+    (:func:`node_gpu_limit`), so that the predictors' physics and the layout rules read one node
+    size (fuzz round 29: the physics took 8 for a Superchip row that left it empty, the layouts 4).
+    """
+    if "node_gpus" not in gpus.columns or gpus["node_gpus"].null_count() == 0:
+        return gpus
+    by_form = pl.col("form_factor").replace_strict(
+        NODE_GPUS_BY_FORM_FACTOR, default=DEFAULT_NODE_GPUS, return_dtype=gpus["node_gpus"].dtype
+    )
+    return gpus.with_columns(pl.col("node_gpus").fill_null(by_form))
 
 
 def node_gpus(gpu: Mapping[str, Any]) -> int:

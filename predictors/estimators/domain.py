@@ -97,8 +97,9 @@ MEASURED_SPEC_COLUMNS: tuple[str, ...] = (
 )
 #: Relative difference below which a spec counts as the recorded one (CSV round trips).
 SPEC_REL_TOL = 1e-6
-#: What the predictors take for an empty fabric cell (docs/cli.md, "User catalogs"; an empty
-#: ``node_gpus`` counts 8, as the physics does): a spec is compared as resolved, so a measured
+#: What the predictors take for an empty fabric cell (docs/cli.md, "User catalogs"; the catalog
+#: fills an empty ``node_gpus`` by form factor, so 8 applies to a model card's empty cell only):
+#: a spec is compared as resolved, so a measured
 #: PCIe card whose row leaves its fabric empty keeps the specs it was measured with.
 FABRIC_DEFAULTS: dict[str, float] = {
     "interconnect_gb_s": DEFAULT_INTERCONNECT_GB_S,
