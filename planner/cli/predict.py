@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from planner.cli.catalog import UserCatalogOpt
+from planner.cli.number_options import open_ends
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from predictors.core.errors import WattgpuError, did_you_mean
 from predictors.core.escape import terminal_text
@@ -186,10 +187,16 @@ def predict(
     output_tokens: Annotated[int, typer.Option("--output-tokens")] = 256,
     requests_per_s: Annotated[
         float | None,
-        typer.Option(
-            "--requests-per-s",
-            help="Predict at this Poisson arrival rate per replica instead of at --batch-size "
-            "(mean power over the requests in flight, mean and p90 ITL, TTFT, concurrency).",
+        open_ends(
+            typer.Option(
+                "--requests-per-s",
+                min=0.0,
+                help="Predict at this Poisson arrival rate per replica instead of at --batch-size "
+                "(mean power over the requests in flight, mean and p90 ITL, TTFT, concurrency; "
+                "above 0).",
+            ),
+            low=True,
+            low_reason="no arrival rate",
         ),
     ] = None,
     input_csv: Annotated[
