@@ -8,7 +8,9 @@ For a row with a rate λ (requests/s per replica of ``gpu_count`` GPUs) the serv
 ``_lo``/``_hi`` columns come from the same model run on the lower/upper interval curves (when
 the upper curves cannot carry the rate: power TDP, ITL empty).
 ``batch_size`` is ignored for such rows (:mod:`predictors.serving.rate_rows`), and their TTFT
-columns are the TTFT at load. A rate above what one replica can carry gets an error.
+columns are the TTFT at load, ``t_1 + τ(b)``: its band is the lone prompt's TTFT interval (the
+predictors' at batch 1) plus the lower/upper curves' step time at the rate. A rate above what
+one replica can carry gets an error.
 """
 
 from __future__ import annotations
@@ -100,7 +102,11 @@ def at_load(
                 "lower the rate"
             )
     if ttft is not None:
-        hi_ttft = np.where(hi_over, np.nan, hi.ttft_s)
-        ttft = ttft_at_load(ttft, idx, mean.ttft_s, lo.ttft_s, hi_ttft)
+        # the TTFT at load is t_1 + τ(b) (docs/method.md §3 item 4): its band adds each
+        # interval curve's step τ at the rate (its ``itl_s``) to t_1's own interval, not to
+        # the mean t_1 the curves carry (the planner's capacity keeps that one)
+        lo_ttft = table.ttft_1_lo_s + lo.itl_s
+        hi_ttft = np.where(hi_over, np.nan, table.ttft_1_hi_s + hi.itl_s)
+        ttft = ttft_at_load(ttft, idx, mean.ttft_s, lo_ttft, hi_ttft)
     errors_column = pl.Series("error", errors, dtype=pl.String)
     return result.with_columns(*columns.values(), errors_column), ttft

@@ -104,6 +104,11 @@ class ServingTable:
     """Per row: one prompt's work on a prefill worker (FLOPs and communication): prompts there
     are batched by tokens and share the expert reads that a chunked prompt of an aggregated
     replica pays alone (``curves.prefill_s``)."""
+    ttft_1_lo_s: np.ndarray
+    """Per row: the lower bound of the lone prompt's TTFT ``t_1`` (``curves.ttft_base_s``,
+    which every curve uses): :func:`lone_prompt_ttft_band_s`."""
+    ttft_1_hi_s: np.ndarray
+    """Per row: the upper bound of ``t_1`` (:func:`lone_prompt_ttft_band_s`)."""
 
 
 def _keys(rows: pl.DataFrame) -> pl.DataFrame:
@@ -223,6 +228,8 @@ def _take_table(t: ServingTable, idx: np.ndarray) -> ServingTable:
         kv_budget_gb=pick(t.kv_budget_gb),
         tdp_w=pick(t.tdp_w),
         pool_prefill_s=t.pool_prefill_s[idx],
+        ttft_1_lo_s=t.ttft_1_lo_s[idx],
+        ttft_1_hi_s=t.ttft_1_hi_s[idx],
     )
 
 
@@ -246,6 +253,25 @@ def lone_prompt_ttft_s(
     lone = at_batch_1["ttft_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     result: FloatArray = np.where(np.isfinite(lone), np.maximum(lone, floor), floor)
     return result
+
+
+def lone_prompt_ttft_band_s(
+    lone_s: FloatArray, at_batch_1: pl.DataFrame
+) -> tuple[FloatArray, FloatArray]:
+    """The interval of the lone-prompt TTFT *lone_s* (:func:`lone_prompt_ttft_s`): the
+    predictors' TTFT interval at batch 1 (``ttft_s_lo`` / ``ttft_s_hi`` of *at_batch_1*, what
+    they state for a batch-1 row), widened to hold *lone_s* (raised to the physics estimate);
+    *lone_s* itself where they give none. The planner's capacity keeps the mean ``t_1``
+    (docs/method.md §3 item 4): only a rate row's reported TTFT band reads this."""
+    bounds = []
+    for col, widen in (("ttft_s_lo", np.fmin), ("ttft_s_hi", np.fmax)):
+        if col not in at_batch_1.columns:
+            bounds.append(lone_s)
+            continue
+        at = at_batch_1[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        bound: FloatArray = np.where(np.isfinite(at), widen(at, lone_s), lone_s)
+        bounds.append(bound)
+    return bounds[0], bounds[1]
 
 
 #: The last few grids' predictions, newest last: a plan's robust re-plan and its uncertainty
@@ -302,6 +328,7 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
     ok = np.asarray([e == "" for e in errors])
     # every row's first grid batch is 1 (BATCH_GRID[0]): its TTFT is the lone prompt's
     ttft_base = lone_prompt_ttft_s(rows, predictor, phys["ttft_base_s"], pred[first])
+    ttft_1_lo, ttft_1_hi = lone_prompt_ttft_band_s(ttft_base, pred[first])
 
     def curves(itl_col: str, power_col: str) -> ServingCurves:
         itl = grid(itl_col)
@@ -338,4 +365,6 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
         kv_budget_gb=phys["kv_budget_gb"].to_list(),
         tdp_w=tdp.tolist(),
         pool_prefill_s=np.nan_to_num(phys["pool_prefill_s"].to_numpy().astype(np.float64)),
+        ttft_1_lo_s=ttft_1_lo,
+        ttft_1_hi_s=ttft_1_hi,
     )

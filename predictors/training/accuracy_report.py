@@ -81,9 +81,9 @@ def method_text() -> str:
         "architectures, newer GPUs, LLMs or random rows are divided by exp(d), d a non-negative "
         "weighted sum of what the row lacks in that fold's training data (difficulty: unmeasured "
         "GPU, architecture, vendor, few GPUs of its vendor, years newer than the newest measured "
-        "GPU, unmeasured LLM, engine or source, latency including prefill, log2 TP, MoE; weights "
-        "fitted to log |residual|), and the band is the lowest and highest conformal quantile "
-        "over those kinds of fold, times exp(d) of the predicted row."
+        "GPU, unmeasured LLM, engine or source, latency including prefill, log2 of the GPU "
+        "count, MoE; weights fitted to log |residual|), and the band is the lowest and highest "
+        "conformal quantile over those kinds of fold, times exp(d) of the predicted row."
     )
 
 
