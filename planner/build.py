@@ -237,6 +237,7 @@ def demands(scenario: Scenario, catalog: Catalog) -> tuple[list[ModelDemand], tu
             output_tokens=e.load.output_tokens,
             precision=model_precision(e, scenario, catalog),
             failover=failover_of(e, scenario),
+            sla_percentile=e.sla.percentile,
         )
         for e in scenario.models
     ]

@@ -405,7 +405,8 @@ def test_failover_in_plan_json_and_report(failover: str, tmp_path: Any) -> None:
     assert_survives_every_loss(plan, plan.inputs)
     data = plan_json(plan)
     for m in data["models"]:
-        assert list(m)[-2:] == ["failover", "failover_capacity_requests_per_s"]
+        # then the SLA percentile, the record's last key (added after them)
+        assert list(m)[-3:] == ["failover", "failover_capacity_requests_per_s", "sla_percentile"]
         unit, count = failover.strip("{}").split(": ")
         assert m["failover"] == {unit: int(count)}
         assert m["failover_capacity_requests_per_s"] >= max(m["requests_per_s_by_period"])

@@ -161,6 +161,9 @@ class ModelDocument(Document):
     """Capacity the plan keeps for this entry after its worst failover losses (req/s; the same
     in every period, as replicas are fixed over the horizon; at least the peak load). Omitted
     without failover or without a plan."""
+    sla_percentile: float | None = None
+    """Latency percentile ``itl_sla_s`` and ``ttft_sla_s`` refer to, and so each candidate's
+    ``itl_s_at_capacity`` (null: the mean; plans written before the key read as the mean)."""
 
 
 class CandidateDocument(KeyedRecord):

@@ -4,14 +4,16 @@ A plan file may have been edited by hand. :func:`plan_problems` recomputes every
 reports use from the allocations and the candidates' curves, the way ``docs/method.md`` §4
 states (power per period ``n · interp(x_t / n, load curve, power curve)``, energy, facility
 energy, cost, carbon on the grid factor of every period — the grid profile when the plan has
-one —, totals, peak facility power, GPUs per type, the capacity left after the worst failover
-losses; the objective, its weights and breakdown, :mod:`.verify_objective`; one allocation's
+one —, totals, mean GPU power, peak facility power and GPUs per type, the fleet's and each
+region's, :mod:`.verify_totals`; the capacity left after the worst failover losses; the
+objective, its weights and breakdown, :mod:`.verify_objective`; one allocation's
 figures, :mod:`.verify_allocations`; a disaggregated
 unit's pools, :mod:`.verify_pools`, after the records nothing can be recomputed or built from:
 units that cannot be one, :mod:`.verify_units`, candidates the optimiser refuses,
 :mod:`.verify_candidates`, per-period lists off the periods, :mod:`.verify_periods`, inputs
 the planning inputs refuse, :mod:`.verify_inputs`, text with a control character,
-:mod:`.verify_text`; the grid region and the solve's status, :mod:`.verify_provenance`; what
+:mod:`.verify_text`; the grid region and the solve's status, :mod:`.verify_provenance`, and its
+bound, :mod:`.verify_bound`; what
 the catalogs decide, :mod:`.verify_catalog`; a candidate's power figures off its curve,
 :mod:`.verify_power`; savings off the baselines, :mod:`.verify_savings`), and flags
 what cannot be: a negative or non-finite number, an allocation whose model entry, GPU or TP is
@@ -32,6 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from planner.documents.verify_allocations import ALLOCATION_FIGURES, allocation_problems
+from planner.documents.verify_bound import bound_problems
 from planner.documents.verify_candidates import candidate_problems
 from planner.documents.verify_catalog import catalog_problems
 from planner.documents.verify_entries import model_problems, sla_problems
@@ -48,14 +51,10 @@ from planner.documents.verify_pools import (
 )
 from planner.documents.verify_power import power_problems
 from planner.documents.verify_provenance import provenance_problems
-from planner.documents.verify_regions import (
-    gpu_total_problems,
-    inventory_problems,
-    peak_facility_kw,
-    region_total_problems,
-)
+from planner.documents.verify_regions import inventory_problems
 from planner.documents.verify_savings import savings_problems
 from planner.documents.verify_text import text_problems
+from planner.documents.verify_totals import total_problems
 from planner.documents.verify_units import unit_problems
 from planner.inputs import (
     DEFAULT_GPUS_PER_NODE,
@@ -65,9 +64,6 @@ from planner.inputs import (
 )
 from planner.inputs.pools import gpu_use, pool_from_record
 from predictors.core.errors import WattgpuError
-
-_SUMMED = ALLOCATION_FIGURES
-
 
 _differs = differs
 
@@ -130,24 +126,6 @@ def _served_load(data: dict[str, Any]) -> Iterator[str]:
                     f"allocations serve {served:.6g} req/s"
                 )
                 break
-
-
-def _totals(data: dict[str, Any], per_replica: Callable[[dict[str, Any]], int]) -> Iterator[str]:
-    allocations = data.get("allocations") or []
-    totals = data.get("totals") or {}
-    yield from gpu_total_problems("totals.gpus", totals.get("gpus"), allocations, per_replica)
-    for key in _SUMMED:
-        again = sum(float(alloc.get(key) or 0.0) for alloc in allocations)
-        if key in totals and _differs(totals[key], again):
-            yield f"totals.{key}: {totals[key]!r}, but the allocations add up to {again:.6g}"
-    if allocations:
-        peak = peak_facility_kw(data, allocations)
-        if _differs(totals.get("peak_facility_power_kw"), peak):
-            yield f"totals.peak_facility_power_kw: {totals.get('peak_facility_power_kw')!r}, " + (
-                f"recomputed {peak:.6g}"
-            )
-    if data.get("regions"):
-        yield from region_total_problems(data, _differs, _SUMMED, per_replica)
 
 
 def _gpu_use(c: dict[str, Any]) -> tuple[tuple[str, int], ...]:
@@ -335,11 +313,12 @@ def plan_problems(data: dict[str, Any]) -> list[str]:
         if not allocated:  # the flags repeat the allocations: checked against sound ones
             problems.extend(flag_problems(data, by_key))
     if not problems:
-        problems.extend(_totals(data, lambda a: per_replica.get(_key(a), 1)))
+        problems.extend(total_problems(data, lambda a: per_replica.get(_key(a), 1)))
     if not problems:  # the totals are the allocations': are the objective and savings theirs?
         problems.extend(objective_problems(data) + savings_problems(data))
-    if not problems:  # are they within the stated limits?
+    if not problems:  # are they within the stated limits, and the solve's bound its objective's?
         problems.extend(limit_problems(data))
+        problems.extend(bound_problems(data))
     return _one_per_field(problems)
 
 

@@ -34,6 +34,8 @@ OPTIONAL_ECONOMICS = ("carbon_usd_per_kg", "power_cap_kw", "budget_usd")
 MOST_LOAD = MAX_REQUESTS_PER_S * MAX_PROFILE_MULTIPLIER
 #: A model entry's figures: finite numbers >= 0 (``ttft_sla_s`` may be null).
 MODEL_FIGURES = ("input_tokens", "output_tokens", "ttft_sla_s")
+#: The lowest SLA percentile a scenario can give (``sla.percentile``, docs/scenarios.md).
+LEAST_PERCENTILE = 50.0
 
 
 def _at_least(where: str, value: Any, least: float, *, above: bool = False) -> Iterator[str]:
@@ -176,6 +178,13 @@ def _models(data: dict[str, Any]) -> Iterator[str]:
                 yield line
                 break
         yield from _at_least(f"{where}.min_replicas", m.get("min_replicas"), 0)
+        pct = m.get("sla_percentile")
+        if pct is not None and not (is_number(pct) and LEAST_PERCENTILE <= pct < 100):
+            yield (
+                f"{where}.sla_percentile: {short_repr(pct)} is impossible (a percentile from "
+                f"{LEAST_PERCENTILE:g} to below 100, or null for the mean, as a scenario's "
+                "sla.percentile)"
+            )
 
 
 def _regions(data: dict[str, Any]) -> Iterator[str]:

@@ -2,14 +2,14 @@
 
 With regions each allocation is recomputed at its region's PUE, electricity price and grid
 (:func:`site_figures`); GPUs count against the region's inventory; the peak facility power adds
-every allocation's power × its region's PUE; each region's totals add up its allocations (the
-objective over the regions, Σ regions (kWh weight × facility kWh + kg weight × carbon kg) + rent
-weight × rent, is :mod:`.verify_objective`'s).
+every allocation's power × its region's PUE; each region's totals add up its allocations
+(:mod:`.verify_totals`; the objective over the regions, Σ regions (kWh weight × facility kWh +
+kg weight × carbon kg) + rent weight × rent, is :mod:`.verify_objective`'s).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -108,28 +108,3 @@ def gpu_total_problems(
     mine = {str(k): v for k, v in stated.items()} if isinstance(stated, dict) else stated
     if mine != again:
         yield f"{where}: {stated!r}, but the allocations take {again!r}"
-
-
-def region_total_problems(
-    data: dict[str, Any],
-    differs: Callable[[Any, float], bool],
-    summed: Sequence[str],
-    per_replica: Callable[[dict[str, Any]], int],
-) -> Iterator[str]:
-    """Each region's totals recomputed from its allocations (*differs*: the check's comparison;
-    *summed*: the figures totals add up; *per_replica*: a record's GPUs per replica); the
-    objective over the regions: :mod:`.verify_objective`."""
-    allocations = data.get("allocations") or []
-    for i, region in enumerate(data.get("regions") or []):
-        mine = [a for a in allocations if a.get("region") == region.get("name")]
-        totals = region.get("totals") or {}
-        yield from gpu_total_problems(
-            f"regions[{i}].totals.gpus", totals.get("gpus"), mine, per_replica
-        )
-        for key in summed:
-            value = sum(float(alloc.get(key) or 0.0) for alloc in mine)
-            if key in totals and differs(totals[key], value):
-                yield (
-                    f"regions[{i}].totals.{key}: {totals[key]!r}, its allocations add up to "
-                    f"{value:.6g}"
-                )

@@ -34,6 +34,9 @@ class ModelDemand:
     failover: Failover | None = None
     """Capacity that must survive any k lost replicas or nodes (None: no failover;
     :mod:`planner.inputs.failover`)."""
+    sla_percentile: float | None = None
+    """Latency percentile the ITL and TTFT SLAs refer to (None: the mean); the candidates'
+    capacity was computed at it, so it is recorded only."""
 
     def __post_init__(self) -> None:
         where = f"model {self.name!r}"
@@ -49,3 +52,6 @@ class ModelDemand:
             raise fail(where, f"itl_sla_s must be > 0, got {self.itl_sla_s!r}")
         if self.min_replicas < 0:
             raise fail(where, f"min_replicas must be >= 0, got {self.min_replicas}")
+        pct = self.sla_percentile
+        if pct is not None and not (math.isfinite(pct) and 0 < pct < 100):
+            raise fail(where, f"sla_percentile must be in (0, 100) or None, got {pct!r}")

@@ -117,7 +117,9 @@ def carbon_basis(report: ReportDocument) -> str:
     return HOURLY_BASIS if profiled else LOCATION_BASIS
 
 
-def _model_row(m: ModelSection, no_interval: list[str]) -> list[str]:
+def _model_row(
+    m: ModelSection, no_interval: list[str], percentile: float | None = None
+) -> list[str]:
     band = (
         "none: no power interval"
         if m.name in no_interval
@@ -141,7 +143,7 @@ def _model_row(m: ModelSection, no_interval: list[str]) -> list[str]:
         band,
         num(m.estimated_cost_usd),
         "yes" if m.in_domain else "NO",
-        _itl_text(m),
+        _itl_text(m, percentile),
     ]
 
 
@@ -149,19 +151,24 @@ def model_table(report: ReportDocument) -> Table:
     """Per model deployment (an entry of disaggregated units without a power interval: no CO2e
     band, :mod:`planner.report.unit_ranges`)."""
     whole = entries_without_interval(report.plan)[0]
-    rows = [_model_row(m, whole) for m in report.models]
+    percentiles = {e.name: e.sla_percentile for e in report.plan.models}
+    rows = [_model_row(m, whole, percentiles.get(m.name)) for m in report.models]
     header = [h.format(basis=carbon_basis(report)) for h in MODEL_HEADER]
     return table(header, rows, {3, 4, 5, 6, 7, 8, 9, 11})
 
 
-def _itl_text(m: ModelSection) -> str:
+def _itl_text(m: ModelSection, percentile: float | None = None) -> str:
     """'9.4 / 42.5 (50)' per deployment: mean ITL at the load served in the busiest period /
-    ITL at capacity, SLA in brackets ('—' where a saved plan predates the served-load ITL)."""
+    ITL at capacity, SLA in brackets ('—' where a saved plan predates the served-load ITL).
+    With an SLA *percentile* each figure says which it is, '9.4 mean / 48.1 p99.9 (50)': the
+    served-load ITL is the mean, the ITL at capacity (and the SLA) the percentile's."""
 
-    def ms(value: float | None) -> str:
-        return num(None if value is None else 1000 * value)
+    def ms(value: float | None, what: str) -> str:
+        text = num(None if value is None else 1000 * value)
+        return text if value is None or percentile is None else f"{text} {what}"
 
-    parts = [f"{ms(d.itl_s_at_served_load)} / {ms(d.itl_s)}" for d in m.deployments]
+    at = "" if percentile is None else f"p{percentile:g}"
+    parts = [f"{ms(d.itl_s_at_served_load, 'mean')} / {ms(d.itl_s, at)}" for d in m.deployments]
     return "; ".join(parts) + f" ({num(1000 * m.itl_sla_s)})"
 
 
