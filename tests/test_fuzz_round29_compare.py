@@ -118,8 +118,8 @@ def test_an_unknown_region_is_suggested_as_a_scenario_suggests_it(predictor: Pre
     scenario = problems[0][1]  # unknown region 'Atlantis' (did you mean: …) — fix
     assert scenario.startswith("unknown region 'Atlantis' (did you mean: Albania"), scenario
     assert last == (
-        f"error: --region: {scenario.rpartition(' — ')[0]} — use a region from "
-        "catalogs/grid_carbon.csv (`wattgpu catalog regions` lists them)"
+        f"error: --region: {scenario.rpartition(' — ')[0]} — use a region `wattgpu catalog "
+        "regions` lists (catalogs/grid_carbon.csv)"
     ), last
 
 

@@ -252,7 +252,7 @@ def _region(request: CompareRequest, catalog: Catalog) -> str:
 
 
 #: The fix of an unknown ``--region``.
-REGION_FIX = "use a region from catalogs/grid_carbon.csv (`wattgpu catalog regions` lists them)"
+REGION_FIX = "use a region `wattgpu catalog regions` lists (catalogs/grid_carbon.csv)"
 
 
 def compare(request: CompareRequest, predictor: Predictor | None = None) -> CompareResult:

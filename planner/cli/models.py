@@ -150,7 +150,7 @@ def evaluate(
     from predictors.api import Predictor
     from predictors.catalog.store import load_catalog
     from predictors.core.output import check_output_path, check_outside
-    from predictors.core.paths import models_dir
+    from predictors.core.paths import is_source_checkout, models_dir
     from predictors.core.progress import Progress
     from predictors.core.version import __version__
     from predictors.estimators.artifacts import protect_model_dir, require_model_dir
@@ -190,8 +190,13 @@ def evaluate(
     summary = summarise(long)
     seconds = time.perf_counter() - start
     meta = {
-        # relative to the checkout, so the committed report names no machine's path
-        "data": os.path.relpath(directory.resolve(), Path(__file__).resolve().parents[2]),
+        # in a checkout relative to it, so the committed report names no machine's path; in an
+        # installed wheel as given (relative to site-packages it meant nothing: fuzz round 29)
+        "data": (
+            os.path.relpath(directory.resolve(), Path(__file__).resolve().parents[2])
+            if is_source_checkout()
+            else str(directory)
+        ),
         "rows": {t: target_rows(frame, TARGETS[t]).height for t in TARGETS},
         "sources": sorted(frame["source"].unique().to_list()),
         "gpus": sorted(frame["gpu"].unique().to_list()),

@@ -166,7 +166,7 @@ def _warnings(doc: PlanDocument, card: ModelCard) -> Warnings:
             "the training domain"
         )
     if card_metrics(card)["status"] == NOT_EVALUATED:
-        lines.append("the predictors' accuracy is not evaluated in the shipped model card")
+        lines.append("the predictors' accuracy is not evaluated in their model card")
     planned_with = doc.predictors.training_data_sha256
     described = card.training_data.sha256
     if planned_with and described and planned_with != described:

@@ -58,8 +58,9 @@ def card_metrics(card: dict[str, Any] | ModelCard) -> dict[str, Any]:
         slot[str(r.get("target", "?"))] = {k: r.get(k) for k in METRIC_KEYS if k in r}
     if not records:
         out["note"] = (
-            "the shipped model card has no evaluation metrics; run `wattgpu evaluate "
-            "--metrics-to predictors/trained` and retrain to record them"
+            "the model card has no evaluation metrics; run `wattgpu evaluate --data DIR "
+            "--metrics-to MODELS` (MODELS: the directory of the predictors, e.g. `wattgpu "
+            "train --output MODELS`) to record them"
         )
     return out
 

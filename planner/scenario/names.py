@@ -32,7 +32,10 @@ _GPU_FIX = "use a catalog GPU id or alias (`wattgpu catalog gpus` lists them)"
 _LLM_FIX = (
     "use a catalog model id or alias, or add it to a user catalog (`wattgpu catalog import-hf`)"
 )
-_REGION_FIX = "use a region from catalogs/grid_carbon.csv, or give grid_g_co2_per_kwh instead"
+_REGION_FIX = (
+    "use a region `wattgpu catalog regions` lists (catalogs/grid_carbon.csv), or give "
+    "grid_g_co2_per_kwh instead"
+)
 
 
 def canonicalize(data: dict[str, Any], catalog: Catalog) -> tuple[dict[str, Any], list[Problem]]:

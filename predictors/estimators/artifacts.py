@@ -225,6 +225,9 @@ def load(directory: Path) -> TrainedModels:
     problem = domain_problem(card.get("domain", {}))
     if problem is not None:
         raise WattgpuError(f"{card_path}: {problem}; retrain the models")
+    problem = xgboost_problem(card.get("library_versions"))
+    if problem is not None:
+        raise WattgpuError(f"{card_path}: {problem}")
     targets: dict[str, TrainedTarget] = {}
     # an output of the command that reads them never replaces the card or a booster
     protect_inputs([card_path, *(directory / spec["file"] for spec in _files(card))])
@@ -235,6 +238,34 @@ def load(directory: Path) -> TrainedModels:
             what = f"lacks {exc}" if isinstance(exc, KeyError) else f"is not readable ({exc})"
             raise WattgpuError(f"{card_path}: target {name!r} {what}; retrain") from None
     return TrainedModels(targets, card)
+
+
+#: XGBoost 3.1 writes a booster's ``base_score`` as a vector; an earlier XGBoost reads such a
+#: file without error but with its default base score 0.5, so every prediction is silently off
+#: (fuzz round 29: an L40S ITL of 52.0 ms instead of 31.1 ms with xgboost 3.0.5).
+VECTOR_BASE_SCORE = (3, 1)
+
+
+def _major_minor(version: str) -> tuple[int, int] | None:
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return None if found is None else (int(found.group(1)), int(found.group(2)))
+
+
+def xgboost_problem(versions: Any) -> str | None:
+    """Why the running XGBoost cannot read boosters saved by the card's (None when it can)."""
+    import xgboost
+
+    saved = versions.get("xgboost") if isinstance(versions, dict) else None
+    saved_at, running = _major_minor(str(saved or "")), _major_minor(xgboost.__version__)
+    if saved_at is None or running is None:
+        return None
+    if saved_at < VECTOR_BASE_SCORE or running >= VECTOR_BASE_SCORE:
+        return None
+    return (
+        f"its boosters were saved by xgboost {saved}, which this xgboost {xgboost.__version__} "
+        "reads with a default base score (every prediction would be off); install "
+        "xgboost-cpu>=3.1 (`pip install -U 'xgboost-cpu>=3.1'`)"
+    )
 
 
 def _booster_problem(exc: Exception) -> str:
