@@ -34,6 +34,8 @@ from planner.inputs import (
 
 LOAD_TOLERANCE = 1e-5
 """Relative tolerance (of max(1, value)) of the invariant checks."""
+LIMIT_RTOL = 1e-9
+"""Relative tolerance to which a plan holds the budget (and the solver the power cap)."""
 
 
 class PlanStatus(StrEnum):
@@ -281,6 +283,8 @@ def _demand_problems(inputs: PlanningInputs, tally: _Tally) -> list[str]:
                 problems.append(
                     f"load_served[{m.name},{t}]: serves {got:.6g} req/s of {want:.6g} req/s"
                 )
+        if tally.replicas[m.name] == 0 and max(m.requests_per_s_by_period, default=0.0) > 0:
+            problems.append(f"load_served[{m.name}]: a load > 0 with no replica")
         if tally.replicas[m.name] < m.min_replicas:
             problems.append(
                 f"min_replicas[{m.name}]: {tally.replicas[m.name]} replicas < {m.min_replicas}"
@@ -336,10 +340,9 @@ def _fleet_problems(plan: Plan, inputs: PlanningInputs, tally: _Tally) -> list[s
         if len(regions) > 1:
             problems.append(f"regions[{name}]: placed in {sorted(regions)}, not in one region")
     if inputs.budget_usd is not None and plan.totals is not None:
-        if not _close(plan.totals.cost_usd, inputs.budget_usd):
-            problems.append(
-                f"budget: costs {plan.totals.cost_usd:.2f} $ > budget {inputs.budget_usd:.2f} $"
-            )
+        cost, budget = plan.totals.cost_usd, inputs.budget_usd
+        if cost > budget + LIMIT_RTOL * abs(budget):  # as the solver holds it, not LOAD_TOLERANCE
+            problems.append(f"budget: costs {cost:.10g} $ > budget {budget:.10g} $")
     return problems
 
 

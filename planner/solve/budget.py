@@ -21,6 +21,7 @@ from dataclasses import replace
 from planner.inputs import Objective, PlanningInputs
 from planner.result import Plan, PlanStatus, SolveInfo
 from planner.solve.accounting import plan_from, relative_gap
+from planner.solve.advice import usd_up
 from planner.solve.milp import RawSolution
 
 
@@ -50,7 +51,7 @@ def budget_outcome(
     message = (
         f"budget: every plan within the other limits costs at least {usd(bound)} $, above the "
         f"budget of {usd(inputs.budget_usd)} $ (a valid lower bound, proven by the solver); "
-        f"the cheapest plan found costs {usd(totals.cost_usd)} $ (raise budget_usd to at least "
+        f"the cheapest plan found costs {usd_up(totals.cost_usd)} $ (raise budget_usd to at least "
         "that)"
     )
     info = SolveInfo(seconds, None, None, None, cheapest.solve.solver, (message,))

@@ -268,7 +268,7 @@ def _fix(within: WithinInventory, free_kw: float) -> str:
             f"power_cap_kw to {enough}, or add inventory{free})"
         )
     return (
-        f" (raise power_cap_kw to at least {within.bound_kw:,.6g} — whole replicas may need "
+        f" (raise power_cap_kw to at least {_enough(within.bound_kw)} — whole replicas may need "
         f"more — or add inventory{free})"
     )
 

@@ -303,6 +303,7 @@ def single_deployment_replicas(
     replicas plus k whole units (fewer leave, after losing k full units, less than the peak);
     more never help cover it."""
     need = math.ceil(peak / cap)
-    if need > 0:
+    if peak > 0:  # at least one, also where peak / cap underflows to 0
+        need = max(need, 1)
         need += k * per_unit
     return max(need, min_replicas)

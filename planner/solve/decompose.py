@@ -41,7 +41,7 @@ from planner.solve.coefficients import relief_rates, replica_limit
 from planner.solve.failover import CAPACITY_RTOL, repaired, survives
 from planner.solve.hull import Hulls
 from planner.solve.minorant import minorants
-from planner.solve.routing import RouteCache
+from planner.solve.routing import RouteCache, load_slack
 from planner.solve.screen import make_pairs
 from planner.solve.search import SearchBlock
 
@@ -184,7 +184,7 @@ def _curves(
 
 def covers(block: ModelBlock, n: IntArray) -> bool:
     """True when replica vector *n* carries the peak load, with its failover losses if any."""
-    tol = CAPACITY_RTOL * max(1.0, block.peak)
+    tol = load_slack(block.peak)
     if not block.failover_k:
         return float(n @ block.cap) >= block.peak - tol
     return bool(survives(block.cap, block.per_unit, block.failover_k, block.peak, n)[0])
@@ -321,7 +321,7 @@ def merit_replicas(
     """
     peak = block.peak
     rmin = block.demand.min_replicas
-    tol = CAPACITY_RTOL * max(1.0, peak)
+    tol = load_slack(peak)
     c = np.zeros(1)
     cnt = np.zeros(1, dtype=np.int64)
     cost = np.zeros(1)
@@ -329,7 +329,9 @@ def merit_replicas(
     active = np.flatnonzero(block.ub > 0).tolist()  # the others: only n = 0, states unchanged
     for k in active:
         cap = float(block.cap[k])
-        need = np.ceil(np.maximum(peak - tol - c, 0.0) / cap - CAPACITY_RTOL).astype(np.int64)
+        left = np.maximum(peak - tol - c, 0.0)
+        need = np.ceil(left / cap * (1 - CAPACITY_RTOL)).astype(np.int64)
+        need = np.where(left > 0, np.maximum(need, 1), need)  # left / cap may underflow
         nmax = np.minimum(np.maximum(need, rmin - cnt), int(block.ub[k]))
         nmax = np.maximum(nmax, 0)
         counts = nmax + 1

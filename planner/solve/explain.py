@@ -19,10 +19,11 @@ from planner.inputs import MAX_REPLICAS_PER_CANDIDATE, Objective, PlanningInputs
 from planner.inputs.candidate import STOCK_SEPARATOR
 from planner.layouts import held_note
 from planner.result import Plan, PlanStatus
+from planner.solve.advice import apart_up
 from planner.solve.milp import FAMILIES, MilpModel, RawSolution, build_model, run_solver
 from planner.solve.milp_regions import REGION_CAP
 from planner.solve.unserved import no_candidate_messages, unserved_reasons
-from planner.text import apart, kw_apart
+from planner.text import kw_apart
 
 __all__ = ["no_candidate_messages", "unserved_reasons"]  # re-exported (module doc)
 
@@ -69,7 +70,7 @@ def _slack_messages(mm: MilpModel, raw: RawSolution, *, joint: bool = False) -> 
                 plan = "the loosened plan" if joint else f"the cheapest plan {within}"
                 if not proven and not joint:
                     plan = f"the cheapest plan found {within}"
-                cost, budget = apart(limit + value, limit, 2)
+                cost, budget = apart_up(limit + value, limit, 2)
                 messages.append(
                     f"budget: {plan} costs {cost} $, budget is {budget} ${'' if joint else least}"
                 )
@@ -168,7 +169,7 @@ def _budget_message(inputs: PlanningInputs, solve: Solver) -> str | None:
     if cost <= inputs.budget_usd * (1 + 1e-9):
         return None
     proven = cheapest.status == PlanStatus.OPTIMAL
-    shown, budget = apart(cost, inputs.budget_usd, 2)
+    shown, budget = apart_up(cost, inputs.budget_usd, 2)
     what = "costs" if proven else "found costs"
     bound = cheapest.solve.bound
     floor = "" if proven or bound is None else f" (every one costs at least {bound:,.2f} $)"

@@ -40,12 +40,13 @@ import numpy as np
 import numpy.typing as npt
 
 from planner.inputs import Candidate, PlanningInputs, surviving_capacity
+from planner.solve.routing import LOAD_TOL, load_slack
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-CAPACITY_RTOL = 1e-9
+CAPACITY_RTOL = LOAD_TOL
 """Capacity within this relative distance of the peak counts as covering it."""
 
 
@@ -65,7 +66,7 @@ def survives(
     cap: FloatArray, per_unit: IntArray, k: int, peak: float, rows: npt.ArrayLike
 ) -> BoolArray:
     """Per replica vector (row): its capacity left after the worst k losses carries *peak*."""
-    tol = CAPACITY_RTOL * max(1.0, peak)
+    tol = load_slack(peak)
     left: BoolArray = surviving_capacity(cap, per_unit, k, rows) >= peak - tol
     return left
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.result import LIMIT_RTOL
 from planner.solve.columns import Column, Decomposition
 from planner.solve.decompose import FloatArray
 
@@ -22,6 +23,10 @@ LP_GAP_FRACTION = 0.25
 """Column generation stops when master LP and bound are this fraction of the target apart."""
 MIN_SCIP_S = 1.0
 """Seconds a master MILP that must find the plan gets even when the time limit is (nearly) up."""
+BUDGET_RESOLVES = 3
+"""Re-solves of the master MILP with its budget row lowered by the overspend, when SCIP's
+feasibility tolerance (about 1e-6 of the row) let through columns above the budget beyond
+:data:`~planner.result.LIMIT_RTOL`; past them no plan is returned."""
 
 
 @dataclass(frozen=True)
@@ -184,14 +189,27 @@ def master_milp(
     params.SetDoubleParam(
         params.RELATIVE_MIP_GAP, LP_GAP_FRACTION * inputs.relative_gap if gap is None else gap
     )
-    code = s.Solve(params)
-    if code == pywraplp.Solver.INFEASIBLE:
-        return [], math.inf
-    if code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
-        return None
-    chosen = [
-        col for col, var in zip(master.columns, pick, strict=True) if var.solution_value() > 0.5
-    ]
-    if len(chosen) != dec.groups:
-        return None
-    return sorted(chosen, key=lambda col: col.block), s.Objective().BestBound()
+    for _ in range(BUDGET_RESOLVES + 1):
+        code = s.Solve(params)
+        if code == pywraplp.Solver.INFEASIBLE:
+            return [], math.inf
+        if code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+            return None
+        chosen = [
+            col for col, var in zip(master.columns, pick, strict=True) if var.solution_value() > 0.5
+        ]
+        if len(chosen) != dec.groups:
+            return None
+        over = over_budget(chosen, inputs.budget_usd)
+        if not over:
+            return sorted(chosen, key=lambda col: col.block), s.Objective().BestBound()
+        rows.budget[0].SetUb(rows.budget[0].ub() - over)  # past SCIP's feasibility tolerance
+    return None
+
+
+def over_budget(chosen: list[Column], budget: float | None) -> float:
+    """How far the columns *chosen* spend above *budget* beyond :data:`LIMIT_RTOL` (0 within)."""
+    if budget is None:
+        return 0.0
+    spent = math.fsum(col.budget_usd for col in chosen)
+    return spent - budget if spent > budget + LIMIT_RTOL * abs(budget) else 0.0

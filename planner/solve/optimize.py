@@ -52,6 +52,7 @@ from dataclasses import dataclass, replace
 from planner.inputs import Candidate, PlanningInputs
 from planner.result import BaselineResult, Plan, PlanStatus, SolveInfo
 from planner.solve.accounting import plan_from, relative_gap
+from planner.solve.advice import raise_to
 from planner.solve.baselines import BaselineSpec, baseline_specs
 from planner.solve.budget import budget_outcome
 from planner.solve.cap_curves import curve_cap_messages
@@ -235,10 +236,11 @@ def _power_cap_proof(
     if least is None or least[1] <= inputs.power_cap_kw * (1 + 1e-9):
         return None
     period, kw = least
+    enough, cap = raise_to(kw, inputs.power_cap_kw)
     message = (
         f"power cap: in period {period} every plan draws at least {kw:,.6g} kW facility power "
         f"(a valid lower bound: each model's least power, exact on its curves), above the cap "
-        f"of {inputs.power_cap_kw:g} kW (raise power_cap_kw to at least {kw:,.6g})"
+        f"of {cap} kW (raise power_cap_kw to at least {enough})"
     )
     seconds = time.perf_counter() - start
     return Plan(

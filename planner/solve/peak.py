@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.solve.advice import raise_to
 from planner.solve.columns import Column, Decomposition
 from planner.solve.decompose import FloatArray
 from planner.solve.pricing import round_column
@@ -144,10 +145,11 @@ def least_peak(
 
 
 def peak_message(bound_kw: float, cap_kw: float) -> str:
-    """The proof of :func:`least_peak` in words."""
+    """The proof of :func:`least_peak` in words (the cap to raise to rounded up)."""
+    enough, cap = raise_to(bound_kw, cap_kw)
     return (
         f"power cap: every plan draws at least {bound_kw:,.6g} kW facility power in its busiest "
         f"period (a valid lower bound: the least power of each model on its curves, the periods "
-        f"weighted by the column generation's duals), above the cap of {cap_kw:g} kW (raise "
-        f"power_cap_kw to at least {bound_kw:,.6g})"
+        f"weighted by the column generation's duals), above the cap of {cap} kW (raise "
+        f"power_cap_kw to at least {enough})"
     )

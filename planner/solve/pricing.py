@@ -27,10 +27,10 @@ from planner.solve.decompose import (
     merit_replicas,
     search_block,
 )
-from planner.solve.failover import CAPACITY_RTOL
 from planner.solve.interp import interp_rows
 from planner.solve.lagrange import lagrangian_bound, relaxation
-from planner.solve.search import MAX_EVALUATIONS, SEARCH_TOL, Found, cheapest, screen, within
+from planner.solve.routing import load_slack
+from planner.solve.search import MAX_EVALUATIONS, Found, cheapest, screen, within
 
 
 def price_block(
@@ -102,7 +102,7 @@ def _alone(
     if kept.size == 1:  # the search's counts of it: none above start's, none below that covers
         j = int(kept[0])
         fewer = int(start[j]) - 1
-        tol = SEARCH_TOL * max(1.0, block.peak)
+        tol = load_slack(block.peak)
         if bounds[j] > start[j] or (
             fewer >= block.demand.min_replicas and fewer * block.cap[j] >= block.peak - tol
         ):
@@ -118,7 +118,7 @@ def _with_lagrangian(
     deadline: float | None = None,
 ) -> Found:
     """*found* with the larger of its bound and the Lagrangian one (:mod:`.lagrange`)."""
-    need = block.peak - CAPACITY_RTOL * max(1.0, block.peak)
+    need = block.peak - load_slack(block.peak)
     if block.failover_k and need > 0:
         need += block.failover_k * float(block.cap.min())
     sb = search_block(block)
@@ -151,6 +151,8 @@ def _singles(block: ModelBlock) -> tuple[IntArray, FloatArray, npt.NDArray[np.bo
     k = block.failover_k
     # single_deployment_replicas of every candidate at once (the same arithmetic)
     counts = np.ceil(block.peak / block.cap).astype(np.int64)
+    if block.peak > 0:  # at least one, also where peak / cap underflows to 0
+        counts = np.maximum(counts, 1)
     if k:
         counts = np.where(counts > 0, counts + k * block.per_unit, counts)
     counts = np.maximum(counts, block.demand.min_replicas)

@@ -37,11 +37,18 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-LOAD_TOL = 1e-9
-"""Relative load tolerance (a load within this of a capacity counts as fitting)."""
+LOAD_TOL = 1e-12
+"""Relative load tolerance: a load within this fraction of a capacity counts as fitting (float
+round-off of the routing arithmetic only; relative to the load itself, so a positive load never
+fits in no capacity). Every capacity-covers-load test of the solve uses :func:`load_slack`."""
 VECTOR_COMBOS = 4096
 """Breakpoint combinations of the non-free deployments enumerated at once for all periods;
 above this the combinations are built deployment by deployment with Pareto pruning."""
+
+
+def load_slack(load: float) -> float:
+    """How far below *load* (req/s) a capacity may fall and still count as covering it."""
+    return LOAD_TOL * abs(load)
 
 
 @dataclass(frozen=True)
@@ -134,7 +141,7 @@ def route(
     out_loads = np.zeros((k_all, periods))
     support = np.flatnonzero(n > 0).tolist()
     total_cap = float(sum(n[k] * cap[k] for k in support))
-    tol = LOAD_TOL * max(1.0, float(loads.max()) if periods else 1.0)
+    tol = load_slack(float(loads.max())) if periods else 0.0
     if periods and float(loads.max()) > total_cap + tol:
         raise ValueError(f"capacity {total_cap:g} req/s below the load {float(loads.max()):g}")
     if not support:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from planner.solve.routing import load_slack
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 CHEAP_RTOL = 1e-12
@@ -132,7 +134,7 @@ def screened_bounds(
     none), every (candidate, count) pair of *pairs* at once. With watt prices >= 0 the pairs
     whose ``LB`` with ``s_j·L_t`` in place of ``q_j(L_t; m)`` (never larger) is above *limit*
     are out before their ``q`` is computed: the same answer."""
-    tol = 1e-9 * max(1.0, peak)
+    tol = load_slack(peak)
     ratio = np.where(cap > 0, price_n / np.maximum(cap, 1e-300), np.inf)
     k, m = pairs.candidate, pairs.count.astype(np.float64)
     left = np.maximum(peak - tol - pairs.kept, 0.0)

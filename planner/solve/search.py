@@ -56,7 +56,7 @@ import numpy as np
 from planner.solve.failover import merge_units
 from planner.solve.hull import Hulls, hull_watts
 from planner.solve.lagrange import Relaxation, cover_floors, floor_of, relaxation
-from planner.solve.routing import FloatArray, IntArray
+from planner.solve.routing import LOAD_TOL, FloatArray, IntArray, load_slack
 from planner.solve.screen import Pairs, screened_bounds
 
 WattsOf = Callable[[IntArray], FloatArray]
@@ -72,7 +72,7 @@ HULL_CHUNK = 64
 """Rows whose hull bound :func:`cheapest` computes at once."""
 RC_TOL = 1e-9
 """Relative slack on thresholds (vectors this close to a threshold are kept)."""
-SEARCH_TOL = 1e-9
+SEARCH_TOL = LOAD_TOL
 """Relative slack of the peak cover (a vector this close below the peak covers it)."""
 
 
@@ -165,7 +165,7 @@ def _complete(
     unit = sb.per_unit[order] if fail_k else sb.per_unit
     cap, ub, q_k, p_n = sb.cap[order], bounds[order], sb.least_w[order], price_n[order]
     k_all = cap.size
-    tol = SEARCH_TOL * max(1.0, sb.peak)
+    tol = load_slack(sb.peak)
     ratio = np.where(cap > 0, p_n / np.maximum(cap, 1e-300), np.inf)
     suf_ratio = _suffix_min(ratio)
     suf_price = _suffix_min(p_n)
