@@ -282,6 +282,7 @@ def test_option_text_replaces_whole_field_paths_only() -> None:
     assert option_text("max_input_tokens_x") == "max_input_tokens_x"
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_predict_at_a_poisson_load() -> None:
     args = ["predict", "--model", LLAMA_8B, "--gpu", "A30", "--input-tokens", "1024"]
     result = _invoke(*args, "--requests-per-s", "0.33", "--format", "json")
@@ -297,6 +298,7 @@ def test_predict_at_a_poisson_load() -> None:
     assert "--requests-per-s: 500 is more than one replica carries" in str(too_much.exception)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_predict_takes_a_stated_layout() -> None:
     """The single form takes the batch contract's layout columns as options: DeepSeek-V3 at 600
     running sequences of 4,096 + 1,024 tokens on 8 H200 does not fit at TP 8 (eight copies of the

@@ -58,6 +58,7 @@ def _wattgpu(env_extra: dict[str, str], *args: str) -> subprocess.CompletedProce
 _SLOW = pytest.mark.slow
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize(
     "given",
     [
@@ -82,6 +83,7 @@ def test_an_unusable_pool_size_is_one_line_and_exit_1(given: str) -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize(
     "given", [" 2 ", pytest.param("1", marks=_SLOW), pytest.param("32", marks=_SLOW)]
 )

@@ -101,6 +101,7 @@ def test_every_measured_disaggregated_row_is_read(measured: pl.DataFrame) -> Non
     assert read.height and (read["prefill_tp"] > 1).all() and not read["workers_stated"].any()
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.shared_data
 def test_every_measured_disaggregated_row_is_predicted(
     measured: pl.DataFrame, predictor: Predictor

@@ -124,6 +124,7 @@ def _strip(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_report_from_saved_plan_equals_report_from_scenario(
     scenario_file: Path, plan_json: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -58,6 +58,7 @@ def _grid(
     ]
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_a_valid_configuration_is_one_its_engine_runs_over_the_whole_catalog(
     catalog: Catalog,
 ) -> None:
@@ -151,6 +152,7 @@ def test_predict_refuses_what_the_engine_does_not_run_one_line_each(tmp_path: Pa
     assert all("\n" not in e for e in errors)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_every_measured_configuration_runs_on_its_engine(
     measurements_dir: Path, catalog: Catalog
 ) -> None:

@@ -208,6 +208,7 @@ def test_big_scenario_file_is_refused_before_parsing(tmp_path: Path) -> None:
     assert_clean_error(run_cli("validate", str(big)), str(big), "MiB limit")
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_dev_zero_is_refused_without_reading(tmp_path: Path) -> None:
     result = run_bounded("validate", "/dev/zero", cwd=tmp_path, timeout_s=60)
     assert_clean_error(result, "/dev/zero", "device")
@@ -490,6 +491,7 @@ IMPORT_CASES: list[tuple[str, Any, list[str], str]] = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize(
     ("config", "extra", "text"), [c[1:] for c in IMPORT_CASES], ids=[c[0] for c in IMPORT_CASES]
 )

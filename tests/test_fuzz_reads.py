@@ -158,6 +158,7 @@ numbers = st.from_regex(
 )
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(number=numbers | st.floats().map(repr) | st.floats().map(lambda x: f"{x:.17e}"))
 def test_fast_json_parser_rounds_every_number_as_the_standard_library(number: str) -> None:
@@ -324,6 +325,7 @@ def _int_columns(schema: Any) -> list[str]:
     return [c.name for c in schema.columns if c.kind == "int"]
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize(
     ("schema", "column"),
     [(GPU_SCHEMA, c) for c in _int_columns(GPU_SCHEMA)]

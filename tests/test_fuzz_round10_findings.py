@@ -193,6 +193,7 @@ models:
 """
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_tp16_replicas_are_counted_in_whole_nvl72_racks(tmp_path: Path) -> None:
     # a 72-GPU NVLink domain holds 4 replicas of TP 16 (a TP group never crosses racks), so each
     # replica takes 18 of a rack's GPUs; the racks the load needs serve it and one fewer cannot

@@ -147,6 +147,7 @@ def _plan(folder: Path, gpu: str) -> dict[str, Any]:
     return plan
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_a_gpu_with_more_memory_is_planned_no_worse(tmp_path: Path) -> None:
     """X-H100 is H100 with twice the memory: it fits Llama-3.1-70B on one GPU, and met the SLA
     on 2 × TP 2 (20,214 kWh), never trying the TP 4 that serves best on H100 (18,125 kWh)."""

@@ -30,6 +30,7 @@ models:
 """
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_a_budget_message_quotes_the_least_cost_on_the_power_curves(tmp_path: Path) -> None:
     """Round 16c: the message quoted the least-slope (linear) model's cheapest plan, 69,545.61 $,
     0.3 % under the true 69,770.26 $; a budget between the two then read "no limit can be

@@ -35,6 +35,7 @@ def _predict(tmp_path: Path, text: str) -> pl.DataFrame:
     return pl.read_csv(out, infer_schema=False)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_the_rate_keeps_its_place_among_the_input_columns(tmp_path: Path) -> None:
     out = _predict(
         tmp_path, f"model,gpu,pipeline_parallel,requests_per_s,note\n{LLAMA},H100,,1,a\n"

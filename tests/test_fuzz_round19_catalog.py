@@ -131,6 +131,7 @@ def test_scale_out_unit_mistakes_are_refused(tmp_path: Path, column: str, value:
     )
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_a_16_gpu_node_gets_the_16_gpu_replica_the_8_gpu_node_needs_two_nodes_for(
     tmp_path: Path,
 ) -> None:

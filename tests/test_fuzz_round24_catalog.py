@@ -90,6 +90,7 @@ def _llm_catalog(directory: Path, model_id: str, num_layers: str = "32") -> Path
 
 
 # F2: a bidirectional override in an id or alias
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize("char", BIDI)
 @pytest.mark.parametrize("column", ["id", "aliases"])
 def test_a_gpu_id_or_alias_with_a_bidirectional_override_is_refused(

@@ -248,6 +248,7 @@ def _report(tmp_path: Path, scenario: Path, fmt: str) -> str:
     return out.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_embodied_is_excluded_from_the_boundary_when_a_planned_gpu_has_no_figure(
     tmp_path: Path,
 ) -> None:

@@ -110,6 +110,7 @@ def test_maverick_on_gb200_takes_tp40_in_one_rack_before_two_racks(
     assert plan["totals"]["energy_kwh"] < 250_000
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_l405_misses_the_sla_only_among_the_layouts_tried_and_says_how_to_state_tp16(
     tmp_path: Path,
 ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from predictors.api import Predictor
 from predictors.catalog.context_window import context_tokens, is_encoder_decoder
@@ -71,6 +72,7 @@ def test_a_scenario_entry_of_an_encoder_decoder_model(tmp_path: Path) -> None:
     ), bad.err
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_no_measured_configuration_exceeds_its_context(measurements_dir: Path) -> None:
     from predictors.catalog.store import load_catalog
     from predictors.measurements import load_measurements

@@ -156,6 +156,7 @@ def test_wattgpu_sweep_md_escapes_names(folder: Path, tmp_path: Path) -> None:
     assert "<script" not in text and f"Sweep: {md_text(NAME)}" in text
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_the_html_sweep_section_shows_the_name_itself_escaped_once(
     folder: Path, tmp_path: Path
 ) -> None:

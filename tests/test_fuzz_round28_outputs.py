@@ -51,6 +51,7 @@ def _economics(text: str) -> str:
 # --- #3: a regions plan's header states the fleet's effective economics ----------------------
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_a_regions_plan_header_states_the_effective_figures_of_report_and_forecast() -> None:
     fc = _json("report", str(REGIONS))["forecast"]
     assert fc["effective_site_figures"] is True
@@ -78,6 +79,7 @@ def test_a_regions_plan_without_energy_calls_its_header_figures_defaults() -> No
     assert _economics(result.out).startswith(want)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_a_single_site_plan_header_is_unchanged() -> None:
     result = run_cli("plan", str(EU), "--format", "md")
     assert result.code == 0, result.err

@@ -65,6 +65,7 @@ def _refused(folder: Path, data: dict[str, Any], line: str) -> None:
     one_error_line(run_cli("diff", str(plan), str(plan)), f"{plan}: {line}", FIX)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize("name", [DISAGG, "enterprise-fleet", "eu-power-cap-carbon", PAPER])
 def test_every_bundled_plan_checks_clean(bundled: BundledRuns, name: str) -> None:
     assert plan_problems(_data(bundled, name)) == []

@@ -4,6 +4,9 @@ refused by the row check as "must be a positive number (or empty)"."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from tests.cli_runner import run_cli
@@ -23,3 +26,38 @@ def test_a_non_finite_rate_names_the_range() -> None:
     result = run_cli(*BASE, "--requests-per-s=nan")
     assert result.code != 0
     assert "give a number above 0" in result.err
+
+
+# --- inputs protected from outputs, in a long-lived process ------------------------------------
+
+
+def test_a_reused_inode_is_not_taken_for_a_deleted_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registry kept the (device, inode) of every input a process read; once an input was
+    deleted the file system could give its inode to a new file, which was then refused as "the
+    input file" (a flaky ``predict -o out.csv`` in the test workers)."""
+    from predictors.core import output
+
+    gone, fresh = tmp_path / "input.csv", tmp_path / "out.csv"
+    fresh.write_text("x\n", encoding="utf-8")
+    st = os.stat(fresh)
+    monkeypatch.setattr(output, "_PROTECTED", set())
+    monkeypatch.setattr(output, "_PROTECTED_FILES", {(st.st_dev, st.st_ino): gone})
+    output._check_not_protected(fresh, "--output")  # the input that had the inode is gone
+
+
+def test_a_hard_link_to_a_protected_input_is_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from predictors.core import output
+    from predictors.core.errors import WattgpuError
+
+    source, link = tmp_path / "gpus.csv", tmp_path / "link.csv"
+    source.write_text("id\n", encoding="utf-8")
+    os.link(source, link)
+    monkeypatch.setattr(output, "_PROTECTED", set())
+    monkeypatch.setattr(output, "_PROTECTED_FILES", {})
+    output.protect_inputs([source])
+    with pytest.raises(WattgpuError, match="is the input file"):
+        output._check_not_protected(link, "--output")

@@ -37,6 +37,7 @@ def _plan(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
     return result.code, json.loads(out.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize("load", [1e-9, 1e-12, 5e-324])
 def test_1_a_tiny_load_gets_a_replica(tmp_path: Path, load: float) -> None:
     code, plan = _plan(
@@ -80,6 +81,7 @@ def test_2_the_figures_given_as_the_fix_round_up() -> None:
     assert usd_up(12.341) == "12.35" and usd_up(0.30847) == "0.309"
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_2_following_the_budget_message_restores_a_plan(tmp_path: Path) -> None:
     periods = ("--set", "models[0].load.requests_per_s=null")
     args = (
@@ -100,6 +102,7 @@ def test_2_following_the_budget_message_restores_a_plan(tmp_path: Path) -> None:
     assert code == 0 and plan["status"] == "optimal"
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_3_the_budget_holds_to_1e9_relative(tmp_path: Path) -> None:
     args = (
         *ONE_TP,

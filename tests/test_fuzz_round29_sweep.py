@@ -100,6 +100,7 @@ def test_a_share_just_above_a_count_needs_the_next_draw() -> None:
             assert aggregate.least_draws(p, n) == _old_least(p, n)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_the_command_states_one_draw_for_a_tiny_share() -> None:
     args = ("--draws", "4", "--choose", "robust", "--sla-probability", "1e-13", "-f", "json")
     result = run_cli("sweep", PAPER, *args)

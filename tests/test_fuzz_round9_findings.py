@@ -112,6 +112,7 @@ models:
 """
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_limits_needed_together_are_named_as_such(tmp_path: Path) -> None:
     result, out = plan_text(tmp_path, JOINT)
     path = tmp_path / "scenario.yaml"

@@ -68,6 +68,7 @@ def test_another_predictor_or_grid_is_predicted_afresh_with_the_same_numbers(
     assert len(counted) == 3 * asked
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_the_reuse_holds_a_few_grids_only(predictor: Predictor, counted: list[int]) -> None:
     one = ROWS.head(1)
     for tokens in range(100, 100 + 10 * (grid_module._RECENT_SIZE + 1), 10):

@@ -113,6 +113,7 @@ def test_a_header_name_over_the_csv_field_limit_is_no_internal_error(tmp_path: P
 # --- predict --input: control characters ---------------------------------------------------------
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize(
     ("column", "char"),
     [

@@ -296,6 +296,7 @@ def test_adding_a_node_is_bounded_by_its_communication(
     check_adding_a_node(predictor, grid)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_a_faster_fabric_never_slows_a_replica(predictor: Predictor, grid: pl.DataFrame) -> None:
     check_faster_fabric(predictor, grid)
 

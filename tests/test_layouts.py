@@ -151,6 +151,7 @@ def coverage_rows(cat: Catalog) -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_catalog_coverage_of_replicas_up_to_eight_nodes_or_two_racks(cat: Catalog) -> None:
     """Every catalog LLM × GPU pair whose weights (checkpoint precision) fit the largest replica
     has a valid configuration that fits memory at batch 1; the others are refused because the

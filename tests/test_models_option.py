@@ -40,6 +40,7 @@ def _itl_s(*args: str) -> float:
     return float(json.loads(result.out)["itl_s"])
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_predict_uses_the_given_model_directory(
     slower_models: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

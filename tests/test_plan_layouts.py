@@ -177,6 +177,7 @@ def _two(tmp_path: Path, **h200: Any) -> Path:
     )
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_plan_chooses_one_or_two_nodes_by_objective_and_inventory(
     predictor: Predictor, tmp_path: Path
 ) -> None:

@@ -200,6 +200,7 @@ def _objective(*overrides: str, name: str = "eu-power-cap-carbon") -> tuple[Plan
     return plan, keys
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_one_region_like_the_top_level_plans_the_same_fleet() -> None:
     """A scenario whose one region repeats the top-level fields (the cap moved into it) plans
     the same fleet at the same objective as the scenario without regions."""

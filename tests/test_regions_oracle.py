@@ -166,6 +166,7 @@ def _check(inputs: PlanningInputs) -> Any:
     return plan
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize("seed", range(8))
 def test_two_regions_match_the_oracle(seed: int) -> None:
     """Free placement, then each region's power cap below what the optimum draws there (the

@@ -224,6 +224,7 @@ def test_gpu_mix_none_without_gpus(report_doc: ReportDocument) -> None:
     assert gpu_mix(report_doc.model_copy(update={"headline": headline})) is None
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 def test_cli_report_json_and_what_if(scenario_file: Path) -> None:
     runner = CliRunner()
     base = runner.invoke(

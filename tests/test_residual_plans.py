@@ -72,6 +72,7 @@ def _keeps_rows(dec: Decomposition, plan: list[Column]) -> None:
         assert sum(col.budget_usd for col in plan) <= inputs.budget_usd * (1 + 1e-9)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize("seed", range(6))
 def test_every_greedy_plan_keeps_every_linking_row(seed: int) -> None:
     found = 0

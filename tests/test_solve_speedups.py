@@ -72,6 +72,7 @@ def test_hull_watts_stay_below_exact_routing(seed: int, convex: bool) -> None:
             assert bound == pytest.approx(exact, rel=1e-9, abs=1e-9)
 
 
+@pytest.mark.slow  # measured among the slowest of the default run (round 29)
 @pytest.mark.parametrize("seed", range(30))
 def test_search_with_the_hull_bound_finds_the_brute_force_optimum(seed: int) -> None:
     rng = random.Random(1300 + seed)

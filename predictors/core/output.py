@@ -56,7 +56,10 @@ def _resolved(path: Path) -> Path | None:
 #: resolved paths, and the (device, inode) of those that exist (a hard link to one), so that a
 #: write looks each up once however many catalogs the process has read.
 _PROTECTED: set[Path] = set()
-_PROTECTED_FILES: set[tuple[int, int]] = set()
+#: (device, inode) -> the protected path that had it, so that an inode the file system gave to a
+#: new file after the input was deleted is not taken for the input (fuzz round 29: a long-lived
+#: process refused a fresh ``out.csv`` as "the input file").
+_PROTECTED_FILES: dict[tuple[int, int], Path] = {}
 
 
 def protect_inputs(paths: Iterable[Path]) -> None:
@@ -68,7 +71,7 @@ def protect_inputs(paths: Iterable[Path]) -> None:
         _PROTECTED.add(resolved)
         with contextlib.suppress(OSError):
             st = os.stat(resolved)
-            _PROTECTED_FILES.add((st.st_dev, st.st_ino))
+            _PROTECTED_FILES[(st.st_dev, st.st_ino)] = resolved
 
 
 def _check_not_protected(target: Path, option: str) -> None:
@@ -78,7 +81,10 @@ def _check_not_protected(target: Path, option: str) -> None:
     if not found:
         with contextlib.suppress(OSError):
             st = os.stat(target)
-            found = (st.st_dev, st.st_ino) in _PROTECTED_FILES
+            key = (st.st_dev, st.st_ino)
+            if key in _PROTECTED_FILES:
+                held = os.stat(_PROTECTED_FILES[key])  # still that file: a hard link to it
+                found = (held.st_dev, held.st_ino) == key
     if found:
         raise WattgpuError(
             f"{option} {target}: is the input file {resolved or target} — write to another path"
