@@ -38,6 +38,11 @@ LIMIT_RTOL = 1e-9
 """Relative tolerance to which a plan holds the budget (and the solver the power cap)."""
 
 
+def over_limit(value: float, limit: float) -> float:
+    """How far *value* lies above *limit* beyond :data:`LIMIT_RTOL` of it (0 within)."""
+    return value - limit if value > limit + LIMIT_RTOL * abs(limit) else 0.0
+
+
 class PlanStatus(StrEnum):
     """Outcome of a solve."""
 
@@ -341,7 +346,7 @@ def _fleet_problems(plan: Plan, inputs: PlanningInputs, tally: _Tally) -> list[s
             problems.append(f"regions[{name}]: placed in {sorted(regions)}, not in one region")
     if inputs.budget_usd is not None and plan.totals is not None:
         cost, budget = plan.totals.cost_usd, inputs.budget_usd
-        if cost > budget + LIMIT_RTOL * abs(budget):  # as the solver holds it, not LOAD_TOLERANCE
+        if over_limit(cost, budget):  # as the solver holds it, not LOAD_TOLERANCE
             problems.append(f"budget: costs {cost:.10g} $ > budget {budget:.10g} $")
     return problems
 

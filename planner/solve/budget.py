@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from planner.inputs import Objective, PlanningInputs
-from planner.result import Plan, PlanStatus, SolveInfo
+from planner.result import Plan, PlanStatus, SolveInfo, over_limit
 from planner.solve.accounting import plan_from, relative_gap
 from planner.solve.advice import usd_up
 from planner.solve.milp import RawSolution
@@ -44,9 +44,9 @@ def budget_outcome(
     totals = cheapest.totals
     if totals is None or not cheapest.has_solution:
         return None
-    if totals.cost_usd <= inputs.budget_usd * (1 + 1e-9):
+    if not over_limit(totals.cost_usd, inputs.budget_usd):
         return _within_budget(inputs, cheapest, start, solve)
-    if bound is None or bound <= inputs.budget_usd * (1 + 1e-9):
+    if bound is None or not over_limit(bound, inputs.budget_usd):
         return None
     message = (
         f"budget: every plan within the other limits costs at least {usd(bound)} $, above the "
@@ -71,7 +71,7 @@ def _within_budget(
     keeps = (
         free.has_solution
         and free.totals is not None
-        and free.totals.cost_usd <= budget * (1 + 1e-9)
+        and not over_limit(free.totals.cost_usd, budget)
     )
     bound = free.solve.bound if free.status != PlanStatus.INFEASIBLE else None
     chosen = free if keeps else cheapest

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.result import LIMIT_RTOL
+from planner.result import over_limit
 from planner.solve.columns import Column, Decomposition
 from planner.solve.decompose import FloatArray
 
@@ -208,8 +208,5 @@ def master_milp(
 
 
 def over_budget(chosen: list[Column], budget: float | None) -> float:
-    """How far the columns *chosen* spend above *budget* beyond :data:`LIMIT_RTOL` (0 within)."""
-    if budget is None:
-        return 0.0
-    spent = math.fsum(col.budget_usd for col in chosen)
-    return spent - budget if spent > budget + LIMIT_RTOL * abs(budget) else 0.0
+    """How far the columns *chosen* spend above *budget* (:func:`planner.result.over_limit`)."""
+    return 0.0 if budget is None else over_limit(math.fsum(c.budget_usd for c in chosen), budget)
