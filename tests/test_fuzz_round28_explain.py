@@ -21,8 +21,8 @@ def _unproven(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every elastic re-solve ends as a time-limited one does: a solution, not proven."""
     real = explain.run_solver
 
-    def feasible_only(mm: Any) -> Any:
-        raw = real(mm)
+    def feasible_only(mm: Any, **kw: Any) -> Any:
+        raw = real(mm, **kw)
         if raw.status == PlanStatus.OPTIMAL:
             return dataclasses.replace(raw, status=PlanStatus.FEASIBLE)
         return raw

@@ -577,9 +577,10 @@ def test_explanation_re_solves_share_a_capped_budget(monkeypatch: pytest.MonkeyP
     limits: list[float] = []
     real = explain.run_solver
 
-    def spy(mm: Any) -> Any:
+    def spy(mm: Any, **kw: Any) -> Any:
         limits.append(mm.inputs.time_limit_s)
-        return real(mm)
+        assert kw == {"cpu_clock": True}  # a busy machine must not move where they stop
+        return real(mm, **kw)
 
     monkeypatch.setattr(explain, "run_solver", spy)
     monkeypatch.setattr(explain, "EXPLAIN_BUDGET_S", 3.0)

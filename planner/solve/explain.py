@@ -202,7 +202,7 @@ def inventory_alone(inputs: PlanningInputs, time_limit_s: float) -> list[str]:
         return []
     free = replace(inputs, power_cap_kw=None, budget_usd=None, time_limit_s=max(0.5, time_limit_s))
     mm = build_model(free, frozenset(["inventory"]))
-    raw = run_solver(mm)
+    raw = run_solver(mm, cpu_clock=True)
     return _slack_messages(mm, raw) if raw.status == PlanStatus.OPTIMAL else []
 
 
@@ -241,7 +241,7 @@ def explain_infeasible(inputs: PlanningInputs, solve: Solver | None = None) -> l
             messages.append(exact)  # on the power curves, not the least-slope model
             continue
         mm = build_model(inputs, frozenset([family]))
-        raw = run_solver(mm)
+        raw = run_solver(mm, cpu_clock=True)
         if raw.status in (PlanStatus.OPTIMAL, PlanStatus.FEASIBLE):
             messages.extend(_slack_messages(mm, raw))
         elif raw.status != PlanStatus.INFEASIBLE:
@@ -249,7 +249,7 @@ def explain_infeasible(inputs: PlanningInputs, solve: Solver | None = None) -> l
     if messages or not active:
         return messages or ["infeasible for an unknown reason (no limit is set)"]
     mm = build_model(inputs, frozenset(active))
-    raw = run_solver(mm)
+    raw = run_solver(mm, cpu_clock=True)
     if raw.status == PlanStatus.INFEASIBLE:  # every limit elastic: only replica counts bind
         return [
             f"{REPLICA_LIMIT_LEAD}: even with every limit relaxed the loads need more replicas "

@@ -320,16 +320,22 @@ class RawSolution:
     loads: list[tuple[float, ...]]
 
 
-def run_solver(mm: MilpModel) -> RawSolution:
-    """Solve with the inputs' time limit, threads, seed and relative gap (never asserts)."""
+def run_solver(mm: MilpModel, *, cpu_clock: bool = False) -> RawSolution:
+    """Solve with the inputs' time limit, threads, seed and relative gap (never asserts).
+
+    *cpu_clock*: the time limit counts the solver's CPU seconds, not wall seconds, so other
+    processes on the machine cannot change where it stops (the explanation re-solves of
+    :mod:`planner.solve.explain`, whose messages a sweep records: a busy machine once turned
+    "needs 73 GPUs" into "needs at most …" between two runs of the same sweep)."""
     from ortools.linear_solver import pywraplp
 
     inputs, s = mm.inputs, mm.solver
     s.SetTimeLimit(max(1, int(inputs.time_limit_s * 1000)))
     s.SetNumThreads(inputs.threads)
     if SOLVER_ID == "SCIP":
+        clock = "timing/clocktype = 1\n" if cpu_clock else ""  # SCIP: 1 CPU, 2 wall
         s.SetSolverSpecificParametersAsString(
-            f"randomization/randomseedshift = {inputs.seed}\n" + SCIP_PARAMS
+            f"randomization/randomseedshift = {inputs.seed}\n" + clock + SCIP_PARAMS
         )
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(params.RELATIVE_MIP_GAP, inputs.relative_gap)
