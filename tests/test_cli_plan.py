@@ -189,6 +189,7 @@ def test_compare_ranking_respects_by(by: str) -> None:
     assert data["request"]["region"] == "US"
 
 
+@pytest.mark.slow
 def test_compare_table_and_csv() -> None:
     result = _invoke(
         "compare",

@@ -105,6 +105,7 @@ def test_wave_ttft_rises_with_users_and_falls_with_prefill_workers(
     assert np.any(prev[ok] > 2.0 * lone[ok]), "1,024 users never queue: the check cannot fail"
 
 
+@pytest.mark.slow
 def test_the_closed_loop_rate_holds_the_users(tables: tuple[DisaggTable, DisaggTable]) -> None:
     t = tables[0]
     for n in USERS:

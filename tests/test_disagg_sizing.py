@@ -98,6 +98,7 @@ def test_decode_workers_are_the_fewest_that_hold_the_loop(case):
     assert (y > 1).any(), "no loop needed a second decode worker: the grid is too small"
 
 
+@pytest.mark.slow
 def test_prefill_workers_are_the_fewest_that_keep_up(case):
     units, one, sized, unstated = case
     pick = np.flatnonzero(unstated & one.ok)

@@ -380,6 +380,7 @@ def _json(plan: Plan) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 def test_zero_failover_plan_json_is_unchanged() -> None:
     """k = 0 (scenario default or per entry) writes the same plan JSON as no failover."""
     plain = _json(_plan())

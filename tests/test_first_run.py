@@ -146,6 +146,7 @@ def test_find_scenario_forms(empty_cwd: Path) -> None:
     assert find_scenario(elsewhere) == elsewhere
 
 
+@pytest.mark.slow
 def test_every_scenario_command_accepts_a_bundled_name(empty_cwd: Path) -> None:
     result = _invoke("plan", "paper-llama8b-low-load", "--format", "json")
     assert result.exit_code == 0, result.output
@@ -227,6 +228,7 @@ def test_user_catalog_is_honoured_by_every_command(empty_cwd: Path) -> None:
     assert _main_exit(["plan", str(scenario), "--set", "user_catalog="]) == 1
 
 
+@pytest.mark.slow
 def test_user_catalog_plan_run_carries_the_bound_predictor(
     empty_cwd: Path, predictor: Predictor
 ) -> None:
@@ -530,6 +532,7 @@ def test_progress_is_off_without_a_terminal_or_under_ci(monkeypatch: pytest.Monk
     assert not progress_enabled()
 
 
+@pytest.mark.slow
 def test_progress_never_writes_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     import time
 

@@ -79,6 +79,7 @@ json_values = st.recursive(
 
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(value=json_values, chunk=st.integers(min_value=1, max_value=7))
+@pytest.mark.slow
 def test_streaming_depth_equals_json_nesting_at_every_chunk_size(value: object, chunk: int) -> None:
     text = json.dumps(value)
     with _chunks_of(chunk):
@@ -251,6 +252,7 @@ def odd_paths(tmp_path: Path) -> dict[str, Path]:
         pytest.param("report", marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.slow
 def test_scenario_path_that_is_not_a_regular_file(
     odd_paths: dict[str, Path], kind: str, command: str, tmp_path: Path
 ) -> None:

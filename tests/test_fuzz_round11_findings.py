@@ -140,6 +140,7 @@ def test_disclosure_ranges_follow_the_band_of_each_figure_s_own_quantity(
     )
 
 
+@pytest.mark.slow
 def test_sweep_peak_power_with_regions_is_the_fleet_s(
     tmp_path: Path, planned: tuple[Path, dict[str, Any]]
 ) -> None:

@@ -49,6 +49,7 @@ def _write_gpu(tmp_path: Path, gpu: str, new_id: str, **cells: str) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_an_moe_model_with_every_expert_active_is_predicted(tmp_path: Path) -> None:
     config = {**LLAMA_8B, "num_local_experts": 8, "num_experts_per_tok": 8}
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")

@@ -113,6 +113,7 @@ def test_an_inventory_that_binds_first_is_named_not_the_replica_limit(tmp_path: 
     assert "2 are available" in messages or "has 2" in messages, messages
 
 
+@pytest.mark.slow
 def test_a_layout_is_checked_only_for_entries_whose_regions_offer_the_gpu(tmp_path: Path) -> None:
     scenario = (
         HEAD + "gpus:\n  H100-SXM5-80GB: {layouts: [{gpu_count: 32, pipeline_parallel: 2}]}\n"

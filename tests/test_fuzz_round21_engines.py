@@ -52,6 +52,7 @@ def _user_gpu(tmp_path: Path, base: str, change: dict[str, str]) -> Predictor:
     return Predictor.load(catalog=load_catalog(tmp_path))
 
 
+@pytest.mark.slow
 def test_the_generation_and_gaudi_checks_do_not_depend_on_spelling(tmp_path: Path) -> None:
     for i, arch in enumerate(("volta", "Volta GV100", "TURING")):
         folder = tmp_path / f"v{i}"

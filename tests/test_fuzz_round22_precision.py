@@ -135,6 +135,7 @@ def test_validity_applies_the_rule_only_when_given_a_precision(catalog: Catalog)
             assert (layout is None) == bool(wrong)
 
 
+@pytest.mark.slow
 def test_no_measured_configuration_is_refused_for_its_precision(
     measurements_dir: Path, catalog: Catalog
 ) -> None:
@@ -143,6 +144,7 @@ def test_no_measured_configuration_is_refused_for_its_precision(
         assert precision_support.serves(precision, catalog.gpu(gpu)), (gpu, precision)
 
 
+@pytest.mark.slow
 def test_predict_refuses_a_checkpoint_precision_the_gpu_cannot_serve() -> None:
     gpt = ("predict", "--model", "openai/gpt-oss-120b", "--gpu-count", "4", "--gpu")
     one_error_line(

@@ -243,6 +243,7 @@ def test_predict_memory_line_prints_numbers_that_differ(tmp_path: Path, memory_g
 
 
 @pytest.mark.parametrize("gpu_count", ["1", "64"])
+@pytest.mark.slow
 def test_predict_never_suggests_more_gpus_than_one_replica_holds(
     tmp_path: Path, gpu_count: str
 ) -> None:

@@ -99,6 +99,7 @@ NAMES = "model,gpu,gpu_count,engine,precision,batch_size"
         (",,fp-8", "--precision", "(did you mean: fp8"),
     ],
 )
+@pytest.mark.slow
 def test_batch_rows_with_an_unknown_engine_or_precision_get_the_did_you_mean(
     tmp_path: Path, cells: str, option: str, hint: str
 ) -> None:

@@ -124,6 +124,7 @@ def _nvl36(tmp_path: Path) -> Path:
     return _catalog(tmp_path / "unvl36", [row])
 
 
+@pytest.mark.slow
 def test_a_stated_layout_filling_an_nvl36_domain_of_8_gpu_nodes_validates_and_plans(
     tmp_path: Path,
 ) -> None:

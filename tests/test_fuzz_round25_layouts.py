@@ -96,6 +96,7 @@ def test_tp_degrees_refusals_name_the_heads_and_layouts(tmp_path: Path) -> None:
     assert "unsupported degree(s) [200]" in line and "under layouts" in line
 
 
+@pytest.mark.slow
 def test_maverick_on_gb200_takes_tp40_in_one_rack_before_two_racks(
     predictor: Predictor, tmp_path: Path
 ) -> None:

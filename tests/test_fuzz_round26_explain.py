@@ -288,6 +288,7 @@ def test_predict_takes_m_for_model() -> None:
 EU = REPO / "scenarios" / "eu-power-cap-carbon.yaml"
 
 
+@pytest.mark.slow
 def test_the_eu_examples_cap_binds_as_its_comments_say(predictor: Predictor) -> None:
     """Its uncapped, budget-free optimum peaks above the cap, at the peak its comments quote."""
     scenario = load_scenario(EU, catalog=predictor.catalog)

@@ -97,6 +97,7 @@ def test_a_whole_number_beyond_a_float_is_written_empty(tmp_path: Path) -> None:
     assert rows[2]["error"] == "" and rows[2]["power_w_per_gpu"] != ""
 
 
+@pytest.mark.slow
 def test_good_rows_are_written_as_before(tmp_path: Path, predictor: Predictor) -> None:
     good = f"model,gpu,batch_size,input_tokens\n{LLAMA},A30,8,1024.5\n{LLAMA},A30,0008,1024\n"
     huge = good + f"{LLAMA},A30,12345678901234567890,1024\n"

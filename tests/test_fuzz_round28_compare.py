@@ -14,6 +14,7 @@ from tests.cli_runner import run_cli
 pytestmark = pytest.mark.usefixtures("cached_predictor")
 
 
+@pytest.mark.slow
 def test_a_precision_no_gpu_listed_runs_is_named_not_the_sla() -> None:
     args = ["--requests-per-s", "1", "--itl-ms", "100000", "--gpus", "V100-SXM2-32GB"]
     result = run_cli("compare", "--model", "openai/gpt-oss-120b", *args)

@@ -151,6 +151,7 @@ def test_other_catalogs_keep_the_node_size_lenient_but_not_the_gpu_bound(
     ]
 
 
+@pytest.mark.slow
 def test_a_units_nodes_are_its_workers(bundled: BundledRuns) -> None:
     data = _data(bundled, DISAGG)
     _, allocated = _allocated(data, unit=True)

@@ -53,6 +53,7 @@ def test_1_a_tiny_load_gets_a_replica(tmp_path: Path, load: float) -> None:
 
 
 @pytest.mark.parametrize(("over", "replicas"), [(1, 2), (2, 3)])
+@pytest.mark.slow
 def test_1_a_load_above_the_capacity_by_1e9_needs_another_replica(
     tmp_path: Path, over: int, replicas: int
 ) -> None:

@@ -45,6 +45,7 @@ def _rows(gpu: str, rates: list[str]) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("gpu", ["H100", "GAUDI3"])
+@pytest.mark.slow
 def test_rate_row_ttft_band_is_the_lone_prompt_interval_plus_the_step(
     predictor: Predictor, gpu: str
 ) -> None:

@@ -85,6 +85,7 @@ def test_a_tco_price_above_the_bound_is_refused_not_capped() -> None:
     assert price is not None and price.usd_per_hour == pytest.approx(30_000.0 / (5 * 8760))
 
 
+@pytest.mark.slow
 def test_a_listener_that_is_no_dask_scheduler_is_one_line() -> None:
     # a real TCP listener that greets like an SSH server: dask read the banner as a frame length
     # and asked for exabytes (internal error MemoryError, exit 2)

@@ -52,6 +52,7 @@ def test_the_replica_starts_from_the_predictors_ttft_at_batch_1(predictor: Predi
     assert np.all(base > physics)
 
 
+@pytest.mark.slow
 def test_aggregated_and_disaggregated_share_the_lone_prompt_time(predictor: Predictor) -> None:
     """A disaggregated unit whose prefill worker is the replica's configuration times its
     prompt from the same ``t_1`` as the aggregated replica (the floors differ: the replica's

@@ -46,6 +46,7 @@ def test_the_card_records_every_measured_gpus_specs_as_the_catalog_gives_them() 
             assert value == (None if row[col] is None else pytest.approx(float(row[col]))), col
 
 
+@pytest.mark.slow
 def test_a_user_catalog_that_rerates_a_measured_gpu_makes_it_unmeasured(tmp_path: Path) -> None:
     assert "GPU measured   yes" in _predict(None)
     same = tmp_path / "same"

@@ -197,6 +197,7 @@ def test_plan_chooses_one_or_two_nodes_by_objective_and_inventory(
     assert a.candidate.gpu == "H100-SXM5-80GB" and a.candidate.nodes == 2
 
 
+@pytest.mark.slow
 def test_stated_layouts_take_whole_nodes_and_round_trip(
     predictor: Predictor, tmp_path: Path
 ) -> None:

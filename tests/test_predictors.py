@@ -432,6 +432,7 @@ def test_rows_predicted_in_chunks_equal_rows_predicted_at_once(
     assert whole.schema["batch_size"] == pl.Float64 and whole.schema["input_tokens"] == pl.Int64
 
 
+@pytest.mark.slow
 def test_csv_written_chunk_by_chunk_is_the_whole_result_written_at_once(
     shipped: Predictor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -467,6 +468,7 @@ def test_csv_written_chunk_by_chunk_is_the_whole_result_written_at_once(
     assert b",1," in at_once and b",1.0," not in at_once  # batch 1 beside 2.5
 
 
+@pytest.mark.slow
 def test_features_computed_only_where_read_give_the_same_predictions(shipped: Predictor) -> None:
     """``Predictor.predict`` computes only the features its estimators and domain read: the
     kept columns equal those of the full feature frame, and predicting with every feature

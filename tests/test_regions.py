@@ -213,6 +213,7 @@ def test_one_region_like_the_top_level_plans_the_same_fleet() -> None:
     )
 
 
+@pytest.mark.slow
 def test_caps_below_the_need_are_proven_infeasible() -> None:
     plan = plan_file(
         FIXTURE, ["regions.de.power_cap_kw=0.2", "regions.fr.power_cap_kw=0.2"], baselines=False

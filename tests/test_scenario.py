@@ -162,6 +162,7 @@ def test_paper_example_chooses_among_three_gpus() -> None:
     assert s.pue_source is not None and "on-premise" in s.pue_source
 
 
+@pytest.mark.slow
 def test_large_generated_is_large_and_reproducible(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location(
         "generate_large_scenario", REPO / "tools" / "generate_large_scenario.py"

@@ -35,6 +35,7 @@ def _inner(inputs: PlanningInputs) -> Plan:
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow
 def test_a_failed_search_gets_the_least_cost_plan_priced_on_its_objective(seed: int) -> None:
     rng = random.Random(4200 + seed)
     base = instance(rng, 2, 3, periods=2)

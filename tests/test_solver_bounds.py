@@ -79,6 +79,7 @@ def _cost(block: decompose.ModelBlock, n: np.ndarray, pn: np.ndarray, pt: np.nda
 
 
 @pytest.mark.parametrize("seed", range(20))
+@pytest.mark.slow
 def test_screening_keeps_every_vector_within_the_threshold(seed: int) -> None:
     block, pn, pt = _block(300 + seed)
     vectors = every_vector(block)

@@ -316,6 +316,7 @@ def test_robust_choice_meets_its_probability(base_run: PlanRun) -> None:
         assert doc.robust.chosen.expected_objective == best
 
 
+@pytest.mark.slow
 def test_flags_are_exactly_the_allocations_out_of_domain_or_over_the_sla(
     base_run: PlanRun,
 ) -> None:
@@ -425,6 +426,7 @@ def test_a_regions_fleet_is_priced_at_each_sites_figures_as_the_plan(
     assert not evaluate_fleet(fleet_of(plan), replace(inputs, regions=capped))["power_cap_met"]
 
 
+@pytest.mark.slow
 def test_a_regions_sweep_runs_and_refuses_site_axes(regions_run: PlanRun) -> None:
     from planner.scenario.sweep_block import SweepBlock
     from predictors.core.errors import WattgpuError

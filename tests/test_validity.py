@@ -71,6 +71,7 @@ def test_predict_reports_invalid_configurations_per_row() -> None:
         ("3", "does not divide the 32 attention heads"),
     ],
 )
+@pytest.mark.slow
 def test_cli_predict_invalid_configuration_is_one_line(
     capsys: pytest.CaptureFixture[str], count: str, message: str
 ) -> None:
