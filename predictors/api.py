@@ -273,7 +273,8 @@ class Predictor:
         feats = add_features(join_specs(valid, self.catalog), keep=self.used_features())
         feats = feats.with_columns(memory_rule.memory_terms())
         fits = feats.select(memory_rule.fits_from_terms().fill_null(False)).to_series()
-        reasons = domain.domain_reason_series(self.card, feats, self.catalog.gpus)
+        targets = (*domain.ROW_TARGETS, "ttft") if with_ttft else domain.ROW_TARGETS
+        reasons = domain.domain_reason_series(self.card, feats, self.catalog.gpus, targets)
         measured = domain.gpu_measured_series(self.card, feats)
         # a measured id re-rated by a user row is an unmeasured GPU to the intervals too
         feats = feats.with_columns(

@@ -117,7 +117,23 @@ def domain_problem(domain: object) -> str | None:
     for col, span in ranges.items():
         if not (isinstance(span, list) and len(span) == 2 and all(map(_number, span))):
             return f"domain.ranges.{col}: must be [lowest, highest], two numbers"
-    return _gpu_specs_problem(domain.get("gpu_specs"))
+    return _gpu_specs_problem(domain.get("gpu_specs")) or _targets_problem(domain.get("targets"))
+
+
+def _targets_problem(targets: object) -> str | None:
+    """Why ``domain.targets`` is not per target an object of vendor and architecture names
+    (None when it is, or absent: a card from before they were recorded)."""
+    if targets is None:
+        return None
+    if not isinstance(targets, dict):
+        return "domain.targets: must be an object of the GPU vendors and architectures per target"
+    for name, record in targets.items():
+        if not isinstance(record, dict):
+            return f"domain.targets.{name}: must be an object with vendors and architectures"
+        for key in ("vendors", "architectures"):
+            if not _names(record.get(key)):
+                return f"domain.targets.{name}.{key}: must be a list of names"
+    return None
 
 
 def _gpu_specs_problem(specs: object) -> str | None:

@@ -10,7 +10,7 @@ outside ('' when inside); :func:`gpu_measured` says whether its GPU had training
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -191,10 +191,57 @@ def domain_reasons(
     return domain_reason_series(card, feats, gpus).to_list()
 
 
+#: The GPU categories each target's own training rows are checked on (``domain.targets``):
+#: (column, key, shown as). A GPU whose vendor has ITL rows but no power rows (AMD, Intel) has
+#: its power extrapolated from other vendors' GPUs.
+TARGET_CATEGORIES: tuple[tuple[str, str, str], ...] = (
+    ("vendor", "vendors", "GPU vendor"),
+    ("architecture", "architectures", "GPU architecture"),
+)
+#: How each target is named in a domain line.
+TARGET_NAMES = {"power": "power", "itl": "ITL", "ttft": "TTFT"}
+#: The targets every prediction row carries (TTFT only where asked for).
+ROW_TARGETS: tuple[str, ...] = ("power", "itl")
+
+
+def _target_checks(
+    feats: pl.DataFrame, dom: Mapping[str, Any], targets: Sequence[str]
+) -> list[Check]:
+    """A line per row whose GPU vendor or architecture has training rows, but none of a target
+    it is predicted for (``domain.targets``; a card without them checks nothing here). A value
+    with no training rows at all is the category check's line, not repeated here."""
+    checks: list[Check] = []
+    per_target = dom.get("targets") or {}
+    for target in targets:
+        record = per_target.get(target)
+        if not record:
+            continue
+        for col, key, what in TARGET_CATEGORIES:
+            values = feats[col].cast(pl.String).unique().drop_nulls().to_list()
+            unseen = [v for v in values if v in set(dom[key]) - set(record[key])]
+            if not unseen:
+                continue
+            name = TARGET_NAMES.get(target, target)
+            lines = {v: f"{what} '{v}' has no {name} training rows" for v in unseen}
+            value = pl.col(col).cast(pl.String)
+            checks.append(
+                Check(
+                    value.is_in(unseen).fill_null(False),
+                    value.replace_strict(lines, default=None, return_dtype=pl.String),
+                )
+            )
+    return checks
+
+
 def domain_reason_series(
-    card: Mapping[str, Any], feats: pl.DataFrame, gpus: pl.DataFrame | None = None
+    card: Mapping[str, Any],
+    feats: pl.DataFrame,
+    gpus: pl.DataFrame | None = None,
+    targets: Sequence[str] = ROW_TARGETS,
 ) -> pl.Series:
-    """:func:`domain_reasons` as a String series (no Python string per row)."""
+    """:func:`domain_reasons` as a String series (no Python string per row); *targets*: the
+    targets the rows are predicted for, each checked on its own training rows' GPU vendors and
+    architectures (:func:`_target_checks`)."""
     dom = card.get("domain", {})
     if feats.is_empty():
         return pl.Series("reason", [], dtype=pl.String)
@@ -210,6 +257,7 @@ def domain_reason_series(
                 pl.lit("mixture-of-experts LLMs have no training rows"),
             )
         )
+    checks.extend(_target_checks(feats, dom, targets))
     checks.extend(_range_check(col, lo, hi) for col, (lo, hi) in dom["ranges"].items())
     if gpus is not None:
         checks.extend(_spec_checks(feats, measured_spec_ranges(card, gpus)))

@@ -79,6 +79,19 @@ def prepare(table: pl.DataFrame, catalog: Catalog) -> pl.DataFrame:
     return add_features(join_specs(split_disaggregated(training_table(table), catalog), catalog))
 
 
+def target_domain(frames: dict[str, pl.DataFrame]) -> dict[str, Any]:
+    """Per target, the GPU vendors and architectures of its own training rows (the card's
+    ``domain.targets``): every power row is NVIDIA, so an AMD GPU's power is extrapolated even
+    where its ITL was measured."""
+    return {
+        name: {
+            "vendors": sorted(sub["vendor"].unique().to_list()),
+            "architectures": sorted(sub["architecture"].unique().to_list()),
+        }
+        for name, sub in sorted(frames.items())
+    }
+
+
 def training_domain(frame: pl.DataFrame) -> dict[str, Any]:
     """What the estimators have seen: categorical sets and numeric ranges (with 10 % slack)."""
     ranges = {}
@@ -107,6 +120,7 @@ def train(table: pl.DataFrame, catalog: Catalog, metrics: Any = None) -> artifac
     trained: dict[str, artifacts.TrainedTarget] = {}
     rows: dict[str, int] = {}
     selection: dict[str, Any] = {}
+    subsets: dict[str, pl.DataFrame] = {}
     for name, target in TARGETS.items():
         sub = target_rows(frame, target)
         if sub.height < MIN_TARGET_ROWS:
@@ -115,6 +129,7 @@ def train(table: pl.DataFrame, catalog: Catalog, metrics: Any = None) -> artifac
         y = sub[target.column].to_numpy().astype(np.float64)
         chosen = select(target.ours, sub, y, "logo")
         trained[name] = artifacts.TrainedTarget(chosen.estimator, chosen.interval)
+        subsets[name] = sub
         rows[name] = sub.height
         selection[name] = {
             "chosen": chosen.estimator.name,
@@ -138,7 +153,7 @@ def train(table: pl.DataFrame, catalog: Catalog, metrics: Any = None) -> artifac
             "rows_by_source": dict(sorted(table.group_by("source").len().iter_rows())),
             "layout": layout_record(table),
         },
-        "domain": training_domain(usable),
+        "domain": {**training_domain(usable), "targets": target_domain(subsets)},
         "intervals": (
             "90 % locally adaptive conformal: residuals out-of-fold over folds holding out whole "
             "GPUs, architectures, newer GPUs, LLMs and random rows, scaled by exp(difficulty)"
