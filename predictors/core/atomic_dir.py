@@ -4,8 +4,9 @@
 (``.NAME.staging-*``), copies there every other file the target already holds (so a model
 directory keeps its ``evaluation_summary.json``), then swaps: the target is renamed aside, the
 staging directory renamed into its place, and the old one removed. A failure or a kill before the
-swap leaves the target exactly as it was (the staging directory is removed on an error); one
-between the two renames leaves the old directory complete beside it as ``.NAME.old-*``. Readers
+swap leaves the target exactly as it was (the staging directory is removed on an error); an
+error or a Ctrl-C between the two renames puts the old directory back, and a SIGKILL there
+leaves it complete beside the target as ``.NAME.old-*``. Readers
 never see a mix of old and new files, which writing the files one by one into the live
 directory allowed (fuzz round 17: a train killed after its first booster left new ITL trees
 under the old card).
@@ -13,7 +14,6 @@ under the old card).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from predictors.core.errors import WattgpuError
-from predictors.core.output import atomic_write, current_umask
+from predictors.core.output import atomic_write, current_umask, shielded
 
 
 def replace_directory(
@@ -51,11 +51,21 @@ def replace_directory(
             aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
             aside.rmdir()
             os.rename(target, aside)
-            os.rename(staging, target)
-            shutil.rmtree(aside, ignore_errors=True)
+            try:
+                os.rename(staging, target)
+            finally:  # a Ctrl-C between the renames: the old directory goes back in place
+                shielded(lambda: _settle(target, aside))
         else:
             os.rename(staging, target)
     except BaseException:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(staging)
+        shielded(lambda: shutil.rmtree(staging, ignore_errors=True))
         raise
+
+
+def _settle(target: Path, aside: Path) -> None:
+    """After the swap, or an interrupted one (idempotent): the old directory is removed when the
+    new one is in place, else renamed back into place."""
+    if target.exists():
+        shutil.rmtree(aside, ignore_errors=True)
+    elif aside.exists():
+        os.rename(aside, target)
