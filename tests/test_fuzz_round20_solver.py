@@ -38,7 +38,11 @@ def test_the_least_cost_plan_within_a_budget_carries_a_valid_bound(tmp_path: Pat
     assert solve["gap"] == pytest.approx(
         (solve["objective"] - solve["bound"]) / solve["objective"], rel=1e-9
     )
-    assert any("bound of the plans without the budget" in m for m in solve["messages"])
+    # on a quiet machine the least-cost pre-check gives this plan and says whose bound it is;
+    # on a very busy one (a clean-clone CI run at load 7 on 2 cores) the time-limited search
+    # found another plan within the budget, whose bound is checked above just the same
+    if solve["solver"].endswith("the least-cost plan, within the budget"):
+        assert any("bound of the plans without the budget" in m for m in solve["messages"])
 
 
 @pytest.mark.slow
