@@ -98,3 +98,30 @@ def test_the_time_quick_re_solves_leave_goes_to_the_joint_one(
     assert limits[0] == pytest.approx(6.0 / 5, abs=0.05)  # nothing used yet: an even split
     assert limits[-1] > 2 * limits[0]  # the joint one gets what the quick ones left
     assert all(limit <= 6.0 for limit in limits)
+
+
+@pytest.mark.slow
+def test_the_power_cap_bounds_on_the_curves_do_not_read_the_wall_clock(
+    predictor: Predictor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fuzz round 30: the power-cap explanation proven on the curves (planner/solve/cap_curves.py)
+    stopped at a wall-clock deadline; with a 2 s time limit under four busy loops, the plan lost
+    "within the inventory … meets a cap of …". A busy machine is simulated by a wall clock
+    that runs 100 times as fast for that module."""
+    import time
+    import types
+
+    from planner.solve import cap_curves
+
+    sets = ("budget_usd=null", *SETS)
+    scenario = load_scenario(SCENARIO, sets)
+    inputs = replace(planning_inputs(scenario, predictor), time_limit_s=2.0)
+    quiet = solve(inputs, baselines=False)
+    assert quiet.status.value == "infeasible" and quiet.solve.messages, quiet.solve
+    real, t0 = time.perf_counter, time.perf_counter()
+    busy_clock = types.SimpleNamespace(
+        perf_counter=lambda: t0 + 100 * (real() - t0), process_time=time.process_time
+    )
+    monkeypatch.setattr(cap_curves, "time", busy_clock)
+    busy = solve(inputs, baselines=False)
+    assert busy.solve.messages == quiet.solve.messages

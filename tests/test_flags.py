@@ -366,3 +366,27 @@ def test_a_whole_scenario_no_plan_is_stated_once_in_the_flag_table(shared: bool)
     else:
         assert [r[5] for r in rows] == [why, "H100 TP8"]
         assert not any(why in n for n in notes)
+
+
+def test_a_robust_plan_not_proven_optimal_says_so_in_the_flag(paper: PlanRun) -> None:
+    """Fuzz round 30: under a short time limit a busy machine stopped the robust re-plan at
+    another deployment, and `robust_instead` read as the robust plan with nothing to say it
+    was not proven."""
+    import dataclasses
+
+    from planner.result import PlanStatus
+
+    robust = _robust(PAPER, [], paper.predictor)
+    assert robust.status == PlanStatus.OPTIMAL
+    name = paper.scenario.models[0].name
+    proven, _ = flag_module._instead(robust, "flagged_entries", name)
+    assert "not proven" not in proven
+    for gap, words in ((0.008, "within 0.80% of the best"), (None, "without a bound")):
+        cut = dataclasses.replace(
+            robust,
+            status=PlanStatus.FEASIBLE,
+            solve=dataclasses.replace(robust.solve, gap=gap),
+        )
+        text, deployments = flag_module._instead(cut, "flagged_entries", name)
+        assert text == f"{proven} (robust: true found this plan {words}, not proven optimal)"
+        assert deployments

@@ -40,7 +40,7 @@ from planner.documents.flags import (
 from planner.documents.plan import PlanDocument
 from planner.documents.sweep import SweepDocument
 from planner.inputs import deployment_text
-from planner.result import Plan
+from planner.result import Plan, PlanStatus
 from predictors.core.errors import WattgpuError
 
 if TYPE_CHECKING:  # the pipeline loads the predictors: imported where a re-solve needs it
@@ -169,7 +169,17 @@ def _instead(
         return f"no plan (robust: true is {robust.status.value}: {why})", None
     deployments = _deployments(robust, name)
     suffix = " (the plan itself)" if resolve == "already_robust" else ""
-    return _text(robust, name) + suffix, deployments
+    return _text(robust, name) + suffix + _unproven(robust), deployments
+
+
+def _unproven(robust: Plan) -> str:
+    """`` (…)`` where the robust plan was not proven optimal (its search stopped at the time
+    limit or a gap: a busy machine can stop it elsewhere; fuzz round 30), else ''."""
+    if robust.status == PlanStatus.OPTIMAL:
+        return ""
+    gap = robust.solve.gap
+    within = f"within {gap:.2%} of the best" if gap is not None else "without a bound"
+    return f" (robust: true found this plan {within}, not proven optimal)"
 
 
 def _flag(
