@@ -36,6 +36,7 @@ from predictors.api import (
 )
 from predictors.catalog.quantised import fill_implied_precision, without_unused_precision
 from predictors.catalog.row_checks import LAYOUT_COLUMNS, NUMERIC_COLUMNS
+from predictors.catalog.row_controls import without_name_errors
 from predictors.core.csv_text import (
     control_cell_errors,
     control_columns,
@@ -175,13 +176,14 @@ def _with_given_values(out: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     return out
 
 
-def _with_control_errors(out: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    """*out* (predicted from *rows*) where a text cell of *rows* holding a control character
-    refuses its row (the error names the column) and no control character is written out."""
+def _with_control_errors(out: pl.DataFrame, rows: pl.DataFrame, by: Predictor) -> pl.DataFrame:
+    """*out* (predicted from *rows*) where a text cell holding a control character refuses its
+    row, the error naming it (:mod:`~predictors.catalog.row_controls`), and none is written."""
     columns = control_columns(rows)
     if not columns:
         return out
     errors = control_cell_errors(rows, columns)
+    out = without_name_errors(out, rows, by.catalog)
     return without_controls(_with_row_errors(out, errors != "", pl.lit(errors)))
 
 
@@ -343,7 +345,8 @@ def _predict_chunk(
     out = out.with_columns(shown).select(
         *inputs[:where], _RATE, *inputs[where:], *out.columns[n_inputs:]
     )
-    out = _with_control_errors(_with_given_values(_with_rate_errors(out, rate), rows), rows)
+    out = _with_given_values(_with_rate_errors(out, rate), rows)
+    out = _with_control_errors(out, rows, predictor)
     if ragged is not None:
         out = _with_row_errors(out, ragged.is_not_null(), pl.lit(ragged_errors(ragged)))
     result = out.select(

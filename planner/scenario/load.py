@@ -31,6 +31,7 @@ from planner.scenario.overrides import apply_overrides, deep_merge, shorten
 from planner.scenario.rules import DEFER_RULES
 from planner.scenario.sections import GpuOffer, Load
 from planner.scenario.tco import gpu_price
+from planner.scenario.text import repeated_name
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
 from predictors.catalog.context_window import context_excess
 from predictors.core.errors import WattgpuError
@@ -344,19 +345,11 @@ def duplicate_names(data: dict[str, Any]) -> list[Problem]:
     """Repeated model entry names, checked on the raw mapping (pydantic skips the Scenario rule
     when any entry has a field error)."""
     problems: list[Problem] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}
     models = data.get("models")
     for i, entry in enumerate(models if isinstance(models, list) else ()):
         name = entry.get("name") if isinstance(entry, dict) else None
-        if not isinstance(name, str):
-            continue
-        if name in seen:
-            problems.append(
-                (
-                    f"models[{i}].name",
-                    f"'{name}' already used by models[{seen[name]}] — "
-                    "give every entry a unique name",
-                )
-            )
-        seen.setdefault(name, i)
+        repeated = repeated_name(seen, i, name) if isinstance(name, str) else None
+        if repeated is not None:  # equal once NFC-normalised (café typed two ways)
+            problems.append((f"models[{i}].name", repeated))
     return problems

@@ -55,7 +55,7 @@ from planner.scenario.sections import (
 from planner.scenario.serving import needs_serving, unserved_problems
 from planner.scenario.sweep_block import SweepBlock
 from planner.scenario.tco import RENTAL_COLUMN, Tco
-from planner.scenario.text import check_keys, check_text
+from planner.scenario.text import check_keys, check_text, repeated_name
 from predictors.core.errors import WattgpuError
 from predictors.core.vocab import DISAGG_ENGINES, Engine, canonical_engine
 
@@ -330,19 +330,13 @@ def _window_problems(s: Scenario) -> list[tuple[str, str]]:
 
 def _model_problems(s: Scenario) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}
     for i, entry in enumerate(s.models):
         if not entry.name.strip():
             problems.append((f"models[{i}].name", "blank — give the entry a name, e.g. chat"))
-        if entry.name in seen:
-            problems.append(
-                (
-                    f"models[{i}].name",
-                    f"'{entry.name}' already used by models[{seen[entry.name]}] — "
-                    "give every entry a unique name",
-                )
-            )
-        seen.setdefault(entry.name, i)
+        repeated = repeated_name(seen, i, entry.name)  # equal once NFC-normalised
+        if repeated is not None:
+            problems.append((f"models[{i}].name", repeated))
         if s.gpus is not None:
             for j, gpu in enumerate(entry.allowed_gpus or ()):
                 if gpu not in s.gpus:

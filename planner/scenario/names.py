@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from planner.scenario.errors import Problem, format_path
 from predictors.catalog import quantised
-from predictors.core.errors import UnknownIdError, did_you_mean
+from predictors.catalog.unknown_names import close_names, unknown_name
+from predictors.core.errors import UnknownIdError
 
 if TYPE_CHECKING:
     from predictors.catalog.store import Catalog
@@ -20,12 +21,14 @@ if TYPE_CHECKING:
 
 def _unknown(kind: str, name: str, catalog: Catalog, index: str, fix: str) -> str:
     """The problem of an unknown name: GPU and model suggestions are ids (each once, not an id
-    and its aliases); a region's are its names and ids (``Germany`` says more than ``DE``)."""
+    and its aliases); a region's are its names and ids (``Germany`` says more than ``DE``). The
+    name is shortened, and a value far longer than any catalog name gets no did-you-mean
+    (:mod:`predictors.catalog.unknown_names`)."""
     if index == "region":
         choices = catalog.regions["region_id"].to_list()
         choices += catalog.regions["aliases"].explode().drop_nulls().to_list()
-        return f"unknown {kind} '{name}'{did_you_mean(name, choices)} — {fix}"
-    return f"unknown {kind} '{name}'{catalog.suggest(index, name)} — {fix}"
+        return f"{unknown_name(kind, name)}{close_names(name, choices)} — {fix}"
+    return f"{unknown_name(kind, name)}{catalog.suggest(index, name)} — {fix}"
 
 
 _GPU_FIX = "use a catalog GPU id or alias (`wattgpu catalog gpus` lists them)"

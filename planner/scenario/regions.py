@@ -28,6 +28,7 @@ from planner.scenario.limits import (
     MAX_USD_PER_KWH,
 )
 from planner.scenario.sections import ModelEntry, StrictModel
+from predictors.catalog.unknown_names import close_names, unknown_name
 from predictors.core.errors import did_you_mean
 
 GridValue = Annotated[float, Field(ge=0, le=MAX_GRID_G_CO2_PER_KWH)]
@@ -93,7 +94,7 @@ def region_problems(
                 problems.append(
                     (
                         f"models[{i}].regions[{j}]",
-                        f"unknown region '{name}'{did_you_mean(name, names)} — use a name "
+                        f"{unknown_name('region', name)}{close_names(name, names)} — use a name "
                         f"listed under regions ({', '.join(names)})",
                     )
                 )

@@ -32,7 +32,7 @@ from planner.scenario.limits import (
     MAX_WEIGHT,
 )
 from planner.scenario.rules import section_rule
-from planner.scenario.text import check_text
+from planner.scenario.text import check_name
 from predictors.core.vocab import Precision, canonical_precision
 
 NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_PROFILE_MULTIPLIER)]
@@ -368,8 +368,9 @@ class ModelEntry(StrictModel):
     @field_validator("name")
     @classmethod
     def _one_line(cls, value: str) -> str:
-        """The entry's name keys the plan's rows: no control character in it."""
-        return check_text(value) or value
+        """The entry's name keys the plan's rows: no control, invisible or non-ASCII space
+        character in it (:func:`~planner.scenario.text.name_problem`)."""
+        return check_name(value)
 
     @section_rule
     def _gpu_lists(self) -> ModelEntry:

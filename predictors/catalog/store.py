@@ -26,6 +26,7 @@ import polars as pl
 
 from predictors.catalog.fingerprint import catalog_fingerprint
 from predictors.catalog.name_keys import digit_splits, known_spelling, named_ids, normalize_name
+from predictors.catalog.unknown_names import suggestible, unknown_id_error
 from predictors.catalog.validate import (
     GPU_SCHEMA,
     LLM_SCHEMA,
@@ -39,7 +40,7 @@ from predictors.catalog.validate import (
     to_frame,
 )
 from predictors.catalog.validity import with_node_gpus
-from predictors.core.errors import CatalogError, UnknownIdError, did_you_mean
+from predictors.core.errors import CatalogError
 from predictors.core.output import protect_inputs
 from predictors.core.paths import USER_CATALOG_ENV, catalogs_dir, user_catalog_dir
 
@@ -63,12 +64,18 @@ class _Index:
         one id whose names split its digits as *name* does (:func:`named_ids`). A name that
         splits them otherwise (``opt-1.3b`` against ``opt-13b``, ``Qwen2-57B`` against
         ``Qwen2.5-7B``) names another model; only a bare key (``H100SXM580GB``) may match any."""
-        ids = named_ids(name, self.splits.get(normalize_name(name), ()))
+        entries = self.splits.get(normalize_name(name))
+        if not entries:  # no name has its key (and a huge value's digit splits are not read)
+            return None
+        ids = named_ids(name, entries)
         return ids.pop() if len(ids) == 1 else None
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
         """Ids whose id or alias is closest to *name* (spelling-insensitive), best first; of the
-        ids that share a key (``opt-13b``, ``opt-1.3b``), the one splitting digits alike first."""
+        ids that share a key (``opt-13b``, ``opt-1.3b``), the one splitting digits alike first;
+        none for a value far longer than any name (:func:`.unknown_names.suggestible`)."""
+        if not suggestible(name):
+            return []
         hits = difflib.get_close_matches(normalize_name(name), list(self.keys), n=4 * n, cutoff=0.5)
         mine = digit_splits(name)
         ids = [
@@ -81,13 +88,8 @@ class _Index:
     def resolve(self, name: str) -> str:
         found = self.try_resolve(name)
         if found is None:
-            ids = self.suggest(name)
-            hint = f" (did you mean: {', '.join(ids)}?)" if ids else did_you_mean(name, self.names)
-            raise UnknownIdError(
-                f"unknown {self.kind} '{name}'",
-                hint=hint,
-                fix=f"use an id or alias from `wattgpu catalog {self.kind}s`",
-            )
+            fix = f"use an id or alias from `wattgpu catalog {self.kind}s`"
+            raise unknown_id_error(self.kind, name, self.suggest(name), self.names, fix)
         return found
 
 
@@ -204,11 +206,7 @@ class Catalog:
         for s, value in zip(scopes, self.pue["pue"].to_list(), strict=True):
             if normalize_name(s) == key:
                 return float(value)
-        raise UnknownIdError(
-            f"unknown PUE scope '{scope}'",
-            hint=did_you_mean(scope, scopes),
-            fix="use one of the scopes in pue.csv",
-        )
+        raise unknown_id_error("PUE scope", scope, [], scopes, "use one of the scopes in pue.csv")
 
 
 @dataclass

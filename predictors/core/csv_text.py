@@ -63,7 +63,7 @@ class Problem(NamedTuple):
         return f"{self.what}; {self.fix}"
 
 
-def _wide_encoding(head: bytes) -> str | None:
+def wide_encoding(head: bytes) -> str | None:
     """``UTF-16 text (byte-order mark FF FE)`` and the like when *head* (a file's first bytes)
     is UTF-16 or UTF-32, with or without a byte-order mark; None otherwise. Without a mark the
     pattern of NUL bytes tells it: ASCII text (a header) in UTF-16 has one in every other byte."""
@@ -81,13 +81,22 @@ def _wide_encoding(head: bytes) -> str | None:
     return None
 
 
+def wide_problem(head: bytes) -> Problem | None:
+    """``is UTF-16 text (…)`` / ``save it as UTF-8`` when a file starting with *head* is in a
+    wide encoding (:func:`wide_encoding`); None otherwise. The scenario and overlay reader says
+    it too (:func:`predictors.core.safe_read.decode_utf8`): ASCII in UTF-16 without a
+    byte-order mark decodes as UTF-8 text full of NULs."""
+    wide = wide_encoding(head)
+    return None if wide is None else Problem(f"is {wide}", "save it as UTF-8")
+
+
 def text_problem(head: bytes) -> Problem | None:
     """Why a CSV file starting with *head* cannot be read as UTF-8 text with LF or CRLF line
     ends (None when it can): UTF-16/UTF-32 text, or a carriage return inside the first line
     (lines ended by a bare CR; a CR right before the LF, or at the very end, is fine)."""
-    wide = _wide_encoding(head)
+    wide = wide_problem(head)
     if wide is not None:
-        return Problem(f"is {wide}", "save it as UTF-8")
+        return wide
     end = head.find(b"\n")
     first = head if end < 0 else head[:end]
     if b"\r" in first[:-1]:

@@ -30,6 +30,7 @@ from typing import Any
 
 from predictors.core.csv_text import HEADER_BYTES_MAX as HEADER_BYTES_MAX
 from predictors.core.csv_text import duplicate_csv_columns as duplicate_csv_columns
+from predictors.core.csv_text import wide_problem
 from predictors.core.errors import WattgpuError
 
 MIB = 1024 * 1024
@@ -120,7 +121,12 @@ def read_bytes(path: Path, max_bytes: int) -> bytes:
 
 
 def decode_utf8(data: bytes, path: Path | str) -> str:
-    """*data* as text; WattgpuError naming the file and offset when it is not UTF-8."""
+    """*data* as text; WattgpuError naming the file and offset when it is not UTF-8, or the
+    encoding when it is UTF-16 or UTF-32 (:func:`~predictors.core.csv_text.wide_problem`; ASCII
+    in UTF-16 without a byte-order mark decodes, as text full of NULs)."""
+    wide = wide_problem(data)
+    if wide is not None:
+        raise WattgpuError(f"{path}: {wide.what} — {wide.fix}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
