@@ -15,8 +15,8 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from predictors.core.escape import csv_cell, md_text, terminal_text
@@ -52,6 +52,13 @@ class Section:
     whole: frozenset[int] = frozenset()
     """Indexes of columns a narrow table never wraps or cuts (ids: two GPUs cut to
     ``A100-SXM4…`` read the same); the others give way."""
+
+
+def numbers_whole(section: Section, wraps: Collection[str] = ()) -> Section:
+    """*section* with its numeric columns :attr:`~Section.whole`, but those named in *wraps*
+    (layouts such as ``P 1×4 → D 1×8``, which wrap at spaces)."""
+    keep = {k for k in section.numeric if section.columns[k] not in wraps}
+    return replace(section, whole=section.whole | frozenset(keep))
 
 
 # --- numbers -------------------------------------------------------------------------------------
@@ -189,6 +196,7 @@ def sections_to_rich(sections: Sequence[Section], console: Console) -> None:
             console.print(grid)
         elif section.columns:
             table = Table(title=title, title_justify="left", show_footer=section.footer is not None)
+            fixed = _wrap_widths(section, console.width) if section.whole else {}
             for k, column in enumerate(section.columns):
                 foot = section.footer[k] if section.footer is not None else ""
                 widest = max((len(terminal_text(r[k])) for r in section.rows), default=0)
@@ -198,6 +206,7 @@ def sections_to_rich(sections: Sequence[Section], console: Console) -> None:
                     justify="right" if k in section.numeric else "left",
                     no_wrap=k in section.whole,
                     min_width=widest if k in section.whole else None,
+                    width=fixed.get(k),
                 )
             for row in section.rows:
                 table.add_row(*(safe(cell) for cell in row))
@@ -208,6 +217,50 @@ def sections_to_rich(sections: Sequence[Section], console: Console) -> None:
             prefix = "  " if section.columns or section.lines else "- "
             console.print(Text(prefix + terminal_text(note)))
         console.print()
+
+
+def _extents(section: Section) -> tuple[list[int], list[int]]:
+    """Per column of *section*'s table: its widest line and its longest word (heading, cells
+    and footer, as the terminal shows them)."""
+    from rich.cells import cell_len
+
+    widest, word = [], []
+    for k, column in enumerate(section.columns):
+        cells = [terminal_text(c) for c in (column, *(row[k] for row in section.rows))]
+        cells += [terminal_text(section.footer[k])] if section.footer is not None else []
+        widest.append(max(cell_len(line) for c in cells for line in c.splitlines() or [""]))
+        word.append(max((cell_len(w) for c in cells for w in c.split()), default=1))
+    return widest, word
+
+
+def least_width(section: Section) -> int:
+    """The least console width that prints *section*'s table with no cell cut: its
+    :attr:`~Section.whole` columns at their widest line, the others at their longest word, plus
+    rich's padding (2 per column) and borders (one per column and one more); 0 without a
+    table."""
+    if not section.columns:
+        return 0
+    widest, word = _extents(section)
+    return 1 + sum((widest if k in section.whole else word)[k] + 3 for k in range(len(widest)))
+
+
+def _wrap_widths(section: Section, width: int) -> dict[int, int]:
+    """Widths of the wrapping columns of a table with :attr:`~Section.whole` columns that is
+    wider than *width*: the widest narrowed first, as rich does, but none below its longest
+    word (rich's own narrowing cuts words, ``rag-relaxed-…``, once two columns wrap); empty
+    when the table fits."""
+    widest, word = _extents(section)
+    excess = 1 + sum(w + 3 for w in widest) - width
+    wraps = {k: widest[k] for k in range(len(widest)) if k not in section.whole}
+    if excess <= 0 or not wraps:
+        return {}
+    while excess > 0:
+        narrower = [k for k, w in wraps.items() if w > word[k]]
+        if not narrower:
+            break  # every wrapping column at its longest word: the table runs past *width*
+        wraps[max(narrower, key=lambda k: wraps[k])] -= 1
+        excess -= 1
+    return wraps
 
 
 def sections_to_text(sections: Sequence[Section], width: int = FILE_WIDTH) -> str:

@@ -11,9 +11,10 @@ command line (unknown option, missing argument, bad choice) is reported by typer
 and exits 2; a bug exits 2 with ``error: internal error …``. ``--debug`` anywhere on the command
 line shows the traceback instead. A line break in a path the user typed is shown escaped
 (:mod:`planner.cli.oneline`), so it cannot split an error line. Standard output that cannot be
-written (a full disk, a closed pipe) is one clean line and exit 1; on a terminal or pipe whose
-encoding cannot show a character (an ASCII-only locale) that character is replaced, never an
-error. Every command's ``--output``/``--chart`` refuses a directory name as typed
+written (a full disk, a closed pipe, a closed descriptor: ``>&-``) is one clean line and exit 1;
+a command that writes nothing there (its output to ``--output``) runs as usual. On a terminal or
+pipe whose encoding cannot show a character (an ASCII-only locale) that character is replaced,
+never an error. Every command's ``--output``/``--chart`` refuses a directory name as typed
 (``-o newdir/``; :mod:`planner.cli.outputs`).
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import io
 import os
 import sys
 from typing import Any
@@ -140,6 +142,39 @@ def _tolerate_narrow_encodings() -> None:
                 reconfigure(errors="replace")
 
 
+class StdoutClosedError(OSError):
+    """Writing a standard output whose descriptor is closed."""
+
+
+class _ClosedStdout(io.RawIOBase):
+    """Standard output when its descriptor is closed (``>&-``: Python's ``sys.stdout`` is None):
+    the first write fails as writing a closed descriptor does (EBADF), any later one (the
+    interpreter's flush at exit) is dropped."""
+
+    failed = False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        if not self.failed:
+            self.failed = True
+            raise StdoutClosedError(errno.EBADF, "standard output is closed")
+        return len(data)
+
+
+def _stand_in_for_closed_stdout() -> None:
+    """A closed standard output (``sys.stdout`` None) made a buffered stream that fails when
+    something is written to it, so a command that prints nothing there (``-o FILE``) succeeds
+    and one that prints is the one clean error line of :func:`_output_failed`."""
+    if sys.stdout is None:
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedStdout()), encoding="utf-8")
+
+
+#: Errors of writing standard output that are no bug: a full disk, a closed pipe, an I/O error.
+_WRITE_FAILURES = (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG)
+
+
 def _output_failed(exc: OSError) -> None:
     """Standard output could not be written: say so on stderr (if it still works), exit 1."""
     if exc.errno == errno.EPIPE:  # the reader went away (`| head`): nothing more to say
@@ -147,12 +182,10 @@ def _output_failed(exc: OSError) -> None:
             os.dup2(devnull.fileno(), sys.stdout.fileno())
         sys.exit(1)
     reason = exc.strerror or str(exc)
+    closed = isinstance(exc, StdoutClosedError)
+    fix = "write it elsewhere" if closed else "free space or write it elsewhere"
     try:
-        typer.echo(
-            f"error: cannot write the output ({reason}) — free space or write it elsewhere "
-            "with --output",
-            err=True,
-        )
+        typer.echo(f"error: cannot write the output ({reason}) — {fix} with --output", err=True)
     except OSError:
         pass
     sys.exit(1)
@@ -163,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     args = [a for a in args if a != "--debug"]
+    _stand_in_for_closed_stdout()
     _tolerate_narrow_encodings()
     try:
         try:
@@ -184,7 +218,8 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG and not debug:
             _name_too_long(exc)
-        if debug or exc.errno not in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG):
+        failed = isinstance(exc, StdoutClosedError) or exc.errno in _WRITE_FAILURES
+        if debug or not failed:
             _internal_error(exc, debug)
         _output_failed(exc)
     except Exception as exc:  # a bug, not bad input: one line, the traceback on --debug

@@ -2,7 +2,9 @@
 
 Commands: ``gpus``, ``llms``, ``regions`` (``--format table|json|csv``), ``show ID`` (any GPU,
 LLM or region id or alias), ``validate [DIR]``; ``import-hf`` is added by
-:mod:`planner.cli.hf_import`. Errors are raised as :class:`~predictors.core.errors.WattgpuError` and
+:mod:`planner.cli.hf_import`. Tables fit a terminal's width; to a pipe or file they take the
+fixed width of every command's tables (:func:`planner.cli.printing.print_width`), whatever
+``$COLUMNS`` says. Errors are raised as :class:`~predictors.core.errors.WattgpuError` and
 printed by :func:`planner.cli.app.main`.
 """
 
@@ -17,6 +19,7 @@ import polars as pl
 import typer
 
 from planner.cli import hf_import as cli_hf_import
+from planner.cli.printing import table_console
 from predictors.catalog import quantised
 from predictors.catalog.store import Catalog, load_catalog, validate_dir
 from predictors.core.errors import CatalogError, UnknownIdError, did_you_mean
@@ -96,11 +99,10 @@ def _emit(frame: pl.DataFrame, kind: str, fmt: OutputFormat) -> None:
         flat = frame.with_columns(pl.col(c).list.join("|") for c in lists)
         typer.echo(csv_safe_frame(flat).write_csv(), nl=False)
         return
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    console = table_console()
     cols = TABLE_COLUMNS[kind]
     cells = {c: [terminal_text(_cell(v)) for v in frame[c].to_list()] for c in cols}
     layout = fit_columns(cells, console.width)
@@ -243,11 +245,10 @@ def show(
             rows = pl.DataFrame([{k: _cell(v) for k, v in p.items()} for p in payload])
             typer.echo(csv_safe_frame(rows).write_csv(), nl=False)
         return
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    console = table_console()
     for kind, row, notes in found:
         name = terminal_text(str(row.get("id") or row.get("region_id")))
         table = Table(title=Text(f"{kind}: {name}"), show_header=False)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from planner.text import Section
 
 OutputOption = Annotated[
@@ -26,19 +28,33 @@ def print_width(*, wide: bool) -> int:
     return FILE_WIDTH if wide else COMPACT_WIDTH
 
 
-def print_sections(sections: list[Section], *, wide: bool = False, min_width: int = 0) -> None:
-    """Print *sections* on the terminal at its width, or to a pipe or file at
-    :func:`print_width`; never narrower than *min_width* (a table that would otherwise cut its
-    numbers runs past a narrow terminal's edge instead)."""
+def table_console(*, wide: bool = False, min_width: int = 0) -> Console:
+    """A rich console for tables: a terminal at its width, a pipe or file at
+    :func:`print_width` (whatever ``$COLUMNS`` says); never narrower than *min_width*."""
     from rich.console import Console
-
-    from planner.text import sections_to_rich
 
     console = Console()
     width = console.width if console.is_terminal else print_width(wide=wide)
     if not console.is_terminal or width < min_width:
         console = Console(width=max(width, min_width))
-    sections_to_rich(sections, console)
+    return console
+
+
+def stdout_is_terminal() -> bool:
+    """True when tables go to a terminal (as rich sees it: ``TTY_COMPATIBLE`` and
+    ``FORCE_COLOR`` count), not to a pipe or file."""
+    from rich.console import Console
+
+    return Console().is_terminal
+
+
+def print_sections(sections: list[Section], *, wide: bool = False, min_width: int = 0) -> None:
+    """Print *sections* on the terminal at its width, or to a pipe or file at
+    :func:`print_width`; never narrower than *min_width* (a table that would otherwise cut its
+    numbers runs past a narrow terminal's edge instead)."""
+    from planner.text import sections_to_rich
+
+    sections_to_rich(sections, table_console(wide=wide, min_width=min_width))
 
 
 def emit(text: str, output: Path | None, what: str, inputs: Sequence[Path | None] = ()) -> None:
