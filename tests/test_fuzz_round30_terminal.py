@@ -26,6 +26,7 @@ import pytest
 from planner.cli.app import main
 from planner.text import Section, sections_to_text
 from tests.cli_runner import Result, run_cli
+from tests.test_fuzz_round22_cli import _as_terminal
 
 pytestmark = pytest.mark.usefixtures("cached_predictor")
 
@@ -36,13 +37,6 @@ _BOX = "┏┃┡│├└┗"
 
 def _table_lines(text: str) -> list[str]:
     return [line for line in _ANSI.sub("", text).splitlines() if line[:1] in _BOX]
-
-
-def _as_terminal(monkeypatch: pytest.MonkeyPatch, columns: int | None) -> None:
-    """Make rich see a terminal *columns* wide (None: a pipe, whatever COLUMNS says)."""
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.setenv("COLUMNS", str(columns or 80))
-    monkeypatch.setenv("TTY_COMPATIBLE", "1" if columns else "0")
 
 
 def _closed_stdout(monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
