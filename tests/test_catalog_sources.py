@@ -51,11 +51,18 @@ def _pairs(cell: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in cell.split("; "))
 
 
+#: Price-table labels marked "not a catalog id" whose catalog id omits the memory size the
+#: label states (tools/catalog_prices.py EXTRA_NAMES): the one board of that name.
+LABELS_WITH_SIZE = {"RTX-A6000-48GB (not a catalog id)": "RTX-A6000"}
+
+
 def _names_id(accelerator_name: str, gpu_id: str) -> bool:
     """Does a price-table GPU label name this catalog id (exactly, or marked 'not a catalog id'
     by the table although this catalog has the id, or a RunPod short name)?"""
     label = accelerator_name.split(" (")[0]
     counted = "form factor not stated" not in accelerator_name
+    if LABELS_WITH_SIZE.get(accelerator_name) == gpu_id:
+        return True
     return counted and normalize_name(label) == normalize_name(gpu_id)
 
 

@@ -291,5 +291,5 @@ def test_a_cell_of_control_characters_alone_gets_the_control_error(tmp_path: Pat
 def test_a_name_beside_a_control_character_keeps_its_did_you_mean(tmp_path: Path) -> None:
     out, _ = _predicted(tmp_path, f"model,gpu\n{LLAMA},H2OO\x01\n", "near")
     error = out[0]["error"]
-    assert "gpu: unknown gpu 'H2OO\\x01' (did you mean: H200-SXM-141GB" in error, error
+    assert "gpu: unknown gpu 'H2OO\\x01' (did you mean: H20, H200-SXM-141GB" in error, error
     assert error.endswith("gpu: holds a control character (U+0001)"), error

@@ -91,7 +91,7 @@ def test_tco_basis_amortises_purchase_and_hosting(cat: Catalog) -> None:
 def test_every_catalog_gpu_has_a_price_basis_with_a_source(cat: Catalog) -> None:
     ids = cat.gpus["id"].to_list()
     rental = {g for g in ids if cat.gpu(g)["usd_per_hour"] is not None}
-    assert len(ids) == 39 and len(rental) == 28  # the catalog the issue describes
+    assert len(ids) == 46 and len(rental) == 30  # 39 and 28 in the issue; 7 GPUs added since
     listed = scenario_from_dict({**scenario(), "gpus": dict.fromkeys(ids, {})}, "test", cat)
     for gpu, offer in listed.gpu_offers.items():
         basis = str(offer.price_basis)

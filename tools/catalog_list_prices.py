@@ -1,8 +1,9 @@
 """Fill ``list_price_usd`` / ``list_price_source`` of catalogs/gpus.csv for the TCO price basis.
 
-Published list (launch) prices exist for 14 catalog GPUs (Epoch AI, in ``list_price_usd``
-already). For every other GPU the price is **modelled** by one stated rule, written into its
-``list_price_source``:
+Published list (launch) prices exist for 16 catalog GPUs (Epoch AI, in ``list_price_usd``
+already; the RTX-5090's is NVIDIA's launch price, and a row whose ``list_price_source`` names
+another publisher keeps it). For every other GPU the price is **modelled** by one stated rule,
+written into its ``list_price_source``:
 
     list_price_usd = median(list price / memory bandwidth) × memory_bandwidth_gb_s, to $100
 
@@ -56,8 +57,9 @@ def updated_text(text: str) -> str:
     writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        if _published(row):
-            row["list_price_source"] = PUBLISHED
+        if _published(row):  # a row naming another publisher (a vendor's launch price) keeps it
+            if not row.get("list_price_source", "").startswith("published"):
+                row["list_price_source"] = PUBLISHED
         else:
             bw = float(row["memory_bandwidth_gb_s"])
             row["list_price_usd"] = f"{round(rate * bw, -2):.0f}"

@@ -38,6 +38,8 @@ EXTRA_NAMES: dict[str, str] = {
     "B300 (not a catalog id)": "B300",  # AWS p6-b300, OCI BM.GPU.B300.8, Verda *B300* (HGX B300)
     "GB300 (not a catalog id)": "GB300",  # OCI BM.GPU.GB300.4 (4 GPUs), per GPU like GB200
     "V100-PCIE-16GB (not a catalog id)": "V100-PCIE-16GB",  # Azure NCv3 (V100 PCIe 16GB)
+    "RTX-A6000-48GB (not a catalog id)": "RTX-A6000",  # Lambda, Cudo, Hyperstack, Seeweb
+    "MI355X (not a catalog id)": "MI355X",  # OCI BM.GPU.MI355X.8
 }
 #: Older indicative RunPod rows, used only for ids without any row in the detail table.
 INDICATIVE_NAMES: dict[str, str] = {"RTX3090": "RTX-3090", "RTX4090": "RTX-4090"}
