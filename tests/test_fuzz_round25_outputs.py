@@ -79,6 +79,7 @@ def _cost(data: dict[str, Any], load_growth: float, budget: float) -> float | No
     raise AssertionError((load_growth, budget))
 
 
+@pytest.mark.slow
 def test_a_grid_bar_compares_the_points_matched_at_both_ends(swept: Path) -> None:
     data = _sweep(swept)
     assert _cost(data, 1.2, 200000.0) is None  # infeasible: the budget is too small for it
@@ -99,6 +100,7 @@ def test_a_grid_bar_compares_the_points_matched_at_both_ends(swept: Path) -> Non
     assert all("points_left_out" not in b for b in draw_bars)
 
 
+@pytest.mark.slow
 def test_the_report_says_which_grid_points_a_bar_left_out(swept: Path) -> None:
     result = _report(swept / "plan.json", "--sweep", str(swept / "sweep.json"), "-f", "md")
     assert result.code == 0, result.err
@@ -123,6 +125,7 @@ def _old_bar(data: dict[str, Any]) -> int:
     return i
 
 
+@pytest.mark.slow
 def test_the_report_refuses_a_bar_over_unmatched_points(swept: Path, tmp_path: Path) -> None:
     """The old bar with a count contradicts the grid records: the check recomputes the matched
     means, not the writer's figure."""
@@ -138,6 +141,7 @@ def test_the_report_refuses_a_bar_over_unmatched_points(swept: Path, tmp_path: P
     )
 
 
+@pytest.mark.slow
 def test_a_sweep_written_before_the_pairing_is_asked_again_not_called_edited(
     swept: Path, tmp_path: Path
 ) -> None:
@@ -158,6 +162,7 @@ def test_a_sweep_written_before_the_pairing_is_asked_again_not_called_edited(
     )
 
 
+@pytest.mark.slow
 def test_the_report_checks_the_points_left_out(swept: Path, tmp_path: Path) -> None:
     data = _sweep(swept)
     i = next(k for k, b in enumerate(data["summary"]["tornado"]) if b["factor"] == BUDGET_BAR)
@@ -307,6 +312,7 @@ def test_an_over_long_integer_in_a_plan_names_its_field(
     _one_line(run_cli("diff", str(good), str(plan)), plan, "allocations[0].replicas")
 
 
+@pytest.mark.slow
 def test_an_over_long_integer_in_a_sweep_names_its_field(swept: Path, tmp_path: Path) -> None:
     text = (swept / "sweep.json").read_text(encoding="utf-8")
     sweep = tmp_path / "big-int-sweep.json"

@@ -181,6 +181,7 @@ def _unit_edit(data: dict[str, Any], key: str, value: Any) -> int:
     return i
 
 
+@pytest.mark.slow
 def test_a_pool_idle_power_off_its_curve_is_named(bundled: BundledRuns, tmp_path: Path) -> None:
     data = _data(bundled, DISAGG)
     i = _unit_edit(data, "idle_power_w", 1.0)
