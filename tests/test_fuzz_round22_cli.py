@@ -23,8 +23,8 @@ import pytest
 
 from planner.analysis.compare import CompareRequest, CompareResult
 from planner.analysis.compare_rows import CompareRow
-from planner.analysis.compare_view import compare_section, min_table_width
-from planner.text import num, sections_to_text
+from planner.analysis.compare_view import compare_section
+from planner.text import least_width, num, sections_to_text
 from tests.cli_runner import one_error_line, run_cli
 
 pytestmark = pytest.mark.usefixtures("cached_predictor")
@@ -101,7 +101,7 @@ def test_compare_numbers_stay_whole_when_they_outgrow_a_narrow_table() -> None:
     result = CompareResult(request, LLAMA, "bf16", 1.3, 369.0, rows)
     for wide in (False, True):
         section = compare_section(result, wide=wide)
-        text = sections_to_text([section], max(80, min_table_width(section)))
+        text = sections_to_text([section], max(80, least_width(section)))
         lines = _table_lines(text)
         assert not any("…" in line for line in lines), text
         assert "25,181,234" in text and "2,528,573,111" in text, text
@@ -109,7 +109,7 @@ def test_compare_numbers_stay_whole_when_they_outgrow_a_narrow_table() -> None:
         assert section.rows[1][2] == "no (1)", section.rows
         assert "(1) L4: misses the ITL SLA on L4: far too slow" in section.notes
     compact = compare_section(result, wide=False)
-    assert min_table_width(compact) < min_table_width(compare_section(result, wide=True))
+    assert least_width(compact) < least_width(compare_section(result, wide=True))
 
 
 def test_catalog_tables_at_80_columns_keep_ids_whole(monkeypatch: pytest.MonkeyPatch) -> None:

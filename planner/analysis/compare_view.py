@@ -3,8 +3,8 @@
 Two layouts: compact (the default: rank, GPU, deployment, GPUs, ITL, energy and cost per token
 and in all, within 80 columns for usual numbers) and wide (every column). Numbers are never cut:
 every numeric column and the GPU ids are whole (:attr:`planner.text.Section.whole`), only the
-deployment column wraps, and :func:`min_table_width` is the least width that shows the table so;
-the CLI prints on a console at least that wide. Why a GPU type does not fit is a numbered note
+deployment column wraps, and :func:`planner.text.least_width` is the least width that shows the
+table so; the CLI prints on a console at least that wide. Why a GPU type does not fit is a numbered note
 under the table (``no (1)`` in its row), so a long reason never squeezes the numbers. When no
 row fits, :func:`no_fit_message` is the closing error.
 """
@@ -120,25 +120,6 @@ def compare_section(result: CompareResult, *, wide: bool = True) -> Section:
         whole=frozenset(k for k, (c, _) in enumerate(keep) if c not in _WRAPPING),
         notes=(*notes, *reasons, *result.assumptions()),
     )
-
-
-def min_table_width(section: Section) -> int:
-    """The least console width that prints *section*'s table with no cell cut: its whole
-    columns at their widest line of a cell or heading, the others at their longest word, plus
-    rich's padding (2 per column) and borders (one per column and one more)."""
-    from rich.cells import cell_len
-
-    from predictors.core.escape import terminal_text
-
-    width = 1
-    for k, column in enumerate(section.columns):
-        cells = [terminal_text(column), *(terminal_text(row[k]) for row in section.rows)]
-        if k in section.whole:
-            need = max(cell_len(line) for c in cells for line in c.splitlines() or [""])
-        else:
-            need = max((cell_len(w) for c in cells for w in c.split()), default=1)
-        width += need + 3
-    return width
 
 
 #: How the closing error names each reason a row has no fleet (``other``: the rows say it).

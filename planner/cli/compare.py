@@ -170,8 +170,8 @@ def compare(
     """
     from planner.analysis.compare import CompareRequest, compare_csv_columns
     from planner.analysis.compare import compare as run_compare
-    from planner.analysis.compare_view import compare_section, min_table_width, no_fit_message
-    from planner.text import rows_to_csv, sections_to_text, to_json
+    from planner.analysis.compare_view import compare_section, no_fit_message
+    from planner.text import least_width, rows_to_csv, sections_to_text, to_json
     from predictors.api import Predictor
 
     if output is not None:  # before the work: a bad path loses nothing
@@ -216,7 +216,7 @@ def compare(
         emit(rows_to_csv(rows, compare_csv_columns(result)), output, "comparison")
     else:
         section = compare_section(result, wide=wide)
-        least = min_table_width(section)
+        least = least_width(section)
         if output is not None:
             text = sections_to_text([section], max(print_width(wide=wide), least))
             emit(text, output, "comparison")
