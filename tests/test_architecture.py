@@ -257,6 +257,7 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+@pytest.mark.slow
 def test_tests_do_not_import_benchmarks() -> None:
     """Benchmarks are scripts: tests share code with them through the packages (e.g.
     :mod:`planner.solve.synthetic`), never by importing a benchmark module."""

@@ -60,6 +60,7 @@ def write(path: Path, rows: list[dict[str, str]]) -> None:
         writer.writerows(rows)
 
 
+@pytest.mark.slow
 def test_gpus_json_lists_every_required_id_with_core_fields() -> None:
     result = runner.invoke(app, ["catalog", "gpus", "--format", "json"])
     assert result.exit_code == 0, result.output

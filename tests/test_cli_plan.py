@@ -233,6 +233,7 @@ def test_compare_unknown_model_did_you_mean(capsys: pytest.CaptureFixture[str]) 
     assert len(err) == 1 and "did you mean" in err[0] and "Llama-3.1-8B-Instruct" in err[0]
 
 
+@pytest.mark.slow
 def test_compare_nothing_fits_is_an_error() -> None:
     result = _invoke("compare", "-m", LLAMA_8B, "--requests-per-s", "1", "--itl-ms", "1",
                      "--gpus", "L4", "--format", "json")  # fmt: skip
@@ -242,6 +243,7 @@ def test_compare_nothing_fits_is_an_error() -> None:
     assert rows[0]["fits"] is False and "SLA 1 ms" in rows[0]["reason"]
 
 
+@pytest.mark.slow
 def test_compare_nothing_meets_the_ttft_names_the_ttft() -> None:
     """A TTFT no GPU meets was reported as the (met) ITL limit alone."""
     result = _invoke("compare", "-m", LLAMA_8B, "--requests-per-s", "1", "--itl-ms", "50",

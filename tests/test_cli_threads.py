@@ -28,6 +28,7 @@ def test_one_cpu_is_left_to_the_interpreter(cpus: int, pool: int) -> None:
     assert threads.pool_threads(cpus) == pool
 
 
+@pytest.mark.slow
 def test_a_wattgpu_process_sizes_the_pool_before_polars_is_imported() -> None:
     assert _pool_size({}) == threads.pool_threads(threads.usable_cpus())
 

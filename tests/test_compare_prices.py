@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from planner.cli.app import app
@@ -12,6 +13,7 @@ runner = CliRunner()
 GPUS = "T4,L4,A10G,A30,L40S,A100-SXM4-80GB,H100,H200,B200"
 
 
+@pytest.mark.slow
 def test_compare_by_cost_ranks_every_priced_gpu() -> None:
     result = runner.invoke(
         app,
@@ -41,6 +43,7 @@ def test_compare_by_cost_ranks_every_priced_gpu() -> None:
     assert {r["gpu"] for r in rows} >= {"H100-SXM5-80GB", "H200-SXM-141GB", "B200", "A30"}
 
 
+@pytest.mark.slow
 def test_compare_quantised_checkpoint_plans_the_base_at_its_precision() -> None:
     result = runner.invoke(
         app,

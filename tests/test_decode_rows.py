@@ -122,6 +122,7 @@ def test_every_measured_tpot_is_read_once_and_ttft_rows_are_unchanged(
     assert refused["decode_workers_stated"].all()
 
 
+@pytest.mark.slow
 def test_a_disaggregated_decode_pool_is_predicted_as_a_decode_worker(predictor: Predictor) -> None:
     """The serving model predicts a disaggregated unit's decode pool with the flag the decode
     rows were trained with; power and TTFT do not see it, and the flag is the same number for

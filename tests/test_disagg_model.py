@@ -294,6 +294,7 @@ def test_capacity_meets_both_slas_and_its_curve_starts_idle(
     assert (np.asarray(tight_ttft.limit) == "ttft").mean() > 0.5
 
 
+@pytest.mark.slow
 def test_bad_units_are_refused_with_one_line_reasons(predictor: Predictor) -> None:
     units = pl.DataFrame(
         {

@@ -553,6 +553,7 @@ def test_pareto_reports_each_solved_plan(bundled_runs: dict[str, PlanRun]) -> No
 # --- exit codes and the README -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_exit_codes_are_as_the_docs_say(
     empty_cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -105,6 +105,7 @@ def _rule_depth(text: str) -> int:
 
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(text=st.text(alphabet='"\\[]{}a', max_size=40), chunk=st.integers(1, 5))
+@pytest.mark.slow
 def test_streaming_depth_on_arbitrary_text(text: str, chunk: int) -> None:
     """Also on text that is not JSON (unbalanced quotes, stray backslashes), at any chunk size."""
     with _chunks_of(chunk):
@@ -116,6 +117,7 @@ def test_streaming_depth_on_arbitrary_text(text: str, chunk: int) -> None:
     runs=st.lists(st.tuples(st.sampled_from('"\\[]{}a'), st.integers(1, 9)), max_size=12),
     chunk=st.integers(1, 8),
 )
+@pytest.mark.slow
 def test_streaming_depth_across_backslash_runs(runs: list[tuple[str, int]], chunk: int) -> None:
     """Runs of up to 9 equal bytes (backslashes above all) that straddle chunk boundaries."""
     text = "".join(ch * n for ch, n in runs)
@@ -201,6 +203,7 @@ def _peak_rss_mb(script: str, *args: str) -> float:
     return max(after, before) / 1024.0  # ru_maxrss is in KiB on Linux
 
 
+@pytest.mark.slow
 def test_a_long_string_field_costs_memory_in_proportion_to_its_size_only(tmp_path: Path) -> None:
     """A 7 MB config.json with one long string used to need 0.88 GB in the depth check."""
     script = (

@@ -48,6 +48,7 @@ models:
 """
 
 
+@pytest.mark.slow
 def test_a_stated_layout_within_the_tp_degrees_is_evaluated(tmp_path: Path) -> None:
     result, out = plan_text(tmp_path, STATED, "--candidates", "all")
     assert result.code == 0, result.err
@@ -59,6 +60,7 @@ def test_a_stated_layout_within_the_tp_degrees_is_evaluated(tmp_path: Path) -> N
     assert (8, 1, 1, 8) in shapes, sorted(shapes)  # the tp_degrees' own layout stays
 
 
+@pytest.mark.slow
 def test_a_rate_error_row_leaves_its_layout_empty(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text(

@@ -156,6 +156,7 @@ def test_sweep_peak_power_with_regions_is_the_fleet_s(
     assert peak > max(r["totals"]["peak_facility_power_kw"] for r in plan["regions"])
 
 
+@pytest.mark.slow
 def test_diff_names_the_region_of_a_moved_entry(
     tmp_path: Path, planned: tuple[Path, dict[str, Any]]
 ) -> None:

@@ -56,6 +56,7 @@ def _scenario(folder: Path, limit: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_power_cap_below_one_replica_reads_apart_from_the_need(tmp_path: Path) -> None:
     result = run_cli("plan", str(_scenario(tmp_path, "power_cap_kw: 0.05")))
     assert result.code == 1, result.out
@@ -66,6 +67,7 @@ def test_a_power_cap_below_one_replica_reads_apart_from_the_need(tmp_path: Path)
     assert cap == 0.05 and need > cap, line
 
 
+@pytest.mark.slow
 def test_a_budget_far_below_the_cost_reads_apart(tmp_path: Path) -> None:
     result = run_cli("plan", str(_scenario(tmp_path, "budget_usd: 0.004")))
     assert result.code == 1, result.out
@@ -74,6 +76,7 @@ def test_a_budget_far_below_the_cost_reads_apart(tmp_path: Path) -> None:
     assert budget == 0.004 and cost > budget, line
 
 
+@pytest.mark.slow
 def test_an_entry_without_requests_states_its_per_request_fields_not_applicable(
     tmp_path: Path,
 ) -> None:
@@ -142,6 +145,7 @@ def test_a_saved_plan_with_node_failover_of_mixed_units_recomputes(tmp_path: Pat
 # --- round 12b: layouts ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_data_parallel_on_a_dense_model_is_refused(tmp_path: Path) -> None:
     """Attention DP is for MoE models; a dense model's DP copies are separate replicas (DP 8 at
     batch 128 predicted 16.6 ms where one copy at batch 16 is 10.9 ms)."""
@@ -171,6 +175,7 @@ def test_data_parallel_on_a_dense_model_is_refused(tmp_path: Path) -> None:
     one_error_line(run_cli("validate", str(path)), "layouts[0]: data_parallel:", "is dense")
 
 
+@pytest.mark.slow
 def test_plan_and_predict_state_the_same_usable_memory(tmp_path: Path) -> None:
     """Llama-3.1-70B on one H100: predict says 75.8 GB usable; the plan's candidate said 77 GB
     (the runtime reserve added back) and 143 GB 'for weights'."""

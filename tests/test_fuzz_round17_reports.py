@@ -20,6 +20,7 @@ from predictors.rows import predict_rows
 from tests.cli_runner import run_cli
 
 
+@pytest.mark.slow
 def test_an_output_fed_back_to_predict_rows_is_predicted_again() -> None:
     predictor = Predictor.load()
     rows = pl.DataFrame({"model": ["meta-llama/Llama-3.1-8B-Instruct"], "gpu": ["A30"]})

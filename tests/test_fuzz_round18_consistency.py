@@ -61,6 +61,7 @@ def test_a_scenarios_precision_wins_over_the_checkpoints_implied_one(tmp_path: P
     assert row["energy_kwh"] == pytest.approx(energy, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_plan_table_and_csv_state_the_precision(tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
     scenario.write_text(AWQ, encoding="utf-8")
@@ -72,6 +73,7 @@ def test_plan_table_and_csv_state_the_precision(tmp_path: Path) -> None:
     assert list(rows[0])[-1] == "precision" and rows[0]["precision"] == "int4"
 
 
+@pytest.mark.slow
 def test_report_discloses_a_model_of_the_scenarios_user_catalog(tmp_path: Path) -> None:
     config = tmp_path / "config.json"
     config.write_text(

@@ -89,6 +89,7 @@ def test_trust_of_an_unedited_plan_warns_about_nothing(tmp_path: Path, saved_pla
     assert result.code == 0 and "warning:" not in result.err, result.err
 
 
+@pytest.mark.slow
 def test_predict_takes_short_options_and_refuses_an_unknown_format(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text("model,gpu\nmeta-llama/Llama-3.1-8B-Instruct,A30\n", encoding="utf-8")

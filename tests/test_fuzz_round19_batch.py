@@ -46,6 +46,7 @@ def test_the_rate_keeps_its_place_among_the_input_columns(tmp_path: Path) -> Non
     assert first.columns[0] == "requests_per_s"
 
 
+@pytest.mark.slow
 def test_a_rate_that_is_no_number_is_quoted_and_written_empty(tmp_path: Path) -> None:
     out = _predict(tmp_path, f"model,gpu,requests_per_s\n{LLAMA},H100,abc\n{LLAMA},H100,1\n")
     assert out["requests_per_s"].to_list() == [None, "1"]  # as read (round 21: never 1.0)
@@ -53,6 +54,7 @@ def test_a_rate_that_is_no_number_is_quoted_and_written_empty(tmp_path: Path) ->
     assert out["error"][1] in ("", None)
 
 
+@pytest.mark.slow
 def test_a_rate_above_capacity_says_why_it_is_out_of_domain(tmp_path: Path) -> None:
     out = _predict(tmp_path, f"model,gpu,requests_per_s\n{LLAMA},H100,20\n{LLAMA},L40S,10\n")
     assert out["in_domain"].to_list() == ["false", "false"]
@@ -60,6 +62,7 @@ def test_a_rate_above_capacity_says_why_it_is_out_of_domain(tmp_path: Path) -> N
     assert all("more than one replica carries" in e for e in out["error"].to_list())
 
 
+@pytest.mark.slow
 def test_an_output_length_below_one_token_is_a_row_error(tmp_path: Path) -> None:
     rows = f"model,gpu,requests_per_s,output_tokens\n{LLAMA},H100,1,1e-50\n{LLAMA},H100,1,1\n"
     out = _predict(tmp_path, rows)

@@ -75,6 +75,7 @@ def test_a_budget_the_least_cost_plan_keeps_gives_a_plan(tmp_path: Path, budget:
     assert energy <= cheapest["totals"]["facility_energy_kwh"] * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_an_itl_sla_in_seconds_says_the_field_is_in_milliseconds(tmp_path: Path) -> None:
     scenario = """name: err
 region: US

@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.usefixtures("cached_predictor")
 
 
+@pytest.mark.slow
 def test_an_alternative_serves_the_whole_load_within_the_replica_limit(
     predictor: Predictor,
 ) -> None:

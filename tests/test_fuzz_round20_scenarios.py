@@ -92,6 +92,7 @@ def test_the_fleet_size_error_names_the_load_field_given(tmp_path: Path) -> None
     assert "models[0].load.requests_per_s_by_period: peak 5,000 req/s" in result.errors[0]
 
 
+@pytest.mark.slow
 def test_an_inventory_that_binds_first_is_named_not_the_replica_limit(tmp_path: Path) -> None:
     scenario = (
         HEAD

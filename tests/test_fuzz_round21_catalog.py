@@ -163,6 +163,7 @@ def test_validate_names_the_line_of_too_many_fields_and_a_repeated_column(tmp_pa
 
 
 # 5. import-hf into a user llms.csv without its optional columns
+@pytest.mark.slow
 def test_import_hf_keeps_a_user_llms_csv_that_leaves_optional_columns_out(tmp_path: Path) -> None:
     user = tmp_path / "uc"
     user.mkdir()

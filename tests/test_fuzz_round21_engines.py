@@ -152,6 +152,7 @@ models:
 """
 
 
+@pytest.mark.slow
 def test_a_gpu_the_engine_does_not_run_on_is_excluded_with_or_without_layouts(
     tmp_path: Path,
 ) -> None:

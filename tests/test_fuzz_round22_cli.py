@@ -202,6 +202,7 @@ gpus:
 """
 
 
+@pytest.mark.slow
 def test_a_bare_family_name_is_noted_by_compare_validate_and_plan(tmp_path: Path) -> None:
     compared = run_cli("compare", "--model", LLAMA, "--requests-per-s", "1", "--itl-ms", "80",
                        "--gpus", "H100", "-f", "json")  # fmt: skip

@@ -16,6 +16,7 @@ from planner.report.blocks import num
 from tests.cli_runner import run_cli
 
 
+@pytest.mark.slow
 def test_the_markdown_totals_row_is_bold_not_escaped() -> None:
     result = run_cli("plan", "paper-llama8b-low-load", "-f", "md")
     assert result.code == 0, result.err

@@ -203,6 +203,7 @@ def test_batch_predict_gives_the_refusal_as_the_row_error(tmp_path: Path) -> Non
     assert rows["tensor_parallel"].fill_null("").to_list()[:2] == ["", ""]
 
 
+@pytest.mark.slow
 def test_compare_refuses_the_gpu_types_the_checkpoint_precision_cannot_run_on() -> None:
     result = run_cli(
         "compare", "-m", "openai/gpt-oss-120b", "--requests-per-s", "2", "--itl-ms", "100",

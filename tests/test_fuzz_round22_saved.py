@@ -190,6 +190,7 @@ def test_a_control_character_in_the_text_is_refused(
         assert "\u202e" not in line and "\u2066" not in line
 
 
+@pytest.mark.slow
 def test_a_description_with_line_breaks_still_reports(folder: Path, tmp_path: Path) -> None:
     """A scenario's description may hold tabs and line breaks (a YAML block scalar)."""
     saved = _edited(folder, tmp_path, _set_text("description", "First line.\n\tSecond line.\n"))

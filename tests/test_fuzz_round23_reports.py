@@ -76,6 +76,7 @@ def _grid_only(folder: Path, name: str, *sets: str) -> Path:
 # --- 1. a grid-only sweep of another plan ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_grid_only_sweep_of_another_plan_is_a_warning(folder: Path, tmp_path: Path) -> None:
     other = _grid_only(folder, "grid-other.json", "models[0].load.requests_per_s=3")
     result = _report(folder / "plan.json", tmp_path, "--sweep", str(other))

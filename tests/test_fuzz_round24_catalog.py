@@ -192,6 +192,7 @@ def test_a_layer_types_list_of_every_layer_is_read_and_the_builder_period_repeat
 
 
 # F5: memory refusals
+@pytest.mark.slow
 def test_a_plan_memory_reason_prints_numbers_that_differ(tmp_path: Path) -> None:
     _gpu_catalog(tmp_path / "cat", id="M18_1", memory_gb="18.1")
     scenario = tmp_path / "s.yaml"

@@ -242,6 +242,7 @@ def test_an_unclosed_quote_in_a_batch_names_its_line_and_the_fix(tmp_path: Path)
 # 7. an unknown name with no close match says what to do
 
 
+@pytest.mark.slow
 def test_an_unknown_model_or_gpu_without_a_close_match_gets_the_fix(tmp_path: Path) -> None:
     one_error_line(
         run_cli("predict", "--model", "zzzzqqq", "--gpu", "A30"),

@@ -90,6 +90,7 @@ def test_a_saved_plan_reports_as_its_scenario(
     assert from_plan[1] == from_scenario[1] == pytest.approx(EMBODIED_KG * replicas)
 
 
+@pytest.mark.slow
 def test_a_moved_user_catalog_is_named_and_can_be_given(
     planned: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:

@@ -50,6 +50,7 @@ _KEEP = re.compile(
 )
 
 
+@pytest.mark.slow
 def test_the_data_parallel_fix_states_the_stages_and_following_it_gives_that_layout(
     tmp_path: Path,
 ) -> None:

@@ -148,6 +148,7 @@ def test_a_stated_layout_filling_an_nvl36_domain_of_8_gpu_nodes_validates_and_pl
     assert (stated["gpus_per_replica"], stated["nodes"]) == (36, 5)
 
 
+@pytest.mark.slow
 def test_compare_plans_a_16_gpu_domain_of_3_gpu_nodes(tmp_path: Path) -> None:
     catalog = _catalog(
         tmp_path / "ufab",
@@ -185,6 +186,7 @@ def test_compare_plans_a_16_gpu_domain_of_3_gpu_nodes(tmp_path: Path) -> None:
 # --- F2: a re-rated measured id gets the band of an unmeasured GPU --------------------------------
 
 
+@pytest.mark.slow
 def test_a_re_rated_measured_id_gets_the_interval_of_the_same_specs_under_a_new_id(
     tmp_path: Path, predictor: Predictor
 ) -> None:
@@ -275,6 +277,7 @@ def test_embodied_is_excluded_from_the_boundary_when_a_planned_gpu_has_no_figure
     assert values["wattgpu:disclosure:fleet.boundary.embodied"] == "excluded"
 
 
+@pytest.mark.slow
 def test_the_boundary_names_the_entries_whose_fields_still_include_embodied(
     tmp_path: Path,
 ) -> None:

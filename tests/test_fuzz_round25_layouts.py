@@ -140,6 +140,7 @@ def test_tp_degree_wider_than_the_domain_is_refused_with_both_layouts(tmp_path: 
     assert run_cli("validate", str(_write(tmp_path, gb200))).code == 0
 
 
+@pytest.mark.slow
 def test_inventory_message_says_why_a_tp16_replica_holds_18_gb200(tmp_path: Path) -> None:
     gpus = "GB200: {available: 16, layouts: [{gpu_count: 16}]}"
     result, out = plan_text(tmp_path, _text(gpus, "zai-org/GLM-5", rate=1, itl=100))

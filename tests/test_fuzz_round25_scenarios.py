@@ -79,6 +79,7 @@ def _messages(folder: Path, scenario: str, *sets: str) -> list[str]:
     return messages
 
 
+@pytest.mark.slow
 def test_a_cap_that_binds_whatever_the_inventory_reads_the_same_with_any_inventory(
     tmp_path: Path,
 ) -> None:

@@ -46,6 +46,7 @@ def _scenario(tmp_path: Path, grid: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_gpu_range_that_rounds_to_repeated_whole_numbers_is_one_line(tmp_path: Path) -> None:
     path = _scenario(tmp_path, "gpu_available: {L4: {start: 0, stop: 2, steps: 5}}\n")
     fix = (

@@ -4,10 +4,13 @@ at capacity, where the mean there is 35.0 ms), as ``--wide`` and ``-f md`` say."
 
 from __future__ import annotations
 
+import pytest
+
 from planner.report.plan_view import _COMPACT_ALLOCATION_NOTE, _WIDE_ITL_NOTE
 from tests.cli_runner import run_cli
 
 
+@pytest.mark.slow
 def test_the_compact_note_names_the_capacity_itl_at_the_slas_percentile() -> None:
     result = run_cli("plan", "paper-llama8b-low-load")
     assert result.code == 0, result.err

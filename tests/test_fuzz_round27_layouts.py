@@ -10,6 +10,7 @@ that B300 dominates in every spec).
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
 from predictors.api import Predictor
 
@@ -24,6 +25,7 @@ ROW = {
 }
 
 
+@pytest.mark.slow
 def test_the_refusal_names_the_pipeline_split_and_that_split_is_served(
     predictor: Predictor,
 ) -> None:

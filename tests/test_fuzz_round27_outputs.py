@@ -138,6 +138,7 @@ def test_a_tiny_cap_prints_with_its_digits() -> None:
     assert kw_apart(0.55, 0.2) == ("0.55", "0.20")
 
 
+@pytest.mark.slow
 def test_a_tiny_cap_gets_the_bound_and_fix_of_any_other(predictor: Predictor) -> None:
     scenario = load_scenario(PAPER, catalog=predictor.catalog)
     base = planning_inputs(scenario, predictor)

@@ -101,6 +101,7 @@ def test_origin_is_dropped_when_the_entries_change(tmp_path: Path) -> None:
     assert fewer.field_origin() is None
 
 
+@pytest.mark.slow
 def test_plan_names_the_set_and_the_overlay_that_set_the_load(tmp_path: Path) -> None:
     base = _write(tmp_path, "base.yaml", BASE)
     overlay = _write(tmp_path, "ov.yaml", OVERLAY)

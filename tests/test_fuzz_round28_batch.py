@@ -40,6 +40,7 @@ def _predict(folder: Path, name: str, text: str) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_error_rows_show_their_stated_layout_and_keep_it_when_fed_back(tmp_path: Path) -> None:
     first = _predict(tmp_path, "first", ROWS)
     stated = [(r["pipeline_parallel"], r["data_parallel"], r["expert_parallel"]) for r in first]

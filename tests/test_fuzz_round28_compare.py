@@ -28,6 +28,7 @@ def test_a_precision_no_gpu_listed_runs_is_named_not_the_sla() -> None:
     assert fits.code == 0, fits.err
 
 
+@pytest.mark.slow
 def test_an_sla_miss_still_names_the_sla() -> None:
     result = run_cli(
         "compare", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--requests-per-s", "1",

@@ -72,6 +72,7 @@ def test_a_regions_plan_header_states_the_effective_figures_of_report_and_foreca
     assert math.isclose(t["facility_energy_kwh"] / t["energy_kwh"], fc["pue"], rel_tol=1e-9)
 
 
+@pytest.mark.slow
 def test_a_regions_plan_without_energy_calls_its_header_figures_defaults() -> None:
     result = run_cli("plan", str(REGIONS), "--set", "budget_usd=1", "--format", "md")
     assert "- **status**: infeasible" in result.out, result.err

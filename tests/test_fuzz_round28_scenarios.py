@@ -89,6 +89,7 @@ def test_normal_quantile_does_not_saturate_next_to_100() -> None:
     assert poisson._normal_ppf(0.9) == pytest.approx(1.2815515655446004, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_a_percentile_next_to_100_plans_consistently(tmp_path: Path) -> None:
     result, out = plan_text(tmp_path, BASE, "--set", "models[0].sla.percentile=99.99999999999998")
     assert result.code == 0, result.err

@@ -44,6 +44,7 @@ def _last_error(*args: str) -> str:
 # --- the closing error says what the rows say -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_load_over_the_replica_limit_is_named_not_the_sla() -> None:
     args = ("-m", LLAMA_8B, "--requests-per-s", "1e6", "--itl-ms", "100")
     for gpus in ("H100-SXM5-80GB", "H100-SXM5-80GB,L4"):
@@ -58,6 +59,7 @@ def test_a_load_over_the_replica_limit_is_named_not_the_sla() -> None:
         ), result.err
 
 
+@pytest.mark.slow
 def test_a_replica_limit_beside_another_reason_is_named_with_it() -> None:
     last = _last_error(
         "-m", "meta-llama/Llama-3.1-405B-Instruct", "--requests-per-s", "1e6", "--itl-ms",

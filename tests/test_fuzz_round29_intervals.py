@@ -61,6 +61,7 @@ def test_rate_row_ttft_band_is_the_lone_prompt_interval_plus_the_step(
     assert rate["ttft_s_hi"] - rate["ttft_s_lo"] >= one["ttft_s_hi"] - one["ttft_s_lo"]
 
 
+@pytest.mark.slow
 def test_rate_row_ttft_band_orders_and_stays_empty_near_capacity(predictor: Predictor) -> None:
     rates = ["0.001", "0.5", "2", "5", "10"]
     out = predict_rows(predictor, _rows("H100", rates), with_ttft=True).slice(1)

@@ -131,6 +131,7 @@ def _doc(fan: FanDocument | None = None, tornado: list[TornadoBarDocument] | Non
     return SimpleNamespace(summary=SimpleNamespace(fan=fan, tornado=tornado or []))
 
 
+@pytest.mark.slow
 def test_the_fan_of_one_period_shows_its_quantiles(monkeypatch: pytest.MonkeyPatch) -> None:
     figures = _captured(monkeypatch)
     fan = FanDocument(

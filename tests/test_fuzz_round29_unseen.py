@@ -17,6 +17,7 @@ import csv
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from predictors.api import Predictor
 from predictors.catalog.store import load_catalog
@@ -65,6 +66,7 @@ def _same(a: pl.DataFrame, b: pl.DataFrame) -> None:
         assert a[col].to_list() == b[col].to_list(), col
 
 
+@pytest.mark.slow
 def test_f1_a_measured_pcie_card_with_empty_fabric_cells_stays_measured(tmp_path: Path) -> None:
     gpus = ["A100-PCIE-80GB", "A40"]
     bundled = _predict(None, gpus)
@@ -74,6 +76,7 @@ def test_f1_a_measured_pcie_card_with_empty_fabric_cells_stays_measured(tmp_path
     _same(_predict(tmp_path, gpus), bundled)
 
 
+@pytest.mark.slow
 def test_f1_a_stated_default_matches_a_card_recorded_empty(tmp_path: Path) -> None:
     bundled = _predict(None, ["MI250"], gpu_count=8)
     assert bundled["gpu_measured"].all()
@@ -85,6 +88,7 @@ def test_f1_a_stated_default_matches_a_card_recorded_empty(tmp_path: Path) -> No
     assert not faster["gpu_measured"].any()
 
 
+@pytest.mark.slow
 def test_f2_a_measured_gpus_release_year_does_not_widen_its_band(tmp_path: Path) -> None:
     h100 = "H100-SXM5-80GB"
     write(

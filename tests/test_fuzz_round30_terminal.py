@@ -186,6 +186,7 @@ def test_narrow_table_with_two_wrapping_columns_cuts_no_word() -> None:
     "args",
     [("gpus",), ("llms",), ("regions",), ("show", "H100"), ("show", "FR")],
 )
+@pytest.mark.slow
 def test_catalog_table_to_a_pipe_does_not_follow_columns(
     monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
 ) -> None:

@@ -118,6 +118,7 @@ def test_write_output_on_a_full_disk_is_one_clean_line(small_disk: Path) -> None
     ],
     ids=["schema", "scenarios-copy", "plan-output"],
 )
+@pytest.mark.slow
 def test_commands_on_a_full_disk_leave_the_existing_file_intact(
     small_disk: Path, args: list[str]
 ) -> None:
@@ -146,6 +147,7 @@ def test_read_only_directory_leaves_files_intact(small_disk: Path) -> None:
     assert sorted(p.name for p in small_disk.iterdir()) == ["schema.json"]
 
 
+@pytest.mark.slow
 def test_user_catalog_import_on_a_full_disk_keeps_the_catalog(small_disk: Path) -> None:
     config = LLAMA_CONFIG
     args = ["catalog", "import-hf", str(config), "--user-catalog", str(small_disk)]

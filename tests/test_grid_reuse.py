@@ -54,6 +54,7 @@ def test_the_same_grid_of_the_same_predictor_is_predicted_once(
     np.testing.assert_array_equal(robust.curves.itl_s, first.curves_hi.itl_s)  # robust: upper
 
 
+@pytest.mark.slow
 def test_another_predictor_or_grid_is_predicted_afresh_with_the_same_numbers(
     predictor: Predictor, counted: list[int]
 ) -> None:

@@ -167,6 +167,7 @@ def test_every_bad_column_and_the_rate_are_named(tmp_path: Path) -> None:
     assert CONTROL_BYTES.search(raw.replace(b"\n", b"")) is None
 
 
+@pytest.mark.slow
 def test_a_control_character_in_a_later_chunk_refuses_only_its_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

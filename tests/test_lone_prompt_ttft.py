@@ -41,6 +41,7 @@ def _ttft_at_batch_1(predictor: Predictor, rows: pl.DataFrame) -> np.ndarray:
     return out["ttft_s"].cast(pl.Float64).to_numpy()
 
 
+@pytest.mark.slow
 def test_the_replica_starts_from_the_predictors_ttft_at_batch_1(predictor: Predictor) -> None:
     table = serving_table(ROWS, predictor)
     lone = _ttft_at_batch_1(predictor, ROWS)
@@ -92,6 +93,7 @@ def test_without_a_ttft_model_the_physics_estimate_stands(predictor: Predictor) 
     np.testing.assert_allclose(table.curves.ttft_base_s, physics, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_the_held_out_comparison_prices_both_prompt_times(predictor: Predictor) -> None:
     """``predictors.training.agg_ttft_accuracy`` (docs/serving-accuracy.md, "TTFT of aggregated
     replicas"): each measured row gets ``t_p + τ`` and ``t_1 + τ`` at its concurrency, and the
@@ -115,6 +117,7 @@ def test_the_held_out_comparison_prices_both_prompt_times(predictor: Predictor) 
     assert light["lone_ratio"] == pytest.approx(float(np.median(ratio)))
 
 
+@pytest.mark.slow
 def test_ttft_at_batch_1_only_is_the_full_prediction_there(predictor: Predictor) -> None:
     """The serving grid asks for TTFT at its batch-1 rows only (``with_ttft=AT_BATCH_1``): the
     same numbers there as a full TTFT prediction, null at the other batches."""

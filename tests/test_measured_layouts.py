@@ -114,6 +114,7 @@ def test_wide_ep_reading_applies_only_where_the_stated_tp_cannot_run(catalog: Ca
     ]
 
 
+@pytest.mark.slow
 def test_training_and_evaluation_read_the_measured_layout(
     table: pl.DataFrame, catalog: Catalog
 ) -> None:

@@ -116,6 +116,7 @@ def test_mlenergy_v3_total_power_divided(measurements_dir: Path) -> None:
 
 
 @pytest.mark.shared_data
+@pytest.mark.slow
 def test_argonne_units_and_dedup(measurements_dir: Path) -> None:
     df = read_argonne(measurements_dir / "argonne-llm-inference-bench")
     _check_schema(df)

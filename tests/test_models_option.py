@@ -64,6 +64,7 @@ def test_predict_uses_the_given_model_directory(
     assert _itl_s("--models", str(trained_dir())) == pytest.approx(shipped, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_compare_uses_the_given_model_directory(
     slower_models: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

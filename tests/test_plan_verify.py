@@ -100,6 +100,7 @@ def test_every_hand_edit_is_caught_and_named(
     assert any(named in line for line in problems), problems
 
 
+@pytest.mark.slow
 def test_an_optimal_plan_without_allocations_is_damaged_only_when_some_entry_has_load(
     tmp_path: Path,
 ) -> None:

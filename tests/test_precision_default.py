@@ -82,6 +82,7 @@ def test_predict_compare_and_plan_agree_without_a_stated_precision(predictor: Pr
     assert best.itl_ms == pytest.approx(1000 * chosen.itl_s_at_capacity, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_a_stated_precision_still_wins(predictor: Predictor) -> None:
     plan = plan_scenario(_scenario(predictor, "fp8"), predictor=predictor).plan
     assert plan.inputs.models[0].precision == "fp8"
@@ -89,6 +90,7 @@ def test_a_stated_precision_still_wins(predictor: Predictor) -> None:
     assert predictor.predict(row)["precision"].to_list() == ["fp8"]
 
 
+@pytest.mark.slow
 def test_predict_at_a_rate_uses_the_checkpoints_precision(predictor: Predictor) -> None:
     """The at-load rows of ``predict --requests-per-s`` are served at the precision the output
     states (gpt-oss-120b at fp4 fits one H100; at bf16, as they were read before, it did not),

@@ -388,6 +388,7 @@ def test_ttft_is_an_extra_not_part_of_the_csv_contract(shipped: Predictor) -> No
         assert mid > prefill
 
 
+@pytest.mark.slow
 def test_cli_predict_names_why_a_row_is_out_of_domain() -> None:
     from typer.testing import CliRunner
 

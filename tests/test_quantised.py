@@ -106,6 +106,7 @@ def test_predict_uses_the_base_at_the_implied_precision() -> None:
     assert out["power_w_per_gpu"][0] == pytest.approx(out["power_w_per_gpu"][1])
 
 
+@pytest.mark.slow
 def test_cli_predict_states_the_resolutions(capsys: pytest.CaptureFixture[str]) -> None:
     from planner.cli.app import main
 

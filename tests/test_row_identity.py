@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from predictors.api import Predictor
 from predictors.row_identity import IDENTITY_COLUMNS, metric_definition
@@ -17,6 +18,7 @@ from predictors.rows import OUTPUT_COLUMNS, predict_rows
 from tests.cli_runner import run_cli
 
 
+@pytest.mark.slow
 def test_each_row_states_its_ids_and_its_itl_definition() -> None:
     predictor = Predictor.load()
     source = predictor.card["reference_source"]
@@ -43,6 +45,7 @@ def test_each_row_states_its_ids_and_its_itl_definition() -> None:
     assert out["error"][2].startswith("model: unknown llm")
 
 
+@pytest.mark.slow
 def test_the_csv_and_the_single_form_give_the_same_identity(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text("model,gpu\nllama-3.1-8b,h100\n", encoding="utf-8")

@@ -81,6 +81,7 @@ def _same(a: object, b: object) -> None:
             assert x == y, f.name
 
 
+@pytest.mark.slow
 def test_groups_join_exactly_the_identical_decode_workers(units, predictor) -> None:
     t = disagg_curves(predictor, units)
     groups = curve_groups(t.decode)

@@ -185,6 +185,7 @@ def test_one_engine_runs_both_passes_on_the_same_workers() -> None:
 
 @given(st.integers(0, 5000), st.integers(1, 64), st.integers(0, 3))
 @settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 def test_batches_are_balanced_whole_and_within_the_size_limits(
     n: int, workers: int, requested: int
 ) -> None:
@@ -368,6 +369,7 @@ def test_grid_gpu_available_takes_a_catalog_alias(base_run: PlanRun) -> None:
         grid_points(bad, base_run.inputs, force=False, resolve_gpu=catalog.try_resolve_gpu)
 
 
+@pytest.mark.slow
 def test_the_sweep_report_states_a_shared_no_plan_once(base_run: PlanRun) -> None:
     """The sweep's flags table names each allocation by its layout (a unit by its pools) and,
     when the robust scenario has no plan, says why once instead of in every row."""

@@ -127,6 +127,7 @@ def test_a_listener_that_is_no_ray_cluster_is_one_line() -> None:
     assert took < 10, took
 
 
+@pytest.mark.slow
 def test_a_ray_listener_that_closes_at_once_is_one_line() -> None:
     pytest.importorskip("ray")
     with listener(lambda conn: None) as port:

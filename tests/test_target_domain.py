@@ -77,6 +77,7 @@ def test_every_catalog_gpu_is_in_the_domain_only_where_each_target_has_its_rows(
         assert checked >= 5, "the catalog has AMD, Intel and Blackwell Ultra GPUs"
 
 
+@pytest.mark.slow
 def test_mi300x_power_is_out_of_the_domain_and_says_why(predictor: Predictor) -> None:
     rows = pl.DataFrame(
         {
@@ -95,6 +96,7 @@ def test_mi300x_power_is_out_of_the_domain_and_says_why(predictor: Predictor) ->
     assert "GPU vendor 'AMD' has no power training rows" in line.out + line.err
 
 
+@pytest.mark.slow
 def test_a_card_without_per_target_records_checks_only_the_union(predictor: Predictor) -> None:
     rows = _rows(predictor)
     card = {**predictor.card, "domain": dict(predictor.card["domain"])}

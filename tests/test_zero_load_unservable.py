@@ -71,6 +71,7 @@ def _same_plan_as_without(tmp_path: Path, base: dict[str, Any], entry: dict[str,
     ],
     ids=["no-rate", "every-period-zero"],
 )
+@pytest.mark.slow
 def test_alone_it_plans_nothing(tmp_path: Path, load: dict[str, Any]) -> None:
     entry = {**UNSERVABLE, "load": {"input_tokens": 2048, "output_tokens": 512, **load}}
     scenario = _write(tmp_path, "alone", {**SMALL, "models": [entry]})
@@ -101,6 +102,7 @@ def test_in_two_regions_the_plan_is_unchanged(tmp_path: Path) -> None:
     _same_plan_as_without(tmp_path, regions, {**UNSERVABLE, "regions": ["fr"]})
 
 
+@pytest.mark.slow
 def test_with_load_or_minimum_replicas_it_stays_infeasible(tmp_path: Path) -> None:
     for name, entry in (
         ("loaded", {**UNSERVABLE, "load": {**UNSERVABLE["load"], "requests_per_s": 1}}),

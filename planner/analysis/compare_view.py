@@ -4,9 +4,9 @@ Two layouts: compact (the default: rank, GPU, deployment, GPUs, ITL, energy and 
 and in all, within 80 columns for usual numbers) and wide (every column). Numbers are never cut:
 every numeric column and the GPU ids are whole (:attr:`planner.text.Section.whole`), only the
 deployment column wraps, and :func:`planner.text.least_width` is the least width that shows the
-table so; the CLI prints on a console at least that wide. Why a GPU type does not fit is a numbered note
-under the table (``no (1)`` in its row), so a long reason never squeezes the numbers. When no
-row fits, :func:`no_fit_message` is the closing error.
+table so; the CLI prints on a console at least that wide. Why a GPU type does not fit is a
+numbered note under the table (``no (1)`` in its row), so a long reason never squeezes the
+numbers. When no row fits, :func:`no_fit_message` is the closing error.
 """
 
 from __future__ import annotations
