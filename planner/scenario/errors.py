@@ -126,6 +126,7 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
             msg = f"{_show(value)} is too large for a number — give a smaller value"
         elif kind in _TYPE_NAMES:
             msg = f"expected {_TYPE_NAMES[kind]}, got {_show(value)} — give {_TYPE_NAMES[kind]}"
+            msg += _mapping_hint(loc, value) if kind.startswith("model") else ""
         elif kind == "finite_number":
             msg = f"{_show(value)} is not a finite number — give a finite value"
         elif kind == "literal_error":
@@ -145,6 +146,32 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
             msg = f"{err['msg']} (got {_show(value)}) — fix the value"
         problems.append((path, msg))
     return problems
+
+
+def _choices(tp: Any) -> tuple[str, ...]:
+    """The text values of a ``Literal`` field type *tp* (``Optional`` and ``Annotated`` looked
+    through); empty for any other type."""
+    tp = _bare(tp)
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return tuple(c for a in typing.get_args(tp) for c in _choices(a))
+    if typing.get_origin(tp) is typing.Literal:
+        return tuple(str(a) for a in typing.get_args(tp) if isinstance(a, str))
+    return ()
+
+
+def _mapping_hint(loc: Sequence[str | int], value: Any) -> str:
+    """What a mapping given as a bare value should look like: ``{minimize: energy}`` where one
+    key of the mapping takes that text as a choice (``objective: energy``), else the mapping's
+    keys; '' when the mapping at *loc* is not a scenario section."""
+    cls = _model_at(loc)
+    if cls is None or not cls.model_fields:
+        return ""
+    if isinstance(value, str):
+        text = value.strip()
+        for name, field in cls.model_fields.items():
+            if text in _choices(field.annotation):
+                return f" such as {{{name}: {text}}}"
+    return f" with the keys {', '.join(cls.model_fields)}"
 
 
 def _show(value: Any) -> str:
