@@ -1,4 +1,5 @@
-"""Where the bundled example scenarios live, in a source checkout and in an installed wheel."""
+"""Where the bundled example scenarios and the documentation live, in a source checkout and in an
+installed wheel."""
 
 from __future__ import annotations
 
@@ -19,3 +20,10 @@ def scenarios_dir() -> Path:
 def default_scenario() -> Path:
     """Path of :data:`DEFAULT_SCENARIO`, the file ``wattgpu plan`` uses when none is given."""
     return scenarios_dir() / DEFAULT_SCENARIO
+
+
+def docs_dir() -> Path:
+    """``planner/_docs`` in a wheel (the Markdown documents of ``docs/``), ``docs/`` in a
+    checkout."""
+    packaged = _PKG / "_docs"
+    return packaged if packaged.is_dir() else _PKG.parent / "docs"

@@ -44,7 +44,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("predictors.training",),
     ),
     "planner": (
-        ("planner.paths", "planner.text"),
+        ("planner.paths", "planner.text", "planner.guides"),
         ("planner.inputs",),
         ("planner.scenario",),
         (

@@ -4,7 +4,7 @@ Each command family lives in its own module and registers itself on :data:`app`:
 ``cli_catalog`` (catalog, with ``cli_hf_import`` for import-hf), ``cli_data`` (data summary),
 ``cli_predictors`` (train, evaluate, predict), ``cli_scenarios`` (the bundled examples),
 ``cli_validate`` (validate), ``cli_plan`` (plan, compare), ``cli_report`` (report, pareto,
-diff) ``cli_schema`` (schema) and ``cli_sweep`` (sweep).
+diff) ``cli_schema`` (schema), ``cli_docs`` (docs) and ``cli_sweep`` (sweep).
 Exit codes (the README's rules): errors the user can fix
 (:class:`predictors.core.errors.WattgpuError`) print one line per problem and exit 1; a malformed
 command line (unknown option, missing argument, bad choice) is reported by typer with the usage
@@ -32,6 +32,7 @@ from typer.core import TyperGroup
 
 from planner.cli import catalog as cli_catalog
 from planner.cli import data as cli_data
+from planner.cli import docs as cli_docs
 from planner.cli import models as cli_predictors
 from planner.cli import plan as cli_plan
 from planner.cli import report as cli_report
@@ -117,6 +118,7 @@ for _module in (
     cli_plan,
     cli_report,
     cli_schema,
+    cli_docs,
     cli_sweep,
 ):
     _module.register(app)

@@ -121,7 +121,7 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
             if fields:
                 msg += f" (allowed here: {', '.join(fields)})"
         elif kind == "missing":
-            msg = "required but missing — add it (see docs/scenarios.md)"
+            msg = "required but missing — add it (see docs/scenarios.md: wattgpu docs scenarios)"
         elif kind in _TYPE_NAMES and type(value) is int and kind.startswith("float"):
             msg = f"{_show(value)} is too large for a number — give a smaller value"
         elif kind in _TYPE_NAMES:
