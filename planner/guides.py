@@ -22,7 +22,7 @@ def doc_path(name: str) -> Path:
     """The file of document *name*: ``method``, ``method.md`` or ``docs/method.md``; a
     WattgpuError naming the known documents (with a did-you-mean) for any other name."""
     stem = name.strip().replace("\\", "/")
-    stem = stem.removeprefix("docs/").removesuffix(".md")
+    stem = stem.removeprefix("docs/").removesuffix(".md").lower()  # the files' names are lower case
     known = doc_names()
     if stem not in known:
         shown = name if len(name) <= 60 else name[:57] + "..."

@@ -24,7 +24,7 @@ def test_the_listing_names_every_document_with_its_title() -> None:
     assert "scenarios          Scenario files" in result.out
 
 
-@pytest.mark.parametrize("name", ["scenarios", "scenarios.md", "docs/scenarios.md"])
+@pytest.mark.parametrize("name", ["scenarios", "scenarios.md", "docs/scenarios.md", "SCENARIOS"])
 def test_a_document_prints_as_it_is_written(name: str) -> None:
     result = run_cli("docs", name)
     assert result.code == 0, result.err
@@ -67,3 +67,10 @@ def test_the_message_that_cites_the_scenario_reference_says_how_to_read_it(
     assert "required but missing — add it (see docs/scenarios.md: wattgpu docs scenarios)" in (
         result.err
     )
+
+
+def test_a_directory_as_output_is_refused_with_a_markdown_name(tmp_path: Path) -> None:
+    result = run_cli("docs", "method", "-o", f"{tmp_path}/")
+    assert result.code == 1 and not list(tmp_path.iterdir())
+    assert "names a directory; give a file name such as" in result.err
+    assert result.err.strip().endswith("method.md"), result.err

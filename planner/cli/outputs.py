@@ -37,6 +37,7 @@ EXAMPLE_NAMES = {
     "report": "report.md",
     "evaluate": "accuracy.md",
     "predict": "predictions.csv",
+    "docs": "method.md",
     "--chart": "chart.png",
 }
 _SEPARATORS = tuple(sep for sep in (os.sep, os.altsep) if sep)
