@@ -1,5 +1,7 @@
 """Training is reproducible byte for byte: the same data and library versions give the shipped
-boosters exactly, with one thread or two (polars, OpenMP and XGBoost thread pools).
+boosters exactly, with one thread or two (polars, OpenMP and XGBoost thread pools). Under other
+library versions (a newer release in the package index) the test skips, naming them; CI installs
+the recorded ones (``.ci/constraints.txt``).
 
 Each run is a fresh process so that the thread settings apply from its start; the model card's
 metrics come from ``wattgpu evaluate`` and are not part of the comparison (the card's other keys
@@ -17,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from predictors.core.paths import trained_dir
+from predictors.estimators.artifacts import library_versions
 
 TRAIN = (
     "import sys; from pathlib import Path; "
@@ -44,6 +47,19 @@ def _card_without_metrics(path: Path) -> dict[str, object]:
 def test_training_gives_the_shipped_artifacts_byte_for_byte(
     measurements_dir: Path, tmp_path: Path, threads: int
 ) -> None:
+    recorded = json.loads((trained_dir() / "model_card.json").read_text(encoding="utf-8"))
+    running = library_versions()
+    other = {
+        k: (v, running.get(k))
+        for k, v in recorded["library_versions"].items()
+        if running.get(k) != v
+    }
+    if other:  # the same data AND library versions are what reproduces byte for byte
+        pytest.skip(
+            "the shipped models were trained with "
+            + ", ".join(f"{k} {was} (this is {now})" for k, (was, now) in sorted(other.items()))
+            + ": install those versions (.ci/constraints.txt) to check the reproduction"
+        )
     env = {
         **os.environ,
         "POLARS_MAX_THREADS": str(threads),
@@ -63,3 +79,23 @@ def test_training_gives_the_shipped_artifacts_byte_for_byte(
     assert _card_without_metrics(tmp_path / "model_card.json") == _card_without_metrics(
         shipped / "model_card.json"
     )
+
+
+#: The distribution each recorded library version comes from (the card names the import).
+DISTRIBUTIONS = {"numpy": "numpy", "polars": "polars", "xgboost": "xgboost-cpu"}
+
+
+def test_ci_installs_the_versions_the_card_records() -> None:
+    """``.ci/constraints.txt`` pins the training libraries at the card's versions, so that the
+    byte-for-byte check above runs in CI whatever newer release the package index holds."""
+    repo = Path(__file__).resolve().parent.parent
+    pins = {}
+    for line in (repo / ".ci" / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[name.strip()] = version.strip()
+    card = json.loads((trained_dir() / "model_card.json").read_text(encoding="utf-8"))
+    for library, dist in DISTRIBUTIONS.items():
+        assert pins.get(dist) == card["library_versions"][library], (dist, pins)
+    assert pins.get("polars-runtime-32") == pins["polars"]
+    assert "-c .ci/constraints.txt" in (repo / ".ci" / "run").read_text(encoding="utf-8")
