@@ -11,10 +11,16 @@ _PKG = Path(__file__).resolve().parent
 DEFAULT_SCENARIO = "enterprise-fleet.yaml"
 
 
+def _bundled(folder: str) -> Path:
+    """``planner/_<folder>`` in a wheel (force-included there by pyproject.toml), the checkout's
+    ``<folder>/`` otherwise."""
+    packaged = _PKG / f"_{folder}"
+    return packaged if packaged.is_dir() else _PKG.parent / folder
+
+
 def scenarios_dir() -> Path:
     """``planner/_scenarios`` in a wheel, ``scenarios/`` in a checkout."""
-    packaged = _PKG / "_scenarios"
-    return packaged if packaged.is_dir() else _PKG.parent / "scenarios"
+    return _bundled("scenarios")
 
 
 def default_scenario() -> Path:
@@ -25,5 +31,4 @@ def default_scenario() -> Path:
 def docs_dir() -> Path:
     """``planner/_docs`` in a wheel (the Markdown documents of ``docs/``), ``docs/`` in a
     checkout."""
-    packaged = _PKG / "_docs"
-    return packaged if packaged.is_dir() else _PKG.parent / "docs"
+    return _bundled("docs")

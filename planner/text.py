@@ -244,6 +244,16 @@ def least_width(section: Section) -> int:
     return 1 + sum((widest if k in section.whole else word)[k] + 3 for k in range(len(widest)))
 
 
+def uncut(sections: Sequence[Section], wraps: Collection[str] = ()) -> tuple[list[Section], int]:
+    """*sections* with their numbers :attr:`~Section.whole` (but the columns named in *wraps*,
+    :func:`numbers_whole`) and the least width that prints them with no cell cut
+    (:func:`least_width`): other cells wrap at spaces, never inside a word (a GPU id, a model
+    entry's name). A table wider than its console then runs past the console's width, on a
+    terminal, to a pipe and in a file alike."""
+    whole = [numbers_whole(s, wraps) for s in sections]
+    return whole, max((least_width(s) for s in whole), default=0)
+
+
 def _wrap_widths(section: Section, width: int) -> dict[int, int]:
     """Widths of the wrapping columns of a table with :attr:`~Section.whole` columns that is
     wider than *width*: the widest narrowed first, as rich does, but none below its longest

@@ -51,9 +51,16 @@ def _pairs(cell: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in cell.split("; "))
 
 
-#: Price-table labels marked "not a catalog id" whose catalog id omits the memory size the
-#: label states (tools/catalog_prices.py EXTRA_NAMES): the one board of that name.
-LABELS_WITH_SIZE = {"RTX-A6000-48GB (not a catalog id)": "RTX-A6000"}
+def _labels_with_size() -> dict[str, str]:
+    """Price-table labels marked "not a catalog id" whose catalog id omits the memory size the
+    label states (the entries of tools/catalog_prices.py ``EXTRA_NAMES`` whose label is not the
+    id, e.g. RTX-A6000-48GB): the one board of that name. Read from the tool, so the mapping is
+    written once; every other label must name its id on its own."""
+    return {
+        label: gpu_id
+        for label, gpu_id in _prices_tool().EXTRA_NAMES.items()
+        if normalize_name(label.split(" (")[0]) != normalize_name(gpu_id)
+    }
 
 
 def _names_id(accelerator_name: str, gpu_id: str) -> bool:
@@ -61,7 +68,7 @@ def _names_id(accelerator_name: str, gpu_id: str) -> bool:
     by the table although this catalog has the id, or a RunPod short name)?"""
     label = accelerator_name.split(" (")[0]
     counted = "form factor not stated" not in accelerator_name
-    if LABELS_WITH_SIZE.get(accelerator_name) == gpu_id:
+    if _LABELS_WITH_SIZE.get(accelerator_name) == gpu_id:
         return True
     return counted and normalize_name(label) == normalize_name(gpu_id)
 
@@ -153,6 +160,9 @@ def _prices_tool() -> Any:
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
+
+
+_LABELS_WITH_SIZE = _labels_with_size()
 
 
 @pytest.mark.shared_data

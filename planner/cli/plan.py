@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
-from planner.cli.printing import OutputOption, emit, print_sections, stdout_is_terminal
+from planner.cli.printing import OutputOption, emit, print_sections
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.limits import MAX_TIME_LIMIT_S
-
-if TYPE_CHECKING:
-    from planner.text import Section
 
 #: Exit code when the scenario has no feasible plan.
 EXIT_INFEASIBLE = 1
@@ -111,9 +108,10 @@ def plan(
     from planner.analysis.flags import uncertainty_flags
     from planner.paths import default_scenario
     from planner.pipeline import plan_file
-    from planner.report.plan_view import plan_sections, render_plan
+    from planner.report.plan_view import WRAPPING, plan_sections, render_plan
     from planner.result import PlanStatus
     from planner.scenario.bundled import find_scenario
+    from planner.text import uncut
     from predictors.core.escape import terminal_text
     from predictors.core.progress import Progress
 
@@ -139,7 +137,7 @@ def plan(
         typer.echo(terminal_text(f"note: {note}"), err=True)  # a bare GPU family name
     if fmt == PlanFormat.table and output is None:
         sections = plan_sections(result, candidates=candidates is not None, wide=wide, flags=flags)
-        sections, least = _on_terminal(sections)
+        sections, least = uncut(sections, WRAPPING)
         print_sections(sections, wide=wide, min_width=least)
     else:
         emit(
@@ -160,25 +158,6 @@ def plan(
         raise typer.Exit(EXIT_ERROR)
     if result.status == PlanStatus.TIME_LIMIT:
         raise typer.Exit(EXIT_TIME_LIMIT)
-
-
-#: Numeric columns of the plan's tables that wrap at spaces on a terminal: layouts (``P 1×4 → D
-#: 1×8``); every other number is whole.
-WRAPPING = ("TP",)
-
-
-def _on_terminal(sections: list[Section]) -> tuple[list[Section], int]:
-    """*sections* and the least width to print them at. On a terminal, as ``compare``: numbers
-    whole (:attr:`~planner.text.Section.whole`), other cells wrapped at spaces but never inside
-    a word (a GPU id, a model entry's name), and a table too wide for a narrow terminal runs
-    past its edge rather than cut them. To a pipe or file: as they are, at the fixed width of
-    :func:`~planner.cli.printing.print_width`."""
-    if not stdout_is_terminal():
-        return sections, 0
-    from planner.text import least_width, numbers_whole
-
-    whole = [numbers_whole(s, WRAPPING) for s in sections]
-    return whole, max(least_width(s) for s in whole)
 
 
 def register(app: typer.Typer) -> None:

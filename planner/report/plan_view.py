@@ -44,6 +44,7 @@ from planner.text import (
     records_json,
     sections_to_markdown,
     sections_to_text,
+    uncut,
 )
 
 #: Rendering formats of ``wattgpu plan``.
@@ -367,6 +368,11 @@ def plan_sections(
     return sections
 
 
+#: Numeric columns of the plan's tables that wrap at spaces: layouts (``P 1×4 → D 1×8``);
+#: every other number is whole (:func:`planner.text.uncut`).
+WRAPPING = ("TP",)
+
+
 def render_plan(
     plan: Plan,
     fmt: str,
@@ -376,7 +382,8 @@ def render_plan(
     flags: UncertaintyFlagsDocument | None = None,
 ) -> str:
     """The plan as text in *fmt* (one of :data:`PLAN_FORMATS`; table = plain text, no colour,
-    compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*; Markdown
+    compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*, ids and numbers
+    never cut (a table that needs more runs wider); Markdown
     always has every column). *candidates*: JSON carries that selection (default ``best``,
     :mod:`planner.documents.kept`); table and Markdown list the alternatives and exclusions
     when it is given. *flags* (:func:`planner.analysis.flags.uncertainty_flags`): the JSON's
@@ -388,8 +395,9 @@ def render_plan(
         return plan_csv(plan)
     if fmt == "md":
         return sections_to_markdown(plan_sections(plan, candidates=listed, flags=flags))
-    if fmt == "table":
-        width = FILE_WIDTH if wide else COMPACT_WIDTH
-        sections = plan_sections(plan, candidates=listed, wide=wide, flags=flags)
-        return sections_to_text(sections, width)
+    if fmt == "table":  # ids and numbers never cut: a table too wide runs past the width
+        sections, least = uncut(
+            plan_sections(plan, candidates=listed, wide=wide, flags=flags), WRAPPING
+        )
+        return sections_to_text(sections, max(FILE_WIDTH if wide else COMPACT_WIDTH, least))
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(PLAN_FORMATS)}")
