@@ -17,7 +17,7 @@ from typing import Any
 from planner.build import FleetSizeError, planning_inputs
 from planner.inputs import PlanningInputs
 from planner.layouts import LayoutError
-from planner.result import Plan
+from planner.result import Plan, PlanStatus
 from planner.scenario.bundled import find_scenario
 from planner.scenario.load import load_scenario, user_catalog_path
 from planner.scenario.model import Scenario
@@ -63,7 +63,19 @@ def plan_scenario(
         f"(time limit {inputs.time_limit_s:g} s)"
     )
     plan = solve(inputs, baselines=baselines)
+    if scenario.robust and plan.status == PlanStatus.INFEASIBLE:  # say what drives the numbers
+        messages = (*plan.solve.messages, ROBUST_INFEASIBLE)
+        plan = replace(plan, solve=replace(plan.solve, messages=messages))
     return PlanRun(scenario, inputs, plan, predictor.card, predictor)
+
+
+#: The last reason of an infeasible ``robust: true`` plan (fuzz round 31: Qwen3-235B on B300
+#: asked for 176 GPUs where the point predictions need 12, and nothing said why).
+ROBUST_INFEASIBLE = (
+    "robust: true: every capacity above is on the upper end of the predicted ITL interval, not "
+    "the point prediction, so it can need several times the GPUs (--set robust=false plans on "
+    "the point predictions)"
+)
 
 
 def plan_file(

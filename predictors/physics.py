@@ -9,8 +9,10 @@ Conventions (see docs/method.md):
 * The KV cache is stored in 16-bit unless the weights are 8-bit or narrower, in which case 8-bit
   KV (``fp8`` KV cache) is assumed; fp32 weights keep a 32-bit cache.
 * Peak dense tensor FLOPS for a precision: fp8/int8/fp4 use their own rate where the GPU has one,
-  else fall back to the 16-bit rate (weight-only quantisation computes in 16-bit); fp32 uses half
-  the 16-bit tensor rate (TF32).
+  else fall back to the 16-bit rate (weight-only quantisation computes in 16-bit), and never less
+  than the 16-bit rate (an engine computes a narrower format in 16-bit where its own tensor rate
+  is slower: Blackwell Ultra's INT8, 157.5 against 2,250 TFLOPS on B300); fp32 uses half the
+  16-bit tensor rate (TF32).
 * Decode step of a batch of ``b`` sequences with mean context ``c`` tokens on ``n`` GPUs (tensor
   parallel): bytes moved = weights read + the batch's KV at mean context ``c``
   (:func:`predictors.kv_physics.kv_read_bytes_per_step`, window- and state-aware); FLOPs =
@@ -233,14 +235,17 @@ def resident_weight_bytes() -> pl.Expr:
 def peak_tflops() -> pl.Expr:
     """Peak dense tensor TFLOPS of one GPU for the row's precision (see module docstring)."""
     fp16 = pl.col("fp16_tflops_dense")
-    fp8 = pl.col("fp8_tflops_dense").fill_null(fp16)
+
+    def narrow(column: str) -> pl.Expr:  # its own rate where faster, else the 16-bit one
+        return pl.max_horizontal(pl.col(column).fill_null(fp16), fp16)
+
     return (
         pl.when(pl.col("precision") == "fp8")
-        .then(fp8)
+        .then(narrow("fp8_tflops_dense"))
         .when(pl.col("precision") == "int8")
-        .then(pl.col("int8_tops_dense").fill_null(fp16))
+        .then(narrow("int8_tops_dense"))
         .when(pl.col("precision") == "fp4")
-        .then(pl.col("fp4_tflops_dense").fill_null(fp16))
+        .then(narrow("fp4_tflops_dense"))
         .when(pl.col("precision") == "fp32")
         .then(fp16 / 2.0)
         .otherwise(fp16)

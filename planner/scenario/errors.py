@@ -95,11 +95,53 @@ _TYPE_NAMES = {
 }
 
 
+def _renames(errors: Sequence[Any]) -> dict[tuple, str]:
+    """A misspelt required key: the unknown key -> the required key it stands for, where a
+    mapping has exactly one unknown and one missing key, or an unknown key whose did-you-mean
+    names its only missing key (``sla: {itl: 30}``: ``itl`` for ``itl_ms``; ``{gpus: 16}`` in a
+    layout: ``gpus`` for ``gpu_count``). Keyed by the unknown key's location."""
+    unknown: dict[tuple, list[tuple]] = {}
+    missing: dict[tuple, list[str]] = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        if err["type"] == "extra_forbidden" and loc:
+            unknown.setdefault(loc[:-1], []).append(loc)
+        elif err["type"] == "missing" and loc:
+            missing.setdefault(loc[:-1], []).append(str(loc[-1]))
+    out: dict[tuple, str] = {}
+    for parent, keys in unknown.items():
+        wanted = missing.get(parent, [])
+        if len(wanted) != 1:
+            continue
+        close = [k for k in keys if did_you_mean(str(k[-1]), wanted)]
+        if len(keys) == 1 or len(close) == 1:
+            out[(keys if len(keys) == 1 else close)[0]] = wanted[0]
+    return out
+
+
+def _unknown_key(loc: Sequence[str | int], meant: str | None) -> str:
+    """The message of the unknown key at *loc*: remove it, or rename it to the required key
+    *meant* it stands for (:func:`_renames`); with the keys allowed there."""
+    parent = _model_at(loc[:-1])
+    fields = sorted(parent.model_fields) if parent else []
+    key = str(loc[-1])
+    msg = f"unknown key '{key}'{did_you_mean(key, fields)} — remove it"
+    if meant is not None:
+        msg = f"unknown key '{key}', and {meant} is required here — rename it to {meant}"
+    return msg + (f" (allowed here: {', '.join(fields)})" if fields else "")
+
+
 def pydantic_problems(exc: ValidationError) -> list[Problem]:
-    """One (path, message) per pydantic error; rule errors expand into one per broken rule."""
+    """One (path, message) per pydantic error; rule errors expand into one per broken rule, and a
+    misspelt required key is one problem, not a missing and an unknown key (:func:`_renames`)."""
     problems: list[Problem] = []
-    for err in exc.errors():
+    errors = exc.errors()
+    renames = _renames(errors)
+    renamed = {(*loc[:-1], key) for loc, key in renames.items()}
+    for err in errors:
         loc = list(err["loc"])
+        if err["type"] == "missing" and tuple(loc) in renamed:
+            continue  # said by the unknown key it is misspelt as
         kind = err["type"]
         value = err.get("input")
         ctx = err.get("ctx") or {}
@@ -114,12 +156,7 @@ def pydantic_problems(exc: ValidationError) -> list[Problem]:
             continue
         path = format_path(loc)
         if kind == "extra_forbidden":
-            parent = _model_at(loc[:-1])
-            fields = sorted(parent.model_fields) if parent else []
-            key = str(loc[-1])
-            msg = f"unknown key '{key}'{did_you_mean(key, fields)} — remove it"
-            if fields:
-                msg += f" (allowed here: {', '.join(fields)})"
+            msg = _unknown_key(loc, renames.get(tuple(loc)))
         elif kind == "missing":
             msg = "required but missing — add it (see docs/scenarios.md: wattgpu docs scenarios)"
         elif kind in _TYPE_NAMES and type(value) is int and kind.startswith("float"):
