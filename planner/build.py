@@ -42,7 +42,7 @@ from planner.scenario.errors import as_error
 from planner.scenario.layout_checks import usable_degrees
 from planner.scenario.model import PRICE_BASIS_COLUMN, Scenario
 from planner.scenario.periods import periods, requests_per_s_by_period
-from planner.scenario.placement import placed_candidates, region_sites
+from planner.scenario.placement import placed_candidates, price_bases, region_sites
 from planner.scenario.sections import ModelEntry
 from planner.specs import may_place, model_precision, spec
 from predictors.api import Predictor
@@ -269,9 +269,7 @@ def provenance(scenario: Scenario, card: dict[str, Any]) -> Provenance:
         predictors_version=versions.get("wattgpu") if isinstance(versions, dict) else None,
         training_data_sha256=training.get("sha256") if isinstance(training, dict) else None,
         disclosure=scenario.disclosure.model_dump(mode="json") if scenario.disclosure else None,
-        price_basis_by_gpu={
-            g: o.price_basis or "scenario usd_per_hour" for g, o in scenario.gpu_offers.items()
-        },
+        price_basis_by_gpu=price_bases(scenario),
     )
 
 

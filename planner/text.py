@@ -254,6 +254,13 @@ def uncut(sections: Sequence[Section], wraps: Collection[str] = ()) -> tuple[lis
     return whole, max((least_width(s) for s in whole), default=0)
 
 
+def uncut_text(sections: Sequence[Section], width: int, wraps: Collection[str] = ()) -> str:
+    """*sections* as plain text (:func:`sections_to_text`) at *width*, or wider where their ids
+    and numbers need it (:func:`uncut`)."""
+    whole, least = uncut(sections, wraps)
+    return sections_to_text(whole, max(width, least))
+
+
 def _wrap_widths(section: Section, width: int) -> dict[int, int]:
     """Widths of the wrapping columns of a table with :attr:`~Section.whole` columns that is
     wider than *width*: the widest narrowed first, as rich does, but none below its longest

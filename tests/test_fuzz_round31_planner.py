@@ -38,3 +38,37 @@ def test_an_infeasible_robust_plan_names_robust_as_its_last_reason(
     assert any("L4 needs" in m for m in plan.solve.messages), plan.solve.messages
     assert (plan.solve.messages[-1] == ROBUST_INFEASIBLE) is robust
     assert sum(m == ROBUST_INFEASIBLE for m in plan.solve.messages) == int(robust)
+
+
+REGIONS = """name: region-price
+region: DE
+electricity_usd_per_kwh: 0.2
+regions:
+  de: {}
+  fr: {region: FR, gpus: {L4: {usd_per_hour: 0.3}, H100-SXM5-80GB: {}}}
+gpus: {L4: {}, H100-SXM5-80GB: {}}
+models:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    regions: [fr]
+    load: {requests_per_s: 1, input_tokens: 512, output_tokens: 128}
+    sla: {itl_ms: 100}
+"""
+
+
+def test_the_price_basis_names_a_region_s_own_gpu_price(tmp_path: Path) -> None:
+    """The plan costs the L4s placed in fr at fr's 0.3 $/h; the basis the disclosure cites
+    said only the catalog's median (fuzz round 31)."""
+    path = tmp_path / "s.yaml"
+    path.write_text(REGIONS, encoding="utf-8")
+    run = plan_file(path, [], [], baselines=False)
+    bases = dict(run.inputs.provenance.price_basis_by_gpu or {})
+    assert bases["L4"].startswith("rental (median on-demand price")
+    assert bases["L4"].endswith(
+        "; in region fr: scenario usd_per_hour 0.3 $/h (regions.fr.gpus.L4.usd_per_hour)"
+    )
+    assert "in region" not in bases["H100-SXM5-80GB"]  # fr offers it at the scenario's price
+    (allocation,) = run.plan.allocations
+    assert allocation.candidate.gpu == "L4" and allocation.candidate.region == "fr"
+    gpus = allocation.replicas * allocation.candidate.gpus_per_replica
+    assert allocation.gpu_cost_usd == pytest.approx(0.3 * gpus * run.inputs.hours)

@@ -68,8 +68,11 @@ def test_a_precision_the_gpu_lacks_computes_at_the_16_bit_rate() -> None:
     rate = {"fp4": "fp4_tflops_dense", "int8": "int8_tops_dense"}
     for precision, column in rate.items():
         part = specs.filter(pl.col("precision") == precision)
-        expected = part[column].cast(pl.Float64).fill_null(part["fp16_tflops_dense"])
-        assert part["peak"].to_list() == pytest.approx(expected.to_list())
+        fp16 = part["fp16_tflops_dense"].cast(pl.Float64)
+        own = part[column].cast(pl.Float64).fill_null(fp16)
+        # never below the 16-bit rate (fuzz round 31: B300's INT8 is 157.5 against 2,250)
+        expected = [max(a, b) for a, b in zip(own.to_list(), fp16.to_list(), strict=True)]
+        assert part["peak"].to_list() == pytest.approx(expected)
     h100 = specs.filter((pl.col("gpu") == "H100-SXM5-80GB") & (pl.col("precision") == "fp4"))
     assert h100["peak"][0] == pytest.approx(float(h100["fp16_tflops_dense"][0]))
 

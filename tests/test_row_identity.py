@@ -72,4 +72,4 @@ def test_the_single_form_names_the_option_not_the_csv_column() -> None:
         "predict", "--model", "qwen3-30b-a3b", "--gpu", "H100", "--expert-parallel", "3"
     )
     assert result.code == 1
-    assert result.err.startswith("error: predict: --expert-parallel: 3 does not divide")
+    assert result.err.startswith("error: predict: --expert-parallel: 3 is more than the 1 GPU ")

@@ -43,8 +43,7 @@ from planner.text import (
     pct,
     records_json,
     sections_to_markdown,
-    sections_to_text,
-    uncut,
+    uncut_text,
 )
 
 #: Rendering formats of ``wattgpu plan``.
@@ -368,8 +367,7 @@ def plan_sections(
     return sections
 
 
-#: Numeric columns of the plan's tables that wrap at spaces: layouts (``P 1×4 → D 1×8``);
-#: every other number is whole (:func:`planner.text.uncut`).
+#: The plan tables' numeric columns that wrap at spaces (layouts: ``P 1×4 → D 1×8``).
 WRAPPING = ("TP",)
 
 
@@ -382,12 +380,12 @@ def render_plan(
     flags: UncertaintyFlagsDocument | None = None,
 ) -> str:
     """The plan as text in *fmt* (one of :data:`PLAN_FORMATS`; table = plain text, no colour,
-    compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*, ids and numbers
-    never cut (a table that needs more runs wider); Markdown
-    always has every column). *candidates*: JSON carries that selection (default ``best``,
-    :mod:`planner.documents.kept`); table and Markdown list the alternatives and exclusions
-    when it is given. *flags* (:func:`planner.analysis.flags.uncertainty_flags`): the JSON's
-    ``uncertainty_flags`` and the table and Markdown's flags section (CSV has none)."""
+    compact within :data:`~planner.text.COMPACT_WIDTH` columns unless *wide*, or wider where its
+    ids and numbers need it; Markdown always has every column). *candidates*: JSON carries
+    that selection (default ``best``, :mod:`planner.documents.kept`); table and Markdown list
+    the alternatives and exclusions when it is given. *flags*
+    (:func:`planner.analysis.flags.uncertainty_flags`): the JSON's ``uncertainty_flags`` and
+    the table and Markdown's flags section (CSV has none)."""
     listed = candidates is not None
     if fmt == "json":
         return records_json(plan_json(plan, candidates or "best", flags))
@@ -395,9 +393,7 @@ def render_plan(
         return plan_csv(plan)
     if fmt == "md":
         return sections_to_markdown(plan_sections(plan, candidates=listed, flags=flags))
-    if fmt == "table":  # ids and numbers never cut: a table too wide runs past the width
-        sections, least = uncut(
-            plan_sections(plan, candidates=listed, wide=wide, flags=flags), WRAPPING
-        )
-        return sections_to_text(sections, max(FILE_WIDTH if wide else COMPACT_WIDTH, least))
+    if fmt == "table":
+        sections = plan_sections(plan, candidates=listed, wide=wide, flags=flags)
+        return uncut_text(sections, FILE_WIDTH if wide else COMPACT_WIDTH, WRAPPING)
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(PLAN_FORMATS)}")

@@ -3,7 +3,8 @@ candidates placed in them (:mod:`planner.scenario.regions` is the section).
 
 :func:`region_sites` fills every field a region leaves out from the top level;
 :func:`placed_candidates` gives every candidate once per region its entry may use that offers
-its GPU type, at that region's GPU price.
+its GPU type, at that region's GPU price; :func:`price_bases` says where each type's prices come
+from, the regions' own included.
 """
 
 from __future__ import annotations
@@ -99,4 +100,22 @@ def placed_candidates(
             if (mine is None or r.name in mine) and all(g in r.inventory for g in types):
                 price = _price(s, r.name, c, rates)
                 out.append(dataclasses.replace(c, region=r.name, usd_per_hour_per_replica=price))
+    return out
+
+
+def price_bases(scenario: Scenario) -> dict[str, str]:
+    """Where each GPU type's price comes from: its offer's basis (the catalog's rental price,
+    TCO or the scenario's ``usd_per_hour``) and every region that sets its own price for it
+    (fuzz round 31: a region's ``usd_per_hour`` was costed but the disclosure named the
+    catalog's median)."""
+    out = {}
+    for gpu, offer in scenario.gpu_offers.items():
+        basis = offer.price_basis or "scenario usd_per_hour"
+        regional = [
+            f"{name}: scenario usd_per_hour {item.usd_per_hour:g} $/h "
+            f"(regions.{name}.gpus.{gpu}.usd_per_hour)"
+            for name, spec in (scenario.regions or {}).items()
+            if (item := (spec.gpus or {}).get(gpu)) is not None and item.usd_per_hour is not None
+        ]
+        out[gpu] = basis + (f"; in region {'; in region '.join(regional)}" if regional else "")
     return out

@@ -375,7 +375,8 @@ def _expert_problems(llm: Mapping[str, Any], layout: Layout) -> list[str]:
         ]
     if layout.ep > stage:
         return [
-            f"expert_parallel: {layout.ep} is more than the {stage} GPUs of a pipeline stage "
+            f"expert_parallel: {layout.ep} is more than the {stage} GPU{'s' if stage > 1 else ''} "
+            "of a pipeline stage "
             f"(tensor_parallel {layout.tp} × data_parallel {layout.dp}; the experts are spread "
             f"over one stage's GPUs); use a divisor of {stage}, or a data_parallel that makes "
             f"tensor_parallel × data_parallel a multiple of {layout.ep}"
