@@ -87,6 +87,15 @@ def num(value: float | None, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
+def given(value: float | None, unit: str = "") -> str:
+    """A number the user gave (a horizon, a PUE, a price): every digit it was given, with
+    thousands separators (12.25 h, PUE 1.125), where :func:`num` rounds what wattgpu computed
+    (fuzz round 31: a 12.25 h horizon read "12.2 h", PUE 1.125 "1.12")."""
+    if value is None or not math.isfinite(value):
+        return num(value, unit)
+    return f"{value:,.12g} {unit}".rstrip()
+
+
 def apart(need: float, limit: float, decimals: int = 1) -> tuple[str, str]:
     """*need* and *limit* with thousands separators, at least *decimals* decimals and two
     significant digits, and more (up to 6 past the larger's first) until they read apart, so a

@@ -243,6 +243,8 @@ class BaselineSummary(Document):
     estimated_energy_kwh: float | None
     estimated_cost_usd: float | None
     estimated_co2e_kg: float | None
+    reason: str = ""
+    """Why the naive fleet has no plan ('' when feasible), as the plan JSON says it."""
 
 
 class ReportDocument(Document):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.documents.uncertainty import BandDocument
 from planner.text import ZERO_BELOW
+from planner.text import given as text_given
 from planner.text import num as text_num
 
 if TYPE_CHECKING:
@@ -40,6 +41,14 @@ def num(value: Any, digits: int = 3) -> str:
     if abs(v) >= 10**digits or abs(float(f"{v:.{digits}g}")) >= 10**digits:
         return f"{v:,.0f}"
     return f"{v:,.{digits}g}"
+
+
+def given(value: Any) -> str:
+    """A number the user gave, with every digit given (:func:`planner.text.given`); other
+    values as :func:`num`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return num(value)
+    return text_given(float(value))
 
 
 def band_text(band: BandDocument | None, digits: int = 3) -> str:

@@ -280,6 +280,7 @@ def build_report(
                 estimated_energy_kwh=b.energy_kwh,
                 estimated_cost_usd=b.cost_usd,
                 estimated_co2e_kg=b.carbon_kg,
+                reason=b.reason,
             )
             for b in doc.baselines
         ],

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from planner.documents.disclosure import DisclosureDocument, FieldDocument
 from planner.documents.report import ReportDocument
-from planner.report.blocks import Block, Para, Part, num, table
+from planner.report.blocks import Block, Para, Part, given, num, table
 from planner.report.tables import LOCATION_BASIS
 
 #: Per-model fields shown in the per-model table (every one is in the JSON).
@@ -37,7 +37,7 @@ def field_value(f: FieldDocument) -> str:
     """The value for people ('not applicable: reason' when it has none)."""
     if f.not_applicable is not None:
         return f"not applicable: {f.not_applicable}"
-    return big(f.value)
+    return given(f.value) if f.label == "user-supplied" else big(f.value)
 
 
 def field_range(f: FieldDocument) -> str:
@@ -53,7 +53,7 @@ def _fleet_table(d: DisclosureDocument) -> Block:
     return table(
         ["field", "value", "unit", "label", "P10 – P90", "source"],
         (
-            [key, big(f.value), f.unit, f.label or "—", field_range(f), f.source]
+            [key, field_value(f), f.unit, f.label or "—", field_range(f), f.source]
             if f.not_applicable is None
             else [key, "—", f.unit, f.label or "—", field_range(f), field_value(f)]
             for key, f in d.fields.items()
@@ -68,7 +68,7 @@ def _model_table(d: DisclosureDocument) -> Block:
         cells = [m.name, str(m.fields["model_id"].value)]
         for key, _ in MODEL_COLUMNS:
             f = m.fields.get(key)
-            cells.append("—" if f is None or f.value is None else big(f.value))
+            cells.append("—" if f is None or f.value is None else field_value(f))
         rows.append(cells)
     return table(
         ["model entry", "model id", *(label for _, label in MODEL_COLUMNS)],
@@ -105,7 +105,7 @@ def disclosure_part(report: ReportDocument) -> Part | None:
         table(
             ["component", "treatment", "factor", "note"],
             (
-                [b.component, b.treatment, "—" if b.factor is None else num(b.factor), b.note]
+                [b.component, b.treatment, "—" if b.factor is None else given(b.factor), b.note]
                 for b in d.boundary
             ),
             {2},

@@ -39,6 +39,7 @@ from planner.text import (
     COMPACT_WIDTH,
     FILE_WIDTH,
     Section,
+    given,
     num,
     pct,
     records_json,
@@ -57,7 +58,7 @@ def header_section(plan: Plan) -> Section:
     """Scenario, status, solve time, gap, objective and the assumptions behind the numbers."""
     i, s = plan.inputs, plan.solve
     gap = "—" if s.gap is None else f"{100 * s.gap:.2f} %"
-    periods = f"{i.periods} period{'s' if i.periods > 1 else ''} of {num(i.period_hours[0])} h"
+    periods = f"{i.periods} period{'s' if i.periods > 1 else ''} of {given(i.period_hours[0])} h"
     carbon_price = None if i.carbon_usd_per_kg is None else i.carbon_usd_per_kg * 1000
     grid = f"{num(i.grid_g_co2_per_kwh)} gCO2e/kWh"
     profile = i.grid_g_co2_per_kwh_by_period
@@ -70,9 +71,9 @@ def header_section(plan: Plan) -> Section:
         ("status", plan.status.value),
         ("solve", f"{s.seconds:.2f} s with {s.solver}, gap {gap}"),
         ("objective", objective_text(plan)),
-        ("horizon", f"{num(i.hours)} h in {periods}"),
+        ("horizon", f"{given(i.hours)} h in {periods}"),
         ("economics", f"{region_economics(plan) or site}, carbon price {num(carbon_price, '$/t')}"),
-        ("limits", f"power cap {num(i.power_cap_kw, 'kW')}, budget {num(i.budget_usd, '$')}"),
+        ("limits", f"power cap {given(i.power_cap_kw, 'kW')}, budget {given(i.budget_usd, '$')}"),
         ("weights", weights_text(i)),
     )
     lines += region_lines(i)
@@ -367,8 +368,7 @@ def plan_sections(
     return sections
 
 
-#: The plan tables' numeric columns that wrap at spaces (layouts: ``P 1×4 → D 1×8``).
-WRAPPING = ("TP",)
+WRAPPING = ("TP",)  # the tables' numeric columns that wrap at spaces: ``P 1×4 → D 1×8``
 
 
 def render_plan(

@@ -28,6 +28,7 @@ from planner.report.blocks import (
     Para,
     Part,
     band_text,
+    given,
     gpus_text,
     num,
     profile_text,
@@ -71,7 +72,7 @@ def _cards(report: ReportDocument) -> Cards:
     figures = (
         (
             "headline-energy",
-            f"Estimated GPU energy, {num(h.hours)} h (kWh)",
+            f"Estimated GPU energy, {given(h.hours)} h (kWh)",
             h.estimated_energy_kwh,
             tot.energy_kwh if tot else None,
         ),
@@ -232,7 +233,7 @@ def _assumptions(report: ReportDocument) -> Part:
         (
             Bullets(
                 (
-                    f"Horizon {num(a.horizon_hours)} h in {a.periods} period(s); month = "
+                    f"Horizon {given(a.horizon_hours)} h in {a.periods} period(s); month = "
                     "730 h, year = 8760 h (the planned profile repeats).",
                     *site,
                     _limits(report),
@@ -320,7 +321,9 @@ def report_sections(report: ReportDocument) -> list[Part]:
     if (flags := _flags(report)) is not None:
         parts.append(flags)
     if report.baselines:
-        parts.append(Part("Against naive fleets (same machinery)", (baseline_table(report),)))
+        parts.append(
+            Part("Against naive fleets (same machinery)", (baseline_table(report), _why(report)))
+        )
     if report.pareto:
         parts.append(
             Part(
@@ -339,3 +342,14 @@ def report_sections(report: ReportDocument) -> list[Part]:
     if (disclosure := disclosure_part(report)) is not None:
         parts.append(disclosure)
     return parts
+
+
+def _why(report: ReportDocument) -> Bullets:
+    """What each naive fleet is and, where it has no plan, why (fuzz round 31: the table said
+    only "no", where the plan JSON gives the reason)."""
+    return Bullets(
+        tuple(
+            f"{b.name}: {b.description}" + ("" if b.feasible else f" — no plan: {b.reason}")
+            for b in report.baselines
+        )
+    )

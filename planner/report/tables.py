@@ -7,7 +7,7 @@ from typing import Any
 
 from planner.documents.pools import deployment_text
 from planner.documents.report import ModelSection, ReportDocument
-from planner.report.blocks import NOT_EVALUATED, Table, band_text, gpus_text, num, table
+from planner.report.blocks import NOT_EVALUATED, Table, band_text, given, gpus_text, num, table
 from planner.report.unit_ranges import entries_without_interval
 
 
@@ -75,7 +75,7 @@ def totals_table(report: ReportDocument) -> Table:
             "—",
         ],
     ]
-    header = ["quantity", f"over {num(h.hours)} h", "band (low – high)", "per year"]
+    header = ["quantity", f"over {given(h.hours)} h", "band (low – high)", "per year"]
     return table(header, rows, {1, 3})
 
 
