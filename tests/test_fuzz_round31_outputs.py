@@ -47,3 +47,49 @@ def test_the_report_says_what_each_baseline_is_and_why_it_has_no_plan(tmp_path: 
     assert f"h100: every model on H100-SXM5-80GB — no plan: {h100['reason']}" in md.out.replace(
         "\\_", "_"
     )
+
+
+def test_sla_probability_without_choose_robust_is_refused() -> None:
+    """Only ``--choose robust`` reads ``--sla-probability``; without it the option was ignored
+    and the sweep exited 0 (fuzz round 31). A malformed command line: exit 2, before any work."""
+    result = run_cli("sweep", "paper-llama8b-low-load", "--draws", "2", "--sla-probability", "0.9")
+    assert result.code == 2
+    assert "--sla-probability" in result.err and "only --choose robust reads it" in result.err
+
+
+HOURLY_UNUSED = """name: hourly-unused
+region: DE
+electricity_usd_per_kwh: 0.2
+regions:
+  de: {}
+  fr:
+    region: FR
+    grid_profile_g_co2_per_kwh: [60, 50, 40, 50, 60, 70, 80, 90, 80, 70, 60, 50,
+                                 40, 50, 60, 70, 80, 90, 80, 70, 60, 50, 40, 50]
+gpus: {L4: {}}
+models:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    regions: [de]
+    load:
+      requests_per_s: 1
+      input_tokens: 512
+      output_tokens: 128
+      daily_profile: [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 1, 1, 1, 1, 1, 1,
+                      1, 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5]
+    sla: {itl_ms: 100}
+"""
+
+
+def test_an_hourly_grid_no_deployment_uses_does_not_label_the_carbon_hourly(
+    tmp_path: Path,
+) -> None:
+    """Every deployment is in de (flat grid); fr, unused, has an hourly profile. The per-model
+    CO2e column said "hourly grid" while the forecast said the grid was not hourly."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(HOURLY_UNUSED, encoding="utf-8")
+    plan = tmp_path / "plan.json"
+    assert run_cli("plan", str(scenario), "-f", "json", "-o", str(plan)).code == 0
+    md = run_cli("report", str(plan), "-f", "md", "--pareto-points", "0")
+    assert md.code == 0, md.err
+    assert "| CO2e kg (location-based) |" in md.out and "(hourly grid)" not in md.out

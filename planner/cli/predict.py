@@ -40,7 +40,7 @@ ROW_OPTIONS = (
 )
 
 
-def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
+def given_options(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
     """The options among *names* (parameter names) given on the command line (or by an
     environment variable), as their flags (``--batch-size``), in the command's order."""
     given = ("COMMANDLINE", "ENVIRONMENT")  # names: typer's click is its own copy
@@ -66,14 +66,14 @@ def _check_form(ctx: typer.Context, input_csv: Path | None, fmt: str) -> None:
                 f"unknown {fmt!r}; use one of {', '.join(FORMATS)}", param_hint="'--format'"
             )
         return
-    row_options = _given(ctx, ROW_OPTIONS)
+    row_options = given_options(ctx, ROW_OPTIONS)
     if row_options:
         raise WattgpuError(
             f"--input {input_csv}: {', '.join(row_options)} would be ignored — the batch form "
             "reads every row from the CSV's columns (docs/contracts.md); put the values in the "
             "CSV, or drop --input for the single form"
         )
-    if fmt != "csv" and _given(ctx, ("fmt",)):
+    if fmt != "csv" and given_options(ctx, ("fmt",)):
         raise WattgpuError(
             f"--format {fmt}: the batch form (--input) writes CSV only — drop --format "
             "(table and json are the single form's formats)"

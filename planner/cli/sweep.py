@@ -29,10 +29,16 @@ class SweepFormat(enum.StrEnum):
     json = "json"
 
 
-def usage_checks(engine: str, choose: str) -> None:
+def usage_checks(engine: str, choose: str, sla_probability_given: bool = False) -> None:
     """A value not among an option's choices is a malformed command line (exit 2, docs/cli.md
-    "Exit codes"), with did-you-mean. (A --sla-probability of 0 is out of the option's range,
-    which leaves 0 out: :func:`planner.cli.number_options.open_ends`.)"""
+    "Exit codes"), with did-you-mean, and so is --sla-probability without --choose robust, the
+    only choice that reads it (fuzz round 31: it was ignored). (A --sla-probability of 0 is out
+    of the option's range, which leaves 0 out: :func:`planner.cli.number_options.open_ends`.)"""
+    if sla_probability_given and choose == "none":
+        raise typer.BadParameter(
+            "only --choose robust reads it — add --choose robust, or leave it out",
+            param_hint="'--sla-probability'",
+        )
     from planner.sweep.executors import ENGINES
     from planner.sweep.spec import CHOICES
 
@@ -45,6 +51,7 @@ def usage_checks(engine: str, choose: str) -> None:
 
 
 def sweep(
+    ctx: typer.Context,
     file: Annotated[
         Path | None,
         typer.Argument(
@@ -123,6 +130,7 @@ def sweep(
     models: ModelsOpt = None,
 ) -> None:
     """Re-plan a scenario under uncertainty draws and what-if grids (docs/sweep.md)."""
+    from planner.cli.predict import given_options
     from planner.paths import default_scenario
     from planner.pipeline import plan_file
     from planner.report.sweep_view import sweep_markdown
@@ -134,7 +142,7 @@ def sweep(
     from predictors.core.output import check_output_path, write_output
     from predictors.core.progress import Progress
 
-    usage_checks(engine, choose)
+    usage_checks(engine, choose, bool(given_options(ctx, ("sla_probability",))))
     preflight(engine, address)
     path = find_scenario(file) if file is not None else default_scenario()
     if output is not None:  # before the work: a path that cannot be written loses nothing,
