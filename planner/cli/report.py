@@ -207,7 +207,7 @@ def _load_sweep(path: Path, fmt: str) -> SweepDocument:
             "document); use md, html or text"
         )
     fix = "give a file written by `wattgpu sweep --format json`"
-    return load_document(path, SweepDocument, "sweep JSON", fix, strict=True)
+    return load_document(path, SweepDocument, "sweep JSON", fix, strict=True, kind="sweep")
 
 
 def _check_accuracy(path: Path, fmt: str) -> None:

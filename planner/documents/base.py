@@ -21,6 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
 from planner.documents.json_values import OUTDATED_LEAD, long_integer_field, non_finite_field
+from predictors.core.document_kinds import check_kind
 from predictors.core.errors import WattgpuError
 from predictors.core.safe_read import MAX_PLAN_JSON_BYTES, decode_utf8, load_json, read_bytes
 
@@ -104,13 +105,18 @@ def first_error(exc: ValidationError) -> str:
     return f"{field_path(err['loc'])}: {msg}{got}"
 
 
-def load_document(path: Path, model: type[D], what: str, fix: str, *, strict: bool = False) -> D:
+def load_document(
+    path: Path, model: type[D], what: str, fix: str, *, strict: bool = False, kind: str = ""
+) -> D:
     """Read and validate the JSON file *path* as *model*; one clear line on any problem. With
     *strict* every field takes its own JSON type only (pydantic's strict mode): ``true`` is no
     integer or number, ``2.0`` no integer, ``1`` no boolean (lax mode reads ``"replicas": true``
     as 1); an integer still reads as a number. A number beyond a float's range (``1e400``,
     which parses as infinity) is an unusable number naming its field; what the document's
-    types cannot say (:meth:`Document.saved_problems`) one line per field after validation."""
+    types cannot say (:meth:`Document.saved_problems`) one line per field after validation.
+    With *kind* (:data:`predictors.core.document_kinds.KINDS`), a document that fails to validate
+    and is another of wattgpu's files is named by what it is
+    (:class:`~predictors.core.document_kinds.WrongDocument`)."""
     try:  # size, UTF-8, nesting depth and NaN are checked before anything is parsed
         data = load_json(path, MAX_PLAN_JSON_BYTES)
     except WattgpuError as exc:
@@ -126,6 +132,8 @@ def load_document(path: Path, model: type[D], what: str, fix: str, *, strict: bo
     try:
         doc = model.model_validate(data, strict=strict)
     except ValidationError as exc:
+        if kind:  # another of wattgpu's files: say which (predictors.core.document_kinds)
+            check_kind(data, path, kind, what, fix)
         raise WattgpuError(f"{path}: not a valid {what}: {first_error(exc)}; {fix}") from None
     problems = doc.saved_problems()
     if problems:

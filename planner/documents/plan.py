@@ -53,6 +53,7 @@ from planner.result import (
     failover_capacity,
 )
 from planner.scenario.disclosure import Disclosure
+from predictors.core.document_kinds import PLAN
 from predictors.core.safe_read import collector_paused
 
 #: Scalars the plan's assumptions share with :class:`~planner.inputs.PlanningInputs`.
@@ -173,7 +174,7 @@ def read_plan(
         (warn or (lambda _: None))(line)
 
     with collector_paused():
-        doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX, strict=True)
+        doc = load_document(path, PlanDocument, "plan JSON", PLAN_FIX, strict=True, kind=PLAN)
         data = checked_plan_json(doc.to_json_dict(), str(path), trust=trust, warn=told)
     if not trust:
         return doc, data

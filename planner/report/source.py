@@ -10,6 +10,7 @@ candidates).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,9 @@ from typing import TYPE_CHECKING
 
 from planner.documents.plan import PlanDocument, load_plan, plan_document, planning_inputs_of
 from planner.inputs import PlanningInputs
+from predictors.core.document_kinds import PLAN, SCENARIO, WrongDocument, document_kind
 from predictors.core.errors import WattgpuError
+from predictors.core.safe_read import MAX_PLAN_JSON_BYTES
 from predictors.estimators.card import ModelCard, card_of, load_card
 
 if TYPE_CHECKING:
@@ -41,8 +44,25 @@ class PlanSource:
 
 
 def is_plan_json(path: Path) -> bool:
-    """A ``.json`` file is a saved plan; anything else a scenario."""
-    return path.suffix.lower() == ".json"
+    """A ``.json`` file is a saved plan, and so is any other file whose text is a plan JSON (a
+    plan saved as ``plan.yaml``); anything else a scenario. A ``.json`` file that is a scenario
+    is found when it fails to load as a plan (:func:`plan_source`)."""
+    return path.suffix.lower() == ".json" or _holds_plan(path)
+
+
+def _holds_plan(path: Path) -> bool:
+    """Whether *path* (not named ``.json``) holds a JSON object with a saved plan's keys; read
+    only when it starts like one (a scenario YAML is read twice, a few kB)."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_PLAN_JSON_BYTES:
+            return False
+        text = path.read_text(encoding="utf-8")
+        if not text.lstrip().startswith("{"):
+            return False
+        found = document_kind(json.loads(text))
+    except (OSError, UnicodeError, ValueError, RecursionError):
+        return False  # the scenario loader says what is wrong with it
+    return found is not None and found[0] == PLAN
 
 
 def plan_source(
@@ -65,18 +85,18 @@ def plan_source(
     (default: ``$WATTGPU_MODELS`` or the shipped one) plans the scenario; its card describes a
     saved plan unless *model_card* is given. *user_catalog* (``--user-catalog``): the user
     catalog of a saved plan, instead of the one it records."""
-    if user_catalog is not None and not is_plan_json(path):
+    doc = _saved(path, trust, warn) if is_plan_json(path) else None
+    if user_catalog is not None and doc is None:
         raise WattgpuError(
             f"--user-catalog {user_catalog}: applies to a saved plan; a scenario names its own "
             "(user_catalog: DIR in the scenario file)"
         )
-    if is_plan_json(path):
+    if doc is not None:
         if overrides or overlays:
             raise WattgpuError(
                 f"{path}: --set/--overlay change a scenario; a saved plan is reported as it "
                 "was planned (give the scenario YAML to plan a what-if)"
             )
-        doc = load_plan(path, trust=trust, warn=warn)
         inputs = planning_inputs_of(doc, time_limit_s=time_limit_s)
         catalog = saved_catalog(path, doc, user_catalog, warn)
         if model_card is None and predictor is not None:
@@ -97,6 +117,17 @@ def plan_source(
     found = uncertainty_flags(run, progress=progress) if flags else None
     doc = plan_document(run.plan, flags=found)
     return PlanSource(doc, card, run.inputs, saved=False, catalog=run.predictor.catalog)
+
+
+def _saved(path: Path, trust: bool, warn: Callable[[str], None] | None) -> PlanDocument | None:
+    """The saved plan at *path*; None when it is a scenario written as JSON (planned instead,
+    as ``plan`` and ``validate`` read it)."""
+    try:
+        return load_plan(path, trust=trust, warn=warn)
+    except WrongDocument as exc:
+        if exc.kind == SCENARIO:
+            return None
+        raise
 
 
 def saved_catalog(

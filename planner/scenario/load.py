@@ -34,6 +34,7 @@ from planner.scenario.tco import gpu_price
 from planner.scenario.text import repeated_name
 from planner.scenario.yaml12 import load_yaml_text, yaml_error
 from predictors.catalog.context_window import context_excess
+from predictors.core.document_kinds import SCENARIO, document_kind
 from predictors.core.errors import WattgpuError
 from predictors.core.paths import user_catalog_dir
 from predictors.core.safe_read import check_depth, read_text
@@ -163,52 +164,25 @@ def _fixed(source: str) -> Callable[[str], str]:
     return lambda _field: source
 
 
-#: The output documents of wattgpu that a scenario can never be (each key is no scenario field):
-#: (keys that mark it, what it is, what to do instead).
-OUTPUT_DOCUMENTS: tuple[tuple[frozenset[str], str, str], ...] = (
-    (
-        frozenset({"allocations", "totals"}),
-        "a saved plan JSON (wattgpu plan --format json)",
-        "give the scenario YAML, or use report, pareto or diff on it",
-    ),
-    (
-        frozenset({"allocations", "candidates"}),
-        "a saved plan JSON (wattgpu plan --format json)",
-        "give the scenario YAML, or use report, pareto or diff on it",
-    ),
-    (
-        frozenset({"base_outcome", "records"}),
-        "a sweep JSON (wattgpu sweep --format json)",
-        "give the scenario YAML it was swept from",
-    ),
-    (
-        frozenset({"wattgpu_version", "headline"}),
-        "a report JSON (wattgpu report --format json)",
-        "give the scenario YAML, or the saved plan JSON to report, pareto or diff",
-    ),
-    (
-        frozenset({"request", "rows"}),
-        "a comparison JSON (wattgpu compare --format json)",
-        "give a scenario YAML (`wattgpu scenarios --copy` starts one)",
-    ),
-    (
-        frozenset({"points", "chosen"}),
-        "a Pareto front JSON (wattgpu pareto --format json)",
-        "give the scenario YAML, or the saved plan JSON it was drawn from",
-    ),
-)
+#: What to give instead of each of wattgpu's output documents read where a scenario is
+#: (:data:`predictors.core.document_kinds.KINDS` names them by their keys).
+INSTEAD: dict[str, str] = {
+    "plan": "give the scenario YAML, or use report, pareto or diff on it",
+    "sweep": "give the scenario YAML it was swept from",
+    "report": "give the scenario YAML, or the saved plan JSON to report, pareto or diff",
+    "comparison": "give a scenario YAML (`wattgpu scenarios --copy` starts one)",
+    "pareto": "give the scenario YAML, or the saved plan JSON it was drawn from",
+    "model card": "give a scenario YAML; a model card goes to --models (its directory)",
+}
 
 
 def check_not_output(source: str, data: Any) -> None:
     """Refuse, in one line, a file that is one of wattgpu's own output documents (a saved plan,
     a sweep, a report, a comparison or a Pareto front) given where a scenario is read, instead
     of one line per field that is no scenario field."""
-    if not isinstance(data, dict):
-        return
-    keys = set(data)
-    for marks, what, instead in OUTPUT_DOCUMENTS:
-        if marks <= keys:
-            raise WattgpuError(f"{source}: {what}, not a scenario — {instead}")
+    found = document_kind(data)
+    if found is not None and found[0] != SCENARIO:
+        raise WattgpuError(f"{source}: {found[1]}, not a scenario — {INSTEAD[found[0]]}")
 
 
 def _read_yaml(path: Path) -> Any:

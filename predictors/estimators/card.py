@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from predictors.core.document_kinds import check_kind
 from predictors.core.errors import WattgpuError
 from predictors.core.paths import MODELS_ENV, models_dir
 from predictors.estimators.artifacts import CARD_NAME, CARD_SCHEMA
@@ -123,6 +124,7 @@ def _read_card(path: Path) -> ModelCard:
     except UnicodeDecodeError as exc:
         raise WattgpuError(f"{file}: {not_utf8(exc)}; {fix}") from None
     if not isinstance(data, dict) or data.get("schema") != CARD_SCHEMA:
+        check_kind(data, file, "model card", "model card", fix)  # a plan, a sweep, …
         found = data.get("schema") if isinstance(data, dict) else None
         raise WattgpuError(f"{file}: card schema {found!r}, expected {CARD_SCHEMA}; {fix}")
     try:
