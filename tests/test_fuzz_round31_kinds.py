@@ -78,3 +78,18 @@ def test_every_kind_is_told_apart_from_the_others() -> None:
         )
         assert document_kind(dict.fromkeys(marks))[0] == kind, what
     assert document_kind({"name": "x"}) is None and document_kind([1]) is None
+
+
+def test_an_edited_pue_is_named_first(tmp_path: Path, plan_json: Path) -> None:
+    """An edited ``assumptions.pue`` gave a dozen lines blaming the allocations' facility
+    energy, none naming the PUE (fuzz round 31)."""
+    data = json.loads(plan_json.read_text(encoding="utf-8"))
+    pue = data["assumptions"]["pue"]
+    data["assumptions"]["pue"] = pue + 0.05
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    result = run_cli("report", str(edited), "--pareto-points", "0")
+    assert result.code == 1
+    first = result.err.splitlines()[0]
+    assert f"assumptions.pue: {pue + 0.05!r}, but the facility energy of every allocation" in first
+    assert f"GPU energy × {pue:.6g}" in first

@@ -158,9 +158,37 @@ def _names(data: dict[str, Any], a: dict[str, Any]) -> Iterator[str]:
             yield from _known(where, precision, PRECISIONS, "precision", canonical_precision)
 
 
+def _pues(data: dict[str, Any], a: dict[str, Any]) -> Iterator[str]:
+    """A site's PUE against the facility energy of its allocations (facility = GPU energy ×
+    the PUE of the allocation's site, docs/method.md §4): where every allocation of the site
+    shows one other factor, the PUE was edited, and that one line names it first (fuzz round
+    31: an edited ``assumptions.pue`` gave a dozen allocation lines, none naming it)."""
+    regions = [r for r in data.get("regions") or [] if isinstance(r, dict)]
+    sites = [("assumptions.pue", a.get("pue"), None)]
+    sites += [(f"regions[{j}].pue", r.get("pue"), r.get("name")) for j, r in enumerate(regions)]
+    allocations = [x for x in data.get("allocations") or [] if isinstance(x, dict)]
+    for field, pue, name in sites:
+        ratios = [
+            x["facility_energy_kwh"] / x["energy_kwh"]
+            for x in allocations
+            if (x.get("region") or None) == name
+            and is_number(x.get("energy_kwh"))
+            and is_number(x.get("facility_energy_kwh"))
+            and x["energy_kwh"] > 0
+        ]
+        if not is_number(pue) or not ratios or not differs(pue, ratios[0]):
+            continue
+        if all(not differs(r, ratios[0]) for r in ratios):
+            yield (
+                f"{field}: {short_repr(pue)}, but the facility energy of every allocation "
+                f"there is its GPU energy × {ratios[0]:.6g} — the PUE or every allocation was "
+                "edited"
+            )
+
+
 def provenance_problems(data: dict[str, Any]) -> list[str]:
-    """The grid region, the engine and precisions, and the solve status of the plan JSON
-    *data* against what they must be (module doc), one line per field."""
+    """The grid region, the engine and precisions, each site's PUE and the solve status of the
+    plan JSON *data* against what they must be (module doc), one line per field."""
     a = data.get("assumptions")
     a = a if isinstance(a, dict) else {}
-    return [*_grid(a), *_region_grids(data, a), *_names(data, a), *_gap(data)]
+    return [*_grid(a), *_region_grids(data, a), *_pues(data, a), *_names(data, a), *_gap(data)]
