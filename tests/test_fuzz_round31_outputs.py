@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from planner.sweep.aggregate import tornado_grid
 from tests.cli_runner import run_cli
 
 SETS = ("--set", "pue=1.125", "--set", "horizon_hours=12.25", "--set", "power_cap_kw=2.59219")
@@ -93,3 +94,24 @@ def test_an_hourly_grid_no_deployment_uses_does_not_label_the_carbon_hourly(
     md = run_cli("report", str(plan), "-f", "md", "--pareto-points", "0")
     assert md.code == 0, md.err
     assert "| CO2e kg (location-based) |" in md.out and "(hourly grid)" not in md.out
+
+
+def test_a_grid_only_sweep_states_its_own_method_and_separated_numbers(tmp_path: Path) -> None:
+    """``--draws 0`` printed the Monte-Carlo method ("per draw the ITL, power and TTFT curves
+    are rescaled") though nothing was drawn, and the grid's tornado bar read "budget_usd
+    195000 → 250000" where every other figure has thousands separators (fuzz round 31)."""
+    out = tmp_path / "sweep.json"
+    result = run_cli(
+        "sweep", "paper-llama8b-low-load", "--draws", "0",
+        "--set", "sweep.grid.budget_usd=[195000, 250000]",
+        "--set", "sweep.grid.load_growth={start: 1.0, stop: 2.0, steps: 2}",
+        "-f", "json", "-o", str(out),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["method"].startswith("What-if grid without uncertainty draws")
+    assert "Monte-Carlo" not in doc["method"]
+    points = [{"budget_usd": 195000.0}, {"budget_usd": 250000.0}]
+    records = [{"optimal": {"cost_usd": 1.0}}, {"optimal": {"cost_usd": 2.0}}]
+    (bar,) = tornado_grid(["budget_usd"], points, records)
+    assert bar["factor"] == "grid budget_usd 195,000 → 250,000"

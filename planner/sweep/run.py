@@ -53,6 +53,13 @@ METHOD = (
     "docs/method.md, section Sweep."
 )
 
+GRID_METHOD = (
+    "What-if grid without uncertainty draws: each grid point is re-planned with the exact solver "
+    "on the point-estimate candidate table and the base plan is re-evaluated on it. See "
+    "docs/method.md, section Sweep."
+)
+"""The method of a sweep of grid points only (``--draws 0``): no curve is rescaled."""
+
 
 def batches_of(items: list[Item], workers: int, requested: int = 0) -> list[list[Item]]:
     """*items* in consecutive batches: of *requested* items each when given; else about
@@ -224,7 +231,7 @@ def run_sweep(
     clock.lap("flags")
     doc = {
         "scenario": inputs.scenario,
-        "method": METHOD,
+        "method": METHOD if s.draws else GRID_METHOD,
         "seed": s.seed,
         "sampler": s.sampler,
         "draws": s.draws,
