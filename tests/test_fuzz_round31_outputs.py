@@ -115,3 +115,17 @@ def test_a_grid_only_sweep_states_its_own_method_and_separated_numbers(tmp_path:
     records = [{"optimal": {"cost_usd": 1.0}}, {"optimal": {"cost_usd": 2.0}}]
     (bar,) = tornado_grid(["budget_usd"], points, records)
     assert bar["factor"] == "grid budget_usd 195,000 → 250,000"
+
+
+def test_a_missing_json_and_a_bad_accuracy_csv_say_what_to_give(tmp_path: Path) -> None:
+    """``report nonexist.json`` pointed at the bundled scenarios, and a bad --accuracy CSV's
+    error did not name the option (fuzz round 31)."""
+    missing = run_cli("report", "nonexist.json")
+    assert missing.code == 1
+    assert "nonexist.json: no such file — give a scenario file, or (report, pareto) a saved " in (
+        missing.err
+    )
+    csv = tmp_path / "acc.csv"
+    csv.write_text("a,b\n1,2\n", encoding="utf-8")
+    bad = run_cli("report", "paper-llama8b-low-load", "-f", "html", "--accuracy", str(csv))
+    assert bad.code == 1 and bad.err.startswith(f"error: --accuracy: {csv}: missing columns")

@@ -218,7 +218,10 @@ def _check_accuracy(path: Path, fmt: str) -> None:
             f"--accuracy: only the html report draws the accuracy chart, not --format {fmt}; "
             "use --format html or leave --accuracy out"
         )
-    read_accuracy(path)
+    try:
+        read_accuracy(path)
+    except WattgpuError as exc:  # name the option, as every other option's error does
+        raise WattgpuError(f"--accuracy: {exc}") from None
 
 
 def _check_sweep(doc: SweepDocument, plan: PlanDocument) -> None:

@@ -89,6 +89,11 @@ def find_scenario(arg: str | Path) -> Path:
         found = bundled_path(path.name)
         if found is not None:
             return found
+    if path.suffix.lower() == ".json":  # report, pareto and diff read saved plans
+        raise WattgpuError(
+            f"{arg}: no such file — give a scenario file, or (report, pareto) a saved plan JSON "
+            "written by `wattgpu plan SCENARIO --format json --output FILE`"
+        )
     if bare and path.suffix not in SUFFIXES:
         raise WattgpuError(
             f"{arg}: no such file and no bundled example of that name"
