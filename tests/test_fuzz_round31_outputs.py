@@ -129,3 +129,33 @@ def test_a_missing_json_and_a_bad_accuracy_csv_say_what_to_give(tmp_path: Path) 
     csv.write_text("a,b\n1,2\n", encoding="utf-8")
     bad = run_cli("report", "paper-llama8b-low-load", "-f", "html", "--accuracy", str(csv))
     assert bad.code == 1 and bad.err.startswith(f"error: --accuracy: {csv}: missing columns")
+
+
+ZERO = """name: zero-load
+region: US
+electricity_usd_per_kwh: 0.12
+gpus: {L4: {available: 8}}
+models:
+  - name: none
+    model: meta-llama/Llama-3.2-3B-Instruct
+    load: {requests_per_s: 0, input_tokens: 512, output_tokens: 128}
+    sla: {itl_ms: 100}
+  - name: busy
+    model: meta-llama/Llama-3.2-3B-Instruct
+    load: {requests_per_s: 1, input_tokens: 512, output_tokens: 128}
+    sla: {itl_ms: 100}
+"""
+
+
+def test_an_entry_with_nothing_deployed_is_not_said_to_be_in_domain(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(ZERO, encoding="utf-8")
+    md = run_cli("report", str(scenario), "-f", "md", "--pareto-points", "0")
+    assert md.code == 0, md.err
+    lines = md.out.splitlines()
+    start = next(i for i, line in enumerate(lines) if "| in domain |" in line)
+    header = lines[start].split(" | ")
+    table = [line.split(" | ") for line in lines[start + 2 :] if line.startswith("|")][:2]
+    cells = {row[0]: row[header.index("in domain")] for row in table}
+    # L4 (Ada) is outside the power training domain: the deployed entry says so, yes or NO
+    assert cells["| none"] == "—" and cells["| busy"] in ("yes", "NO"), cells

@@ -139,7 +139,7 @@ def _model_row(
         num(m.estimated_co2e_kg),
         band,
         num(m.estimated_cost_usd),
-        "yes" if m.in_domain else "NO",
+        "—" if not m.deployments else "yes" if m.in_domain else "NO",  # nothing deployed
         _itl_text(m, percentile),
     ]
 
