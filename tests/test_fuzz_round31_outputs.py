@@ -159,3 +159,28 @@ def test_an_entry_with_nothing_deployed_is_not_said_to_be_in_domain(tmp_path: Pa
     cells = {row[0]: row[header.index("in domain")] for row in table}
     # L4 (Ada) is outside the power training domain: the deployed entry says so, yes or NO
     assert cells["| none"] == "—" and cells["| busy"] in ("yes", "NO"), cells
+
+
+TWO_SITES = """name: two-sites
+region: DE
+electricity_usd_per_kwh: 0.2
+regions:
+  de: {}
+  fr: {region: FR, gpus: {L4: {usd_per_hour: 0.3}}}
+gpus: {L4: {}}
+models:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    load: {requests_per_s: 1, input_tokens: 512, output_tokens: 128}
+    sla: {itl_ms: 100}
+"""
+
+
+def test_the_power_chart_legend_names_each_candidate_s_region(tmp_path: Path) -> None:
+    """A plan with regions listed each GPU and TP twice in one legend, one per region, with no
+    region named (fuzz round 31)."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TWO_SITES, encoding="utf-8")
+    html = run_cli("report", str(scenario), "-f", "html", "--pareto-points", "0")
+    assert html.code == 0, html.err
+    assert "L4 TP1 in de" in html.out and "L4 TP1 in fr" in html.out

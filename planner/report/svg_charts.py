@@ -176,7 +176,8 @@ def power_vs_load(report: ReportDocument) -> str | None:
             dash = None if mine else "4 2"
             ax.line(xs, ps, color, width=2.6 if mine else 1.0, dash=dash)
             ax.marker(xs[-1], ps[-1], color, r=3.0 if mine else 1.8)
-            label = deployment_text(c.gpu, c.layout, c.pools) + (" (chosen)" if mine else "")
+            label = deployment_text(c.gpu, c.layout, c.pools)  # its region told apart
+            label += (f" in {c.region}" if c.region else "") + (" (chosen)" if mine else "")
             entries.append(Entry(label, color, width=2.6 if mine else 1.0, dash=dash))
         axes = ax.axes(
             title=name,
