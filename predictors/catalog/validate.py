@@ -21,8 +21,9 @@ from typing import Any, Literal
 
 import polars as pl
 
+from predictors.catalog.header_rules import header_problems
 from predictors.catalog.kv_layers import kv_layer_rules
-from predictors.catalog.row_rules import Row, gpu_rules, grid_rules, llm_rules
+from predictors.catalog.row_rules import GPU_RANGES, Row, gpu_rules, grid_rules, llm_rules
 from predictors.core.csv_text import (
     CONTROL_PATTERN,
     control_in_names,
@@ -30,10 +31,13 @@ from predictors.core.csv_text import (
     duplicate_csv_columns,
     longer_record,
 )
+from predictors.core.errors import did_you_mean
 from predictors.core.safe_read import MAX_CATALOG_BYTES, file_size_problem
 from predictors.core.vocab import PRECISIONS
 
 Kind = Literal["str", "int", "float", "bool", "list"]
+#: The latest GPU release year a catalog row may give (announced parts are a few years ahead).
+LATEST_RELEASE_YEAR = 2040
 
 #: Polars dtype per column kind (the explicit schema of every catalog frame).
 POLARS_TYPES: dict[str, pl.DataType] = {
@@ -56,6 +60,7 @@ class Column:
     positive: bool = False
     at_least: float | None = None
     enum: frozenset[str] | None = None
+    at_most: float | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,8 @@ GPU_SCHEMA = Schema(
         _s("vendor", True, VENDORS),
         _s("architecture", True),
         _s("form_factor", True, FORM_FACTORS),
-        _i("release_year", True, at_least=1990),
+        # a year past LATEST_RELEASE_YEAR is a typo (20255): it would widen every interval
+        Column("release_year", "int", True, at_least=1990, at_most=LATEST_RELEASE_YEAR),
         _f("memory_gb", True),
         _s("memory_type"),
         _f("memory_bandwidth_gb_s", True),
@@ -218,8 +224,11 @@ def _convert(col: Column, raw: str) -> tuple[Any, str | None]:
     """Convert one non-empty cell; return (value, None) or (None, error text)."""
     if col.kind == "str":
         if col.enum is not None and raw not in col.enum:
-            allowed = ", ".join(sorted(col.enum))
-            return None, f"unknown value '{raw}' (allowed: {allowed})"
+            same = [v for v in col.enum if v.lower() == raw.strip().lower()]  # nvidia: NVIDIA
+            if len(same) == 1:
+                return same[0], None
+            hint = did_you_mean(raw, col.enum)
+            return None, f"unknown value '{raw}'{hint} (allowed: {', '.join(sorted(col.enum))})"
         return raw, None
     if col.kind == "list":
         return [a.strip() for a in raw.split("|") if a.strip()], None
@@ -243,6 +252,8 @@ def _convert(col: Column, raw: str) -> tuple[Any, str | None]:
         return None, f"{raw} must be greater than zero"
     if col.at_least is not None and num < col.at_least:
         return None, f"{raw} must be at least {col.at_least:g}"
+    if col.at_most is not None and num > col.at_most:
+        return None, f"{raw} must be at most {col.at_most:g} (a typo?)"
     return num, None
 
 
@@ -318,40 +329,14 @@ def _read_text(path: Path) -> pl.DataFrame | str:
     return text
 
 
-def _header_problems(path: Path, names: list[str], schema: Schema) -> list[str]:
-    """Unknown columns of the header *names*, and required columns it lacks."""
-    out = [
-        problem(
-            path,
-            1,
-            name,
-            "unknown column",
-            f"remove it or rename it to one of: {', '.join(schema.names)}",
-        )
-        for name in names
-        if name not in schema.names
-    ]
-    out.extend(
-        problem(
-            path,
-            1,
-            col.name,
-            "required column is missing",
-            "add the column to the header (see catalogs/README.md)",
-        )
-        for col in schema.columns
-        if col.name not in names and col.required
-    )
-    return out
-
-
 def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[str]]:
     """Read and check one catalog file: (typed rows, their row numbers, problems)."""
     text = _read_text(path)
     if isinstance(text, str):
         return [], [], [text]
     hits, problems = _control_cells(path, text)
-    problems.extend(_header_problems(path, text.columns, schema))
+    required = [c.name for c in schema.columns if c.required]
+    problems.extend(header_problems(path, text.columns, schema.names, required, problem))
     rows: list[Row] = []
     lines: list[int] = []
     for index, raw_row in enumerate(text.iter_rows(named=True)):
@@ -378,6 +363,8 @@ def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[s
             value, error = _convert(col, raw)
             if error is not None:
                 fix = "use one of the allowed values" if col.enum else f"correct {col.name}"
+                if col.name in GPU_RANGES and error.endswith("is not a number"):
+                    fix = f"{GPU_RANGES[col.name][3]}, a plain number without its unit"
                 problems.append(problem(path, line, col.name, error, fix))
                 bad.add(col.name)
             row[col.name] = value
