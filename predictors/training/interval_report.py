@@ -267,6 +267,18 @@ DECIDED_AFTER_LOOKING: tuple[str, ...] = (
     "adopted: two more TTFT candidates for the inner grouped CV, the same trees on log(TTFT / "
     "roofline) (which extrapolate in proportion to the roofline instead of flat); the inner "
     "CV chose neither in any LOGO or LOLO fold (held-out MdAPE identical, 39.2 % and 46.1 %).",
+    "Adopted on 2026-12-07 (night) from fuzz round 31's user-GPU checks, decided before "
+    "this evaluation and kept after it: a GPU of a vendor without training rows takes the "
+    "geometric mean of the fitted software-stack factors κ (NVIDIA 1, AMD 1.89, Intel 2.91 on "
+    "all rows) where it took NVIDIA's 1, so a user's accelerator of a new vendor was predicted "
+    "with CUDA's efficiency, faster than an AMD GPU stronger in every spec. No LOGO, LOLO or "
+    "LOAO point prediction changed (no vendor is unseen in those folds); GPUs released ≥ 2022 "
+    "trained on older (AMD and Intel unseen): ITL 41.7 → 42.6 %, τ GPU 0.578 → 0.753. The ITL "
+    "intervals, calibrated on folds that hold vendors out, got narrower with less coverage: "
+    "LOGO NVIDIA DC 92.6 % at median hi/lo 4.09 → 92.7 % at 4.01, all GPUs 87.8 % at 4.22 → "
+    "87.0 % at 4.16, LOAO 88.5 % at 4.63 → 87.6 % at 4.57, newer than 2025 88.2 % at 5.62 → "
+    "87.2 % at 5.39 (the last two now below the 88–92 % band), LOLO 90.9 % at 4.29 → 90.7 % "
+    "at 4.21.",
 )
 
 
