@@ -194,7 +194,7 @@ def tornado_grid(
         at_ends = sum(r is not None for end in ends.values() for r in end)
         if pairs:
             a, b = (float(np.mean(end)) for end in zip(*pairs, strict=True))
-            factor = f"grid {label} {lo_v:,.6g} → {hi_v:,.6g}"  # 195,000 as elsewhere
+            factor = f"grid {label} {lo_v:g} → {hi_v:g}"
             bars.append(_bar(factor, "grid", a, b, at_ends - 2 * len(pairs)))
     return bars
 
