@@ -40,14 +40,6 @@ def table_console(*, wide: bool = False, min_width: int = 0) -> Console:
     return console
 
 
-def stdout_is_terminal() -> bool:
-    """True when tables go to a terminal (as rich sees it: ``TTY_COMPATIBLE`` and
-    ``FORCE_COLOR`` count), not to a pipe or file."""
-    from rich.console import Console
-
-    return Console().is_terminal
-
-
 def print_sections(sections: list[Section], *, wide: bool = False, min_width: int = 0) -> None:
     """Print *sections* on the terminal at its width, or to a pipe or file at
     :func:`print_width`; never narrower than *min_width* (a table that would otherwise cut its
