@@ -200,6 +200,40 @@ def test_capacity_meets_the_sla_and_is_the_largest_rate(
 def test_engine_rules() -> None:
     assert engine_max_batch("vllm", 80) == 1024 and engine_max_batch("vllm", 24) == 256
     assert engine_max_batch("tensorrt-llm", 24) == 2048
+    # each attention-DP rank schedules its own batch; the grid's end bounds every limit
+    assert engine_max_batch("tensorrt-llm", 192, 4) == 8192
+    assert engine_max_batch("vllm", 80, 8) == 8192 and engine_max_batch("vllm", 24, 2) == 512
+    assert engine_max_batch("tensorrt-llm", 192, 32) == BATCH_GRID[-1]
+    assert engine_max_batch("sglang", 192) == 2048 and engine_max_batch("sglang", 24, 4) == 8192
+
+
+def test_attention_dp_ranks_each_hold_the_engine_batch() -> None:
+    """A DeepSeek-V3 decode worker of 32 GB200 at TP 1 × DP 32 (aiconfigurator's wide-EP
+    layout, measured holding 8,192 users) holds up to 32 × 2,048 sequences as TensorRT-LLM
+    schedules them, not one rank's 2,048 (then memory decides); at DP 1 × TP 32, one
+    scheduler, the engine's 2,048; and the ITL curve is predicted up to the larger limit."""
+    predictor = Predictor.load()
+    base = {
+        "model": "deepseek-ai/DeepSeek-V3",
+        "gpu": "GB200",
+        "gpu_count": 32.0,
+        "engine": "tensorrt-llm",
+        "precision": "fp8",
+        "input_tokens": 1024.0,
+        "output_tokens": 1024.0,
+        "pipeline_parallel": 1.0,
+    }
+    rows = pl.DataFrame(
+        [
+            {**base, "data_parallel": 32.0, "expert_parallel": 32.0},
+            {**base, "data_parallel": 1.0, "expert_parallel": 32.0},
+        ]
+    )
+    t = serving_table(rows, predictor)
+    wide, one = t.curves.memory_batch, t.curves.max_batch
+    limit = one if wide is None else wide
+    assert limit[0] > 8192 and t.curves.max_batch[1] <= 2048
+    assert np.isfinite(t.curves.itl_s[0]).all() and (np.diff(t.curves.itl_s[0]) >= 0).all()
 
 
 def test_tensorrt_gets_more_kv_than_vllm_and_nvlink_beats_pcie() -> None:

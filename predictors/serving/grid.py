@@ -13,7 +13,10 @@ the physics per row (docs/method.md, "Capacity"):
   weights and the runtime, so KV = 0.9 · (memory − reserve − weights);
 * **engine batch limit** :func:`engine_max_batch`: vLLM's ``max_num_seqs`` (1024 on GPUs with
   at least 70 GiB, else 256, as vLLM V1 sets it), TensorRT-LLM's ``max_batch_size`` 2048,
-  SGLang none below the grid's 2048 (memory decides), the others 256;
+  SGLang's request pool 2048 (memory may give it more), the others 256, each per scheduler:
+  an attention-DP rank schedules its own batch (vLLM's engine core per DP rank, TensorRT-LLM's
+  per-rank limit with attention DP, SGLang's scheduler per DP rank), so a replica of ``DP``
+  ranks holds ``DP`` times that, at most the batch grid's end;
 * **prefill** of one request: ``c_p = 2 · active params · I / (TP · peak FLOPS · MFU)`` plus its
   TP all-reduce; alone it also reads the weights once (``t_p``,
   :func:`predictors.physics.prefill_time_s`);
@@ -73,14 +76,14 @@ KEYS: tuple[str, ...] = (
 )
 
 
-def engine_max_batch(engine: str, memory_gb: float) -> int:
-    """Default maximum number of running sequences of *engine* on a GPU of *memory_gb* (catalog
-    GB of memory are GiB: :data:`predictors.physics.MEMORY_BYTES_PER_CATALOG_GB`)."""
-    if engine == "vllm":
-        return 1024 if memory_gb >= 70 else 256
-    if engine in ("tensorrt-llm", "sglang"):
-        return 2048
-    return 256
+def engine_max_batch(engine: str, memory_gb: float, data_parallel: float = 1.0) -> int:
+    """Default maximum number of running sequences of *engine* on a replica of GPUs of
+    *memory_gb* (catalog GB of memory are GiB: :data:`predictors.physics.
+    MEMORY_BYTES_PER_CATALOG_GB`) with *data_parallel* attention-DP ranks, each its own
+    scheduler with the engine's per-scheduler limit; at most the grid's largest batch."""
+    limits = {"vllm": 1024 if memory_gb >= 70 else 256, "tensorrt-llm": 2048, "sglang": 2048}
+    ranks = int(data_parallel) if math.isfinite(data_parallel) and data_parallel >= 1 else 1
+    return min(limits.get(engine, 256) * ranks, BATCH_GRID[-1])
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,7 @@ def row_physics(rows: pl.DataFrame, predictor: Predictor) -> pl.DataFrame:
         pl.col("memory_gb").cast(pl.Float64),
         pl.col("engine"),
         pl.col("output_tokens"),
+        pl.col("data_parallel").cast(pl.Float64),
     )
 
 
@@ -302,8 +306,10 @@ def _serving_table(rows: pl.DataFrame, predictor: Predictor, robust: bool) -> Se
     tdp = phys["tdp_w"].to_numpy().astype(np.float64)
     engine_cap = np.asarray(
         [
-            engine_max_batch(e, m if m is not None and math.isfinite(m) else 0.0)
-            for e, m in zip(phys["engine"], phys["memory_gb"], strict=True)
+            engine_max_batch(e, m if m is not None and math.isfinite(m) else 0.0, dp or 1.0)
+            for e, m, dp in zip(
+                phys["engine"], phys["memory_gb"], phys["data_parallel"], strict=True
+            )
         ],
         dtype=np.float64,
     )
