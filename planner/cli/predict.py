@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from planner.cli.catalog import UserCatalogOpt
+from planner.cli.given import given_options
 from planner.cli.number_options import open_ends
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
 from predictors.core.errors import WattgpuError, did_you_mean
@@ -38,18 +39,6 @@ ROW_OPTIONS = (
     "output_tokens",
     "requests_per_s",
 )
-
-
-def given_options(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
-    """The options among *names* (parameter names) given on the command line (or by an
-    environment variable), as their flags (``--batch-size``), in the command's order."""
-    given = ("COMMANDLINE", "ENVIRONMENT")  # names: typer's click is its own copy
-    found = []
-    for param in ctx.command.params:
-        source = ctx.get_parameter_source(param.name) if param.name in names else None
-        if source is not None and source.name in given:
-            found.append(param.opts[0])
-    return found
 
 
 def _check_form(ctx: typer.Context, input_csv: Path | None, fmt: str) -> None:

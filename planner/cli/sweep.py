@@ -130,7 +130,7 @@ def sweep(
     models: ModelsOpt = None,
 ) -> None:
     """Re-plan a scenario under uncertainty draws and what-if grids (docs/sweep.md)."""
-    from planner.cli.predict import given_options
+    from planner.cli.given import given_options
     from planner.paths import default_scenario
     from planner.pipeline import plan_file
     from planner.report.sweep_view import sweep_markdown

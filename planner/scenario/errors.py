@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.scenario.model import Scenario
 from planner.scenario.text import escape_bidi
-from predictors.core.errors import WattgpuError, did_you_mean, escape_breaks
+from predictors.core.errors import WattgpuError, did_you_mean, escape_breaks, misspelt_required
 from predictors.core.escape import short_repr
 
 Problem = tuple[str, str]  # (field path, "what is wrong — how to fix")
@@ -98,8 +98,10 @@ _TYPE_NAMES = {
 def _renames(errors: Sequence[Any]) -> dict[tuple, str]:
     """A misspelt required key: the unknown key -> the required key it stands for, where a
     mapping has exactly one unknown and one missing key, or an unknown key whose did-you-mean
-    names its only missing key (``sla: {itl: 30}``: ``itl`` for ``itl_ms``; ``{gpus: 16}`` in a
-    layout: ``gpus`` for ``gpu_count``). Keyed by the unknown key's location."""
+    names exactly one of its missing keys (``sla: {itl: 30}``: ``itl`` for ``itl_ms``;
+    ``{gpus: 16}`` in a layout: ``gpus`` for ``gpu_count``; the rule the catalog's header
+    shares, :func:`predictors.core.errors.misspelt_required`). Keyed by the unknown key's
+    location."""
     unknown: dict[tuple, list[tuple]] = {}
     missing: dict[tuple, list[str]] = {}
     for err in errors:
@@ -110,12 +112,11 @@ def _renames(errors: Sequence[Any]) -> dict[tuple, str]:
             missing.setdefault(loc[:-1], []).append(str(loc[-1]))
     out: dict[tuple, str] = {}
     for parent, keys in unknown.items():
-        wanted = missing.get(parent, [])
-        if len(wanted) != 1:
-            continue
-        close = [k for k in keys if did_you_mean(str(k[-1]), wanted)]
-        if len(keys) == 1 or len(close) == 1:
-            out[(keys if len(keys) == 1 else close)[0]] = wanted[0]
+        names = {str(k[-1]): k for k in keys}
+        for name, meant in misspelt_required(
+            list(names), missing.get(parent, []), alone=True
+        ).items():
+            out[names[name]] = meant
     return out
 
 

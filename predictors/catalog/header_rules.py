@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from predictors.core.errors import did_you_mean
+from predictors.core.errors import did_you_mean, misspelt_required
 
 #: ``problem(path, line, column, what, fix)`` of :mod:`predictors.catalog.validate`.
 Problem = Callable[[Path, int | None, str | None, str, str], str]
@@ -27,11 +27,7 @@ def header_problems(
     them), formatted by *problem*."""
     unknown = [n for n in names if n not in columns]
     missing = [c for c in required if c not in names]
-    renames: dict[str, str] = {}
-    for name in unknown:
-        close = [m for m in missing if did_you_mean(name, [m]) and m not in renames.values()]
-        if len(close) == 1:
-            renames[name] = close[0]
+    renames = misspelt_required(unknown, missing)
     out = []
     for name in unknown:
         if name in renames:

@@ -7,7 +7,7 @@ the file, the field and the fix. The CLI prints it and exits 1; ``--debug`` show
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 #: What :meth:`str.splitlines` splits on.
 LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
@@ -55,3 +55,19 @@ def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:
     if any("," in c for c in shown):  # 'Texas, US' beside 'US Texas' would read as three names
         shown = [f"'{c}'" for c in shown]
     return " (did you mean: " + ", ".join(shown) + "?)"
+
+
+def misspelt_required(
+    unknown: Sequence[str], missing: Sequence[str], *, alone: bool = False
+) -> dict[str, str]:
+    """Unknown names that stand for a missing required one (a misspelt required key or
+    column), unknown -> required: an unknown whose did-you-mean names exactly one missing name
+    that no other unknown is close to, or (*alone*: a small mapping, where one stray key beside
+    one missing key is that key) the only unknown beside the only missing name."""
+    if alone and len(unknown) == 1 and len(missing) == 1:
+        return {unknown[0]: missing[0]}
+    close = {u: [m for m in missing if did_you_mean(u, [m])] for u in unknown}
+    claims = [m for near in close.values() for m in near]
+    return {
+        u: near[0] for u, near in close.items() if len(near) == 1 and claims.count(near[0]) == 1
+    }
