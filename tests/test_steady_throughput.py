@@ -67,7 +67,7 @@ def test_a_dip_is_pooled_and_the_capacity_reaches_past_it() -> None:
     """ITL that more than doubles from 128 to 256 (throughput 4,267 -> 3,657 tokens/s) and
     recovers at 512: the pooled curve keeps ITL non-decreasing, its throughput non-decreasing,
     the points before the dip as they were, and the capacity is no longer cut at batch 128."""
-    raw = [10, 10.5, 11, 12, 14, 18, 30, 70, 100, 200, 420, 860, 1750, 3550]
+    raw = [10, 10.5, 11, 12, 14, 18, 30, 70, 100, 200, 420, 860, 1750, 3550, 7200, 14600]
     c = _curves(raw, 1000.0)
     itl = c.itl_s[0] * 1e3
     np.testing.assert_allclose(itl[:6], raw[:6])
@@ -160,7 +160,7 @@ def test_the_capacity_rate_fed_back_meets_the_sla_over_the_catalog(
 def test_a_rate_on_a_saturated_stretch_maps_to_its_start() -> None:
     """ITL proportional to the batch from 32 on (a throughput of 32 / 40 ms per step, flat):
     the flat rate is carried by 32 sequences, and capacity under a loose SLA stops there."""
-    raw = [4, 5, 6, 8, 10, 20, 40, 80, 160, 320, 640, 1280, 2560, 5120]
+    raw = [4, 5, 6, 8, 10, 20, 40, 80, 160, 320, 640, 1280, 2560, 5120, 10240, 20480]
     c = _curves(raw, 600.0)
     c = ServingCurves(**{**c.__dict__, "prefill_s": np.zeros(1)})
     flat = 64.0 / (256.0 * 0.020)  # λ at 64 = λ at 32 = ... (requests/s)

@@ -20,7 +20,7 @@ import polars as pl
 
 from predictors.api import Predictor
 from predictors.catalog.quantised import try_resolve_checkpoint
-from predictors.serving.curves import rate_per_s
+from predictors.serving.curves import BATCH_GRID, rate_per_s
 from predictors.serving.grid import serving_table
 from predictors.serving.operating import at_rate
 from predictors.serving.rate_rows import ttft_at_load
@@ -93,14 +93,22 @@ def at_load(
         columns[col] = pl.Series(col, full).fill_nan(None)
     errors = result["error"].to_list()
     for j, i in enumerate(idx):
-        if over[j]:
-            errors[i] = (
-                f"requests_per_s: {lam[j]:g} is more than one replica carries "
-                f"({top[j]:.3g} req/s at its largest useful batch of "
-                f"{int(table.curves.max_batch[j])} sequences: the least of what memory holds, "
-                "the engine's maximum and where throughput stops rising); raise gpu_count or "
-                "lower the rate"
+        if not over[j]:
+            continue
+        held = int(table.curves.max_batch[j])
+        if held >= BATCH_GRID[-1]:  # the model's own bound, not the replica's: say so
+            why = "the most the serving model tabulates; more GPUs do not raise it"
+            fix = "lower the rate or split it over more replicas"
+        else:
+            why = (
+                "the least of what memory holds, the engine's maximum and where throughput "
+                "stops rising"
             )
+            fix = "raise gpu_count or lower the rate"
+        errors[i] = (
+            f"requests_per_s: {lam[j]:g} is more than one replica carries ({top[j]:.3g} req/s "
+            f"at its largest useful batch of {held} sequences: {why}); {fix}"
+        )
     if ttft is not None:
         # the TTFT at load is t_1 + τ(b) (docs/method.md §3 item 4): its band adds each
         # interval curve's step τ at the rate (its ``itl_s``) to t_1's own interval, not to

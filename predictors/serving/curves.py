@@ -16,14 +16,17 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 
 #: Batch sizes at which the predictors are asked for ITL and power.
-BATCH_GRID: tuple[int, ...] = (1, 3, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+BATCH_GRID: tuple[int, ...] = (
+    1, 3, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536,
+)  # fmt: skip
 #: Decode concurrencies at which the power curve of a replica is tabulated (knots).
 CURVE_B: tuple[float, ...] = (
     0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9,
     1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 24.0,
     32.0, 40.0, 48.0, 56.0, 64.0, 80.0, 96.0, 112.0, 128.0, 160.0, 192.0, 224.0, 256.0, 320.0,
     384.0, 448.0, 512.0, 640.0, 768.0, 896.0, 1024.0, 1280.0, 1536.0, 1792.0, 2048.0, 2560.0,
-    3072.0, 4096.0, 5120.0, 6144.0, 8192.0, 10240.0, 12288.0, 16384.0,
+    3072.0, 4096.0, 5120.0, 6144.0, 8192.0, 10240.0, 12288.0, 16384.0, 24576.0, 32768.0, 49152.0,
+    65536.0,
 )  # fmt: skip
 #: Quantile of the number in system that must fit the memory / engine batch limit.
 MEMORY_QUANTILE = 0.99

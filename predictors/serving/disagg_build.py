@@ -280,9 +280,15 @@ def disagg_curves(
         lay = preds[s][pick].select(
             "tensor_parallel", "pipeline_parallel", "data_parallel", "expert_parallel"
         )
+        # the engine and precision as the predictors read them (aliases and case mapped, an
+        # empty cell filled: the engine's default, the checkpoint's precision), so the batch
+        # limit and KV budget below follow the same engine and bytes as the validation above
         r = r.with_columns(
-            lay[c].cast(pl.Float64).alias(c)
-            for c in ("pipeline_parallel", "data_parallel", "expert_parallel")
+            *(preds[s][pick][c] for c in ("engine", "precision")),
+            *(
+                lay[c].cast(pl.Float64).alias(c)
+                for c in ("pipeline_parallel", "data_parallel", "expert_parallel")
+            ),
         )
         side[s] = (r, lay)
     tables = {

@@ -13,7 +13,7 @@ the physics per row (docs/method.md, "Capacity"):
   weights and the runtime, so KV = 0.9 · (memory − reserve − weights);
 * **engine batch limit** :func:`engine_max_batch`: vLLM's ``max_num_seqs`` (1024 on GPUs with
   at least 70 GiB, else 256, as vLLM V1 sets it), TensorRT-LLM's ``max_batch_size`` 2048,
-  SGLang's request pool 2048 (memory may give it more), the others 256, each per scheduler:
+  SGLang's request pool 2048 (its lower default), the others 256, each per scheduler:
   an attention-DP rank schedules its own batch (vLLM's engine core per DP rank, TensorRT-LLM's
   per-rank limit with attention DP, SGLang's scheduler per DP rank), so a replica of ``DP``
   ranks holds ``DP`` times that, at most the batch grid's end;

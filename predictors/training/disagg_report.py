@@ -205,7 +205,7 @@ def render_section(h: HeldOut) -> list[str]:
         "  (`predictors.measurements.disagg_rows`), decided after seeing them refused.",
         "* A replica's engine batch limit counts one scheduler per attention-DP rank",
         "  (`predictors.serving.grid.engine_max_batch`: DP times the engine's per-scheduler limit,",
-        "  the batch grid extended from 2,048 to 16,384), adopted after reading this section's",
+        "  the batch grid extended from 2,048 to 65,536), adopted after reading this section's",
         "  TTFT over-stated up to 37 times (in sample, shipped predictors) on wide-EP decode",
         "  workers (TP 1 × DP 8-32) at 4,096-12,288 users: each worker was capped at one rank's",
         "  2,048 sequences, so the surplus users waited before prefill. The limit follows the",
