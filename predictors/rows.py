@@ -50,6 +50,7 @@ from predictors.core.errors import WattgpuError
 from predictors.core.escape import csv_safe_frame
 from predictors.core.ragged import RAGGED_COLUMN, ragged_errors, read_rows_text
 from predictors.core.safe_read import MAX_PREDICT_CSV_BYTES, collector_paused, file_size_problem
+from predictors.numbers import EXACT_BELOW
 from predictors.row_header import header_problem, stated_layout_on_errors, tensor_parallel_errors
 from predictors.row_identity import IDENTITY_COLUMNS, identity_columns
 from predictors.serving.at_load import at_load
@@ -130,8 +131,7 @@ def read_rows_csv(path: Path, option: str = "--input") -> pl.DataFrame:
     if missing:
         raise WattgpuError(f"{where}: missing column(s) {', '.join(missing)}; add them")
 
-    # a line without a value in any column (a blank line an editor leaves at the end, or only
-    # commas) is no row, as Python's csv.DictReader and pandas read it
+    # a line with no value (a blank line at the end, only commas) is no row, as csv and pandas
     def empty(col: pl.Expr) -> pl.Expr:
         return col.is_null() | (col.str.strip_chars() == "")
 
@@ -337,11 +337,11 @@ def _predict_chunk(
     n_inputs = out.width - len(PREDICTION_COLUMNS) - len(TTFT_COLUMNS) * with_ttft
     n_inputs -= len(FIT_COLUMNS) * with_fit + len(LAYOUT_OUTPUT_COLUMNS)
     inputs = out.columns[:n_inputs]
-    # the rate's place among the input columns written back (the layout inputs are not: they
-    # come out resolved at the end)
+    # the rate's place among the inputs written back (not the layouts: resolved, at the end)
     kept = set(inputs)
     where = n_inputs if position is None else sum(c in kept for c in rows.columns[:position])
-    shown = pl.when(rate.is_finite()).then(rate).otherwise(None).alias(_RATE)  # no number: empty
+    held = rate.is_finite() & (rate.abs() < EXACT_BELOW)  # else empty, as shown_number does
+    shown = pl.when(held).then(rate).otherwise(None).alias(_RATE)
     out = out.with_columns(shown).select(
         *inputs[:where], _RATE, *inputs[where:], *out.columns[n_inputs:]
     )

@@ -1,14 +1,18 @@
-"""Fuzz round 33 (wide attention-DP replicas after the batch limit became per DP rank): a
-disaggregated side's engine and precision as the predictors read them, and the at-load error
-when the serving model's largest batch, not the replica, bounds the rate."""
+"""Fuzz round 33: wide attention-DP replicas after the batch limit became per DP rank (a
+disaggregated side's engine and precision as the predictors read them; the at-load error when
+the serving model's largest batch, not the replica, bounds the rate), and batch CSVs that polars
+read otherwise than Python's csv (a quote, a header byte that is not UTF-8)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from predictors.api import Predictor
-from predictors.rows import predict_rows
+from predictors.core.errors import WattgpuError
+from predictors.rows import predict_rows, read_rows_csv
 from predictors.serving.curves import BATCH_GRID
 from predictors.serving.disagg_build import disagg_curves
 
@@ -73,3 +77,82 @@ def test_a_rate_beyond_the_largest_tabulated_batch_says_so(predictor: Predictor)
     error = predict_rows(predictor, rows)["error"][0]
     assert f"largest useful batch of {BATCH_GRID[-1]} sequences" in error
     assert "the most the serving model tabulates" in error and "raise gpu_count" not in error
+
+
+# --- batch CSV reading: a quote or a header byte polars reads otherwise than Python's csv ---
+
+M = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _csv(tmp_path: Path, text: str | bytes, name: str = "rows.csv") -> Path:
+    path = tmp_path / name
+    if isinstance(text, str):
+        path.write_text(text, encoding="utf-8")
+    else:
+        path.write_bytes(text)
+    return path
+
+
+def test_an_odd_quote_in_a_header_name_loses_no_row(tmp_path: Path) -> None:
+    """polars read ``screen_12"`` as opening a quoted cell that swallowed the file: 0 rows,
+    exit 0. Read as Python's csv reads it, every row is there and the name kept."""
+    path = _csv(tmp_path, f'model,gpu,batch_size,screen_12"\n{M},A30,8,a\n{M},H100,8,b\n')
+    rows = read_rows_csv(path)
+    assert rows.height == 2 and 'screen_12"' in rows.columns
+    assert rows['screen_12"'].to_list() == ["a", "b"]
+
+
+def test_an_odd_quote_inside_a_cell_refuses_neither_file_nor_row(
+    tmp_path: Path, predictor: Predictor
+) -> None:
+    path = _csv(tmp_path, f'model,gpu,batch_size,note\n{M},A30,8,12" panel\n{M},H100,8,ok\n')
+    out = predict_rows(predictor, read_rows_csv(path))
+    assert out["note"].to_list() == ['12" panel', "ok"] and out["error"].to_list() == ["", ""]
+
+
+def test_header_names_with_escaped_quotes_come_back_as_read(tmp_path: Path) -> None:
+    path = _csv(tmp_path, f'model,gpu,"q""x","a""b",a""b\n{M},A30,1,2,3\n')
+    assert read_rows_csv(path).columns[:5] == ["model", "gpu", 'q"x', 'a"b', 'a""b']
+
+
+def test_a_byte_that_is_not_utf8_is_named_with_its_line(tmp_path: Path) -> None:
+    head = _csv(tmp_path, f"model,gpu,n\xe9\n{M},A30\n".encode("latin-1"), "h.csv")
+    with pytest.raises(WattgpuError, match=r"line 1: not UTF-8 text \(byte 0xe9\)"):
+        read_rows_csv(head)
+    cell = _csv(tmp_path, f"model,gpu,note\n{M},A30,caf\xe9\n".encode("latin-1"), "c.csv")
+    with pytest.raises(WattgpuError, match=r"line 2: not UTF-8 text \(byte 0xe9\)"):
+        read_rows_csv(cell)
+
+
+def test_a_long_cell_beside_a_malformed_line_keeps_its_row(
+    tmp_path: Path, predictor: Predictor
+) -> None:
+    long = "x" * 200_000
+    path = _csv(tmp_path, f"model,gpu,note\n{M},A30,{long}\n{M},H100,ok,EXTRA\n")
+    out = predict_rows(predictor, read_rows_csv(path))
+    assert out["model"].to_list() == [M, M] and out["note"][0] == long
+    assert out["error"][0] == "" and out["error"][1].startswith("line 3: more cells")
+
+
+def test_a_rate_of_2_to_the_53_or_more_is_written_empty(
+    tmp_path: Path, predictor: Predictor
+) -> None:
+    path = _csv(tmp_path, f"model,gpu,requests_per_s\n{M},A30,12345678901234567890\n{M},A30,1e20\n")
+    out = predict_rows(predictor, read_rows_csv(path))
+    assert out["requests_per_s"].to_list() == [None, None]
+    assert all(e.startswith("requests_per_s: ") for e in out["error"].to_list())
+
+
+def test_a_catalog_cell_with_a_stray_quote_is_named_by_its_line(tmp_path: Path) -> None:
+    from tests.cli_runner import run_cli
+
+    user = tmp_path / "uc"
+    user.mkdir()
+    (user / "gpus.csv").write_text(
+        "id,aliases,vendor,form_factor,release_year,memory_gb,memory_bandwidth_gb_s,tdp_w,"
+        'fp16_tflops_dense,source\nMY-GPU,"my"gpu,NVIDIA,PCIe,2024,48,900,300,180,spec sheet\n',
+        encoding="utf-8",
+    )
+    result = run_cli("catalog", "validate", "--user-catalog", str(user))
+    assert result.code == 1 and len(result.errors) == 1, result.err
+    assert "row 2: a stray quote in column 'aliases'" in result.errors[0]

@@ -32,6 +32,7 @@ from predictors.core.csv_text import (
     longer_record,
 )
 from predictors.core.errors import did_you_mean
+from predictors.core.ragged import needs_line_reader, read_whole_or_problem
 from predictors.core.safe_read import MAX_CATALOG_BYTES, file_size_problem
 from predictors.core.vocab import PRECISIONS
 
@@ -303,8 +304,27 @@ def _read_text(path: Path) -> pl.DataFrame | str:
         return problem(
             path, 1, twice[0], "appears more than once in the header", "keep one column of it"
         )
+    if needs_line_reader(path):  # a quote or a header that is not UTF-8: as Python's csv reads
+        read = read_whole_or_problem(path)
+        if isinstance(read, tuple):
+            what, _, fix = read[1].partition("; ")
+            return problem(path, read[0], None, what, fix or "save it as UTF-8 CSV")
+        text = read
+    else:
+        polars_read = _polars_text(path)
+        if isinstance(polars_read, str):
+            return polars_read
+        text = polars_read
+    bad_name = control_in_names(text.columns)
+    if bad_name is not None:
+        return problem(path, 1, None, bad_name.what, bad_name.fix)
+    return text
+
+
+def _polars_text(path: Path) -> pl.DataFrame | str:
+    """Catalog file *path* as text columns read by polars, or its one problem."""
     try:
-        text = pl.read_csv(path, infer_schema=False, truncate_ragged_lines=False)
+        return pl.read_csv(path, infer_schema=False, truncate_ragged_lines=False)
     except Exception as exc:  # polars raises several error types for malformed CSV
         longer = longer_record(path) if "more fields" in str(exc) else None
         if longer is not None:
@@ -323,10 +343,6 @@ def _read_text(path: Path) -> pl.DataFrame | str:
             f"not a readable CSV ({first})",
             "save it as comma-separated UTF-8 with one header line",
         )
-    bad_name = control_in_names(text.columns)
-    if bad_name is not None:
-        return problem(path, 1, None, bad_name.what, bad_name.fix)
-    return text
 
 
 def read_table(path: Path, schema: Schema) -> tuple[list[Row], list[int], list[str]]:

@@ -14,8 +14,9 @@ A line with fewer cells than the header is read with the missing cells empty, an
 as a record of empty cells, as polars reads them. Only a quote that opens and is never closed
 refuses the file: the rest of the file would be one cell (the error names the line it opens on).
 
-:func:`read_rows_text` is the batch predictor's reader: polars, and this reader only when
-polars refuses the file for one of those lines; each such row carries its one-line error in
+:func:`read_rows_text` is the batch predictor's reader: polars, and this reader where the file
+holds a quote or a header that is not UTF-8 (polars may read those otherwise than Python's csv)
+or polars refuses the file for one of those lines; each such row carries its one-line error in
 :data:`RAGGED_COLUMN`, which the batch predictor turns into that row's error
 (:func:`ragged_errors`) and never writes.
 """
@@ -36,7 +37,7 @@ from predictors.core.errors import WattgpuError
 #: The hidden column that holds the error of a malformed line (its line number and the fix).
 RAGGED_COLUMN = "__wattgpu_line_with_more_cells"
 #: What polars says of the lines :func:`read_records` reads one by one.
-_POLARS_LINE_ERRORS = ("more fields", "not properly escaped")
+_POLARS_LINE_ERRORS = ("more fields", "not properly escaped", "invalid utf-8")
 #: The fixes, appended to each problem.
 QUOTE_FIX = 'quote the whole cell and write each quote inside it twice ("a""b")'
 COMMA_FIX = 'its extra cells were not read — quote that cell ("a, b")'
@@ -119,17 +120,13 @@ def _bad_bytes(cells: list[str], header: list[str]) -> str | None:
 def _misread(error: str, raw: str, header: list[str], start: int) -> tuple[list[str], str]:
     """The cells and the problem of a record *raw* (from line *start*) that the strict csv
     reader refused with *error*: a stray quote (or a quote closed lines later, by the next
-    line's), a carriage return that does not end the line, a huge cell."""
+    line's), a carriage return that does not end the line (no cell is over the csv module's
+    size limit: :func:`read_records` raises it to the text's length)."""
     lone_cr = "new-line character" in error
     text = raw.replace("\r\n", "\n").replace("\r", "") if lone_cr else raw
-    try:
-        cells = next(csv.reader(io.StringIO(text, newline="")), [])
-    except csv.Error:  # a cell over the csv module's limit
-        cells = []
+    cells = next(csv.reader(io.StringIO(text, newline="")), [])
     if lone_cr:
         return cells, "a carriage return inside the line; end lines with LF or CRLF only"
-    if "field larger" in error:
-        return cells, f"a cell longer than {csv.field_size_limit():,} characters; shorten it"
     column = stray_quote_column(raw)
     cell = f"column {header[column]!r}" if column is not None and column < len(header) else ""
     end = start + raw.count("\n", 0, len(raw.rstrip("\r\n")))
@@ -154,6 +151,15 @@ def read_records(path: Path, *, bad_bytes: bool = False) -> Records:
             f"line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); {BYTES_FIX}"
         ) from None
     has_bad = _BAD_BYTE.search(text) is not None
+    limit = csv.field_size_limit(max(len(text), csv.field_size_limit()))  # any cell polars reads
+    try:
+        return _records(text, has_bad)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _records(text: str, has_bad: bool) -> Records:
+    """The records of the decoded *text* (:func:`read_records`)."""
     lines = _Lines(text)
     reader = csv.reader(lines, strict=True)
     header: list[str] | None = None
@@ -196,16 +202,38 @@ def read_records(path: Path, *, bad_bytes: bool = False) -> Records:
     return Records(header, out.rows, out.lines, out.problems)
 
 
+def needs_line_reader(path: Path) -> bool:
+    """Whether polars may read *path* otherwise than Python's csv (fuzz round 33), so that
+    :func:`read_records` reads it: a quote anywhere (polars reads one inside an unquoted cell,
+    ``12" panel``, as opening a quoted cell, which can swallow the rest of the file without an
+    error, and keeps a header name's doubled quotes) or a header line that is not UTF-8
+    (polars decodes it lossily)."""
+    with path.open("rb") as f:
+        head = f.readline()
+        try:
+            head.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return True
+        if b'"' in head:
+            return True
+        while chunk := f.read(1 << 24):
+            if b'"' in chunk:
+                return True
+    return False
+
+
 def read_rows_text(path: Path, where: str | None = None) -> pl.DataFrame:
-    """*path* read with every column as text; a malformed line (module doc) is read as well as
+    """*path* read with every column as text (by polars, or by :func:`read_records` where the file
+    holds a quote or its header is not UTF-8); a malformed line (module doc) is read as well as
     it can be, its error in :data:`RAGGED_COLUMN`. polars' error when it fails for another
     reason; a :class:`WattgpuError` starting with *where* (default: the path) when a quote is
     never closed."""
-    try:
-        return pl.read_csv(path, infer_schema=False)
-    except pl.exceptions.PolarsError as exc:
-        if not any(e in str(exc) for e in _POLARS_LINE_ERRORS):
-            raise
+    if not needs_line_reader(path):
+        try:
+            return pl.read_csv(path, infer_schema=False)
+        except pl.exceptions.PolarsError as exc:
+            if not any(e in str(exc) for e in _POLARS_LINE_ERRORS):
+                raise
     try:
         records = read_records(path)
     except WattgpuError as exc:
@@ -215,6 +243,21 @@ def read_rows_text(path: Path, where: str | None = None) -> pl.DataFrame:
         for line, p in zip(records.lines, records.problems, strict=True)
     ]
     return records.frame().with_columns(pl.Series(RAGGED_COLUMN, flags, dtype=pl.String))
+
+
+def read_whole_or_problem(path: Path) -> pl.DataFrame | tuple[int | None, str]:
+    """*path* read by :func:`read_records` as text columns, or, for a file that must be read
+    whole (a catalog), the first malformed line and its problem ('what; fix'), the line None
+    where the file as a whole cannot be read."""
+    try:
+        records = read_records(path)
+    except WattgpuError as exc:
+        found = re.match(r"line (\d+): (.*)", str(exc))
+        return (int(found[1]), found[2]) if found else (None, str(exc))
+    for line, why in zip(records.lines, records.problems, strict=True):
+        if why is not None:
+            return line, why
+    return records.frame()
 
 
 def ragged_errors(flags: pl.Series) -> pl.Series:
