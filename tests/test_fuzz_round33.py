@@ -156,3 +156,21 @@ def test_a_catalog_cell_with_a_stray_quote_is_named_by_its_line(tmp_path: Path) 
     result = run_cli("catalog", "validate", "--user-catalog", str(user))
     assert result.code == 1 and len(result.errors) == 1, result.err
     assert "row 2: a stray quote in column 'aliases'" in result.errors[0]
+
+
+def test_an_unknown_name_with_a_quote_or_a_quantised_suffix_gets_the_catalog_fix(
+    tmp_path: Path,
+) -> None:
+    from tests.cli_runner import run_cli
+
+    path = _csv(
+        tmp_path, f"model,gpu\n{M},O'Reilly GPU\nacme/O'Reilly-LLM,A30\nunknown/foo-FP8,A30\n"
+    )
+    result = run_cli("predict", "--input", str(path))
+    errors = [line.split(",")[-1] for line in result.out.splitlines()[1:]]
+    assert result.code == 0 and len(errors) == 3
+    assert "add its row to a user catalog's gpus.csv" in result.out.splitlines()[1]
+    assert "add it with `wattgpu catalog import-hf`" in result.out.splitlines()[2]
+    assert "add the base model with `wattgpu catalog import-hf`" in result.out.splitlines()[3]
+    single = run_cli("predict", "--model", M, "--gpu", "O'Reilly GPU")
+    assert single.code == 1 and "gpus.csv (--user-catalog DIR)" in single.errors[0]

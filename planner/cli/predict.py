@@ -109,10 +109,15 @@ def _suggested(error: str) -> str:
 
 #: A model or GPU no catalog name is close to (no did-you-mean follows it), and what to do; the
 #: patterns read the same in Python's re and in polars.
+#: A quoted name as Python's repr quotes it ('a', or "O'Reilly" where it holds a quote).
+_NAME = r"""(?:'[^']*'|"[^"]*")"""
 _NOT_IN_CATALOG = {
-    r"(model: unknown llm '[^']*')(;|$)": " — not in the catalog: use an id or alias from "
+    rf"(model: unknown llm {_NAME}: an? \S+ quantised checkpoint of {_NAME}, which is not in the "
+    r"catalog)(;|$)": " — use an id or alias from `wattgpu catalog llms`, or add the base model "
+    "with `wattgpu catalog import-hf` (--user-catalog DIR)",
+    rf"(model: unknown llm {_NAME})(;|$)": " — not in the catalog: use an id or alias from "
     "`wattgpu catalog llms`, or add it with `wattgpu catalog import-hf` (--user-catalog DIR)",
-    r"(gpu: unknown gpu '[^']*')(;|$)": " — not in the catalog: use an id or alias from "
+    rf"(gpu: unknown gpu {_NAME})(;|$)": " — not in the catalog: use an id or alias from "
     "`wattgpu catalog gpus`, or add its row to a user catalog's gpus.csv (--user-catalog DIR)",
 }
 
