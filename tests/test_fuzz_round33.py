@@ -174,3 +174,21 @@ def test_an_unknown_name_with_a_quote_or_a_quantised_suffix_gets_the_catalog_fix
     assert "add the base model with `wattgpu catalog import-hf`" in result.out.splitlines()[3]
     single = run_cli("predict", "--model", M, "--gpu", "O'Reilly GPU")
     assert single.code == 1 and "gpus.csv (--user-catalog DIR)" in single.errors[0]
+
+
+def test_a_fractional_token_count_is_one_answer_in_both_forms(tmp_path: Path) -> None:
+    """``--input-tokens 512.5`` was a malformed command line (exit 2) while a CSV row, compare
+    and scenarios take it; both forms now give the same prediction."""
+    import json
+
+    from tests.cli_runner import run_cli
+
+    single = run_cli("predict", "-m", M, "--gpu", "A30", "--input-tokens", "512.5", "-f", "json")
+    assert single.code == 0, single.err
+    path = _csv(tmp_path, f"model,gpu,input_tokens\n{M},A30,512.5\n")
+    batch = run_cli("predict", "--input", str(path), "-o", str(tmp_path / "out.csv"))
+    assert batch.code == 0, batch.err
+    row = pl.read_csv(tmp_path / "out.csv").row(0, named=True)
+    one = json.loads(single.out)
+    assert one["input_tokens"] == row["input_tokens"] == 512.5
+    assert one["itl_s"] == pytest.approx(row["itl_s"], rel=1e-12)

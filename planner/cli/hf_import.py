@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from planner.cli.printing import shown_path
 from predictors.catalog.hf_config import LLM_COLUMNS, catalog_row_from_hf_config, format_csv_cell
 from predictors.catalog.user import check_names, read_config, upsert_llm_row
 from predictors.core.errors import WattgpuError
@@ -58,6 +59,6 @@ def register(app: typer.Typer) -> None:
             typer.echo(
                 terminal_text(f"note: {named} {target_dir}: did not exist — created it"), err=True
             )
-        typer.echo(f"wrote {row['id']} to {target}")
+        typer.echo(f"wrote {shown_path(row['id'])} to {shown_path(target)}")
         for col in LLM_COLUMNS:
             typer.echo(f"  {col}: {format_csv_cell(row.get(col))}")

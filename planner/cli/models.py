@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from planner.cli import predict as cli_predict
+from planner.cli.printing import shown_path
 from predictors.core.errors import WattgpuError
 from predictors.core.output import write_output
 
@@ -236,7 +237,7 @@ def evaluate(
                 zip(catalog.gpus["id"].to_list(), catalog.gpus["vendor"].to_list(), strict=True)
             )
             add_residuals(card_path, long, vendors, records)
-    typer.echo(f"wrote {output} ({seconds:.0f} s)")
+    typer.echo(f"wrote {shown_path(output)} ({seconds:.0f} s)")
     for r in summary.iter_rows(named=True):
         typer.echo(
             f"  {r['target']:5} {r['split']:4} {r['method']:15} MdAPE {r['mdape_pct']:6.1f} %"

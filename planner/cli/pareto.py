@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
-from planner.cli.printing import OutputOption
+from planner.cli.printing import OutputOption, shown_path
 from planner.cli.report_options import ReportFileArgument, TimeLimitOption, TrustOption, warn
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.limits import MAX_PARETO_POINTS
@@ -117,7 +117,7 @@ def pareto(
         from predictors.core.output import write_output
 
         write_output(chart, drawn, inputs=inputs, option="--chart")
-        typer.echo(f"wrote {chart}", err=True)
+        typer.echo(f"wrote {shown_path(chart)}", err=True)
     if format_ is ParetoFormat.json:
         text = json.dumps(front.to_json_dict(), indent=2)
     else:

@@ -13,8 +13,8 @@ import typer
 
 from planner.cli.catalog import UserCatalogOpt
 from planner.cli.given import given_options
-from planner.cli.number_options import open_ends
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
+from planner.cli.printing import shown_path
 from predictors.core.errors import WattgpuError, did_you_mean
 from predictors.core.escape import terminal_text
 from predictors.core.output import write_output
@@ -122,6 +122,12 @@ _NOT_IN_CATALOG = {
 }
 
 
+def _as_cell(value: float) -> str:
+    """A number option as the batch form's cell would hold it (512, not 512.0; 512.5 kept):
+    the row rules, not the option's type, judge it, as they judge a CSV row."""
+    return str(int(value)) if value.is_integer() and abs(value) < 2.0**53 else repr(value)
+
+
 def _with_catalog_fix(error: str) -> str:
     """*error* with the fix after an unknown model or GPU that has no did-you-mean."""
     for pattern, fix in _NOT_IN_CATALOG.items():
@@ -177,20 +183,15 @@ def predict(
         ),
     ] = None,
     batch_size: Annotated[int, typer.Option("--batch-size")] = 1,
-    input_tokens: Annotated[int, typer.Option("--input-tokens")] = 512,
-    output_tokens: Annotated[int, typer.Option("--output-tokens")] = 256,
+    input_tokens: Annotated[float, typer.Option("--input-tokens")] = 512,
+    output_tokens: Annotated[float, typer.Option("--output-tokens")] = 256,
     requests_per_s: Annotated[
         float | None,
-        open_ends(
-            typer.Option(
-                "--requests-per-s",
-                min=0.0,
-                help="Predict at this Poisson arrival rate per replica instead of at --batch-size "
-                "(mean power over the requests in flight, mean and p90 ITL, TTFT, concurrency; "
-                "above 0).",
-            ),
-            low=True,
-            low_reason="no arrival rate",
+        typer.Option(
+            "--requests-per-s",
+            help="Predict at this Poisson arrival rate per replica instead of at --batch-size "
+            "(mean power over the requests in flight, mean and p90 ITL, TTFT, concurrency; "
+            "above 0).",
         ),
     ] = None,
     input_csv: Annotated[
@@ -247,7 +248,7 @@ def predict(
                 inputs=[input_csv],
             )
         n_rows, n_bad = counts[-1]
-        typer.echo(f"wrote {output_csv}: {n_rows} rows, {n_bad} with errors")
+        typer.echo(f"wrote {shown_path(output_csv)}: {n_rows} rows, {n_bad} with errors")
         return
     if output_csv is not None:
         raise WattgpuError(
@@ -264,9 +265,9 @@ def predict(
             "engine": [engine],
             "precision": [precision or ""],
             "batch_size": [str(batch_size)],
-            "input_tokens": [str(input_tokens)],
-            "output_tokens": [str(output_tokens)],
-            "requests_per_s": ["" if requests_per_s is None else repr(requests_per_s)],
+            "input_tokens": [_as_cell(input_tokens)],
+            "output_tokens": [_as_cell(output_tokens)],
+            "requests_per_s": ["" if requests_per_s is None else _as_cell(requests_per_s)],
             **{
                 name: ["" if value is None else str(value)]
                 for name, value in (

@@ -49,6 +49,15 @@ def print_sections(sections: list[Section], *, wide: bool = False, min_width: in
     sections_to_rich(sections, table_console(wide=wide, min_width=min_width))
 
 
+def shown_path(path: Path | str) -> str:
+    """*path* for a status line: its line breaks escaped and escape sequences dropped, as an
+    ``error:`` line shows it (``wrote … to a\\nb.json`` stays one line)."""
+    from predictors.core.errors import escape_breaks
+    from predictors.core.escape import terminal_text
+
+    return terminal_text(escape_breaks(str(path)))
+
+
 def emit(text: str, output: Path | None, what: str, inputs: Sequence[Path | None] = ()) -> None:
     """Write *text* to stdout, or to *output* (checked against *inputs*) saying so on stderr."""
     from predictors.core.output import write_output
@@ -57,4 +66,4 @@ def emit(text: str, output: Path | None, what: str, inputs: Sequence[Path | None
         sys.stdout.write(text)
         return
     write_output(output, text, inputs=inputs)
-    typer.echo(f"wrote {what} to {output}", err=True)
+    typer.echo(f"wrote {what} to {shown_path(output)}", err=True)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
+from planner.cli.printing import shown_path
 from planner.cli.report_options import ReportFileArgument, TimeLimitOption, TrustOption, warn
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.limits import MAX_PARETO_POINTS
@@ -66,7 +67,7 @@ def _write(text: str, output: Path | None, inputs: list[Path] | None = None) -> 
         typer.echo(text, nl=not text.endswith("\n"))
         return
     write_output(output, text, inputs=inputs or [])
-    typer.echo(f"wrote {output}", err=True)
+    typer.echo(f"wrote {shown_path(output)}", err=True)
 
 
 def report(

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from planner.cli.printing import shown_path
 from planner.documents import SCHEMA_NAMES
 from predictors.core.output import write_output
 
@@ -27,7 +28,7 @@ def schema(
         typer.echo(text, nl=False)
         return
     write_output(output, text)
-    typer.echo(f"wrote {output}", err=True)
+    typer.echo(f"wrote {shown_path(output)}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ import typer
 
 from planner.cli.number_options import open_ends
 from planner.cli.predictors_option import ModelsOpt, chosen_predictor
+from planner.cli.printing import shown_path
 from planner.cli.validate import OverlayOption, SetOption
 from planner.scenario.sweep_block import FORCED_MAX_DRAWS
 from predictors.core.errors import did_you_mean
@@ -193,7 +194,7 @@ def sweep(
         sys.stdout.write(text)
         return
     write_output(output, text, inputs=[path, *(overlay or [])])
-    typer.echo(f"wrote {fmt.value} sweep to {output}", err=True)
+    typer.echo(f"wrote {fmt.value} sweep to {shown_path(output)}", err=True)
 
 
 def register(app: typer.Typer) -> None:
