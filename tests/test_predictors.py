@@ -15,6 +15,7 @@ from predictors.catalog.store import load_catalog
 from predictors.core.paths import trained_dir
 from predictors.estimators import artifacts
 from predictors.estimators.intervals import Interval
+from predictors.estimators.platform import training_platform
 from predictors.feature_sets import ITL_RESIDUAL_FEATURES, POWER_FEATURES
 from predictors.features import add_features, join_specs
 from predictors.rows import OUTPUT_COLUMNS, predict_rows
@@ -368,8 +369,11 @@ def test_shipped_artifacts_reproduce_from_the_public_data(
         }
     )
     a, b = shipped.predict(grid, with_ttft=True), fresh.predict(grid, with_ttft=True)
+    # on the processor that trained them, to the last digits; on another, within 0.1 % (a
+    # fresh session's processor moved one ITL by 8e-5; issue 17's stale models were 1.05 % off)
+    same = shipped.models.card.get("training_platform") == training_platform()
     for col in ("power_w_per_gpu", "itl_s", "itl_s_hi", "ttft_s", "ttft_s_hi"):
-        assert a[col].to_list() == pytest.approx(b[col].to_list(), rel=1e-5), (
+        assert a[col].to_list() == pytest.approx(b[col].to_list(), rel=1e-5 if same else 1e-3), (
             f"{col}: shipped predictors differ from a fresh `wattgpu train`; retrain and commit"
         )
 

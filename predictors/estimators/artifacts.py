@@ -63,8 +63,10 @@ def data_hash(frame: pl.DataFrame) -> str:
 
 
 def library_versions() -> dict[str, str]:
-    """Versions of wattgpu, XGBoost, polars and NumPy, recorded in the model card."""
+    """Versions of wattgpu, XGBoost, polars, NumPy and SciPy (the step model's least squares),
+    recorded in the model card."""
     import numpy
+    import scipy
     import xgboost
 
     from predictors.core.version import __version__
@@ -74,6 +76,7 @@ def library_versions() -> dict[str, str]:
         "xgboost": xgboost.__version__,
         "polars": pl.__version__,
         "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
     }
 
 

@@ -19,6 +19,7 @@ import polars as pl
 from predictors.catalog.store import Catalog
 from predictors.estimators import artifacts
 from predictors.estimators.domain import recorded_specs
+from predictors.estimators.platform import training_platform
 from predictors.features import add_features, join_specs
 from predictors.measurements.schema import LAYOUT_COLUMNS
 from predictors.training.decode_rows import split_disaggregated
@@ -160,5 +161,6 @@ def train(table: pl.DataFrame, catalog: Catalog, metrics: Any = None) -> artifac
         ),
         "metrics": metrics or {},
         "library_versions": artifacts.library_versions(),
+        "training_platform": training_platform(),
     }
     return artifacts.TrainedModels(trained, card)
