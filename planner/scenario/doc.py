@@ -58,17 +58,46 @@ def _yaml_default(value: Any) -> str:
     return f"`{value}`"
 
 
-def _range(info: Any) -> str:
-    """' (0 < x ≤ 1e+06)' from a field's ge/gt/le/lt constraints ('' when it has none)."""
+def _num(value: float) -> str:
+    """*value* as ``:g`` writes it, or whole where that would change it (2**63 - 1)."""
+    short = f"{value:g}"
+    return short if float(short) == value else f"{value:,}"
+
+
+def _bounds(metadata: Any) -> str:
+    """'0 < x ≤ 1e+06' from ge/gt/le/lt constraints ('' when there are none)."""
     low = high = ""
-    for item in info.metadata:
+    for item in metadata:
         for attr, op in (("ge", "≤"), ("gt", "<")):
             if getattr(item, attr, None) is not None:
-                low = f"{getattr(item, attr):g} {op} "
+                low = f"{_num(getattr(item, attr))} {op} "
         for attr, op in (("le", "≤"), ("lt", "<")):
             if getattr(item, attr, None) is not None:
-                high = f" {op} {getattr(item, attr):g}"
-    return f" ({low}x{high})" if low or high else ""
+                high = f" {op} {_num(getattr(item, attr))}"
+    return f"{low}x{high}" if low or high else ""
+
+
+def _inner_metadata(hint: Any) -> list[Any]:
+    """The constraints of an ``Annotated`` type inside *hint* (``GridValue | None``)."""
+    if get_origin(hint) is Annotated:
+        found: list[Any] = []
+        for item in get_args(hint)[1:]:
+            found.extend(getattr(item, "metadata", [item]))
+        return found
+    return [m for arg in get_args(hint) for m in _inner_metadata(arg)]
+
+
+def _range(info: Any, hint: Any = None) -> str:
+    """' (0 < x ≤ 1e+06)' from a field's constraints, or those of its type (a list's: 'each
+    0 ≤ x ≤ 5000'); '' when it has none."""
+    own = _bounds(info.metadata)
+    if own:
+        return f" ({own})"
+    inner = _bounds(_inner_metadata(hint))
+    if not inner:
+        return ""
+    listed = any(get_origin(a) is list for a in (hint, *get_args(hint)))
+    return f" ({'each ' if listed else ''}{inner})"
 
 
 def field_reference() -> str:
@@ -102,7 +131,7 @@ def field_reference() -> str:
                 value = info.get_default(call_default_factory=True, validated_data={})
                 default = _yaml_default(value)
             desc = " ".join((info.description or "").split()).replace("|", "\\|")
-            kind = _type_name(hints[name]) + _range(info)
+            kind = _type_name(hints[name]) + _range(info, hints[name])
             parts.append(f"| `{name}` | {kind} | {default} | {desc} |")
         parts.append("")
     return "\n".join(parts)
