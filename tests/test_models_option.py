@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -72,12 +73,18 @@ def test_compare_uses_the_given_model_directory(
     args = ("compare", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--requests-per-s", "2")
     args += ("--itl-ms", "40", "--gpus", "A30", "--format", "json")
 
-    def itl_ms(*more: str) -> float:
+    def row(*more: str) -> dict[str, Any]:
         result = run_cli(*args, *more)
         assert result.code == 0, result.err
-        return float(json.loads(result.out)["rows"][0]["itl_ms"])
+        found: dict[str, Any] = json.loads(result.out)["rows"][0]
+        return found
 
-    assert itl_ms("--models", str(slower_models)) > itl_ms()
+    # a slower step sizes another fleet (the ITL at capacity sits at the SLA whatever the
+    # models): its energy differs, and the variable chooses the same directory as the option
+    slow, shipped = row("--models", str(slower_models)), row()
+    assert abs(slow["energy_kwh"] / shipped["energy_kwh"] - 1.0) > 0.01
+    monkeypatch.setenv(MODELS_ENV, str(slower_models))
+    assert row() == slow
 
 
 @pytest.mark.parametrize(
